@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""Where does a case's training-step peak happen?  Heap timeline per autograd node.
+
+Runs a measure.py case the same way (warm-up step, resident level, zero_grad(set_to_none=True),
+forward, loss, backward) and registers a post-hook on every autograd node, recording the live
+heap after the node ran and the peak while it ran (above the resident level). Prints the
+forward peak, after-forward level, the nodes with the highest peaks, and grads/saved state at
+the peak.
+
+Usage: /usr/bin/python3 benchmarks/accuracy/trace_backward.py CASE [--top N] [--all]
+"""
+import argparse
+import gc
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure  # noqa: E402
+
+if __name__ == "__main__":
+    measure.ensure_shim()
+
+import torch  # noqa: E402
+
+MB = 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--all", action="store_true", help="print every node in execution order")
+    a = ap.parse_args()
+    heap = measure.Heap()
+    desc, opt_name, build, make_batch = measure.CASES[a.case]
+    torch.manual_seed(0)
+    model = build()
+    model.train()
+    batch = make_batch()
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = measure.make_optimizer(opt_name, trainable)
+    opt.zero_grad(set_to_none=True)
+    _, loss = measure._run_forward(model, batch)
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    del loss
+    gc.collect()
+
+    base = heap.current()
+    heap.reset_peak()
+    out, loss = measure._run_forward(model, batch)
+    fwd_peak = heap.peak() - base
+    after = heap.current() - base
+    # collect the graph
+    nodes, stack, seen = [], [loss.grad_fn], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        nodes.append(n)
+        stack.extend(f for f, _ in n.next_functions)
+    events = []
+
+    def mk(n):
+        def hook(gi, go):
+            events.append((n.name(), heap.current() - base, heap.peak() - base,
+                           sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)))
+            heap.reset_peak()
+        return hook
+
+    for n in nodes:
+        n.register_hook(mk(n))
+    heap.reset_peak()
+    loss.backward()
+    print("%s: %d autograd nodes; forward peak %.2f MB, after forward %.2f MB" % (a.case, len(nodes), fwd_peak / MB,
+                                                                             after / MB))
+    if a.all:
+        for i, (nm, cur, pk, g) in enumerate(events):
+            print("  %4d %-34s live %9.2f MB  peak %9.2f MB  grads %8.2f MB" % (i, nm, cur / MB, pk / MB, g / MB))
+    top = sorted(range(len(events)), key=lambda i: -events[i][2])[: a.top]
+    print("highest peaks during backward (node index in execution order):")
+    for i in sorted(top):
+        nm, cur, pk, g = events[i]
+        print("  %4d/%d %-34s peak %9.2f MB  live after %9.2f MB  grads so far %8.2f MB"
+              % (i, len(events), nm, pk / MB, cur / MB, g / MB))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+// gpubudget/budget.hpp — the memory budget of one model under one training policy on one GPU.
+//
+//   constexpr auto b = budget(model, training{.batch = 8, .precision = amp_bf16}, devices::v100_16gb);
+//
+// Two families of numbers are kept apart on purpose:
+//  * live tensor bytes — what PyTorch's tensors occupy (resident state, saved activations, the
+//    step's peak), checkable against torch.cuda.max_memory_allocated or a CPU malloc count;
+//  * device bytes — live tensors plus CUDA context, cuBLAS/cuDNN workspaces, the caching
+//    allocator's rounding and a fragmentation reserve, checkable against cudaMemGetInfo.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <gpubudget/detail/walk.hpp>
+#include <gpubudget/devices.hpp>
+#include <gpubudget/graph.hpp>
+#include <gpubudget/training.hpp>
+
+namespace gpubudget {
+
+struct memory_budget {
+  std::string_view device_name{};
+  std::int64_t capacity = 0;
+  training plan{};
+
+  std::int64_t params = 0;     ///< parameter elements
+  std::int64_t trainable = 0;  ///< of which require grad
+
+  // Resident state: lives across steps.
+  std::int64_t parameters = 0, buffers = 0, master_weights = 0, optimizer_state = 0, ema = 0, teacher = 0;
+  std::int64_t input_batch = 0;  ///< one micro-batch of input data on the device
+
+  // One step, live tensor bytes above the resident state.
+  std::int64_t gradients = 0;            ///< .grad of trainable parameters at optimizer.step()
+  std::int64_t saved_activations = 0;    ///< saved for backward after forward (each storage once)
+  std::int64_t after_forward = 0;        ///< live right after forward + loss
+  std::int64_t forward_peak = 0;
+  std::int64_t fwd_bwd_peak = 0;         ///< through backward (gradients allocated so far included)
+  std::int64_t step_peak = 0;            ///< through optimizer.step()
+  std::int64_t gradients_at_peak = 0;    ///< part of step_peak that is .grad
+  std::int64_t optimizer_temporaries = 0;///< step() temporaries at their largest
+  std::int64_t step_peak_rounded = 0;    ///< step_peak with every block rounded to 512 B
+
+  // Device side.
+  std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0;
+  std::int64_t allocator_rounding = 0, fragmentation = 0;
+
+  constexpr std::int64_t resident() const {
+    return parameters + buffers + master_weights + optimizer_state + ema + teacher + input_batch;
+  }
+  /// Activations and temporaries at the step's peak (the peak minus the gradients then alive).
+  constexpr std::int64_t activations_at_peak() const { return step_peak - gradients_at_peak; }
+  /// Live tensor bytes at the peak: torch.cuda.max_memory_allocated's counterpart.
+  constexpr std::int64_t peak_tensor_bytes() const { return resident() + step_peak; }
+  constexpr std::int64_t workspace() const { return cublas_workspace + cudnn_workspace; }
+  /// Everything the device must hold at the peak.
+  constexpr std::int64_t total() const {
+    return peak_tensor_bytes() + cuda_context + workspace() + allocator_rounding + fragmentation;
+  }
+  constexpr std::int64_t headroom() const { return capacity - total(); }
+};
+
+/// A budget plus what every record of the model contributed.
+template <std::size_t N>
+struct model_budget : memory_budget {
+  std::array<layer, N> nodes{};
+  std::array<detail::record_stats, N> layers{};
+};
+
+namespace detail {
+
+constexpr std::int64_t optimizer_state_per_param(optimizer_kind o) {
+  switch (o) {
+    case optimizer_kind::sgd_momentum: return 1;  // momentum_buffer
+    case optimizer_kind::adam:
+    case optimizer_kind::adamw: return 2;         // exp_avg, exp_avg_sq
+    default: return 0;
+  }
+}
+
+/// Temporaries of optimizer.step() (PyTorch 1.13 torch/optim/adamw.py, adam.py, sgd.py):
+/// Adam(W) computes denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two
+/// parameter-sized tensors alive at once, per parameter in the for-loop version, for all of
+/// them in the foreach version (_foreach_sqrt then _foreach_add). SGD and momentum update in
+/// place. Fused kernels allocate none.
+constexpr std::int64_t optimizer_temporaries(const training& p, std::int64_t largest, std::int64_t total, dtype state) {
+  if (p.optimizer != optimizer_kind::adam && p.optimizer != optimizer_kind::adamw) return 0;
+  switch (p.step) {
+    case step_impl::for_loop: return 2 * bytes_of(largest, state);
+    case step_impl::foreach: return 2 * bytes_of(total, state);
+    case step_impl::fused: return 0;
+  }
+  return 0;
+}
+
+struct step_result {
+  walk_totals totals{};
+  std::int64_t saved = 0, after_forward = 0, forward_peak = 0, fwd_bwd_peak = 0, peak_rounded = 0;
+  std::int64_t live_after_backward = 0, grads_at_peak = 0, grads = 0;
+};
+
+/// Appends the loss to `out` and returns the scalar loss (one reference, as the trainer's
+/// `loss` variable holds it).
+constexpr value append_loss(sim& s, const value& out) {
+  value per_element{};
+  if (s.plan.loss == loss_kind::cross_entropy) {
+    value x32 = cast_to(s, out, dtype::fp32);
+    per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
+    s.release(x32);
+  } else {
+    per_element = pointwise(s, out, out.s, out.type, keeps::input);  // out ** 2 keeps out
+  }
+  value loss{s.allocate(4), {}, dtype::fp32, per_element.requires_grad};
+  auto n = s.record(loss);
+  s.grad_to(n, per_element);  // mean/nll backward: a full-size gradient
+  s.release(per_element);
+  return loss;
+}
+
+/// Simulates forward + loss + backward (twice with gradient accumulation: the second
+/// micro-batch starts with every .grad alive) and optionally fills per-record stats.
+template <std::size_t N>
+constexpr step_result simulate_step(const std::array<layer, N>& nodes, const training& plan, std::int64_t host_bytes_per_node,
+                                    std::array<record_stats, N>* per_record) {
+  sim s{};
+  s.batch = plan.micro();
+  if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
+  s.plan = plan;
+  s.no_grad = plan.inference;
+  s.host_bytes_per_node = host_bytes_per_node;
+  walker w(nodes.data(), static_cast<std::int32_t>(N), s);
+  step_result r{};
+  const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0) w.next_micro_batch();
+    value out = w.walk(0, value{}, walker::scope{});
+    s.end_forward();
+    if (pass == 0) { r.totals = w.totals; r.saved = s.saved_total; }
+    if (plan.inference) {
+      r.after_forward = s.live;
+      r.forward_peak = s.peak;
+      s.release(out);
+      break;
+    }
+    value loss = append_loss(s, out);
+    if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak; }
+    w.backward(loss.id);
+    r.live_after_backward = s.live;  // .grad plus the output and loss the trainer still holds
+    s.release(out);
+    s.release(loss);
+  }
+  r.fwd_bwd_peak = s.peak;
+  r.peak_rounded = s.peak_rounded;
+  r.grads_at_peak = s.grads_at_peak;
+  r.grads = s.grads_live;
+  if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
+  return r;
+}
+
+/// Fills a budget from a simulated step.
+constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
+  const bool pure16 = plan.precision == precision_mode::pure_fp16 || plan.precision == precision_mode::pure_bf16;
+  const dtype param_t = pure16 ? (plan.precision == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp16) : dtype::fp32;
+  b.device_name = dev.name;
+  b.capacity = dev.capacity;
+  b.plan = plan;
+  b.params = r.totals.params;
+  b.trainable = plan.inference ? 0 : r.totals.trainable;
+  b.parameters = bytes_of(b.params, param_t);
+  b.buffers = r.totals.buffer_bytes;
+  b.master_weights = pure16 ? bytes_of(b.trainable, dtype::fp32) : 0;
+  b.optimizer_state = plan.inference ? 0 : checked_mul(optimizer_state_per_param(plan.optimizer), bytes_of(b.trainable, dtype::fp32));
+  b.ema = plan.ema ? bytes_of(b.params, dtype::fp32) : 0;
+  b.input_batch = r.totals.input_bytes;
+  const auto& t = plan.teacher;
+  const auto teacher_bytes = t.present ? bytes_of(t.parameter_count, t.parameter_type) : 0;
+  b.teacher = t.present && !t.offloaded_to_cpu ? teacher_bytes : 0;
+
+  b.saved_activations = r.saved;
+  b.after_forward = r.after_forward;
+  b.forward_peak = r.forward_peak;
+  b.fwd_bwd_peak = r.fwd_bwd_peak;
+  b.gradients = r.grads;
+  b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable, dtype::fp32);
+  const auto at_step = r.live_after_backward + b.optimizer_temporaries;
+  b.step_peak = r.fwd_bwd_peak;
+  b.gradients_at_peak = r.grads_at_peak;
+  if (at_step > b.step_peak) { b.step_peak = at_step; b.gradients_at_peak = r.grads; }
+  // The teacher runs (no grad) before the student's forward; offloaded, it is brought in first.
+  if (t.present) {
+    const auto teacher_peak = t.forward_peak_bytes + (t.offloaded_to_cpu ? teacher_bytes : 0);
+    if (teacher_peak > b.step_peak) { b.step_peak = teacher_peak; b.gradients_at_peak = 0; }
+  }
+  b.step_peak_rounded = r.peak_rounded + (b.step_peak - r.fwd_bwd_peak);
+
+  b.cuda_context = dev.context;
+  b.cublas_workspace = dev.cublas_workspace;
+  // cuDNN's GEMM-based algorithms stage the unfolded input (cuDNN developer guide,
+  // CUDNN_CONVOLUTION_FWD_ALGO_GEMM "needs a significant memory workspace to store the matrix
+  // that holds the input data"): budget the largest conv's im2col matrix.
+  b.cudnn_workspace = r.totals.largest_im2col;
+  b.allocator_rounding = b.step_peak_rounded > b.step_peak ? b.step_peak_rounded - b.step_peak : 0;
+  b.fragmentation = checked_mul(b.peak_tensor_bytes() + b.allocator_rounding, plan.fragmentation_percent) / 100;
+}
+
+}  // namespace detail
+
+/// The budget of `m` trained (or run) as `plan` on `dev`, with per-record detail.
+template <std::size_t N>
+constexpr model_budget<N> budget(const model<N>& m, const training& plan, const device& dev) {
+  model_budget<N> b{};
+  b.nodes = m.nodes;
+  const auto r = detail::simulate_step(m.nodes, plan, 0, &b.layers);
+  detail::fill_budget(b, r, plan, dev);
+  return b;
+}
+
+/// Just the totals (cheaper to carry around: no per-record arrays).
+template <std::size_t N>
+constexpr memory_budget budget_totals(const model<N>& m, const training& plan, const device& dev) {
+  memory_budget b{};
+  detail::fill_budget(b, detail::simulate_step<N>(m.nodes, plan, 0, nullptr), plan, dev);
+  return b;
+}
+
+/// A distillation teacher: its parameters and its no-grad forward peak for `micro_batch`.
+template <std::size_t N>
+constexpr teacher_policy teacher(const model<N>& m, std::int64_t micro_batch, bool offloaded_to_cpu,
+                                 precision_mode precision = precision_mode::fp32) {
+  training t{};
+  t.batch = micro_batch;
+  t.inference = true;
+  t.precision = precision;
+  const auto r = detail::simulate_step<N>(m.nodes, t, 0, nullptr);
+  return teacher_policy{true, offloaded_to_cpu, r.totals.params, r.forward_peak, dtype::fp32};
+}
+
+}  // namespace gpubudget

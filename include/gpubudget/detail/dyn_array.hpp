@@ -1,0 +1,61 @@
+// gpubudget/detail/dyn_array.hpp — a minimal growable array for constant evaluation.
+//
+// std::vector works in constexpr since C++20, but GCC charges ~300 evaluation steps per
+// push_back (allocator_traits layers, checks); this one costs a handful, which keeps a
+// 1,600-layer budget under GCC's default -fconstexpr-ops-limit and well under a second.
+// Elements must be trivially copyable.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+namespace gpubudget::detail {
+
+template <class T>
+class dyn_array {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T* data_ = nullptr;
+  std::size_t size_ = 0, cap_ = 0;
+
+  constexpr void grow(std::size_t want) {
+    std::size_t cap = cap_ ? cap_ * 2 : 64;
+    while (cap < want) cap *= 2;
+    std::allocator<T> al;
+    T* fresh = al.allocate(cap);
+    for (std::size_t i = 0; i < size_; ++i) std::construct_at(fresh + i, data_[i]);
+    if (data_) al.deallocate(data_, cap_);
+    data_ = fresh;
+    cap_ = cap;
+  }
+
+ public:
+  constexpr dyn_array() = default;
+  constexpr explicit dyn_array(std::size_t n, const T& v = T{}) { resize(n, v); }
+  dyn_array(const dyn_array&) = delete;
+  dyn_array& operator=(const dyn_array&) = delete;
+  constexpr ~dyn_array() {
+    if (data_) std::allocator<T>{}.deallocate(data_, cap_);
+  }
+
+  constexpr void push_back(const T& v) {
+    if (size_ == cap_) grow(size_ + 1);
+    std::construct_at(data_ + size_++, v);
+  }
+  constexpr void resize(std::size_t n, const T& v = T{}) {
+    if (n > cap_) grow(n);
+    for (std::size_t i = size_; i < n; ++i) std::construct_at(data_ + i, v);
+    size_ = n;
+  }
+  constexpr void clear() { size_ = 0; }
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr T& operator[](std::size_t i) { return data_[i]; }
+  constexpr const T& operator[](std::size_t i) const { return data_[i]; }
+  constexpr T& back() { return data_[size_ - 1]; }
+  constexpr T* begin() { return data_; }
+  constexpr T* end() { return data_ + size_; }
+  constexpr const T* begin() const { return data_; }
+  constexpr const T* end() const { return data_ + size_; }
+};
+
+}  // namespace gpubudget::detail

@@ -1,0 +1,181 @@
+// gpubudget/detail/ops.hpp — primitive autograd ops that the layer rules are written in.
+//
+// Each helper states, in PyTorch's terms, what the op allocates, what its autograd node saves
+// and what gradient it produces; layer headers (layers/*.hpp) compose them into the exact op
+// sequence their PyTorch modules run.
+#pragma once
+#include <cstdint>
+
+#include <gpubudget/detail/sim.hpp>
+#include <gpubudget/layer.hpp>
+
+namespace gpubudget::detail {
+
+/// What a layer rule may consult besides its input.
+struct layer_ctx {
+  sim& s;
+  const layer& L;
+  std::int32_t param_key = -1;  ///< identity of this layer's weights (shared weights share one)
+  bool trainable = true;        ///< its parameters require grad
+  bool first_use = true;        ///< parameters counted here (false for later uses of shared weights)
+  std::int64_t params = 0;      ///< out: parameter elements this layer owns
+  std::int64_t buffer_bytes = 0;  ///< out: non-trainable state (BatchNorm running statistics)
+  std::int64_t largest_param = 0; ///< out: elements of its largest single parameter tensor
+
+  constexpr bool amp() const {
+    return s.plan.precision == precision_mode::amp_fp16 || s.plan.precision == precision_mode::amp_bf16;
+  }
+  constexpr bool pure16() const {
+    return s.plan.precision == precision_mode::pure_fp16 || s.plan.precision == precision_mode::pure_bf16;
+  }
+  constexpr dtype half_type() const {
+    return (s.plan.precision == precision_mode::amp_bf16 || s.plan.precision == precision_mode::pure_bf16) ? dtype::bf16 : dtype::fp16;
+  }
+  /// Storage type of parameters and their gradients.
+  constexpr dtype param_type() const { return pure16() ? half_type() : dtype::fp32; }
+  /// Activation type for ops that autocast runs in 16 bit (matmul, conv).
+  constexpr dtype matmul_type(dtype in) const { return amp() || pure16() ? half_type() : (in == dtype::int64 ? dtype::fp32 : in); }
+  /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
+  constexpr dtype fp32_op_type(dtype in) const { return amp() ? dtype::fp32 : in; }
+  constexpr bool cpu() const { return s.plan.backend == backend_kind::cpu; }
+
+  /// Registers a parameter tensor of `elements` values.
+  constexpr void add_param(std::int64_t elements) {
+    if (!first_use) return;
+    params = checked_add(params, elements);
+    if (elements > largest_param) largest_param = elements;
+  }
+  /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
+  /// the weights of different sub-modules of one layer (attention's projections).
+  constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0) {
+    if (!trainable) return;
+    s.param_grads(n, bytes_of(elements, param_type()), param_key * 8 + part);
+    // Under autocast the matmul produces the 16-bit weight's gradient first; the cast's
+    // backward then materializes the fp32 one.
+    if (amp()) s.backward_temp(n, bytes_of(elements, half_type()));
+  }
+  /// Does an op with these weights need an autograd node?
+  constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
+};
+
+/// Casts `x` to `t` as autocast does (a copy with its own node), or returns another reference.
+constexpr value cast_to(sim& s, const value& x, dtype t) {
+  if (x.type == t || x.type == dtype::int64) { s.retain(x.id); return x; }
+  value y = s.make(x.s, t, x.requires_grad);
+  auto n = s.record(y);
+  s.grad_to(n, x);
+  return y;
+}
+
+/// The autocast cache's 16-bit copy of a weight: alive until the forward ends, saved by the op
+/// when the op must compute its input's gradient (grad_input = grad_output · W).
+constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements) {
+  if (!c.amp() || elements == 0) return;
+  value w{c.s.allocate(bytes_of(elements, c.half_type())), {}, c.half_type(), false};
+  if (x.requires_grad) c.s.save(n, w);
+  c.s.cache_until_forward_ends(w.id);
+}
+
+enum class keeps : std::uint8_t { nothing, input, output };
+
+/// y = f(x): a new tensor; the node keeps nothing, the input or the output; the gradient of x is
+/// a new tensor of x's size.
+constexpr value pointwise(sim& s, const value& x, const shape& out, dtype t, keeps k,
+                          std::int64_t extra_saved = 0, std::int64_t forward_temp = 0, std::int64_t backward_temp = 0) {
+  value y = s.make(out, t, x.requires_grad);
+  s.transient(forward_temp);
+  auto n = s.record(y);
+  if (k == keeps::input) s.save(n, x);
+  if (k == keeps::output) s.save(n, y);
+  if (extra_saved) s.save_new(n, extra_saved);
+  s.grad_to(n, x);
+  s.backward_temp(n, backward_temp);
+  return y;
+}
+
+/// a + b (out of place): saves nothing, passes the gradient through to both.
+constexpr value add(sim& s, const value& a, const value& b) {
+  value y = s.make(a.s, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
+  auto n = s.record(y);
+  s.grad_to(n, a, true);
+  s.grad_to(n, b, true);
+  return y;
+}
+
+/// a * b elementwise (same shape): saves each operand the other's gradient needs.
+constexpr value multiply(sim& s, const value& a, const value& b, const shape& out) {
+  value y = s.make(out, a.type, a.requires_grad || b.requires_grad);
+  auto n = s.record(y);
+  if (b.requires_grad) s.save(n, a);
+  if (a.requires_grad) s.save(n, b);
+  s.grad_to(n, a);
+  s.grad_to(n, b);
+  return y;
+}
+
+/// A copy that makes a view contiguous (`.contiguous()`, or `reshape` of a non-viewable view).
+constexpr value copy(sim& s, const value& x, const shape& out) {
+  value y = s.make(out, x.type, x.requires_grad);
+  auto n = s.record(y);
+  s.grad_to(n, x, true);  // CloneBackward hands the gradient on unchanged
+  return y;
+}
+
+/// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
+constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
+  value y = s.make(out, t, a.requires_grad || b.requires_grad);
+  auto n = s.record(y);
+  if (b.requires_grad) s.save(n, a);
+  if (a.requires_grad) s.save(n, b);
+  s.grad_to(n, a);
+  s.grad_to(n, b);
+  return y;
+}
+
+/// An op with parameters (linear, conv, norm): output, what it saves, parameter gradients.
+/// `saves_input` is whether the node keeps its input (needed for the weight's gradient).
+constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtype t, std::int64_t param_elements,
+                            bool saves_input, std::int64_t extra_saved = 0, std::int64_t forward_temp = 0,
+                            std::int64_t backward_temp = 0, std::int64_t cast_weight_elements = 0,
+                            std::int32_t part = 0) {
+  auto& s = c.s;
+  value y = s.make(out, t, c.records(x));
+  s.transient(forward_temp);
+  auto n = s.record(y);
+  if (saves_input) s.save(n, x);
+  if (extra_saved) s.save_new(n, extra_saved);
+  autocast_weight(c, n, x, cast_weight_elements);
+  s.grad_to(n, x);
+  c.param_grads(n, param_elements, part);
+  s.backward_temp(n, backward_temp);
+  return y;
+}
+
+/// x + p for a parameter p (bias, positions, a class token's cat): a new tensor, nothing
+/// saved; the gradient passes to x and is summed into p's .grad.
+constexpr value add_parameter(layer_ctx& c, const value& x, const shape& out, std::int64_t elements, std::int32_t part) {
+  c.add_param(elements);
+  value y = c.s.make(out, x.type, c.records(x));
+  auto n = c.s.record(y);
+  c.s.grad_to(n, x, true);
+  c.param_grads(n, elements, part);
+  return y;
+}
+
+/// nn.Linear(in, out) applied to `x` (any rank): casts under autocast, saves the input when the
+/// weight trains. `tied`: the weight belongs to another layer (counted there).
+constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_features, bool bias, std::int32_t part = 0,
+                          bool tied = false) {
+  if (out_features <= 0) invalid_layer_argument();
+  const std::int64_t weight = checked_mul(x.s.last(), out_features);
+  const std::int64_t b = bias ? out_features : 0;
+  if (!tied) { c.add_param(weight); c.add_param(b); }
+  shape out = x.s;
+  out[-1] = out_features;
+  value xin = cast_to(c.s, x, c.matmul_type(x.type));
+  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, 0, 0, weight, part);
+  c.s.release(xin);
+  return y;
+}
+
+}  // namespace gpubudget::detail

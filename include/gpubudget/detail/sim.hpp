@@ -1,0 +1,226 @@
+// gpubudget/detail/sim.hpp — the liveness simulator behind every peak.
+//
+// It replays one training step the way PyTorch's eager mode and autograd engine run it: every
+// op allocates its output; a tensor dies when its last Python reference and its last saved-for-
+// backward reference are gone; backward visits recorded nodes in reverse creation order (the
+// CPU engine's order for a chain), allocates gradients, then releases the node's saved tensors
+// and its incoming gradient. Only byte counts are tracked. Dynamic arrays are allowed in
+// constant evaluation since C++20 as long as nothing escapes it.
+#pragma once
+#include <cstdint>
+#include <gpubudget/detail/dyn_array.hpp>
+
+#include <gpubudget/shape.hpp>
+#include <gpubudget/training.hpp>
+#include <gpubudget/units.hpp>
+
+namespace gpubudget::detail {
+
+/// A tensor as the layers see it: a storage plus the view's shape and type.
+struct value {
+  std::int32_t id = -1;     ///< storage index in sim::storages
+  shape s{};                ///< per-sample shape
+  dtype type = dtype::fp32;
+  bool requires_grad = false;
+};
+
+struct storage {
+  std::int64_t bytes = 0;
+  std::int32_t refs = 0;    ///< Python-side references (variables, views)
+  std::int32_t saved = 0;   ///< references held by autograd nodes
+  bool alive = false;
+  bool external = false;    ///< allocated before the step (the input batch): never counted
+};
+
+/// One gradient the node produces for one of its inputs.
+struct grad_edge {
+  std::int32_t target = -1;   ///< storage whose gradient this is
+  std::int64_t bytes = 0;
+  bool alias = false;         ///< passes the incoming gradient through (add, views): no allocation
+};
+
+/// An autograd node: what backward needs from it.
+struct node_record {
+  std::int32_t out = -1;              ///< storage of the output whose gradient drives this node
+  grad_edge in[3]{};
+  int inputs = 0;
+  std::int64_t param_grad_bytes = 0;  ///< .grad of trainable parameters
+  std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
+  std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
+  std::int32_t saved_count = 0;
+  std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
+  std::int32_t param_key = -1;        ///< identity of the parameters (shared weights share a key)
+  std::int64_t phantom_saved = 0;     ///< phantoms only: bytes of their storage counted as saved
+};
+
+/// A checkpointed block: re-run in backward.
+struct segment_record {
+  std::int32_t layer_index = 0;       ///< root of the block in the model array
+  value input{};
+  std::int32_t first_node = 0, end_node = 0;
+  bool trainable = true;
+  bool recomputed = false;
+  std::int32_t key_shift = 0;
+};
+
+struct sim {
+  dyn_array<storage> storages{};
+  dyn_array<node_record> nodes{};
+  dyn_array<std::int32_t> saved_ids{};  ///< saved storages of every node, each node's contiguous
+  dyn_array<segment_record> segments{};
+  std::int64_t batch = 1;
+  training plan{};
+  std::int64_t host_bytes_per_node = 0;  ///< host bookkeeping per node (CPU reference only)
+
+  std::int64_t live = 0, peak = 0;
+  std::int64_t grads_live = 0, grads_at_peak = 0;
+  std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
+
+  // checkpointing state
+  std::int32_t dropping_saves_for = -1;  ///< segment whose saves are dropped (forward under checkpoint)
+  std::int32_t replay_cursor = -1;       ///< next node to re-attach saves to during recomputation
+  bool no_grad = false;                  ///< inference / teacher forward
+  std::int32_t last_recorded = -1;
+
+  // --- bytes ---------------------------------------------------------------------------------
+  constexpr std::int64_t bytes_of_value(const shape& s, dtype t) const { return checked_mul(batch, bytes_of(s.numel(), t)); }
+  constexpr std::int64_t bytes_of_value(const value& v) const { return bytes_of_value(v.s, v.type); }
+
+  // PyTorch's CUDA caching allocator rounds every block to a multiple of 512 bytes
+  // (kMinBlockSize = 512 in c10/cuda/CUDACachingAllocator.cpp).
+  static constexpr std::int64_t round_block(std::int64_t b) { return b <= 0 ? 0 : (b + 511) / 512 * 512; }
+
+  constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded) {
+    if (live + extra > peak) { peak = live + extra; grads_at_peak = grads_live; }
+    if (live_rounded + extra_rounded > peak_rounded) peak_rounded = live_rounded + extra_rounded;
+  }
+  /// A temporary that lives only inside the current op.
+  constexpr void transient(std::int64_t bytes) { note_peak(bytes, round_block(bytes)); }
+
+  // --- storages --------------------------------------------------------------------------------
+  constexpr std::int32_t allocate(std::int64_t bytes, bool external = false) {
+    storages.push_back(storage{bytes, 1, 0, true, external});
+    if (!external) {
+      live = checked_add(live, bytes);
+      live_rounded = checked_add(live_rounded, round_block(bytes));
+      note_peak(0, 0);
+    }
+    return static_cast<std::int32_t>(storages.size() - 1);
+  }
+  constexpr void maybe_free(std::int32_t id) {
+    auto& st = storages[static_cast<std::size_t>(id)];
+    if (st.alive && st.refs <= 0 && st.saved <= 0) {
+      st.alive = false;
+      if (!st.external) { live -= st.bytes; live_rounded -= round_block(st.bytes); }
+    }
+  }
+  constexpr void retain(std::int32_t id) { if (id >= 0) ++storages[static_cast<std::size_t>(id)].refs; }
+  constexpr void release(std::int32_t id) {
+    if (id < 0) return;
+    --storages[static_cast<std::size_t>(id)].refs;
+    maybe_free(id);
+  }
+  constexpr void release(const value& v) { release(v.id); }
+
+  /// A new tensor (one Python reference).
+  constexpr value make(const shape& s, dtype t, bool requires_grad) {
+    return value{allocate(bytes_of_value(s, t)), s, t, requires_grad && !no_grad};
+  }
+  /// A view of `v` (same storage, one more reference).
+  constexpr value view(const value& v, const shape& s) {
+    retain(v.id);
+    return value{v.id, s, v.type, v.requires_grad};
+  }
+
+  // --- autograd nodes --------------------------------------------------------------------------
+  /// Records a node for `out` (or, while re-running a checkpointed block, returns the node the
+  /// original forward recorded at this position). Returns -1 when nothing needs a gradient.
+  constexpr std::int32_t record(const value& out) {
+    if (!out.requires_grad) return -1;
+    if (replay_cursor >= 0) return last_recorded = replay_cursor++;
+    node_record n{};
+    n.out = out.id;
+    n.segment = dropping_saves_for;
+    n.param_key = -1;
+    nodes.push_back(n);
+    if (host_bytes_per_node > 0) { live += host_bytes_per_node; note_peak(0, 0); }
+    return last_recorded = static_cast<std::int32_t>(nodes.size() - 1);
+  }
+  /// The node just recorded for `v` (-1 if `v` needs no gradient).
+  constexpr std::int32_t record_of(const value& v) const { return v.requires_grad ? last_recorded : -1; }
+  constexpr node_record& node(std::int32_t n) { return nodes[static_cast<std::size_t>(n)]; }
+
+  /// `n` saves `v` for backward (dropped while forwarding a checkpointed block).
+  constexpr void save(std::int32_t n, const value& v) {
+    if (n < 0 || v.id < 0) return;
+    if (dropping_saves_for >= 0 && replay_cursor < 0) return;
+    auto& nd = node(n);
+    for (std::int32_t k = 0; k < nd.saved_count; ++k)
+      if (saved_ids[static_cast<std::size_t>(nd.saved_begin + k)] == v.id) return;  // one storage once per node
+    if (nd.saved_count == 0) nd.saved_begin = static_cast<std::int32_t>(saved_ids.size());
+    // a node's saves are recorded together, right after the node (each rule does so)
+    else if (nd.saved_begin + nd.saved_count != static_cast<std::int32_t>(saved_ids.size())) fail("gpubudget: internal: saves not contiguous");
+    saved_ids.push_back(v.id);
+    ++nd.saved_count;
+    auto& st = storages[static_cast<std::size_t>(v.id)];
+    if (st.saved++ == 0) saved_total += st.bytes;  // the input batch counts too: autograd keeps it
+  }
+  /// Drops every saved reference of node `n` (after its backward ran).
+  constexpr void release_saved(std::int32_t n) {
+    auto& nd = node(n);
+    for (std::int32_t k = 0; k < nd.saved_count; ++k) {
+      const auto id = saved_ids[static_cast<std::size_t>(nd.saved_begin + k)];
+      auto& st = storages[static_cast<std::size_t>(id)];
+      if (--st.saved == 0) saved_total -= st.bytes;
+      maybe_free(id);
+    }
+    nd.saved_count = 0;
+  }
+  /// `n` saves a tensor it creates itself (mask, indices, statistics).
+  constexpr void save_new(std::int32_t n, std::int64_t bytes) {
+    if (n < 0) return;
+    if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes); return; }
+    value v{allocate(bytes), {}, dtype::fp32, false};
+    save(n, v);
+    release(v);
+  }
+  /// `n` produces the gradient of input `v` (if `v` needs one).
+  constexpr void grad_to(std::int32_t n, const value& v, bool alias = false) {
+    if (n < 0 || !v.requires_grad || replay_cursor >= 0) return;
+    auto& nd = node(n);
+    if (nd.inputs < 3) nd.in[nd.inputs++] = grad_edge{v.id, bytes_of_value(v), alias};
+  }
+  /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
+  constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {
+    if (n < 0 || replay_cursor >= 0 || bytes == 0) return;
+    node(n).param_grad_bytes += bytes;
+    node(n).param_key = key;
+  }
+  constexpr void backward_temp(std::int32_t n, std::int64_t bytes) {
+    if (n < 0 || replay_cursor >= 0) return;
+    node(n).backward_temp += bytes;
+  }
+
+  /// Releases a phantom (see walker::add_phantom) when backward passes it.
+  constexpr void release_phantom(std::int32_t n) {
+    auto& nd = node(n);
+    const auto id = saved_ids[static_cast<std::size_t>(nd.saved_begin)];
+    --storages[static_cast<std::size_t>(id)].saved;
+    saved_total -= nd.phantom_saved;
+    maybe_free(id);
+    nd.saved_count = 0;
+  }
+
+  /// Keeps `id` alive until the forward pass ends (autocast's weight-cast cache).
+  dyn_array<std::int32_t> forward_cache{};
+  constexpr void cache_until_forward_ends(std::int32_t id) { forward_cache.push_back(id); }
+  constexpr void end_forward() {
+    for (auto id : forward_cache) release(id);
+    forward_cache.clear();
+  }
+
+  /// Bytes of every storage currently saved for backward, each storage once.
+  std::int64_t saved_total = 0;
+};
+
+}  // namespace gpubudget::detail

@@ -1,0 +1,388 @@
+// gpubudget/detail/walk.hpp — interprets a model's record array: forward, then backward.
+#pragma once
+#include <cstdint>
+#include <gpubudget/detail/dyn_array.hpp>
+
+#include <gpubudget/detail/sim.hpp>
+#include <gpubudget/layer.hpp>
+#include <gpubudget/layers/activation.hpp>
+#include <gpubudget/layers/attention.hpp>
+#include <gpubudget/layers/conv.hpp>
+#include <gpubudget/layers/dense.hpp>
+#include <gpubudget/layers/graph_nn.hpp>
+#include <gpubudget/layers/input.hpp>
+#include <gpubudget/layers/unfold.hpp>
+#include <gpubudget/layers/vision.hpp>
+#include <gpubudget/layers/norm.hpp>
+#include <gpubudget/layers/pooling.hpp>
+#include <gpubudget/layers/view.hpp>
+
+namespace gpubudget::detail {
+
+/// What one record contributed (for a composite: its whole subtree, every application).
+struct record_stats {
+  std::int64_t params = 0;          ///< parameter elements (shared weights: first use only)
+  std::int64_t trainable = 0;       ///< of which require grad
+  std::int64_t buffer_bytes = 0;
+  std::int64_t saved_bytes = 0;     ///< saved for backward during its forward(s)
+  std::int64_t output_bytes = 0;    ///< its output tensor (last application)
+  std::int64_t applications = 0;    ///< times it ran in forward
+  shape output{};
+};
+
+struct walk_totals {
+  std::int64_t params = 0, trainable = 0, buffer_bytes = 0;
+  std::int64_t largest_trainable = 0;  ///< elements of the largest trainable parameter tensor
+  std::int64_t input_bytes = 0;        ///< the data batch(es)
+  std::int64_t largest_im2col = 0;     ///< bytes of the largest conv's unfolded input (cuDNN GEMM workspace)
+};
+
+struct walker {
+  const layer* nodes;
+  std::int32_t count;
+  sim& s;
+  dyn_array<record_stats> stats;
+  walk_totals totals{};
+  dyn_array<std::int32_t> share_ids{}, share_roots{};
+  bool replaying = false;
+  bool counting = true;  ///< false on the second micro-batch: parameters were counted already
+
+  /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
+  constexpr void next_micro_batch() {
+    counting = false;
+    next_key = 0;
+    first_key.clear();
+    share_ids.clear();
+    share_roots.clear();
+  }
+
+  constexpr walker(const layer* n, std::int32_t c, sim& sm)
+      : nodes(n), count(c), s(sm), stats(static_cast<std::size_t>(c)) {}
+
+  struct scope {
+    bool trainable = true;
+    bool count_params = true;
+    std::int32_t key_shift = 0;  ///< maps a shared block's records to its first occurrence
+  };
+
+  /// Compact identity of a leaf's weights: fresh for every application that owns weights
+  /// (each repetition of a repeated block has its own), the first occurrence's for shared ones.
+  dyn_array<std::int32_t> first_key{};
+  std::int32_t next_key = 0;
+  constexpr std::int32_t key_of(std::int32_t i, const scope& sc) {
+    if (first_key.empty()) first_key.resize(static_cast<std::size_t>(count), -1);
+    auto& k = first_key[static_cast<std::size_t>(i + sc.key_shift)];
+    if (sc.count_params || k < 0) { k = next_key++; }
+    return k;
+  }
+
+  // --- forward -------------------------------------------------------------------------------
+  constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
+    const layer& L = nodes[i];
+    if (L.flags.frozen) sc.trainable = false;
+    if (L.share_id > 0) {
+      std::int32_t root = -1;
+      for (std::size_t k = 0; k < share_ids.size(); ++k) if (share_ids[k] == L.share_id) root = share_roots[k];
+      if (root < 0) { share_ids.push_back(L.share_id); share_roots.push_back(i + sc.key_shift); }
+      else { sc.key_shift = root - i; sc.count_params = false; }
+    }
+    const auto saved_before = s.saved_total;
+    const auto params_before = totals.params, trainable_before = totals.trainable, buffers_before = totals.buffer_bytes;
+
+    value out{};
+    if ((L.flags.checkpoint || force_checkpoint) && s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad) {
+      segment_record seg{};
+      seg.layer_index = i;
+      seg.input = in;
+      seg.first_node = static_cast<std::int32_t>(s.nodes.size());
+      seg.trainable = sc.trainable;
+      seg.key_shift = sc.key_shift;
+      s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
+      s.segments.push_back(seg);
+      s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
+      out = walk_inner(i, in, sc);
+      s.dropping_saves_for = -1;
+      s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
+    } else {
+      out = walk_inner(i, in, sc);
+    }
+
+    if (!replaying && counting) {
+      auto& st = stats[static_cast<std::size_t>(i)];
+      st.params += totals.params - params_before;
+      st.trainable += totals.trainable - trainable_before;
+      st.buffer_bytes += totals.buffer_bytes - buffers_before;
+      st.saved_bytes += s.saved_total - saved_before;
+      st.output_bytes = s.bytes_of_value(out);
+      st.output = out.s;
+      ++st.applications;
+    }
+    return out;
+  }
+
+  /// Runs the children of composite `i` in sequence on `in`; returns a new reference.
+  constexpr value run_children(std::int32_t i, const value& in, const scope& sc) {
+    value cur = in;
+    s.retain(cur.id);
+    const std::int32_t end = i + nodes[i].span;
+    // training::checkpoint_all checkpoints every top-level block
+    const bool force = i == 0 && s.plan.checkpoint_all;
+    for (std::int32_t c = i + 1; c < end; c += nodes[c].span) {
+      value next = walk(c, cur, sc, force && nodes[c].kind != op::input);
+      s.release(cur);
+      cur = next;
+    }
+    return cur;
+  }
+
+  constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
+    const layer& L = nodes[i];
+    switch (L.kind) {
+      case op::sequence: return run_children(i, in, sc);
+      case op::residual: {
+        value y = run_children(i, in, sc);
+        if (y.s.numel() != in.s.numel()) shape_mismatch_between_layers();
+        value out = add(s, in, y);
+        s.release(y);
+        return out;
+      }
+      case op::repeat: return walk_repeat(i, in, sc);
+      case op::parallel: return walk_parallel(i, in, sc);
+      default: return walk_leaf(i, in, sc);
+    }
+  }
+
+  /// `count` copies of a block. Copies 2..count-1 are identical up to a shift of the baseline
+  /// (each retains the same bytes and adds the same gradients), so their peaks lie between
+  /// those of copy 2 and copy `count`: the walk simulates copies 1, 2 and `count` and stands in
+  /// for the others with one "phantom" record holding their retained bytes and gradients.
+  /// That keeps a repeat's cost that of three blocks at most, whatever its count.
+  constexpr value walk_repeat(std::int32_t i, const value& in, const scope& sc) {
+    const layer& L = nodes[i];
+    const std::int64_t count = L.a[0];
+    if (count < 1) invalid_layer_argument();
+    value cur = in;
+    s.retain(cur.id);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const bool measure = r == 1 && count > 3 && !replaying;  // phantoms also on later micro-batches
+      const auto live0 = s.live, saved0 = s.saved_total, params0 = totals.params, trainable0 = totals.trainable,
+                 buffers0 = totals.buffer_bytes;
+      const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
+      value next = run_children(i, cur, sc);
+      if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
+      s.release(cur);
+      cur = next;
+      if (measure) {
+        const auto copies = count - 3;
+        std::int64_t grads = 0;
+        for (auto n = nodes0; n < static_cast<std::int32_t>(s.nodes.size()); ++n) grads += s.nodes[static_cast<std::size_t>(n)].param_grad_bytes;
+        if (counting) {
+          totals.params = checked_add(totals.params, checked_mul(copies, totals.params - params0));
+          totals.trainable = checked_add(totals.trainable, checked_mul(copies, totals.trainable - trainable0));
+          totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
+        }
+        add_phantom(checked_mul(copies, s.live - live0), checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        r = count - 2;  // next: the last copy
+      }
+    }
+    return cur;
+  }
+
+  /// Stands in for repeated copies: `retained` bytes stay alive from here until backward
+  /// passes this point (`saved` of them count as saved for backward), where `grads` bytes of
+  /// parameter gradients appear.
+  constexpr void add_phantom(std::int64_t retained, std::int64_t saved, std::int64_t grads) {
+    if (s.no_grad) return;
+    value held{s.allocate(retained), {}, dtype::fp32, true};
+    node_record n{};
+    n.out = -1;
+    n.segment = s.dropping_saves_for;
+    n.param_grad_bytes = grads;
+    n.param_key = grads > 0 ? next_key++ * 8 : -1;
+    s.nodes.push_back(n);
+    const auto at = static_cast<std::int32_t>(s.nodes.size() - 1);
+    // count the retained bytes as saved, whatever the dropping state of a checkpoint
+    node_record& nd = s.node(at);
+    nd.saved_begin = static_cast<std::int32_t>(s.saved_ids.size());
+    nd.saved_count = 1;
+    s.saved_ids.push_back(held.id);
+    ++s.storages[static_cast<std::size_t>(held.id)].saved;
+    s.saved_total += saved;
+    nd.phantom_saved = saved;
+    s.release(held);
+  }
+
+  constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
+    const layer& L = nodes[i];
+    dyn_array<value> outs;
+    const std::int32_t end = i + L.span;
+    for (std::int32_t c = i + 1; c < end; c += nodes[c].span) outs.push_back(walk(c, in, sc));
+    if (outs.empty()) { s.retain(in.id); return in; }
+    shape merged = outs[0].s;
+    bool rg = false;
+    for (const auto& o : outs) rg = rg || o.requires_grad;
+    for (std::size_t k = 1; k < outs.size(); ++k) {
+      const auto& o = outs[k].s;
+      bool same_rest = o.rank == merged.rank;
+      for (int d = (L.merge == merge_kind::concat ? 1 : 0); same_rest && d < o.rank; ++d) same_rest = o[d] == merged[d];
+      if (!same_rest) parallel_branches_disagree_on_shape();
+      if (L.merge == merge_kind::concat) merged[0] += o[0];
+    }
+    if (L.merge == merge_kind::stack) {
+      if (merged.rank >= 5) tensor_rank_unsupported();
+      for (int d = merged.rank; d > 0; --d) merged[d] = merged[d - 1];
+      ++merged.rank;
+      merged[0] = static_cast<std::int64_t>(outs.size());
+    }
+    value y = s.make(merged, outs[0].type, rg);
+    auto n = s.record(y);
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      if (L.merge == merge_kind::multiply) {
+        for (std::size_t j = 0; j < outs.size(); ++j) if (j != k) s.save(n, outs[j]);
+        s.grad_to(n, outs[k]);
+      } else {
+        // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on
+        s.grad_to(n, outs[k], true);
+      }
+    }
+    for (auto& o : outs) s.release(o);
+    return y;
+  }
+
+  constexpr value walk_leaf(std::int32_t i, const value& in, const scope& sc) {
+    const layer& L = nodes[i];
+    if (L.kind == op::input) {
+      const shape sh = rules::input_shape(L);
+      const auto bytes = s.bytes_of_value(sh, L.type);
+      if (!replaying && counting) totals.input_bytes += bytes;
+      return value{s.allocate(bytes, true), sh, L.type, false};
+    }
+    if (in.id < 0) layer_needs_an_input_shape();
+    layer_ctx c{s, L, replaying ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
+    value out{};
+    switch (L.kind) {
+      case op::linear: out = rules::lower_linear(c, in); break;
+      case op::embedding: out = rules::lower_embedding(c, in); break;
+      case op::conv:
+      case op::conv_transpose: {
+        out = rules::lower_conv(c, in);
+        const auto im2col = checked_mul(s.bytes_of_value(out.s, out.type) / (out.s[0] > 0 ? out.s[0] : 1),
+                                        checked_mul(in.s[0], L.a[2] * L.a[2]));
+        if (im2col > totals.largest_im2col) totals.largest_im2col = im2col;
+        break;
+      }
+      case op::batch_norm: out = rules::lower_batch_norm(c, in); break;
+      case op::layer_norm: out = rules::lower_layer_norm(c, in); break;
+      case op::group_norm: out = rules::lower_group_norm(c, in); break;
+      case op::activation: out = rules::lower_activation(c, in); break;
+      case op::softmax: out = rules::lower_softmax(c, in); break;
+      case op::dropout: out = rules::lower_dropout(c, in); break;
+      case op::max_pool: out = rules::lower_max_pool(c, in); break;
+      case op::avg_pool: out = rules::lower_avg_pool(c, in); break;
+      case op::adaptive_avg_pool: out = rules::lower_adaptive_avg_pool(c, in); break;
+      case op::flatten: out = rules::lower_flatten(c, in); break;
+      case op::reshape: out = rules::lower_reshape(c, in); break;
+      case op::transpose: out = rules::lower_transpose(c, in); break;
+      case op::scale: out = rules::lower_scale(c, in); break;
+      case op::token_select: out = rules::lower_select(c, in); break;
+      case op::mean_over: out = rules::lower_mean_over(c, in); break;
+      case op::attention: out = rules::lower_attention(c, in); break;
+      case op::unfold: out = rules::lower_unfold(c, in); break;
+      case op::local_attention: out = rules::lower_local_attention(c, in); break;
+      case op::patch_embedding: out = rules::lower_patch_embedding(c, in); break;
+      case op::graph_conv: out = rules::lower_graph_conv(c, in); break;
+      case op::graph_attention: out = rules::lower_graph_attention(c, in); break;
+      default: invalid_layer_argument();
+    }
+    if (!replaying && counting) {
+      totals.params = checked_add(totals.params, c.params);
+      if (c.trainable) {
+        totals.trainable = checked_add(totals.trainable, c.params);
+        if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
+      }
+      totals.buffer_bytes += c.buffer_bytes;
+    }
+    return out;
+  }
+
+  // --- backward ------------------------------------------------------------------------------
+  dyn_array<std::int32_t> grad_of{};   ///< storage -> storage of its gradient (-1: none yet)
+  dyn_array<std::uint8_t> key_has_grad{};      ///< parameter key -> .grad exists
+
+  constexpr std::int32_t& grad_slot(std::int32_t storage_id) {
+    if (static_cast<std::size_t>(storage_id) >= grad_of.size()) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
+    return grad_of[static_cast<std::size_t>(storage_id)];
+  }
+
+  /// Adds gradient `g` (of `bytes`) into the gradient buffer of storage `target`.
+  constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes) {
+    auto& slot = grad_slot(target);
+    if (slot < 0) {
+      const auto full = s.storages[static_cast<std::size_t>(target)].bytes;
+      if (bytes >= full) { slot = g; return; }
+      // a gradient for part of a storage (a slice or a split view): the engine materializes the
+      // whole storage's gradient (SplitBackward / SelectBackward build a full-size tensor)
+      slot = s.allocate(full);
+    }
+    s.release(g);  // in-place accumulation into the existing buffer
+  }
+
+  constexpr void recompute(std::int32_t seg_index) {
+    auto& seg = s.segments[static_cast<std::size_t>(seg_index)];
+    seg.recomputed = true;
+    replaying = true;
+    s.replay_cursor = seg.first_node;
+    scope sc{seg.trainable, false, seg.key_shift};
+    value out = walk_inner(seg.layer_index, seg.input, sc);
+    s.release(out);
+    s.replay_cursor = -1;
+    replaying = false;
+  }
+
+  constexpr void param_grad(std::int32_t key, std::int64_t bytes) {
+    if (key < 0 || bytes == 0) return;
+    if (static_cast<std::size_t>(key) >= key_has_grad.size()) key_has_grad.resize(static_cast<std::size_t>(key) + 1, 0);
+    if (!key_has_grad[static_cast<std::size_t>(key)]) {
+      key_has_grad[static_cast<std::size_t>(key)] = 1;
+      s.allocate(bytes);  // AccumulateGrad keeps it as .grad: never freed during the step
+      s.grads_live += bytes;
+      s.note_peak(0, 0);
+    } else {
+      s.transient(bytes);  // later gradients are added in place into .grad
+    }
+  }
+
+  /// Backward from the scalar `loss` storage.
+  constexpr void backward(std::int32_t loss) {
+    grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
+    for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= 0; --n) {
+      const auto seg = s.nodes[static_cast<std::size_t>(n)].segment;
+      if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
+      const node_record& rec = s.nodes[static_cast<std::size_t>(n)];
+      if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
+        s.release_phantom(n);
+        param_grad(rec.param_key, rec.param_grad_bytes);
+        continue;
+      }
+      const std::int32_t g = grad_slot(rec.out);
+      if (g >= 0) {
+        grad_slot(rec.out) = -1;
+        for (int e = 0; e < rec.inputs; ++e) {
+          const auto& edge = rec.in[e];
+          std::int32_t gi = g;
+          if (edge.alias) s.retain(g);
+          else gi = s.allocate(edge.bytes);
+          accumulate(edge.target, gi, edge.bytes);
+        }
+        param_grad(rec.param_key, rec.param_grad_bytes);
+        s.transient(rec.backward_temp);
+      }
+      s.release_saved(n);
+      if (s.host_bytes_per_node > 0) s.live -= s.host_bytes_per_node;
+      if (g >= 0) s.release(g);
+      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
+    }
+  }
+};
+
+}  // namespace gpubudget::detail

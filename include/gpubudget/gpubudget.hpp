@@ -1,0 +1,24 @@
+// gpubudget/gpubudget.hpp — everything: describe a model, budget it, check it, print it.
+#pragma once
+#include <gpubudget/units.hpp>
+#include <gpubudget/shape.hpp>
+#include <gpubudget/layer.hpp>
+#include <gpubudget/layers/options.hpp>
+#include <gpubudget/layers/input.hpp>
+#include <gpubudget/layers/dense.hpp>
+#include <gpubudget/layers/conv.hpp>
+#include <gpubudget/layers/norm.hpp>
+#include <gpubudget/layers/activation.hpp>
+#include <gpubudget/layers/pooling.hpp>
+#include <gpubudget/layers/view.hpp>
+#include <gpubudget/layers/attention.hpp>
+#include <gpubudget/layers/unfold.hpp>
+#include <gpubudget/layers/vision.hpp>
+#include <gpubudget/layers/graph_nn.hpp>
+#include <gpubudget/layers/blocks.hpp>
+#include <gpubudget/graph.hpp>
+#include <gpubudget/training.hpp>
+#include <gpubudget/devices.hpp>
+#include <gpubudget/budget.hpp>
+#include <gpubudget/check.hpp>
+#include <gpubudget/report.hpp>

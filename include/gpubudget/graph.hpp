@@ -1,0 +1,130 @@
+// gpubudget/graph.hpp — composing layers into a model: sequential, residual, parallel, repeat,
+// checkpointed, frozen and weight-shared blocks.
+//
+// A `model<N>` is a flat array of N records (see layer.hpp). Boost.Hana is used only here, at
+// the typed front end, to splice heterogeneous arguments (single layers and sub-models of any
+// size) into one array; everything downstream is loops over that array. `repeat<K>(block)`
+// stores the block once plus a count, so it costs what one block costs to compile.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/tuple.hpp>
+
+#include <gpubudget/layer.hpp>
+
+namespace gpubudget {
+
+/// A model (or block): N layer records in pre-order.
+template <std::size_t N>
+struct model {
+  std::array<layer, N> nodes{};
+  static constexpr std::size_t size = N;
+};
+
+namespace detail {
+template <class T> struct record_count;
+template <> struct record_count<layer> : std::integral_constant<std::size_t, 1> {};
+template <std::size_t N> struct record_count<model<N>> : std::integral_constant<std::size_t, N> {};
+
+template <class T>
+concept block_part = requires { record_count<std::remove_cvref_t<T>>::value; };
+
+/// Sum of record counts, as a loop (a fold expression over hundreds of arguments trips
+/// Clang 14's bracket-depth limit).
+template <class... Parts>
+constexpr std::size_t total_records() {
+  constexpr std::size_t counts[] = {std::size_t{0}, record_count<std::remove_cvref_t<Parts>>::value...};
+  std::size_t n = 0;
+  for (auto c : counts) n += c;
+  return n;
+}
+
+/// A composite record `head` followed by every part's records.
+template <class... Parts>
+constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&... parts) {
+  model<1 + total_records<Parts...>()> m{};
+  head.span = static_cast<std::int32_t>(1 + total_records<Parts...>());
+  m.nodes[0] = head;
+  std::size_t at = 1;
+  boost::hana::for_each(boost::hana::make_tuple(parts...), [&](const auto& part) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(part)>, layer>) {
+      m.nodes[at++] = part;
+    } else {
+      for (const auto& r : part.nodes) m.nodes[at++] = r;
+    }
+  });
+  return m;
+}
+
+constexpr layer composite(op kind) { layer l{}; l.kind = kind; return l; }
+}  // namespace detail
+
+/// Runs parts one after another (nn.Sequential).
+template <detail::block_part... Parts>
+constexpr auto sequential(const Parts&... parts) { return detail::compose(detail::composite(op::sequence), parts...); }
+
+/// y = x + block(x): the parts run in sequence on x, then an out-of-place add.
+template <detail::block_part... Parts>
+constexpr auto residual(const Parts&... parts) { return detail::compose(detail::composite(op::residual), parts...); }
+
+/// Every branch runs on the same input; outputs are merged (concat on dimension 0, add,
+/// multiply or stack as a new dimension 0). Use sequential(...) to make a multi-layer branch.
+template <detail::block_part... Branches>
+constexpr auto parallel(merge_kind merge, const Branches&... branches) {
+  layer head = detail::composite(op::parallel);
+  head.merge = merge;
+  return detail::compose(head, branches...);
+}
+
+/// `count` distinct copies of a block in sequence (each with its own weights). The block must
+/// keep its input's shape.
+template <detail::block_part... Parts>
+constexpr auto repeat(std::int64_t count, const Parts&... parts) {
+  layer head = detail::composite(op::repeat);
+  head.a[0] = count;
+  return detail::compose(head, parts...);
+}
+template <std::int64_t Count, detail::block_part... Parts>
+constexpr auto repeat(const Parts&... parts) {
+  static_assert(Count >= 1, "repeat<N> needs N >= 1");
+  return repeat(Count, parts...);
+}
+
+/// Gradient checkpointing (torch.utils.checkpoint, non-reentrant): keeps only the block's input
+/// in forward and re-runs the block in backward.
+template <detail::block_part... Parts>
+constexpr auto checkpointed(const Parts&... parts) {
+  layer head = detail::composite(op::sequence);
+  head.flags.checkpoint = true;
+  return detail::compose(head, parts...);
+}
+
+/// Parameters do not require grad (requires_grad_(False)); the block saves nothing for backward
+/// unless a gradient must flow through it to a trainable layer before it.
+template <detail::block_part... Parts>
+constexpr auto frozen(const Parts&... parts) {
+  layer head = detail::composite(op::sequence);
+  head.flags.frozen = true;
+  return detail::compose(head, parts...);
+}
+
+/// Weight sharing: every `shared(id, ...)` with the same id applies the *same* parameters.
+/// Parameters and their gradients are counted once; activations once per application. The
+/// blocks must have the same structure (the first occurrence defines the parameters).
+template <detail::block_part... Parts>
+constexpr auto shared(std::int32_t id, const Parts&... parts) {
+  layer head = detail::composite(op::sequence);
+  head.share_id = id;
+  return detail::compose(head, parts...);
+}
+
+/// Gives a block (or layer) a display name for tables.
+template <std::size_t N>
+constexpr model<N> named(const char* name, model<N> m) { m.nodes[0].name = name; return m; }
+constexpr layer named(const char* name, layer l) { l.name = name; return l; }
+
+}  // namespace gpubudget

@@ -1,0 +1,25 @@
+// gpubudget/layers/options.hpp — named arguments shared by layer factories.
+#pragma once
+#include <cstdint>
+
+namespace gpubudget {
+
+struct stride { std::int64_t value = 1; constexpr explicit stride(std::int64_t v) : value(v) {} };
+struct padding { std::int64_t value = 0; constexpr explicit padding(std::int64_t v) : value(v) {} };
+struct dilation { std::int64_t value = 1; constexpr explicit dilation(std::int64_t v) : value(v) {} };
+struct groups { std::int64_t value = 1; constexpr explicit groups(std::int64_t v) : value(v) {} };
+struct output_padding { std::int64_t value = 0; constexpr explicit output_padding(std::int64_t v) : value(v) {} };
+/// Number of attention heads.
+struct heads { std::int64_t value = 1; constexpr explicit heads(std::int64_t v) : value(v) {} };
+/// Key/value heads for grouped-query attention (defaults to `heads`).
+struct kv_heads { std::int64_t value = 0; constexpr explicit kv_heads(std::int64_t v) : value(v) {} };
+/// Length of the key/value sequence for cross-attention (defaults to the query length).
+struct kv_tokens { std::int64_t value = 0; constexpr explicit kv_tokens(std::int64_t v) : value(v) {} };
+/// Layer without a bias term.
+struct no_bias_t {};
+inline constexpr no_bias_t no_bias{};
+/// Depthwise convolution: groups = input channels.
+struct depthwise_t {};
+inline constexpr depthwise_t depthwise{};
+
+}  // namespace gpubudget

@@ -1,0 +1,88 @@
+// gpubudget/training.hpp — the training (or inference) policy a budget is computed for.
+#pragma once
+#include <cstdint>
+
+#include <gpubudget/units.hpp>
+
+namespace gpubudget {
+
+/// Numeric precision of a step.
+enum class precision_mode : std::uint8_t {
+  fp32,       ///< everything fp32
+  amp_fp16,   ///< autocast fp16: fp32 parameters, fp16 activations for matmul/conv ops
+  amp_bf16,   ///< autocast bf16
+  pure_fp16,  ///< fp16 parameters, gradients and activations, fp32 master weights
+  pure_bf16,  ///< bf16 parameters, gradients and activations, fp32 master weights
+};
+inline constexpr precision_mode fp32 = precision_mode::fp32;
+inline constexpr precision_mode amp_fp16 = precision_mode::amp_fp16;
+inline constexpr precision_mode amp_bf16 = precision_mode::amp_bf16;
+inline constexpr precision_mode pure_fp16 = precision_mode::pure_fp16;
+inline constexpr precision_mode pure_bf16 = precision_mode::pure_bf16;
+
+enum class optimizer_kind : std::uint8_t { none, sgd, sgd_momentum, adam, adamw };
+inline constexpr optimizer_kind sgd = optimizer_kind::sgd;
+inline constexpr optimizer_kind sgd_momentum = optimizer_kind::sgd_momentum;
+inline constexpr optimizer_kind adam = optimizer_kind::adam;
+inline constexpr optimizer_kind adamw = optimizer_kind::adamw;
+
+/// How `optimizer.step()` walks the parameters (PyTorch's three implementations).
+enum class step_impl : std::uint8_t {
+  for_loop,  ///< one parameter at a time: temporaries the size of one parameter (PyTorch CPU default)
+  foreach,   ///< multi-tensor: temporaries for all parameters at once (PyTorch CUDA default)
+  fused,     ///< fused kernel: no temporaries
+};
+
+/// Where the computation runs: decides op implementations that differ between back ends
+/// (e.g. dropout keeps a 1-byte mask on CUDA but a full fp32 noise tensor on CPU).
+enum class backend_kind : std::uint8_t { cuda, cpu };
+
+/// The loss appended to the model's output.
+enum class loss_kind : std::uint8_t {
+  mean_square,    ///< (out ** 2).mean(): what the reference measurements use
+  cross_entropy,  ///< log_softmax over the last dimension + nll: saves the log-probabilities
+};
+
+/// A distillation teacher: run without grad before the student's forward.
+struct teacher_policy {
+  bool present = false;
+  bool offloaded_to_cpu = false;  ///< parameters live in host memory; only its activations touch the GPU
+  std::int64_t parameter_count = 0;
+  std::int64_t forward_peak_bytes = 0;  ///< no-grad forward peak per micro-batch (see teacher())
+  dtype parameter_type = dtype::fp32;
+};
+
+/// One training (or inference) configuration.
+struct training {
+  std::int64_t batch = 1;                 ///< samples per optimizer step (effective batch)
+  std::int64_t micro_batch = 0;           ///< samples per forward/backward; 0 = batch (no accumulation)
+  precision_mode precision = precision_mode::fp32;
+  optimizer_kind optimizer = optimizer_kind::adamw;
+  step_impl step = step_impl::foreach;
+  bool ema = false;                       ///< keeps an fp32 EMA copy of the parameters
+  bool inference = false;                 ///< forward only, under no_grad
+  bool checkpoint_all = false;            ///< checkpoint every top-level block of the model
+  bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
+  loss_kind loss = loss_kind::mean_square;
+  backend_kind backend = backend_kind::cuda;
+  teacher_policy teacher{};
+  /// Reserve for the caching allocator's fragmentation, in percent of the allocated peak.
+  /// Default 10: FRAGMENTATION_BUFFER = 0.10 of seed report 002's pipeline/memory.py.
+  std::int64_t fragmentation_percent = 10;
+
+  constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }
+  constexpr std::int64_t accumulation_steps() const { return (batch + micro() - 1) / micro(); }
+};
+
+/// The configuration PyTorch's CPU reference measurements use: fp32, for-loop optimizer step,
+/// mean-square loss, CPU op implementations.
+constexpr training cpu_reference_step(std::int64_t batch, optimizer_kind opt) {
+  training t{};
+  t.batch = batch;
+  t.optimizer = opt;
+  t.step = step_impl::for_loop;
+  t.backend = backend_kind::cpu;
+  return t;
+}
+
+}  // namespace gpubudget

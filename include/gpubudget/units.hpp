@@ -1,0 +1,88 @@
+// gpubudget/units.hpp — element types, byte units and overflow-checked byte arithmetic.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <gpubudget/detail/diagnostics.hpp>
+
+namespace gpubudget {
+
+/// Element types a tensor can hold.
+enum class dtype : std::uint8_t { fp32, fp16, bf16, fp8, int8, int64, boolean };
+
+/// Bytes per element of `t`.
+constexpr std::int64_t bytes_per_element(dtype t) {
+  switch (t) {
+    case dtype::fp32: return 4;
+    case dtype::fp16: return 2;
+    case dtype::bf16: return 2;
+    case dtype::fp8: return 1;
+    case dtype::int8: return 1;
+    case dtype::int64: return 8;
+    case dtype::boolean: return 1;  // torch.bool is one byte per element
+  }
+  return 0;
+}
+
+constexpr std::string_view to_string(dtype t) {
+  switch (t) {
+    case dtype::fp32: return "fp32";
+    case dtype::fp16: return "fp16";
+    case dtype::bf16: return "bf16";
+    case dtype::fp8: return "fp8";
+    case dtype::int8: return "int8";
+    case dtype::int64: return "int64";
+    case dtype::boolean: return "bool";
+  }
+  return "?";
+}
+
+/// Binary byte units.
+inline constexpr std::int64_t KiB = 1024;
+inline constexpr std::int64_t MiB = 1024 * KiB;
+inline constexpr std::int64_t GiB = 1024 * MiB;
+/// Decimal units, as GPU vendors print capacities.
+inline constexpr std::int64_t MB = 1000 * 1000;
+inline constexpr std::int64_t GB = 1000 * MB;
+
+namespace literals {
+constexpr std::int64_t operator""_KiB(unsigned long long v) { return static_cast<std::int64_t>(v) * KiB; }
+constexpr std::int64_t operator""_MiB(unsigned long long v) { return static_cast<std::int64_t>(v) * MiB; }
+constexpr std::int64_t operator""_GiB(unsigned long long v) { return static_cast<std::int64_t>(v) * GiB; }
+constexpr std::int64_t operator""_GB(unsigned long long v) { return static_cast<std::int64_t>(v) * GB; }
+}  // namespace literals
+
+/// Overflow-checked arithmetic: a byte count that does not fit in 64 bits stops constant
+/// evaluation with `byte_count_overflows_64_bits` in the diagnostic (and throws at run time).
+constexpr std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) detail::byte_count_overflows_64_bits();
+  return r;
+}
+constexpr std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) detail::byte_count_overflows_64_bits();
+  return r;
+}
+
+/// Bytes of `elements` values of type `t`, overflow-checked.
+constexpr std::int64_t bytes_of(std::int64_t elements, dtype t) { return checked_mul(elements, bytes_per_element(t)); }
+
+/// Whole MiB, rounded up (what diagnostics print).
+constexpr std::int64_t to_mib_ceil(std::int64_t bytes) { return (bytes + MiB - 1) / MiB; }
+
+/// "123.45 MiB"-style rendering with binary units.
+inline std::string format_bytes(std::int64_t bytes) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes < 0 ? -bytes : bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) { v /= 1024.0; ++u; }
+  char buf[48];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", bytes < 0 ? "-" : "", static_cast<long long>(v));
+  else std::snprintf(buf, sizeof buf, "%s%.2f %s", bytes < 0 ? "-" : "", v, unit[u]);
+  return buf;
+}
+
+}  // namespace gpubudget
