@@ -110,11 +110,13 @@ constexpr value append_loss(sim& s, const value& out) {
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
   } else {
-    per_element = pointwise(s, out, out.s, out.type, keeps::input);  // out ** 2 keeps out
+    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries
+    per_element = pointwise(s, out, out.s, out.type, keeps::input, 0, 0, 2 * s.bytes_of_value(out));
   }
   value loss{s.allocate(4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);
-  s.grad_to(n, per_element);  // mean/nll backward: a full-size gradient
+  // mean's backward expands the scalar gradient (a view); nll's scatters into a full tensor
+  s.grad_to(n, per_element, false, s.plan.loss == loss_kind::mean_square);
   s.release(per_element);
   return loss;
 }
@@ -122,14 +124,14 @@ constexpr value append_loss(sim& s, const value& out) {
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
 /// micro-batch starts with every .grad alive) and optionally fills per-record stats.
 template <std::size_t N>
-constexpr step_result simulate_step(const std::array<layer, N>& nodes, const training& plan, std::int64_t host_bytes_per_node,
+constexpr step_result simulate_step(const std::array<layer, N>& nodes, const training& plan,
                                     std::array<record_stats, N>* per_record) {
   sim s{};
   s.batch = plan.micro();
   if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
   s.plan = plan;
   s.no_grad = plan.inference;
-  s.host_bytes_per_node = host_bytes_per_node;
+  s.count_host = plan.backend == backend_kind::cpu;  // a CPU malloc count sees host bookkeeping
   walker w(nodes.data(), static_cast<std::int32_t>(N), s);
   step_result r{};
   const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
@@ -137,7 +139,11 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
     if (pass > 0) w.next_micro_batch();
     value out = w.walk(0, value{}, walker::scope{});
     s.end_forward();
-    if (pass == 0) { r.totals = w.totals; r.saved = s.saved_total; }
+    if (pass == 0) {
+      r.totals = w.totals;
+      r.totals.input_bytes += s.edge_bytes;  // graph edge lists are part of the batch
+      r.saved = s.saved_total;
+    }
     if (plan.inference) {
       r.after_forward = s.live;
       r.forward_peak = s.peak;
@@ -146,10 +152,10 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
     }
     value loss = append_loss(s, out);
     if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak; }
-    w.backward(loss.id);
-    r.live_after_backward = s.live;  // .grad plus the output and loss the trainer still holds
+    w.backward(loss.id);  // the trainer's `out` and `loss` stay alive through backward
     s.release(out);
     s.release(loss);
+    r.live_after_backward = s.live;  // what optimizer.step() starts from: the .grad tensors
   }
   r.fwd_bwd_peak = s.peak;
   r.peak_rounded = s.peak_rounded;
@@ -212,7 +218,7 @@ template <std::size_t N>
 constexpr model_budget<N> budget(const model<N>& m, const training& plan, const device& dev) {
   model_budget<N> b{};
   b.nodes = m.nodes;
-  const auto r = detail::simulate_step(m.nodes, plan, 0, &b.layers);
+  const auto r = detail::simulate_step(m.nodes, plan, &b.layers);
   detail::fill_budget(b, r, plan, dev);
   return b;
 }
@@ -221,7 +227,7 @@ constexpr model_budget<N> budget(const model<N>& m, const training& plan, const 
 template <std::size_t N>
 constexpr memory_budget budget_totals(const model<N>& m, const training& plan, const device& dev) {
   memory_budget b{};
-  detail::fill_budget(b, detail::simulate_step<N>(m.nodes, plan, 0, nullptr), plan, dev);
+  detail::fill_budget(b, detail::simulate_step<N>(m.nodes, plan, nullptr), plan, dev);
   return b;
 }
 
@@ -233,7 +239,7 @@ constexpr teacher_policy teacher(const model<N>& m, std::int64_t micro_batch, bo
   t.batch = micro_batch;
   t.inference = true;
   t.precision = precision;
-  const auto r = detail::simulate_step<N>(m.nodes, t, 0, nullptr);
+  const auto r = detail::simulate_step<N>(m.nodes, t, nullptr);
   return teacher_policy{true, offloaded_to_cpu, r.totals.params, r.forward_peak, dtype::fp32};
 }
 

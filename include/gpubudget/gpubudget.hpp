@@ -10,11 +10,13 @@
 #include <gpubudget/layers/norm.hpp>
 #include <gpubudget/layers/activation.hpp>
 #include <gpubudget/layers/pooling.hpp>
+#include <gpubudget/layers/elementwise.hpp>
 #include <gpubudget/layers/view.hpp>
 #include <gpubudget/layers/attention.hpp>
 #include <gpubudget/layers/unfold.hpp>
 #include <gpubudget/layers/vision.hpp>
 #include <gpubudget/layers/graph_nn.hpp>
+#include <gpubudget/layers/dual_attention.hpp>
 #include <gpubudget/layers/blocks.hpp>
 #include <gpubudget/graph.hpp>
 #include <gpubudget/training.hpp>

@@ -71,8 +71,18 @@ constexpr auto sequential(const Parts&... parts) { return detail::compose(detail
 template <detail::block_part... Parts>
 constexpr auto residual(const Parts&... parts) { return detail::compose(detail::composite(op::residual), parts...); }
 
-/// Every branch runs on the same input; outputs are merged (concat on dimension 0, add,
-/// multiply or stack as a new dimension 0). Use sequential(...) to make a multi-layer branch.
+/// out = block(x); out += x — the in-place residual of torchvision's ResNet and ConvNeXt blocks
+/// (no new tensor for the sum).
+template <detail::block_part... Parts>
+constexpr auto residual_inplace(const Parts&... parts) {
+  layer head = detail::composite(op::residual);
+  head.merge = merge_kind::add_inplace;
+  return detail::compose(head, parts...);
+}
+
+/// Every branch runs on the same input, in order; outputs are merged (concat on dimension 0,
+/// add, add in place into the first, multiply, or stack as a new dimension 0). Use
+/// sequential(...) for a multi-layer branch and sequential() for the identity.
 template <detail::block_part... Branches>
 constexpr auto parallel(merge_kind merge, const Branches&... branches) {
   layer head = detail::composite(op::parallel);

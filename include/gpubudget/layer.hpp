@@ -17,7 +17,7 @@ enum class op : std::uint8_t {
   input, linear, conv, conv_transpose, batch_norm, layer_norm, group_norm, embedding,
   activation, softmax, dropout, max_pool, avg_pool, adaptive_avg_pool, flatten, reshape,
   transpose, attention, unfold, patch_embedding, graph_conv, graph_attention, scale,
-  token_select, mean_over, local_attention,
+  token_select, mean_over, local_attention, permute, layer_scale, stochastic_depth, learned_positions, dual_cross_vit,
   // compositions
   sequence, residual, parallel, repeat,
 };
@@ -25,7 +25,13 @@ enum class op : std::uint8_t {
 enum class activation_kind : std::uint8_t { relu, relu_inplace, gelu, silu, sigmoid, tanh, leaky_relu, elu };
 
 /// How the outputs of parallel branches are combined.
-enum class merge_kind : std::uint8_t { concat, add, multiply, stack };
+enum class merge_kind : std::uint8_t {
+  concat,       ///< torch.cat along per-sample dimension 0
+  add,          ///< a + b + ... (out of place)
+  add_inplace,  ///< first += others (torchvision's `out += identity`): no new tensor
+  multiply,     ///< elementwise product
+  stack,        ///< torch.stack: a new dimension 0
+};
 
 /// Flags a composition can carry.
 struct node_flags {
@@ -41,6 +47,7 @@ struct layer {
   merge_kind merge = merge_kind::concat;
   dtype type = dtype::fp32;       ///< input: element type of the data
   bool bias = true;
+  bool channels_last = false;     ///< conv: input arrives channels-last-strided (CPU transients)
   node_flags flags{};
   std::int32_t share_id = 0;      ///< >0: parameters shared by every subtree with this id
   const char* name = nullptr;     ///< optional display name

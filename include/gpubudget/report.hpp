@@ -65,6 +65,11 @@ inline std::string_view op_name(const layer& l) {
     case op::token_select: return "select";
     case op::mean_over: return "mean";
     case op::local_attention: return "local_attention";
+    case op::permute: return "permute";
+    case op::layer_scale: return "layer_scale";
+    case op::stochastic_depth: return "stochastic_depth";
+    case op::learned_positions: return "positions";
+    case op::dual_cross_vit: return "dual_cross_attention_vit";
     case op::sequence: return l.flags.checkpoint ? "checkpointed" : (l.flags.frozen ? "frozen" : "sequential");
     case op::residual: return "residual";
     case op::parallel: return "parallel";

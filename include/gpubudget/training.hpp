@@ -65,6 +65,9 @@ struct training {
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;
   backend_kind backend = backend_kind::cuda;
+  /// CPU back end only: intra-op threads (some oneDNN scratch is per thread). The reference
+  /// measurements use 2.
+  std::int64_t cpu_threads = 2;
   teacher_policy teacher{};
   /// Reserve for the caching allocator's fragmentation, in percent of the allocated peak.
   /// Default 10: FRAGMENTATION_BUFFER = 0.10 of seed report 002's pipeline/memory.py.

@@ -21,6 +21,7 @@ struct layer_ctx {
   std::int64_t params = 0;      ///< out: parameter elements this layer owns
   std::int64_t buffer_bytes = 0;  ///< out: non-trainable state (BatchNorm running statistics)
   std::int64_t largest_param = 0; ///< out: elements of its largest single parameter tensor
+  std::int32_t parts = 1;         ///< out: parameter keys used (param_key .. param_key + parts - 1)
 
   constexpr bool amp() const {
     return s.plan.precision == precision_mode::amp_fp16 || s.plan.precision == precision_mode::amp_bf16;
@@ -49,10 +50,23 @@ struct layer_ctx {
   /// the weights of different sub-modules of one layer (attention's projections).
   constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0) {
     if (!trainable) return;
-    s.param_grads(n, bytes_of(elements, param_type()), param_key * 8 + part);
+    if (part + 1 > parts) parts = part + 1;
+    s.param_grads(n, bytes_of(elements, param_type()), param_key + part);
     // Under autocast the matmul produces the 16-bit weight's gradient first; the cast's
     // backward then materializes the fp32 one.
     if (amp()) s.backward_temp(n, bytes_of(elements, half_type()));
+  }
+  /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
+  constexpr layer_ctx sub(const layer& l, std::int32_t first_part, bool counts = true) const {
+    layer_ctx c{s, l, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts};
+    return c;
+  }
+  /// Folds a sub-module's counts back into this layer.
+  constexpr void absorb(const layer_ctx& c, std::int32_t first_part) {
+    params = checked_add(params, c.params);
+    buffer_bytes += c.buffer_bytes;
+    if (c.largest_param > largest_param) largest_param = c.largest_param;
+    if (first_part + c.parts > parts) parts = first_part + c.parts;
   }
   /// Does an op with these weights need an autograd node?
   constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
@@ -76,6 +90,13 @@ constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std
   c.s.cache_until_forward_ends(w.id);
 }
 
+/// OpenBLAS's GEMM buffer: every non-tiny matmul on the CPU allocates a constant 512 KiB
+/// transient, in forward and in each backward GEMM (op_rules.md §0.4; absent for 64³ GEMMs).
+constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (s.plan.backend != backend_kind::cpu) return 0;
+  return m * n * k > 64 * 64 * 64 ? 512 * KiB : 0;
+}
+
 enum class keeps : std::uint8_t { nothing, input, output };
 
 /// y = f(x): a new tensor; the node keeps nothing, the input or the output; the gradient of x is
@@ -93,6 +114,17 @@ constexpr value pointwise(sim& s, const value& x, const shape& out, dtype t, kee
   return y;
 }
 
+/// A reduction (sum or mean over some dimensions): a new, smaller tensor; its backward hands
+/// back an expanded view of the gradient (nothing allocated). `mean(dim)` keeps its input in
+/// PyTorch 1.13 (its derivative formula reads self.numel()); sum and full mean keep nothing.
+constexpr value reduce(sim& s, const value& x, const shape& out, bool keeps_input = false) {
+  value y = s.make(out, x.type, x.requires_grad);
+  auto n = s.record(y);
+  if (keeps_input) s.save(n, x);
+  s.grad_to(n, x, false, true);
+  return y;
+}
+
 /// a + b (out of place): saves nothing, passes the gradient through to both.
 constexpr value add(sim& s, const value& a, const value& b) {
   value y = s.make(a.s, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
@@ -102,14 +134,31 @@ constexpr value add(sim& s, const value& a, const value& b) {
   return y;
 }
 
+/// a += b: `a`'s storage holds the sum (no allocation); the gradient passes through to both.
+/// Takes over the caller's reference to `a`.
+constexpr value add_inplace(sim& s, const value& a, const value& b) {
+  value y{a.id, a.s, a.type, a.requires_grad || b.requires_grad};
+  auto n = s.record(y);
+  s.grad_to(n, a, true);
+  s.grad_to(n, b, true);
+  return y;
+}
+
 /// a * b elementwise (same shape): saves each operand the other's gradient needs.
 constexpr value multiply(sim& s, const value& a, const value& b, const shape& out) {
-  value y = s.make(out, a.type, a.requires_grad || b.requires_grad);
+  value y = s.make(out, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
   auto n = s.record(y);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);
   s.grad_to(n, a);
   s.grad_to(n, b);
+  return y;
+}
+
+/// a * b where `b` is broadcast over `out` (its gradient is computed at full size, then reduced).
+constexpr value broadcast_multiply(sim& s, const value& a, const value& b, const shape& out) {
+  value y = multiply(s, a, b, out);
+  if (b.requires_grad) s.backward_temp(s.record_of(y), s.bytes_of_value(out, y.type));
   return y;
 }
 
@@ -124,7 +173,10 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
 /// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
 constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
+  const auto gemm = cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last());
+  s.transient(gemm);
   auto n = s.record(y);
+  s.backward_temp(n, gemm);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);
   s.grad_to(n, a);
@@ -173,8 +225,13 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   shape out = x.s;
   out[-1] = out_features;
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, 0, 0, weight, part);
+  const auto gemm = cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last());
+  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
   c.s.release(xin);
+  if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view
+    auto n = c.s.record_of(y);
+    if (n >= 0 && c.s.replay_cursor < 0) c.s.add_host(c.s.host.node + c.s.host.view_node, c.s.node(n).host_bytes);
+  }
   return y;
 }
 

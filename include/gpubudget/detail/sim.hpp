@@ -37,6 +37,8 @@ struct grad_edge {
   std::int32_t target = -1;   ///< storage whose gradient this is
   std::int64_t bytes = 0;
   bool alias = false;         ///< passes the incoming gradient through (add, views): no allocation
+  bool expand = false;        ///< a broadcast view of a smaller gradient (sum/mean backward):
+                              ///< no allocation; the consumer materializes what it needs
 };
 
 /// An autograd node: what backward needs from it.
@@ -51,6 +53,16 @@ struct node_record {
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
   std::int32_t param_key = -1;        ///< identity of the parameters (shared weights share a key)
   std::int64_t phantom_saved = 0;     ///< phantoms only: bytes of their storage counted as saved
+  std::int64_t host_bytes = 0;        ///< host bookkeeping of this node (CPU reference only)
+};
+
+/// Host-side bookkeeping that a CPU malloc count sees next to tensor data: autograd nodes,
+/// SavedVariables, TensorImpls (benchmarks/accuracy/op_rules.md §2, engine_probe.py host:
+/// ~550 B per node, ~510 B per view node, ~1 KiB per node that saves a tensor).
+struct host_costs {
+  std::int64_t node = 550;
+  std::int64_t view_node = 510;
+  std::int64_t saved_tensor = 450;
 };
 
 /// A checkpointed block: re-run in backward.
@@ -70,7 +82,9 @@ struct sim {
   dyn_array<segment_record> segments{};
   std::int64_t batch = 1;
   training plan{};
-  std::int64_t host_bytes_per_node = 0;  ///< host bookkeeping per node (CPU reference only)
+  bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
+  host_costs host{};
+  std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
 
   std::int64_t live = 0, peak = 0;
   std::int64_t grads_live = 0, grads_at_peak = 0;
@@ -129,7 +143,13 @@ struct sim {
   /// A view of `v` (same storage, one more reference).
   constexpr value view(const value& v, const shape& s) {
     retain(v.id);
+    if (count_host && v.requires_grad && replay_cursor < 0) add_host(host.view_node, host_view_bytes);
     return value{v.id, s, v.type, v.requires_grad};
+  }
+  constexpr void add_host(std::int64_t bytes, std::int64_t& owner) {
+    owner += bytes;
+    live += bytes;
+    note_peak(0, 0);
   }
 
   // --- autograd nodes --------------------------------------------------------------------------
@@ -143,7 +163,7 @@ struct sim {
     n.segment = dropping_saves_for;
     n.param_key = -1;
     nodes.push_back(n);
-    if (host_bytes_per_node > 0) { live += host_bytes_per_node; note_peak(0, 0); }
+    if (count_host) add_host(host.node, nodes.back().host_bytes);
     return last_recorded = static_cast<std::int32_t>(nodes.size() - 1);
   }
   /// The node just recorded for `v` (-1 if `v` needs no gradient).
@@ -162,6 +182,7 @@ struct sim {
     else if (nd.saved_begin + nd.saved_count != static_cast<std::int32_t>(saved_ids.size())) fail("gpubudget: internal: saves not contiguous");
     saved_ids.push_back(v.id);
     ++nd.saved_count;
+    if (count_host && replay_cursor < 0) add_host(host.saved_tensor, nd.host_bytes);
     auto& st = storages[static_cast<std::size_t>(v.id)];
     if (st.saved++ == 0) saved_total += st.bytes;  // the input batch counts too: autograd keeps it
   }
@@ -185,10 +206,10 @@ struct sim {
     release(v);
   }
   /// `n` produces the gradient of input `v` (if `v` needs one).
-  constexpr void grad_to(std::int32_t n, const value& v, bool alias = false) {
+  constexpr void grad_to(std::int32_t n, const value& v, bool alias = false, bool expand = false) {
     if (n < 0 || !v.requires_grad || replay_cursor >= 0) return;
     auto& nd = node(n);
-    if (nd.inputs < 3) nd.in[nd.inputs++] = grad_edge{v.id, bytes_of_value(v), alias};
+    if (nd.inputs < 3) nd.in[nd.inputs++] = grad_edge{v.id, bytes_of_value(v), alias, expand};
   }
   /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
   constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {
@@ -199,6 +220,23 @@ struct sim {
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes) {
     if (n < 0 || replay_cursor >= 0) return;
     node(n).backward_temp += bytes;
+  }
+
+  /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like
+  /// the input, created once and shared by every graph layer (each saved index counts once).
+  dyn_array<std::int64_t> edge_cache{};  // triples: edges, src id, dst id
+  std::int64_t edge_bytes = 0;
+  struct edge_pair { std::int32_t src, dst; };
+  constexpr edge_pair edge_lists(std::int64_t edges) {
+    for (std::size_t k = 0; k + 2 < edge_cache.size(); k += 3)
+      if (edge_cache[k] == edges) return {static_cast<std::int32_t>(edge_cache[k + 1]), static_cast<std::int32_t>(edge_cache[k + 2])};
+    const auto bytes = checked_mul(batch, bytes_of(edges, dtype::int64));
+    const auto a = allocate(bytes, true), b = allocate(bytes, true);
+    edge_cache.push_back(edges);
+    edge_cache.push_back(a);
+    edge_cache.push_back(b);
+    edge_bytes += 2 * bytes;
+    return {a, b};
   }
 
   /// Releases a phantom (see walker::add_phantom) when backward passes it.

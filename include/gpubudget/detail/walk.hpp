@@ -9,6 +9,8 @@
 #include <gpubudget/layers/attention.hpp>
 #include <gpubudget/layers/conv.hpp>
 #include <gpubudget/layers/dense.hpp>
+#include <gpubudget/layers/dual_attention.hpp>
+#include <gpubudget/layers/elementwise.hpp>
 #include <gpubudget/layers/graph_nn.hpp>
 #include <gpubudget/layers/input.hpp>
 #include <gpubudget/layers/unfold.hpp>
@@ -72,7 +74,7 @@ struct walker {
   constexpr std::int32_t key_of(std::int32_t i, const scope& sc) {
     if (first_key.empty()) first_key.resize(static_cast<std::size_t>(count), -1);
     auto& k = first_key[static_cast<std::size_t>(i + sc.key_shift)];
-    if (sc.count_params || k < 0) { k = next_key++; }
+    if (sc.count_params || k < 0) k = next_key;  // next_key advances by the parts the layer used
     return k;
   }
 
@@ -142,6 +144,7 @@ struct walker {
       case op::residual: {
         value y = run_children(i, in, sc);
         if (y.s.numel() != in.s.numel()) shape_mismatch_between_layers();
+        if (L.merge == merge_kind::add_inplace) return add_inplace(s, y, in);
         value out = add(s, in, y);
         s.release(y);
         return out;
@@ -198,7 +201,7 @@ struct walker {
     n.out = -1;
     n.segment = s.dropping_saves_for;
     n.param_grad_bytes = grads;
-    n.param_key = grads > 0 ? next_key++ * 8 : -1;
+    n.param_key = grads > 0 ? next_key++ : -1;
     s.nodes.push_back(n);
     const auto at = static_cast<std::int32_t>(s.nodes.size() - 1);
     // count the retained bytes as saved, whatever the dropping state of a checkpoint
@@ -227,6 +230,14 @@ struct walker {
       for (int d = (L.merge == merge_kind::concat ? 1 : 0); same_rest && d < o.rank; ++d) same_rest = o[d] == merged[d];
       if (!same_rest) parallel_branches_disagree_on_shape();
       if (L.merge == merge_kind::concat) merged[0] += o[0];
+    }
+    if (L.merge == merge_kind::add_inplace) {
+      value acc = outs[0];
+      for (std::size_t k = 1; k < outs.size(); ++k) {
+        acc = add_inplace(s, acc, outs[k]);
+        s.release(outs[k]);
+      }
+      return acc;
     }
     if (L.merge == merge_kind::stack) {
       if (merged.rank >= 5) tensor_rank_unsupported();
@@ -289,11 +300,17 @@ struct walker {
       case op::attention: out = rules::lower_attention(c, in); break;
       case op::unfold: out = rules::lower_unfold(c, in); break;
       case op::local_attention: out = rules::lower_local_attention(c, in); break;
+      case op::permute: out = rules::lower_permute(c, in); break;
+      case op::layer_scale: out = rules::lower_layer_scale(c, in); break;
+      case op::stochastic_depth: out = rules::lower_stochastic_depth(c, in); break;
+      case op::learned_positions: out = rules::lower_learned_positions(c, in); break;
+      case op::dual_cross_vit: out = rules::lower_dual_cross_vit(c, in); break;
       case op::patch_embedding: out = rules::lower_patch_embedding(c, in); break;
       case op::graph_conv: out = rules::lower_graph_conv(c, in); break;
       case op::graph_attention: out = rules::lower_graph_attention(c, in); break;
       default: invalid_layer_argument();
     }
+    if (!replaying && c.param_key == next_key) next_key += c.parts;
     if (!replaying && counting) {
       totals.params = checked_add(totals.params, c.params);
       if (c.trainable) {
@@ -315,16 +332,23 @@ struct walker {
   }
 
   /// Adds gradient `g` (of `bytes`) into the gradient buffer of storage `target`.
-  constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes) {
+  constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes, bool expand) {
     auto& slot = grad_slot(target);
+    const auto full = s.storages[static_cast<std::size_t>(target)].bytes;
     if (slot < 0) {
-      const auto full = s.storages[static_cast<std::size_t>(target)].bytes;
-      if (bytes >= full) { slot = g; return; }
+      if (bytes >= full || expand) { slot = g; return; }
       // a gradient for part of a storage (a slice or a split view): the engine materializes the
       // whole storage's gradient (SplitBackward / SelectBackward build a full-size tensor)
-      slot = s.allocate(full);
+      grad_slot(target) = s.allocate(full);
+      s.release(g);
+      return;
     }
-    s.release(g);  // in-place accumulation into the existing buffer
+    // A second gradient for the same tensor: the engine's InputBuffer sums out of place
+    // (old + new + sum alive together, op_rules.md §3), then drops both addends.
+    const auto sum = s.allocate(full);
+    s.release(grad_slot(target));
+    s.release(g);
+    grad_slot(target) = sum;
   }
 
   constexpr void recompute(std::int32_t seg_index) {
@@ -339,21 +363,30 @@ struct walker {
     replaying = false;
   }
 
+  std::uint8_t backward_pass = 0;  ///< 1 for the first micro-batch's backward, 2 for the next
+
+  /// A parameter gradient of `bytes` arriving for the weights `key`.
   constexpr void param_grad(std::int32_t key, std::int64_t bytes) {
     if (key < 0 || bytes == 0) return;
     if (static_cast<std::size_t>(key) >= key_has_grad.size()) key_has_grad.resize(static_cast<std::size_t>(key) + 1, 0);
-    if (!key_has_grad[static_cast<std::size_t>(key)]) {
-      key_has_grad[static_cast<std::size_t>(key)] = 1;
-      s.allocate(bytes);  // AccumulateGrad keeps it as .grad: never freed during the step
+    auto& seen = key_has_grad[static_cast<std::size_t>(key)];
+    if (seen == 0) {
+      s.allocate(bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
       s.grads_live += bytes;
       s.note_peak(0, 0);
+    } else if (seen == backward_pass) {
+      // shared weights: the earlier gradient waits in AccumulateGrad's input buffer and is summed
+      // out of place with this one (held + incoming + sum, op_rules.md §3)
+      s.transient(2 * bytes);
     } else {
-      s.transient(bytes);  // later gradients are added in place into .grad
+      s.transient(bytes);  // an existing .grad (accumulation): the incoming is added in place
     }
+    seen = backward_pass;
   }
 
   /// Backward from the scalar `loss` storage.
   constexpr void backward(std::int32_t loss) {
+    ++backward_pass;
     grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
     for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= 0; --n) {
       const auto seg = s.nodes[static_cast<std::size_t>(n)].segment;
@@ -370,18 +403,22 @@ struct walker {
         for (int e = 0; e < rec.inputs; ++e) {
           const auto& edge = rec.in[e];
           std::int32_t gi = g;
-          if (edge.alias) s.retain(g);
+          if (edge.alias || edge.expand) s.retain(g);
           else gi = s.allocate(edge.bytes);
-          accumulate(edge.target, gi, edge.bytes);
+          accumulate(edge.target, gi, edge.bytes, edge.expand);
         }
         param_grad(rec.param_key, rec.param_grad_bytes);
         s.transient(rec.backward_temp);
       }
       s.release_saved(n);
-      if (s.host_bytes_per_node > 0) s.live -= s.host_bytes_per_node;
+      s.live -= s.nodes[static_cast<std::size_t>(n)].host_bytes;
+      s.nodes[static_cast<std::size_t>(n)].host_bytes = 0;
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
     }
+    s.live -= s.host_view_bytes;  // the graph is gone
+    s.host_view_bytes = 0;
+    for (auto& slot : grad_of) if (slot >= 0) { s.release(slot); slot = -1; }  // unused input grads
   }
 };
 

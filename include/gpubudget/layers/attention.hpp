@@ -49,36 +49,26 @@ constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, st
   return bytes_of(checked_mul(checked_mul(checked_mul(batch, h), lq), lk), t);
 }
 
-constexpr value lower_attention(layer_ctx& c, const value& x) {
+/// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
+/// same value as `x` for self-attention), with the settings of layer `L`.
+constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) {
   auto& s = c.s;
   const auto D = c.L.a[0], H = c.L.a[1];
   if (D <= 0 || H <= 0) invalid_layer_argument();
-  if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
+  if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
   if (D % H != 0) heads_do_not_divide_model_width();
   const auto KVH = c.L.a[4] > 0 ? c.L.a[4] : H;
   if (H % KVH != 0) heads_do_not_divide_model_width();
   const auto d = D / H;
   const auto Lq = x.s[0];
-  const auto Lk = c.L.a[2] > 0 ? c.L.a[2] : Lq;
+  const auto Lk = kv_src.s[0];
   const bool bias = c.L.bias;
   const auto impl = static_cast<attention_impl>(c.L.a[3]);
   const dtype mt = c.matmul_type(x.type);
 
-  // Key/value source: the input itself, or (cross-attention) a [Lk, D] tensor built from it.
-  value kv_src = x;
-  s.retain(x.id);
-  if (Lk != Lq) {
-    s.release(kv_src);
-    kv_src = s.make(make_shape(Lk, D), x.type, x.requires_grad);
-    auto n = s.record(kv_src);
-    s.grad_to(n, x);
-  }
-
-  value result{};
   if (impl == attention_impl::flash) {
-    const auto kvw = 2 * KVH * d;
     value q = linear_op(c, x, D, bias, 0);
-    value kv = linear_op(c, kv_src, kvw, bias, 1);
+    value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
     // flash forward: output + logsumexp [B, H, Lq] fp32; keeps q, k, v (views: whole bases)
     value o = s.make(make_shape(Lq, D), mt, q.requires_grad || kv.requires_grad);
     auto n = s.record(o);
@@ -92,67 +82,84 @@ constexpr value lower_attention(layer_ctx& c, const value& x) {
     s.release(kv);
     value oc = copy(s, o, o.s);  // o.transpose(1, 2).contiguous()
     s.release(o);
-    result = linear_op(c, oc, D, bias, 2);
+    value result = linear_op(c, oc, D, bias, 2);
     s.release(oc);
-  } else if (impl == attention_impl::torch_mha) {
-    // in_proj on the transposed input: matmul folds it with reshape, which copies
+    return result;
+  }
+  if (impl == attention_impl::torch_mha) {
+    // PyTorch 1.13 F.multi_head_attention_forward (training path, batch_first): in_proj on the
+    // transposed input (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3):
+    // views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
     value xf = copy(s, x, x.s);
     value proj = linear_op(c, xf, 3 * D, bias, 0);
     s.release(xf);
-    value packed = copy(s, proj, proj.s);  // unflatten/transpose/contiguous
+    value qv = s.view(proj, make_shape(Lq, D)), kv_ = s.view(proj, make_shape(Lk, D)), vv = s.view(proj, make_shape(Lk, D));
     s.release(proj);
-    value q_view = s.view(packed, make_shape(Lq, D));  // proj[0], proj[1], proj[2]: views
-    value k_view = s.view(packed, make_shape(Lk, D));
-    value v_view = s.view(packed, make_shape(Lk, D));
-    value q = pointwise(s, q_view, make_shape(Lq, D), packed.type, keeps::nothing);  // q / sqrt(d)
-    value scores = bmm(s, q, k_view, make_shape(H * Lq, Lk), mt);
+    value qc = copy(s, qv, qv.s), kc = copy(s, kv_, kv_.s), vc = copy(s, vv, vv.s);
+    s.release(qv);
+    s.release(kv_);
+    s.release(vv);
+    value q = pointwise(s, qc, qc.s, qc.type, keeps::nothing);  // q / sqrt(d)
+    s.release(qc);
+    value scores = bmm(s, q, kc, make_shape(H * Lq, Lk), mt);
     s.release(q);
+    s.release(kc);
     value cast_scores = cast_to(s, scores, c.fp32_op_type(scores.type));
     s.release(scores);
-    value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);
+    value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);  // softmax
     s.release(cast_scores);
     value p16 = cast_to(s, p, mt);
     s.release(p);
-    value o = bmm(s, p16, v_view, make_shape(Lq, D), mt);
-    s.release(p16);
-    s.release(q_view);
-    s.release(k_view);
-    s.release(v_view);
-    s.release(packed);
-    value oc = copy(s, o, o.s);
-    s.release(o);
-    result = linear_op(c, oc, D, bias, 1);
-    s.release(oc);
-  } else {
-    value q = linear_op(c, x, D, bias, 0);
-    value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
-    // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
-    value qc = copy(s, q, q.s);
-    value kc = copy(s, kv, make_shape(Lk, KVH * d));
-    value scores = bmm(s, qc, kc, make_shape(H * Lq, Lk), mt);
-    s.release(qc);
-    s.release(kc);
-    value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
-    s.release(scores);
-    value cast_scores = cast_to(s, scaled, c.fp32_op_type(scaled.type));
-    s.release(scaled);
-    value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);
-    s.release(cast_scores);
-    value p16 = cast_to(s, p, mt);
-    s.release(p);
-    value vc = copy(s, kv, make_shape(Lk, KVH * d));
     value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
     s.release(p16);
     s.release(vc);
-    value oc = copy(s, o, o.s);  // transpose(1, 2).contiguous()
+    value oc = copy(s, o, o.s);  // transpose(0, 1).contiguous()
     s.release(o);
-    result = linear_op(c, oc, D, bias, 2);
+    value result = linear_op(c, oc, D, bias, 1);
     s.release(oc);
-    s.release(q);   // the function's locals q, k, v die when it returns
-    s.release(kv);
+    return result;
   }
-  s.release(kv_src);
+  value q = linear_op(c, x, D, bias, 0);
+  value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
+  // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
+  value qc = copy(s, q, q.s);
+  value kc = copy(s, kv, make_shape(Lk, KVH * d));
+  value scores = bmm(s, qc, kc, make_shape(H * Lq, Lk), mt);
+  s.release(qc);
+  s.release(kc);
+  value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
+  s.release(scores);
+  value cast_scores = cast_to(s, scaled, c.fp32_op_type(scaled.type));
+  s.release(scaled);
+  value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);  // softmax
+  s.release(cast_scores);
+  value p16 = cast_to(s, p, mt);
+  s.release(p);
+  value vc = copy(s, kv, make_shape(Lk, KVH * d));
+  value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
+  s.release(p16);
+  s.release(vc);
+  value oc = copy(s, o, o.s);  // transpose(1, 2).contiguous()
+  s.release(o);
+  value result = linear_op(c, oc, D, bias, 2);
+  s.release(oc);
+  s.release(q);  // the function's locals q, k, v die when it returns
+  s.release(kv);
   return result;
+}
+
+constexpr value lower_attention(layer_ctx& c, const value& x) {
+  const auto Lk = c.L.a[2] > 0 ? c.L.a[2] : x.s[0];
+  if (Lk == x.s[0]) return attention_op(c, x, x);
+  // Cross-attention over Lk tokens that come from elsewhere: budget their [Lk, D] tensor as a
+  // new activation derived from the input (its producer's own cost is not part of this layer).
+  if (x.s.rank != 2) shape_mismatch_between_layers();
+  value kv_src = c.s.make(make_shape(Lk, x.s[1]), x.type, x.requires_grad);
+  auto n = c.s.record(kv_src);
+  c.s.grad_to(n, x);
+  value y = attention_op(c, x, kv_src);
+  c.s.release(kv_src);
+  return y;
 }
 
 }  // namespace detail::rules

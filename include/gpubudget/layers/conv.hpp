@@ -12,6 +12,11 @@
 
 namespace gpubudget {
 
+/// The convolution's input arrives channels-last-strided (as after a permute + residual add in
+/// ConvNeXt blocks); only CPU (oneDNN) transients depend on it.
+struct channels_last_input_t {};
+inline constexpr channels_last_input_t channels_last_input{};
+
 namespace detail {
 constexpr void apply_conv_option(layer& l, stride s) { l.a[3] = s.value; }
 constexpr void apply_conv_option(layer& l, padding p) { l.a[4] = p.value; }
@@ -20,6 +25,7 @@ constexpr void apply_conv_option(layer& l, groups g) { l.a[6] = g.value; }
 constexpr void apply_conv_option(layer& l, depthwise_t) { l.a[6] = -1; }
 constexpr void apply_conv_option(layer& l, output_padding p) { l.a[7] = p.value; }
 constexpr void apply_conv_option(layer& l, no_bias_t) { l.bias = false; }
+constexpr void apply_conv_option(layer& l, channels_last_input_t) { l.channels_last = true; }
 
 template <class... Opts>
 constexpr layer make_conv(op kind, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {
@@ -53,8 +59,34 @@ constexpr layer depthwise_conv2d(std::int64_t kernel, Opts... o) { return detail
 
 namespace detail::rules {
 
-constexpr value lower_conv(layer_ctx& c, const value& x) {
-  const auto& L = c.L;
+struct conv_transients {
+  std::int64_t forward = 0, backward = 0;
+};
+
+/// Transients of a CPU (oneDNN) convolution beyond its output, input gradient and weight
+/// gradient: layout reorders and scratch, by shape regime, as measured in
+/// benchmarks/accuracy/op_rules.md §1b (conv_scan.py, PyTorch 1.13.1, 2 intra-op threads).
+/// On CUDA the equivalent is cuDNN's workspace, budgeted at the device level.
+constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std::int64_t Y, std::int64_t W, std::int64_t in_ch,
+                                              std::int64_t out_ch, std::int64_t grp, std::int64_t k, std::int64_t st,
+                                              bool input_needs_grad, bool transposed, bool channels_last) {
+  if (s.plan.backend != backend_kind::cpu) return {};
+  const auto mx = X > Y ? X : Y;
+  if (transposed) return {Y * 9 / 2, 5 * Y};
+  const bool depthwise_conv = grp == in_ch && grp > 1;
+  if (depthwise_conv && channels_last) return {Y / 20, 258 * W};  // independent of H, B, threads
+  if (depthwise_conv) return {Y, X};
+  if (k == st && k > 1 && in_ch < 16) return {2 * Y, W * 44 / 10 * s.plan.cpu_threads};  // patchify: per thread
+  if (!input_needs_grad) return {Y, Y};  // the first layer: no input gradient
+  if (k == st && k > 1) return {Y + W, X > 4 * W ? 3 * X / 2 : W};  // downsampling
+  if (k == 1 && in_ch < out_ch) return {Y, 14 * Y / 10};
+  if (st > 1) return {X + W, 3 * X / 2};
+  if (W > X && W > Y) return {Y + W, W};  // weight-dominated
+  return {Y + W, 2 * mx};
+}
+
+/// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
+constexpr value conv_op(layer_ctx& c, const value& x, const layer& L, std::int32_t part = 0) {
   const auto dims = L.a[0];
   if (x.s.rank != dims + 1) shape_mismatch_between_layers();
   const auto in_ch = x.s[0];
@@ -74,16 +106,21 @@ constexpr value lower_conv(layer_ctx& c, const value& x) {
     out[d] = o;
     kvol = checked_mul(kvol, k);
   }
-  const auto weight = checked_mul(checked_mul(in_ch, out_ch / grp), kvol);
+  const auto weight = checked_mul(checked_mul(in_ch, out_ch / grp), kvol);  // [out, in/g, k..] or [in, out/g, k..]
   const auto bias = L.bias ? out_ch : 0;
   c.add_param(weight);
   c.add_param(bias);
-  value xin = cast_to(c.s, x, c.matmul_type(x.type));
+  const dtype t = c.matmul_type(x.type);
+  value xin = cast_to(c.s, x, t);
+  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), c.s.bytes_of_value(out, t), bytes_of(weight, dtype::fp32), in_ch,
+                                      out_ch, grp, k, st, x.requires_grad, L.kind == op::conv_transpose, L.channels_last);
   // convolution_backward takes the input even when only the input's gradient is wanted.
-  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + bias, true, 0, 0, 0, weight);
+  value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part);
   c.s.release(xin);
   return y;
 }
+
+constexpr value lower_conv(layer_ctx& c, const value& x) { return conv_op(c, x, c.L); }
 
 }  // namespace detail::rules
 }  // namespace gpubudget

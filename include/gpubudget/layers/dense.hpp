@@ -42,6 +42,15 @@ constexpr layer embedding(std::int64_t num_embeddings, std::int64_t dim) {
   return l;
 }
 
+/// GPT-2's learned positions: x + wpe(arange(T)) with a [context, width] table; `T` is the
+/// input's dimension 0 (at most `context`).
+constexpr layer learned_positions(std::int64_t context) {
+  layer l{};
+  l.kind = op::learned_positions;
+  l.a[0] = context;
+  return l;
+}
+
 namespace detail::rules {
 
 constexpr value lower_linear(layer_ctx& c, const value& x) {
@@ -58,6 +67,27 @@ constexpr value lower_embedding(layer_ctx& c, const value& x) {
   // The node keeps the indices (the input: usually the data batch). Backward builds a dense
   // [num, dim] gradient, which becomes .grad.
   return with_params(c, x, out, c.pure16() ? c.half_type() : dtype::fp32, checked_mul(num, dim), true);
+}
+
+constexpr value lower_learned_positions(layer_ctx& c, const value& x) {
+  auto& s = c.s;
+  const auto ctx = c.L.a[0];
+  if (x.s.rank != 2) shape_mismatch_between_layers();
+  const auto T = x.s[0], D = x.s[1];
+  if (ctx <= 0 || T > ctx) invalid_layer_argument();
+  // pos = arange(T) (int64, one copy for the batch), kept by the embedding's node; wpe(pos) is a
+  // [T, D] tensor broadcast over the batch, freed after the add
+  const auto pos = bytes_of(T, dtype::int64);
+  const auto rows = bytes_of(checked_mul(T, D), dtype::fp32);
+  value y = add_parameter(c, x, x.s, checked_mul(ctx, D), 0);
+  s.transient(rows);
+  if (auto n = s.record_of(y); n >= 0) {
+    s.save_new(n, pos);
+    s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [T, D] operand
+  } else {
+    s.transient(pos);
+  }
+  return y;
 }
 
 }  // namespace detail::rules

@@ -22,65 +22,103 @@ constexpr layer gat(heads h, std::int64_t per_head, std::int64_t edges) {
 
 namespace detail::rules {
 
+/// x[idx] / index_select: a new tensor; keeps only the int64 index.
+constexpr value gather_rows(sim& s, const value& x, std::int32_t index, const shape& out) {
+  value y = s.make(out, x.type, x.requires_grad);
+  auto n = s.record(y);
+  s.save(n, value{index, {}, dtype::int64, false});
+  s.grad_to(n, x);  // index_add of the gradient into zeros of x's size
+  return y;
+}
+
+/// zeros(out).index_add_(0, index, src): keeps src and the index (op_rules.md §0.6).
+constexpr value scatter_add(sim& s, const value& src, std::int32_t index, const shape& out) {
+  value y = s.make(out, src.type, src.requires_grad);
+  auto n = s.record(y);
+  s.save(n, src);
+  s.save(n, value{index, {}, dtype::int64, false});
+  s.grad_to(n, src);
+  return y;
+}
+
 constexpr value lower_graph_conv(layer_ctx& c, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 2) shape_mismatch_between_layers();
   const auto N = x.s[0], F = c.L.a[0], E = c.L.a[1];
   if (F <= 0 || E <= 0) invalid_layer_argument();
+  const auto [src, dst] = s.edge_lists(E);
   value z = linear_op(c, x, F, false, 0);
-  value zs = pointwise(s, z, make_shape(E, F), z.type, keeps::nothing);          // z[src]
-  value msg = pointwise(s, zs, zs.s, z.type, keeps::nothing, bytes_of(checked_mul(s.batch, E), dtype::fp32));  // · norm
-  s.release(zs);
+  value zs = gather_rows(s, z, src, make_shape(E, F));  // z[src]
   s.release(z);
-  value out = pointwise(s, msg, make_shape(N, F), z.type, keeps::nothing);       // index_add into destinations
+  // · norm[e] (a per-edge constant [E, 1]: the product keeps it)
+  value msg = pointwise(s, zs, zs.s, zs.type, keeps::nothing, bytes_of(checked_mul(s.batch, E), dtype::fp32));
+  s.release(zs);
+  value out = scatter_add(s, msg, dst, make_shape(N, F));  // into destinations
   s.release(msg);
   value biased = add_parameter(c, out, out.s, F, 1);
   s.release(out);
   return biased;
 }
 
+/// GAT as in benchmarks/accuracy/measure.py (GATLayer), op for op.
 constexpr value lower_graph_attention(layer_ctx& c, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 2) shape_mismatch_between_layers();
   const auto N = x.s[0], H = c.L.a[0], Dh = c.L.a[1], E = c.L.a[2];
   if (H <= 0 || Dh <= 0 || E <= 0) invalid_layer_argument();
   const auto HD = checked_mul(H, Dh);
-  value z = linear_op(c, x, HD, false, 0);
-  c.add_param(HD);  // a_src
-  c.add_param(HD);  // a_dst
+  const auto [src, dst] = s.edge_lists(E);
+  value z = linear_op(c, x, HD, false, 0);  // lin(x).view(N, h, dh)
   const dtype t = z.type;
-  value zs = pointwise(s, z, make_shape(E, HD), t, keeps::nothing);  // z[src]
-  value zd = pointwise(s, z, make_shape(E, HD), t, keeps::nothing);  // z[dst]
-  s.release(z);
-  // ⟨z_src, a_src⟩, ⟨z_dst, a_dst⟩: products [E, H, Dh] keep z_src / z_dst, reduced to [E, H]
-  value ps = pointwise(s, zs, zs.s, t, keeps::input);
-  if (c.trainable) s.param_grads(s.record_of(ps), bytes_of(HD, c.param_type()), c.param_key * 8 + 1);
-  value ls = pointwise(s, ps, make_shape(E, H), t, keeps::nothing);
-  s.release(ps);
-  value pd = pointwise(s, zd, zd.s, t, keeps::input);
-  if (c.trainable) s.param_grads(s.record_of(pd), bytes_of(HD, c.param_type()), c.param_key * 8 + 2);
-  value ld = pointwise(s, pd, make_shape(E, H), t, keeps::nothing);
-  s.release(pd);
-  s.release(zd);
-  value logit = add(s, ls, ld);
-  s.release(ls);
-  s.release(ld);
-  value lr = pointwise(s, logit, logit.s, t, keeps::input);  // leaky_relu(0.2)
-  s.release(logit);
-  value ex = pointwise(s, lr, lr.s, t, keeps::output);       // exp
-  s.release(lr);
-  value denom = pointwise(s, ex, make_shape(N, H), t, keeps::nothing);    // index_add over destinations
-  value denom_e = pointwise(s, denom, make_shape(E, H), t, keeps::nothing);  // denom[dst]
+  // e_src = (z * a_src).sum(-1): the product keeps z (and the parameter); a_src's gradient is
+  // computed at [N, h, dh] and reduced
+  value e[2]{};
+  for (int side = 0; side < 2; ++side) {
+    c.add_param(HD);
+    value prod = s.make(z.s, t, true);
+    auto n = s.record(prod);
+    s.save(n, z);
+    s.grad_to(n, z);
+    c.param_grads(n, HD, 1 + side);
+    s.backward_temp(n, s.bytes_of_value(z));
+    e[side] = reduce(s, prod, make_shape(N, H));
+    s.release(prod);
+  }
+  value es = gather_rows(s, e[0], src, make_shape(E, H));  // e_src[src]
+  value ed = gather_rows(s, e[1], dst, make_shape(E, H));  // e_dst[dst]
+  s.release(e[0]);
+  s.release(e[1]);
+  value sum = add(s, es, ed);
+  s.release(es);
+  s.release(ed);
+  value logits = pointwise(s, sum, sum.s, t, keeps::input);  // leaky_relu(., 0.2)
+  s.release(sum);
+  // logits - logits.max(): max keeps its input and 0-d result; its backward spreads the
+  // gradient over a logits-sized tensor (≈3 logits-sized buffers at its peak, op_rules.md §1)
+  value mx = pointwise(s, logits, shape{}, t, keeps::input, 8, 0, 2 * s.bytes_of_value(logits));
+  value shifted = s.make(logits.s, t, logits.requires_grad);
+  if (auto n = s.record(shifted); n >= 0) {
+    s.grad_to(n, logits, true);
+    s.grad_to(n, mx, false, true);
+  }
+  s.release(mx);
+  s.release(logits);
+  value ex = pointwise(s, shifted, shifted.s, t, keeps::output);  // exp
+  s.release(shifted);
+  value denom = scatter_add(s, ex, dst, make_shape(N, H));
+  value denom_e = gather_rows(s, denom, dst, make_shape(E, H));  // denom[dst]
   s.release(denom);
-  value alpha = multiply(s, ex, denom_e, ex.s);               // e / denom[dst]
+  value alpha = multiply(s, ex, denom_e, ex.s);  // e / denom[dst]: keeps both
   s.release(ex);
   s.release(denom_e);
-  value msg = multiply(s, alpha, zs, zs.s);                   // alpha · z_src
+  value zs = gather_rows(s, z, src, make_shape(E, HD));  // z[src]
+  value msg = broadcast_multiply(s, zs, alpha, zs.s);     // alpha.unsqueeze(-1) * z[src]
   s.release(alpha);
   s.release(zs);
-  value agg = pointwise(s, msg, make_shape(N, HD), t, keeps::nothing);   // index_add into destinations
+  value agg = scatter_add(s, msg, dst, make_shape(N, HD));
   s.release(msg);
-  value out = pointwise(s, agg, agg.s, t, keeps::input);      // ELU
+  s.release(z);
+  value out = pointwise(s, agg, agg.s, t, keeps::input);  // ELU
   s.release(agg);
   return out;
 }

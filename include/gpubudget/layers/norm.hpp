@@ -19,13 +19,26 @@ constexpr layer group_norm(std::int64_t num_groups) { layer l{}; l.kind = op::gr
 namespace detail::rules {
 
 constexpr value lower_batch_norm(layer_ctx& c, const value& x) {
+  auto& s = c.s;
   const auto ch = x.s[0];
   c.add_param(ch);
   c.add_param(ch);
   // running_mean, running_var (fp32) and num_batches_tracked (int64 scalar)
   if (c.first_use) c.buffer_bytes += 2 * ch * 4 + 8;
-  const auto stats = 2 * ch * 4;  // save_mean, save_invstd: [C] fp32
-  return with_params(c, x, x.s, x.type, 2 * ch, true, c.records(x) ? stats : 0);
+  // CPU backward holds one more input-sized temporary besides grad_input (op_rules.md §1)
+  value y = with_params(c, x, x.s, x.type, 2 * ch, true, 0, 0, c.cpu() ? s.bytes_of_value(x) : 0);
+  if (auto n = s.record_of(y); n >= 0) {
+    s.save_new(n, ch * 4);  // save_mean [C] fp32
+    s.save_new(n, ch * 4);  // save_invstd [C] fp32
+    // running_mean and running_var are saved too: resident buffers, so they count as saved
+    // bytes but allocate nothing
+    for (int k = 0; k < 2; ++k) {
+      value r{s.allocate(ch * 4, true), {}, dtype::fp32, false};
+      s.save(n, r);
+      s.release(r);
+    }
+  }
+  return y;
 }
 
 constexpr value lower_layer_norm(layer_ctx& c, const value& x) {

@@ -1,8 +1,8 @@
 // gpubudget/layers/pooling.hpp — max, average and adaptive average pooling (2-D).
 //
 // PyTorch 1.13: max_pool2d_with_indices keeps its input and the int64 indices (one per output
-// element); avg_pool2d and adaptive_avg_pool2d keep their input; adaptive_avg_pool2d to 1×1 is
-// computed as mean(-1,-2), whose node keeps only sizes.
+// element); avg_pool2d and adaptive_avg_pool2d keep their whole input, even for a global 1×1
+// pool whose backward needs only the shape (op_rules.md §0.7).
 #pragma once
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/layer.hpp>
@@ -48,9 +48,7 @@ constexpr value lower_avg_pool(layer_ctx& c, const value& x) {
 constexpr value lower_adaptive_avg_pool(layer_ctx& c, const value& x) {
   if (x.s.rank != 3) tensor_rank_unsupported();
   if (c.L.a[0] <= 0 || c.L.a[1] <= 0) invalid_layer_argument();
-  const shape out = make_shape(x.s[0], c.L.a[0], c.L.a[1]);
-  const bool global = c.L.a[0] == 1 && c.L.a[1] == 1;
-  return pointwise(c.s, x, out, x.type, global ? keeps::nothing : keeps::input);
+  return pointwise(c.s, x, make_shape(x.s[0], c.L.a[0], c.L.a[1]), x.type, keeps::input);
 }
 
 }  // namespace detail::rules

@@ -3,6 +3,8 @@
 #pragma once
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/layer.hpp>
+#include <gpubudget/layers/conv.hpp>
+#include <gpubudget/layers/norm.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
@@ -41,84 +43,92 @@ constexpr shape unfolded_shape(const shape& in, std::int64_t k, std::int64_t pad
   return make_shape(checked_mul(in[0], k * k), checked_mul(oh, ow));
 }
 
-constexpr value lower_unfold(layer_ctx& c, const value& x) {
-  // Im2ColBackward keeps only sizes
-  return pointwise(c.s, x, unfolded_shape(x.s, c.L.a[0], c.L.a[1], c.L.a[2]), x.type, keeps::nothing);
+/// F.unfold: keeps its input (a view keeps the whole base); on the CPU it pads a copy of the
+/// input first and its backward (col2im) holds an output-sized temporary (op_rules.md §1).
+constexpr value unfold_op(sim& s, const value& x, const shape& out) {
+  const bool cpu = s.plan.backend == backend_kind::cpu;
+  return pointwise(s, x, out, x.type, keeps::input, 0, cpu ? s.bytes_of_value(x) : 0, cpu ? s.bytes_of_value(out, x.type) : 0);
 }
 
+constexpr value lower_unfold(layer_ctx& c, const value& x) {
+  return unfold_op(c.s, x, unfolded_shape(x.s, c.L.a[0], c.L.a[1], c.L.a[2]));
+}
+
+/// `t.chunk(3, dim=1)[i].reshape(...)`: a view when the batch is 1, a copy otherwise (a channel
+/// slice of a batched tensor is not contiguous).
+constexpr value chunk_reshape(sim& s, const value& base, const shape& sh) {
+  value v = s.view(base, sh);
+  if (s.batch == 1) return v;
+  value c = copy(s, v, sh);
+  s.release(v);
+  return c;
+}
+
+/// The two local-attention layers of seed report 000 (benchmarks/accuracy/measure.py:
+/// UnfoldLocalAttn, DWConvGate), op for op.
 constexpr value lower_local_attention(layer_ctx& c, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 3) tensor_rank_unsupported();
   const auto C = x.s[0], H = x.s[1], W = x.s[2], heads = c.L.a[0], k = c.L.a[1];
   if (heads <= 0 || k <= 0) invalid_layer_argument();
   if (C % heads != 0) heads_do_not_divide_model_width();
-  const auto HW = checked_mul(H, W);
+  const auto HW = checked_mul(H, W), K = k * k, hd = C / heads;
   const shape chw = x.s;
-  const dtype t = c.matmul_type(x.type);
 
-  // qkv = Conv2d(C, 3C, 1, bias=False)
-  value xin = cast_to(s, x, t);
-  c.add_param(checked_mul(C, 3 * C));
-  value qkv = with_params(c, xin, make_shape(3 * C, H, W), t, checked_mul(C, 3 * C), true, 0, 0, 0, checked_mul(C, 3 * C), 0);
-  s.release(xin);
+  layer qkv_l = conv2d(3 * C, 1, no_bias);
+  value qkv = conv_op(c, x, qkv_l, 0);  // Conv2d(C, 3C, 1, bias=False)
   value y{};
   if (static_cast<local_attention_impl>(c.L.a[2]) == local_attention_impl::unfold) {
-    value q = s.view(qkv, chw), kk = s.view(qkv, chw), v = s.view(qkv, chw);
-    const shape unf = make_shape(C * k * k, HW);
-    value ku = pointwise(s, kk, unf, t, keeps::nothing);  // F.unfold(k, k, padding=k/2)
-    value vu = pointwise(s, v, unf, t, keeps::nothing);
+    value q = chunk_reshape(s, qkv, make_shape(C, HW));
+    value kk = s.view(qkv, chw), v = s.view(qkv, chw);
+    const shape unf = make_shape(C * K, HW);
+    value ku = unfold_op(s, kk, unf);  // F.unfold(k, k, padding=k//2) -> [B, C·k², H·W]
     s.release(kk);
+    value vu = unfold_op(s, v, unf);
     s.release(v);
-    value prod = multiply(s, q, ku, unf);                 // q · k over every neighbour
-    s.release(ku);
-    value scores = pointwise(s, prod, make_shape(heads * k * k, HW), t, keeps::nothing);  // sum over channels
+    value prod = broadcast_multiply(s, ku, q, unf);  // q · k for every neighbour
+    value scores = reduce(s, prod, make_shape(heads * K, HW));  // .sum(dim=2) over head channels
     s.release(prod);
-    value cast_scores = cast_to(s, scores, c.fp32_op_type(t));
+    value att = pointwise(s, scores, scores.s, scores.type, keeps::output);  // softmax over k²
     s.release(scores);
-    value att = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);  // softmax over k²
-    s.release(cast_scores);
-    value weighted = multiply(s, att, vu, unf);
-    s.release(att);
-    s.release(vu);
-    value summed = pointwise(s, weighted, chw, t, keeps::nothing);  // sum over the neighbours
+    value weighted = broadcast_multiply(s, vu, att, unf);
+    y = reduce(s, weighted, make_shape(C, HW));  // .sum(dim=3) over the neighbours
     s.release(weighted);
     s.release(q);
-    y = summed;
+    s.release(ku);
+    s.release(vu);
+    s.release(att);
   } else {
-    c.add_param(checked_mul(3 * C, k * k));
-    value dw = with_params(c, qkv, make_shape(3 * C, H, W), t, checked_mul(3 * C, k * k), true, 0, 0, 0, checked_mul(3 * C, k * k), 1);
-    value q = s.view(dw, chw), kk = s.view(dw, chw), v = s.view(dw, chw);
+    layer dw_l = depthwise_conv2d(k, padding(k / 2), no_bias);
+    value t = conv_op(c, qkv, dw_l, 1);  // depthwise k×k over the 3C channels
+    value q = chunk_reshape(s, t, chw), kk = chunk_reshape(s, t, chw), v = chunk_reshape(s, t, chw);
+    s.release(t);
     value prod = multiply(s, q, kk, chw);
-    value logit = pointwise(s, prod, make_shape(heads, H, W), t, keeps::nothing);  // sum per head
+    value summed = reduce(s, prod, make_shape(heads, H, W));  // .sum(dim=2, keepdim=True)
     s.release(prod);
-    value scaled = pointwise(s, logit, logit.s, t, keeps::nothing);              // / sqrt(C/heads)
-    s.release(logit);
-    value gate = pointwise(s, scaled, scaled.s, t, keeps::output);               // sigmoid
+    value scaled = pointwise(s, summed, summed.s, summed.type, keeps::nothing);  // / sqrt(C/heads)
+    s.release(summed);
+    value gate = pointwise(s, scaled, scaled.s, scaled.type, keeps::output);  // sigmoid
     s.release(scaled);
-    value gated = multiply(s, gate, v, chw);                                      // broadcast over channels
+    value gated = broadcast_multiply(s, v, gate, chw);
     s.release(gate);
     s.release(q);
     s.release(kk);
     s.release(v);
-    s.release(dw);
-    // GroupNorm(1, C)
-    c.add_param(C);
-    c.add_param(C);
-    value gin = cast_to(s, gated, c.fp32_op_type(t));
+    (void)hd;
+    layer gn_l = group_norm(1);
+    layer_ctx gn = c.sub(gn_l, 2);
+    y = lower_group_norm(gn, gated);
+    c.absorb(gn, 2);
     s.release(gated);
-    y = with_params(c, gin, chw, gin.type, 2 * C, true, 0, 0, 0, 0, 2);
-    if (auto n = s.record_of(y); n >= 0) { s.save_new(n, s.batch * 4); s.save_new(n, s.batch * 4); }
-    s.release(gin);
   }
   s.release(qkv);
-  // output Conv2d(C, C, 1) with bias
-  value yin = cast_to(s, y, t);
+  value yv = s.view(y, chw);
   s.release(y);
-  c.add_param(checked_mul(C, C));
-  c.add_param(C);
-  value out = with_params(c, yin, chw, t, checked_mul(C, C) + C, true, 0, 0, 0, checked_mul(C, C), 3);
-  s.release(yin);
-  value res = add(s, out, x);
+  layer proj_l = conv2d(C, 1);
+  value out = conv_op(c, yv, proj_l, 3);  // Conv2d(C, C, 1)
+  s.release(yv);
+  value res = add(s, x, out);
   s.release(out);
   return res;
 }

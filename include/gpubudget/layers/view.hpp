@@ -30,6 +30,18 @@ constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = fa
   layer l{}; l.kind = op::transpose; l.a[0] = d0; l.a[1] = d1; l.a[2] = contiguous; return l;
 }
 
+/// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
+template <class... D>
+constexpr layer permute(D... order) {
+  static_assert(sizeof...(D) >= 2 && sizeof...(D) <= 5, "permute(...) takes 2 to 5 dimensions");
+  layer l{};
+  l.kind = op::permute;
+  std::int64_t d[] = {static_cast<std::int64_t>(order)...};
+  for (std::size_t i = 0; i < sizeof...(D); ++i) l.a[i] = d[i];
+  l.a[7] = sizeof...(D);
+  return l;
+}
+
 /// Multiplies by a constant (`x * c`): a new tensor, nothing saved.
 constexpr layer scale() { layer l{}; l.kind = op::scale; return l; }
 
@@ -74,6 +86,17 @@ constexpr value lower_transpose(layer_ctx& c, const value& x) {
   return copy(c.s, x, out);
 }
 
+constexpr value lower_permute(layer_ctx& c, const value& x) {
+  if (c.L.a[7] != x.s.rank) shape_mismatch_between_layers();
+  shape out = x.s;
+  for (int i = 0; i < x.s.rank; ++i) {
+    const auto from = c.L.a[i];
+    if (from < 0 || from >= x.s.rank) invalid_layer_argument();
+    out[i] = x.s[static_cast<int>(from)];
+  }
+  return c.s.view(x, out);
+}
+
 constexpr value lower_scale(layer_ctx& c, const value& x) {
   return pointwise(c.s, x, x.s, x.type, keeps::nothing);
 }
@@ -95,8 +118,7 @@ constexpr value lower_mean_over(layer_ctx& c, const value& x) {
   shape out{};
   out.rank = x.s.rank - 1;
   for (int i = 0, j = 0; i < x.s.rank; ++i) if (i != d) out[j++] = x.s[i];
-  // MeanBackward expands and divides the gradient: a new tensor of the input's size.
-  return pointwise(c.s, x, out, x.type, keeps::nothing);
+  return reduce(c.s, x, out, /*keeps_input=*/true);
 }
 
 }  // namespace detail::rules

@@ -1,6 +1,7 @@
 // gpubudget/layers/vision.hpp — ViT patch embedding.
 #pragma once
 #include <gpubudget/detail/ops.hpp>
+#include <gpubudget/layers/conv.hpp>
 #include <gpubudget/layer.hpp>
 
 namespace gpubudget {
@@ -27,13 +28,8 @@ constexpr value lower_patch_embedding(layer_ctx& c, const value& x) {
   if (x.s[1] < P || x.s[2] < P) output_size_not_positive();
   const auto grid = (x.s[1] / P) * (x.s[2] / P);
   const auto T = grid + (cls ? 1 : 0);
-  const auto weight = checked_mul(checked_mul(C, D), P * P);
-  c.add_param(weight);
-  c.add_param(D);
-  const dtype t = c.matmul_type(x.type);
-  value xin = cast_to(s, x, t);
-  value conv = with_params(c, xin, make_shape(D, x.s[1] / P, x.s[2] / P), t, weight + D, true, 0, 0, 0, weight, 0);
-  s.release(xin);
+  (void)C;
+  value conv = conv_op(c, x, conv2d(D, P, stride(P)), 0);  // Conv2d(C, D, P, stride=P)
   value tok = s.view(conv, make_shape(grid, D));  // reshape + permute: a view
   s.release(conv);
   if (cls) {  // torch.cat([class_token.expand(B, -1, -1), tokens], dim=1)

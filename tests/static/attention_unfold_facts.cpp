@@ -1,0 +1,64 @@
+// Sizes of the buffers that blow up in the seed reports, by hand: attention score matrices,
+// ViT patch tokens and F.unfold (im2col) buffers.
+#include <gpubudget/gpubudget.hpp>
+
+namespace {
+using namespace gpubudget;
+namespace rules = gpubudget::detail::rules;
+
+// --- patch tokens: (H/p)·(W/p) (+1 class token) -----------------------------------------------
+static_assert(rules::patch_tokens(224, 224, 16, true) == 197);
+static_assert(rules::patch_tokens(224, 224, 16, false) == 196);
+static_assert(rules::patch_tokens(448, 448, 16, true) == 785);  // seed 001
+static_assert(rules::patch_tokens(224, 224, 14, false) == 256);
+static_assert(rules::patch_tokens(384, 384, 32, true) == 145);
+
+// --- score matrix [B, heads, Lq, Lk] -----------------------------------------------------------
+// Seed 001: 785 query tokens against the 2·785 = 1570 keys of a pair, 12 heads, B = 8, fp32:
+// 473,260,800 B, "about 470 MB".
+static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == std::int64_t{8} * 12 * 785 * 1570 * 4);
+static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == 473260800);
+static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::bf16) == 473260800 / 2);
+// Quadratic in the sequence: twice the tokens, four times the bytes.
+static_assert(rules::score_matrix_bytes(1, 12, 2048, 2048, dtype::fp16) == 4 * rules::score_matrix_bytes(1, 12, 1024, 1024, dtype::fp16));
+
+// The materialized path saves the fp32 softmax output, so seed 001's cross-attention layer saves
+// at least one full score matrix; the flash path keeps no score matrix at all.
+constexpr auto cross = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570)));
+constexpr auto cross_b = budget(cross, training{.batch = 8}, devices::v100_32gb);
+static_assert(cross_b.layers[2].saved_bytes >= rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(cross_b.layers[2].output == make_shape(785, 768));
+constexpr auto cross_flash = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570), attention_impl::flash));
+constexpr auto flash_b = budget(cross_flash, training{.batch = 8}, devices::v100_32gb);
+static_assert(flash_b.layers[2].saved_bytes < rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(flash_b.saved_activations < cross_b.saved_activations);
+
+// --- F.unfold on [B, C, H, W]: B·C·k²·L elements, L output positions ---------------------------
+static_assert(rules::unfold_bytes(8, 64, 7, 56 * 56, dtype::fp32) == std::int64_t{8} * 64 * 49 * 3136 * 4);
+static_assert(rules::unfold_bytes(1, 3, 16, 14 * 14, dtype::fp32) == 3 * 256 * 196 * 4);
+// k² growth: a 7×7 unfold is 49 times its input.
+static_assert(rules::unfold_bytes(2, 64, 7, 56 * 56, dtype::fp16) == 49 * bytes_of(2 * 64 * 56 * 56, dtype::fp16));
+
+// unfold as a layer: [64, 56, 56] with k = 3, padding 1 → [64·9, 56·56].
+constexpr auto unf = budget(sequential(input(64, 56, 56), unfold(3, padding(1))), training{.batch = 8}, devices::t4);
+static_assert(unf.layers[2].output == make_shape(576, 3136));
+static_assert(unf.layers[2].output_bytes == rules::unfold_bytes(8, 64, 3, 3136, dtype::fp32));
+// Strided, unpadded: (56 − 4)/4 + 1 = 14 per side.
+constexpr auto unf2 = budget(sequential(input(32, 56, 56), unfold(4, padding(0), stride(4))), training{.batch = 1}, devices::t4);
+static_assert(unf2.layers[2].output == make_shape(32 * 16, 14 * 14));
+
+// --- pooling and views ---------------------------------------------------------------------------
+constexpr auto pool = budget(sequential(input(64, 112, 112), max_pool2d(3, stride(2), padding(1)), avg_pool2d(2),
+                                        adaptive_avg_pool2d(1, 1), flatten()),
+                             training{.batch = 1}, devices::t4);
+static_assert(pool.layers[2].output == make_shape(64, 56, 56));
+static_assert(pool.layers[3].output == make_shape(64, 28, 28));
+static_assert(pool.layers[4].output == make_shape(64, 1, 1));
+static_assert(pool.layers[5].output == make_shape(64));
+constexpr auto views = budget(sequential(input(768, 14, 14), flatten(1), transpose(0, 1), reshape(14, 14, 768), mean_over(2)),
+                              training{.batch = 1}, devices::t4);
+static_assert(views.layers[2].output == make_shape(768, 196));
+static_assert(views.layers[3].output == make_shape(196, 768));
+static_assert(views.layers[4].output == make_shape(14, 14, 768));
+static_assert(views.layers[5].output == make_shape(14, 14));
+}  // namespace

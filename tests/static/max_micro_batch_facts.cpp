@@ -1,0 +1,43 @@
+// The batch solver on devices: its answer fits and one more sample does not; a bigger GPU
+// never gives a smaller batch; degenerate bounds behave. (Policies: max_micro_batch_policy_facts.cpp.)
+#include <gpubudget/gpubudget.hpp>
+
+namespace {
+using namespace gpubudget;
+
+// A ViT-Ti/16-sized encoder at 384²: cheap to solve (repeat<4> simulates three blocks).
+// One solve per constant: Clang 14 counts constexpr steps per full-expression.
+constexpr auto vit_ti = sequential(input(3, 384, 384), patch_embedding(192, 16),
+                                   repeat<4>(transformer_block(192, heads(3))),
+                                   layer_norm(), select_token(0), linear(1000));
+constexpr training plan{.batch = 1, .precision = amp_bf16};
+constexpr batch_bounds upto_1k{1, 1024};
+
+template <std::size_t N>
+constexpr bool fits_at(const model<N>& m, training p, const device& d, std::int64_t mb) {
+  p.batch = mb;
+  return fits(budget_totals(m, p, d));
+}
+
+// Exact: the answer fits, the next size does not.
+constexpr auto on_t4 = max_micro_batch(vit_ti, plan, devices::t4, upto_1k);
+static_assert(on_t4 > 1 && on_t4 < upto_1k.max);
+static_assert(fits_at(vit_ti, plan, devices::t4, on_t4));
+static_assert(!fits_at(vit_ti, plan, devices::t4, on_t4 + 1));
+
+// A bigger GPU (same workspace figures) never gives a smaller batch.
+static_assert(devices::t4.capacity < devices::v100_16gb.capacity && devices::v100_16gb.capacity < devices::a10.capacity);
+constexpr auto on_v100 = max_micro_batch(vit_ti, plan, devices::v100_16gb, upto_1k);
+constexpr auto on_a10 = max_micro_batch(vit_ti, plan, devices::a10, upto_1k);
+static_assert(on_t4 <= on_v100 && on_v100 <= on_a10);
+// The same card with more capacity, everything else equal: strictly more here.
+constexpr auto on_8gb = max_micro_batch(vit_ti, plan, custom_device("8 GB", 8 * GB), upto_1k);
+constexpr auto on_12gb = max_micro_batch(vit_ti, plan, custom_device("12 GB", 12 * GB), upto_1k);
+static_assert(0 < on_8gb && on_8gb < on_12gb);
+
+// Bounds: the upper bound when everything fits, 0 when nothing does (200 MB < the 500 MB
+// CUDA context), and an upper bound below the answer is returned as is.
+static_assert(max_micro_batch(vit_ti, plan, devices::h200, {1, 4}) == 4);
+static_assert(max_micro_batch(vit_ti, plan, custom_device("tiny", 200 * MB), upto_1k) == 0);
+static_assert(max_micro_batch(vit_ti, plan, devices::t4, {1, on_t4 - 1}) == on_t4 - 1);
+}  // namespace
