@@ -137,7 +137,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
   const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0) w.next_micro_batch();
-    value out = w.walk(0, value{}, walker::scope{});
+    value out = w.walk(0, value{}, walker::scope{plan.train_only == nullptr, true, 0});
     s.end_forward();
     if (pass == 0) {
       r.totals = w.totals;

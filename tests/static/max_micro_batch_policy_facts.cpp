@@ -1,6 +1,6 @@
 // The batch solver across policies: anything that needs less memory per sample (inference,
 // frozen weights, checkpointing, 16-bit activations) or a lower utilization target never gives
-// a larger batch than the plain configuration allows, and vice versa.
+// a smaller batch than the plain configuration; a stricter utilization target never a larger one.
 #include <gpubudget/gpubudget.hpp>
 
 namespace {
@@ -29,6 +29,10 @@ static_assert(max_micro_batch(vit_ckpt, plan, devices::t4, upto_1k) > base);
 // Inference (no saved activations, no gradients or optimizer state): no smaller.
 constexpr auto inference = max_micro_batch(vit, training{.batch = 1, .precision = amp_bf16, .inference = true}, devices::t4, upto_1k);
 static_assert(inference >= base);
+
+// Every parameter frozen (no gradients, no optimizer state): no smaller.
+constexpr auto frozen_all = max_micro_batch(vit, training{.batch = 1, .precision = amp_bf16, .freeze_all = true}, devices::t4, upto_1k);
+static_assert(frozen_all >= base);
 
 // fp32 activations never beat bf16 autocast.
 constexpr auto fp32_batch = max_micro_batch(vit, training{.batch = 1}, devices::t4, upto_1k);

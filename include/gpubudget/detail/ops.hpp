@@ -45,6 +45,8 @@ struct layer_ctx {
     if (!first_use) return;
     params = checked_add(params, elements);
     if (elements > largest_param) largest_param = elements;
+    // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
+    if (s.count_host && trainable && elements > 0 && !s.no_grad) s.add_host(s.host.node, s.host_view_bytes);
   }
   /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
   /// the weights of different sub-modules of one layer (attention's projections).

@@ -81,6 +81,7 @@ struct walker {
   // --- forward -------------------------------------------------------------------------------
   constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
     const layer& L = nodes[i];
+    if (s.plan.train_only && L.name && starts_with(L.name, s.plan.train_only)) sc.trainable = true;
     if (L.flags.frozen) sc.trainable = false;
     if (L.share_id > 0) {
       std::int32_t root = -1;
@@ -122,13 +123,18 @@ struct walker {
     return out;
   }
 
+  static constexpr bool starts_with(const char* s, const char* prefix) {
+    for (; *prefix; ++s, ++prefix) if (*s != *prefix) return false;
+    return true;
+  }
+
   /// Runs the children of composite `i` in sequence on `in`; returns a new reference.
-  constexpr value run_children(std::int32_t i, const value& in, const scope& sc) {
+  constexpr value run_children(std::int32_t i, const value& in, const scope& sc, bool checkpoint_each = false) {
     value cur = in;
     s.retain(cur.id);
     const std::int32_t end = i + nodes[i].span;
     // training::checkpoint_all checkpoints every top-level block
-    const bool force = i == 0 && s.plan.checkpoint_all;
+    const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += nodes[c].span) {
       value next = walk(c, cur, sc, force && nodes[c].kind != op::input);
       s.release(cur);
@@ -171,7 +177,7 @@ struct walker {
       const auto live0 = s.live, saved0 = s.saved_total, params0 = totals.params, trainable0 = totals.trainable,
                  buffers0 = totals.buffer_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
-      value next = run_children(i, cur, sc);
+      value next = run_children(i, cur, sc, s.plan.checkpoint_blocks);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
       cur = next;

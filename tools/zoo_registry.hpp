@@ -1,0 +1,137 @@
+// tools/zoo_registry.hpp — every zoo model by name, budgeted at run time from command-line
+// sizes (the models are constexpr functions, so the same code serves compile time).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/seeds.hpp>
+#include <gpubudget/models/torchvision.hpp>
+
+namespace gpubudget::tools {
+
+/// Sizes a model family may read (unset = the family's default).
+struct model_options {
+  std::map<std::string, std::int64_t> values;
+  std::int64_t get(const std::string& k, std::int64_t fallback) const {
+    auto it = values.find(k);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
+struct zoo_entry {
+  std::string name;
+  std::string family;       ///< for --help: which size options apply
+  std::function<memory_budget(const model_options&, const training&, const device&)> run;
+};
+
+namespace detail {
+template <class F>
+zoo_entry image_model(std::string name, F make) {
+  return {name, "image",
+          [make](const model_options& o, const training& t, const device& d) {
+            return budget_totals(make(o.get("image-size", 224), o.get("classes", 1000)), t, d);
+          }};
+}
+inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o) {
+  g.vocab = o.get("vocab", g.vocab);
+  g.context = o.get("ctx", g.context);
+  g.width = o.get("d-model", g.width);
+  g.layers = o.get("layers", g.layers);
+  g.heads = o.get("heads", g.heads);
+  g.dropout_percent = o.get("dropout", g.dropout_percent);
+  g.seq = o.get("seq", g.seq);
+  return g;
+}
+inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
+  return {name, "gpt", [base](const model_options& o, const training& t, const device& d) {
+            return budget_totals(models::gpt(gpt_from(base, o)), t, d);
+          }};
+}
+}  // namespace detail
+
+inline std::vector<zoo_entry> zoo() {
+  using namespace detail;
+  std::vector<zoo_entry> z;
+  z.push_back({"mlp", "mlp", [](const model_options& o, const training& t, const device& d) {
+                 const auto in = o.get("in", 1024), hidden = o.get("hidden", 4096);
+                 return budget_totals(sequential(input(in), linear(hidden), gelu(), linear(in)), t, d);
+               }});
+  z.push_back(image_model("resnet18", [](auto s, auto c) { return models::resnet18(s, c); }));
+  z.push_back(image_model("resnet34", [](auto s, auto c) { return models::resnet34(s, c); }));
+  z.push_back(image_model("resnet50", [](auto s, auto c) { return models::resnet50(s, c); }));
+  z.push_back(image_model("resnet101", [](auto s, auto c) { return models::resnet101(s, c); }));
+  z.push_back(image_model("resnet152", [](auto s, auto c) { return models::resnet152(s, c); }));
+  z.push_back(image_model("wide_resnet50_2", [](auto s, auto c) { return models::wide_resnet50_2(s, c); }));
+  z.push_back(image_model("vit_b_16", [](auto s, auto c) { return models::vit_b_16(s, c); }));
+  z.push_back(image_model("vit_l_16", [](auto s, auto c) { return models::vit_l_16(s, c); }));
+  z.push_back(image_model("convnext_tiny", [](auto s, auto c) { return models::convnext_tiny(s, c); }));
+  z.push_back(image_model("convnext_small", [](auto s, auto c) { return models::convnext_small(s, c); }));
+  z.push_back(gpt_model("gpt", models::gpt2_small(1024)));
+  z.push_back(gpt_model("gpt2", models::gpt2_small(1024)));
+  z.push_back(gpt_model("gpt2-medium", models::gpt2_medium(1024)));
+  z.push_back(gpt_model("gpt2-large", models::gpt2_large(1024)));
+  z.push_back(gpt_model("gpt2-xl", models::gpt2_xl(1024)));
+  z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
+                 return budget_totals(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
+                                                                   o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
+               }});
+  z.push_back({"bev_dwconv", "bev", [](const model_options& o, const training& t, const device& d) {
+                 return budget_totals(models::bev_local_attention_n(local_attention_impl::depthwise, o.get("layers", 2), o.get("channels", 64),
+                                                                   o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
+               }});
+  z.push_back({"dual_vit_pwca", "dual_vit", [](const model_options& o, const training& t, const device& d) {
+                 return budget_totals(models::dual_vit_pwca(o.get("image-size", 448), o.get("classes", 200)), t, d);
+               }});
+  z.push_back({"gat", "gat", [](const model_options& o, const training& t, const device& d) {
+                 return budget_totals(models::gat_graph(o.get("nodes", 2000), o.get("edges", 20000), o.get("ids", 5000)), t, d);
+               }});
+  z.push_back({"temporal", "temporal", [](const model_options& o, const training& t, const device& d) {
+                 return budget_totals(models::temporal_cnn_transformer<5>(o.get("c1", 64), o.get("c2", 128), o.get("c3", 256),
+                                                                          o.get("image-size", 96)), t, d);
+               }});
+  return z;
+}
+
+/// Family size options, for --help.
+inline std::map<std::string, std::string> family_options() {
+  return {{"image", "--image-size N (224) --classes N (1000)"},
+          {"mlp", "--in N (1024) --hidden N (4096)"},
+          {"gpt", "--vocab N --ctx N --d-model N --layers N --heads N --dropout PERCENT --seq N (defaults: GPT-2 small, seq 1024)"},
+          {"bev", "--layers N (2) --channels N (64) --size N (64) --heads N (4) --kernel N (7)"},
+          {"dual_vit", "--image-size N (448) --classes N (200)"},
+          {"gat", "--nodes N (2000) --edges N (20000) --ids N (5000)"},
+          {"temporal", "--c1 N --c2 N --c3 N (64/128/256) --image-size N (96); 5 frames"}};
+}
+
+/// The reference measurement cases: model, options and training step.
+struct reference_case {
+  std::string name, model;
+  model_options options;
+  std::int64_t batch;
+  optimizer_kind optimizer;
+  std::string train_only;
+  bool checkpoint_blocks = false;
+};
+
+inline std::vector<reference_case> reference_cases() {
+  return {
+      {"mlp_b8", "mlp", {}, 8, adamw, "", false},
+      {"resnet18_b2", "resnet18", {}, 2, sgd_momentum, "", false},
+      {"vit_b_16_b2", "vit_b_16", {}, 2, adamw, "", false},
+      {"gpt2_small_b2_t128", "gpt2", {{{"seq", 128}}}, 2, adamw, "", false},
+      {"gpt2_small_ckpt_b2_t128", "gpt2", {{{"seq", 128}}}, 2, adamw, "", true},
+      {"dual_vit_pwca_b1_448", "dual_vit_pwca", {}, 1, adamw, "", false},
+      {"bev_unfold_b1_64", "bev_unfold", {}, 1, adamw, "", false},
+      {"bev_dwconv_b1_64", "bev_dwconv", {}, 1, adamw, "", false},
+      {"gat_n2000_e20000", "gat", {}, 1, adamw, "", false},
+      {"convnext_tiny_frozen_b2", "convnext_tiny", {}, 2, adamw, "classifier", false},
+      {"convnext_tiny_full_b2", "convnext_tiny", {}, 2, adamw, "", false},
+      {"temporal_64_128_256_b2_t5", "temporal", {}, 2, adamw, "", false},
+  };
+}
+
+}  // namespace gpubudget::tools
