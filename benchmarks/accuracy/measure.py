@@ -408,6 +408,37 @@ def saved_bytes_of(model, batch):
     return sum(seen.values())
 
 
+def zoo_case(model, batch, optimizer, image=None, seq=None, sizes=None):
+    """A case for any zoo model at any size: torchvision classifiers by name, the GPT family
+    (sizes: vocab, ctx, d, layers, heads), and the seed models. Returns its CASES name."""
+    sizes = sizes or {}
+    name = "%s_b%d" % (model, batch)
+    if model == "mlp":
+        build, mk = MLP, lambda: torch.randn(batch, 1024)
+    elif model in ("gpt", "gpt2"):
+        t = seq or 128
+        kw = {k: sizes[k] for k in ("vocab", "ctx", "d", "layers", "heads") if k in sizes}
+        build, mk = (lambda: GPT2(**kw)), (lambda: torch.randint(0, kw.get("vocab", 50257), (batch, t)))
+        name += "_t%d" % t
+    elif model in ("bev_unfold", "bev_dwconv"):
+        s_ = image or 64
+        layer = UnfoldLocalAttn if model == "bev_unfold" else DWConvGate
+        build, mk = (lambda: BEV(layer)), (lambda: torch.randn(batch, 64, s_, s_))
+        name += "_%d" % s_
+    elif model == "temporal":
+        s_ = image or 96
+        build, mk = Temporal, (lambda: torch.randn(batch, 5, 3, s_, s_))
+        name += "_%d" % s_
+    elif model == "gat":
+        build, mk = GAT, _gat_batch
+    else:
+        s_ = image or 224
+        build, mk = (lambda: _tv(model)), (lambda: torch.randn(batch, 3, s_, s_))
+        name += "_%d" % s_
+    CASES[name] = ("zoo case %s" % name, optimizer or "adamw", build, mk)
+    return name
+
+
 def measure_case(name, heap, optimizer=None):
     desc, opt_name, build, make_batch = CASES[name]
     opt_name = optimizer or opt_name
@@ -471,7 +502,16 @@ def main():
     ap.add_argument("--optimizer", help="override every case's optimizer (sgd, sgd_momentum, adam, adamw)")
     ap.add_argument("--compare", help="reference JSON to print a comparison against")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--model", help="measure any zoo model instead (torchvision name, gpt, mlp, bev_unfold, "
+                    "bev_dwconv, temporal, gat)")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--image-size", type=int)
+    ap.add_argument("--seq", type=int)
+    ap.add_argument("--size", action="append", default=[], help="family size KEY=N (gpt: vocab ctx d layers heads)")
     args = ap.parse_args()
+    if args.model:
+        sizes = dict((k, int(v)) for k, v in (kv.split("=") for kv in args.size))
+        args.cases = zoo_case(args.model, args.batch, args.optimizer, args.image_size, args.seq, sizes)
     if args.list:
         for n, c in CASES.items():
             print("%-28s %-13s %s" % (n, c[1], c[0]))

@@ -70,7 +70,7 @@ if [ "$mode" = smoke ]; then
       echo "compile_time smoke: $c: ok ($cxx)"
     else
       echo "compile_time smoke: $c: FAILED ($cxx): $(first_error "$build_dir/$c.smoke.err")"
-      cat "$build_dir/$c.smoke.err" | head -40
+      head -n 40 "$build_dir/$c.smoke.err"
       status=1
     fi
   done

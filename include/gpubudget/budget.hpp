@@ -115,8 +115,8 @@ constexpr value append_loss(sim& s, const value& out) {
   }
   value loss{s.allocate(4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);
-  // mean's backward expands the scalar gradient (a view); nll's scatters into a full tensor
-  s.grad_to(n, per_element, false, s.plan.loss == loss_kind::mean_square);
+  // mean's backward is grad.expand(sizes) / numel: a full-size tensor (so is nll's scatter)
+  s.grad_to(n, per_element);
   s.release(per_element);
   return loss;
 }

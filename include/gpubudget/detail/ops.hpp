@@ -116,15 +116,19 @@ constexpr value pointwise(sim& s, const value& x, const shape& out, dtype t, kee
   return y;
 }
 
-/// A reduction (sum or mean over some dimensions): a new, smaller tensor; its backward hands
-/// back an expanded view of the gradient (nothing allocated). `mean(dim)` keeps its input in
-/// PyTorch 1.13 (its derivative formula reads self.numel()); sum and full mean keep nothing.
-constexpr value reduce(sim& s, const value& x, const shape& out, bool keeps_input = false) {
+/// A sum over some dimensions: a new, smaller tensor; its backward hands back an expanded view
+/// of the gradient (nothing allocated, the consumer materializes what it needs).
+constexpr value reduce(sim& s, const value& x, const shape& out) {
   value y = s.make(out, x.type, x.requires_grad);
   auto n = s.record(y);
-  if (keeps_input) s.save(n, x);
   s.grad_to(n, x, false, true);
   return y;
+}
+
+/// mean(dim): keeps its input in PyTorch 1.13 (its derivative reads self.numel()) and its
+/// backward, grad.expand(sizes) / n, allocates an input-sized gradient.
+constexpr value mean_reduce(sim& s, const value& x, const shape& out) {
+  return pointwise(s, x, out, x.type, keeps::input);
 }
 
 /// a + b (out of place): saves nothing, passes the gradient through to both.

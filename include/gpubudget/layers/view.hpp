@@ -118,7 +118,7 @@ constexpr value lower_mean_over(layer_ctx& c, const value& x) {
   shape out{};
   out.rank = x.s.rank - 1;
   for (int i = 0, j = 0; i < x.s.rank; ++i) if (i != d) out[j++] = x.s[i];
-  return reduce(c.s, x, out, /*keeps_input=*/true);
+  return mean_reduce(c.s, x, out);
 }
 
 }  // namespace detail::rules

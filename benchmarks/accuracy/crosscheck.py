@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Re-measures a few fast cases live with PyTorch (Debian python3-torch) at sizes *other* than
+the reference file's, and holds gpubudget_estimate --json to them with issue #3's tolerances.
+
+usage: crosscheck.py ESTIMATOR        (exit 77 = skipped: no PyTorch; 1 = outside tolerance)
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = "/usr/bin/python3"  # Debian's interpreter: python3-torch lives there
+
+# (measure.py args, estimator args)
+CASES = [
+    (["--model", "mlp", "--batch", "4", "--optimizer", "sgd_momentum"], ["mlp", "--batch", "4", "--optimizer", "sgd_momentum"]),
+    (["--model", "resnet18", "--batch", "2", "--image-size", "96", "--optimizer", "adam"],
+     ["resnet18", "--batch", "2", "--image-size", "96", "--optimizer", "adam"]),
+    (["--model", "gpt", "--batch", "2", "--seq", "64", "--size", "vocab=1000", "--size", "ctx=128", "--size", "d=128",
+      "--size", "layers=3", "--size", "heads=4"],
+     ["gpt", "--batch", "2", "--seq", "64", "--vocab", "1000", "--ctx", "128", "--d-model", "128", "--layers", "3", "--heads", "4"]),
+    (["--model", "bev_dwconv", "--batch", "2", "--image-size", "32"], ["bev_dwconv", "--batch", "2", "--size", "32"]),
+    (["--model", "temporal", "--batch", "1", "--image-size", "64"], ["temporal", "--batch", "1", "--image-size", "64"]),
+]
+TOL = {"params": 0, "trainable": 0, "grad_bytes": 0, "opt_state_bytes": 0, "saved_bytes": 2.0,
+       "after_forward_bytes": 3.0, "fwd_bwd_peak_bytes": 5.0, "step_peak_bytes": 5.0}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    estimator = sys.argv[1]
+    if not os.path.exists(PY) or subprocess.run([PY, "-c", "import torch, torchvision"], capture_output=True).returncode:
+        print("PyTorch not installed for %s: crosscheck skipped" % PY)
+        return 77
+    failures = 0
+    print("| case | field | measured | estimate | error |\n|---|---|---:|---:|---:|")
+    for measure_args, est_args in CASES:
+        m = subprocess.run([PY, os.path.join(HERE, "measure.py")] + measure_args, capture_output=True, text=True, check=True)
+        meas = json.loads(m.stdout)["cases"][0]
+        e = subprocess.run([estimator] + est_args + ["--json"], capture_output=True, text=True, check=True)
+        est = json.loads(e.stdout)
+        for k, tol in TOL.items():
+            if meas[k] is None:
+                continue
+            err = 100.0 * (est[k] - meas[k]) / max(meas[k], 1)
+            ok = est[k] == meas[k] if tol == 0 else abs(err) <= tol
+            failures += not ok
+            print("| %s | %s | %d | %d | %+.2f %%%s |" % (meas["case"], k, meas[k], est[k], err, "" if ok else " **FAIL**"))
+    print("\n%d fields outside tolerance" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
