@@ -14,7 +14,8 @@ set(_gpubudget_probe_root "${CMAKE_CURRENT_LIST_DIR}/..")
 add_executable(gpubudget_probe_fake_tests
   "${_gpubudget_probe_root}/tests/probe/allocation_test.cpp"
   "${_gpubudget_probe_root}/tests/probe/budget_check_test.cpp"
-  "${_gpubudget_probe_root}/tests/probe/context_report_test.cpp")
+  "${_gpubudget_probe_root}/tests/probe/context_report_test.cpp"
+  "${_gpubudget_probe_root}/tests/probe/from_budget_test.cpp")
 target_link_libraries(gpubudget_probe_fake_tests PRIVATE gpubudget catch2_main)
 target_compile_features(gpubudget_probe_fake_tests PRIVATE cxx_std_20)
 add_test(NAME probe.fake_device COMMAND gpubudget_probe_fake_tests)

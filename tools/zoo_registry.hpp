@@ -10,6 +10,7 @@
 #include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/seeds.hpp>
 #include <gpubudget/models/torchvision.hpp>
+#include <gpubudget/models/transformers.hpp>
 
 namespace gpubudget::tools {
 
@@ -51,6 +52,20 @@ inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
             return budget_totals(models::gpt(gpt_from(base, o)), t, d);
           }};
 }
+inline zoo_entry bert_model(std::string name, models::bert_config base) {
+  return {name, "bert", [base](const model_options& o, const training& t, const device& d) {
+            auto b = base;
+            b.seq = o.get("seq", b.seq);
+            return budget_totals(models::bert(b), t, d);
+          }};
+}
+inline zoo_entry llama_model(std::string name, models::llama_config base) {
+  return {name, "llama", [base](const model_options& o, const training& t, const device& d) {
+            auto g = base;
+            g.seq = o.get("seq", g.seq);
+            return budget_totals(models::llama(g), t, d);
+          }};
+}
 }  // namespace detail
 
 inline std::vector<zoo_entry> zoo() {
@@ -70,11 +85,27 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(image_model("vit_l_16", [](auto s, auto c) { return models::vit_l_16(s, c); }));
   z.push_back(image_model("convnext_tiny", [](auto s, auto c) { return models::convnext_tiny(s, c); }));
   z.push_back(image_model("convnext_small", [](auto s, auto c) { return models::convnext_small(s, c); }));
+  z.push_back(image_model("vgg11", [](auto s, auto c) { return models::vgg11(s, c); }));
+  z.push_back(image_model("vgg11_bn", [](auto s, auto c) { return models::vgg11_bn(s, c); }));
+  z.push_back(image_model("vgg16", [](auto s, auto c) { return models::vgg16(s, c); }));
+  z.push_back(image_model("vgg16_bn", [](auto s, auto c) { return models::vgg16_bn(s, c); }));
+  z.push_back(image_model("mobilenet_v2", [](auto s, auto c) { return models::mobilenet_v2(s, c); }));
+  z.push_back(image_model("mobilenet_v3_large", [](auto s, auto c) { return models::mobilenet_v3_large(s, c); }));
+  z.push_back(image_model("efficientnet_b0", [](auto s, auto c) { return models::efficientnet_b0(s, c); }));
+  z.push_back(image_model("densenet121", [](auto s, auto c) { return models::densenet121(s, c); }));
+  z.push_back(image_model("swin_t", [](auto s, auto c) { return models::swin_t(s, c); }));
   z.push_back(gpt_model("gpt", models::gpt2_small(1024)));
   z.push_back(gpt_model("gpt2", models::gpt2_small(1024)));
   z.push_back(gpt_model("gpt2-medium", models::gpt2_medium(1024)));
   z.push_back(gpt_model("gpt2-large", models::gpt2_large(1024)));
   z.push_back(gpt_model("gpt2-xl", models::gpt2_xl(1024)));
+  z.push_back(bert_model("bert-base", models::bert_base(512)));
+  z.push_back(bert_model("bert-large", models::bert_large(512)));
+  z.push_back(llama_model("llama-2-7b", models::llama2_7b(4096)));
+  z.push_back(llama_model("llama-2-13b", models::llama2_13b(4096)));
+  z.push_back(llama_model("llama-2-70b", models::llama2_70b(4096)));
+  z.push_back(llama_model("llama-3-8b", models::llama3_8b(8192)));
+  z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
                  return budget_totals(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
@@ -100,6 +131,8 @@ inline std::vector<zoo_entry> zoo() {
 inline std::map<std::string, std::string> family_options() {
   return {{"image", "--image-size N (224) --classes N (1000)"},
           {"mlp", "--in N (1024) --hidden N (4096)"},
+          {"bert", "--seq N (512)"},
+          {"llama", "--seq N (the model's context)"},
           {"gpt", "--vocab N --ctx N --d-model N --layers N --heads N --dropout PERCENT --seq N (defaults: GPT-2 small, seq 1024)"},
           {"bev", "--layers N (2) --channels N (64) --size N (64) --heads N (4) --kernel N (7)"},
           {"dual_vit", "--image-size N (448) --classes N (200)"},

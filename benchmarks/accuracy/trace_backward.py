@@ -32,6 +32,9 @@ def main():
     ap.add_argument("--all", action="store_true", help="print every node in execution order")
     a = ap.parse_args()
     heap = measure.Heap()
+    if a.case not in measure.CASES:
+        m, b, s = a.case.split(":")
+        a.case = measure.zoo_case(m, int(b), None, int(s))
     desc, opt_name, build, make_batch = measure.CASES[a.case]
     torch.manual_seed(0)
     model = build()

@@ -24,11 +24,18 @@ Cases (LAYERS = leaf layers after the input):
                         expressions and deep bracket nesting beyond 256)
   repeat_{1,10,100,1000}
                         repeat<N>(block) of one 10-layer residual MLP block
+  batch_search_{100,400,1600}
+                        max_micro_batch(...) on the distinct_N graph with its default bounds
+                        [1, 4096] on a 4 GB custom device, where the answer lies inside the
+                        bounds: a full binary search, about 14 budgets in one constant evaluation
 Profiling variants of distinct_1600 (what part of the cost is which):
   distinct_1600_model   only builds the constexpr model (no budget)
   distinct_1600_totals  budget_totals(...) (no per-record arrays) + fits
   distinct_1600_budget  budget(...) without any static_assert (a constexpr variable still forces
                         the evaluation)
+Profiling cases (written too, listed by --list-profile, used by run.sh --profile):
+  profile_forward_1600  distinct_1600 budgeted for inference (forward walk only)
+  profile_<kind>_1600   1,600 copies of one layer kind, budget_totals: what each kind costs
 Standard library only.
 """
 import argparse
@@ -117,6 +124,27 @@ REPEAT_BLOCK = ("residual(layer_norm(), linear(128), gelu(), dropout(10), linear
 REPEAT_BLOCK_LAYERS = 10
 
 
+PROFILE_KINDS = [("relu", "relu()"), ("gelu", "gelu()"), ("dropout", "dropout(10)"),
+                 ("linear", "linear(64)"), ("conv1d", "conv1d(16, 3, padding(1))"),
+                 ("layer_norm", "layer_norm()"), ("batch_norm", "batch_norm()")]
+
+
+def profile_cases():
+    out = {}
+    layers, _ = distinct_layers(1600)
+    model = f"constexpr auto net = {chunked_sequential('input(16, 64)', layers)};\n"
+    out["profile_forward_1600"] = (
+        "distinct_1600, inference (forward walk only).",
+        "using namespace gpubudget;\n" + model +
+        f"constexpr auto b = budget_totals(net, training{{.batch = 8, .inference = true}}, {DEVICE});\n"
+        "static_assert(fits(b));\n")
+    for kind, expr in PROFILE_KINDS:
+        model = f"constexpr auto net = {chunked_sequential('input(16, 64)', [expr] * 1600)};\n"
+        out[f"profile_{kind}_1600"] = (f"1600 x {expr}, budget_totals.",
+                                       "using namespace gpubudget;\n" + model + checks("totals"))
+    return out
+
+
 def checks(kind):
     if kind == "model":
         return "static_assert(net.size > 0);\n"
@@ -138,9 +166,9 @@ def cases():
     for n in (100, 400, 1600):
         layers, records = distinct_layers(n)
         model = f"constexpr auto net = {chunked_sequential('input(16, 64)', layers)};\n"
-        desc = (f"{n} distinct layers ({len(set(records))} distinct records; "
-                f"{sum(1 for r in records if len(r) > 1)} parameterized, all of those unique: "
-                f"{len(set(r for r in records if len(r) > 1)) == sum(1 for r in records if len(r) > 1)})")
+        lin_conv = [r for r in records if r[0] in ("linear", "conv1d")]
+        desc = (f"{n} layers, {len(set(records))} distinct records; the {len(lin_conv)} linear/conv1d "
+                f"records are {'all distinct' if len(set(lin_conv)) == len(lin_conv) else 'NOT all distinct'}")
         variants = [("", "full")]
         if n == 1600:
             variants += [("_model", "model"), ("_totals", "totals"), ("_budget", "budget_only")]
@@ -152,6 +180,14 @@ def cases():
                  "layer_norm(), linear(10));\n")
         body = "using namespace gpubudget;\n" + model + checks("full")
         out[f"repeat_{n}"] = (f"repeat<{n}> of a {REPEAT_BLOCK_LAYERS}-layer block.", body)
+    for n in (100, 400, 1600):
+        layers, _ = distinct_layers(n)
+        model = f"constexpr auto net = {chunked_sequential('input(16, 64)', layers)};\n"
+        body = ("using namespace gpubudget;\n" + model +
+                'constexpr auto small_gpu = custom_device("4 GB", 4 * GB);\n'
+                f"constexpr auto mb = max_micro_batch(net, {PLAN}, small_gpu);\n"
+                "static_assert(mb >= 8 && mb < 4096);  // inside the bounds: the search ran in full\n")
+        out[f"batch_search_{n}"] = (f"max_micro_batch over distinct_{n}.", body)
     return out
 
 
@@ -159,8 +195,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--list", action="store_true", help="print the case names, one a line")
+    ap.add_argument("--list-profile", action="store_true", help="print the profiling case names")
     args = ap.parse_args(argv)
-    all_cases = cases()
+    main_cases, extra = cases(), profile_cases()
+    all_cases = {**main_cases, **extra}
     os.makedirs(args.out_dir, exist_ok=True)
     for name, (what, body) in all_cases.items():
         path = os.path.join(args.out_dir, name + ".cpp")
@@ -175,7 +213,9 @@ def main(argv):
         with open(path, "w") as f:
             f.write(text)
     if args.list:
-        print("\n".join(all_cases))
+        print("\n".join(main_cases))
+    if args.list_profile:
+        print("\n".join(extra))
     return 0
 
 

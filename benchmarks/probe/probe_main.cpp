@@ -11,28 +11,25 @@
 #include <iostream>
 #include <string_view>
 
+#include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/probe/cuda_libraries.hpp>
+#include <gpubudget/probe/from_budget.hpp>
 #include <gpubudget/probe/run_probes.hpp>
 
 namespace probe = gpubudget::probe;
 
 namespace {
 
-// Built-in example: torchvision vit_b_16, 224x224, batch 2, fp32, AdamW — the sizes PyTorch
-// 1.13 itself allocated for one training step (case vit_b_16_b2 of the project's reference
-// measurements, shared/reference/pytorch-1.13-cpu.json; re-measure with benchmarks/accuracy/).
-constexpr std::int64_t vit_b16_params = 86567656LL * 4;    // "params" x fp32
-constexpr std::int64_t vit_b16_adamw = 692541248;          // "opt_state_bytes"
-constexpr std::int64_t vit_b16_step_peak = 369349832;      // "step_peak_bytes" above resident
+// Built-in example: torchvision vit_b_16, 224x224, batch 32, AMP bf16, AdamW (foreach), budgeted
+// by gpubudget at compile time; the check allocates it category by category.
+constexpr auto example_budget =
+    gpubudget::budget_totals(gpubudget::models::vit_b_16(), gpubudget::training{.batch = 32, .precision = gpubudget::amp_bf16},
+                             gpubudget::devices::a100_40gb);
 
 probe::probe_plan example_plan(probe::compute_capability cc) {
   probe::probe_plan plan;
-  plan.budget = {
-      {"parameters (ViT-B/16, fp32)", vit_b16_params, probe::phase::resident},
-      {"optimizer state (AdamW, 2 fp32 copies)", vit_b16_adamw, probe::phase::resident},
-      {"step peak: gradients + activations + temporaries (batch 2)", vit_b16_step_peak, probe::phase::transient},
-      {"cuBLAS workspace (PyTorch default)", probe::pytorch_cublas_workspace_bytes(cc), probe::phase::transient},
-  };
+  plan.budget = probe::budget_categories(example_budget);
+  (void)cc;
   // Convolutions from torchvision resnet50 (conv1: 3->64, 7x7, stride 2, padding 3; layer1:
   // 64->64, 3x3, padding 1 at 56x56) at batch 32. The 64 MiB estimates are an illustrative
   // flat term, standing in for the caller's own workspace estimate.

@@ -42,6 +42,8 @@ struct memory_budget {
   std::int64_t gradients_at_peak = 0;    ///< part of step_peak that is .grad
   std::int64_t optimizer_temporaries = 0;///< step() temporaries at their largest
   std::int64_t step_peak_rounded = 0;    ///< step_peak with every block rounded to 512 B
+  std::int32_t peak_record = -1;         ///< model record during whose forward/backward the peak occurs (-1: loss or step())
+  bool peak_in_backward = false;
 
   // Device side.
   std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0;
@@ -99,6 +101,8 @@ struct step_result {
   walk_totals totals{};
   std::int64_t saved = 0, after_forward = 0, forward_peak = 0, fwd_bwd_peak = 0, peak_rounded = 0;
   std::int64_t live_after_backward = 0, grads_at_peak = 0, grads = 0;
+  std::int32_t peak_layer = -1;
+  bool peak_in_backward = false;
 };
 
 /// Appends the loss to `out` and returns the scalar loss (one reference, as the trainer's
@@ -161,6 +165,8 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
   r.peak_rounded = s.peak_rounded;
   r.grads_at_peak = s.grads_at_peak;
   r.grads = s.grads_live;
+  r.peak_layer = s.peak_layer;
+  r.peak_in_backward = s.peak_in_backward;
   if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
   return r;
 }
@@ -193,11 +199,13 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   const auto at_step = r.live_after_backward + b.optimizer_temporaries;
   b.step_peak = r.fwd_bwd_peak;
   b.gradients_at_peak = r.grads_at_peak;
-  if (at_step > b.step_peak) { b.step_peak = at_step; b.gradients_at_peak = r.grads; }
+  b.peak_record = r.peak_layer;
+  b.peak_in_backward = r.peak_in_backward;
+  if (at_step > b.step_peak) { b.step_peak = at_step; b.gradients_at_peak = r.grads; b.peak_record = -1; }
   // The teacher runs (no grad) before the student's forward; offloaded, it is brought in first.
   if (t.present) {
     const auto teacher_peak = t.forward_peak_bytes + (t.offloaded_to_cpu ? teacher_bytes : 0);
-    if (teacher_peak > b.step_peak) { b.step_peak = teacher_peak; b.gradients_at_peak = 0; }
+    if (teacher_peak > b.step_peak) { b.step_peak = teacher_peak; b.gradients_at_peak = 0; b.peak_record = -1; }
   }
   b.step_peak_rounded = r.peak_rounded + (b.step_peak - r.fwd_bwd_peak);
 
@@ -240,7 +248,8 @@ constexpr teacher_policy teacher(const model<N>& m, std::int64_t micro_batch, bo
   t.inference = true;
   t.precision = precision;
   const auto r = detail::simulate_step<N>(m.nodes, t, nullptr);
-  return teacher_policy{true, offloaded_to_cpu, r.totals.params, r.forward_peak, dtype::fp32};
+  const dtype pt = precision == precision_mode::pure_fp16 ? dtype::fp16 : precision == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp32;
+  return teacher_policy{true, offloaded_to_cpu, r.totals.params, r.forward_peak, pt};
 }
 
 }  // namespace gpubudget

@@ -18,6 +18,10 @@
 #include <gpubudget/layers/graph_nn.hpp>
 #include <gpubudget/layers/dual_attention.hpp>
 #include <gpubudget/layers/blocks.hpp>
+#include <gpubudget/layers/mobile.hpp>
+#include <gpubudget/layers/swin.hpp>
+#include <gpubudget/layers/llama.hpp>
+#include <gpubudget/layers/bert.hpp>
 #include <gpubudget/graph.hpp>
 #include <gpubudget/training.hpp>
 #include <gpubudget/devices.hpp>

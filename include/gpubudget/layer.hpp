@@ -18,6 +18,7 @@ enum class op : std::uint8_t {
   activation, softmax, dropout, max_pool, avg_pool, adaptive_avg_pool, flatten, reshape,
   transpose, attention, unfold, patch_embedding, graph_conv, graph_attention, scale,
   token_select, mean_over, local_attention, permute, layer_scale, stochastic_depth, learned_positions, dual_cross_vit,
+  mobile_activation, squeeze_excitation, window_attention, patch_merging, rms_norm, token_type_embedding,  // model zoo
   // compositions
   sequence, residual, parallel, repeat,
 };

@@ -70,6 +70,12 @@ inline std::string_view op_name(const layer& l) {
     case op::stochastic_depth: return "stochastic_depth";
     case op::learned_positions: return "positions";
     case op::dual_cross_vit: return "dual_cross_attention_vit";
+    case op::mobile_activation: return "activation";
+    case op::squeeze_excitation: return "squeeze_excitation";
+    case op::window_attention: return "window_attention";
+    case op::patch_merging: return "patch_merging";
+    case op::rms_norm: return "rms_norm";
+    case op::token_type_embedding: return "bert_embeddings";
     case op::sequence: return l.flags.checkpoint ? "checkpointed" : (l.flags.frozen ? "frozen" : "sequential");
     case op::residual: return "residual";
     case op::parallel: return "parallel";

@@ -44,8 +44,8 @@ struct grad_edge {
 /// An autograd node: what backward needs from it.
 struct node_record {
   std::int32_t out = -1;              ///< storage of the output whose gradient drives this node
-  grad_edge in[3]{};
-  int inputs = 0;
+  std::int32_t edges_begin = 0;       ///< its gradient edges: edges[edges_begin, +inputs)
+  std::int32_t inputs = 0;
   std::int64_t param_grad_bytes = 0;  ///< .grad of trainable parameters
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
@@ -54,6 +54,7 @@ struct node_record {
   std::int32_t param_key = -1;        ///< identity of the parameters (shared weights share a key)
   std::int64_t phantom_saved = 0;     ///< phantoms only: bytes of their storage counted as saved
   std::int64_t host_bytes = 0;        ///< host bookkeeping of this node (CPU reference only)
+  std::int32_t layer = -1;            ///< the model record whose forward created it
 };
 
 /// Host-side bookkeeping that a CPU malloc count sees next to tensor data: autograd nodes,
@@ -73,12 +74,14 @@ struct segment_record {
   bool trainable = true;
   bool recomputed = false;
   std::int32_t key_shift = 0;
+  bool repetition = false;            ///< one repetition of a repeat (checkpoint_blocks): re-run its children
 };
 
 struct sim {
   dyn_array<storage> storages{};
   dyn_array<node_record> nodes{};
   dyn_array<std::int32_t> saved_ids{};  ///< saved storages of every node, each node's contiguous
+  dyn_array<grad_edge> edges{};         ///< gradient edges of every node, each node's contiguous
   dyn_array<segment_record> segments{};
   std::int64_t batch = 1;
   training plan{};
@@ -104,8 +107,19 @@ struct sim {
   // (kMinBlockSize = 512 in c10/cuda/CUDACachingAllocator.cpp).
   static constexpr std::int64_t round_block(std::int64_t b) { return b <= 0 ? 0 : (b + 511) / 512 * 512; }
 
+  /// Where the simulation is: the model record being run, and whether in backward.
+  std::int32_t current_layer = -1;
+  bool in_backward = false;
+  std::int32_t peak_layer = -1;     ///< record at whose forward (or backward) the peak occurred
+  bool peak_in_backward = false;
+
   constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded) {
-    if (live + extra > peak) { peak = live + extra; grads_at_peak = grads_live; }
+    if (live + extra > peak) {
+      peak = live + extra;
+      grads_at_peak = grads_live;
+      peak_layer = current_layer;
+      peak_in_backward = in_backward;
+    }
     if (live_rounded + extra_rounded > peak_rounded) peak_rounded = live_rounded + extra_rounded;
   }
   /// A temporary that lives only inside the current op.
@@ -162,6 +176,7 @@ struct sim {
     n.out = out.id;
     n.segment = dropping_saves_for;
     n.param_key = -1;
+    n.layer = current_layer;
     nodes.push_back(n);
     if (count_host) add_host(host.node, nodes.back().host_bytes);
     return last_recorded = static_cast<std::int32_t>(nodes.size() - 1);
@@ -209,7 +224,11 @@ struct sim {
   constexpr void grad_to(std::int32_t n, const value& v, bool alias = false, bool expand = false) {
     if (n < 0 || !v.requires_grad || replay_cursor >= 0) return;
     auto& nd = node(n);
-    if (nd.inputs < 3) nd.in[nd.inputs++] = grad_edge{v.id, bytes_of_value(v), alias, expand};
+    if (nd.inputs == 0) nd.edges_begin = static_cast<std::int32_t>(edges.size());
+    // a node's edges are recorded together, right after the node (each rule does so)
+    else if (nd.edges_begin + nd.inputs != static_cast<std::int32_t>(edges.size())) fail("gpubudget: internal: edges not contiguous");
+    edges.push_back(grad_edge{v.id, bytes_of_value(v), alias, expand});
+    ++nd.inputs;
   }
   /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
   constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {

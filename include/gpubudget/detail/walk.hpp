@@ -18,6 +18,10 @@
 #include <gpubudget/layers/norm.hpp>
 #include <gpubudget/layers/pooling.hpp>
 #include <gpubudget/layers/view.hpp>
+#include <gpubudget/layers/bert.hpp>
+#include <gpubudget/layers/llama.hpp>
+#include <gpubudget/layers/mobile.hpp>
+#include <gpubudget/layers/swin.hpp>
 
 namespace gpubudget::detail {
 
@@ -149,7 +153,7 @@ struct walker {
       case op::sequence: return run_children(i, in, sc);
       case op::residual: {
         value y = run_children(i, in, sc);
-        if (y.s.numel() != in.s.numel()) shape_mismatch_between_layers();
+        if (!(y.s == in.s)) shape_mismatch_between_layers();
         if (L.merge == merge_kind::add_inplace) return add_inplace(s, y, in);
         value out = add(s, in, y);
         s.release(y);
@@ -173,11 +177,32 @@ struct walker {
     value cur = in;
     s.retain(cur.id);
     for (std::int64_t r = 0; r < count; ++r) {
-      const bool measure = r == 1 && count > 3 && !replaying;  // phantoms also on later micro-batches
+      const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
       const auto live0 = s.live, saved0 = s.saved_total, params0 = totals.params, trainable0 = totals.trainable,
                  buffers0 = totals.buffer_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
-      value next = run_children(i, cur, sc, s.plan.checkpoint_blocks);
+      dyn_array<record_stats> before{};
+      if (measure && counting && !replaying)
+        for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
+      value next{};
+      if (s.plan.checkpoint_blocks && s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad) {
+        // one checkpoint per repetition (the whole block), not one per part of the block
+        segment_record seg{};
+        seg.layer_index = i;
+        seg.input = cur;
+        seg.first_node = static_cast<std::int32_t>(s.nodes.size());
+        seg.trainable = sc.trainable;
+        seg.key_shift = sc.key_shift;
+        seg.repetition = true;
+        s.retain(cur.id);
+        s.segments.push_back(seg);
+        s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
+        next = run_children(i, cur, sc);
+        s.dropping_saves_for = -1;
+        s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
+      } else {
+        next = run_children(i, cur, sc);
+      }
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
       cur = next;
@@ -185,7 +210,16 @@ struct walker {
         const auto copies = count - 3;
         std::int64_t grads = 0;
         for (auto n = nodes0; n < static_cast<std::int32_t>(s.nodes.size()); ++n) grads += s.nodes[static_cast<std::size_t>(n)].param_grad_bytes;
-        if (counting) {
+        if (counting && !replaying) {
+          for (std::int32_t k = i + 1; k < i + L.span; ++k) {  // the block's records: every copy
+            auto& st = stats[static_cast<std::size_t>(k)];
+            const auto& b0 = before[static_cast<std::size_t>(k - i - 1)];
+            st.params = checked_add(st.params, checked_mul(copies, st.params - b0.params));
+            st.trainable = checked_add(st.trainable, checked_mul(copies, st.trainable - b0.trainable));
+            st.buffer_bytes = checked_add(st.buffer_bytes, checked_mul(copies, st.buffer_bytes - b0.buffer_bytes));
+            st.saved_bytes = checked_add(st.saved_bytes, checked_mul(copies, st.saved_bytes - b0.saved_bytes));
+            st.applications = checked_add(st.applications, checked_mul(copies, st.applications - b0.applications));
+          }
           totals.params = checked_add(totals.params, checked_mul(copies, totals.params - params0));
           totals.trainable = checked_add(totals.trainable, checked_mul(copies, totals.trainable - trainable0));
           totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
@@ -203,13 +237,19 @@ struct walker {
   constexpr void add_phantom(std::int64_t retained, std::int64_t saved, std::int64_t grads) {
     if (s.no_grad) return;
     value held{s.allocate(retained), {}, dtype::fp32, true};
-    node_record n{};
-    n.out = -1;
-    n.segment = s.dropping_saves_for;
-    n.param_grad_bytes = grads;
-    n.param_key = grads > 0 ? next_key++ : -1;
-    s.nodes.push_back(n);
-    const auto at = static_cast<std::int32_t>(s.nodes.size() - 1);
+    std::int32_t at = 0;
+    if (s.replay_cursor >= 0) {
+      at = s.replay_cursor++;  // re-running a checkpointed block: the phantom recorded in forward
+      s.release_phantom(at);   // drop what it held then (saves were dropped: next to nothing)
+    } else {
+      node_record n{};
+      n.out = -1;
+      n.segment = s.dropping_saves_for;
+      n.param_grad_bytes = grads;
+      n.param_key = grads > 0 ? next_key++ : -1;
+      s.nodes.push_back(n);
+      at = static_cast<std::int32_t>(s.nodes.size() - 1);
+    }
     // count the retained bytes as saved, whatever the dropping state of a checkpoint
     node_record& nd = s.node(at);
     nd.saved_begin = static_cast<std::int32_t>(s.saved_ids.size());
@@ -275,6 +315,7 @@ struct walker {
       return value{s.allocate(bytes, true), sh, L.type, false};
     }
     if (in.id < 0) layer_needs_an_input_shape();
+    s.current_layer = i;
     layer_ctx c{s, L, replaying ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
     value out{};
     switch (L.kind) {
@@ -283,8 +324,10 @@ struct walker {
       case op::conv:
       case op::conv_transpose: {
         out = rules::lower_conv(c, in);
+        std::int64_t kvol = 1;
+        for (std::int64_t d = 0; d < L.a[0]; ++d) kvol = checked_mul(kvol, L.a[2]);
         const auto im2col = checked_mul(s.bytes_of_value(out.s, out.type) / (out.s[0] > 0 ? out.s[0] : 1),
-                                        checked_mul(in.s[0], L.a[2] * L.a[2]));
+                                        checked_mul(in.s[0], kvol));
         if (im2col > totals.largest_im2col) totals.largest_im2col = im2col;
         break;
       }
@@ -314,6 +357,12 @@ struct walker {
       case op::patch_embedding: out = rules::lower_patch_embedding(c, in); break;
       case op::graph_conv: out = rules::lower_graph_conv(c, in); break;
       case op::graph_attention: out = rules::lower_graph_attention(c, in); break;
+      case op::mobile_activation: out = rules::lower_mobile_activation(c, in); break;
+      case op::squeeze_excitation: out = rules::lower_squeeze_excitation(c, in); break;
+      case op::window_attention: out = rules::lower_window_attention(c, in); break;
+      case op::patch_merging: out = rules::lower_patch_merging(c, in); break;
+      case op::rms_norm: out = rules::lower_rms_norm(c, in); break;
+      case op::token_type_embedding: out = rules::lower_bert_embeddings(c, in); break;
       default: invalid_layer_argument();
     }
     if (!replaying && c.param_key == next_key) next_key += c.parts;
@@ -349,6 +398,10 @@ struct walker {
       s.release(g);
       return;
     }
+    if (bytes < full && !expand) {  // another slice of a split/chunked storage: written in place
+      s.release(g);
+      return;
+    }
     // A second gradient for the same tensor: the engine's InputBuffer sums out of place
     // (old + new + sum alive together, op_rules.md §3), then drops both addends.
     const auto sum = s.allocate(full);
@@ -363,7 +416,7 @@ struct walker {
     replaying = true;
     s.replay_cursor = seg.first_node;
     scope sc{seg.trainable, false, seg.key_shift};
-    value out = walk_inner(seg.layer_index, seg.input, sc);
+    value out = seg.repetition ? run_children(seg.layer_index, seg.input, sc) : walk_inner(seg.layer_index, seg.input, sc);
     s.release(out);
     s.replay_cursor = -1;
     replaying = false;
@@ -377,9 +430,8 @@ struct walker {
     if (static_cast<std::size_t>(key) >= key_has_grad.size()) key_has_grad.resize(static_cast<std::size_t>(key) + 1, 0);
     auto& seen = key_has_grad[static_cast<std::size_t>(key)];
     if (seen == 0) {
-      s.allocate(bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
-      s.grads_live += bytes;
-      s.note_peak(0, 0);
+      s.grads_live += bytes;  // before allocate(): the peak it may set includes this .grad
+      s.allocate(bytes);      // AccumulateGrad steals the buffer as .grad: alive until step()
     } else if (seen == backward_pass) {
       // shared weights: the earlier gradient waits in AccumulateGrad's input buffer and is summed
       // out of place with this one (held + incoming + sum, op_rules.md §3)
@@ -393,11 +445,13 @@ struct walker {
   /// Backward from the scalar `loss` storage.
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
+    s.in_backward = true;
     grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
     for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= 0; --n) {
       const auto seg = s.nodes[static_cast<std::size_t>(n)].segment;
       if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
       const node_record& rec = s.nodes[static_cast<std::size_t>(n)];
+      s.current_layer = rec.layer;
       if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
         s.release_phantom(n);
         param_grad(rec.param_key, rec.param_grad_bytes);
@@ -406,8 +460,8 @@ struct walker {
       const std::int32_t g = grad_slot(rec.out);
       if (g >= 0) {
         grad_slot(rec.out) = -1;
-        for (int e = 0; e < rec.inputs; ++e) {
-          const auto& edge = rec.in[e];
+        for (std::int32_t e = 0; e < rec.inputs; ++e) {
+          const grad_edge edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
           std::int32_t gi = g;
           if (edge.alias || edge.expand) s.retain(g);
           else gi = s.allocate(edge.bytes);
@@ -422,6 +476,8 @@ struct walker {
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
     }
+    s.in_backward = false;
+    s.current_layer = -1;
     s.live -= s.host_view_bytes;  // the graph is gone
     s.host_view_bytes = 0;
     for (auto& slot : grad_of) if (slot >= 0) { s.release(slot); slot = -1; }  // unused input grads

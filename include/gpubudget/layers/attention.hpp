@@ -1,7 +1,8 @@
 // gpubudget/layers/attention.hpp — multi-head attention (self and cross), materialized or flash.
 //
 // Arguments: a[0] width D, a[1] heads, a[2] key/value tokens (0 = self-attention),
-// a[3] implementation, a[4] key/value heads (grouped-query; 0 = heads).
+// a[3] implementation, a[4] key/value heads (grouped-query; 0 = heads), a[5] rotary embeddings.
+// Grouped-query attention: q and the output projection are D×D, k and v D×(kv_heads·D/heads).
 // Each implementation replays the exact op sequence of its PyTorch 1.13 source, because which
 // copies autograd keeps (a transposed view reshaped for bmm is copied; a view keeps its whole
 // base) decides the bytes.
@@ -9,6 +10,7 @@
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/layer.hpp>
 #include <gpubudget/layers/options.hpp>
+#include <gpubudget/layers/rotary.hpp>
 
 namespace gpubudget {
 
@@ -28,10 +30,12 @@ constexpr void apply_attention_option(layer& l, kv_tokens t) { l.a[2] = t.value;
 constexpr void apply_attention_option(layer& l, attention_impl i) { l.a[3] = static_cast<std::int64_t>(i); }
 constexpr void apply_attention_option(layer& l, kv_heads h) { l.a[4] = h.value; }
 constexpr void apply_attention_option(layer& l, no_bias_t) { l.bias = false; }
+constexpr void apply_attention_option(layer& l, rotary_t) { l.a[5] = 1; }
 }  // namespace detail
 
 /// Multi-head attention over [tokens, width] with `heads` heads; options: kv_tokens(n) for
-/// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias.
+/// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
+/// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
   layer l{};
@@ -66,6 +70,41 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
   const auto impl = static_cast<attention_impl>(c.L.a[3]);
   const dtype mt = c.matmul_type(x.type);
 
+  if (c.L.a[5] != 0 && impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (impl == attention_impl::flash && c.L.a[5] != 0) {
+    // transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
+    // native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at
+    // their own head counts, the output and a per-row fp32 log-sum-exp
+    value q = linear_op(c, x, D, bias, 0);
+    value k = linear_op(c, kv_src, KVH * d, bias, 1);
+    value v = linear_op(c, kv_src, KVH * d, bias, 3);
+    value cs = rotary_table(s, Lq, d, q.type), sn = rotary_table(s, Lq, d, q.type);
+    value qr = rotary_op(s, q, cs, sn);
+    s.release(q);
+    if (Lk != Lq) { s.release(cs); s.release(sn); cs = rotary_table(s, Lk, d, k.type); sn = rotary_table(s, Lk, d, k.type); }
+    value kr = rotary_op(s, k, cs, sn);
+    s.release(k);
+    s.release(cs);
+    s.release(sn);
+    value o = s.make(make_shape(Lq, D), mt, qr.requires_grad || kr.requires_grad || v.requires_grad);
+    auto n = s.record(o);
+    s.save(n, qr);
+    s.save(n, kr);
+    s.save(n, v);
+    s.save(n, o);
+    s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, H), Lq), dtype::fp32));
+    s.grad_to(n, qr);
+    s.grad_to(n, kr);
+    s.grad_to(n, v);
+    s.release(qr);
+    s.release(kr);
+    s.release(v);
+    value oc = copy(s, o, o.s);  // o.transpose(1, 2).contiguous()
+    s.release(o);
+    value result = linear_op(c, oc, D, bias, 2);
+    s.release(oc);
+    return result;
+  }
   if (impl == attention_impl::flash) {
     value q = linear_op(c, x, D, bias, 0);
     value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);

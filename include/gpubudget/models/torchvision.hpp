@@ -2,7 +2,9 @@
 // their modules run in training (in-place ReLUs and `out += identity`, LayerNorm2d's permutes,
 // nn.MultiheadAttention's training path), parameterized by image size and class count.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include <gpubudget/gpubudget.hpp>
 
@@ -120,5 +122,248 @@ constexpr auto convnext_tiny(std::int64_t image = 224, std::int64_t classes = 10
 constexpr auto convnext_small(std::int64_t image = 224, std::int64_t classes = 1000, bool frozen_backbone = false) {
   return convnext(3, 3, 27, 3, 96, image, classes, frozen_backbone);
 }
+
+
+// --- VGG ----------------------------------------------------------------------------------------
+
+namespace detail {
+
+/// One VGG convolution: Conv2d(3×3, padding 1, with bias) [→ BatchNorm] → ReLU(inplace).
+template <bool BN>
+constexpr auto vgg_conv(std::int64_t ch) {
+  if constexpr (BN) return sequential(conv2d(ch, 3, padding(1)), batch_norm(), relu_inplace());
+  else return sequential(conv2d(ch, 3, padding(1)), relu_inplace());
+}
+/// `Convs` convolutions of `ch` channels, then MaxPool2d(2, 2).
+template <bool BN, int Convs>
+constexpr auto vgg_stage(std::int64_t ch) {
+  if constexpr (Convs == 1) return sequential(vgg_conv<BN>(ch), max_pool2d(2, stride(2)));
+  else return sequential(vgg_conv<BN>(ch), repeat(Convs - 1, vgg_conv<BN>(ch)), max_pool2d(2, stride(2)));
+}
+
+}  // namespace detail
+
+/// torchvision VGG: five stages of S1..S5 3×3 convolutions (64, 128, 256, 512, 512 channels),
+/// AdaptiveAvgPool2d(7, 7), classifier Linear(25088, 4096) → ReLU(inplace) → Dropout(0.5) →
+/// Linear(4096, 4096) → ReLU(inplace) → Dropout(0.5) → Linear(4096, classes).
+template <bool BN, int S1, int S2, int S3, int S4, int S5>
+constexpr auto vgg(std::int64_t image, std::int64_t classes) {
+  using namespace detail;
+  return sequential(input(3, image, image),
+                    named("features", sequential(vgg_stage<BN, S1>(64), vgg_stage<BN, S2>(128), vgg_stage<BN, S3>(256),
+                                                 vgg_stage<BN, S4>(512), vgg_stage<BN, S5>(512))),
+                    adaptive_avg_pool2d(7, 7), flatten(),
+                    named("classifier", sequential(linear(4096), relu_inplace(), dropout(50), linear(4096), relu_inplace(),
+                                                   dropout(50), linear(classes))));
+}
+constexpr auto vgg11(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<false, 1, 1, 2, 2, 2>(image, classes); }
+constexpr auto vgg11_bn(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<true, 1, 1, 2, 2, 2>(image, classes); }
+constexpr auto vgg16(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<false, 2, 2, 3, 3, 3>(image, classes); }
+constexpr auto vgg16_bn(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<true, 2, 2, 3, 3, 3>(image, classes); }
+
+// --- MobileNetV2 / V3, EfficientNet ------------------------------------------------------------
+
+namespace detail {
+
+/// torchvision's _make_divisible(v, 8): round to a multiple of 8, never below 90% of v.
+constexpr std::int64_t make_divisible(std::int64_t v, std::int64_t divisor = 8) {
+  std::int64_t r = (v + divisor / 2) / divisor * divisor;
+  if (r < divisor) r = divisor;
+  if (10 * r < 9 * v) r += divisor;
+  return r;
+}
+
+/// Conv2dNormActivation: Conv2d(k, stride, padding (k-1)/2, no bias) → BatchNorm2d → `act`.
+constexpr auto conv_bn_act(std::int64_t out, std::int64_t k, std::int64_t s, layer act) {
+  return sequential(conv2d(out, k, stride(s), padding((k - 1) / 2), no_bias), batch_norm(), act);
+}
+/// The same with a depthwise convolution (groups = channels).
+constexpr auto dw_bn_act(std::int64_t k, std::int64_t s, layer act) {
+  return sequential(depthwise_conv2d(k, stride(s), padding((k - 1) / 2), no_bias), batch_norm(), act);
+}
+/// A 1×1 projection without activation: Conv2d(1×1, no bias) → BatchNorm2d.
+constexpr auto conv_bn(std::int64_t out) { return sequential(conv2d(out, 1, no_bias), batch_norm()); }
+
+/// MobileNetV2 InvertedResidual body: [1×1 expand to `hidden` → BN → ReLU6] → 3×3 depthwise
+/// (stride) → BN → ReLU6 → 1×1 project to `out` → BN. ReLU6 is in place (Conv2dNormActivation).
+constexpr auto mbv2_body(std::int64_t out, std::int64_t hidden, std::int64_t s) {
+  return sequential(conv_bn_act(hidden, 1, 1, relu6_inplace()), dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
+}
+constexpr auto mbv2_body_no_expand(std::int64_t out, std::int64_t s) {
+  return sequential(dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
+}
+/// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place).
+constexpr auto mbv2_repeats(std::int64_t n, std::int64_t c, std::int64_t t) { return repeat(n, residual(mbv2_body(c, c * t, 1))); }
+
+/// MobileNetV3 block body (torchvision InvertedResidual): [1×1 expand → BN → act] → k×k
+/// depthwise → BN → act → [squeeze-excitation (ReLU, Hardsigmoid)] → 1×1 project → BN.
+/// act is ReLU(inplace) or Hardswish(inplace).
+template <bool Expand, bool SE>
+constexpr auto mbv3_body(std::int64_t k, std::int64_t exp, std::int64_t out, bool hs, std::int64_t s) {
+  const layer act = hs ? hardswish_inplace() : relu_inplace();
+  const auto dw = dw_bn_act(k, s, act);
+  const auto se = squeeze_excitation(make_divisible(exp / 4), se_activation::relu, se_gate::hardsigmoid);
+  if constexpr (Expand && SE) return sequential(conv_bn_act(exp, 1, 1, act), dw, se, conv_bn(out));
+  else if constexpr (Expand) return sequential(conv_bn_act(exp, 1, 1, act), dw, conv_bn(out));
+  else if constexpr (SE) return sequential(dw, se, conv_bn(out));
+  else return sequential(dw, conv_bn(out));
+}
+
+/// EfficientNet MBConv body: [1×1 expand → BN → SiLU] → k×k depthwise → BN → SiLU →
+/// squeeze-excitation (squeeze = in/4, SiLU(inplace), Sigmoid) → 1×1 project → BN. SiLUs are in
+/// place (Conv2dNormActivation).
+template <bool Expand>
+constexpr auto mbconv_body(std::int64_t in, std::int64_t exp, std::int64_t out, std::int64_t k, std::int64_t s) {
+  const auto se = squeeze_excitation(in / 4 > 1 ? in / 4 : 1, se_activation::silu_inplace, se_gate::sigmoid);
+  if constexpr (Expand) return sequential(conv_bn_act(exp, 1, 1, silu_inplace()), dw_bn_act(k, s, silu_inplace()), se, conv_bn(out));
+  else return sequential(dw_bn_act(k, s, silu_inplace()), se, conv_bn(out));
+}
+/// An MBConv stage: its first block (stride `s`, in → out) and `n - 1` residual blocks
+/// (stochastic depth, then `result += input`).
+constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std::int64_t s, std::int64_t in, std::int64_t out,
+                            std::int64_t sd_per_mille) {
+  return sequential(mbconv_body<true>(in, in * t, out, k, s),
+                    repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille))));
+}
+
+}  // namespace detail
+
+/// torchvision mobilenet_v2 (width 1.0): Conv 3×3/2 (32) → 17 inverted residuals (t, c, n, s:
+/// 1,16,1,1 · 6,24,2,2 · 6,32,3,2 · 6,64,4,2 · 6,96,3,1 · 6,160,3,2 · 6,320,1,1) → Conv 1×1 (1280)
+/// → global average pool → Dropout(0.2) → Linear(1280, classes).
+constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 1000) {
+  using namespace detail;
+  auto features = sequential(conv_bn_act(32, 3, 2, relu6_inplace()), mbv2_body_no_expand(16, 1),
+                             mbv2_body(24, 16 * 6, 2), mbv2_repeats(1, 24, 6),
+                             mbv2_body(32, 24 * 6, 2), mbv2_repeats(2, 32, 6),
+                             mbv2_body(64, 32 * 6, 2), mbv2_repeats(3, 64, 6),
+                             mbv2_body(96, 64 * 6, 1), mbv2_repeats(2, 96, 6),
+                             mbv2_body(160, 96 * 6, 2), mbv2_repeats(2, 160, 6),
+                             mbv2_body(320, 160 * 6, 1), conv_bn_act(1280, 1, 1, relu6_inplace()));
+  return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
+                    named("classifier", sequential(dropout(20), linear(classes))));
+}
+
+/// torchvision mobilenet_v3_large: Conv 3×3/2 (16, Hardswish) → 15 bneck blocks (residuals are
+/// `result += input`) → Conv 1×1 (960, Hardswish) → global average pool → Linear(960, 1280) →
+/// Hardswish(inplace) → Dropout(0.2, inplace) → Linear(1280, classes).
+constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes = 1000) {
+  using namespace detail;
+  auto features = sequential(
+      conv_bn_act(16, 3, 2, hardswish_inplace()),
+      residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1)),
+      mbv3_body<true, false>(3, 64, 24, false, 2),
+      residual_inplace(mbv3_body<true, false>(3, 72, 24, false, 1)),
+      mbv3_body<true, true>(5, 72, 40, false, 2),
+      repeat(2, residual_inplace(mbv3_body<true, true>(5, 120, 40, false, 1))),
+      mbv3_body<true, false>(3, 240, 80, true, 2),
+      residual_inplace(mbv3_body<true, false>(3, 200, 80, true, 1)),
+      repeat(2, residual_inplace(mbv3_body<true, false>(3, 184, 80, true, 1))),
+      mbv3_body<true, true>(3, 480, 112, true, 1),
+      residual_inplace(mbv3_body<true, true>(3, 672, 112, true, 1)),
+      mbv3_body<true, true>(5, 672, 160, true, 2),
+      repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1))),
+      conv_bn_act(960, 1, 1, hardswish_inplace()));
+  return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
+                    named("classifier", sequential(linear(1280), hardswish_inplace(), dropout_inplace(20), linear(classes))));
+}
+
+/// torchvision efficientnet_b0: Conv 3×3/2 (32, SiLU) → 16 MBConv blocks (expand, kernel,
+/// stride, in, out, layers: 1,3,1,32,16,1 · 6,3,2,16,24,2 · 6,5,2,24,40,2 · 6,3,2,40,80,3 ·
+/// 6,5,1,80,112,3 · 6,5,2,112,192,4 · 6,3,1,192,320,1; stochastic depth 0.2·block/16 on the
+/// residual blocks) → Conv 1×1 (1280, SiLU) → global average pool → Dropout(0.2, inplace) →
+/// Linear(1280, classes).
+constexpr auto efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
+  using namespace detail;
+  auto features = sequential(conv_bn_act(32, 3, 2, silu_inplace()), mbconv_body<false>(32, 32, 16, 3, 1),
+                             mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16), mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16),
+                             mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16), mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16),
+                             mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16), mbconv_body<true>(192, 192 * 6, 320, 3, 1),
+                             conv_bn_act(1280, 1, 1, silu_inplace()));
+  return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
+                    named("classifier", sequential(dropout_inplace(20), linear(classes))));
+}
+
+// --- DenseNet -----------------------------------------------------------------------------------
+
+namespace detail {
+
+/// torchvision _DenseLayer (memory_efficient=False) as x ↦ cat(x, layer(x)): BN → ReLU(inplace)
+/// → Conv 1×1 (bn_size·growth) → BN → ReLU(inplace) → Conv 3×3 (growth). torchvision keeps the
+/// block's features in a list and each layer concatenates all of them into a new tensor that
+/// its first BatchNorm keeps: the same tensors, of the same sizes, as this chain of
+/// concatenations (the list's separate pieces, not kept by autograd, are not modeled).
+constexpr auto dense_layer(std::int64_t growth, std::int64_t bn_size) {
+  return parallel(merge_kind::concat, sequential(),
+                  sequential(batch_norm(), relu_inplace(), conv2d(bn_size * growth, 1, no_bias), batch_norm(), relu_inplace(),
+                             conv2d(growth, 3, padding(1), no_bias)));
+}
+template <std::size_t... I>
+constexpr auto dense_block(std::index_sequence<I...>, std::int64_t growth, std::int64_t bn_size) {
+  return sequential(((void)I, dense_layer(growth, bn_size))...);
+}
+/// _Transition: BN → ReLU(inplace) → Conv 1×1 (`out`) → AvgPool2d(2, 2).
+constexpr auto dense_transition(std::int64_t out) {
+  return sequential(batch_norm(), relu_inplace(), conv2d(out, 1, no_bias), avg_pool2d(2, stride(2)));
+}
+
+}  // namespace detail
+
+/// torchvision DenseNet with blocks of B1..B4 layers, growth rate `growth`, `init` stem
+/// channels, bottleneck factor 4: stem Conv 7×7/2 → BN → ReLU → MaxPool 3/2, dense blocks with
+/// halving transitions, norm5, ReLU(inplace), global average pool, Linear(classes).
+template <std::size_t B1, std::size_t B2, std::size_t B3, std::size_t B4>
+constexpr auto densenet(std::int64_t growth, std::int64_t init, std::int64_t image, std::int64_t classes) {
+  using namespace detail;
+  constexpr std::int64_t bn_size = 4;
+  const auto c1 = init + static_cast<std::int64_t>(B1) * growth;
+  const auto c2 = c1 / 2 + static_cast<std::int64_t>(B2) * growth;
+  const auto c3 = c2 / 2 + static_cast<std::int64_t>(B3) * growth;
+  auto features = sequential(conv2d(init, 7, stride(2), padding(3), no_bias), batch_norm(), relu_inplace(),
+                             max_pool2d(3, stride(2), padding(1)),
+                             dense_block(std::make_index_sequence<B1>{}, growth, bn_size), dense_transition(c1 / 2),
+                             dense_block(std::make_index_sequence<B2>{}, growth, bn_size), dense_transition(c2 / 2),
+                             dense_block(std::make_index_sequence<B3>{}, growth, bn_size), dense_transition(c3 / 2),
+                             dense_block(std::make_index_sequence<B4>{}, growth, bn_size), batch_norm());
+  return sequential(input(3, image, image), named("features", features), relu_inplace(), adaptive_avg_pool2d(1, 1), flatten(),
+                    named("classifier", linear(classes)));
+}
+constexpr auto densenet121(std::int64_t image = 224, std::int64_t classes = 1000) { return densenet<6, 12, 24, 16>(32, 64, image, classes); }
+
+// --- Swin Transformer ---------------------------------------------------------------------------
+
+namespace detail {
+
+/// torchvision SwinTransformerBlock: x + SD(attn(LN(x))), then x + SD(MLP(LN(x))) with a GELU
+/// MLP of 4·dim (its Dropout(0.0) layers are identities). `sd_per_mille` 0: no stochastic depth.
+constexpr auto swin_block(std::int64_t dim, std::int64_t num_heads, std::int64_t window, std::int64_t shift, std::int64_t sd_per_mille) {
+  return sequential(residual(layer_norm(), window_attention(heads(num_heads), window, shift), stochastic_depth(sd_per_mille)),
+                    residual(layer_norm(), linear(4 * dim), gelu(), linear(dim), stochastic_depth(sd_per_mille)));
+}
+/// Two blocks: unshifted, then shifted by window/2.
+constexpr auto swin_pair(std::int64_t dim, std::int64_t num_heads, std::int64_t window, std::int64_t sd_per_mille) {
+  return sequential(swin_block(dim, num_heads, window, 0, sd_per_mille), swin_block(dim, num_heads, window, window / 2, sd_per_mille));
+}
+
+}  // namespace detail
+
+/// torchvision SwinTransformer (v1) with stage depths 2, 2·p2, 2·p3, 2·p4 (pairs of unshifted and
+/// shifted blocks; every torchvision Swin has depth 2 in stage 1), embedding width `c`, heads
+/// h1..h4, 7×7 windows, patch 4, stochastic depth (0 for the very first block): patch embedding
+/// Conv 4×4/4 → Permute → LayerNorm, stages with PatchMerging between them, LayerNorm, Permute,
+/// global average pool, Linear(8c, classes).
+constexpr auto swin(std::int64_t p2, std::int64_t p3, std::int64_t p4, std::int64_t c, std::int64_t h1, std::int64_t h2,
+                    std::int64_t h3, std::int64_t h4, std::int64_t image, std::int64_t classes) {
+  using namespace detail;
+  constexpr std::int64_t w = 7, sd = 100;  // a nonzero stochastic-depth probability (per mille)
+  auto features = sequential(sequential(conv2d(c, 4, stride(4)), permute(1, 2, 0), layer_norm()),
+                             swin_block(c, h1, w, 0, 0), swin_block(c, h1, w, w / 2, sd),
+                             patch_merging(), repeat(p2, swin_pair(2 * c, h2, w, sd)),
+                             patch_merging(), repeat(p3, swin_pair(4 * c, h3, w, sd)),
+                             patch_merging(), repeat(p4, swin_pair(8 * c, h4, w, sd)));
+  return sequential(input(3, image, image), named("features", features), layer_norm(), permute(2, 0, 1), adaptive_avg_pool2d(1, 1),
+                    flatten(), named("head", linear(classes)));
+}
+constexpr auto swin_t(std::int64_t image = 224, std::int64_t classes = 1000) { return swin(1, 3, 1, 96, 3, 6, 12, 24, image, classes); }
 
 }  // namespace gpubudget::models

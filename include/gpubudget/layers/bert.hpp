@@ -1,0 +1,54 @@
+// gpubudget/layers/bert.hpp — what transformers' BertEmbeddings adds to the word embeddings:
+// token-type embeddings and learned absolute positions.
+//
+//   embeddings = inputs_embeds + token_type_embeddings(token_type_ids)   (out of place)
+//   embeddings += position_embeddings(position_ids)                      (in place)
+//
+// token_type_ids and position_ids default to slices of registered buffers (expanded over the
+// batch: views, no memory). What autograd keeps: each embedding lookup keeps only its int64
+// indices (the buffers: nothing new); the adds keep nothing. The token-type lookup is a new
+// [B, T, D] tensor alive during the add; the position lookup is [1, T, D]. In backward the
+// tables get dense gradients (embedding_dense_backward) and the positions' gradient is first
+// summed over the batch ([1, T, D]).
+#pragma once
+#include <gpubudget/detail/ops.hpp>
+#include <gpubudget/layer.hpp>
+
+namespace gpubudget {
+
+/// BertEmbeddings after the word lookup on [T, D]: + token types (`type_vocab` rows; the
+/// default all-zero ids) then += positions (`max_positions` rows; T ≤ max_positions).
+constexpr layer bert_embeddings(std::int64_t type_vocab = 2, std::int64_t max_positions = 512) {
+  layer l{};
+  l.kind = op::token_type_embedding;
+  l.a[0] = type_vocab;
+  l.a[1] = max_positions;
+  return l;
+}
+
+namespace detail::rules {
+
+constexpr value lower_bert_embeddings(layer_ctx& c, const value& x) {
+  auto& s = c.s;
+  if (x.s.rank != 2) shape_mismatch_between_layers();
+  const auto T = x.s[0], D = x.s[1], types = c.L.a[0], positions = c.L.a[1];
+  if (types <= 0 || positions <= 0 || T > positions) invalid_layer_argument();
+  const dtype emb_t = c.pure16() ? c.half_type() : dtype::fp32;
+  // inputs_embeds + token_type_embeddings: the lookup's [B, T, D] output lives through the add
+  value y = add_parameter(c, x, x.s, checked_mul(types, D), 0);
+  s.transient(s.bytes_of_value(x.s, emb_t));
+  // embeddings += position_embeddings: in place; the [1, T, D] lookup lives through the add
+  const auto rows = bytes_of(checked_mul(T, D), emb_t);
+  c.add_param(checked_mul(positions, D));
+  s.transient(rows);
+  value z{y.id, y.s, y.type, c.records(y)};  // same storage: takes over y's reference
+  if (auto n = s.record(z); n >= 0) {
+    s.grad_to(n, y, true);
+    c.param_grads(n, checked_mul(positions, D), 1);
+    if (c.trainable) s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [1, T, D] operand
+  }
+  return z;
+}
+
+}  // namespace detail::rules
+}  // namespace gpubudget

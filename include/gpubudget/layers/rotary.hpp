@@ -1,0 +1,53 @@
+// gpubudget/layers/rotary.hpp — rotary position embeddings (RoPE) as Hugging Face's Llama and
+// Mistral apply them to queries and keys inside the attention: no parameters, only activations.
+//
+//   q_embed = q * cos + rotate_half(q) * sin,   rotate_half(q) = cat(-q[..., d/2:], q[..., :d/2])
+//
+// What autograd keeps (zoo_op_probe.py `rotary_q`, op_rules.md §7): only cos and sin (q * cos
+// keeps cos because cos needs no gradient; neg and cat keep nothing); the output is a new
+// q-sized tensor and the forward passes through 2·|q| of temporaries (q·cos and the rotated
+// half alive together with the product). cos and sin are [B, T, head_dim] in the activations'
+// type. They are budgeted per layer (transformers < 4.38 gathered cos[position_ids] in every
+// layer; later versions compute them once per forward and every layer keeps the same pair, so
+// this over-counts by (layers − 1)·2·B·T·head_dim elements — well under 1% of a layer's saves).
+//
+// Use it through the attention option `rotary` (attention(..., attention_impl::flash, rotary)).
+#pragma once
+#include <gpubudget/detail/ops.hpp>
+
+namespace gpubudget {
+
+/// Attention option: apply rotary position embeddings to q and k after their projections
+/// (k and v then have separate projections, as in transformers' LlamaAttention).
+struct rotary_t {};
+inline constexpr rotary_t rotary{};
+
+namespace detail::rules {
+
+/// cos/sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim] tensor per sample.
+constexpr value rotary_table(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
+  return s.make(make_shape(tokens, head_dim), t, false);
+}
+
+/// apply_rotary_pos_emb on one of q, k ([T, heads·head_dim]): returns q_embed (a new reference).
+constexpr value rotary_op(sim& s, const value& q, const value& cos, const value& sin) {
+  if (q.s.rank != 2 || q.s[1] % 2 != 0) shape_mismatch_between_layers();
+  value q1 = multiply(s, q, cos, q.s);  // q * cos: keeps cos
+  value neg = pointwise(s, q, make_shape(q.s[0], q.s[1] / 2), q.type, keeps::nothing);  // -q[..., d/2:]
+  // torch.cat((-x2, x1)): a new tensor, keeps nothing; its backward hands out slices
+  value rot = s.make(q.s, q.type, q.requires_grad);
+  if (auto n = s.record(rot); n >= 0) {
+    s.grad_to(n, neg, true);
+    s.grad_to(n, q, true);  // x1 is a slice of q: its gradient is scattered into a q-sized zero tensor
+  }
+  s.release(neg);
+  value q2 = multiply(s, rot, sin, q.s);  // rotate_half(q) * sin: keeps sin
+  s.release(rot);
+  value out = add(s, q1, q2);
+  s.release(q1);
+  s.release(q2);
+  return out;
+}
+
+}  // namespace detail::rules
+}  // namespace gpubudget

@@ -1,0 +1,165 @@
+// gpubudget/layers/swin.hpp — Swin Transformer's (shifted) window attention with a learned
+// relative-position bias table, and its patch merging (torchvision 0.14 swin_transformer.py).
+//
+// Both work on channels-last maps [H, W, C]. Each lowering replays the op sequence of
+// torchvision's shifted_window_attention / PatchMerging, because which copies it makes decides
+// the bytes. What PyTorch 1.13 keeps and allocates (op_rules.md §1, §0.2 and §7; zoo_op_probe.py):
+//   F.pad — a new tensor even when every pad is 0, keeps nothing;  torch.roll — a new tensor,
+//   keeps nothing, a further input-sized temporary in forward and in backward;  permute+reshape
+//   of the window partition — a copy;  Linear — keeps its input;  q * scale — a new tensor,
+//   keeps a 0-d scalar;  q @ kᵀ — k's transposed view is copied for bmm, both operands kept;
+//   table[index] — keeps the int64 index buffer;  + bias / + mask — new tensors, keep nothing;
+//   softmax — keeps its output;  attn @ v — v's strided view is copied, both kept;
+//   transpose+reshape — a copy;  Dropout(p=0) — nothing;
+//   strided slices + cat (patch merging) — the cat is new and keeps nothing, its backward
+//   scatters every slice's gradient into an input-sized zero tensor (measured peak 3·X).
+#pragma once
+#include <gpubudget/detail/ops.hpp>
+#include <gpubudget/layer.hpp>
+#include <gpubudget/layers/norm.hpp>
+#include <gpubudget/layers/options.hpp>
+
+namespace gpubudget {
+
+/// torchvision ShiftedWindowAttention(C, [w, w], [shift, shift], heads) on [H, W, C]: qkv
+/// Linear(C, 3C), proj Linear(C, C) (both with bias), a relative-position bias table of
+/// (2w-1)²·heads parameters and its int64 index buffer of w⁴ entries. The shift is dropped (as
+/// torchvision does) where the window covers the whole padded map.
+constexpr layer window_attention(heads h, std::int64_t window, std::int64_t shift = 0) {
+  layer l{};
+  l.kind = op::window_attention;
+  l.a[0] = h.value;
+  l.a[1] = window;
+  l.a[2] = shift;
+  return l;
+}
+
+/// torchvision PatchMerging(C): [H, W, C] -> [⌈H/2⌉, ⌈W/2⌉, 4C] (pad, four strided slices, cat)
+/// -> LayerNorm(4C) -> Linear(4C, 2C, bias=False).
+constexpr layer patch_merging() { layer l{}; l.kind = op::patch_merging; return l; }
+
+namespace detail::rules {
+
+/// Relative-position bias table parameters of a w×w window with `h` heads.
+constexpr std::int64_t relative_position_table(std::int64_t w, std::int64_t h) { return (2 * w - 1) * (2 * w - 1) * h; }
+
+constexpr value lower_window_attention(layer_ctx& c, const value& x) {
+  auto& s = c.s;
+  if (x.s.rank != 3) tensor_rank_unsupported();
+  const auto H = x.s[0], W = x.s[1], C = x.s[2];
+  const auto heads_ = c.L.a[0], w = c.L.a[1];
+  if (heads_ <= 0 || w <= 0 || c.L.a[2] < 0) invalid_layer_argument();
+  if (C % heads_ != 0) heads_do_not_divide_model_width();
+  const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
+  const bool shifted = c.L.a[2] > 0 && (w < pH || w < pW);
+  const auto nW = (pH / w) * (pW / w), N = w * w, d = C / heads_;
+  const dtype mt = c.matmul_type(x.type);
+
+  // parameters: table (part 2), qkv (part 0) and proj (part 1) are registered by linear_op
+  const auto table = relative_position_table(w, heads_);
+  c.add_param(table);
+  if (c.first_use) c.buffer_bytes += bytes_of(N * N, dtype::int64);  // relative_position_index
+  // get_relative_position_bias(): table[index] -> view -> permute -> .contiguous(): [heads, N, N]
+  // fp32, the same for every sample; the gather's output dies at the copy, the copy lives until
+  // the attention returns
+  const auto bias_bytes = bytes_of(N * N * heads_, dtype::fp32);
+  value bias_copy{s.allocate(bias_bytes), {}, dtype::fp32, false};
+  s.transient(bias_bytes);
+
+  value xp = pointwise(s, x, make_shape(pH, pW, C), x.type, keeps::nothing);  // F.pad: a copy
+  if (shifted) {  // torch.roll(x, (-shift, -shift))
+    value r = pointwise(s, xp, xp.s, xp.type, keeps::nothing, 0, s.bytes_of_value(xp), s.bytes_of_value(xp));
+    s.release(xp);
+    xp = r;
+  }
+  value xw = copy(s, xp, make_shape(nW, N, C));  // window partition: permute + reshape copies
+  s.release(xp);
+  value qkv = linear_op(c, xw, 3 * C, true, 0);  // keeps xw
+  s.release(xw);
+  // q, k, v: strided views of qkv (alive until the function returns)
+  // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1)
+  value q = pointwise(s, qkv, make_shape(nW, heads_, N, d), qkv.type, keeps::nothing, 8);
+  value kc = copy(s, qkv, make_shape(nW, heads_, d, N));  // kᵀ made contiguous for bmm
+  value scores = bmm(s, q, kc, make_shape(nW, heads_, N, N), mt);
+  s.release(q);
+  s.release(kc);
+  // attn + relative_position_bias: a new tensor (fp32 under autocast: the table is fp32); the
+  // table's gradient is the batch-sum of the incoming gradient, scattered back by index
+  value biased = s.make(scores.s, c.param_type() == dtype::fp32 ? dtype::fp32 : scores.type, scores.requires_grad || c.trainable);
+  if (auto n = s.record(biased); n >= 0) {
+    // IndexBackward keeps the int64 index: a resident buffer, counted as saved like BatchNorm's
+    // running statistics, allocating nothing
+    value index{s.allocate(bytes_of(N * N, dtype::int64), true), {}, dtype::int64, false};
+    s.save(n, index);
+    s.release(index);
+    s.grad_to(n, scores, true);
+    c.param_grads(n, table, 2);
+    if (c.trainable) s.backward_temp(n, 2 * bias_bytes);
+  }
+  s.release(scores);
+  value attn = biased;
+  value mask{};
+  if (shifted) {
+    // the attention mask [nW, N, N] in x's type, the same for every sample, alive until the
+    // return; attn.view(B, nW, ...) + mask: a new tensor
+    const auto mask_bytes = bytes_of(nW * N * N, x.type);
+    mask = value{s.allocate(mask_bytes), {}, x.type, false};
+    s.transient(mask_bytes);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
+    value masked = pointwise(s, attn, attn.s, attn.type == dtype::fp32 || x.type == dtype::fp32 ? dtype::fp32 : attn.type, keeps::nothing);
+    s.release(attn);
+    attn = masked;
+  }
+  value a32 = cast_to(s, attn, c.fp32_op_type(attn.type));
+  s.release(attn);
+  value p = pointwise(s, a32, a32.s, a32.type, keeps::output);  // softmax
+  s.release(a32);
+  value p16 = cast_to(s, p, mt);
+  s.release(p);
+  value vc = copy(s, qkv, make_shape(nW, heads_, N, d));  // v's strided view copied for bmm
+  value o = bmm(s, p16, vc, make_shape(nW, heads_, N, d), mt);
+  s.release(p16);
+  s.release(vc);
+  value oc = copy(s, o, make_shape(nW, N, C));  // transpose(1, 2).reshape
+  s.release(o);
+  value proj = linear_op(c, oc, C, true, 1);
+  s.release(oc);
+  value y = copy(s, proj, make_shape(pH, pW, C));  // reverse windows: permute + reshape copies
+  s.release(proj);
+  if (shifted) {
+    value r = pointwise(s, y, y.s, y.type, keeps::nothing, 0, s.bytes_of_value(y), s.bytes_of_value(y));
+    s.release(y);
+    y = r;
+  }
+  if (pH != H || pW != W) {  // x[:, :H, :W].contiguous() copies only when padded
+    value u = copy(s, y, make_shape(H, W, C));
+    s.release(y);
+    y = u;
+  }
+  s.release(qkv);  // q, k, v go out of scope
+  s.release(mask);
+  s.release(bias_copy);
+  return y;
+}
+
+constexpr value lower_patch_merging(layer_ctx& c, const value& x) {
+  auto& s = c.s;
+  if (x.s.rank != 3) tensor_rank_unsupported();
+  const auto H = x.s[0], W = x.s[1], C = x.s[2];
+  value xp = pointwise(s, x, make_shape(H + H % 2, W + W % 2, C), x.type, keeps::nothing);  // F.pad: a copy
+  // torch.cat of four strided slices: a new tensor; backward: slice_backward builds an
+  // input-sized zero tensor per slice, summed pairwise (measured 3·X)
+  value cat = pointwise(s, xp, make_shape((H + 1) / 2, (W + 1) / 2, 4 * C), x.type, keeps::nothing, 0, 0,
+                        2 * s.bytes_of_value(xp));
+  s.release(xp);
+  layer ln = layer_norm();
+  layer_ctx lc = c.sub(ln, 0);
+  value n = lower_layer_norm(lc, cat);
+  c.absorb(lc, 0);
+  s.release(cat);
+  value y = linear_op(c, n, 2 * C, false, 1);  // reduction: Linear(4C, 2C, bias=False)
+  s.release(n);
+  return y;
+}
+
+}  // namespace detail::rules
+}  // namespace gpubudget

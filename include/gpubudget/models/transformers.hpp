@@ -1,0 +1,99 @@
+// gpubudget/models/transformers.hpp — Hugging Face transformer families: BERT (post-norm encoder
+// with pooler), GPT-2 (models::gpt, re-exported here), and Llama-style decoders (Llama 2,
+// Llama 3, Mistral): RMSNorm, grouped-query flash attention with rotary embeddings, SwiGLU MLP,
+// untied LM head. Sizes are config structs; sequence length is a budget parameter.
+#pragma once
+#include <cstdint>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/gpt.hpp>
+
+namespace gpubudget::models {
+
+// --- BERT ---------------------------------------------------------------------------------------
+
+/// Sizes of a BERT encoder (transformers BertModel).
+struct bert_config {
+  std::int64_t vocab = 30522;
+  std::int64_t max_positions = 512;
+  std::int64_t type_vocab = 2;
+  std::int64_t width = 768;
+  std::int64_t layers = 12;
+  std::int64_t heads = 12;
+  std::int64_t ffn = 3072;
+  std::int64_t dropout_percent = 10;  ///< hidden dropout (attention-probability dropout is not modeled)
+  std::int64_t seq = 512;             ///< tokens per sample in the step being budgeted
+  bool pooler = true;                 ///< BertPooler: tanh(Linear(first token)); the output is then [width]
+};
+
+/// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections (modeled as
+/// a q and a packed kv Linear: the same parameters and activations) and materialized scores,
+/// then LN(h + dropout(Linear(GELU(Linear(h))))).
+constexpr auto bert_layer(const bert_config& b) {
+  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::split_qkv), dropout(b.dropout_percent)), layer_norm(),
+                    residual(linear(b.ffn), gelu(), linear(b.width), dropout(b.dropout_percent)), layer_norm());
+}
+
+/// BertModel: word embeddings + token types + positions → LayerNorm → dropout → `layers`
+/// BertLayers; with the pooler, tanh(Linear(hidden[0])) is the output ([width]), otherwise the
+/// sequence output [seq, width].
+constexpr auto bert_encoder(const bert_config& b) {
+  return sequential(tokens(b.seq), embedding(b.vocab, b.width), bert_embeddings(b.type_vocab, b.max_positions), layer_norm(),
+                    dropout(b.dropout_percent), repeat(b.layers, bert_layer(b)));
+}
+constexpr auto bert(const bert_config& b) {
+  return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), linear(b.width), tanh())));
+}
+/// bert-base-uncased: 109,482,240 parameters with the pooler.
+constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, seq, true}; }
+/// bert-large-uncased.
+constexpr bert_config bert_large(std::int64_t seq = 512) { return {30522, 512, 2, 1024, 24, 16, 4096, 10, seq, true}; }
+
+// --- GPT-2 (models::gpt, gpt.hpp) ----------------------------------------------------------------
+// gpt2_small 124,439,808 · gpt2_medium 354,823,168 · gpt2_large 774,030,080 · gpt2_xl 1,557,611,200
+// (tied head, 1024 learned positions).
+
+// --- Llama-style decoders -------------------------------------------------------------------------
+
+/// Sizes of a Llama-style decoder (transformers LlamaForCausalLM / MistralForCausalLM).
+struct llama_config {
+  std::int64_t vocab = 32000;
+  std::int64_t width = 4096;
+  std::int64_t layers = 32;
+  std::int64_t heads = 32;
+  std::int64_t kv_heads = 32;      ///< grouped-query attention: key/value heads
+  std::int64_t ffn = 11008;        ///< SwiGLU intermediate size
+  std::int64_t context = 4096;     ///< max_position_embeddings (rotary: no parameters)
+  std::int64_t seq = 4096;         ///< tokens per sample in the step being budgeted
+  bool checkpoint_blocks = false;  ///< torch.utils.checkpoint around each decoder layer
+};
+
+/// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
+/// x + down(silu(gate(RMSNorm(h))) * up(RMSNorm(h))); no biases.
+constexpr auto llama_block(const llama_config& g) {
+  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
+                    residual(rms_norm(), swiglu(g.ffn, g.width)));
+}
+
+/// A Llama-style causal LM: token embedding, `layers` decoder layers, final RMSNorm, untied
+/// LM head; the logits [seq, vocab] are the output.
+constexpr auto llama(const llama_config& g) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  auto blocks = repeat(g.layers, llama_block(g));
+  blocks.nodes[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+}
+
+/// Llama-2-7B: 6,738,415,616 parameters.
+constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
+/// Llama-2-13B: 13,015,864,320 parameters.
+constexpr llama_config llama2_13b(std::int64_t seq = 4096) { return {32000, 5120, 40, 40, 40, 13824, 4096, seq, false}; }
+/// Llama-2-70B: 68,976,648,192 parameters (8 key/value heads).
+constexpr llama_config llama2_70b(std::int64_t seq = 4096) { return {32000, 8192, 80, 64, 8, 28672, 4096, seq, false}; }
+/// Llama-3-8B: 8,030,261,248 parameters (vocabulary 128256, 8 key/value heads).
+constexpr llama_config llama3_8b(std::int64_t seq = 8192) { return {128256, 4096, 32, 32, 8, 14336, 8192, seq, false}; }
+/// Mistral-7B (v0.1): 7,241,732,096 parameters (8 key/value heads; its 4096-token sliding
+/// window does not change a flash kernel's memory).
+constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false}; }
+
+}  // namespace gpubudget::models

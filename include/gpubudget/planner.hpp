@@ -1,0 +1,779 @@
+// gpubudget/planner.hpp — "what is the cheapest change that makes this fit?", at compile time.
+//
+//   constexpr auto plans = plan_fit(net, training{.batch = 16, .micro_batch = 8, .precision = amp_fp16},
+//                                   devices::generic_16gb, plan_constraints{.keep_effective_batch = true});
+//   static_assert(plans.best().fits);                      // something fits
+//   static_assert(plans.best().plan.batch == 16);          // ... at the same effective batch
+//   std::cout << plan_table(plans);                        // every fitting plan, cheapest first
+//
+// The planner searches the remedies the seed reports use — a smaller micro-batch with gradient
+// accumulation, autocast (AMP), gradient checkpointing, freezing (`training::train_only`),
+// offloading a distillation teacher, a cheaper optimizer, and a smaller member of a model family
+// (smaller input, fewer channels or layers, another layer implementation) — and returns the
+// plans that fit, ordered by the cost model below. Each candidate costs one budget simulation.
+//
+// ## Search
+//
+// A plan is a choice in each of six dimensions (precision, checkpointing, freezing, teacher,
+// optimizer, family member; "as configured" is one of the choices) plus a micro-batch (or, when
+// the effective batch may change, a batch). Choices are combined up to
+// `plan_constraints::max_remedies` at a time, fewest first. For each combination the planner
+// tries the configured micro-batch, then binary-searches the divisors of the effective batch
+// below it (memory grows with the micro-batch) for the largest that fits. A combination is
+// skipped when a subset of it already fits at the configured micro-batch (it could only cost
+// more), and its search starts above the best micro-batch any fitting subset reached (a smaller
+// one could only cost more). A few dozen combinations, a few simulations each; with Clang's
+// default 1M-step constexpr limit that is fine for small models at compile time, while large
+// models are better planned at run time (the same constexpr functions) with `static_assert`s on
+// cheaper facts.
+//
+// ## Cost model (per-mille of one optimizer step's time, or its equivalent in lost capacity)
+//
+// cost = recompute + per_extra_micro_step · extra_steps + lost_capacity + fixed penalties, with:
+//  * recompute: checkpointing re-runs the forward of every checkpointed block once in backward.
+//    With backward ≈ 2 × forward, a step is ≈ 3 forwards, so recompute = 1000 · F_ckpt / (3 · F)
+//    where F is the model's forward FLOPs and F_ckpt those inside checkpointed blocks (FLOPs are
+//    estimated per layer from the shapes the budget walk computes: 2·MACs of matmuls and
+//    convolutions, attention's score and value products, one FLOP per output element elsewhere).
+//    Checkpointing everything costs ≈ 333 ‰ (seed 001 reports "~20-30 % slower").
+//  * extra steps: forward/backward passes per optimizer step beyond the configured ones
+//    (accumulation 2 → 4 is 2 extra steps). Same FLOPs, but smaller kernels and per-pass
+//    overhead: `per_extra_micro_step` (default 20 ‰ each; seed 001 reports "~5 %" for 2 → 4).
+//  * lost capacity: freezing = 1000 · (1 − trainable / configured trainable); a smaller family
+//    member = 1000 · max(1 − params / configured params, 1 − input / configured input) unless
+//    the member states its own figure; a smaller effective batch (only when
+//    `keep_effective_batch` is false) = 1000 · (1 − batch / configured batch).
+//  * fixed penalties (`cost_model`): AMP fp16 10 ‰ (loss scaling), AMP bf16 5 ‰ (no AMP bf16
+//    on devices below compute capability 8.0, where it is not offered), teacher offload 150 ‰
+//    (seed 002: "~10-20 % training slowdown"), optimizer change 250 ‰ (a different algorithm
+//    with its own hyper-parameters: a capacity risk rather than a speed cost).
+// Ties go to the plan with more headroom. The weights are data: pass your own `cost_model`.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gpubudget/budget.hpp>
+#include <gpubudget/check.hpp>
+#include <gpubudget/devices.hpp>
+#include <gpubudget/graph.hpp>
+#include <gpubudget/report.hpp>
+#include <gpubudget/training.hpp>
+
+namespace gpubudget {
+
+/// The remedies a plan may apply (a bit set).
+enum class remedy : std::uint32_t {
+  none = 0,
+  accumulation = 1u << 0,       ///< smaller micro-batch, same effective batch (gradient accumulation)
+  smaller_batch = 1u << 1,      ///< smaller effective batch (only without keep_effective_batch)
+  amp = 1u << 2,                ///< autocast fp16 / bf16 (from fp32)
+  checkpoint_blocks = 1u << 3,  ///< training::checkpoint_blocks (every repetition of repeat(...))
+  checkpoint_all = 1u << 4,     ///< training::checkpoint_all (every top-level block)
+  freeze = 1u << 5,             ///< training::train_only = one of plan_constraints::train_only
+  teacher_offload = 1u << 6,    ///< distillation teacher kept in host memory
+  optimizer = 1u << 7,          ///< a cheaper optimizer (AdamW -> SGD with momentum)
+  model_variant = 1u << 8,      ///< another member of the model family (smaller input, fewer channels, ...)
+  all = (1u << 9) - 1,
+};
+constexpr remedy operator|(remedy a, remedy b) { return static_cast<remedy>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b)); }
+constexpr remedy operator&(remedy a, remedy b) { return static_cast<remedy>(static_cast<std::uint32_t>(a) & static_cast<std::uint32_t>(b)); }
+constexpr remedy operator~(remedy a) { return static_cast<remedy>(~static_cast<std::uint32_t>(a) & static_cast<std::uint32_t>(remedy::all)); }
+/// Does `set` contain every remedy of `r`?
+constexpr bool has(remedy set, remedy r) { return (set & r) == r && r != remedy::none; }
+
+/// Weights of the cost model, in per-mille of a step (see the header comment).
+struct cost_model {
+  std::int64_t per_extra_micro_step = 20;
+  std::int64_t amp_fp16 = 10;
+  std::int64_t amp_bf16 = 5;
+  std::int64_t teacher_offload = 150;
+  std::int64_t optimizer_change = 250;
+  /// multiplies every lost-capacity term (freezing, smaller member, smaller effective batch)
+  std::int64_t lost_capacity_percent = 100;
+};
+
+/// What the planner may change.
+struct plan_constraints {
+  /// The effective batch (plan.batch) stays; only the micro-batch may shrink.
+  bool keep_effective_batch = true;
+  /// Only family members declared with the same architecture (a checkpointing variant) qualify.
+  bool keep_architecture = true;
+  remedy allowed = remedy::all;
+  /// A plan fits when its device total is at most this share of the capacity.
+  std::int64_t utilization_percent = 100;
+  /// Non-batch remedies combined in one plan (the micro-batch comes on top).
+  int max_remedies = 2;
+  /// Freezing candidates: training::train_only prefixes (nullptr = unused slot).
+  std::array<const char*, 4> train_only{};
+  /// Optimizers to try instead of the configured one (optimizer_kind::none = unused slot).
+  std::array<optimizer_kind, 2> optimizers{optimizer_kind::sgd_momentum, optimizer_kind::none};
+  /// Hard cap on budget simulations (a search that reaches it stops and says so).
+  std::int64_t max_simulations = 400;
+  cost_model cost{};
+};
+
+/// One member of a model family: a label, the model, and how it differs from the first member.
+template <std::size_t N>
+struct family_member {
+  std::string_view label{};
+  model<N> net{};
+  /// remedy::model_variant (changes the architecture), or a checkpointing remedy for a member
+  /// that only places checkpoints differently (same architecture).
+  remedy kind = remedy::model_variant;
+  /// Lost capacity in per-mille; negative: computed from parameters and input size.
+  std::int64_t lost_capacity_permille = -1;
+};
+template <std::size_t N>
+constexpr family_member<N> variant(std::string_view label, const model<N>& m, remedy kind = remedy::model_variant,
+                                   std::int64_t lost_capacity_permille = -1) {
+  return family_member<N>{label, m, kind, lost_capacity_permille};
+}
+
+/// One evaluated plan.
+struct fit_plan {
+  bool fits = false;
+  training plan{};
+  std::size_t member = 0;          ///< index in the family (0 = the configured model)
+  std::string_view member_label{};
+  remedy remedies = remedy::none;  ///< what it changes relative to the configuration
+  std::int64_t total = 0;          ///< device total (bytes)
+  std::int64_t capacity = 0;
+  std::int64_t usable = 0;         ///< capacity · utilization_percent / 100
+  std::int64_t params = 0, trainable = 0;
+  std::int64_t recompute_permille = 0;
+  std::int64_t extra_steps = 0;
+  std::int64_t lost_capacity_permille = 0;
+  std::int64_t penalty_permille = 0;  ///< AMP, teacher offload, optimizer change
+  std::int64_t cost = 0;              ///< the sum, with the weights applied
+  constexpr std::int64_t headroom() const { return usable - total; }
+};
+
+/// The planner's answer: the configuration as given, and up to `Capacity` fitting plans,
+/// cheapest first.
+template <std::size_t Capacity>
+struct fit_plans {
+  fit_plan configured{};
+  std::array<fit_plan, Capacity> plans{};
+  std::size_t count = 0;
+  std::int64_t simulations = 0;
+  std::int64_t combinations = 0;
+  bool truncated = false;  ///< max_simulations reached, or more fitting plans than Capacity
+  constexpr bool any() const { return count > 0; }
+  /// The cheapest fitting plan; a record with fits == false when nothing fits.
+  constexpr fit_plan best() const { return count > 0 ? plans[0] : fit_plan{}; }
+  constexpr const fit_plan* begin() const { return plans.data(); }
+  constexpr const fit_plan* end() const { return plans.data() + count; }
+};
+
+namespace detail {
+
+// --- forward FLOPs per layer, for the recompute cost -------------------------------------------
+
+struct flop_count {
+  std::int64_t total = 0;
+  std::int64_t checkpointed = 0;
+};
+
+constexpr std::int64_t leaf_flops(const layer& L, const shape& in, const shape& out) {
+  const auto n_out = out.numel();
+  switch (L.kind) {
+    case op::input: case op::flatten: case op::reshape: case op::transpose: case op::permute: case op::token_select:
+      return 0;
+    case op::linear: return 2 * in.last() * out.last() * (out.last() > 0 ? n_out / out.last() : 0);
+    case op::conv:
+    case op::conv_transpose: {
+      const auto g = L.a[6] == -1 ? in[0] : (L.a[6] > 0 ? L.a[6] : 1);
+      std::int64_t kvol = 1;
+      for (std::int64_t d = 0; d < L.a[0]; ++d) kvol *= L.a[2];
+      if (L.kind == op::conv) return 2 * (in[0] / g) * kvol * n_out;
+      return 2 * (out[0] / g) * kvol * in.numel();
+    }
+    case op::attention: {
+      const auto D = L.a[0], H = L.a[1] > 0 ? L.a[1] : 1, Lq = in[0], Lk = L.a[2] > 0 ? L.a[2] : in[0];
+      const auto kvw = 2 * (L.a[4] > 0 ? L.a[4] * (D / H) : D);
+      return 2 * Lq * D * D * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * D;
+    }
+    case op::local_attention: {
+      const auto C = in[0], HW = in[1] * in[2], K = L.a[1] * L.a[1];
+      const auto proj = 2 * C * 3 * C * HW + 2 * C * C * HW;
+      return proj + (L.a[2] == 0 ? 2 * 2 * C * K * HW : 2 * 3 * C * K * HW + 4 * C * HW);
+    }
+    case op::dual_cross_vit: {
+      const auto C = in[1], P = L.a[0], depth = L.a[1], D = L.a[2], M = L.a[4], K = L.a[5];
+      const auto grid = P > 0 ? (in[2] / P) * (in[3] / P) : 0, T = grid + 1;
+      auto block = [&](std::int64_t lk) { return 2 * T * D * D * 2 + 2 * lk * D * 2 * D + 2 * 2 * T * lk * D + 2 * 2 * T * D * M; };
+      return 2 * 2 * C * P * P * D * grid + depth * (2 * block(T) + block(2 * T)) + 2 * 2 * D * K;
+    }
+    case op::patch_embedding: {
+      const auto P = L.a[1];
+      const auto grid = P > 0 ? (in[1] / P) * (in[2] / P) : 0;
+      return 2 * in[0] * P * P * L.a[0] * grid + n_out;
+    }
+    case op::graph_conv: return 2 * in[0] * in.last() * L.a[0] + 2 * L.a[1] * L.a[0];
+    case op::graph_attention: {
+      const auto HD = L.a[0] * L.a[1];
+      return 2 * in[0] * in.last() * HD + 4 * in[0] * HD + L.a[2] * (2 * HD + 10 * L.a[0]);
+    }
+    case op::max_pool:
+    case op::avg_pool: return L.a[0] * L.a[0] * n_out;
+    case op::adaptive_avg_pool: return in.numel();
+    default: return n_out;
+  }
+}
+
+/// Forward FLOPs per sample of the subtree at `i` (input shape `in`), and how many of them run
+/// inside checkpointed blocks under `plan` (the outermost checkpoint counts, as in the engine).
+template <std::size_t N>
+constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, const shape& in, const training& plan,
+                                   bool inside_checkpoint, bool forced) {
+  const layer& L = b.nodes[static_cast<std::size_t>(i)];
+  const bool ckpt = !inside_checkpoint && L.kind != op::input && (L.flags.checkpoint || forced);
+  const bool inside = inside_checkpoint || ckpt;
+  flop_count f{};
+  const std::int32_t end = i + L.span;
+  switch (L.kind) {
+    case op::sequence:
+    case op::residual:
+    case op::repeat: {
+      shape cur = in;
+      const bool force_children = (i == 0 && plan.checkpoint_all) || (L.kind == op::repeat && plan.checkpoint_blocks);
+      for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
+        const auto part = subtree_flops(b, c, cur, plan, inside, force_children);
+        f.total += part.total;
+        f.checkpointed += part.checkpointed;
+        cur = b.layers[static_cast<std::size_t>(c)].output;
+      }
+      if (L.kind == op::repeat) {
+        f.total = checked_mul(f.total, L.a[0]);
+        f.checkpointed = checked_mul(f.checkpointed, L.a[0]);
+      }
+      if (L.kind == op::residual) f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
+      break;
+    }
+    case op::parallel:
+      for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
+        const auto part = subtree_flops(b, c, in, plan, inside, false);
+        f.total += part.total;
+        f.checkpointed += part.checkpointed;
+      }
+      f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
+      break;
+    default: f.total = leaf_flops(L, in, b.layers[static_cast<std::size_t>(i)].output); break;
+  }
+  if (ckpt) f.checkpointed = f.total;
+  return f;
+}
+
+/// Forward FLOPs per sample of `m` and the share of them checkpointed under each plan flag.
+struct flop_profile {
+  std::int64_t total = 0;
+  std::int64_t as_declared = 0;        ///< checkpointed() blocks of the model itself
+  std::int64_t with_blocks = 0;        ///< ... plus checkpoint_blocks
+  std::int64_t with_all = 0;           ///< ... plus checkpoint_all
+  std::int64_t with_both = 0;
+  std::int64_t input_elements = 0;     ///< per-sample input elements
+  std::int64_t params = 0;
+  constexpr std::int64_t checkpointed(const training& p) const {
+    if (p.checkpoint_all && p.checkpoint_blocks) return with_both;
+    if (p.checkpoint_all) return with_all;
+    if (p.checkpoint_blocks) return with_blocks;
+    return as_declared;
+  }
+};
+
+template <std::size_t N>
+constexpr flop_profile profile_of(const model<N>& m, const device& dev) {
+  const auto b = budget(m, training{.batch = 1, .inference = true}, dev);
+  flop_profile p{};
+  auto run = [&](bool all, bool blocks) {
+    training t{};
+    t.checkpoint_all = all;
+    t.checkpoint_blocks = blocks;
+    return subtree_flops(b, 0, shape{}, t, false, false);
+  };
+  const auto base = run(false, false);
+  p.total = base.total > 0 ? base.total : 1;
+  p.as_declared = base.checkpointed;
+  p.with_blocks = run(false, true).checkpointed;
+  p.with_all = run(true, false).checkpointed;
+  p.with_both = run(true, true).checkpointed;
+  for (std::size_t i = 0; i < N; ++i)
+    if (b.nodes[i].kind == op::input) p.input_elements += b.layers[i].output.numel();
+  p.params = b.params;
+  return p;
+}
+
+// --- the search ---------------------------------------------------------------------------------
+
+/// A combination of choices; 0 in a dimension = as configured.
+struct plan_choice {
+  std::uint8_t precision = 0;  ///< 1 amp_fp16, 2 amp_bf16
+  std::uint8_t ckpt = 0;       ///< 1 blocks, 2 all
+  std::uint8_t freeze = 0;     ///< 1 + index into train_only
+  std::uint8_t teacher = 0;    ///< 1 offloaded
+  std::uint8_t optim = 0;      ///< 1 + index into optimizers
+  std::uint8_t member = 0;     ///< family index
+  constexpr int size() const {
+    return (precision != 0) + (ckpt != 0) + (freeze != 0) + (teacher != 0) + (optim != 0) + (member != 0);
+  }
+  /// Every choice `a` makes, `b` makes too.
+  friend constexpr bool subset(const plan_choice& a, const plan_choice& b) {
+    return (a.precision == 0 || a.precision == b.precision) && (a.ckpt == 0 || a.ckpt == b.ckpt) &&
+           (a.freeze == 0 || a.freeze == b.freeze) && (a.teacher == 0 || a.teacher == b.teacher) &&
+           (a.optim == 0 || a.optim == b.optim) && (a.member == 0 || a.member == b.member);
+  }
+};
+
+constexpr bool same_text(const char* a, const char* b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  for (; *a && *a == *b; ++a, ++b) {}
+  return *a == *b;
+}
+
+constexpr std::int64_t permille_lost(std::int64_t now, std::int64_t before) {
+  if (before <= 0 || now >= before) return 0;
+  return 1000 - checked_mul(now, 1000) / before;
+}
+
+/// The family as one object: budgets and profiles by member index.
+template <class... Members>
+struct family_view {
+  std::tuple<const Members&...> members;
+  static constexpr std::size_t size = sizeof...(Members);
+
+  template <class F>
+  constexpr void visit(std::size_t index, F&& f) const {
+    visit_impl(index, f, std::make_index_sequence<size>{});
+  }
+  template <class F, std::size_t... I>
+  constexpr void visit_impl(std::size_t index, F& f, std::index_sequence<I...>) const {
+    ((index == I ? (f(std::get<I>(members)), 0) : 0), ...);
+  }
+};
+
+struct member_info {
+  std::string_view label{};
+  remedy kind = remedy::model_variant;
+  std::int64_t declared_lost = -1;
+  flop_profile flops{};
+  bool profiled = false;
+};
+
+template <std::size_t Capacity, class... Members>
+struct planner {
+  training base;
+  device dev;
+  plan_constraints c;
+  family_view<Members...> family;
+  std::array<member_info, sizeof...(Members)> info{};
+  fit_plans<Capacity> out{};
+  bool need_flops = false;
+
+  constexpr std::int64_t usable() const { return checked_mul(dev.capacity, c.utilization_percent) / 100; }
+
+  constexpr bool bf16_supported() const { return dev.compute_capability == 0 || dev.compute_capability >= 80; }
+
+  constexpr training apply(const plan_choice& ch) const {
+    training p = base;
+    if (ch.precision == 1) p.precision = precision_mode::amp_fp16;
+    if (ch.precision == 2) p.precision = precision_mode::amp_bf16;
+    if (ch.ckpt == 1) p.checkpoint_blocks = true;
+    if (ch.ckpt == 2) p.checkpoint_all = true;
+    if (ch.freeze > 0) p.train_only = c.train_only[ch.freeze - 1u];
+    if (ch.teacher == 1) p.teacher.offloaded_to_cpu = true;
+    if (ch.optim > 0) p.optimizer = c.optimizers[ch.optim - 1u];
+    return p;
+  }
+
+  /// A micro-batch (and batch) applied to `p`; a teacher's forward peak scales with it.
+  constexpr training with_batch(training p, std::int64_t batch, std::int64_t micro) const {
+    p.batch = batch;
+    p.micro_batch = micro == batch ? 0 : micro;
+    if (p.teacher.present && base.micro() > 0)
+      p.teacher.forward_peak_bytes = checked_mul(base.teacher.forward_peak_bytes, micro) / base.micro();
+    return p;
+  }
+
+  constexpr memory_budget run(std::size_t member, const training& p) {
+    ++out.simulations;
+    memory_budget b{};
+    family.visit(member, [&](const auto& m) { b = budget_totals(m.net, p, dev); });
+    return b;
+  }
+
+  constexpr const flop_profile& flops_of(std::size_t member) {
+    auto& in = info[member];
+    if (!in.profiled) {
+      family.visit(member, [&](const auto& m) { in.flops = profile_of(m.net, dev); });
+      in.profiled = true;
+    }
+    return in.flops;
+  }
+
+  /// Scores a configuration of member `member` against the configured one.
+  constexpr fit_plan score(std::size_t member, const training& p, const memory_budget& b) {
+    fit_plan r{};
+    r.plan = p;
+    r.member = member;
+    r.member_label = info[member].label;
+    r.total = b.total();
+    r.capacity = b.capacity;
+    r.usable = usable();
+    r.fits = fits(b, c.utilization_percent);
+    r.params = b.params;
+    r.trainable = b.trainable;
+    remedy rs = remedy::none;
+    const auto& w = c.cost;
+    // batch
+    if (p.batch < base.batch) {
+      rs = rs | remedy::smaller_batch;
+      r.lost_capacity_permille += permille_lost(p.batch, base.batch);
+    }
+    if (p.accumulation_steps() > base.accumulation_steps()) {
+      rs = rs | remedy::accumulation;
+      r.extra_steps = p.accumulation_steps() - base.accumulation_steps();
+    }
+    // precision
+    if (p.precision != base.precision) {
+      rs = rs | remedy::amp;
+      r.penalty_permille += p.precision == precision_mode::amp_bf16 ? w.amp_bf16 : w.amp_fp16;
+    }
+    // checkpointing (flags, or a member that places checkpoints differently)
+    if (p.checkpoint_blocks != base.checkpoint_blocks) rs = rs | remedy::checkpoint_blocks;
+    if (p.checkpoint_all != base.checkpoint_all) rs = rs | remedy::checkpoint_all;
+    if (member != 0) rs = rs | info[member].kind;
+    if (need_flops || member != 0 || p.checkpoint_all || p.checkpoint_blocks || base.checkpoint_all || base.checkpoint_blocks) {
+      const auto& f = flops_of(member);
+      const auto& f0 = flops_of(0);
+      const auto now = checked_mul(f.checkpointed(p), 1000) / (3 * f.total);
+      const auto before = checked_mul(f0.checkpointed(base), 1000) / (3 * f0.total);
+      r.recompute_permille = now > before ? now - before : 0;
+    }
+    // freezing
+    if (!same_text(p.train_only, base.train_only) || p.freeze_all != base.freeze_all) rs = rs | remedy::freeze;
+    // the capacity frozen, whatever froze it (train_only, or a member with fewer trainables)
+    // counts only when parameters were not removed altogether (a smaller member pays below)
+    std::int64_t lost = 0;
+    if (has(rs, remedy::freeze)) lost = permille_lost(b.trainable, out.configured.trainable);
+    if (member != 0 && info[member].kind == remedy::model_variant) {
+      std::int64_t m = info[member].declared_lost;
+      if (m < 0) {
+        const auto& f = flops_of(member);
+        const auto& f0 = flops_of(0);
+        const auto by_params = permille_lost(f.params, f0.params);
+        const auto by_input = permille_lost(f.input_elements, f0.input_elements);
+        m = by_params > by_input ? by_params : by_input;
+      }
+      lost = lost > m ? lost : m;
+    }
+    r.lost_capacity_permille += lost;
+    if (p.teacher.offloaded_to_cpu != base.teacher.offloaded_to_cpu) {
+      rs = rs | remedy::teacher_offload;
+      r.penalty_permille += w.teacher_offload;
+    }
+    if (p.optimizer != base.optimizer) {
+      rs = rs | remedy::optimizer;
+      r.penalty_permille += w.optimizer_change;
+    }
+    r.remedies = rs;
+    r.cost = r.recompute_permille + w.per_extra_micro_step * r.extra_steps +
+             checked_mul(r.lost_capacity_permille, w.lost_capacity_percent) / 100 + r.penalty_permille;
+    return r;
+  }
+
+  constexpr bool budget_left() {
+    if (out.simulations >= c.max_simulations) { out.truncated = true; return false; }
+    return true;
+  }
+
+  /// Keeps `r` unless a kept plan with a subset of its choices reaches the same micro-batch and
+  /// batch for no more cost.
+  constexpr void keep(const fit_plan& r, const plan_choice& ch, std::array<plan_choice, Capacity>& choices) {
+    for (std::size_t k = 0; k < out.count; ++k) {
+      const auto& o = out.plans[k];
+      if (subset(choices[k], ch) && o.cost <= r.cost && o.plan.micro() >= r.plan.micro() && o.plan.batch >= r.plan.batch) return;
+    }
+    std::size_t at = out.count;
+    if (out.count == Capacity) {
+      out.truncated = true;
+      if (!less(r, out.plans[Capacity - 1])) return;
+      at = Capacity - 1;
+    } else {
+      ++out.count;
+    }
+    while (at > 0 && less(r, out.plans[at - 1])) {
+      out.plans[at] = out.plans[at - 1];
+      choices[at] = choices[at - 1];
+      --at;
+    }
+    out.plans[at] = r;
+    choices[at] = ch;
+  }
+  static constexpr bool less(const fit_plan& a, const fit_plan& b) {
+    if (a.cost != b.cost) return a.cost < b.cost;
+    return a.total < b.total;
+  }
+
+  constexpr bool dimension_ok(const plan_choice& ch) const {
+    if (ch.precision == 2 && !bf16_supported()) return false;
+    if (ch.member > 0) {
+      const auto k = info[ch.member].kind;
+      if (k == remedy::model_variant && c.keep_architecture) return false;
+      if (!has(c.allowed, k)) return false;
+    }
+    return true;
+  }
+
+  constexpr void search() {
+    // configured micro-batches: divisors of the effective batch below the configured micro
+    const auto B = base.batch, M = base.micro();
+    std::array<std::int64_t, 64> divisors{};
+    std::size_t nd = 0;
+    if (has(c.allowed, remedy::accumulation))
+      for (std::int64_t d = M - 1; d >= 1 && nd < divisors.size(); --d)
+        if (B % d == 0) divisors[nd++] = d;  // descending
+    const bool may_shrink_batch = !c.keep_effective_batch && has(c.allowed, remedy::smaller_batch);
+
+    const int n_prec = base.precision == precision_mode::fp32 && has(c.allowed, remedy::amp) ? 2 : 0;
+    const int n_ckpt = 2;
+    int n_freeze = 0;
+    if (has(c.allowed, remedy::freeze))
+      while (n_freeze < 4 && c.train_only[static_cast<std::size_t>(n_freeze)]) ++n_freeze;
+    const int n_teacher = base.teacher.present && !base.teacher.offloaded_to_cpu && has(c.allowed, remedy::teacher_offload) ? 1 : 0;
+    int n_opt = 0;
+    if (has(c.allowed, remedy::optimizer))
+      while (n_opt < 2 && c.optimizers[static_cast<std::size_t>(n_opt)] != optimizer_kind::none) ++n_opt;
+    const int n_member = static_cast<int>(sizeof...(Members)) - 1;
+
+    std::array<plan_choice, Capacity> choices{};
+    // choices that fit at the configured micro-batch, and the best micro of other fitting ones
+    std::array<plan_choice, 128> fitting{};
+    std::array<std::int64_t, 128> fitting_micro{};
+    std::size_t n_fitting = 0;
+
+    for (int size = 0; size <= c.max_remedies; ++size) {
+      for (int pr = 0; pr <= n_prec; ++pr)
+        for (int ck = 0; ck <= n_ckpt; ++ck)
+          for (int fr = 0; fr <= n_freeze; ++fr)
+            for (int te = 0; te <= n_teacher; ++te)
+              for (int op_ = 0; op_ <= n_opt; ++op_)
+                for (int me = 0; me <= n_member; ++me) {
+                  plan_choice ch{static_cast<std::uint8_t>(pr), static_cast<std::uint8_t>(ck), static_cast<std::uint8_t>(fr),
+                                 static_cast<std::uint8_t>(te), static_cast<std::uint8_t>(op_), static_cast<std::uint8_t>(me)};
+                  if (ch.size() != size) continue;  // size 0: the configuration, batch changes only
+                  if (ck == 1 && !has(c.allowed, remedy::checkpoint_blocks)) continue;
+                  if (ck == 2 && !has(c.allowed, remedy::checkpoint_all)) continue;
+                  if ((ck == 1 && base.checkpoint_blocks) || (ck == 2 && base.checkpoint_all)) continue;
+                  if (!dimension_ok(ch)) continue;
+                  // a fitting subset bounds the useful micro-batches from below
+                  std::int64_t floor_micro = 0;
+                  bool dominated = false;
+                  for (std::size_t k = 0; k < n_fitting; ++k) {
+                    if (!subset(fitting[k], ch)) continue;
+                    if (fitting_micro[k] >= M) dominated = true;
+                    if (fitting_micro[k] > floor_micro) floor_micro = fitting_micro[k];
+                  }
+                  if (dominated) continue;
+                  ++out.combinations;
+                  const training p = apply(ch);
+                  const std::size_t mem = ch.member;
+                  if (!budget_left()) return;
+                  const auto b0 = run(mem, p);
+                  std::int64_t best_micro = 0;
+                  if (fits(b0, c.utilization_percent)) {
+                    keep(score(mem, p, b0), ch, choices);
+                    best_micro = M;
+                  } else {
+                    // largest divisor above floor_micro that fits (divisors are descending)
+                    std::size_t lo_n = 0;  // candidates: divisors[0 .. n) with divisors > floor_micro
+                    while (lo_n < nd && divisors[lo_n] > floor_micro) ++lo_n;
+                    if (lo_n > 0 && budget_left()) {
+                      // does the smallest candidate fit?
+                      memory_budget good_b{};
+                      auto fits_at = [&](std::size_t k) {
+                        const auto b = run(mem, with_batch(p, B, divisors[k]));
+                        const bool ok = fits(b, c.utilization_percent);
+                        if (ok) good_b = b;
+                        return ok;
+                      };
+                      if (fits_at(lo_n - 1)) {
+                        std::size_t good = lo_n - 1, bad_plus1 = 0;  // fits at good; the answer is in [bad_plus1, good]
+                        memory_budget kept = good_b;
+                        while (bad_plus1 < good && budget_left()) {
+                          const auto mid = bad_plus1 + (good - bad_plus1) / 2;
+                          if (fits_at(mid)) { good = mid; kept = good_b; }
+                          else bad_plus1 = mid + 1;
+                        }
+                        keep(score(mem, with_batch(p, B, divisors[good]), kept), ch, choices);
+                        best_micro = divisors[good];
+                      }
+                    }
+                    if (may_shrink_batch && budget_left()) {
+                      // largest batch b < M (no accumulation) that fits
+                      memory_budget good_b{};
+                      auto fits_b = [&](std::int64_t bb) {
+                        const auto b = run(mem, with_batch(p, bb, bb));
+                        const bool ok = fits(b, c.utilization_percent);
+                        if (ok) good_b = b;
+                        return ok;
+                      };
+                      if (M > 1 && fits_b(1)) {
+                        std::int64_t lo = 1, hi = M;  // fits(lo), !fits(hi)
+                        memory_budget kept = good_b;
+                        while (hi - lo > 1 && budget_left()) {
+                          const auto mid = lo + (hi - lo) / 2;
+                          if (fits_b(mid)) { lo = mid; kept = good_b; }
+                          else hi = mid;
+                        }
+                        keep(score(mem, with_batch(p, lo, lo), kept), ch, choices);
+                      }
+                    }
+                  }
+                  if (best_micro > 0 && n_fitting < fitting.size()) {
+                    fitting[n_fitting] = ch;
+                    fitting_micro[n_fitting] = best_micro;
+                    ++n_fitting;
+                  }
+                }
+    }
+  }
+};
+
+template <std::size_t Capacity, class... Members>
+constexpr planner<Capacity, Members...> make_planner(const training& base, const device& dev, const plan_constraints& c,
+                                                     const Members&... members) {
+  planner<Capacity, Members...> p{base, dev, c, family_view<Members...>{std::tuple<const Members&...>(members...)}};
+  std::size_t k = 0;
+  ((p.info[k++] = member_info{members.label, members.kind, members.lost_capacity_permille, {}, false}), ...);
+  if (c.max_remedies < 0 || c.utilization_percent <= 0) invalid_layer_argument();
+  if (base.batch <= 0 || base.micro() <= 0) batch_must_be_positive();
+  p.out.configured = p.score(0, base, p.run(0, base));
+  return p;
+}
+
+}  // namespace detail
+
+/// Plans over a family of models (`variant(...)` members; the first is the configured model).
+template <std::size_t Capacity = 32, class... Members>
+constexpr fit_plans<Capacity> plan_fit_family(const training& base, const device& dev, const plan_constraints& c,
+                                              const Members&... members) {
+  static_assert(sizeof...(Members) >= 1, "plan_fit_family needs at least the configured model");
+  auto p = detail::make_planner<Capacity>(base, dev, c, members...);
+  p.search();
+  return p.out;
+}
+
+/// Plans for one model.
+template <std::size_t Capacity = 32, std::size_t N>
+constexpr fit_plans<Capacity> plan_fit(const model<N>& m, const training& base, const device& dev, const plan_constraints& c = {}) {
+  return plan_fit_family<Capacity>(base, dev, c, variant("as configured", m));
+}
+
+/// The cheapest fitting plan (fits == false when none does).
+template <std::size_t N>
+constexpr fit_plan best_plan(const model<N>& m, const training& base, const device& dev, const plan_constraints& c = {}) {
+  return plan_fit<8>(m, base, dev, c).best();
+}
+
+/// Scores a configuration you chose (e.g. the one a report settled on) with the planner's cost
+/// model, against the configured one: member `member` of the family trained as `chosen`.
+template <class... Members>
+constexpr fit_plan score_plan(const training& base, const training& chosen, std::size_t member, const device& dev,
+                              const plan_constraints& c, const Members&... members) {
+  auto p = detail::make_planner<1>(base, dev, c, members...);
+  p.need_flops = true;
+  return p.score(member, chosen, p.run(member, chosen));
+}
+template <std::size_t N>
+constexpr fit_plan score_plan(const model<N>& m, const training& base, const training& chosen, const device& dev,
+                              const plan_constraints& c = {}) {
+  return score_plan(base, chosen, 0, dev, c, variant("as configured", m));
+}
+
+/// The largest micro-batch in `bounds` that fits, with a distillation teacher whose no-grad
+/// forward is re-simulated at every candidate micro-batch (max_micro_batch keeps the teacher's
+/// forward peak fixed at the size it was computed for).
+template <std::size_t N, std::size_t T>
+constexpr std::int64_t max_micro_batch_distilled(const model<N>& student, const model<T>& teacher_model, bool offloaded,
+                                                 training plan, const device& dev, batch_bounds bounds = {},
+                                                 std::int64_t percent = 100) {
+  if (bounds.min < 1 || bounds.max < bounds.min) detail::batch_must_be_positive();
+  auto fits_at = [&](std::int64_t mb) {
+    training p = plan;
+    p.batch = mb;
+    p.micro_batch = 0;
+    p.teacher = teacher(teacher_model, mb, offloaded, plan.precision);
+    return fits(budget_totals(student, p, dev), percent);
+  };
+  if (!fits_at(bounds.min)) return 0;
+  if (fits_at(bounds.max)) return bounds.max;
+  std::int64_t lo = bounds.min, hi = bounds.max;
+  while (hi - lo > 1) {
+    const auto mid = lo + (hi - lo) / 2;
+    (fits_at(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// --- printing ------------------------------------------------------------------------------------
+
+/// What a plan changes, in words ("as configured" when nothing).
+inline std::string describe_changes(const fit_plan& r, const training& base) {
+  std::string s;
+  auto add = [&](const std::string& t) { s += (s.empty() ? "" : ", ") + t; };
+  const auto& p = r.plan;
+  if (has(r.remedies, remedy::model_variant) || (r.member != 0 && !r.member_label.empty())) add(std::string(r.member_label));
+  if (p.batch != base.batch) add("batch " + std::to_string(base.batch) + " -> " + std::to_string(p.batch));
+  if (p.micro() != base.micro() && p.batch == base.batch)
+    add("micro-batch " + std::to_string(p.micro()) + " x " + std::to_string(p.accumulation_steps()) + " accumulation");
+  if (p.precision != base.precision) add(std::string(detail::precision_name(p.precision)));
+  if (p.checkpoint_blocks && !base.checkpoint_blocks) add("checkpoint every repeated block");
+  if (p.checkpoint_all && !base.checkpoint_all) add("checkpoint every top-level block");
+  if (!detail::same_text(p.train_only, base.train_only)) add(std::string("train only '") + (p.train_only ? p.train_only : "") + "'");
+  if (p.teacher.offloaded_to_cpu != base.teacher.offloaded_to_cpu) add("teacher offloaded to CPU");
+  if (p.optimizer != base.optimizer) add(std::string(detail::optimizer_name(base.optimizer)) + " -> " + std::string(detail::optimizer_name(p.optimizer)));
+  return s.empty() ? "as configured" : s;
+}
+
+namespace detail {
+inline std::string permille(std::int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", static_cast<double>(v) / 10.0);
+  return buf;
+}
+inline std::string plan_row(const std::string& rank, const fit_plan& r, const training& base) {
+  return "| " + rank + " | " + describe_changes(r, base) + " | " + std::to_string(r.plan.micro()) + " x " +
+         std::to_string(r.plan.accumulation_steps()) + " | " + format_bytes(r.total) + " | " + format_bytes(r.headroom()) + " | " +
+         (r.fits ? "yes" : "**no**") + " | " + permille(r.recompute_permille) + " | " + std::to_string(r.extra_steps) + " | " +
+         permille(r.lost_capacity_permille) + " | " + permille(r.penalty_permille) + " | " + std::to_string(r.cost) + " |\n";
+}
+}  // namespace detail
+
+inline constexpr std::string_view plan_table_header =
+    "| Rank | Change | Micro x accumulation | Device total | Headroom | Fits | Recompute | Extra steps | Lost capacity | Penalty | Cost (permille) |\n"
+    "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
+
+/// The configuration and every fitting plan, cheapest first, as a Markdown table; `extra` rows
+/// (e.g. the plan a report chose, scored with score_plan) are appended with their labels.
+template <std::size_t Capacity>
+std::string plan_table(const fit_plans<Capacity>& plans, const std::vector<std::pair<std::string, fit_plan>>& extra = {}) {
+  const auto& base = plans.configured.plan;
+  std::string out = "**" + std::string(plans.configured.member_label.empty() ? "model" : plans.configured.member_label) + ": " +
+                    std::to_string(plans.count) + " fitting plan(s) from " + std::to_string(plans.combinations) + " combinations, " +
+                    std::to_string(plans.simulations) + " budget simulations" + (plans.truncated ? " (search truncated)" : "") + "**\n\n";
+  out += plan_table_header;
+  out += detail::plan_row("configured", plans.configured, base);
+  for (std::size_t k = 0; k < plans.count; ++k) out += detail::plan_row(std::to_string(k + 1), plans.plans[k], base);
+  for (const auto& [label, r] : extra) out += detail::plan_row(label, r, base);
+  return out;
+}
+
+}  // namespace gpubudget

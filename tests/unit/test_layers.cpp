@@ -1,0 +1,450 @@
+// Hand-checkable facts about every layer family: parameter counts, output shapes, output bytes
+// and what autograd saves for backward (benchmarks/accuracy/op_rules.md §1).
+//
+// Conventions used throughout:
+//  * records are in pre-order: for sequential(input(...), A, B) the budget's layers[0] is the
+//    sequential, [1] the input, [2] A, [3] B;
+//  * `saved_bytes` of a record is what became saved for backward while it ran, each storage
+//    counted once (a storage an earlier op saved already adds 0); the data batch counts when
+//    a node keeps it;
+//  * CUDA back end, fp32, plain SGD unless a test says otherwise (no CPU-only transients);
+//  * B = batch, bytes = B · elements · 4 for fp32.
+#include <catch2/catch.hpp>
+#include <gpubudget/gpubudget.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace {
+using namespace gpubudget;
+
+constexpr training on_cuda(std::int64_t batch) {
+  training t{};
+  t.batch = batch;
+  t.optimizer = sgd;
+  return t;
+}
+constexpr device dev = custom_device("unit", 80 * GiB);
+
+std::string shape_of(const detail::record_stats& r) { return gpubudget::to_string(r.output); }
+}  // namespace
+
+// --- linear --------------------------------------------------------------------------------------
+
+TEST_CASE("linear: parameters, output, saved input", "[layers][linear]") {
+  // nn.Linear(1024, 4096) on batch 8.
+  constexpr auto b = budget(sequential(input(1024), linear(4096)), on_cuda(8), dev);
+  // weight 1024·4096 + bias 4096 = 4,194,304 + 4,096
+  REQUIRE(b.layers[2].params == 4198400);
+  REQUIRE(b.params == 4198400);
+  REQUIRE(shape_of(b.layers[2]) == "[4096]");
+  // output: 8·4096·4 = 131,072 B
+  REQUIRE(b.layers[2].output_bytes == 131072);
+  // op_rules §1 "Linear 2-D x[B,in]: saves x": 8·1024·4 = 32,768 B
+  REQUIRE(b.layers[2].saved_bytes == 32768);
+  REQUIRE(b.saved_activations == 32768);
+  // the data batch itself: 8·1024·4
+  REQUIRE(b.input_batch == 32768);
+
+  // no_bias: the weight only.
+  constexpr auto nb = budget(sequential(input(1024), linear(4096, no_bias)), on_cuda(8), dev);
+  REQUIRE(nb.layers[2].params == 1024 * 4096);
+
+  // Over the last dimension of a [197, 768] input, batch 2: out [197, 3072];
+  // params 768·3072 + 3072 = 2,359,296 + 3,072; saved input 2·197·768·4 = 1,210,368 B.
+  constexpr auto t = budget(sequential(input(197, 768), linear(3072)), on_cuda(2), dev);
+  REQUIRE(shape_of(t.layers[2]) == "[197,3072]");
+  REQUIRE(t.layers[2].params == 2362368);
+  REQUIRE(t.layers[2].saved_bytes == 1210368);
+}
+
+// --- convolutions ---------------------------------------------------------------------------------
+// params = C_in · C_out/groups · k^dims (+ C_out bias); out = (i + 2p − d(k−1) − 1)/s + 1.
+
+TEST_CASE("conv2d: padding, stride, dilation, groups, depthwise", "[layers][conv]") {
+  // Conv2d(3, 16, 3, padding=1) on [3, 32, 32], batch 2.
+  constexpr auto c = budget(sequential(input(3, 32, 32), conv2d(16, 3, padding(1))), on_cuda(2), dev);
+  REQUIRE(c.layers[2].params == 3 * 16 * 9 + 16);  // 448
+  // (32 + 2 − 2 − 1)/1 + 1 = 32
+  REQUIRE(shape_of(c.layers[2]) == "[16,32,32]");
+  // output 2·16·32·32·4 = 131,072 B
+  REQUIRE(c.layers[2].output_bytes == 131072);
+  // saves its input (op_rules §1 "Conv2d: x (whole input storage)"): 2·3·32·32·4 = 24,576 B
+  REQUIRE(c.layers[2].saved_bytes == 24576);
+
+  // stride 2, padding 1: (32 + 2 − 2 − 1)/2 + 1 = 15 + 1 = 16
+  constexpr auto s2 = budget(sequential(input(3, 32, 32), conv2d(16, 3, stride(2), padding(1))), on_cuda(2), dev);
+  REQUIRE(shape_of(s2.layers[2]) == "[16,16,16]");
+  REQUIRE(s2.layers[2].params == 448);
+
+  // dilation 2, no padding: (32 − 2·2 − 1)/1 + 1 = 28; params 3·8·9 + 8 = 224
+  constexpr auto d2 = budget(sequential(input(3, 32, 32), conv2d(8, 3, dilation(2))), on_cuda(2), dev);
+  REQUIRE(shape_of(d2.layers[2]) == "[8,28,28]");
+  REQUIRE(d2.layers[2].params == 224);
+
+  // groups 4, no bias: 16 · (32/4) · 9 = 1,152
+  constexpr auto g4 = budget(sequential(input(16, 8, 8), conv2d(32, 3, padding(1), groups(4), no_bias)), on_cuda(2), dev);
+  REQUIRE(g4.layers[2].params == 1152);
+  REQUIRE(shape_of(g4.layers[2]) == "[32,8,8]");
+
+  // depthwise 3×3 (groups = 16 channels): 16 · 1 · 9 + 16 = 160; channels kept
+  constexpr auto dw = budget(sequential(input(16, 8, 8), depthwise_conv2d(3, padding(1))), on_cuda(2), dev);
+  REQUIRE(dw.layers[2].params == 160);
+  REQUIRE(shape_of(dw.layers[2]) == "[16,8,8]");
+}
+
+TEST_CASE("conv1d, conv3d and conv_transpose2d", "[layers][conv]") {
+  // Conv1d(4, 8, 5, stride=2) on [4, 20]: (20 − 4 − 1)/2 + 1 = 7 + 1 = 8; params 4·8·5 + 8 = 168;
+  // saved input 2·4·20·4 = 640 B.
+  constexpr auto c1 = budget(sequential(input(4, 20), conv1d(8, 5, stride(2))), on_cuda(2), dev);
+  REQUIRE(shape_of(c1.layers[2]) == "[8,8]");
+  REQUIRE(c1.layers[2].params == 168);
+  REQUIRE(c1.layers[2].saved_bytes == 640);
+
+  // Conv3d(2, 4, 3, padding=1) on [2, 6, 6, 6]: same size; params 2·4·27 + 4 = 220;
+  // output 2·4·216·4 = 6,912 B.
+  constexpr auto c3 = budget(sequential(input(2, 6, 6, 6), conv3d(4, 3, padding(1))), on_cuda(2), dev);
+  REQUIRE(shape_of(c3.layers[2]) == "[4,6,6,6]");
+  REQUIRE(c3.layers[2].params == 220);
+  REQUIRE(c3.layers[2].output_bytes == 6912);
+  // stride 2 on 7³: (7 − 2 − 1)/2 + 1 = 3
+  constexpr auto c3s = budget(sequential(input(2, 7, 7, 7), conv3d(4, 3, stride(2))), on_cuda(2), dev);
+  REQUIRE(shape_of(c3s.layers[2]) == "[4,3,3,3]");
+
+  // ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1) on [4, 8, 8]:
+  // out = (8 − 1)·2 − 2·1 + 1·(3 − 1) + 1 + 1 = 16; weight [in, out/groups, k, k]: 4·8·9 + 8 = 296;
+  // saves its input 2·4·64·4 = 2,048 B (op_rules §1 "ConvTranspose2d: x").
+  constexpr auto ct = budget(sequential(input(4, 8, 8), conv_transpose2d(8, 3, stride(2), padding(1), output_padding(1))),
+                             on_cuda(2), dev);
+  REQUIRE(shape_of(ct.layers[2]) == "[8,16,16]");
+  REQUIRE(ct.layers[2].params == 296);
+  REQUIRE(ct.layers[2].saved_bytes == 2048);
+  // kernel 4, stride 2, padding 1 (the usual 2× upsampler): (8 − 1)·2 − 2 + 3 + 1 = 16
+  constexpr auto up = budget(sequential(input(4, 8, 8), conv_transpose2d(8, 4, stride(2), padding(1))), on_cuda(2), dev);
+  REQUIRE(shape_of(up.layers[2]) == "[8,16,16]");
+  REQUIRE(up.layers[2].params == 4 * 8 * 16 + 8);
+}
+
+// --- normalization --------------------------------------------------------------------------------
+
+TEST_CASE("batch norm: parameters, running-statistics buffers, saved set", "[layers][norm]") {
+  // BatchNorm2d(8) on [8, 4, 4], batch 2.
+  constexpr auto b = budget(sequential(input(8, 4, 4), batch_norm()), on_cuda(2), dev);
+  REQUIRE(b.layers[2].params == 16);  // weight + bias, one per channel
+  // running_mean + running_var (8 fp32 each) + num_batches_tracked (int64): 2·8·4 + 8 = 72 B
+  REQUIRE(b.buffers == 72);
+  REQUIRE(b.layers[2].buffer_bytes == 72);
+  // op_rules §1 "BatchNorm2d train: x + 4 per-channel fp32 vectors":
+  // x 2·8·16·4 = 1,024 + 4·8·4 = 128 → 1,152 B
+  REQUIRE(b.layers[2].saved_bytes == 1152);
+  REQUIRE(b.layers[2].output_bytes == 1024);
+}
+
+TEST_CASE("layer norm and group norm: saved input plus per-row statistics", "[layers][norm]") {
+  // LayerNorm(16) on [10, 16], batch 2: params 2·16; saved x 2·10·16·4 = 1,280
+  // + mean and rstd, one fp32 per row each: 2·(2·10·4) = 160 → 1,440 B. No buffers.
+  constexpr auto ln = budget(sequential(input(10, 16), layer_norm()), on_cuda(2), dev);
+  REQUIRE(ln.layers[2].params == 32);
+  REQUIRE(ln.buffers == 0);
+  REQUIRE(ln.layers[2].saved_bytes == 1440);
+
+  // GroupNorm(4, 8) on [8, 4, 4], batch 2: params 2·8; saved x 1,024 + mean and rstd [B, G]
+  // fp32: 2·(2·4·4) = 64 → 1,088 B.
+  constexpr auto gn = budget(sequential(input(8, 4, 4), group_norm(4)), on_cuda(2), dev);
+  REQUIRE(gn.layers[2].params == 16);
+  REQUIRE(gn.layers[2].saved_bytes == 1088);
+  REQUIRE(shape_of(gn.layers[2]) == "[8,4,4]");
+}
+
+// --- embedding ------------------------------------------------------------------------------------
+
+TEST_CASE("embedding: table parameters, int64 ids saved, dense gradient", "[layers][embedding]") {
+  // Embedding(100, 8) over 16 int64 ids, batch 2.
+  constexpr auto e = budget(sequential(tokens(16), embedding(100, 8)), on_cuda(2), dev);
+  REQUIRE(e.layers[2].params == 800);
+  REQUIRE(shape_of(e.layers[2]) == "[16,8]");
+  REQUIRE(e.layers[2].output_bytes == 2 * 16 * 8 * 4);  // 1,024
+  // op_rules §1 "Embedding: int64 indices only": 2·16·8 = 256 B, which is also the data batch
+  REQUIRE(e.layers[2].saved_bytes == 256);
+  REQUIRE(e.input_batch == 256);
+  // op_rules §3: backward materializes a dense [100, 8] fp32 .grad: 3,200 B
+  REQUIRE(e.gradients == 3200);
+}
+
+// --- activations ----------------------------------------------------------------------------------
+// sequential(input(8), linear(16), ACT, linear(4)), batch 2:
+//   x = 2·8·4 = 64 B (the data, saved by the first linear), y1 = linear output 2·16·4 = 128 B,
+//   y2 = ACT output 128 B (saved by the second linear), y3 = 2·4·4 = 32 B.
+// What ACT keeps (op_rules §1): relu/sigmoid/tanh/softmax its output y2 (which the next linear
+// saves too: one storage), gelu/silu/leaky_relu/elu its input y1 (a second storage).
+
+namespace {
+template <class Act>
+constexpr auto act_model(Act a) { return sequential(input(8), linear(16), a, linear(4)); }
+}  // namespace
+
+TEST_CASE("activations that keep their output", "[layers][activation]") {
+  constexpr memory_budget keeps_output[] = {
+      budget_totals(act_model(relu()), on_cuda(2), dev), budget_totals(act_model(sigmoid()), on_cuda(2), dev),
+      budget_totals(act_model(gpubudget::tanh()), on_cuda(2), dev), budget_totals(act_model(softmax()), on_cuda(2), dev)};
+  for (const auto& b : keeps_output) {
+    // x 64 + y2 128 = 192 B
+    REQUIRE(b.saved_activations == 192);
+    // y1 is freed once ACT ran: y2 128 + y3 32 + loss 4 = 164 B
+    REQUIRE(b.after_forward == 164);
+  }
+  constexpr auto r = budget(act_model(relu()), on_cuda(2), dev);
+  REQUIRE(r.layers[3].saved_bytes == 128);  // relu: its output
+  REQUIRE(r.layers[4].saved_bytes == 0);    // the next linear's input is that same storage
+}
+
+TEST_CASE("activations that keep their input", "[layers][activation]") {
+  constexpr memory_budget keeps_input[] = {
+      budget_totals(act_model(gelu()), on_cuda(2), dev), budget_totals(act_model(silu()), on_cuda(2), dev),
+      budget_totals(act_model(leaky_relu()), on_cuda(2), dev), budget_totals(act_model(elu()), on_cuda(2), dev)};
+  for (const auto& b : keeps_input) {
+    // x 64 + y1 128 + y2 128 = 320 B
+    REQUIRE(b.saved_activations == 320);
+    // y1 + y2 + y3 + loss = 128 + 128 + 32 + 4 = 292 B
+    REQUIRE(b.after_forward == 292);
+  }
+  constexpr auto g = budget(act_model(gelu()), on_cuda(2), dev);
+  REQUIRE(g.layers[3].saved_bytes == 128);  // gelu: its input y1
+  REQUIRE(g.layers[4].saved_bytes == 128);  // the next linear: y2, a new storage
+}
+
+TEST_CASE("in-place relu adds no tensor", "[layers][activation]") {
+  constexpr auto plain = budget(act_model(relu()), on_cuda(2), dev);
+  constexpr auto inplace = budget(act_model(relu_inplace()), on_cuda(2), dev);
+  // relu_ keeps its result, which is y1's storage: x 64 + y1 128 = 192 B saved (as relu)
+  REQUIRE(inplace.layers[3].saved_bytes == 128);
+  REQUIRE(inplace.saved_activations == 192);
+  // Forward peak. relu: y1 and y2 alive together while relu runs = 256 B; later
+  // y2 + y3 + the loss's x**2 (32) + loss (4) = 196 B. relu_: y1 alone (128), then 196.
+  REQUIRE(plain.forward_peak == 256);
+  REQUIRE(inplace.forward_peak == 196);
+  REQUIRE(inplace.after_forward == 164);
+}
+
+TEST_CASE("an activation on data that needs no gradient saves nothing", "[layers][activation]") {
+  // No parameter before it: nothing requires grad, so relu records no node.
+  constexpr auto b = budget(sequential(input(8), relu(), linear(4)), on_cuda(2), dev);
+  REQUIRE(b.layers[2].saved_bytes == 0);
+  // the linear then saves relu's output (its weight needs it): 2·8·4 = 64 B
+  REQUIRE(b.layers[3].saved_bytes == 64);
+}
+
+// --- dropout --------------------------------------------------------------------------------------
+
+TEST_CASE("dropout: 1-byte mask on CUDA, fp32 mask on CPU, identity at 0 %", "[layers][dropout]") {
+  constexpr auto drop = [](std::int64_t p) { return sequential(input(8), linear(16), dropout(p), linear(4)); };
+  // CUDA: native_dropout keeps a bool mask of 2·16 elements = 32 B (not x);
+  // its output y2 (128 B) is saved by the next linear. Total x 64 + 32 + 128 = 224 B.
+  constexpr auto cuda = budget(drop(10), on_cuda(2), dev);
+  REQUIRE(cuda.layers[3].saved_bytes == 32);
+  REQUIRE(cuda.layers[4].saved_bytes == 128);
+  REQUIRE(cuda.saved_activations == 224);
+  // forward peak while dropout runs: y1 128 + y2 128 + mask 32 = 288 B
+  REQUIRE(cuda.forward_peak == 288);
+  // after forward: mask 32 + y2 128 + y3 32 + loss 4 = 196 B (y1 freed: nobody saved it)
+  REQUIRE(cuda.after_forward == 196);
+
+  // CPU (op_rules §0.1): x * (bernoulli(1-p)/(1-p)) keeps an fp32 mask, 2·16·4 = 128 B.
+  constexpr auto cpu = budget(drop(10), cpu_reference_step(2, sgd), dev);
+  REQUIRE(cpu.layers[3].saved_bytes == 128);
+  REQUIRE(cpu.saved_activations == 64 + 128 + 128);
+
+  // p = 0 (op_rules §0.1): no mask, no copy. The next linear saves y1: x 64 + y1 128 = 192 B,
+  // exactly as without the dropout (forward peak y1 + y3 + x**2 + loss = 128 + 32 + 32 + 4).
+  constexpr auto zero = budget(drop(0), on_cuda(2), dev);
+  constexpr auto none = budget_totals(sequential(input(8), linear(16), linear(4)), on_cuda(2), dev);
+  REQUIRE(zero.layers[3].saved_bytes == 0);
+  REQUIRE(zero.saved_activations == 192);
+  REQUIRE(zero.forward_peak == 196);
+  REQUIRE(none.forward_peak == 196);
+  REQUIRE(zero.fwd_bwd_peak == none.fwd_bwd_peak);
+}
+
+// --- pooling --------------------------------------------------------------------------------------
+
+TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[layers][pooling]") {
+  // conv2d(4, 1) on [4, 8, 8], batch 2, makes y1 = 2·4·64·4 = 2,048 B that nobody else keeps.
+  constexpr auto pool = [](layer p) { return sequential(input(4, 8, 8), conv2d(4, 1), p); };
+  // MaxPool2d(2): [4, 4, 4]; saves y1 2,048 + int64 indices 2·4·16·8 = 1,024 → 3,072 B
+  constexpr auto mx = budget(pool(max_pool2d(2)), on_cuda(2), dev);
+  REQUIRE(shape_of(mx.layers[3]) == "[4,4,4]");
+  REQUIRE(mx.layers[3].saved_bytes == 3072);
+  REQUIRE(mx.layers[3].output_bytes == 2 * 4 * 16 * 4);  // 512
+  // kernel 3, stride 2, padding 1: (8 + 2 − 3)/2 + 1 = 4
+  constexpr auto mx3 = budget(pool(max_pool2d(3, stride(2), padding(1))), on_cuda(2), dev);
+  REQUIRE(shape_of(mx3.layers[3]) == "[4,4,4]");
+  REQUIRE(mx3.layers[3].saved_bytes == 3072);
+  // AvgPool2d(2) and global AdaptiveAvgPool2d keep their whole input (op_rules §0.7): 2,048 B
+  constexpr auto avg = budget(pool(avg_pool2d(2)), on_cuda(2), dev);
+  REQUIRE(avg.layers[3].saved_bytes == 2048);
+  constexpr auto gap = budget(pool(adaptive_avg_pool2d(1, 1)), on_cuda(2), dev);
+  REQUIRE(shape_of(gap.layers[3]) == "[4,1,1]");
+  REQUIRE(gap.layers[3].saved_bytes == 2048);
+}
+
+// --- views ----------------------------------------------------------------------------------------
+
+TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[layers][views]") {
+  // Batch 2: x = y1 = 2·16·4 = 128 B, y3 = 2·4·4 = 32 B; linear params 16·16+16 = 272 and 16·4+4 = 68.
+  constexpr auto base = budget_totals(sequential(input(16), linear(16), linear(4)), on_cuda(2), dev);
+  constexpr auto viewed = budget(sequential(input(16), linear(16), reshape(2, 8), transpose(0, 1), permute(1, 0),
+                                            flatten(), linear(4)),
+                                 on_cuda(2), dev);
+  REQUIRE(shape_of(viewed.layers[3]) == "[2,8]");
+  REQUIRE(shape_of(viewed.layers[4]) == "[8,2]");
+  REQUIRE(shape_of(viewed.layers[5]) == "[2,8]");
+  REQUIRE(shape_of(viewed.layers[6]) == "[16]");
+  for (int i = 3; i <= 6; ++i) {
+    REQUIRE(viewed.layers[static_cast<std::size_t>(i)].saved_bytes == 0);
+    REQUIRE(viewed.layers[static_cast<std::size_t>(i)].params == 0);
+  }
+  // saved x 128 + y1 128 = 256; after forward y1 + y3 + loss = 164; forward peak + x**2 32 = 196.
+  // Backward (fwd_bwd_peak): the second linear's node allocates grad y1 (128) and its weight
+  // grads (68·4 = 272) while y3, loss and grad y3 (32) live: 32+4+32+128+128(y1)+272 = 596;
+  // then the first linear's weight grads (272·4 = 1,088) arrive with y3, loss, grad y1 and
+  // 272 alive: 32 + 4 + 128 + 272 + 1,088 = 1,524 B.
+  for (const memory_budget& b : {base, static_cast<const memory_budget&>(viewed)}) {
+    REQUIRE(b.saved_activations == 256);
+    REQUIRE(b.after_forward == 164);
+    REQUIRE(b.forward_peak == 196);
+    REQUIRE(b.fwd_bwd_peak == 1524);
+  }
+  // transpose(..., contiguous) copies: while the copy is made, y1 and its copy (128 B each) are
+  // both alive: forward peak 256 B; after forward unchanged (y1 is freed, the copy saved).
+  constexpr auto copied = budget_totals(sequential(input(16), linear(16), reshape(2, 8), transpose(0, 1, true), flatten(),
+                                                   linear(4)),
+                                        on_cuda(2), dev);
+  REQUIRE(copied.forward_peak == 256);
+  REQUIRE(copied.after_forward == 164);
+  REQUIRE(copied.saved_activations == 256);
+}
+
+// --- parallel branches ----------------------------------------------------------------------------
+
+TEST_CASE("parallel: concat, add, stack, multiply, add in place", "[layers][parallel]") {
+  // input(4) → linear(8) (y1 = 32 B at batch 1) → parallel(...) of two linears.
+  // Both branch linears save y1: one storage, 32 B.
+  constexpr auto cat = budget(sequential(input(4), linear(8), parallel(merge_kind::concat, linear(3), linear(5))),
+                              on_cuda(1), dev);
+  REQUIRE(shape_of(cat.layers[3]) == "[8]");             // 3 + 5 along dimension 0
+  REQUIRE(cat.layers[3].params == (8 * 3 + 3) + (8 * 5 + 5));  // 72
+  REQUIRE(cat.layers[3].saved_bytes == 32);
+
+  constexpr auto add = budget(sequential(input(4), linear(8), parallel(merge_kind::add, linear(6), linear(6))), on_cuda(1), dev);
+  REQUIRE(shape_of(add.layers[3]) == "[6]");
+  REQUIRE(add.layers[3].params == 2 * (8 * 6 + 6));  // 108
+  REQUIRE(add.layers[3].saved_bytes == 32);
+
+  constexpr auto stack = budget(sequential(input(4), linear(8), parallel(merge_kind::stack, linear(6), linear(6))), on_cuda(1), dev);
+  REQUIRE(shape_of(stack.layers[3]) == "[2,6]");
+  REQUIRE(stack.layers[3].output_bytes == 48);
+  REQUIRE(stack.layers[3].saved_bytes == 32);
+
+  // a * b keeps both operands (op_rules §1): y1 32 + 24 + 24 = 80 B
+  constexpr auto mul = budget(sequential(input(4), linear(8), parallel(merge_kind::multiply, linear(6), linear(6))),
+                              on_cuda(1), dev);
+  REQUIRE(shape_of(mul.layers[3]) == "[6]");
+  REQUIRE(mul.layers[3].saved_bytes == 80);
+
+  // Forward peaks. add: y1 32 + branch outputs 24 + 24 + the new sum 24 = 104 B. In place:
+  // no new sum: 80 B while the branches run, then y1 + out + x**2 + loss = 32+24+24+4 = 84 B.
+  REQUIRE(add.forward_peak == 104);
+  constexpr auto inpl = budget_totals(sequential(input(4), linear(8), parallel(merge_kind::add_inplace, linear(6), linear(6))),
+                                      on_cuda(1), dev);
+  REQUIRE(inpl.forward_peak == 84);
+
+  // An identity branch (sequential()) concatenated with a linear on [3, 8] tokens: [6, 8].
+  constexpr auto id = budget(sequential(input(3, 4), linear(8), parallel(merge_kind::concat, sequential(), linear(8))),
+                             on_cuda(1), dev);
+  REQUIRE(shape_of(id.layers[3]) == "[6,8]");
+}
+
+// --- attention ------------------------------------------------------------------------------------
+
+TEST_CASE("attention: parameters and output shape", "[layers][attention]") {
+  // q (D·D + D), kv (D·2D + 2D), out (D·D + D) = 4·(D² + D); D = 8: 288.
+  constexpr auto a = budget(sequential(input(16, 8), attention(8, heads(2))), on_cuda(1), dev);
+  REQUIRE(a.layers[2].params == 288);
+  REQUIRE(shape_of(a.layers[2]) == "[16,8]");
+  // Grouped-query, 1 kv head of 4: kv projects to 2·4 = 8: 2·(64 + 8) + (8·8 + 8) = 216.
+  constexpr auto g = budget(sequential(input(16, 8), attention(8, heads(2), kv_heads(1))), on_cuda(1), dev);
+  REQUIRE(g.layers[2].params == 216);
+  REQUIRE(detail::rules::score_matrix_bytes(1, 2, 16, 16, dtype::fp32) == 2048);  // B·H·Lq·Lk·4
+  // (The score matrix in the forward peak and flash's logsumexp: test_peak_walk.cpp.)
+}
+
+// --- unfold, patch embedding ----------------------------------------------------------------------
+
+TEST_CASE("unfold: C·k² rows by L positions", "[layers][unfold]") {
+  // conv2d(2, 1) makes y1 = 2·36·4 = 288 B; F.unfold(3, padding=1) on [2, 6, 6]: L = 6·6 = 36,
+  // output [2·9, 36] = B·C·k²·L·4 = 1·2·9·36·4 = 2,592 B; keeps its input y1 (op_rules §1).
+  constexpr auto u = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1))), on_cuda(1), dev);
+  REQUIRE(shape_of(u.layers[3]) == "[18,36]");
+  REQUIRE(u.layers[3].output_bytes == 2592);
+  REQUIRE(detail::rules::unfold_bytes(1, 2, 3, 36, dtype::fp32) == 2592);
+  REQUIRE(u.layers[3].saved_bytes == 288);
+  // stride 2: (6 + 2 − 3)/2 + 1 = 3 per side, L = 9
+  constexpr auto u2 = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1), stride(2))), on_cuda(1), dev);
+  REQUIRE(shape_of(u2.layers[3]) == "[18,9]");
+}
+
+TEST_CASE("patch embedding: 785 tokens at 448/16", "[layers][vision]") {
+  // (448/16)² = 28² = 784 patches + class token = 785 tokens of 768.
+  REQUIRE(detail::rules::patch_tokens(448, 448, 16, true) == 785);
+  constexpr auto p = budget(sequential(input(3, 448, 448), patch_embedding(768, 16)), on_cuda(1), dev);
+  REQUIRE(shape_of(p.layers[2]) == "[785,768]");
+  // conv 3·768·16² + 768 = 589,824 + 768; class token 768; positions 785·768 = 602,880
+  REQUIRE(p.layers[2].params == 589824 + 768 + 768 + 602880);
+  constexpr auto n = budget(sequential(input(3, 448, 448), patch_embedding(768, 16, false)), on_cuda(1), dev);
+  REQUIRE(shape_of(n.layers[2]) == "[784,768]");
+  REQUIRE(n.layers[2].params == 589824 + 768 + 784 * 768);
+}
+
+// --- graph layers ---------------------------------------------------------------------------------
+
+TEST_CASE("GCN and GAT: shapes, parameters, edge lists, saved set", "[layers][graph]") {
+  // 100 nodes × 16 features, 500 edges, batch 1 (one graph).
+  constexpr auto g = budget(sequential(input(100, 16), gcn(32, 500)), on_cuda(1), dev);
+  REQUIRE(shape_of(g.layers[2]) == "[100,32]");
+  REQUIRE(g.layers[2].params == 16 * 32 + 32);  // W (no bias in the matmul) + bias: 544
+  // data: features 100·16·4 = 6,400 + int64 src and dst edge lists 2·500·8 = 8,000
+  REQUIRE(g.input_batch == 14400);
+  // saved: x for W's gradient 6,400; z[src] keeps the src index 4,000; · norm keeps the [E, 1]
+  // fp32 norm 500·4 = 2,000; index_add_ keeps its source [E, 32] 500·32·4 = 64,000 and the dst
+  // index 4,000 (op_rules §0.6) → 80,400 B
+  REQUIRE(g.layers[2].saved_bytes == 80400);
+
+  // Two GCN layers over the same edges share one pair of edge lists.
+  constexpr auto g2 = budget_totals(sequential(input(100, 16), gcn(32, 500), gcn(32, 500)), on_cuda(1), dev);
+  REQUIRE(g2.input_batch == 14400);
+  REQUIRE(g2.params == 544 + (32 * 32 + 32));
+
+  // GAT, 4 heads × 8: W 16·32 = 512, a_src and a_dst 32 each → 576; out [100, 32].
+  constexpr auto a = budget(sequential(input(100, 16), gat(heads(4), 8, 500)), on_cuda(1), dev);
+  REQUIRE(shape_of(a.layers[2]) == "[100,32]");
+  REQUIRE(a.layers[2].params == 576);
+}
+
+// --- invalid models ------------------------------------------------------------------------------
+// In constant evaluation these stop compilation (tests/fail); at run time they throw.
+
+TEST_CASE("invalid layer arguments throw at run time", "[layers][errors]") {
+  const training t = on_cuda(1);
+  // 8 channels are not divisible into 3 groups
+  CHECK_THROWS_AS(budget(sequential(input(8, 4, 4), group_norm(3)), t, dev), std::invalid_argument);
+  CHECK_THROWS_AS(budget(sequential(input(6, 4, 4), conv2d(8, 3, groups(4))), t, dev), std::invalid_argument);
+  // 3 heads do not divide width 8
+  CHECK_THROWS_AS(budget(sequential(input(4, 8), attention(8, heads(3))), t, dev), std::invalid_argument);
+  // a 5×5 kernel on a 4×4 map
+  CHECK_THROWS_AS(budget(sequential(input(1, 4, 4), conv2d(1, 5)), t, dev), std::invalid_argument);
+  // reshape to a different element count
+  CHECK_THROWS_AS(budget(sequential(input(16), reshape(3, 5)), t, dev), std::invalid_argument);
+  // a repeated block must keep its shape
+  CHECK_THROWS_AS(budget(sequential(input(8), repeat<2>(linear(4))), t, dev), std::invalid_argument);
+}
