@@ -129,6 +129,20 @@ inline std::string markdown_table(const memory_budget& b) {
   return out;
 }
 
+/// The table above plus where the peak happens (which record's forward or backward).
+template <std::size_t N>
+std::string markdown_table(const model_budget<N>& b) {
+  std::string out = markdown_table(static_cast<const memory_budget&>(b));
+  if (b.peak_record >= 0 && static_cast<std::size_t>(b.peak_record) < N) {
+    const auto& L = b.nodes[static_cast<std::size_t>(b.peak_record)];
+    out += "Peak: during the " + std::string(b.peak_in_backward ? "backward" : "forward") + " of record #" +
+           std::to_string(b.peak_record) + " (" + (L.name ? std::string(L.name) : std::string(detail::op_name(L))) + ").\n";
+  } else if (b.peak_record < 0 && b.step_peak > b.fwd_bwd_peak) {
+    out += "Peak: during optimizer.step().\n";
+  }
+  return out;
+}
+
 /// The same as CSV: component,bytes.
 inline std::string csv_table(const memory_budget& b) {
   std::string out = "component,bytes\n";
