@@ -53,6 +53,27 @@ constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, st
   return bytes_of(checked_mul(checked_mul(checked_mul(batch, h), lq), lk), t);
 }
 
+/// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
+/// -> the output Linear. Consumes `o`.
+constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
+  value oc = copy(c.s, o, o.s);
+  c.s.release(o);
+  value result = linear_op(c, oc, D, bias, part);
+  c.s.release(oc);
+  return result;
+}
+
+/// Softmax over the scores as autocast runs it: cast to fp32 (AMP), softmax (keeps its
+/// output), cast back to the matmul type for the next bmm (saved by it).
+constexpr value softmax_fp32(layer_ctx& c, const value& scores, dtype mt) {
+  value cast_scores = cast_to(c.s, scores, c.fp32_op_type(scores.type));
+  value p = pointwise(c.s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);
+  c.s.release(cast_scores);
+  value p16 = cast_to(c.s, p, mt);
+  c.s.release(p);
+  return p16;
+}
+
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
 /// same value as `x` for self-attention), with the settings of layer `L`.
 constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) {
@@ -99,11 +120,7 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
     s.release(qr);
     s.release(kr);
     s.release(v);
-    value oc = copy(s, o, o.s);  // o.transpose(1, 2).contiguous()
-    s.release(o);
-    value result = linear_op(c, oc, D, bias, 2);
-    s.release(oc);
-    return result;
+    return output_projection(c, o, D, bias, 2);
   }
   if (impl == attention_impl::flash) {
     value q = linear_op(c, x, D, bias, 0);
@@ -119,11 +136,7 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
     s.grad_to(n, kv);
     s.release(q);
     s.release(kv);
-    value oc = copy(s, o, o.s);  // o.transpose(1, 2).contiguous()
-    s.release(o);
-    value result = linear_op(c, oc, D, bias, 2);
-    s.release(oc);
-    return result;
+    return output_projection(c, o, D, bias, 2);
   }
   if (impl == attention_impl::torch_mha) {
     // PyTorch 1.13 F.multi_head_attention_forward (training path, batch_first): in_proj on the
@@ -143,20 +156,12 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
     value scores = bmm(s, q, kc, make_shape(H * Lq, Lk), mt);
     s.release(q);
     s.release(kc);
-    value cast_scores = cast_to(s, scores, c.fp32_op_type(scores.type));
+    value p16 = softmax_fp32(c, scores, mt);
     s.release(scores);
-    value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);  // softmax
-    s.release(cast_scores);
-    value p16 = cast_to(s, p, mt);
-    s.release(p);
     value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
     s.release(p16);
     s.release(vc);
-    value oc = copy(s, o, o.s);  // transpose(0, 1).contiguous()
-    s.release(o);
-    value result = linear_op(c, oc, D, bias, 1);
-    s.release(oc);
-    return result;
+    return output_projection(c, o, D, bias, 1);
   }
   value q = linear_op(c, x, D, bias, 0);
   value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
@@ -168,20 +173,13 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
   s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value cast_scores = cast_to(s, scaled, c.fp32_op_type(scaled.type));
+  value p16 = softmax_fp32(c, scaled, mt);
   s.release(scaled);
-  value p = pointwise(s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);  // softmax
-  s.release(cast_scores);
-  value p16 = cast_to(s, p, mt);
-  s.release(p);
   value vc = copy(s, kv, make_shape(Lk, KVH * d));
   value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
   s.release(p16);
   s.release(vc);
-  value oc = copy(s, o, o.s);  // transpose(1, 2).contiguous()
-  s.release(o);
-  value result = linear_op(c, oc, D, bias, 2);
-  s.release(oc);
+  value result = output_projection(c, o, D, bias, 2);
   s.release(q);  // the function's locals q, k, v die when it returns
   s.release(kv);
   return result;
