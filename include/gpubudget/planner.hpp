@@ -25,7 +25,9 @@
 // one could only cost more). A few dozen combinations, a few simulations each; with Clang's
 // default 1M-step constexpr limit that is fine for small models at compile time, while large
 // models are better planned at run time (the same constexpr functions) with `static_assert`s on
-// cheaper facts.
+// cheaper facts. A distillation teacher's no-grad forward peak (training::teacher) is scaled
+// linearly with the micro-batch, at the precision it was computed for: the planner has the
+// teacher's numbers, not its model (max_micro_batch_distilled re-simulates it exactly).
 //
 // ## Cost model (per-mille of one optimizer step's time, or its equivalent in lost capacity)
 //
@@ -459,8 +461,9 @@ struct planner {
     }
     // freezing
     if (!same_text(p.train_only, base.train_only) || p.freeze_all != base.freeze_all) rs = rs | remedy::freeze;
-    // the capacity frozen, whatever froze it (train_only, or a member with fewer trainables)
-    // counts only when parameters were not removed altogether (a smaller member pays below)
+    // lost capacity: the share of the configured trainable parameters a freeze stops training,
+    // or what a smaller family member gives up (declared, else its parameter / input shrinkage);
+    // the larger of the two counts
     std::int64_t lost = 0;
     if (has(rs, remedy::freeze)) lost = permille_lost(b.trainable, out.configured.trainable);
     if (member != 0 && info[member].kind == remedy::model_variant) {
