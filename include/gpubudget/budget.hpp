@@ -22,6 +22,7 @@ namespace gpubudget {
 
 struct memory_budget {
   std::string_view device_name{};
+  gpu device_id = gpu::custom;
   std::int64_t capacity = 0;
   training plan{};
 
@@ -176,6 +177,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   const bool pure16 = plan.precision == precision_mode::pure_fp16 || plan.precision == precision_mode::pure_bf16;
   const dtype param_t = pure16 ? (plan.precision == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp16) : dtype::fp32;
   b.device_name = dev.name;
+  b.device_id = dev.id;
   b.capacity = dev.capacity;
   b.plan = plan;
   b.params = r.totals.params;

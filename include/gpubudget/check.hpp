@@ -3,7 +3,7 @@
 //   static_assert(fits(b));          // plain bool: fine in any constant expression
 //   static_assert(require_fits<b>);  // on failure both GCC and Clang print needed/available MiB
 //                                    // and the device, e.g.
-//   model_exceeds_gpu_memory<17034, 15790, device_label{"V100 16GB"}>
+//   model_exceeds_gpu_memory<17034, 16158, gpu::v100_16gb, device_label{"V100 16GB"}>
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -30,17 +30,18 @@ struct device_label {
 struct fit_summary {
   std::int64_t needed_mib = 0;     ///< total, rounded up
   std::int64_t available_mib = 0;  ///< capacity, rounded down
+  gpu id = gpu::custom;
   device_label device{};
   constexpr fit_summary() = default;
   constexpr fit_summary(const memory_budget& b)
-      : needed_mib(to_mib_ceil(b.total())), available_mib(b.capacity / MiB), device(b.device_name) {}
+      : needed_mib(to_mib_ceil(b.total())), available_mib(b.capacity / MiB), id(b.device_id), device(b.device_name) {}
   // Clang 14 allows no derived-to-base step in a converted constant expression: spell it out.
   template <std::size_t N>
   constexpr fit_summary(const model_budget<N>& b) : fit_summary(static_cast<const memory_budget&>(b)) {}
 };
 
 /// Instantiated with the numbers of a failing check, so that they appear in the diagnostic.
-template <std::int64_t NeededMiB, std::int64_t AvailableMiB, device_label Device>
+template <std::int64_t NeededMiB, std::int64_t AvailableMiB, gpu Catalog, device_label Device>
 struct model_exceeds_gpu_memory {
   static_assert(NeededMiB <= AvailableMiB,
                 "gpubudget: the model does not fit the GPU: needed MiB > available MiB (template arguments above)");
@@ -50,7 +51,7 @@ struct model_exceeds_gpu_memory {
 /// `static_assert(require_fits<b>)`: true when `b` fits; otherwise a compile error naming the
 /// needed and available MiB and the device.
 template <fit_summary S>
-inline constexpr bool require_fits = model_exceeds_gpu_memory<S.needed_mib, S.available_mib, S.device>::value;
+inline constexpr bool require_fits = model_exceeds_gpu_memory<S.needed_mib, S.available_mib, S.id, S.device>::value;
 
 /// Search bounds for the batch solver.
 struct batch_bounds {
