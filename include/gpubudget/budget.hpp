@@ -22,7 +22,7 @@ namespace gpubudget {
 
 struct memory_budget {
   std::string_view device_name{};
-  gpu device_id = gpu::custom;
+  catalog_gpu device_id = catalog_gpu::custom;
   std::int64_t capacity = 0;
   training plan{};
 

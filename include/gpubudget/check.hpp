@@ -3,7 +3,7 @@
 //   static_assert(fits(b));          // plain bool: fine in any constant expression
 //   static_assert(require_fits<b>);  // on failure both GCC and Clang print needed/available MiB
 //                                    // and the device, e.g.
-//   model_exceeds_gpu_memory<17034, 16158, gpu::v100_16gb, device_label{"V100 16GB"}>
+//   model_exceeds_gpu_memory<17034, 16158, catalog_gpu::v100_16gb, device_label{"V100 16GB"}>
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -30,7 +30,7 @@ struct device_label {
 struct fit_summary {
   std::int64_t needed_mib = 0;     ///< total, rounded up
   std::int64_t available_mib = 0;  ///< capacity, rounded down
-  gpu id = gpu::custom;
+  catalog_gpu id = catalog_gpu::custom;
   device_label device{};
   constexpr fit_summary() = default;
   constexpr fit_summary(const memory_budget& b)
@@ -41,7 +41,7 @@ struct fit_summary {
 };
 
 /// Instantiated with the numbers of a failing check, so that they appear in the diagnostic.
-template <std::int64_t NeededMiB, std::int64_t AvailableMiB, gpu Catalog, device_label Device>
+template <std::int64_t NeededMiB, std::int64_t AvailableMiB, catalog_gpu Catalog, device_label Device>
 struct model_exceeds_gpu_memory {
   static_assert(NeededMiB <= AvailableMiB,
                 "gpubudget: the model does not fit the GPU: needed MiB > available MiB (template arguments above)");

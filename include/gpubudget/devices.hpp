@@ -9,7 +9,7 @@ namespace gpubudget {
 
 /// Catalog entries by name: a template argument that both compilers print by name in a failing
 /// fit check (Clang 14 prints a device_label's characters as numbers).
-enum class gpu : std::uint8_t { custom, t4, v100_16gb, v100_32gb, a10, l4, a100_40gb, a100_80gb, h100_80gb, h200, rtx3090, rtx4090, generic_16gb };
+enum class catalog_gpu : std::uint8_t { custom, t4, v100_16gb, v100_32gb, a10, l4, a100_40gb, a100_80gb, h100_80gb, h200, rtx3090, rtx4090, generic_16gb };
 
 /// A GPU as a budget sees it. `capacity` is what cudaMemGetInfo reports as total (slightly
 /// below the marketing size: the driver keeps some); `context` is the CUDA context plus the
@@ -23,7 +23,7 @@ struct device {
   /// (aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize, PyTorch 2.x).
   std::int64_t cublas_workspace = 8 * MiB + 128 * KiB;
   std::int32_t compute_capability = 0;  ///< e.g. 75 for sm_75
-  gpu id = gpu::custom;
+  catalog_gpu id = catalog_gpu::custom;
 };
 
 /// A user-defined device: capacity and context in bytes.
@@ -46,29 +46,29 @@ constexpr std::int64_t gib(double v) { return static_cast<std::int64_t>(v * stat
 // figures come from the seed reports; the others from such messages quoted in public PyTorch
 // issue threads for that board. The probe (benchmarks/probe) measures the real one.
 /// Tesla T4: 14.74 GiB (seed report 003's OOM message).
-inline constexpr device t4{"T4", gib(14.74), default_context, 8 * MiB + 128 * KiB, 75, gpu::t4};
+inline constexpr device t4{"T4", gib(14.74), default_context, 8 * MiB + 128 * KiB, 75, catalog_gpu::t4};
 /// V100 16 GB: 15.78 GiB (PyTorch OOM messages on V100-SXM2-16GB).
-inline constexpr device v100_16gb{"V100 16GB", gib(15.78), default_context, 8 * MiB + 128 * KiB, 70, gpu::v100_16gb};
+inline constexpr device v100_16gb{"V100 16GB", gib(15.78), default_context, 8 * MiB + 128 * KiB, 70, catalog_gpu::v100_16gb};
 /// V100 32 GB: 31.73 GiB (seed report 000's OOM message on a 32 GB card).
-inline constexpr device v100_32gb{"V100 32GB", gib(31.73), default_context, 8 * MiB + 128 * KiB, 70, gpu::v100_32gb};
+inline constexpr device v100_32gb{"V100 32GB", gib(31.73), default_context, 8 * MiB + 128 * KiB, 70, catalog_gpu::v100_32gb};
 /// A10 (24 GB GDDR6): 22.20 GiB (PyTorch OOM messages on A10G).
-inline constexpr device a10{"A10", gib(22.20), default_context, 8 * MiB + 128 * KiB, 86, gpu::a10};
+inline constexpr device a10{"A10", gib(22.20), default_context, 8 * MiB + 128 * KiB, 86, catalog_gpu::a10};
 /// L4 (24 GB GDDR6): 22.05 GiB (PyTorch OOM messages on L4).
-inline constexpr device l4{"L4", gib(22.05), default_context, 8 * MiB + 128 * KiB, 89, gpu::l4};
+inline constexpr device l4{"L4", gib(22.05), default_context, 8 * MiB + 128 * KiB, 89, catalog_gpu::l4};
 /// A100 40 GB: 39.39 GiB (PyTorch OOM messages on A100-SXM4-40GB).
-inline constexpr device a100_40gb{"A100 40GB", gib(39.39), default_context, 8 * MiB + 128 * KiB, 80, gpu::a100_40gb};
+inline constexpr device a100_40gb{"A100 40GB", gib(39.39), default_context, 8 * MiB + 128 * KiB, 80, catalog_gpu::a100_40gb};
 /// A100 80 GB: 79.15 GiB (PyTorch OOM messages on A100-SXM4-80GB).
-inline constexpr device a100_80gb{"A100 80GB", gib(79.15), default_context, 8 * MiB + 128 * KiB, 80, gpu::a100_80gb};
+inline constexpr device a100_80gb{"A100 80GB", gib(79.15), default_context, 8 * MiB + 128 * KiB, 80, catalog_gpu::a100_80gb};
 /// H100 80 GB (SXM5): 79.11 GiB; Hopper gets the 32 MiB cuBLAS workspace.
-inline constexpr device h100_80gb{"H100 80GB", gib(79.11), default_context, 32 * MiB, 90, gpu::h100_80gb};
+inline constexpr device h100_80gb{"H100 80GB", gib(79.11), default_context, 32 * MiB, 90, catalog_gpu::h100_80gb};
 /// H200 (141 GB HBM3e): 139.80 GiB (the device tool's H200: "about 139 GiB").
-inline constexpr device h200{"H200", gib(139.80), default_context, 32 * MiB, 90, gpu::h200};
+inline constexpr device h200{"H200", gib(139.80), default_context, 32 * MiB, 90, catalog_gpu::h200};
 /// GeForce RTX 3090 (24 GB): 23.69 GiB (PyTorch OOM messages).
-inline constexpr device rtx3090{"RTX 3090", gib(23.69), default_context, 8 * MiB + 128 * KiB, 86, gpu::rtx3090};
+inline constexpr device rtx3090{"RTX 3090", gib(23.69), default_context, 8 * MiB + 128 * KiB, 86, catalog_gpu::rtx3090};
 /// GeForce RTX 4090 (24 GB): 23.65 GiB (PyTorch OOM messages).
-inline constexpr device rtx4090{"RTX 4090", gib(23.65), default_context, 8 * MiB + 128 * KiB, 89, gpu::rtx4090};
+inline constexpr device rtx4090{"RTX 4090", gib(23.65), default_context, 8 * MiB + 128 * KiB, 89, catalog_gpu::rtx4090};
 /// A nominal 16 GB card (16·10⁹ bytes) for "does it fit in 16 GB" questions.
-inline constexpr device generic_16gb{"16 GB GPU", 16 * GB, default_context, 8 * MiB + 128 * KiB, 0, gpu::generic_16gb};
+inline constexpr device generic_16gb{"16 GB GPU", 16 * GB, default_context, 8 * MiB + 128 * KiB, 0, catalog_gpu::generic_16gb};
 
 inline constexpr device all[] = {t4, v100_16gb, v100_32gb, a10, l4, a100_40gb, a100_80gb, h100_80gb, h200, rtx3090, rtx4090};
 
