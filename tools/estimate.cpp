@@ -159,6 +159,9 @@ void usage() {
       "Devices: t4 v100_16gb v100_32gb a10 l4 a100_40gb a100_80gb h100_80gb h200 rtx3090 rtx4090 16gb\n\nModels:\n");
   const auto opts = tools::family_options();
   for (const auto& e : tools::zoo()) std::printf("  %-18s %s\n", e.name.c_str(), opts.count(e.family) ? opts.at(e.family).c_str() : "");
+  std::printf("\nReference cases (model, sizes, batch and optimizer of benchmarks/accuracy/reference):\n ");
+  for (const auto& rc : tools::reference_cases()) std::printf(" %s", rc.name.c_str());
+  std::printf("\n");
 }
 
 }  // namespace
@@ -172,13 +175,24 @@ int main(int argc, char** argv) {
       return check_reference(args[1], args.size() > 2 && args[2] == "--check");
     }
     const auto z = tools::zoo();
-    const auto* entry = find_model(z, args[0]);
-    if (!entry) { std::fprintf(stderr, "unknown model '%s' (see --help)\n", args[0].c_str()); return 2; }
     tools::model_options opts;
     std::int64_t batch = 1;
     optimizer_kind opt = optimizer_kind::adamw;
     std::string train_only;
     bool json = false, ckpt = false;
+    // a reference case's name stands for its model, sizes and step (options may still override)
+    std::string model = args[0];
+    for (const auto& rc : tools::reference_cases()) {
+      if (rc.name != args[0]) continue;
+      model = rc.model;
+      opts = rc.options;
+      batch = rc.batch;
+      opt = rc.optimizer;
+      train_only = rc.train_only;
+      ckpt = rc.checkpoint_blocks;
+    }
+    const auto* entry = find_model(z, model);
+    if (!entry) { std::fprintf(stderr, "unknown model '%s' (see --help)\n", args[0].c_str()); return 2; }
     device dev = devices::v100_16gb;
     for (std::size_t i = 1; i < args.size(); ++i) {
       const auto& a = args[i];
