@@ -166,11 +166,14 @@ inline std::string csv_table(const memory_budget& b) {
   return out;
 }
 
-/// Per-block table: the model's top-level blocks (children of the root), with parameters,
-/// bytes saved for backward and output size.
+/// Per-block table: the model's top-level blocks (children of the root) with their output,
+/// parameters (trainable), what training them keeps resident (gradient + optimizer state) and
+/// the bytes they save for backward.
 template <std::size_t N>
 std::string layer_table(const model_budget<N>& b) {
-  std::string out = "| # | Block | Output | Params | Saved for backward |\n|---:|---|---|---:|---:|\n";
+  const bool pure16 = b.plan.precision == precision_mode::pure_fp16 || b.plan.precision == precision_mode::pure_bf16;
+  const std::int64_t per_trainable = (pure16 ? 2 + 4 : 4) + 4 * detail::optimizer_state_per_param(b.plan.optimizer);
+  std::string out = "| # | Block | Output | Params (trainable) | Grad + optimizer | Saved for backward |\n|---:|---|---|---:|---:|---:|\n";
   if constexpr (N > 0) {
     const std::int32_t end = b.nodes[0].span;
     int row = 0;
@@ -179,8 +182,9 @@ std::string layer_table(const model_budget<N>& b) {
       const auto& st = b.layers[static_cast<std::size_t>(c)];
       std::string name = L.name ? L.name : std::string(detail::op_name(L));
       if (L.kind == op::repeat) name += " x" + std::to_string(L.a[0]);
-      out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.params) +
-             " | " + format_bytes(st.saved_bytes) + " |\n";
+      const auto trainable = b.plan.inference ? 0 : st.trainable;
+      out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.params) + " (" +
+             std::to_string(trainable) + ") | " + format_bytes(trainable * per_trainable) + " | " + format_bytes(st.saved_bytes) + " |\n";
     }
   }
   return out;

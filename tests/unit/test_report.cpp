@@ -121,12 +121,13 @@ TEST_CASE("comparison_table and comparison_csv: one row per configuration", "[re
 TEST_CASE("layer_table: top-level blocks with output, parameters and saved bytes", "[report]") {
   // linear1 saves the data (16 B), relu its output (32 B), linear2 nothing new.
   const std::string expected =
-      "| # | Block | Output | Params | Saved for backward |\n"
-      "|---:|---|---|---:|---:|\n"
-      "| 0 | input | [4] | 0 | 0 B |\n"
-      "| 1 | linear | [8] | 40 | 16 B |\n"
-      "| 2 | activation | [8] | 0 | 32 B |\n"
-      "| 3 | linear | [2] | 18 | 0 B |\n";
+      "| # | Block | Output | Params (trainable) | Grad + optimizer | Saved for backward |\n"
+      "|---:|---|---|---:|---:|---:|\n"
+      "| 0 | input | [4] | 0 (0) | 0 B | 0 B |\n"
+      // AdamW, fp32: each trainable parameter keeps a 4 B gradient and 2 x 4 B of state = 12 B
+      "| 1 | linear | [8] | 40 (40) | 480 B | 16 B |\n"
+      "| 2 | activation | [8] | 0 (0) | 0 B | 32 B |\n"
+      "| 3 | linear | [2] | 18 (18) | 216 B | 0 B |\n";
   REQUIRE(layer_table(budget(mlp, adamw1, unit)) == expected);
 
   // Names and repeats: the stem saves the data (32 B); the repeat's first linear saves the stem
