@@ -131,9 +131,10 @@ TEST_CASE("layer_table: top-level blocks with output, parameters and saved bytes
   REQUIRE(layer_table(budget(mlp, adamw1, unit)) == expected);
 
   // Names and repeats: the stem saves the data (32 B); the repeat's first linear saves the stem
-  // output (32 B) and each of the 3 relus its output (32 B): 128 B; 3 × 72 parameters.
+  // output (32 B) and each of the 3 relus its output (32 B): 128 B; 3 × 72 parameters, each
+  // keeping 12 B of gradient + AdamW state: 864 B for the stem, 2,592 B = 2.53 KiB for the repeat.
   const std::string t =
       layer_table(budget(sequential(input(8), named("stem", linear(8)), repeat<3>(linear(8), relu())), adamw1, unit));
-  CHECK_THAT(t, Contains("| 1 | stem | [8] | 72 | 32 B |\n"));
-  CHECK_THAT(t, Contains("| 2 | repeat x3 | [8] | 216 | 128 B |\n"));
+  CHECK_THAT(t, Contains("| 1 | stem | [8] | 72 (72) | 864 B | 32 B |\n"));
+  CHECK_THAT(t, Contains("| 2 | repeat x3 | [8] | 216 (216) | 2.53 KiB | 128 B |\n"));
 }
