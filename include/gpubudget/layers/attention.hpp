@@ -53,6 +53,23 @@ constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, st
   return bytes_of(checked_mul(checked_mul(checked_mul(batch, h), lq), lk), t);
 }
 
+/// The flash kernel (scaled_dot_product_attention): a new [Lq, D] output and a per-row fp32
+/// log-sum-exp [B, H, Lq]; keeps its inputs (views keep their bases), the output and the
+/// log-sum-exp; no score matrix. Consumes the inputs.
+template <std::size_t K>
+constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads) {
+  bool rg = false;
+  for (const auto& v : inputs) rg = rg || v.requires_grad;
+  value o = s.make(out, t, rg);
+  auto n = s.record(o);
+  for (const auto& v : inputs) s.save(n, v);
+  s.save(n, o);
+  s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, heads), out[0]), dtype::fp32));
+  for (const auto& v : inputs) s.grad_to(n, v);
+  for (const auto& v : inputs) s.release(v);
+  return o;
+}
+
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
 /// -> the output Linear. Consumes `o`.
 constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
@@ -107,36 +124,14 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
     s.release(k);
     s.release(cs);
     s.release(sn);
-    value o = s.make(make_shape(Lq, D), mt, qr.requires_grad || kr.requires_grad || v.requires_grad);
-    auto n = s.record(o);
-    s.save(n, qr);
-    s.save(n, kr);
-    s.save(n, v);
-    s.save(n, o);
-    s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, H), Lq), dtype::fp32));
-    s.grad_to(n, qr);
-    s.grad_to(n, kr);
-    s.grad_to(n, v);
-    s.release(qr);
-    s.release(kr);
-    s.release(v);
-    return output_projection(c, o, D, bias, 2);
+    const value qkv[] = {qr, kr, v};
+    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
   }
   if (impl == attention_impl::flash) {
     value q = linear_op(c, x, D, bias, 0);
     value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
-    // flash forward: output + logsumexp [B, H, Lq] fp32; keeps q, k, v (views: whole bases)
-    value o = s.make(make_shape(Lq, D), mt, q.requires_grad || kv.requires_grad);
-    auto n = s.record(o);
-    s.save(n, q);
-    s.save(n, kv);
-    s.save(n, o);
-    s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, H), Lq), dtype::fp32));
-    s.grad_to(n, q);
-    s.grad_to(n, kv);
-    s.release(q);
-    s.release(kv);
-    return output_projection(c, o, D, bias, 2);
+    const value qkv[] = {q, kv};  // k and v: views of one projection
+    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
   }
   if (impl == attention_impl::torch_mha) {
     // PyTorch 1.13 F.multi_head_attention_forward (training path, batch_first): in_proj on the
