@@ -22,6 +22,10 @@ CASES = [
      ["gpt", "--batch", "2", "--seq", "64", "--vocab", "1000", "--ctx", "128", "--d-model", "128", "--layers", "3", "--heads", "4"]),
     (["--model", "bev_dwconv", "--batch", "2", "--image-size", "32"], ["bev_dwconv", "--batch", "2", "--size", "32"]),
     (["--model", "temporal", "--batch", "1", "--image-size", "64"], ["temporal", "--batch", "1", "--image-size", "64"]),
+    (["--model", "vit_b_16", "--batch", "2", "--image-size", "96"], ["vit_b_16", "--batch", "2", "--image-size", "96"]),
+    (["--model", "convnext_tiny", "--batch", "2", "--image-size", "64"], ["convnext_tiny", "--batch", "2", "--image-size", "64"]),
+    (["--model", "densenet121", "--batch", "2", "--image-size", "64", "--optimizer", "sgd_momentum"],
+     ["densenet121", "--batch", "2", "--image-size", "64", "--optimizer", "sgd_momentum"]),
 ]
 TOL = {"params": 0, "trainable": 0, "grad_bytes": 0, "opt_state_bytes": 0, "saved_bytes": 2.0,
        "after_forward_bytes": 3.0, "fwd_bwd_peak_bytes": 5.0, "step_peak_bytes": 5.0}

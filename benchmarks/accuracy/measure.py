@@ -433,7 +433,8 @@ def zoo_case(model, batch, optimizer, image=None, seq=None, sizes=None):
         build, mk = GAT, _gat_batch
     else:
         s_ = image or 224
-        build, mk = (lambda: _tv(model)), (lambda: torch.randn(batch, 3, s_, s_))
+        kw = {"image_size": s_} if model.startswith("vit") else {}  # ViTs size their positions
+        build, mk = (lambda: _tv(model, **kw)), (lambda: torch.randn(batch, 3, s_, s_))
         name += "_%d" % s_
     CASES[name] = ("zoo case %s" % name, optimizer or "adamw", build, mk)
     return name
