@@ -138,6 +138,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
   s.no_grad = plan.inference;
   s.count_host = plan.backend == backend_kind::cpu;  // a CPU malloc count sees host bookkeeping
   walker w(nodes.data(), static_cast<std::int32_t>(N), s);
+  w.collect_stats = per_record != nullptr;
   step_result r{};
   const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
   for (int pass = 0; pass < passes; ++pass) {

@@ -52,6 +52,7 @@ struct walker {
   dyn_array<std::int32_t> share_ids{}, share_roots{};
   bool replaying = false;
   bool counting = true;  ///< false on the second micro-batch: parameters were counted already
+  bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them)
 
   /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
   constexpr void next_micro_batch() {
@@ -114,7 +115,7 @@ struct walker {
       out = walk_inner(i, in, sc);
     }
 
-    if (!replaying && counting) {
+    if (collect_stats && !replaying && counting) {
       auto& st = stats[static_cast<std::size_t>(i)];
       st.params += totals.params - params_before;
       st.trainable += totals.trainable - trainable_before;
@@ -182,7 +183,7 @@ struct walker {
                  buffers0 = totals.buffer_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
       dyn_array<record_stats> before{};
-      if (measure && counting && !replaying)
+      if (measure && counting && !replaying && collect_stats)
         for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
       value next{};
       if (s.plan.checkpoint_blocks && s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad) {
@@ -211,7 +212,7 @@ struct walker {
         std::int64_t grads = 0;
         for (auto n = nodes0; n < static_cast<std::int32_t>(s.nodes.size()); ++n) grads += s.nodes[static_cast<std::size_t>(n)].param_grad_bytes;
         if (counting && !replaying) {
-          for (std::int32_t k = i + 1; k < i + L.span; ++k) {  // the block's records: every copy
+          for (std::int32_t k = i + 1; collect_stats && k < i + L.span; ++k) {  // the block's records: every copy
             auto& st = stats[static_cast<std::size_t>(k)];
             const auto& b0 = before[static_cast<std::size_t>(k - i - 1)];
             st.params = checked_add(st.params, checked_mul(copies, st.params - b0.params));
