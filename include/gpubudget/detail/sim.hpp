@@ -30,6 +30,7 @@ struct storage {
   std::int32_t saved = 0;   ///< references held by autograd nodes
   bool alive = false;
   bool external = false;    ///< allocated before the step (the input batch): never counted
+  std::int64_t rounded = 0; ///< bytes as the caching allocator holds them (512 B blocks)
 };
 
 /// One gradient the node produces for one of its inputs.
@@ -126,11 +127,13 @@ struct sim {
   constexpr void transient(std::int64_t bytes) { note_peak(bytes, round_block(bytes)); }
 
   // --- storages --------------------------------------------------------------------------------
-  constexpr std::int32_t allocate(std::int64_t bytes, bool external = false) {
-    storages.push_back(storage{bytes, 1, 0, true, external});
+  /// A new storage of `bytes`; `rounded` overrides its allocator-rounded size (a phantom stands
+  /// for many blocks, each rounded on its own).
+  constexpr std::int32_t allocate(std::int64_t bytes, bool external = false, std::int64_t rounded = -1) {
+    storages.push_back(storage{bytes, 1, 0, true, external, rounded >= 0 ? rounded : round_block(bytes)});
     if (!external) {
       live = checked_add(live, bytes);
-      live_rounded = checked_add(live_rounded, round_block(bytes));
+      live_rounded = checked_add(live_rounded, storages.back().rounded);
       note_peak(0, 0);
     }
     return static_cast<std::int32_t>(storages.size() - 1);
@@ -139,7 +142,7 @@ struct sim {
     auto& st = storages[static_cast<std::size_t>(id)];
     if (st.alive && st.refs <= 0 && st.saved <= 0) {
       st.alive = false;
-      if (!st.external) { live -= st.bytes; live_rounded -= round_block(st.bytes); }
+      if (!st.external) { live -= st.bytes; live_rounded -= st.rounded; }
     }
   }
   constexpr void retain(std::int32_t id) { if (id >= 0) ++storages[static_cast<std::size_t>(id)].refs; }
@@ -261,6 +264,7 @@ struct sim {
   /// Releases a phantom (see walker::add_phantom) when backward passes it.
   constexpr void release_phantom(std::int32_t n) {
     auto& nd = node(n);
+    if (nd.saved_count == 0) return;
     const auto id = saved_ids[static_cast<std::size_t>(nd.saved_begin)];
     --storages[static_cast<std::size_t>(id)].saved;
     saved_total -= nd.phantom_saved;

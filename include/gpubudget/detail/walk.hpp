@@ -54,8 +54,11 @@ struct walker {
   bool counting = true;  ///< false on the second micro-batch: parameters were counted already
   bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them)
 
+  std::int32_t first_node_of_pass = 0;
+
   /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
   constexpr void next_micro_batch() {
+    first_node_of_pass = static_cast<std::int32_t>(s.nodes.size());
     counting = false;
     next_key = 0;
     first_key.clear();
@@ -179,8 +182,8 @@ struct walker {
     s.retain(cur.id);
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
-      const auto live0 = s.live, saved0 = s.saved_total, params0 = totals.params, trainable0 = totals.trainable,
-                 buffers0 = totals.buffer_bytes;
+      const auto live0 = s.live, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.params,
+                 trainable0 = totals.trainable, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
       dyn_array<record_stats> before{};
       if (measure && counting && !replaying && collect_stats)
@@ -225,7 +228,13 @@ struct walker {
           totals.trainable = checked_add(totals.trainable, checked_mul(copies, totals.trainable - trainable0));
           totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
         }
-        add_phantom(checked_mul(copies, s.live - live0), checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
+        // phantom's storage (which backward frees where the phantom stands)
+        const auto views = checked_mul(copies, s.host_view_bytes - views0);
+        const auto retained = checked_mul(copies, s.live - live0) - views;
+        const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
+        if (views > 0) s.add_host(views, s.host_view_bytes);
+        add_phantom(retained, retained_rounded, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
         r = count - 2;  // next: the last copy
       }
     }
@@ -235,9 +244,9 @@ struct walker {
   /// Stands in for repeated copies: `retained` bytes stay alive from here until backward
   /// passes this point (`saved` of them count as saved for backward), where `grads` bytes of
   /// parameter gradients appear.
-  constexpr void add_phantom(std::int64_t retained, std::int64_t saved, std::int64_t grads) {
+  constexpr void add_phantom(std::int64_t retained, std::int64_t retained_rounded, std::int64_t saved, std::int64_t grads) {
     if (s.no_grad) return;
-    value held{s.allocate(retained), {}, dtype::fp32, true};
+    value held{s.allocate(retained, false, retained_rounded), {}, dtype::fp32, true};
     std::int32_t at = 0;
     if (s.replay_cursor >= 0) {
       at = s.replay_cursor++;  // re-running a checkpointed block: the phantom recorded in forward
@@ -448,14 +457,22 @@ struct walker {
     ++backward_pass;
     s.in_backward = true;
     grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
-    for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= 0; --n) {
+    // only this micro-batch's nodes: earlier ones already ran their backward
+    for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= first_node_of_pass; --n) {
       const auto seg = s.nodes[static_cast<std::size_t>(n)].segment;
       if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
       const node_record& rec = s.nodes[static_cast<std::size_t>(n)];
       s.current_layer = rec.layer;
       if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
         s.release_phantom(n);
-        param_grad(rec.param_key, rec.param_grad_bytes);
+        // its copies' .grad appear here; on a later micro-batch they already exist and each copy's
+        // incoming gradient is a transient no larger than the real copies' around it
+        const auto key = rec.param_key;
+        if (key >= 0 && static_cast<std::size_t>(key) < key_has_grad.size() && key_has_grad[static_cast<std::size_t>(key)] != 0 &&
+            key_has_grad[static_cast<std::size_t>(key)] != backward_pass)
+          key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
+        else
+          param_grad(key, rec.param_grad_bytes);
         continue;
       }
       const std::int32_t g = grad_slot(rec.out);
