@@ -151,7 +151,7 @@ int check_reference(const std::string& path, bool check) {
 void usage() {
   std::printf(
       "usage: gpubudget_estimate MODEL [--batch N] [--optimizer sgd|sgd_momentum|adam|adamw] [--image-size N]\n"
-      "                          [family size options] [--freeze-all-but PREFIX] [--checkpoint-blocks]\n"
+      "                          [family size options] [--freeze-all-but PREFIX[,PREFIX...]] [--checkpoint-blocks]\n"
       "                          [--device NAME] [--json]\n"
       "       gpubudget_estimate --reference FILE [--check]\n\n"
       "--json prints the fields of a reference case for an fp32 training step as measured on the CPU\n"

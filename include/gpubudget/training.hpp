@@ -63,8 +63,9 @@ struct training {
   bool inference = false;                 ///< forward only, under no_grad
   bool checkpoint_all = false;            ///< checkpoint every top-level block of the model
   bool checkpoint_blocks = false;         ///< checkpoint every repetition inside repeat(...) blocks
-  /// Only records named with this prefix (and everything under them) train; the rest is
-  /// frozen (`--freeze-all-but`). nullptr: no such restriction.
+  /// Only records whose name starts with one of these comma-separated prefixes (and everything
+  /// under them) train; the rest is frozen (`--freeze-all-but`), e.g. "stage4,decoder".
+  /// nullptr: no such restriction.
   const char* train_only = nullptr;
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;

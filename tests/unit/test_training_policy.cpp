@@ -349,3 +349,16 @@ TEST_CASE("inference: no gradients, no optimizer, forward peak only", "[policy][
   REQUIRE(d.forward_peak == 160);
   REQUIRE(d.after_forward == 32);
 }
+
+// train_only takes several comma-separated prefixes: "head,neck" trains exactly the two named
+// linears (4·8 + 8 = 40 and 8·2 + 2 = 18 parameters); "ne" matches "neck" only (a prefix).
+TEST_CASE("train_only with several prefixes", "[policy][freeze]") {
+  constexpr auto m = sequential(input(4), named("body", linear(4)), named("neck", linear(8)), relu(), named("head", linear(2)));
+  training t{.batch = 1};
+  t.train_only = "head,neck";
+  REQUIRE(budget_totals(m, t, devices::t4).trainable == 40 + 18);
+  t.train_only = "ne";
+  REQUIRE(budget_totals(m, t, devices::t4).trainable == 40);
+  t.train_only = "body,nothing";
+  REQUIRE(budget_totals(m, t, devices::t4).trainable == 4 * 4 + 4);
+}

@@ -89,7 +89,7 @@ struct walker {
   // --- forward -------------------------------------------------------------------------------
   constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
     const layer& L = nodes[i];
-    if (s.plan.train_only && L.name && starts_with(L.name, s.plan.train_only)) sc.trainable = true;
+    if (s.plan.train_only && L.name && matches_any_prefix(L.name, s.plan.train_only)) sc.trainable = true;
     if (L.flags.frozen) sc.trainable = false;
     if (L.share_id > 0) {
       std::int32_t root = -1;
@@ -131,9 +131,16 @@ struct walker {
     return out;
   }
 
-  static constexpr bool starts_with(const char* s, const char* prefix) {
-    for (; *prefix; ++s, ++prefix) if (*s != *prefix) return false;
-    return true;
+  /// Does `name` start with one of the comma-separated prefixes in `list`?
+  static constexpr bool matches_any_prefix(const char* name, const char* list) {
+    while (*list) {
+      const char* n = name;
+      bool match = true;
+      for (; *list && *list != ','; ++list, ++n) match = match && *n == *list;
+      if (match) return true;
+      if (*list == ',') ++list;
+    }
+    return false;
   }
 
   /// Runs the children of composite `i` in sequence on `in`; returns a new reference.
