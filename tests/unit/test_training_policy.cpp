@@ -362,3 +362,15 @@ TEST_CASE("train_only with several prefixes", "[policy][freeze]") {
   t.train_only = "body,nothing";
   REQUIRE(budget_totals(m, t, devices::t4).trainable == 4 * 4 + 4);
 }
+
+// A name shorter than a prefix ("b" against "body") must not match, and checking it must not
+// read past the name: constant evaluation (static_assert) would reject an out-of-bounds read.
+namespace {
+constexpr auto short_names = sequential(input(4), named("b", linear(4)), named("body", linear(2)));
+constexpr training train_body() {
+  training t{.batch = 1};
+  t.train_only = "body";
+  return t;
+}
+static_assert(budget_totals(short_names, train_body(), devices::t4).trainable == 4 * 2 + 2);
+}  // namespace

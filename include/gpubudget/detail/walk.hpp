@@ -136,7 +136,10 @@ struct walker {
     while (*list) {
       const char* n = name;
       bool match = true;
-      for (; *list && *list != ','; ++list, ++n) match = match && *n == *list;
+      for (; *list && *list != ','; ++list) {
+        match = match && *n == *list;  // stops reading `name` at its first mismatch (or its end)
+        if (match) ++n;
+      }
       if (match) return true;
       if (*list == ',') ++list;
     }
