@@ -215,10 +215,11 @@ P("mha_torch", lambda: (nn.MultiheadAttention(256, 4, batch_first=True), [leaf(2
   lambda m, x: m(x, x, x, need_weights=False)[0], "x=128K scores=2*4*64*64*4=128K")
 
 
-def main():
+def main(probes=None):
+    """Runs `probes` (default: this file's) whose names contain one of the command-line words."""
     torch.set_num_threads(int(os.environ.get("GB_THREADS", "2")))
     sel = sys.argv[1:]
-    for name, setup, fn, note in PROBES:
+    for name, setup, fn, note in probes or PROBES:
         if sel and not any(s in name for s in sel):
             continue
         probe(name, setup, fn, note)

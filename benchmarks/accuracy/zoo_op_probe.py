@@ -6,7 +6,6 @@ Hugging Face's Llama. Same method and output format as op_probe.py (whose `probe
 
 Usage: /usr/bin/python3 benchmarks/accuracy/zoo_op_probe.py [probe-name-substring ...]
 """
-import gc
 import os
 import sys
 
@@ -102,15 +101,5 @@ P("rotary_q", lambda: (None, [leaf(2, 64, 4, 32), torch.randn(2, 1, 64, 32), tor
   lambda m, q, c, s: rope(q.transpose(1, 2), c, s), "q=64K (a [B,T,h,d].transpose(1,2) view), cos=sin=16K")
 
 
-def main():
-    torch.set_num_threads(int(os.environ.get("GB_THREADS", "2")))
-    sel = sys.argv[1:]
-    for name, setup, fn, note in PROBES:
-        if sel and not any(s in name for s in sel):
-            continue
-        probe(name, setup, fn, note)
-        gc.collect()
-
-
 if __name__ == "__main__":
-    main()
+    op_probe.main(PROBES)
