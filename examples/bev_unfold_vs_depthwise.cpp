@@ -23,7 +23,6 @@
 #include <iostream>
 
 using namespace gpubudget;
-namespace rules = gpubudget::detail::rules;
 
 namespace {
 // --- the report's sizes ---------------------------------------------------------------------------
@@ -50,10 +49,10 @@ constexpr training after_plan{.batch = batch_after};
 // --- the 98 GiB allocation ------------------------------------------------------------------------
 constexpr std::int64_t reported_allocation = 98 * GiB;
 // B·C·K²·H·W·4 bytes = 98 GiB  ⇔  B·C = 8192.
-static_assert(rules::unfold_bytes(1, 8192, kernel, positions, dtype::fp32) == reported_allocation);
-static_assert(rules::unfold_bytes(batch_before, 2048, kernel, positions, dtype::fp32) == reported_allocation);
+static_assert(unfold_bytes(1, 8192, kernel, positions, dtype::fp32) == reported_allocation);
+static_assert(unfold_bytes(batch_before, 2048, kernel, positions, dtype::fp32) == reported_allocation);
 // At the inferred C = 512 one unfolded tensor is 24.5 GiB; broadcast over 4 heads, 98 GiB.
-constexpr std::int64_t unfolded_keys = rules::unfold_bytes(batch_before, channels, kernel, positions, dtype::fp32);
+constexpr std::int64_t unfolded_keys = unfold_bytes(batch_before, channels, kernel, positions, dtype::fp32);
 static_assert(unfolded_keys == 26'306'674'688);  // 24.50 GiB
 static_assert(num_heads * unfolded_keys == reported_allocation);
 // A plain 2048-channel unfold is ruled out by the parameter count: 3 local-attention layers of
@@ -99,7 +98,7 @@ int main() {
             << "| einsum broadcast of the unfolded keys over 4 heads | [4, 4, 512, 49, 65536] | " << gib(num_heads * unfolded_keys)
             << " |\n"
             << "| F.unfold(k) if C were 2048 (ruled out: " << wide.params << " params > 30.25M) | [4, 2048·49, 65536] | "
-            << gib(rules::unfold_bytes(batch_before, 2048, kernel, positions, dtype::fp32)) << " |\n"
+            << gib(unfold_bytes(batch_before, 2048, kernel, positions, dtype::fp32)) << " |\n"
             << "| Reported: \"Tried to allocate 98.00 GiB\" | | " << gib(reported_allocation) << " |\n\n"
             << "In use when it failed (resident state + stem/qkv forward + context + unfolded keys): " << gib(in_use_at_failure)
             << " (report: \"~29 GB per GPU\").\n\n";

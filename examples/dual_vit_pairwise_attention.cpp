@@ -17,18 +17,17 @@
 #include <iostream>
 
 using namespace gpubudget;
-namespace rules = gpubudget::detail::rules;
 
 namespace {
 // --- the report's sizes ---------------------------------------------------------------------------
 constexpr std::int64_t image = 448, patch = 16, width = 768, num_heads = 12, classes = 200;
 constexpr std::int32_t depth = 12;
-constexpr std::int64_t n_tokens = rules::patch_tokens(image, image, patch, true);
+constexpr std::int64_t n_tokens = patch_tokens(image, image, patch, true);
 static_assert(n_tokens == 785);  // 28 × 28 patches + CLS
 constexpr std::int64_t pair_keys = 2 * n_tokens;
 static_assert(pair_keys == 1570);
 // One PWCA score matrix [8, 12, 785, 1570] in fp32: 473,260,800 B, the report's "~470MB".
-constexpr std::int64_t score_b8 = rules::score_matrix_bytes(8, num_heads, n_tokens, pair_keys, dtype::fp32);
+constexpr std::int64_t score_b8 = score_matrix_bytes(8, num_heads, n_tokens, pair_keys, dtype::fp32);
 static_assert(score_b8 == 473'260'800);
 static_assert(score_b8 > 465 * MB && score_b8 < 475 * MB);
 
@@ -80,7 +79,7 @@ int main() {
   std::cout << "Model check: the engine's dual-ViT record and the path-checkpointable model built here from public layers, "
                "same configuration (micro 8, AMP): "
             << format_bytes(engine_before.total()) << " vs " << format_bytes(path_before.total()) << " device total ("
-            << detail::percent(path_before.total() - engine_before.total(), engine_before.total())
+            << format_percent(path_before.total() - engine_before.total(), engine_before.total())
             << " apart), both " << engine_before.params << " parameters.\n\n";
 
   std::cout << "## Before: micro-batch 8 x 2 accumulation, AMP fp16\n\n" << markdown_table(engine_before) << "\n";
@@ -108,7 +107,7 @@ int main() {
 
   const auto fp32_8 = at(8, fp32, false), ckpt_8 = at(8, amp_fp16, true), amp_4 = at(4, amp_fp16, false);
   auto saving = [](const memory_budget& from, const memory_budget& to) {
-    return detail::percent(from.activations_at_peak() - to.activations_at_peak(), from.activations_at_peak());
+    return format_percent(from.activations_at_peak() - to.activations_at_peak(), from.activations_at_peak());
   };
   std::cout << "## Report vs computed (activation memory at the peak)\n\n"
             << "| Change | Report | Computed | Why they differ |\n|---|---|---:|---|\n"

@@ -76,7 +76,7 @@ int main() {
             << "\n";
 
   auto saving = [](const memory_budget& from, const memory_budget& to) {
-    return detail::percent(from.total() - to.total(), from.total());
+    return format_percent(from.total() - to.total(), from.total());
   };
   std::cout << "## Report vs computed\n\n| Figure | Report | Computed | Why they differ |\n|---|---|---:|---|\n"
             << "| Weights, 64/128/256 | ~2.5 GB | " << format_bytes(before.parameters) << " (" << before.params

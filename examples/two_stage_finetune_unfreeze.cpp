@@ -125,7 +125,7 @@ int main() {
   std::cout << "\n## Report vs computed (stage 2, batch 2)\n\n| Term | Report | Computed | Why they differ |\n|---|---|---:|---|\n"
             << "| Model weights | ~12 GB (root cause) / ~3.5 GB (breakdown) | " << format_bytes(b2.parameters)
             << " | an EdgeNeXt-S has 5.6M parameters, this stand-in " << b2.params << "; 3.5 GB of fp32 weights would be ~875M |\n"
-            << "| Decoder share of gradients in stage 1 | ~20 % | " << detail::percent(s1.trainable, s1.params) << " | - |\n"
+            << "| Decoder share of gradients in stage 1 | ~20 % | " << format_percent(s1.trainable, s1.params) << " | - |\n"
             << "| Optimizer state | ~7.0 GB (AdamW: 2x trainable) | " << format_bytes(b2.optimizer_state)
             << " | the rule (2 fp32 states per trainable parameter) holds; the weights it doubles do not |\n"
             << "| Gradients | ~3.5 GB | " << format_bytes(b2.gradients) << " | as weights |\n"

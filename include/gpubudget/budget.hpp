@@ -16,6 +16,7 @@
 #include <gpubudget/detail/walk.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
+#include <gpubudget/layers.hpp>
 #include <gpubudget/training.hpp>
 
 namespace gpubudget {
@@ -135,6 +136,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
   s.batch = plan.micro();
   if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
   s.plan = plan;
+  s.types = types_of(plan.precision);
   s.no_grad = plan.inference;
   s.count_host = plan.backend == backend_kind::cpu;  // a CPU malloc count sees host bookkeeping
   walker w(nodes.data(), static_cast<std::int32_t>(N), s);

@@ -1,9 +1,10 @@
 // gpubudget/graph.hpp — composing layers into a model: sequential, residual, parallel, repeat,
 // checkpointed, frozen and weight-shared blocks.
 //
-// A `model<N>` is a flat array of N records (see layer.hpp). Boost.Hana is used only here, at
-// the typed front end, to splice heterogeneous arguments (single layers and sub-models of any
-// size) into one array; everything downstream is loops over that array. `repeat<K>(block)`
+// A `model<N>` is a flat array of N records (see layer.hpp). Boost.Hana is used at the typed
+// front end only: here, to splice heterogeneous arguments (layer records, typed op descriptions
+// and sub-models of any size) into one array, and in detail/op_record.hpp, to pack a typed op's
+// named fields into its record; everything downstream is loops over that array. `repeat<K>(block)`
 // stores the block once plus a count, so it costs what one block costs to compile.
 #pragma once
 #include <array>
@@ -14,6 +15,7 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layer.hpp>
 
 namespace gpubudget {
@@ -29,7 +31,9 @@ namespace detail {
 template <class T> struct record_count;
 template <> struct record_count<layer> : std::integral_constant<std::size_t, 1> {};
 template <std::size_t N> struct record_count<model<N>> : std::integral_constant<std::size_t, N> {};
+template <op_description Op> struct record_count<Op> : std::integral_constant<std::size_t, 1> {};
 
+/// What a composition accepts: a layer record, a typed op description, or a sub-model.
 template <class T>
 concept block_part = requires { record_count<std::remove_cvref_t<T>>::value; };
 
@@ -51,8 +55,11 @@ constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&.
   m.nodes[0] = head;
   std::size_t at = 1;
   boost::hana::for_each(boost::hana::make_tuple(parts...), [&](const auto& part) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(part)>, layer>) {
+    using part_type = std::remove_cvref_t<decltype(part)>;
+    if constexpr (std::is_same_v<part_type, layer>) {
       m.nodes[at++] = part;
+    } else if constexpr (op_description<part_type>) {
+      m.nodes[at++] = as_layer(part);
     } else {
       for (const auto& r : part.nodes) m.nodes[at++] = r;
     }
@@ -60,22 +67,22 @@ constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&.
   return m;
 }
 
-constexpr layer composite(op kind) { layer l{}; l.kind = kind; return l; }
+constexpr layer composite(node_kind kind) { layer l{}; l.kind = kind; return l; }
 }  // namespace detail
 
 /// Runs parts one after another (nn.Sequential).
 template <detail::block_part... Parts>
-constexpr auto sequential(const Parts&... parts) { return detail::compose(detail::composite(op::sequence), parts...); }
+constexpr auto sequential(const Parts&... parts) { return detail::compose(detail::composite(node_kind::sequence), parts...); }
 
 /// y = x + block(x): the parts run in sequence on x, then an out-of-place add.
 template <detail::block_part... Parts>
-constexpr auto residual(const Parts&... parts) { return detail::compose(detail::composite(op::residual), parts...); }
+constexpr auto residual(const Parts&... parts) { return detail::compose(detail::composite(node_kind::residual), parts...); }
 
 /// out = block(x); out += x — the in-place residual of torchvision's ResNet and ConvNeXt blocks
 /// (no new tensor for the sum).
 template <detail::block_part... Parts>
 constexpr auto residual_inplace(const Parts&... parts) {
-  layer head = detail::composite(op::residual);
+  layer head = detail::composite(node_kind::residual);
   head.merge = merge_kind::add_inplace;
   return detail::compose(head, parts...);
 }
@@ -85,7 +92,7 @@ constexpr auto residual_inplace(const Parts&... parts) {
 /// sequential(...) for a multi-layer branch and sequential() for the identity.
 template <detail::block_part... Branches>
 constexpr auto parallel(merge_kind merge, const Branches&... branches) {
-  layer head = detail::composite(op::parallel);
+  layer head = detail::composite(node_kind::parallel);
   head.merge = merge;
   return detail::compose(head, branches...);
 }
@@ -94,8 +101,8 @@ constexpr auto parallel(merge_kind merge, const Branches&... branches) {
 /// keep its input's shape.
 template <detail::block_part... Parts>
 constexpr auto repeat(std::int64_t count, const Parts&... parts) {
-  layer head = detail::composite(op::repeat);
-  head.a[0] = count;
+  layer head = detail::composite(node_kind::repeat);
+  head.count = count;
   return detail::compose(head, parts...);
 }
 template <std::int64_t Count, detail::block_part... Parts>
@@ -108,7 +115,7 @@ constexpr auto repeat(const Parts&... parts) {
 /// in forward and re-runs the block in backward.
 template <detail::block_part... Parts>
 constexpr auto checkpointed(const Parts&... parts) {
-  layer head = detail::composite(op::sequence);
+  layer head = detail::composite(node_kind::sequence);
   head.flags.checkpoint = true;
   return detail::compose(head, parts...);
 }
@@ -117,7 +124,7 @@ constexpr auto checkpointed(const Parts&... parts) {
 /// unless a gradient must flow through it to a trainable layer before it.
 template <detail::block_part... Parts>
 constexpr auto frozen(const Parts&... parts) {
-  layer head = detail::composite(op::sequence);
+  layer head = detail::composite(node_kind::sequence);
   head.flags.frozen = true;
   return detail::compose(head, parts...);
 }
@@ -127,7 +134,7 @@ constexpr auto frozen(const Parts&... parts) {
 /// blocks must have the same structure (the first occurrence defines the parameters).
 template <detail::block_part... Parts>
 constexpr auto shared(std::int32_t id, const Parts&... parts) {
-  layer head = detail::composite(op::sequence);
+  layer head = detail::composite(node_kind::sequence);
   head.share_id = id;
   return detail::compose(head, parts...);
 }

@@ -4,6 +4,13 @@
 // residual, repeat, ...) is followed by its children, and `span` says how many records its
 // subtree occupies. Plain records keep the arithmetic a loop over an array instead of template
 // recursion over heterogeneous types, which is what makes 1,600-layer graphs cheap to compile.
+//
+// A leaf record points at the `op_descriptor` of its op: a typed op description (e.g.
+// `linear_op{.out_features = 768}`) with named fields, whose `op_traits` specialization — next to
+// it, in one header — holds everything known about the op (shape rule and autograd lowering,
+// FLOPs, display name). The op's fields travel in the record packed by detail/op_record.hpp; only
+// the op's own traits read them back. Adding an op therefore touches one header (see
+// docs/architecture.md).
 #pragma once
 #include <cstdint>
 
@@ -12,18 +19,35 @@
 
 namespace gpubudget {
 
-enum class op : std::uint8_t {
-  // leaves
-  input, linear, conv, conv_transpose, batch_norm, layer_norm, group_norm, embedding,
-  activation, softmax, dropout, max_pool, avg_pool, adaptive_avg_pool, flatten, reshape,
-  transpose, attention, unfold, patch_embedding, graph_conv, graph_attention, scale,
-  token_select, mean_over, local_attention, permute, layer_scale, stochastic_depth, learned_positions, dual_cross_vit,
-  mobile_activation, squeeze_excitation, window_attention, patch_merging, rms_norm, token_type_embedding,  // model zoo
-  // compositions
-  sequence, residual, parallel, repeat,
+struct layer;
+
+namespace detail {
+struct value;
+struct layer_ctx;
+}  // namespace detail
+
+/// What the library knows about one op, reached from every leaf record that uses it. Built by
+/// detail::op_entry<Op> from `op_traits<Op>`; never written by hand.
+struct op_descriptor {
+  /// Display name for tables (may depend on the op's fields: "linear (tied)").
+  const char* (*name)(const layer&);
+  /// Shape rule + autograd lowering: what the op allocates, saves and frees, replayed on the
+  /// simulator in `ctx` for input `x`; returns the output.
+  detail::value (*lower)(detail::layer_ctx& ctx, const detail::value& x);
+  /// Forward FLOPs per sample for input shape `in` and output shape `out`.
+  std::int64_t (*flops)(const layer&, const shape& in, const shape& out);
+  /// A source (the model's input): takes no input tensor.
+  bool source = false;
 };
 
-enum class activation_kind : std::uint8_t { relu, relu_inplace, gelu, silu, sigmoid, tanh, leaky_relu, elu };
+/// Structural role of a record.
+enum class node_kind : std::uint8_t {
+  leaf,      ///< an op (see `op_descriptor`)
+  sequence,  ///< children in sequence (also checkpointed / frozen / shared blocks)
+  residual,  ///< x + children(x)
+  parallel,  ///< every child on the same input, outputs merged
+  repeat,    ///< `count` copies of the children in sequence
+};
 
 /// How the outputs of parallel branches are combined.
 enum class merge_kind : std::uint8_t {
@@ -40,18 +64,20 @@ struct node_flags {
   bool frozen = false;      ///< parameters of this block do not require grad
 };
 
+/// Capacity of a record's packed non-bool op fields (the largest ops, input and conv, have 7-8).
+inline constexpr std::size_t max_op_fields = 8;
+
 struct layer {
-  op kind = op::input;
-  std::int32_t span = 1;          ///< records in this subtree, itself included
-  std::int64_t a[8] = {};         ///< op-specific integer arguments (see each family's header)
-  activation_kind act = activation_kind::relu;
-  merge_kind merge = merge_kind::concat;
-  dtype type = dtype::fp32;       ///< input: element type of the data
-  bool bias = true;
-  bool channels_last = false;     ///< conv: input arrives channels-last-strided (CPU transients)
+  node_kind kind = node_kind::leaf;
+  std::int32_t span = 1;                      ///< records in this subtree, itself included
+  const op_descriptor* op = nullptr;          ///< leaves: the op
+  std::int64_t fields[max_op_fields] = {};    ///< leaves: the op's non-bool fields, packed (op_record.hpp)
+  std::uint32_t field_flags = 0;              ///< leaves: the op's bool fields, one bit each
+  std::int64_t count = 1;                     ///< repeat: number of copies
+  merge_kind merge = merge_kind::concat;      ///< parallel / residual: how outputs combine
   node_flags flags{};
-  std::int32_t share_id = 0;      ///< >0: parameters shared by every subtree with this id
-  const char* name = nullptr;     ///< optional display name
+  std::int32_t share_id = 0;                  ///< >0: parameters shared by every subtree with this id
+  const char* name = nullptr;                 ///< optional display / module name
 };
 
 }  // namespace gpubudget

@@ -183,83 +183,36 @@ struct flop_count {
   std::int64_t checkpointed = 0;
 };
 
-constexpr std::int64_t leaf_flops(const layer& L, const shape& in, const shape& out) {
-  const auto n_out = out.numel();
-  switch (L.kind) {
-    case op::input: case op::flatten: case op::reshape: case op::transpose: case op::permute: case op::token_select:
-      return 0;
-    case op::linear: return 2 * in.last() * out.last() * (out.last() > 0 ? n_out / out.last() : 0);
-    case op::conv:
-    case op::conv_transpose: {
-      const auto g = L.a[6] == -1 ? in[0] : (L.a[6] > 0 ? L.a[6] : 1);
-      std::int64_t kvol = 1;
-      for (std::int64_t d = 0; d < L.a[0]; ++d) kvol *= L.a[2];
-      if (L.kind == op::conv) return 2 * (in[0] / g) * kvol * n_out;
-      return 2 * (out[0] / g) * kvol * in.numel();
-    }
-    case op::attention: {
-      const auto D = L.a[0], H = L.a[1] > 0 ? L.a[1] : 1, Lq = in[0], Lk = L.a[2] > 0 ? L.a[2] : in[0];
-      const auto kvw = 2 * (L.a[4] > 0 ? L.a[4] * (D / H) : D);
-      return 2 * Lq * D * D * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * D;
-    }
-    case op::local_attention: {
-      const auto C = in[0], HW = in[1] * in[2], K = L.a[1] * L.a[1];
-      const auto proj = 2 * C * 3 * C * HW + 2 * C * C * HW;
-      return proj + (L.a[2] == 0 ? 2 * 2 * C * K * HW : 2 * 3 * C * K * HW + 4 * C * HW);
-    }
-    case op::dual_cross_vit: {
-      const auto C = in[1], P = L.a[0], depth = L.a[1], D = L.a[2], M = L.a[4], K = L.a[5];
-      const auto grid = P > 0 ? (in[2] / P) * (in[3] / P) : 0, T = grid + 1;
-      auto block = [&](std::int64_t lk) { return 2 * T * D * D * 2 + 2 * lk * D * 2 * D + 2 * 2 * T * lk * D + 2 * 2 * T * D * M; };
-      return 2 * 2 * C * P * P * D * grid + depth * (2 * block(T) + block(2 * T)) + 2 * 2 * D * K;
-    }
-    case op::patch_embedding: {
-      const auto P = L.a[1];
-      const auto grid = P > 0 ? (in[1] / P) * (in[2] / P) : 0;
-      return 2 * in[0] * P * P * L.a[0] * grid + n_out;
-    }
-    case op::graph_conv: return 2 * in[0] * in.last() * L.a[0] + 2 * L.a[1] * L.a[0];
-    case op::graph_attention: {
-      const auto HD = L.a[0] * L.a[1];
-      return 2 * in[0] * in.last() * HD + 4 * in[0] * HD + L.a[2] * (2 * HD + 10 * L.a[0]);
-    }
-    case op::max_pool:
-    case op::avg_pool: return L.a[0] * L.a[0] * n_out;
-    case op::adaptive_avg_pool: return in.numel();
-    default: return n_out;
-  }
-}
-
 /// Forward FLOPs per sample of the subtree at `i` (input shape `in`), and how many of them run
 /// inside checkpointed blocks under `plan` (the outermost checkpoint counts, as in the engine).
 template <std::size_t N>
 constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, const shape& in, const training& plan,
                                    bool inside_checkpoint, bool forced) {
   const layer& L = b.nodes[static_cast<std::size_t>(i)];
-  const bool ckpt = !inside_checkpoint && L.kind != op::input && (L.flags.checkpoint || forced);
+  const bool ckpt = !inside_checkpoint && !detail::walker::is_source(L) && (L.flags.checkpoint || forced);
   const bool inside = inside_checkpoint || ckpt;
   flop_count f{};
   const std::int32_t end = i + L.span;
   switch (L.kind) {
-    case op::sequence:
-    case op::residual:
-    case op::repeat: {
+    case node_kind::sequence:
+    case node_kind::residual:
+    case node_kind::repeat: {
       shape cur = in;
-      const bool force_children = (i == 0 && plan.checkpoint_all) || (L.kind == op::repeat && plan.checkpoint_blocks);
+      const bool force_children = (i == 0 && plan.checkpoint_all) || (L.kind == node_kind::repeat && plan.checkpoint_blocks);
       for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
         const auto part = subtree_flops(b, c, cur, plan, inside, force_children);
         f.total += part.total;
         f.checkpointed += part.checkpointed;
         cur = b.layers[static_cast<std::size_t>(c)].output;
       }
-      if (L.kind == op::repeat) {
-        f.total = checked_mul(f.total, L.a[0]);
-        f.checkpointed = checked_mul(f.checkpointed, L.a[0]);
+      if (L.kind == node_kind::repeat) {
+        f.total = checked_mul(f.total, L.count);
+        f.checkpointed = checked_mul(f.checkpointed, L.count);
       }
-      if (L.kind == op::residual) f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
+      if (L.kind == node_kind::residual) f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
       break;
     }
-    case op::parallel:
+    case node_kind::parallel:
       for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
         const auto part = subtree_flops(b, c, in, plan, inside, false);
         f.total += part.total;
@@ -267,7 +220,7 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
       }
       f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
       break;
-    default: f.total = leaf_flops(L, in, b.layers[static_cast<std::size_t>(i)].output); break;
+    case node_kind::leaf: f.total = L.op->flops(L, in, b.layers[static_cast<std::size_t>(i)].output); break;
   }
   if (ckpt) f.checkpointed = f.total;
   return f;
@@ -307,7 +260,7 @@ constexpr flop_profile profile_of(const model<N>& m, const device& dev) {
   p.with_all = run(true, false).checkpointed;
   p.with_both = run(true, true).checkpointed;
   for (std::size_t i = 0; i < N; ++i)
-    if (b.nodes[i].kind == op::input) p.input_elements += b.layers[i].output.numel();
+    if (detail::walker::is_source(b.nodes[i])) p.input_elements += b.layers[i].output.numel();
   p.params = b.params;
   return p;
 }

@@ -11,12 +11,14 @@
 
 namespace gpubudget {
 
-namespace detail {
-inline std::string percent(std::int64_t part, std::int64_t whole) {
+/// `part` as a share of `whole`, e.g. "12.5 %" (one decimal; 0 when `whole` is not positive).
+inline std::string format_percent(std::int64_t part, std::int64_t whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return buf;
 }
+
+namespace detail {
 inline std::string_view precision_name(precision_mode p) {
   switch (p) {
     case precision_mode::fp32: return "fp32";
@@ -39,47 +41,11 @@ inline std::string_view optimizer_name(optimizer_kind o) {
 }
 inline std::string_view op_name(const layer& l) {
   switch (l.kind) {
-    case op::input: return "input";
-    case op::linear: return l.a[1] == 1 ? "linear (tied)" : "linear";
-    case op::conv: return "conv";
-    case op::conv_transpose: return "conv_transpose";
-    case op::batch_norm: return "batch_norm";
-    case op::layer_norm: return "layer_norm";
-    case op::group_norm: return "group_norm";
-    case op::embedding: return "embedding";
-    case op::activation: return "activation";
-    case op::softmax: return "softmax";
-    case op::dropout: return "dropout";
-    case op::max_pool: return "max_pool";
-    case op::avg_pool: return "avg_pool";
-    case op::adaptive_avg_pool: return "adaptive_avg_pool";
-    case op::flatten: return "flatten";
-    case op::reshape: return "reshape";
-    case op::transpose: return "transpose";
-    case op::attention: return "attention";
-    case op::unfold: return "unfold";
-    case op::patch_embedding: return "patch_embedding";
-    case op::graph_conv: return "gcn";
-    case op::graph_attention: return "gat";
-    case op::scale: return "scale";
-    case op::token_select: return "select";
-    case op::mean_over: return "mean";
-    case op::local_attention: return "local_attention";
-    case op::permute: return "permute";
-    case op::layer_scale: return "layer_scale";
-    case op::stochastic_depth: return "stochastic_depth";
-    case op::learned_positions: return "positions";
-    case op::dual_cross_vit: return "dual_cross_attention_vit";
-    case op::mobile_activation: return "activation";
-    case op::squeeze_excitation: return "squeeze_excitation";
-    case op::window_attention: return "window_attention";
-    case op::patch_merging: return "patch_merging";
-    case op::rms_norm: return "rms_norm";
-    case op::token_type_embedding: return "bert_embeddings";
-    case op::sequence: return l.flags.checkpoint ? "checkpointed" : (l.flags.frozen ? "frozen" : "sequential");
-    case op::residual: return "residual";
-    case op::parallel: return "parallel";
-    case op::repeat: return "repeat";
+    case node_kind::leaf: return l.op ? l.op->name(l) : "?";
+    case node_kind::sequence: return l.flags.checkpoint ? "checkpointed" : (l.flags.frozen ? "frozen" : "sequential");
+    case node_kind::residual: return "residual";
+    case node_kind::parallel: return "parallel";
+    case node_kind::repeat: return "repeat";
   }
   return "?";
 }
@@ -101,7 +67,7 @@ inline std::string markdown_table(const memory_budget& b) {
   std::string out;
   const auto total = b.total();
   auto row = [&](std::string_view name, std::int64_t bytes) {
-    out += "| " + std::string(name) + " | " + format_bytes(bytes) + " | " + detail::percent(bytes, total) + " |\n";
+    out += "| " + std::string(name) + " | " + format_bytes(bytes) + " | " + format_percent(bytes, total) + " |\n";
   };
   out += "**" + describe(b) + "**\n\n";
   out += "| Component | Memory | Share |\n|---|---:|---:|\n";
@@ -118,7 +84,7 @@ inline std::string markdown_table(const memory_budget& b) {
   row("cuBLAS + cuDNN workspace", b.workspace());
   row("Allocator rounding (512 B blocks)", b.allocator_rounding);
   row("Fragmentation reserve (" + std::to_string(b.plan.fragmentation_percent) + " %)", b.fragmentation);
-  out += "| **Live tensor bytes at peak** | **" + format_bytes(b.peak_tensor_bytes()) + "** | " + detail::percent(b.peak_tensor_bytes(), total) + " |\n";
+  out += "| **Live tensor bytes at peak** | **" + format_bytes(b.peak_tensor_bytes()) + "** | " + format_percent(b.peak_tensor_bytes(), total) + " |\n";
   out += "| **Device total** | **" + format_bytes(total) + "** | 100.0 % |\n";
   out += "| Capacity | " + format_bytes(b.capacity) + " | |\n";
   out += "| Headroom | " + format_bytes(b.headroom()) + " | " + (fits(b) ? "fits" : "**does not fit**") + " |\n";
@@ -181,7 +147,7 @@ std::string layer_table(const model_budget<N>& b) {
       const auto& L = b.nodes[static_cast<std::size_t>(c)];
       const auto& st = b.layers[static_cast<std::size_t>(c)];
       std::string name = L.name ? L.name : std::string(detail::op_name(L));
-      if (L.kind == op::repeat) name += " x" + std::to_string(L.a[0]);
+      if (L.kind == node_kind::repeat) name += " x" + std::to_string(L.count);
       const auto trainable = b.plan.inference ? 0 : st.trainable;
       out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.params) + " (" +
              std::to_string(trainable) + ") | " + format_bytes(trainable * per_trainable) + " | " + format_bytes(st.saved_bytes) + " |\n";

@@ -20,6 +20,26 @@ inline constexpr precision_mode amp_bf16 = precision_mode::amp_bf16;
 inline constexpr precision_mode pure_fp16 = precision_mode::pure_fp16;
 inline constexpr precision_mode pure_bf16 = precision_mode::pure_bf16;
 
+/// What a precision mode means for tensor types: the one place every part of the library asks.
+struct precision_types {
+  bool autocast = false;        ///< AMP: fp32 parameters, 16-bit matmul/conv activations
+  bool pure16 = false;          ///< 16-bit parameters and gradients, fp32 master weights
+  dtype half = dtype::fp16;     ///< the 16-bit type in use (fp16 or bf16)
+  dtype parameters = dtype::fp32;  ///< storage type of parameters and their gradients
+  /// Type of matmul/conv outputs for an input of type `in`.
+  constexpr dtype matmul(dtype in) const { return autocast || pure16 ? half : (in == dtype::int64 ? dtype::fp32 : in); }
+  /// Type of ops autocast runs in fp32 (softmax, layer/group norm, losses).
+  constexpr dtype fp32_op(dtype in) const { return autocast ? dtype::fp32 : in; }
+};
+constexpr precision_types types_of(precision_mode p) {
+  precision_types t{};
+  t.autocast = p == precision_mode::amp_fp16 || p == precision_mode::amp_bf16;
+  t.pure16 = p == precision_mode::pure_fp16 || p == precision_mode::pure_bf16;
+  t.half = p == precision_mode::amp_bf16 || p == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp16;
+  t.parameters = t.pure16 ? t.half : dtype::fp32;
+  return t;
+}
+
 enum class optimizer_kind : std::uint8_t { none, sgd, sgd_momentum, adam, adamw };
 inline constexpr optimizer_kind sgd = optimizer_kind::sgd;
 inline constexpr optimizer_kind sgd_momentum = optimizer_kind::sgd_momentum;

@@ -4,45 +4,44 @@
 
 namespace {
 using namespace gpubudget;
-namespace rules = gpubudget::detail::rules;
 
 // --- patch tokens: (H/p)·(W/p) (+1 class token) -----------------------------------------------
-static_assert(rules::patch_tokens(224, 224, 16, true) == 197);
-static_assert(rules::patch_tokens(224, 224, 16, false) == 196);
-static_assert(rules::patch_tokens(448, 448, 16, true) == 785);  // seed 001
-static_assert(rules::patch_tokens(224, 224, 14, false) == 256);
-static_assert(rules::patch_tokens(384, 384, 32, true) == 145);
+static_assert(patch_tokens(224, 224, 16, true) == 197);
+static_assert(patch_tokens(224, 224, 16, false) == 196);
+static_assert(patch_tokens(448, 448, 16, true) == 785);  // seed 001
+static_assert(patch_tokens(224, 224, 14, false) == 256);
+static_assert(patch_tokens(384, 384, 32, true) == 145);
 
 // --- score matrix [B, heads, Lq, Lk] -----------------------------------------------------------
 // Seed 001: 785 query tokens against the 2·785 = 1570 keys of a pair, 12 heads, B = 8, fp32:
 // 473,260,800 B, "about 470 MB".
-static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == std::int64_t{8} * 12 * 785 * 1570 * 4);
-static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == 473260800);
-static_assert(rules::score_matrix_bytes(8, 12, 785, 1570, dtype::bf16) == 473260800 / 2);
+static_assert(score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == std::int64_t{8} * 12 * 785 * 1570 * 4);
+static_assert(score_matrix_bytes(8, 12, 785, 1570, dtype::fp32) == 473260800);
+static_assert(score_matrix_bytes(8, 12, 785, 1570, dtype::bf16) == 473260800 / 2);
 // Quadratic in the sequence: twice the tokens, four times the bytes.
-static_assert(rules::score_matrix_bytes(1, 12, 2048, 2048, dtype::fp16) == 4 * rules::score_matrix_bytes(1, 12, 1024, 1024, dtype::fp16));
+static_assert(score_matrix_bytes(1, 12, 2048, 2048, dtype::fp16) == 4 * score_matrix_bytes(1, 12, 1024, 1024, dtype::fp16));
 
 // The materialized path saves the fp32 softmax output, so seed 001's cross-attention layer saves
 // at least one full score matrix; the flash path keeps no score matrix at all.
 constexpr auto cross = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570)));
 constexpr auto cross_b = budget(cross, training{.batch = 8}, devices::v100_32gb);
-static_assert(cross_b.layers[2].saved_bytes >= rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(cross_b.layers[2].saved_bytes >= score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
 static_assert(cross_b.layers[2].output == make_shape(785, 768));
 constexpr auto cross_flash = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570), attention_impl::flash));
 constexpr auto flash_b = budget(cross_flash, training{.batch = 8}, devices::v100_32gb);
-static_assert(flash_b.layers[2].saved_bytes < rules::score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(flash_b.layers[2].saved_bytes < score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
 static_assert(flash_b.saved_activations < cross_b.saved_activations);
 
 // --- F.unfold on [B, C, H, W]: B·C·k²·L elements, L output positions ---------------------------
-static_assert(rules::unfold_bytes(8, 64, 7, 56 * 56, dtype::fp32) == std::int64_t{8} * 64 * 49 * 3136 * 4);
-static_assert(rules::unfold_bytes(1, 3, 16, 14 * 14, dtype::fp32) == 3 * 256 * 196 * 4);
+static_assert(unfold_bytes(8, 64, 7, 56 * 56, dtype::fp32) == std::int64_t{8} * 64 * 49 * 3136 * 4);
+static_assert(unfold_bytes(1, 3, 16, 14 * 14, dtype::fp32) == 3 * 256 * 196 * 4);
 // k² growth: a 7×7 unfold is 49 times its input.
-static_assert(rules::unfold_bytes(2, 64, 7, 56 * 56, dtype::fp16) == 49 * bytes_of(2 * 64 * 56 * 56, dtype::fp16));
+static_assert(unfold_bytes(2, 64, 7, 56 * 56, dtype::fp16) == 49 * bytes_of(2 * 64 * 56 * 56, dtype::fp16));
 
 // unfold as a layer: [64, 56, 56] with k = 3, padding 1 → [64·9, 56·56].
 constexpr auto unf = budget(sequential(input(64, 56, 56), unfold(3, padding(1))), training{.batch = 8}, devices::t4);
 static_assert(unf.layers[2].output == make_shape(576, 3136));
-static_assert(unf.layers[2].output_bytes == rules::unfold_bytes(8, 64, 3, 3136, dtype::fp32));
+static_assert(unf.layers[2].output_bytes == unfold_bytes(8, 64, 3, 3136, dtype::fp32));
 // Strided, unpadded: (56 − 4)/4 + 1 = 14 per side.
 constexpr auto unf2 = budget(sequential(input(32, 56, 56), unfold(4, padding(0), stride(4))), training{.batch = 1}, devices::t4);
 static_assert(unf2.layers[2].output == make_shape(32 * 16, 14 * 14));

@@ -375,7 +375,7 @@ TEST_CASE("attention: parameters and output shape", "[layers][attention]") {
   // Grouped-query, 1 kv head of 4: kv projects to 2·4 = 8: 2·(64 + 8) + (8·8 + 8) = 216.
   constexpr auto g = budget(sequential(input(16, 8), attention(8, heads(2), kv_heads(1))), on_cuda(1), dev);
   REQUIRE(g.layers[2].params == 216);
-  REQUIRE(detail::rules::score_matrix_bytes(1, 2, 16, 16, dtype::fp32) == 2048);  // B·H·Lq·Lk·4
+  REQUIRE(score_matrix_bytes(1, 2, 16, 16, dtype::fp32) == 2048);  // B·H·Lq·Lk·4
   // (The score matrix in the forward peak and flash's logsumexp: test_peak_walk.cpp.)
 }
 
@@ -387,7 +387,7 @@ TEST_CASE("unfold: C·k² rows by L positions", "[layers][unfold]") {
   constexpr auto u = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1))), on_cuda(1), dev);
   REQUIRE(shape_of(u.layers[3]) == "[18,36]");
   REQUIRE(u.layers[3].output_bytes == 2592);
-  REQUIRE(detail::rules::unfold_bytes(1, 2, 3, 36, dtype::fp32) == 2592);
+  REQUIRE(unfold_bytes(1, 2, 3, 36, dtype::fp32) == 2592);
   REQUIRE(u.layers[3].saved_bytes == 288);
   // stride 2: (6 + 2 − 3)/2 + 1 = 3 per side, L = 9
   constexpr auto u2 = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1), stride(2))), on_cuda(1), dev);
@@ -396,7 +396,7 @@ TEST_CASE("unfold: C·k² rows by L positions", "[layers][unfold]") {
 
 TEST_CASE("patch embedding: 785 tokens at 448/16", "[layers][vision]") {
   // (448/16)² = 28² = 784 patches + class token = 785 tokens of 768.
-  REQUIRE(detail::rules::patch_tokens(448, 448, 16, true) == 785);
+  REQUIRE(patch_tokens(448, 448, 16, true) == 785);
   constexpr auto p = budget(sequential(input(3, 448, 448), patch_embedding(768, 16)), on_cuda(1), dev);
   REQUIRE(shape_of(p.layers[2]) == "[785,768]");
   // conv 3·768·16² + 768 = 589,824 + 768; class token 768; positions 785·768 = 602,880

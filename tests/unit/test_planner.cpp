@@ -43,9 +43,9 @@ static_assert(!has(remedy::all, remedy::none));
 static_assert(has(~remedy::amp, remedy::freeze) && !has(~remedy::amp, remedy::amp));
 
 // FLOPs: a linear layer is 2·in·out per row; a conv 2·(C_in/groups)·k²·outputs.
-static_assert(detail::leaf_flops(linear(256), make_shape(10, 128), make_shape(10, 256)) == 2 * 128 * 256 * 10);
-static_assert(detail::leaf_flops(conv2d(32, 3, padding(1)), make_shape(16, 8, 8), make_shape(32, 8, 8)) == 2 * 16 * 9 * 32 * 64);
-static_assert(detail::leaf_flops(depthwise_conv2d(7, padding(3)), make_shape(16, 8, 8), make_shape(16, 8, 8)) == 2 * 1 * 49 * 16 * 64);
+static_assert(forward_flops(linear(256), make_shape(10, 128), make_shape(10, 256)) == 2 * 128 * 256 * 10);
+static_assert(forward_flops(conv2d(32, 3, padding(1)), make_shape(16, 8, 8), make_shape(32, 8, 8)) == 2 * 16 * 9 * 32 * 64);
+static_assert(forward_flops(depthwise_conv2d(7, padding(3)), make_shape(16, 8, 8), make_shape(16, 8, 8)) == 2 * 1 * 49 * 16 * 64);
 
 // Checkpointing the whole network re-runs its whole forward once: a third of a step.
 constexpr auto mlp = sequential(input(512), named("body", sequential(linear(2048), gelu(), linear(512))), named("head", linear(10)));

@@ -41,8 +41,8 @@ std::string shape_of(const model<N>& m, const char* name = nullptr, training pla
 static_assert(models::detail::make_divisible(72 / 4) == 24);   // MobileNetV3's SE squeeze for 72 channels
 static_assert(models::detail::make_divisible(120 / 4) == 32);
 static_assert(models::detail::make_divisible(960 / 4) == 240);
-static_assert(detail::rules::relative_position_table(7, 3) == 169 * 3);  // Swin-T stage 1
-static_assert(models::swin_t().nodes[0].kind == op::sequence);
+static_assert(detail::relative_position_table(7, 3) == 169 * 3);  // Swin-T stage 1
+static_assert(models::swin_t().nodes[0].kind == node_kind::sequence);
 
 // Every added op also works in constant evaluation (tiny models: cheap to evaluate).
 namespace {

@@ -22,22 +22,18 @@ struct layer_ctx {
   std::int64_t buffer_bytes = 0;  ///< out: non-trainable state (BatchNorm running statistics)
   std::int64_t largest_param = 0; ///< out: elements of its largest single parameter tensor
   std::int32_t parts = 1;         ///< out: parameter keys used (param_key .. param_key + parts - 1)
+  std::int64_t conv_workspace = 0;  ///< out: bytes of its largest convolution's im2col matrix (cuDNN GEMM workspace)
+  std::int64_t input_bytes = 0;     ///< out: a source's data batch
 
-  constexpr bool amp() const {
-    return s.plan.precision == precision_mode::amp_fp16 || s.plan.precision == precision_mode::amp_bf16;
-  }
-  constexpr bool pure16() const {
-    return s.plan.precision == precision_mode::pure_fp16 || s.plan.precision == precision_mode::pure_bf16;
-  }
-  constexpr dtype half_type() const {
-    return (s.plan.precision == precision_mode::amp_bf16 || s.plan.precision == precision_mode::pure_bf16) ? dtype::bf16 : dtype::fp16;
-  }
+  constexpr bool amp() const { return s.types.autocast; }
+  constexpr bool pure16() const { return s.types.pure16; }
+  constexpr dtype half_type() const { return s.types.half; }
   /// Storage type of parameters and their gradients.
-  constexpr dtype param_type() const { return pure16() ? half_type() : dtype::fp32; }
+  constexpr dtype param_type() const { return s.types.parameters; }
   /// Activation type for ops that autocast runs in 16 bit (matmul, conv).
-  constexpr dtype matmul_type(dtype in) const { return amp() || pure16() ? half_type() : (in == dtype::int64 ? dtype::fp32 : in); }
+  constexpr dtype matmul_type(dtype in) const { return s.types.matmul(in); }
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
-  constexpr dtype fp32_op_type(dtype in) const { return amp() ? dtype::fp32 : in; }
+  constexpr dtype fp32_op_type(dtype in) const { return s.types.fp32_op(in); }
   constexpr bool cpu() const { return s.plan.backend == backend_kind::cpu; }
 
   /// Registers a parameter tensor of `elements` values.
@@ -59,8 +55,8 @@ struct layer_ctx {
     if (amp()) s.backward_temp(n, bytes_of(elements, half_type()));
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
-  constexpr layer_ctx sub(const layer& l, std::int32_t first_part, bool counts = true) const {
-    layer_ctx c{s, l, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts};
+  constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
+    layer_ctx c{s, L, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts};
     return c;
   }
   /// Folds a sub-module's counts back into this layer.
@@ -69,6 +65,7 @@ struct layer_ctx {
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;
+    if (c.conv_workspace > conv_workspace) conv_workspace = c.conv_workspace;
   }
   /// Does an op with these weights need an autograd node?
   constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
@@ -114,6 +111,42 @@ constexpr value pointwise(sim& s, const value& x, const shape& out, dtype t, kee
   s.grad_to(n, x);
   s.backward_temp(n, backward_temp);
   return y;
+}
+
+/// An activation whose backward reads its input (GELU, SiLU, ELU, LeakyReLU, Hardswish, ReLU6
+/// out of place; derivatives.yaml): a new tensor, the node keeps the input.
+constexpr value keep_input_activation(sim& s, const value& x) { return pointwise(s, x, x.s, x.type, keeps::input); }
+
+/// An activation whose backward reads its output (ReLU, sigmoid, tanh, exp): a new tensor, the
+/// node keeps the output.
+constexpr value keep_output_activation(sim& s, const value& x) { return pointwise(s, x, x.s, x.type, keeps::output); }
+
+/// Softmax over the last dimension as autocast runs it: in fp32 (a cast copy under AMP), the
+/// node keeps its output. Returns the fp32 (or input-typed) probabilities.
+constexpr value softmax_op(sim& s, const value& x) {
+  value xin = cast_to(s, x, s.types.fp32_op(x.type));
+  value y = keep_output_activation(s, xin);
+  s.release(xin);
+  return y;
+}
+
+/// Softmax feeding a matmul (attention): the fp32 softmax, then the cast back to the matmul type
+/// `mt` that the next bmm saves (6 bytes per score under AMP fp16, not 2).
+constexpr value softmax_for_matmul(sim& s, const value& scores, dtype mt) {
+  value p = softmax_op(s, scores);
+  value p16 = cast_to(s, p, mt);
+  s.release(p);
+  return p16;
+}
+
+/// nn.Dropout(percent/100) in training: CUDA's native_dropout keeps a 1-byte bool mask; the CPU
+/// path multiplies by an input-typed noise tensor and MulBackward keeps that. Identity at p = 0
+/// and under no_grad (eval). Returns a new reference.
+constexpr value dropout_op(sim& s, const value& x, std::int64_t percent) {
+  if (percent <= 0 || s.no_grad) { s.retain(x.id); return x; }
+  const auto elements = checked_mul(s.batch, x.s.numel());
+  const dtype kept = s.plan.backend == backend_kind::cpu ? x.type : dtype::boolean;
+  return pointwise(s, x, x.s, x.type, keeps::nothing, bytes_of(elements, kept));
 }
 
 /// A sum over some dimensions: a new, smaller tensor; its backward hands back an expanded view

@@ -86,6 +86,7 @@ struct sim {
   dyn_array<segment_record> segments{};
   std::int64_t batch = 1;
   training plan{};
+  precision_types types{};               ///< plan.precision resolved (types_of)
   bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
   host_costs host{};
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
@@ -222,6 +223,14 @@ struct sim {
     value v{allocate(bytes), {}, dtype::fp32, false};
     save(n, v);
     release(v);
+  }
+  /// `n` saves a resident buffer of `bytes` (BatchNorm's running statistics, an index buffer):
+  /// counted as saved for backward, allocates nothing during the step.
+  constexpr void save_resident(std::int32_t n, std::int64_t bytes) {
+    if (n < 0) return;
+    value r{allocate(bytes, true), {}, dtype::fp32, false};
+    save(n, r);
+    release(r);
   }
   /// `n` produces the gradient of input `v` (if `v` needs one).
   constexpr void grad_to(std::int32_t n, const value& v, bool alias = false, bool expand = false) {

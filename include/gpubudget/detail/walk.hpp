@@ -3,25 +3,9 @@
 #include <cstdint>
 #include <gpubudget/detail/dyn_array.hpp>
 
+#include <gpubudget/detail/ops.hpp>
 #include <gpubudget/detail/sim.hpp>
 #include <gpubudget/layer.hpp>
-#include <gpubudget/layers/activation.hpp>
-#include <gpubudget/layers/attention.hpp>
-#include <gpubudget/layers/conv.hpp>
-#include <gpubudget/layers/dense.hpp>
-#include <gpubudget/layers/dual_attention.hpp>
-#include <gpubudget/layers/elementwise.hpp>
-#include <gpubudget/layers/graph_nn.hpp>
-#include <gpubudget/layers/input.hpp>
-#include <gpubudget/layers/unfold.hpp>
-#include <gpubudget/layers/vision.hpp>
-#include <gpubudget/layers/norm.hpp>
-#include <gpubudget/layers/pooling.hpp>
-#include <gpubudget/layers/view.hpp>
-#include <gpubudget/layers/bert.hpp>
-#include <gpubudget/layers/llama.hpp>
-#include <gpubudget/layers/mobile.hpp>
-#include <gpubudget/layers/swin.hpp>
 
 namespace gpubudget::detail {
 
@@ -154,7 +138,7 @@ struct walker {
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += nodes[c].span) {
-      value next = walk(c, cur, sc, force && nodes[c].kind != op::input);
+      value next = walk(c, cur, sc, force && !is_source(nodes[c]));
       s.release(cur);
       cur = next;
     }
@@ -164,8 +148,8 @@ struct walker {
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = nodes[i];
     switch (L.kind) {
-      case op::sequence: return run_children(i, in, sc);
-      case op::residual: {
+      case node_kind::sequence: return run_children(i, in, sc);
+      case node_kind::residual: {
         value y = run_children(i, in, sc);
         if (!(y.s == in.s)) shape_mismatch_between_layers();
         if (L.merge == merge_kind::add_inplace) return add_inplace(s, y, in);
@@ -173,10 +157,11 @@ struct walker {
         s.release(y);
         return out;
       }
-      case op::repeat: return walk_repeat(i, in, sc);
-      case op::parallel: return walk_parallel(i, in, sc);
-      default: return walk_leaf(i, in, sc);
+      case node_kind::repeat: return walk_repeat(i, in, sc);
+      case node_kind::parallel: return walk_parallel(i, in, sc);
+      case node_kind::leaf: break;
     }
+    return walk_leaf(i, in, sc);
   }
 
   /// `count` copies of a block. Copies 2..count-1 are identical up to a shift of the baseline
@@ -186,7 +171,7 @@ struct walker {
   /// That keeps a repeat's cost that of three blocks at most, whatever its count.
   constexpr value walk_repeat(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = nodes[i];
-    const std::int64_t count = L.a[0];
+    const std::int64_t count = L.count;
     if (count < 1) invalid_layer_argument();
     value cur = in;
     s.retain(cur.id);
@@ -326,65 +311,18 @@ struct walker {
     return y;
   }
 
+  static constexpr bool is_source(const layer& L) { return L.kind == node_kind::leaf && L.op && L.op->source; }
+
+  /// One op: its lowering (through its descriptor) runs on the simulator; the walk adds up
+  /// what it reports (parameters, buffers, the data batch, the convolution workspace).
   constexpr value walk_leaf(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = nodes[i];
-    if (L.kind == op::input) {
-      const shape sh = rules::input_shape(L);
-      const auto bytes = s.bytes_of_value(sh, L.type);
-      if (!replaying && counting) totals.input_bytes += bytes;
-      return value{s.allocate(bytes, true), sh, L.type, false};
-    }
-    if (in.id < 0) layer_needs_an_input_shape();
+    if (!L.op) invalid_layer_argument();
+    const bool source = L.op->source;
+    if (!source && in.id < 0) layer_needs_an_input_shape();
     s.current_layer = i;
-    layer_ctx c{s, L, replaying ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
-    value out{};
-    switch (L.kind) {
-      case op::linear: out = rules::lower_linear(c, in); break;
-      case op::embedding: out = rules::lower_embedding(c, in); break;
-      case op::conv:
-      case op::conv_transpose: {
-        out = rules::lower_conv(c, in);
-        std::int64_t kvol = 1;
-        for (std::int64_t d = 0; d < L.a[0]; ++d) kvol = checked_mul(kvol, L.a[2]);
-        const auto im2col = checked_mul(s.bytes_of_value(out.s, out.type) / (out.s[0] > 0 ? out.s[0] : 1),
-                                        checked_mul(in.s[0], kvol));
-        if (im2col > totals.largest_im2col) totals.largest_im2col = im2col;
-        break;
-      }
-      case op::batch_norm: out = rules::lower_batch_norm(c, in); break;
-      case op::layer_norm: out = rules::lower_layer_norm(c, in); break;
-      case op::group_norm: out = rules::lower_group_norm(c, in); break;
-      case op::activation: out = rules::lower_activation(c, in); break;
-      case op::softmax: out = rules::lower_softmax(c, in); break;
-      case op::dropout: out = rules::lower_dropout(c, in); break;
-      case op::max_pool: out = rules::lower_max_pool(c, in); break;
-      case op::avg_pool: out = rules::lower_avg_pool(c, in); break;
-      case op::adaptive_avg_pool: out = rules::lower_adaptive_avg_pool(c, in); break;
-      case op::flatten: out = rules::lower_flatten(c, in); break;
-      case op::reshape: out = rules::lower_reshape(c, in); break;
-      case op::transpose: out = rules::lower_transpose(c, in); break;
-      case op::scale: out = rules::lower_scale(c, in); break;
-      case op::token_select: out = rules::lower_select(c, in); break;
-      case op::mean_over: out = rules::lower_mean_over(c, in); break;
-      case op::attention: out = rules::lower_attention(c, in); break;
-      case op::unfold: out = rules::lower_unfold(c, in); break;
-      case op::local_attention: out = rules::lower_local_attention(c, in); break;
-      case op::permute: out = rules::lower_permute(c, in); break;
-      case op::layer_scale: out = rules::lower_layer_scale(c, in); break;
-      case op::stochastic_depth: out = rules::lower_stochastic_depth(c, in); break;
-      case op::learned_positions: out = rules::lower_learned_positions(c, in); break;
-      case op::dual_cross_vit: out = rules::lower_dual_cross_vit(c, in); break;
-      case op::patch_embedding: out = rules::lower_patch_embedding(c, in); break;
-      case op::graph_conv: out = rules::lower_graph_conv(c, in); break;
-      case op::graph_attention: out = rules::lower_graph_attention(c, in); break;
-      case op::mobile_activation: out = rules::lower_mobile_activation(c, in); break;
-      case op::squeeze_excitation: out = rules::lower_squeeze_excitation(c, in); break;
-      case op::window_attention: out = rules::lower_window_attention(c, in); break;
-      case op::patch_merging: out = rules::lower_patch_merging(c, in); break;
-      case op::rms_norm: out = rules::lower_rms_norm(c, in); break;
-      case op::token_type_embedding: out = rules::lower_bert_embeddings(c, in); break;
-      default: invalid_layer_argument();
-    }
+    layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
+    value out = L.op->lower(c, in);
     if (!replaying && c.param_key == next_key) next_key += c.parts;
     if (!replaying && counting) {
       totals.params = checked_add(totals.params, c.params);
@@ -393,7 +331,9 @@ struct walker {
         if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
       }
       totals.buffer_bytes += c.buffer_bytes;
+      totals.input_bytes += c.input_bytes;
     }
+    if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
     return out;
   }
 

@@ -1,69 +1,118 @@
 // gpubudget/layers/activation.hpp — activations, softmax and dropout.
 //
-// What PyTorch 1.13's autograd keeps (tools/autograd/derivatives.yaml):
-//   relu, sigmoid, tanh, softmax, log_softmax: the output;  gelu, silu, leaky_relu, elu: the input;
-//   in-place relu: the (shared) result, no new tensor.
-//   dropout: CUDA's native_dropout keeps a 1-byte bool mask; the CPU path multiplies by an fp32
-//   noise tensor and keeps that.
+// What PyTorch 1.13's autograd keeps (tools/autograd/derivatives.yaml; op_rules.md §0, §7):
+//   relu, sigmoid, tanh, softmax, log_softmax: the output;  gelu, silu, leaky_relu, elu, relu6
+//   (hardtanh), hardswish, hardsigmoid: the input.
+//   In place: ReLU(inplace=True) keeps the shared result (no new tensor); ReLU6 / Hardswish /
+//   SiLU(inplace=True), as torchvision's Conv2dNormActivation builds them, alias the input but
+//   keep a *clone of the original input* — an input-sized new tensor (measured,
+//   zoo_op_probe.py): in place saves nothing over out of place for them.
+//   dropout: CUDA's native_dropout keeps a 1-byte bool mask; the CPU path multiplies by a noise
+//   tensor of the input's type and keeps that. Dropout(inplace=True) takes the non-fused path
+//   on CUDA as well (at::dropout_ -> _dropout<inplace>): an input-sized noise tensor of the
+//   input's type, kept by mul_'s node; the output aliases the input.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 
 namespace gpubudget {
 
+enum class activation_kind : std::int64_t { relu, gelu, silu, sigmoid, tanh, leaky_relu, elu, relu6, hardswish, hardsigmoid };
+
+/// An elementwise activation, out of place or in place.
+struct activation_op {
+  BOOST_HANA_DEFINE_STRUCT(activation_op, (activation_kind, kind), (bool, inplace));
+  /// Does autograd keep the output (rather than the input)?
+  constexpr bool keeps_output() const {
+    return kind == activation_kind::relu || kind == activation_kind::sigmoid || kind == activation_kind::tanh;
+  }
+};
+
 namespace detail {
-constexpr layer make_activation(activation_kind k) { layer l{}; l.kind = op::activation; l.act = k; return l; }
+/// An in-place op whose node keeps a new input-sized tensor (the original input's clone, or
+/// dropout's noise): no new output storage.
+constexpr value inplace_keeping_copy(sim& s, const value& x) {
+  value y = s.view(x, x.s);
+  auto n = s.record(y);
+  s.save_new(n, s.bytes_of_value(x));
+  s.grad_to(n, x);
+  return y;
+}
+}  // namespace detail
+
+template <>
+struct op_traits<activation_op> {
+  static constexpr const char* name = "activation";
+  static constexpr detail::value lower(detail::layer_ctx& c, const activation_op& op, const detail::value& x) {
+    auto& s = c.s;
+    if (op.inplace && op.keeps_output()) {  // relu_: the result is the input's storage, kept
+      detail::value y = s.view(x, x.s);
+      auto n = s.record(y);
+      s.save(n, y);
+      s.grad_to(n, x);
+      return y;
+    }
+    if (op.inplace) return detail::inplace_keeping_copy(s, x);
+    return op.keeps_output() ? detail::keep_output_activation(s, x) : detail::keep_input_activation(s, x);
+  }
+};
+
+namespace detail {
+constexpr layer make_activation(activation_kind k, bool inplace = false) { return as_layer(activation_op{k, inplace}); }
 }  // namespace detail
 
 constexpr layer relu() { return detail::make_activation(activation_kind::relu); }
 /// nn.ReLU(inplace=True): overwrites its input.
-constexpr layer relu_inplace() { return detail::make_activation(activation_kind::relu_inplace); }
+constexpr layer relu_inplace() { return detail::make_activation(activation_kind::relu, true); }
 constexpr layer gelu() { return detail::make_activation(activation_kind::gelu); }
 constexpr layer silu() { return detail::make_activation(activation_kind::silu); }
 constexpr layer sigmoid() { return detail::make_activation(activation_kind::sigmoid); }
 constexpr layer tanh() { return detail::make_activation(activation_kind::tanh); }
 constexpr layer leaky_relu() { return detail::make_activation(activation_kind::leaky_relu); }
 constexpr layer elu() { return detail::make_activation(activation_kind::elu); }
-/// Softmax over the last dimension.
-constexpr layer softmax() { layer l{}; l.kind = op::softmax; return l; }
+/// nn.ReLU6() (F.hardtanh(x, 0, 6)): keeps its input.
+constexpr layer relu6() { return detail::make_activation(activation_kind::relu6); }
+/// nn.ReLU6(inplace=True): output aliases the input; keeps an input-sized clone.
+constexpr layer relu6_inplace() { return detail::make_activation(activation_kind::relu6, true); }
+/// nn.Hardswish(): keeps its input.
+constexpr layer hardswish() { return detail::make_activation(activation_kind::hardswish); }
+/// nn.Hardswish(inplace=True): output aliases the input; keeps an input-sized clone.
+constexpr layer hardswish_inplace() { return detail::make_activation(activation_kind::hardswish, true); }
+/// nn.Hardsigmoid(): keeps its input.
+constexpr layer hardsigmoid() { return detail::make_activation(activation_kind::hardsigmoid); }
+/// nn.SiLU(inplace=True): output aliases the input; keeps an input-sized clone.
+constexpr layer silu_inplace() { return detail::make_activation(activation_kind::silu, true); }
+
+/// Softmax over the last dimension (fp32 under autocast; keeps its output).
+struct softmax_op {};
+
+template <>
+struct op_traits<softmax_op> {
+  static constexpr const char* name = "softmax";
+  static constexpr detail::value lower(detail::layer_ctx& c, const softmax_op&, const detail::value& x) {
+    return detail::softmax_op(c.s, x);
+  }
+};
+
+constexpr layer softmax() { return as_layer(softmax_op{}); }
+
 /// Dropout with probability `percent`/100 (an integer keeps the record integral).
-constexpr layer dropout(std::int64_t percent) { layer l{}; l.kind = op::dropout; l.a[0] = percent; return l; }
+struct dropout_op {
+  BOOST_HANA_DEFINE_STRUCT(dropout_op, (std::int64_t, percent), (bool, inplace));
+};
 
-namespace detail::rules {
-
-constexpr value lower_activation(layer_ctx& c, const value& x) {
-  auto& s = c.s;
-  switch (c.L.act) {
-    case activation_kind::relu_inplace: {
-      value y = s.view(x, x.s);
-      auto n = s.record(y);
-      s.save(n, y);
-      s.grad_to(n, x);
-      return y;
-    }
-    case activation_kind::relu:
-    case activation_kind::sigmoid:
-    case activation_kind::tanh: return pointwise(s, x, x.s, x.type, keeps::output);
-    default: return pointwise(s, x, x.s, x.type, keeps::input);
+template <>
+struct op_traits<dropout_op> {
+  static constexpr const char* name = "dropout";
+  static constexpr detail::value lower(detail::layer_ctx& c, const dropout_op& op, const detail::value& x) {
+    if (op.percent < 0 || op.percent > 100) detail::invalid_layer_argument();
+    if (!op.inplace || op.percent == 0 || c.s.no_grad) return detail::dropout_op(c.s, x, op.percent);
+    return detail::inplace_keeping_copy(c.s, x);
   }
-}
+};
 
-constexpr value lower_softmax(layer_ctx& c, const value& x) {
-  value xin = cast_to(c.s, x, c.fp32_op_type(x.type));
-  value y = pointwise(c.s, xin, x.s, xin.type, keeps::output);
-  c.s.release(xin);
-  return y;
-}
+constexpr layer dropout(std::int64_t percent) { return as_layer(dropout_op{percent, false}); }
+/// nn.Dropout(percent/100, inplace=True): in training, x.mul_(noise) with an input-sized noise
+/// tensor kept for backward; probability 0 is the identity.
+constexpr layer dropout_inplace(std::int64_t percent) { return as_layer(dropout_op{percent, true}); }
 
-constexpr value lower_dropout(layer_ctx& c, const value& x) {
-  if (c.L.a[0] <= 0 || c.s.no_grad) { c.s.retain(x.id); return x; }  // identity
-  const auto n_el = checked_mul(c.s.batch, x.s.numel());
-  if (c.cpu()) {
-    // noise = empty_like(x).bernoulli_(1-p).div_(1-p); out = x * noise: MulBackward keeps noise
-    return pointwise(c.s, x, x.s, x.type, keeps::nothing, bytes_of(n_el, x.type));
-  }
-  return pointwise(c.s, x, x.s, x.type, keeps::nothing, bytes_of(n_el, dtype::boolean));
-}
-
-}  // namespace detail::rules
 }  // namespace gpubudget

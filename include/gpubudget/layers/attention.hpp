@@ -1,14 +1,11 @@
 // gpubudget/layers/attention.hpp — multi-head attention (self and cross), materialized or flash.
 //
-// Arguments: a[0] width D, a[1] heads, a[2] key/value tokens (0 = self-attention),
-// a[3] implementation, a[4] key/value heads (grouped-query; 0 = heads), a[5] rotary embeddings.
 // Grouped-query attention: q and the output projection are D×D, k and v D×(kv_heads·D/heads).
 // Each implementation replays the exact op sequence of its PyTorch 1.13 source, because which
 // copies autograd keeps (a transposed view reshaped for bmm is copied; a view keeps its whole
 // base) decides the bytes.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 #include <gpubudget/layers/rotary.hpp>
 
@@ -25,33 +22,20 @@ enum class attention_impl : std::int64_t {
   flash = 2,
 };
 
-namespace detail {
-constexpr void apply_attention_option(layer& l, kv_tokens t) { l.a[2] = t.value; }
-constexpr void apply_attention_option(layer& l, attention_impl i) { l.a[3] = static_cast<std::int64_t>(i); }
-constexpr void apply_attention_option(layer& l, kv_heads h) { l.a[4] = h.value; }
-constexpr void apply_attention_option(layer& l, no_bias_t) { l.bias = false; }
-constexpr void apply_attention_option(layer& l, rotary_t) { l.a[5] = 1; }
-}  // namespace detail
-
-/// Multi-head attention over [tokens, width] with `heads` heads; options: kv_tokens(n) for
-/// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
-/// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp).
-template <class... Opts>
-constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  layer l{};
-  l.kind = op::attention;
-  l.a[0] = width;
-  l.a[1] = h.value;
-  (detail::apply_attention_option(l, opts), ...);
-  return l;
-}
-
-namespace detail::rules {
+/// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
+/// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary.
+struct attention_op {
+  BOOST_HANA_DEFINE_STRUCT(attention_op, (std::int64_t, width), (std::int64_t, heads), (std::int64_t, kv_tokens),
+                           (attention_impl, impl), (std::int64_t, kv_heads), (bool, bias), (bool, rotary));
+};
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
 constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, std::int64_t lq, std::int64_t lk, dtype t) {
   return bytes_of(checked_mul(checked_mul(checked_mul(batch, h), lq), lk), t);
 }
+
+namespace detail {
+
 
 /// The flash kernel (scaled_dot_product_attention): a new [Lq, D] output and a per-row fp32
 /// log-sum-exp [B, H, Lq]; keeps its inputs (views keep their bases), the output and the
@@ -80,36 +64,26 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
   return result;
 }
 
-/// Softmax over the scores as autocast runs it: cast to fp32 (AMP), softmax (keeps its
-/// output), cast back to the matmul type for the next bmm (saved by it).
-constexpr value softmax_fp32(layer_ctx& c, const value& scores, dtype mt) {
-  value cast_scores = cast_to(c.s, scores, c.fp32_op_type(scores.type));
-  value p = pointwise(c.s, cast_scores, cast_scores.s, cast_scores.type, keeps::output);
-  c.s.release(cast_scores);
-  value p16 = cast_to(c.s, p, mt);
-  c.s.release(p);
-  return p16;
-}
-
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
-/// same value as `x` for self-attention), with the settings of layer `L`.
-constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) {
+/// same value as `x` for self-attention), with the settings of `op`.
+constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   auto& s = c.s;
-  const auto D = c.L.a[0], H = c.L.a[1];
+  const auto D = op.width, H = op.heads;
   if (D <= 0 || H <= 0) invalid_layer_argument();
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
   if (D % H != 0) heads_do_not_divide_model_width();
-  const auto KVH = c.L.a[4] > 0 ? c.L.a[4] : H;
+  if (op.kv_heads < 0 || op.kv_tokens < 0) invalid_layer_argument();
+  const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
   if (H % KVH != 0) heads_do_not_divide_model_width();
   const auto d = D / H;
   const auto Lq = x.s[0];
   const auto Lk = kv_src.s[0];
-  const bool bias = c.L.bias;
-  const auto impl = static_cast<attention_impl>(c.L.a[3]);
+  const bool bias = op.bias;
+  const auto impl = op.impl;
   const dtype mt = c.matmul_type(x.type);
 
-  if (c.L.a[5] != 0 && impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
-  if (impl == attention_impl::flash && c.L.a[5] != 0) {
+  if (op.rotary && impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (impl == attention_impl::flash && op.rotary) {
     // transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
     // native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at
     // their own head counts, the output and a per-row fp32 log-sum-exp
@@ -151,7 +125,7 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
     value scores = bmm(s, q, kc, make_shape(H * Lq, Lk), mt);
     s.release(q);
     s.release(kc);
-    value p16 = softmax_fp32(c, scores, mt);
+    value p16 = softmax_for_matmul(s, scores, mt);
     s.release(scores);
     value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
     s.release(p16);
@@ -168,7 +142,7 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
   s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value p16 = softmax_fp32(c, scaled, mt);
+  value p16 = softmax_for_matmul(s, scaled, mt);
   s.release(scaled);
   value vc = copy(s, kv, make_shape(Lk, KVH * d));
   value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
@@ -180,19 +154,48 @@ constexpr value attention_op(layer_ctx& c, const value& x, const value& kv_src) 
   return result;
 }
 
-constexpr value lower_attention(layer_ctx& c, const value& x) {
-  const auto Lk = c.L.a[2] > 0 ? c.L.a[2] : x.s[0];
-  if (Lk == x.s[0]) return attention_op(c, x, x);
-  // Cross-attention over Lk tokens that come from elsewhere: budget their [Lk, D] tensor as a
-  // new activation derived from the input (its producer's own cost is not part of this layer).
-  if (x.s.rank != 2) shape_mismatch_between_layers();
-  value kv_src = c.s.make(make_shape(Lk, x.s[1]), x.type, x.requires_grad);
-  auto n = c.s.record(kv_src);
-  c.s.grad_to(n, x);
-  value y = attention_op(c, x, kv_src);
-  c.s.release(kv_src);
-  return y;
+}  // namespace detail
+
+template <>
+struct op_traits<attention_op> {
+  static constexpr const char* name = "attention";
+  static constexpr detail::value lower(detail::layer_ctx& c, const attention_op& op, const detail::value& x) {
+    const auto Lk = op.kv_tokens > 0 ? op.kv_tokens : x.s[0];
+    if (Lk == x.s[0]) return detail::multi_head_attention(c, op, x, x);
+    // Cross-attention over Lk tokens that come from elsewhere: budget their [Lk, D] tensor as a
+    // new activation derived from the input (its producer's own cost is not part of this layer).
+    if (x.s.rank != 2) detail::shape_mismatch_between_layers();
+    detail::value kv_src = c.s.make(make_shape(Lk, x.s[1]), x.type, x.requires_grad);
+    auto n = c.s.record(kv_src);
+    c.s.grad_to(n, x);
+    detail::value y = detail::multi_head_attention(c, op, x, kv_src);
+    c.s.release(kv_src);
+    return y;
+  }
+  /// Projections (q, output; k and v at their head count), the score and value products.
+  static constexpr std::int64_t flops(const attention_op& op, const shape& in, const shape&) {
+    const auto D = op.width, H = op.heads > 0 ? op.heads : 1, Lq = in[0], Lk = op.kv_tokens > 0 ? op.kv_tokens : in[0];
+    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads * (D / H) : D);
+    return 2 * Lq * D * D * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * D;
+  }
+};
+
+namespace detail {
+constexpr void apply_attention_option(attention_op& o, kv_tokens t) { o.kv_tokens = t.value; }
+constexpr void apply_attention_option(attention_op& o, attention_impl i) { o.impl = i; }
+constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads = h.value; }
+constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
+constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
+}  // namespace detail
+
+/// Multi-head attention over [tokens, width] with `heads` heads; options: kv_tokens(n) for
+/// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
+/// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp).
+template <class... Opts>
+constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false};
+  (detail::apply_attention_option(o, opts), ...);
+  return as_layer(o);
 }
 
-}  // namespace detail::rules
 }  // namespace gpubudget

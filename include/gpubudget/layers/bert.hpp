@@ -11,44 +11,45 @@
 // tables get dense gradients (embedding_dense_backward) and the positions' gradient is first
 // summed over the batch ([1, T, D]).
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 
 namespace gpubudget {
 
 /// BertEmbeddings after the word lookup on [T, D]: + token types (`type_vocab` rows; the
 /// default all-zero ids) then += positions (`max_positions` rows; T ≤ max_positions).
-constexpr layer bert_embeddings(std::int64_t type_vocab = 2, std::int64_t max_positions = 512) {
-  layer l{};
-  l.kind = op::token_type_embedding;
-  l.a[0] = type_vocab;
-  l.a[1] = max_positions;
-  return l;
-}
+struct bert_embeddings_op {
+  BOOST_HANA_DEFINE_STRUCT(bert_embeddings_op, (std::int64_t, type_vocab), (std::int64_t, max_positions));
+};
 
-namespace detail::rules {
-
-constexpr value lower_bert_embeddings(layer_ctx& c, const value& x) {
-  auto& s = c.s;
-  if (x.s.rank != 2) shape_mismatch_between_layers();
-  const auto T = x.s[0], D = x.s[1], types = c.L.a[0], positions = c.L.a[1];
-  if (types <= 0 || positions <= 0 || T > positions) invalid_layer_argument();
-  const dtype emb_t = c.pure16() ? c.half_type() : dtype::fp32;
-  // inputs_embeds + token_type_embeddings: the lookup's [B, T, D] output lives through the add
-  value y = add_parameter(c, x, x.s, checked_mul(types, D), 0);
-  s.transient(s.bytes_of_value(x.s, emb_t));
-  // embeddings += position_embeddings: in place; the [1, T, D] lookup lives through the add
-  const auto rows = bytes_of(checked_mul(T, D), emb_t);
-  c.add_param(checked_mul(positions, D));
-  s.transient(rows);
-  value z{y.id, y.s, y.type, c.records(y)};  // same storage: takes over y's reference
-  if (auto n = s.record(z); n >= 0) {
-    s.grad_to(n, y, true);
-    c.param_grads(n, checked_mul(positions, D), 1);
-    if (c.trainable) s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [1, T, D] operand
+template <>
+struct op_traits<bert_embeddings_op> {
+  static constexpr const char* name = "bert_embeddings";
+  static constexpr detail::value lower(detail::layer_ctx& c, const bert_embeddings_op& op, const detail::value& x) {
+    using namespace detail;
+    auto& s = c.s;
+    if (x.s.rank != 2) shape_mismatch_between_layers();
+    const auto T = x.s[0], D = x.s[1], types = op.type_vocab, positions = op.max_positions;
+    if (types <= 0 || positions <= 0 || T > positions) invalid_layer_argument();
+    const dtype emb_t = c.param_type();
+    // inputs_embeds + token_type_embeddings: the lookup's [B, T, D] output lives through the add
+    value y = add_parameter(c, x, x.s, checked_mul(types, D), 0);
+    s.transient(s.bytes_of_value(x.s, emb_t));
+    // embeddings += position_embeddings: in place; the [1, T, D] lookup lives through the add
+    const auto rows = bytes_of(checked_mul(T, D), emb_t);
+    c.add_param(checked_mul(positions, D));
+    s.transient(rows);
+    value z{y.id, y.s, y.type, c.records(y)};  // same storage: takes over y's reference
+    if (auto n = s.record(z); n >= 0) {
+      s.grad_to(n, y, true);
+      c.param_grads(n, checked_mul(positions, D), 1);
+      if (c.trainable) s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [1, T, D] operand
+    }
+    return z;
   }
-  return z;
+};
+
+constexpr layer bert_embeddings(std::int64_t type_vocab = 2, std::int64_t max_positions = 512) {
+  return as_layer(bert_embeddings_op{type_vocab, max_positions});
 }
 
-}  // namespace detail::rules
 }  // namespace gpubudget

@@ -1,13 +1,9 @@
 // gpubudget/layers/conv.hpp — convolutions (1-D/2-D/3-D, grouped, depthwise, transposed).
 //
-// Arguments: a[0] spatial dims, a[1] out channels (0 = same as input, for depthwise),
-// a[2] kernel, a[3] stride, a[4] padding, a[5] dilation, a[6] groups (-1 = input channels),
-// a[7] output padding (transposed). Square kernels: one size for every spatial dimension.
-// The autograd node saves the input (and the weight, a parameter); backward allocates the
-// input gradient and the weight/bias gradients.
+// Square kernels: one size for every spatial dimension. The autograd node saves the input (and
+// the weight, a parameter); backward allocates the input gradient and the weight/bias gradients.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
@@ -17,47 +13,15 @@ namespace gpubudget {
 struct channels_last_input_t {};
 inline constexpr channels_last_input_t channels_last_input{};
 
+/// nn.Conv{1,2,3}d / nn.ConvTranspose2d. `out_channels` 0 keeps the input's channel count;
+/// `groups` -1 means one group per input channel (depthwise).
+struct conv_op {
+  BOOST_HANA_DEFINE_STRUCT(conv_op, (std::int64_t, dims), (std::int64_t, out_channels), (std::int64_t, kernel),
+                           (std::int64_t, stride), (std::int64_t, padding), (std::int64_t, dilation), (std::int64_t, groups),
+                           (std::int64_t, output_padding), (bool, bias), (bool, transposed), (bool, channels_last));
+};
+
 namespace detail {
-constexpr void apply_conv_option(layer& l, stride s) { l.a[3] = s.value; }
-constexpr void apply_conv_option(layer& l, padding p) { l.a[4] = p.value; }
-constexpr void apply_conv_option(layer& l, dilation d) { l.a[5] = d.value; }
-constexpr void apply_conv_option(layer& l, groups g) { l.a[6] = g.value; }
-constexpr void apply_conv_option(layer& l, depthwise_t) { l.a[6] = -1; }
-constexpr void apply_conv_option(layer& l, output_padding p) { l.a[7] = p.value; }
-constexpr void apply_conv_option(layer& l, no_bias_t) { l.bias = false; }
-constexpr void apply_conv_option(layer& l, channels_last_input_t) { l.channels_last = true; }
-
-template <class... Opts>
-constexpr layer make_conv(op kind, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {
-  layer l{};
-  l.kind = kind;
-  l.a[0] = dims;
-  l.a[1] = out_channels;
-  l.a[2] = kernel;
-  l.a[3] = 1;
-  l.a[5] = 1;
-  l.a[6] = 1;
-  (apply_conv_option(l, opts), ...);
-  return l;
-}
-}  // namespace detail
-
-/// nn.Conv1d/2d/3d(in, out, kernel, stride, padding, dilation, groups, bias).
-/// `out_channels` 0 keeps the input's channel count (handy with `depthwise`).
-template <class... Opts>
-constexpr layer conv1d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return detail::make_conv(op::conv, 1, out_channels, kernel, o...); }
-template <class... Opts>
-constexpr layer conv2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return detail::make_conv(op::conv, 2, out_channels, kernel, o...); }
-template <class... Opts>
-constexpr layer conv3d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return detail::make_conv(op::conv, 3, out_channels, kernel, o...); }
-/// nn.ConvTranspose2d.
-template <class... Opts>
-constexpr layer conv_transpose2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return detail::make_conv(op::conv_transpose, 2, out_channels, kernel, o...); }
-/// Depthwise 2-D convolution (groups = channels), e.g. ConvNeXt's 7×7.
-template <class... Opts>
-constexpr layer depthwise_conv2d(std::int64_t kernel, Opts... o) { return detail::make_conv(op::conv, 2, 0, kernel, depthwise, o...); }
-
-namespace detail::rules {
 
 struct conv_transients {
   std::int64_t forward = 0, backward = 0;
@@ -89,42 +53,113 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
   return {mx + W, X + Y > W ? X + Y : W};
 }
 
-/// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
-constexpr value conv_op(layer_ctx& c, const value& x, const layer& L, std::int32_t part = 0) {
-  const auto dims = L.a[0];
-  if (x.s.rank != dims + 1) shape_mismatch_between_layers();
-  const auto in_ch = x.s[0];
-  const auto out_ch = L.a[1] == 0 ? in_ch : L.a[1];
-  const auto k = L.a[2], st = L.a[3], pad = L.a[4], dil = L.a[5];
-  const auto grp = L.a[6] == -1 ? in_ch : L.a[6];
+/// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
+constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
+  if (in.rank != op.dims + 1) shape_mismatch_between_layers();
+  const bool transposed = op.transposed;
+  const auto in_ch = in[0];
+  const auto out_ch = op.out_channels == 0 ? in_ch : op.out_channels;
+  const auto k = op.kernel, st = op.stride, pad = op.padding, dil = op.dilation;
+  const auto grp = op.groups == -1 ? in_ch : op.groups;
   if (k <= 0 || st <= 0 || dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
   if (in_ch % grp != 0 || out_ch % grp != 0) channels_not_divisible_by_groups();
-  shape out = x.s;
+  shape out = in;
   out[0] = out_ch;
-  std::int64_t kvol = 1;
-  for (int d = 1; d <= dims; ++d) {
-    const auto i = x.s[d];
-    const auto o = L.kind == op::conv_transpose ? (i - 1) * st - 2 * pad + dil * (k - 1) + L.a[7] + 1
-                                                : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
-    if (o <= 0 || (L.kind == op::conv && i + 2 * pad < dil * (k - 1) + 1)) output_size_not_positive();
+  for (int d = 1; d <= op.dims; ++d) {
+    const auto i = in[d];
+    const auto o = transposed ? (i - 1) * st - 2 * pad + dil * (k - 1) + op.output_padding + 1
+                              : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
+    if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) output_size_not_positive();
     out[d] = o;
-    kvol = checked_mul(kvol, k);
   }
+  return out;
+}
+
+constexpr std::int64_t kernel_volume(const conv_op& op) {
+  std::int64_t v = 1;
+  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
+  return v;
+}
+
+/// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
+constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
+  const shape out = conv_output_shape(op, x.s);
+  const bool transposed = op.transposed;
+  const auto in_ch = x.s[0], out_ch = out[0];
+  const auto grp = op.groups == -1 ? in_ch : op.groups;
+  const auto kvol = kernel_volume(op);
   const auto weight = checked_mul(checked_mul(in_ch, out_ch / grp), kvol);  // [out, in/g, k..] or [in, out/g, k..]
-  const auto bias = L.bias ? out_ch : 0;
+  const auto bias = op.bias ? out_ch : 0;
   c.add_param(weight);
   c.add_param(bias);
   const dtype t = c.matmul_type(x.type);
   value xin = cast_to(c.s, x, t);
   const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), c.s.bytes_of_value(out, t), bytes_of(weight, dtype::fp32), in_ch,
-                                      grp, k, st, x.requires_grad, L.kind == op::conv_transpose, L.channels_last);
+                                      grp, op.kernel, op.stride, x.requires_grad, transposed,
+                                      op.channels_last);
   // convolution_backward takes the input even when only the input's gradient is wanted.
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part);
   c.s.release(xin);
   return y;
 }
 
-constexpr value lower_conv(layer_ctx& c, const value& x) { return conv_op(c, x, c.L); }
+/// cuDNN's GEMM algorithms stage the unfolded input: [C·k^d, output positions] per sample.
+/// Budgeted for convolution layers of the model (not for convolutions inside composite ops,
+/// as before the op-traits refactor; see docs/architecture.md, "Known gaps").
+constexpr std::int64_t im2col_bytes(const sim& s, const conv_op& op, const shape& in, const shape& out, dtype t) {
+  return checked_mul(s.bytes_of_value(out, t) / (out[0] > 0 ? out[0] : 1), checked_mul(in[0], kernel_volume(op)));
+}
 
-}  // namespace detail::rules
+}  // namespace detail
+
+template <>
+struct op_traits<conv_op> {
+  static constexpr const char* name(const conv_op& op) {
+    return op.transposed ? "conv_transpose" : "conv";
+  }
+  static constexpr detail::value lower(detail::layer_ctx& c, const conv_op& op, const detail::value& x) {
+    detail::value y = detail::convolution(c, x, op);
+    c.conv_workspace = detail::im2col_bytes(c.s, op, x.s, y.s, y.type);
+    return y;
+  }
+  static constexpr std::int64_t flops(const conv_op& op, const shape& in, const shape& out) {
+    const auto g = op.groups == -1 ? in[0] : (op.groups > 0 ? op.groups : 1);
+    if (op.transposed) return 2 * (out[0] / g) * detail::kernel_volume(op) * in.numel();
+    return 2 * (in[0] / g) * detail::kernel_volume(op) * out.numel();
+  }
+};
+
+namespace detail {
+constexpr void apply_conv_option(conv_op& o, stride s) { o.stride = s.value; }
+constexpr void apply_conv_option(conv_op& o, padding p) { o.padding = p.value; }
+constexpr void apply_conv_option(conv_op& o, dilation d) { o.dilation = d.value; }
+constexpr void apply_conv_option(conv_op& o, groups g) { o.groups = g.value; }
+constexpr void apply_conv_option(conv_op& o, depthwise_t) { o.groups = -1; }
+constexpr void apply_conv_option(conv_op& o, output_padding p) { o.output_padding = p.value; }
+constexpr void apply_conv_option(conv_op& o, no_bias_t) { o.bias = false; }
+constexpr void apply_conv_option(conv_op& o, channels_last_input_t) { o.channels_last = true; }
+
+template <class... Opts>
+constexpr conv_op make_conv(bool transposed, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {
+  conv_op o{dims, out_channels, kernel, 1, 0, 1, 1, 0, true, transposed, false};
+  (apply_conv_option(o, opts), ...);
+  return o;
+}
+}  // namespace detail
+
+/// nn.Conv1d/2d/3d(in, out, kernel, stride, padding, dilation, groups, bias).
+/// `out_channels` 0 keeps the input's channel count (handy with `depthwise`).
+template <class... Opts>
+constexpr layer conv1d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 1, out_channels, kernel, o...)); }
+template <class... Opts>
+constexpr layer conv2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 2, out_channels, kernel, o...)); }
+template <class... Opts>
+constexpr layer conv3d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 3, out_channels, kernel, o...)); }
+/// nn.ConvTranspose2d.
+template <class... Opts>
+constexpr layer conv_transpose2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(true, 2, out_channels, kernel, o...)); }
+/// Depthwise 2-D convolution (groups = channels), e.g. ConvNeXt's 7×7.
+template <class... Opts>
+constexpr layer depthwise_conv2d(std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 2, 0, kernel, depthwise, o...)); }
+
 }  // namespace gpubudget

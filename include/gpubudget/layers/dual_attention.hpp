@@ -5,8 +5,7 @@
 // A single record, because its three paths trade tensors between them at every block; its
 // lowering replays benchmarks/accuracy/measure.py's DualViT op for op.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
 #include <gpubudget/layers/dense.hpp>
 #include <gpubudget/layers/norm.hpp>
@@ -16,23 +15,15 @@ namespace gpubudget {
 
 /// Input [2, C, H, W] (an image pair); output [2·classes] (target and PWCA heads). Blocks are
 /// pre-norm (q and kv projections, materialized attention, GELU MLP of `mlp`).
-constexpr layer dual_cross_attention_vit(std::int64_t patch, std::int64_t depth, std::int64_t width, heads h, std::int64_t mlp,
-                                         std::int64_t classes) {
-  layer l{};
-  l.kind = op::dual_cross_vit;
-  l.a[0] = patch;
-  l.a[1] = depth;
-  l.a[2] = width;
-  l.a[3] = h.value;
-  l.a[4] = mlp;
-  l.a[5] = classes;
-  return l;
-}
+struct dual_cross_vit_op {
+  BOOST_HANA_DEFINE_STRUCT(dual_cross_vit_op, (std::int64_t, patch), (std::int64_t, depth), (std::int64_t, width),
+                           (std::int64_t, heads), (std::int64_t, mlp), (std::int64_t, classes));
+};
 
-namespace detail::rules {
+namespace detail {
 
 struct vit_block_parts {
-  layer ln1 = layer_norm(), attn{}, ln2 = layer_norm();
+  attention_op attn{};
   std::int64_t mlp = 0, width = 0;
 };
 
@@ -43,8 +34,8 @@ inline constexpr std::int32_t dual_vit_block_parts = 7;
 constexpr value dual_vit_block(layer_ctx& c, const vit_block_parts& b, std::int32_t base, const value& x, const value* kv_other,
                                bool counts) {
   auto& s = c.s;
-  layer_ctx ln1 = c.sub(b.ln1, base, counts);
-  value a = lower_layer_norm(ln1, x);
+  layer_ctx ln1 = c.sub(base, counts);
+  value a = op_traits<layer_norm_op>::lower(ln1, {}, x);
   value kvin = a;
   if (kv_other) {
     // LN(cat([x, other], dim=1)): the same LayerNorm on 2T tokens
@@ -52,27 +43,27 @@ constexpr value dual_vit_block(layer_ctx& c, const vit_block_parts& b, std::int3
     auto n = s.record(cat);
     s.grad_to(n, x, true);
     s.grad_to(n, *kv_other, true);
-    layer_ctx ln1b = c.sub(b.ln1, base, false);
-    kvin = lower_layer_norm(ln1b, cat);
+    layer_ctx ln1b = c.sub(base, false);
+    kvin = op_traits<layer_norm_op>::lower(ln1b, {}, cat);
     s.release(cat);
     c.absorb(ln1b, base);
   } else {
     s.retain(kvin.id);
   }
-  layer_ctx at = c.sub(b.attn, base + 1, counts);
-  value att = attention_op(at, a, kvin);
+  layer_ctx at = c.sub(base + 1, counts);
+  value att = multi_head_attention(at, b.attn, a, kvin);
   s.release(a);
   s.release(kvin);
   value h = add(s, x, att);
   s.release(att);
-  layer_ctx ln2 = c.sub(b.ln2, base + 4, counts);
-  value m = lower_layer_norm(ln2, h);
-  layer_ctx fc1 = c.sub(b.ln2, 0, counts);
+  layer_ctx ln2 = c.sub(base + 4, counts);
+  value m = op_traits<layer_norm_op>::lower(ln2, {}, h);
+  layer_ctx fc1 = c.sub(0, counts);
   value f1 = linear_op(fc1, m, b.mlp, true, base + 5);
   s.release(m);
-  value g = pointwise(s, f1, f1.s, f1.type, keeps::input);  // GELU
+  value g = keep_input_activation(s, f1);  // GELU
   s.release(f1);
-  layer_ctx fc2 = c.sub(b.ln2, 0, counts);
+  layer_ctx fc2 = c.sub(0, counts);
   value f2 = linear_op(fc2, g, b.width, true, base + 6);
   s.release(g);
   value out = add(s, h, f2);
@@ -86,26 +77,26 @@ constexpr value dual_vit_block(layer_ctx& c, const vit_block_parts& b, std::int3
   return out;
 }
 
-constexpr value lower_dual_cross_vit(layer_ctx& c, const value& x) {
+constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const value& x) {
   auto& s = c.s;
-  const auto P = c.L.a[0], L = c.L.a[1], D = c.L.a[2], H = c.L.a[3], M = c.L.a[4], K = c.L.a[5];
+  const auto P = op.patch, L = op.depth, D = op.width, H = op.heads, M = op.mlp, K = op.classes;
   if (x.s.rank != 4 || x.s[0] != 2) shape_mismatch_between_layers();
   if (P <= 0 || L <= 0 || M <= 0 || K <= 0) invalid_layer_argument();
   const shape img = make_shape(x.s[1], x.s[2], x.s[3]);
   // embed(pair[:, 0]) and embed(pair[:, 1]): one patch embedding (parts 0..2), applied twice
-  const layer pe = patch_embedding(D, P);
+  const patch_embedding_op pe{D, P, true};
   value img0 = s.view(x, img), img1 = s.view(x, img);
-  layer_ctx e0 = c.sub(pe, 0);
-  value tx = lower_patch_embedding(e0, img0);
+  layer_ctx e0 = c.sub(0);
+  value tx = op_traits<patch_embedding_op>::lower(e0, pe, img0);
   c.absorb(e0, 0);
-  layer_ctx e1 = c.sub(pe, 0, false);
-  value ty = lower_patch_embedding(e1, img1);
+  layer_ctx e1 = c.sub(0, false);
+  value ty = op_traits<patch_embedding_op>::lower(e1, pe, img1);
   s.release(img0);
   s.release(img1);
   value tp = tx;
   s.retain(tp.id);  // p = x
   vit_block_parts b{};
-  b.attn = attention(D, heads(H), attention_impl::split_qkv);
+  b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, false};
   b.mlp = M;
   b.width = D;
   for (std::int64_t l = 0; l < L; ++l) {
@@ -127,11 +118,10 @@ constexpr value lower_dual_cross_vit(layer_ctx& c, const value& x) {
   const value* paths[2] = {&tx, &tp};
   for (int k = 0; k < 2; ++k) {
     value cls = s.view(*paths[k], make_shape(D));
-    layer ln = layer_norm();
-    layer_ctx nc = c.sub(ln, tail, k == 0);
-    value n = lower_layer_norm(nc, cls);
+    layer_ctx nc = c.sub(tail, k == 0);
+    value n = op_traits<layer_norm_op>::lower(nc, {}, cls);
     s.release(cls);
-    layer_ctx hc = c.sub(ln, 0, k == 0);
+    layer_ctx hc = c.sub(0, k == 0);
     outs[k] = linear_op(hc, n, K, true, tail + 1);
     s.release(n);
     c.absorb(nc, tail);
@@ -148,5 +138,24 @@ constexpr value lower_dual_cross_vit(layer_ctx& c, const value& x) {
   return out;
 }
 
-}  // namespace detail::rules
+}  // namespace detail
+
+template <>
+struct op_traits<dual_cross_vit_op> {
+  static constexpr const char* name = "dual_cross_attention_vit";
+  static constexpr detail::value lower(detail::layer_ctx& c, const dual_cross_vit_op& op, const detail::value& x) {
+    return detail::dual_cross_vit(c, op, x);
+  }
+  static constexpr std::int64_t flops(const dual_cross_vit_op& op, const shape& in, const shape&) {
+    const auto C = in[1], P = op.patch, D = op.width, M = op.mlp;
+    const auto grid = P > 0 ? (in[2] / P) * (in[3] / P) : 0, T = grid + 1;
+    auto block = [&](std::int64_t lk) { return 2 * T * D * D * 2 + 2 * lk * D * 2 * D + 2 * 2 * T * lk * D + 2 * 2 * T * D * M; };
+    return 2 * 2 * C * P * P * D * grid + op.depth * (2 * block(T) + block(2 * T)) + 2 * 2 * D * op.classes;
+  }
+};
+
+constexpr layer dual_cross_attention_vit(std::int64_t patch, std::int64_t depth, std::int64_t width, heads h, std::int64_t mlp,
+                                         std::int64_t classes) {
+  return as_layer(dual_cross_vit_op{patch, depth, width, h.value, mlp, classes});
+}
 }  // namespace gpubudget

@@ -1,37 +1,61 @@
-// gpubudget/layers/elementwise.hpp — per-channel scaling and stochastic depth.
+// gpubudget/layers/elementwise.hpp — per-channel scaling, constant scaling and stochastic depth.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 
 namespace gpubudget {
 
 /// ConvNeXt's layer scale: x * gamma with a learned gamma of one value per channel
 /// (dimension 0). The product keeps x (gamma's gradient needs it).
-constexpr layer layer_scale() { layer l{}; l.kind = op::layer_scale; return l; }
+struct layer_scale_op {};
+
+template <>
+struct op_traits<layer_scale_op> {
+  static constexpr const char* name = "layer_scale";
+  static constexpr detail::value lower(detail::layer_ctx& c, const layer_scale_op&, const detail::value& x) {
+    const auto ch = x.s[0];
+    c.add_param(ch);
+    detail::value y = c.s.make(x.s, x.type, c.records(x));
+    auto n = c.s.record(y);
+    if (c.trainable) c.s.save(n, x);
+    c.s.grad_to(n, x);
+    c.param_grads(n, ch);
+    if (c.trainable) c.s.backward_temp(n, c.s.bytes_of_value(x));  // gamma's gradient before its reduction
+    return y;
+  }
+};
+
+constexpr layer layer_scale() { return as_layer(layer_scale_op{}); }
 
 /// Stochastic depth ("row" mode) with drop probability `per_mille`/1000: in training, the
 /// input times a per-sample Bernoulli noise [B, 1, ...]; the product keeps only the noise.
 /// Probability 0 is the identity.
-constexpr layer stochastic_depth(std::int64_t per_mille) { layer l{}; l.kind = op::stochastic_depth; l.a[0] = per_mille; return l; }
+struct stochastic_depth_op {
+  BOOST_HANA_DEFINE_STRUCT(stochastic_depth_op, (std::int64_t, per_mille));
+};
 
-namespace detail::rules {
+template <>
+struct op_traits<stochastic_depth_op> {
+  static constexpr const char* name = "stochastic_depth";
+  static constexpr detail::value lower(detail::layer_ctx& c, const stochastic_depth_op& op, const detail::value& x) {
+    if (op.per_mille < 0 || op.per_mille > 1000) detail::invalid_layer_argument();
+    if (op.per_mille == 0 || c.s.no_grad) { c.s.retain(x.id); return x; }
+    return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing, checked_mul(c.s.batch, 4));
+  }
+};
 
-constexpr value lower_layer_scale(layer_ctx& c, const value& x) {
-  const auto ch = x.s[0];
-  c.add_param(ch);
-  value y = c.s.make(x.s, x.type, c.records(x));
-  auto n = c.s.record(y);
-  if (c.trainable) c.s.save(n, x);
-  c.s.grad_to(n, x);
-  c.param_grads(n, ch);
-  if (c.trainable) c.s.backward_temp(n, c.s.bytes_of_value(x));  // gamma's gradient before its reduction
-  return y;
-}
+constexpr layer stochastic_depth(std::int64_t per_mille) { return as_layer(stochastic_depth_op{per_mille}); }
 
-constexpr value lower_stochastic_depth(layer_ctx& c, const value& x) {
-  if (c.L.a[0] <= 0 || c.s.no_grad) { c.s.retain(x.id); return x; }
-  return pointwise(c.s, x, x.s, x.type, keeps::nothing, checked_mul(c.s.batch, 4));
-}
+/// Multiplies by a constant (`x * c`): a new tensor, nothing saved.
+struct scale_op {};
 
-}  // namespace detail::rules
+template <>
+struct op_traits<scale_op> {
+  static constexpr const char* name = "scale";
+  static constexpr detail::value lower(detail::layer_ctx& c, const scale_op&, const detail::value& x) {
+    return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing);
+  }
+};
+
+constexpr layer scale() { return as_layer(scale_op{}); }
+
 }  // namespace gpubudget

@@ -4,23 +4,22 @@
 // number of graphs. Edge lists are int64 [edges] source and destination indices (data, not
 // counted as activations). Messages live on edges, so their tensors are edges × features.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
 /// Graph convolution (Kipf & Welling): z = xW; messages z[src]·norm scattered into destinations.
-constexpr layer gcn(std::int64_t out_features, std::int64_t edges) {
-  layer l{}; l.kind = op::graph_conv; l.a[0] = out_features; l.a[1] = edges; return l;
-}
+struct gcn_op {
+  BOOST_HANA_DEFINE_STRUCT(gcn_op, (std::int64_t, out_features), (std::int64_t, edges));
+};
 /// Graph attention (GAT): `heads` × `per_head` outputs over `edges` edges, LeakyReLU(0.2)
 /// logits, softmax over each destination's incoming edges, ELU.
-constexpr layer gat(heads h, std::int64_t per_head, std::int64_t edges) {
-  layer l{}; l.kind = op::graph_attention; l.a[0] = h.value; l.a[1] = per_head; l.a[2] = edges; return l;
-}
+struct gat_op {
+  BOOST_HANA_DEFINE_STRUCT(gat_op, (std::int64_t, heads), (std::int64_t, per_head), (std::int64_t, edges));
+};
 
-namespace detail::rules {
+namespace detail {
 
 /// x[idx] / index_select: a new tensor; keeps only the int64 index.
 constexpr value gather_rows(sim& s, const value& x, std::int32_t index, const shape& out) {
@@ -41,10 +40,10 @@ constexpr value scatter_add(sim& s, const value& src, std::int32_t index, const 
   return y;
 }
 
-constexpr value lower_graph_conv(layer_ctx& c, const value& x) {
+constexpr value graph_conv(layer_ctx& c, const gcn_op& op, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 2) shape_mismatch_between_layers();
-  const auto N = x.s[0], F = c.L.a[0], E = c.L.a[1];
+  const auto N = x.s[0], F = op.out_features, E = op.edges;
   if (F <= 0 || E <= 0) invalid_layer_argument();
   const auto [src, dst] = s.edge_lists(E);
   value z = linear_op(c, x, F, false, 0);
@@ -61,10 +60,10 @@ constexpr value lower_graph_conv(layer_ctx& c, const value& x) {
 }
 
 /// GAT as in benchmarks/accuracy/measure.py (GATLayer), op for op.
-constexpr value lower_graph_attention(layer_ctx& c, const value& x) {
+constexpr value graph_attention(layer_ctx& c, const gat_op& op, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 2) shape_mismatch_between_layers();
-  const auto N = x.s[0], H = c.L.a[0], Dh = c.L.a[1], E = c.L.a[2];
+  const auto N = x.s[0], H = op.heads, Dh = op.per_head, E = op.edges;
   if (H <= 0 || Dh <= 0 || E <= 0) invalid_layer_argument();
   const auto HD = checked_mul(H, Dh);
   const auto [src, dst] = s.edge_lists(E);
@@ -91,7 +90,7 @@ constexpr value lower_graph_attention(layer_ctx& c, const value& x) {
   value sum = add(s, es, ed);
   s.release(es);
   s.release(ed);
-  value logits = pointwise(s, sum, sum.s, t, keeps::input);  // leaky_relu(., 0.2)
+  value logits = keep_input_activation(s, sum);  // leaky_relu(., 0.2)
   s.release(sum);
   // logits - logits.max(): max keeps its input and 0-d result; its backward spreads the
   // gradient over a logits-sized tensor (≈3 logits-sized buffers at its peak, op_rules.md §1)
@@ -103,7 +102,7 @@ constexpr value lower_graph_attention(layer_ctx& c, const value& x) {
   }
   s.release(mx);
   s.release(logits);
-  value ex = pointwise(s, shifted, shifted.s, t, keeps::output);  // exp
+  value ex = keep_output_activation(s, shifted);  // exp
   s.release(shifted);
   value denom = scatter_add(s, ex, dst, make_shape(N, H));
   value denom_e = gather_rows(s, denom, dst, make_shape(E, H));  // denom[dst]
@@ -118,10 +117,32 @@ constexpr value lower_graph_attention(layer_ctx& c, const value& x) {
   value agg = scatter_add(s, msg, dst, make_shape(N, HD));
   s.release(msg);
   s.release(z);
-  value out = pointwise(s, agg, agg.s, t, keeps::input);  // ELU
+  value out = keep_input_activation(s, agg);  // ELU
   s.release(agg);
   return out;
 }
 
-}  // namespace detail::rules
+}  // namespace detail
+
+template <>
+struct op_traits<gcn_op> {
+  static constexpr const char* name = "gcn";
+  static constexpr detail::value lower(detail::layer_ctx& c, const gcn_op& op, const detail::value& x) { return detail::graph_conv(c, op, x); }
+  static constexpr std::int64_t flops(const gcn_op& op, const shape& in, const shape&) {
+    return 2 * in[0] * in.last() * op.out_features + 2 * op.edges * op.out_features;
+  }
+};
+
+template <>
+struct op_traits<gat_op> {
+  static constexpr const char* name = "gat";
+  static constexpr detail::value lower(detail::layer_ctx& c, const gat_op& op, const detail::value& x) { return detail::graph_attention(c, op, x); }
+  static constexpr std::int64_t flops(const gat_op& op, const shape& in, const shape&) {
+    const auto HD = op.heads * op.per_head;
+    return 2 * in[0] * in.last() * HD + 4 * in[0] * HD + op.edges * (2 * HD + 10 * op.heads);
+  }
+};
+
+constexpr layer gcn(std::int64_t out_features, std::int64_t edges) { return as_layer(gcn_op{out_features, edges}); }
+constexpr layer gat(heads h, std::int64_t per_head, std::int64_t edges) { return as_layer(gat_op{h.value, per_head, edges}); }
 }  // namespace gpubudget

@@ -11,17 +11,14 @@
 //   SwiGLU   down(silu(gate(x)) * up(x)): keeps x (once), gate(x) (silu's input), silu's output
 //     and up(x) (the product's operands) and the product (down's input): x + 4 hidden-sized.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/graph.hpp>
-#include <gpubudget/layer.hpp>
 #include <gpubudget/layers/activation.hpp>
 #include <gpubudget/layers/dense.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
-/// LlamaRMSNorm over the last dimension: a weight, no bias.
-constexpr layer rms_norm() { layer l{}; l.kind = op::rms_norm; return l; }
 
 /// LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
 /// the intermediate size (11008 for Llama-2-7B). Output width = input width `width`.
@@ -30,40 +27,47 @@ constexpr auto swiglu(std::int64_t hidden, std::int64_t width) {
                     linear(width, no_bias));
 }
 
-namespace detail::rules {
+/// LlamaRMSNorm over the last dimension: a weight, no bias.
+struct rms_norm_op {};
 
-constexpr value lower_rms_norm(layer_ctx& c, const value& x) {
-  auto& s = c.s;
-  if (x.s.rank < 1) tensor_rank_unsupported();
-  const auto width = x.s.last();
-  c.add_param(width);
-  value xf = cast_to(s, x, dtype::fp32);  // hidden_states.to(torch.float32)
-  // pow(2): keeps its input; its backward holds two more input-sized temporaries (op_rules §1)
-  value sq = pointwise(s, xf, xf.s, dtype::fp32, keeps::input, 0, 0, 2 * s.bytes_of_value(xf));
-  shape rows = xf.s;
-  rows[-1] = 1;
-  value var = mean_reduce(s, sq, rows);  // mean(-1, keepdim=True) keeps the square
-  s.release(sq);
-  value eps = pointwise(s, var, rows, dtype::fp32, keeps::nothing);  // + variance_epsilon
-  s.release(var);
-  value r = pointwise(s, eps, rows, dtype::fp32, keeps::output);  // rsqrt keeps its result
-  s.release(eps);
-  value h = broadcast_multiply(s, xf, r, xf.s);  // keeps h and r
-  s.release(r);
-  s.release(xf);
-  value hc = cast_to(s, h, x.type);  // .to(input_dtype)
-  s.release(h);
-  // weight * h: keeps h for the weight's gradient (computed at full size, then reduced)
-  const dtype pt = c.param_type();
-  value y = s.make(x.s, pt == dtype::fp32 || hc.type == dtype::fp32 ? dtype::fp32 : hc.type, c.records(hc));
-  auto n = s.record(y);
-  if (c.trainable) s.save(n, hc);
-  s.grad_to(n, hc);
-  c.param_grads(n, width);
-  if (c.trainable) s.backward_temp(n, s.bytes_of_value(hc));
-  s.release(hc);
-  return y;
-}
+template <>
+struct op_traits<rms_norm_op> {
+  static constexpr const char* name = "rms_norm";
+  static constexpr detail::value lower(detail::layer_ctx& c, const rms_norm_op&, const detail::value& x) {
+    using namespace detail;
+    auto& s = c.s;
+    if (x.s.rank < 1) tensor_rank_unsupported();
+    const auto width = x.s.last();
+    c.add_param(width);
+    value xf = cast_to(s, x, dtype::fp32);  // hidden_states.to(torch.float32)
+    // pow(2): keeps its input; its backward holds two more input-sized temporaries (op_rules §1)
+    value sq = pointwise(s, xf, xf.s, dtype::fp32, keeps::input, 0, 0, 2 * s.bytes_of_value(xf));
+    shape rows = xf.s;
+    rows[-1] = 1;
+    value var = mean_reduce(s, sq, rows);  // mean(-1, keepdim=True) keeps the square
+    s.release(sq);
+    value eps = pointwise(s, var, rows, dtype::fp32, keeps::nothing);  // + variance_epsilon
+    s.release(var);
+    value r = pointwise(s, eps, rows, dtype::fp32, keeps::output);  // rsqrt keeps its result
+    s.release(eps);
+    value h = broadcast_multiply(s, xf, r, xf.s);  // keeps h and r
+    s.release(r);
+    s.release(xf);
+    value hc = cast_to(s, h, x.type);  // .to(input_dtype)
+    s.release(h);
+    // weight * h: keeps h for the weight's gradient (computed at full size, then reduced)
+    const dtype pt = c.param_type();
+    value y = s.make(x.s, pt == dtype::fp32 || hc.type == dtype::fp32 ? dtype::fp32 : hc.type, c.records(hc));
+    auto n = s.record(y);
+    if (c.trainable) s.save(n, hc);
+    s.grad_to(n, hc);
+    c.param_grads(n, width);
+    if (c.trainable) s.backward_temp(n, s.bytes_of_value(hc));
+    s.release(hc);
+    return y;
+  }
+};
 
-}  // namespace detail::rules
+constexpr layer rms_norm() { return as_layer(rms_norm_op{}); }
+
 }  // namespace gpubudget

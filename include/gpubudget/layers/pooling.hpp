@@ -4,52 +4,58 @@
 // element); avg_pool2d and adaptive_avg_pool2d keep their whole input, even for a global 1×1
 // pool whose backward needs only the shape (op_rules.md §0.7).
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
-constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) {
-  layer l{}; l.kind = op::max_pool; l.a[0] = kernel; l.a[1] = s.value; l.a[2] = p.value; return l;
-}
-constexpr layer max_pool2d(std::int64_t kernel) { return max_pool2d(kernel, stride(kernel)); }
-constexpr layer avg_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) {
-  layer l = max_pool2d(kernel, s, p); l.kind = op::avg_pool; return l;
-}
-constexpr layer avg_pool2d(std::int64_t kernel) { return avg_pool2d(kernel, stride(kernel)); }
-constexpr layer adaptive_avg_pool2d(std::int64_t out_h, std::int64_t out_w) {
-  layer l{}; l.kind = op::adaptive_avg_pool; l.a[0] = out_h; l.a[1] = out_w; return l;
-}
-
-namespace detail::rules {
-
-constexpr shape pooled_shape(const layer& L, const shape& in) {
-  if (in.rank != 3) tensor_rank_unsupported();
-  const auto k = L.a[0], st = L.a[1], pad = L.a[2];
-  if (k <= 0 || st <= 0 || pad < 0) invalid_layer_argument();
-  shape out = in;
-  for (int d = 1; d <= 2; ++d) {
-    out[d] = (in[d] + 2 * pad - k) / st + 1;
-    if (out[d] <= 0) output_size_not_positive();
+/// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter).
+struct pool2d_op {
+  BOOST_HANA_DEFINE_STRUCT(pool2d_op, (std::int64_t, kernel), (std::int64_t, stride), (std::int64_t, padding), (bool, average));
+  constexpr shape output_shape(const shape& in) const {
+    if (in.rank != 3) detail::tensor_rank_unsupported();
+    if (kernel <= 0 || stride <= 0 || padding < 0) detail::invalid_layer_argument();
+    shape out = in;
+    for (int d = 1; d <= 2; ++d) {
+      out[d] = (in[d] + 2 * padding - kernel) / stride + 1;
+      if (out[d] <= 0) detail::output_size_not_positive();
+    }
+    return out;
   }
-  return out;
-}
+};
 
-constexpr value lower_max_pool(layer_ctx& c, const value& x) {
-  const shape out = pooled_shape(c.L, x.s);
-  return pointwise(c.s, x, out, x.type, keeps::input, bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64));
-}
+template <>
+struct op_traits<pool2d_op> {
+  static constexpr const char* name(const pool2d_op& op) { return op.average ? "avg_pool" : "max_pool"; }
+  static constexpr detail::value lower(detail::layer_ctx& c, const pool2d_op& op, const detail::value& x) {
+    const shape out = op.output_shape(x.s);
+    const auto indices = op.average ? 0 : bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64);
+    return detail::pointwise(c.s, x, out, x.type, detail::keeps::input, indices);
+  }
+  static constexpr std::int64_t flops(const pool2d_op& op, const shape&, const shape& out) { return op.kernel * op.kernel * out.numel(); }
+};
 
-constexpr value lower_avg_pool(layer_ctx& c, const value& x) {
-  return pointwise(c.s, x, pooled_shape(c.L, x.s), x.type, keeps::input);
-}
+constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, false}); }
+constexpr layer max_pool2d(std::int64_t kernel) { return max_pool2d(kernel, stride(kernel)); }
+constexpr layer avg_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, true}); }
+constexpr layer avg_pool2d(std::int64_t kernel) { return avg_pool2d(kernel, stride(kernel)); }
 
-constexpr value lower_adaptive_avg_pool(layer_ctx& c, const value& x) {
-  if (x.s.rank != 3) tensor_rank_unsupported();
-  if (c.L.a[0] <= 0 || c.L.a[1] <= 0) invalid_layer_argument();
-  return pointwise(c.s, x, make_shape(x.s[0], c.L.a[0], c.L.a[1]), x.type, keeps::input);
-}
+/// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W].
+struct adaptive_avg_pool2d_op {
+  BOOST_HANA_DEFINE_STRUCT(adaptive_avg_pool2d_op, (std::int64_t, out_h), (std::int64_t, out_w));
+};
 
-}  // namespace detail::rules
+template <>
+struct op_traits<adaptive_avg_pool2d_op> {
+  static constexpr const char* name = "adaptive_avg_pool";
+  static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_avg_pool2d_op& op, const detail::value& x) {
+    if (x.s.rank != 3) detail::tensor_rank_unsupported();
+    if (op.out_h <= 0 || op.out_w <= 0) detail::invalid_layer_argument();
+    return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, detail::keeps::input);
+  }
+  static constexpr std::int64_t flops(const adaptive_avg_pool2d_op&, const shape& in, const shape&) { return in.numel(); }
+};
+
+constexpr layer adaptive_avg_pool2d(std::int64_t out_h, std::int64_t out_w) { return as_layer(adaptive_avg_pool2d_op{out_h, out_w}); }
+
 }  // namespace gpubudget

@@ -22,7 +22,7 @@ namespace gpubudget {
 struct rotary_t {};
 inline constexpr rotary_t rotary{};
 
-namespace detail::rules {
+namespace detail {
 
 /// cos/sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim] tensor per sample.
 constexpr value rotary_table(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
@@ -49,5 +49,5 @@ constexpr value rotary_op(sim& s, const value& q, const value& cos, const value&
   return out;
 }
 
-}  // namespace detail::rules
+}  // namespace detail
 }  // namespace gpubudget

@@ -14,8 +14,7 @@
 //   strided slices + cat (patch merging) — the cat is new and keeps nothing, its backward
 //   scatters every slice's gradient into an input-sized zero tensor (measured peak 3·X).
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/norm.hpp>
 #include <gpubudget/layers/options.hpp>
 
@@ -25,33 +24,28 @@ namespace gpubudget {
 /// Linear(C, 3C), proj Linear(C, C) (both with bias), a relative-position bias table of
 /// (2w-1)²·heads parameters and its int64 index buffer of w⁴ entries. The shift is dropped (as
 /// torchvision does) where the window covers the whole padded map.
-constexpr layer window_attention(heads h, std::int64_t window, std::int64_t shift = 0) {
-  layer l{};
-  l.kind = op::window_attention;
-  l.a[0] = h.value;
-  l.a[1] = window;
-  l.a[2] = shift;
-  return l;
-}
+struct window_attention_op {
+  BOOST_HANA_DEFINE_STRUCT(window_attention_op, (std::int64_t, heads), (std::int64_t, window), (std::int64_t, shift));
+};
 
 /// torchvision PatchMerging(C): [H, W, C] -> [⌈H/2⌉, ⌈W/2⌉, 4C] (pad, four strided slices, cat)
 /// -> LayerNorm(4C) -> Linear(4C, 2C, bias=False).
-constexpr layer patch_merging() { layer l{}; l.kind = op::patch_merging; return l; }
+struct patch_merging_op {};
 
-namespace detail::rules {
+namespace detail {
 
 /// Relative-position bias table parameters of a w×w window with `h` heads.
 constexpr std::int64_t relative_position_table(std::int64_t w, std::int64_t h) { return (2 * w - 1) * (2 * w - 1) * h; }
 
-constexpr value lower_window_attention(layer_ctx& c, const value& x) {
+constexpr value window_attention(layer_ctx& c, const window_attention_op& op, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 3) tensor_rank_unsupported();
   const auto H = x.s[0], W = x.s[1], C = x.s[2];
-  const auto heads_ = c.L.a[0], w = c.L.a[1];
-  if (heads_ <= 0 || w <= 0 || c.L.a[2] < 0) invalid_layer_argument();
+  const auto heads_ = op.heads, w = op.window;
+  if (heads_ <= 0 || w <= 0 || op.shift < 0) invalid_layer_argument();
   if (C % heads_ != 0) heads_do_not_divide_model_width();
   const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
-  const bool shifted = c.L.a[2] > 0 && (w < pH || w < pW);
+  const bool shifted = op.shift > 0 && (w < pH || w < pW);
   const auto nW = (pH / w) * (pW / w), N = w * w, d = C / heads_;
   const dtype mt = c.matmul_type(x.type);
 
@@ -89,9 +83,7 @@ constexpr value lower_window_attention(layer_ctx& c, const value& x) {
   if (auto n = s.record(biased); n >= 0) {
     // IndexBackward keeps the int64 index: a resident buffer, counted as saved like BatchNorm's
     // running statistics, allocating nothing
-    value index{s.allocate(bytes_of(N * N, dtype::int64), true), {}, dtype::int64, false};
-    s.save(n, index);
-    s.release(index);
+    s.save_resident(n, bytes_of(N * N, dtype::int64));
     s.grad_to(n, scores, true);
     c.param_grads(n, table, 2);
     if (c.trainable) s.backward_temp(n, 2 * bias_bytes);
@@ -109,12 +101,8 @@ constexpr value lower_window_attention(layer_ctx& c, const value& x) {
     s.release(attn);
     attn = masked;
   }
-  value a32 = cast_to(s, attn, c.fp32_op_type(attn.type));
+  value p16 = softmax_for_matmul(s, attn, mt);
   s.release(attn);
-  value p = pointwise(s, a32, a32.s, a32.type, keeps::output);  // softmax
-  s.release(a32);
-  value p16 = cast_to(s, p, mt);
-  s.release(p);
   value vc = copy(s, qkv, make_shape(nW, heads_, N, d));  // v's strided view copied for bmm
   value o = bmm(s, p16, vc, make_shape(nW, heads_, N, d), mt);
   s.release(p16);
@@ -141,7 +129,7 @@ constexpr value lower_window_attention(layer_ctx& c, const value& x) {
   return y;
 }
 
-constexpr value lower_patch_merging(layer_ctx& c, const value& x) {
+constexpr value patch_merging(layer_ctx& c, const value& x) {
   auto& s = c.s;
   if (x.s.rank != 3) tensor_rank_unsupported();
   const auto H = x.s[0], W = x.s[1], C = x.s[2];
@@ -151,9 +139,8 @@ constexpr value lower_patch_merging(layer_ctx& c, const value& x) {
   value cat = pointwise(s, xp, make_shape((H + 1) / 2, (W + 1) / 2, 4 * C), x.type, keeps::nothing, 0, 0,
                         2 * s.bytes_of_value(xp));
   s.release(xp);
-  layer ln = layer_norm();
-  layer_ctx lc = c.sub(ln, 0);
-  value n = lower_layer_norm(lc, cat);
+  layer_ctx lc = c.sub(0);
+  value n = op_traits<layer_norm_op>::lower(lc, {}, cat);
   c.absorb(lc, 0);
   s.release(cat);
   value y = linear_op(c, n, 2 * C, false, 1);  // reduction: Linear(4C, 2C, bias=False)
@@ -161,5 +148,26 @@ constexpr value lower_patch_merging(layer_ctx& c, const value& x) {
   return y;
 }
 
-}  // namespace detail::rules
+}  // namespace detail
+
+template <>
+struct op_traits<window_attention_op> {
+  static constexpr const char* name = "window_attention";
+  static constexpr detail::value lower(detail::layer_ctx& c, const window_attention_op& op, const detail::value& x) {
+    return detail::window_attention(c, op, x);
+  }
+};
+
+template <>
+struct op_traits<patch_merging_op> {
+  static constexpr const char* name = "patch_merging";
+  static constexpr detail::value lower(detail::layer_ctx& c, const patch_merging_op&, const detail::value& x) {
+    return detail::patch_merging(c, x);
+  }
+};
+
+constexpr layer window_attention(heads h, std::int64_t window, std::int64_t shift = 0) {
+  return as_layer(window_attention_op{h.value, window, shift});
+}
+constexpr layer patch_merging() { return as_layer(patch_merging_op{}); }
 }  // namespace gpubudget

@@ -1,125 +1,158 @@
 // gpubudget/layers/view.hpp — shape-only ops and small reductions.
 //
-// flatten / reshape / transpose are views: no new storage, and a view keeps its whole base
-// alive as long as anyone (a variable or a saved tensor) holds it. `transpose(..., contiguous)`
-// adds the copy that `.contiguous()` makes. Per-sample dimensions: dimension 0 is the first
-// dimension after the batch.
+// flatten / reshape / transpose / permute / select are views: no new storage, and a view keeps
+// its whole base alive as long as anyone (a variable or a saved tensor) holds it.
+// `transpose(..., contiguous)` adds the copy that `.contiguous()` makes. Per-sample dimensions:
+// dimension 0 is the first dimension after the batch.
 #pragma once
-#include <gpubudget/detail/ops.hpp>
-#include <gpubudget/layer.hpp>
+#include <gpubudget/detail/op_record.hpp>
 
 namespace gpubudget {
 
 /// Flattens per-sample dimensions from `start` on (nn.Flatten() is start 0).
-constexpr layer flatten(std::int64_t start = 0) { layer l{}; l.kind = op::flatten; l.a[0] = start; return l; }
+struct flatten_op {
+  BOOST_HANA_DEFINE_STRUCT(flatten_op, (std::int64_t, start));
+};
 
-/// Reshapes the per-sample shape (same element count).
+template <>
+struct op_traits<flatten_op> {
+  static constexpr const char* name = "flatten";
+  static constexpr detail::value lower(detail::layer_ctx& c, const flatten_op& op, const detail::value& x) {
+    if (op.start < 0 || op.start >= x.s.rank) detail::invalid_layer_argument();
+    shape out{};
+    out.rank = static_cast<int>(op.start) + 1;
+    for (int i = 0; i < op.start; ++i) out[i] = x.s[i];
+    std::int64_t rest = 1;
+    for (int i = static_cast<int>(op.start); i < x.s.rank; ++i) rest = checked_mul(rest, x.s[i]);
+    out[static_cast<int>(op.start)] = rest;
+    return c.s.view(x, out);
+  }
+  static constexpr std::int64_t flops(const flatten_op&, const shape&, const shape&) { return 0; }
+};
+
+constexpr layer flatten(std::int64_t start = 0) { return as_layer(flatten_op{start}); }
+
+/// Reshapes the per-sample shape (same element count): a view.
+struct reshape_op {
+  BOOST_HANA_DEFINE_STRUCT(reshape_op, (std::int64_t, d0), (std::int64_t, d1), (std::int64_t, d2), (std::int64_t, d3),
+                           (std::int64_t, d4), (std::int64_t, rank));
+};
+
+template <>
+struct op_traits<reshape_op> {
+  static constexpr const char* name = "reshape";
+  static constexpr detail::value lower(detail::layer_ctx& c, const reshape_op& op, const detail::value& x) {
+    const std::int64_t d[] = {op.d0, op.d1, op.d2, op.d3, op.d4};
+    shape out{};
+    out.rank = static_cast<int>(op.rank);
+    for (int i = 0; i < out.rank; ++i) {
+      if (d[i] <= 0) detail::invalid_layer_argument();
+      out[i] = d[i];
+    }
+    if (out.numel() != x.s.numel()) detail::reshape_changes_element_count();
+    return c.s.view(x, out);
+  }
+  static constexpr std::int64_t flops(const reshape_op&, const shape&, const shape&) { return 0; }
+};
+
 template <class... D>
 constexpr layer reshape(D... dims) {
   static_assert(sizeof...(D) >= 1 && sizeof...(D) <= 5, "reshape(...) takes 1 to 5 dimensions");
-  layer l{};
-  l.kind = op::reshape;
-  std::int64_t d[] = {static_cast<std::int64_t>(dims)...};
-  for (std::size_t i = 0; i < sizeof...(D); ++i) l.a[i] = d[i];
-  l.a[7] = sizeof...(D);
-  return l;
+  std::int64_t d[5] = {static_cast<std::int64_t>(dims)...};
+  return as_layer(reshape_op{d[0], d[1], d[2], d[3], d[4], sizeof...(D)});
 }
 
 /// Swaps two per-sample dimensions; `contiguous` adds the copy `.contiguous()` makes.
-constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = false) {
-  layer l{}; l.kind = op::transpose; l.a[0] = d0; l.a[1] = d1; l.a[2] = contiguous; return l;
-}
+struct transpose_op {
+  BOOST_HANA_DEFINE_STRUCT(transpose_op, (std::int64_t, dim0), (std::int64_t, dim1), (bool, contiguous));
+};
+
+template <>
+struct op_traits<transpose_op> {
+  static constexpr const char* name = "transpose";
+  static constexpr detail::value lower(detail::layer_ctx& c, const transpose_op& op, const detail::value& x) {
+    if (op.dim0 < 0 || op.dim1 < 0 || op.dim0 >= x.s.rank || op.dim1 >= x.s.rank) detail::invalid_layer_argument();
+    shape out = x.s;
+    out[static_cast<int>(op.dim0)] = x.s[static_cast<int>(op.dim1)];
+    out[static_cast<int>(op.dim1)] = x.s[static_cast<int>(op.dim0)];
+    if (!op.contiguous) return c.s.view(x, out);
+    return detail::copy(c.s, x, out);
+  }
+  static constexpr std::int64_t flops(const transpose_op&, const shape&, const shape&) { return 0; }
+};
+
+constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = false) { return as_layer(transpose_op{d0, d1, contiguous}); }
 
 /// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
+struct permute_op {
+  BOOST_HANA_DEFINE_STRUCT(permute_op, (std::int64_t, p0), (std::int64_t, p1), (std::int64_t, p2), (std::int64_t, p3),
+                           (std::int64_t, p4), (std::int64_t, rank));
+};
+
+template <>
+struct op_traits<permute_op> {
+  static constexpr const char* name = "permute";
+  static constexpr detail::value lower(detail::layer_ctx& c, const permute_op& op, const detail::value& x) {
+    if (op.rank != x.s.rank) detail::shape_mismatch_between_layers();
+    const std::int64_t order[] = {op.p0, op.p1, op.p2, op.p3, op.p4};
+    shape out = x.s;
+    for (int i = 0; i < x.s.rank; ++i) {
+      const auto from = order[i];
+      if (from < 0 || from >= x.s.rank) detail::invalid_layer_argument();
+      out[i] = x.s[static_cast<int>(from)];
+    }
+    return c.s.view(x, out);
+  }
+  static constexpr std::int64_t flops(const permute_op&, const shape&, const shape&) { return 0; }
+};
+
 template <class... D>
 constexpr layer permute(D... order) {
   static_assert(sizeof...(D) >= 2 && sizeof...(D) <= 5, "permute(...) takes 2 to 5 dimensions");
-  layer l{};
-  l.kind = op::permute;
-  std::int64_t d[] = {static_cast<std::int64_t>(order)...};
-  for (std::size_t i = 0; i < sizeof...(D); ++i) l.a[i] = d[i];
-  l.a[7] = sizeof...(D);
-  return l;
+  std::int64_t d[5] = {static_cast<std::int64_t>(order)...};
+  return as_layer(permute_op{d[0], d[1], d[2], d[3], d[4], sizeof...(D)});
 }
-
-/// Multiplies by a constant (`x * c`): a new tensor, nothing saved.
-constexpr layer scale() { layer l{}; l.kind = op::scale; return l; }
 
 /// `x[:, index]` along per-sample dimension 0 (e.g. a class token): a view.
-constexpr layer select_token(std::int64_t index = 0) { layer l{}; l.kind = op::token_select; l.a[0] = index; return l; }
+struct select_token_op {
+  BOOST_HANA_DEFINE_STRUCT(select_token_op, (std::int64_t, index));
+};
+
+template <>
+struct op_traits<select_token_op> {
+  static constexpr const char* name = "select";
+  static constexpr detail::value lower(detail::layer_ctx& c, const select_token_op& op, const detail::value& x) {
+    if (x.s.rank < 2) detail::tensor_rank_unsupported();
+    if (op.index < 0 || op.index >= x.s[0]) detail::invalid_layer_argument();
+    shape out{};
+    out.rank = x.s.rank - 1;
+    for (int i = 1; i < x.s.rank; ++i) out[i - 1] = x.s[i];
+    // A view; in backward its gradient is scattered into a zero tensor of the whole input
+    // (SelectBackward), which the simulator does when a partial gradient reaches a storage.
+    return c.s.view(x, out);
+  }
+  static constexpr std::int64_t flops(const select_token_op&, const shape&, const shape&) { return 0; }
+};
+
+constexpr layer select_token(std::int64_t index = 0) { return as_layer(select_token_op{index}); }
 
 /// Mean over per-sample dimension `dim` (removed from the shape).
-constexpr layer mean_over(std::int64_t dim) { layer l{}; l.kind = op::mean_over; l.a[0] = dim; return l; }
+struct mean_over_op {
+  BOOST_HANA_DEFINE_STRUCT(mean_over_op, (std::int64_t, dim));
+};
 
-namespace detail::rules {
-
-constexpr value lower_flatten(layer_ctx& c, const value& x) {
-  const auto start = c.L.a[0];
-  if (start < 0 || start >= x.s.rank) invalid_layer_argument();
-  shape out{};
-  out.rank = static_cast<int>(start) + 1;
-  for (int i = 0; i < start; ++i) out[i] = x.s[i];
-  std::int64_t rest = 1;
-  for (int i = static_cast<int>(start); i < x.s.rank; ++i) rest = checked_mul(rest, x.s[i]);
-  out[static_cast<int>(start)] = rest;
-  return c.s.view(x, out);
-}
-
-constexpr value lower_reshape(layer_ctx& c, const value& x) {
-  shape out{};
-  out.rank = static_cast<int>(c.L.a[7]);
-  for (int i = 0; i < out.rank; ++i) {
-    if (c.L.a[i] <= 0) invalid_layer_argument();
-    out[i] = c.L.a[i];
+template <>
+struct op_traits<mean_over_op> {
+  static constexpr const char* name = "mean";
+  static constexpr detail::value lower(detail::layer_ctx& c, const mean_over_op& op, const detail::value& x) {
+    if (op.dim < 0 || op.dim >= x.s.rank) detail::invalid_layer_argument();
+    shape out{};
+    out.rank = x.s.rank - 1;
+    for (int i = 0, j = 0; i < x.s.rank; ++i) if (i != op.dim) out[j++] = x.s[i];
+    return detail::mean_reduce(c.s, x, out);
   }
-  if (out.numel() != x.s.numel()) reshape_changes_element_count();
-  return c.s.view(x, out);
-}
+};
 
-constexpr value lower_transpose(layer_ctx& c, const value& x) {
-  const auto d0 = c.L.a[0], d1 = c.L.a[1];
-  if (d0 < 0 || d1 < 0 || d0 >= x.s.rank || d1 >= x.s.rank) invalid_layer_argument();
-  shape out = x.s;
-  out[static_cast<int>(d0)] = x.s[static_cast<int>(d1)];
-  out[static_cast<int>(d1)] = x.s[static_cast<int>(d0)];
-  if (!c.L.a[2]) return c.s.view(x, out);
-  return copy(c.s, x, out);
-}
+constexpr layer mean_over(std::int64_t dim) { return as_layer(mean_over_op{dim}); }
 
-constexpr value lower_permute(layer_ctx& c, const value& x) {
-  if (c.L.a[7] != x.s.rank) shape_mismatch_between_layers();
-  shape out = x.s;
-  for (int i = 0; i < x.s.rank; ++i) {
-    const auto from = c.L.a[i];
-    if (from < 0 || from >= x.s.rank) invalid_layer_argument();
-    out[i] = x.s[static_cast<int>(from)];
-  }
-  return c.s.view(x, out);
-}
-
-constexpr value lower_scale(layer_ctx& c, const value& x) {
-  return pointwise(c.s, x, x.s, x.type, keeps::nothing);
-}
-
-constexpr value lower_select(layer_ctx& c, const value& x) {
-  if (x.s.rank < 2) tensor_rank_unsupported();
-  if (c.L.a[0] < 0 || c.L.a[0] >= x.s[0]) invalid_layer_argument();
-  shape out{};
-  out.rank = x.s.rank - 1;
-  for (int i = 1; i < x.s.rank; ++i) out[i - 1] = x.s[i];
-  // A view; in backward its gradient is scattered into a zero tensor of the whole input
-  // (SelectBackward), which the simulator does when a partial gradient reaches a storage.
-  return c.s.view(x, out);
-}
-
-constexpr value lower_mean_over(layer_ctx& c, const value& x) {
-  const auto d = c.L.a[0];
-  if (d < 0 || d >= x.s.rank) invalid_layer_argument();
-  shape out{};
-  out.rank = x.s.rank - 1;
-  for (int i = 0, j = 0; i < x.s.rank; ++i) if (i != d) out[j++] = x.s[i];
-  return mean_reduce(c.s, x, out);
-}
-
-}  // namespace detail::rules
 }  // namespace gpubudget
