@@ -154,23 +154,23 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
     }
     if (plan.inference) {
       r.after_forward = s.live;
-      r.forward_peak = s.peak;
+      r.forward_peak = s.peak.bytes;
       s.release(out);
       break;
     }
     value loss = append_loss(s, out);
-    if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak; }
+    if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
     w.backward(loss.id);  // the trainer's `out` and `loss` stay alive through backward
     s.release(out);
     s.release(loss);
     r.live_after_backward = s.live;  // what optimizer.step() starts from: the .grad tensors
   }
-  r.fwd_bwd_peak = s.peak;
+  r.fwd_bwd_peak = s.peak.bytes;
   r.peak_rounded = s.peak_rounded;
-  r.grads_at_peak = s.grads_at_peak;
+  r.grads_at_peak = s.peak.grads;
   r.grads = s.grads_live;
-  r.peak_layer = s.peak_layer;
-  r.peak_in_backward = s.peak_in_backward;
+  r.peak_layer = s.peak.layer;
+  r.peak_in_backward = s.peak.in_backward;
   if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
   return r;
 }

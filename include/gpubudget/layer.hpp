@@ -64,15 +64,14 @@ struct node_flags {
   bool frozen = false;      ///< parameters of this block do not require grad
 };
 
-/// Capacity of a record's packed non-bool op fields (the largest ops, input and conv, have 7-8).
-inline constexpr std::size_t max_op_fields = 8;
+/// Capacity of a record's op fields, in 8-byte words (the largest op, conv, has 11).
+inline constexpr std::size_t max_op_fields = 11;
 
 struct layer {
   node_kind kind = node_kind::leaf;
   std::int32_t span = 1;                      ///< records in this subtree, itself included
   const op_descriptor* op = nullptr;          ///< leaves: the op
-  std::int64_t fields[max_op_fields] = {};    ///< leaves: the op's non-bool fields, packed (op_record.hpp)
-  std::uint32_t field_flags = 0;              ///< leaves: the op's bool fields, one bit each
+  std::int64_t fields[max_op_fields] = {};    ///< leaves: the op's fields as words (op_record.hpp)
   std::int64_t count = 1;                     ///< repeat: number of copies
   merge_kind merge = merge_kind::concat;      ///< parallel / residual: how outputs combine
   node_flags flags{};

@@ -1,11 +1,10 @@
 // gpubudget/detail/op_record.hpp — typed op descriptions <-> flat records, and the descriptor
 // every leaf record points at.
 //
-// An op is a struct with named fields declared through BOOST_HANA_DEFINE_STRUCT (Hana's struct
-// reflection is what lets one generic function pack any op's fields into a record and unpack
-// them, in declaration order, without a hand-written slot map per op), plus an `op_traits<Op>`
-// specialization next to it:
+// An op is a plain struct of named 8-byte fields (std::int64_t, enums over std::int64_t, `flag`)
+// plus an `op_traits<Op>` specialization next to it:
 //
+//   struct linear_op { std::int64_t out_features = 0; flag bias = true; flag tied = false; };
 //   template <> struct op_traits<linear_op> {
 //     static constexpr const char* name = "linear";                       // or name(const Op&)
 //     static constexpr value lower(layer_ctx&, const linear_op&, const value& x);  // required
@@ -13,22 +12,31 @@
 //     static constexpr bool source = true;                                 // only `input`
 //   };
 //
-// `flops` defaults to one per output element; `source` to false.
+// `flops` defaults to one per output element; `source` to false. A record carries the op's
+// fields as words (std::bit_cast both ways: a single step of constant evaluation, where a
+// field-by-field reflection through Boost.Hana's struct accessors cost ~190 Clang steps per op
+// visit, +60 % on a chain of ReLUs; benchmarks/compile_time/README.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/concept/struct.hpp>
-#include <boost/hana/define_struct.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/second.hpp>
+#include <array>
+#include <bit>
 
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/layer.hpp>
 
 namespace gpubudget {
+
+/// A yes/no field of an op description, 8 bytes wide like every other field (so that a record
+/// can carry any op's fields as plain words).
+struct flag {
+  std::int64_t value = 0;
+  constexpr flag() = default;
+  constexpr flag(bool b) : value(b ? 1 : 0) {}  // NOLINT: implicit, so ops read like bools
+  constexpr operator bool() const { return value != 0; }
+};
 
 /// Everything known about op `Op`; specialized next to each op (see this header's comment).
 template <class Op>
@@ -40,47 +48,38 @@ concept op_description = requires { sizeof(op_traits<std::remove_cvref_t<Op>>); 
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_flag = std::is_same_v<std::remove_cvref_t<T>, bool>;
+/// Words of op `Op` in a record (an op without fields has none).
+template <class Op>
+inline constexpr std::size_t op_words = std::is_empty_v<Op> ? 0 : sizeof(Op) / sizeof(std::int64_t);
 
-/// Writes `op`'s fields into record `l`: non-bool fields into `fields` in declaration order,
-/// bool fields into `field_flags`, one bit each in declaration order.
+template <class Op>
+constexpr void check_op_layout() {
+  static_assert(std::is_trivially_copyable_v<Op>, "an op description must be trivially copyable");
+  static_assert(std::is_empty_v<Op> || (sizeof(Op) % sizeof(std::int64_t) == 0 && std::has_unique_object_representations_v<Op>),
+                "an op's fields must all be 8 bytes wide (std::int64_t, an enum over std::int64_t, gpubudget::flag)");
+  static_assert(op_words<Op> <= max_op_fields, "an op has more fields than a record holds (max_op_fields)");
+}
+
+/// Writes `op`'s fields into record `l`, in declaration order.
 template <class Op>
 constexpr void pack_fields(const Op& op, layer& l) {
-  if constexpr (boost::hana::Struct<Op>::value) {
-    std::size_t i = 0;
-    std::uint32_t bit = 1;
-    boost::hana::for_each(boost::hana::accessors<Op>(), [&](auto accessor) {
-      const auto& field = boost::hana::second(accessor)(op);
-      if constexpr (is_flag<decltype(field)>) {
-        if (field) l.field_flags |= bit;
-        bit <<= 1;
-      } else {
-        if (i == max_op_fields) fail("gpubudget: internal: an op has more non-bool fields than a record holds");
-        l.fields[i++] = static_cast<std::int64_t>(field);
-      }
-    });
+  check_op_layout<Op>();
+  if constexpr (op_words<Op> > 0) {
+    const auto words = std::bit_cast<std::array<std::int64_t, op_words<Op>>>(op);
+    for (std::size_t i = 0; i < op_words<Op>; ++i) l.fields[i] = words[i];
   }
 }
 
 /// The op `Op` stored in record `L` (only `Op`'s own traits call this, through op_entry).
 template <class Op>
 constexpr Op unpack_fields(const layer& L) {
-  Op op{};
-  if constexpr (boost::hana::Struct<Op>::value) {
-    std::size_t i = 0;
-    std::uint32_t bit = 1;
-    boost::hana::for_each(boost::hana::accessors<Op>(), [&](auto accessor) {
-      auto& field = boost::hana::second(accessor)(op);
-      if constexpr (is_flag<decltype(field)>) {
-        field = (L.field_flags & bit) != 0;
-        bit <<= 1;
-      } else {
-        field = static_cast<std::remove_reference_t<decltype(field)>>(L.fields[i++]);
-      }
-    });
+  if constexpr (op_words<Op> == 0) {
+    return Op{};
+  } else {
+    std::array<std::int64_t, op_words<Op>> words{};
+    for (std::size_t i = 0; i < op_words<Op>; ++i) words[i] = L.fields[i];
+    return std::bit_cast<Op>(words);
   }
-  return op;
 }
 
 /// The descriptor of `Op`: its traits behind plain function pointers, so the walk, the planner

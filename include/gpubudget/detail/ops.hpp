@@ -212,7 +212,7 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
 /// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
 constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
-  const auto gemm = cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last());
+  const auto gemm = s.plan.backend == backend_kind::cpu ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last()) : 0;
   s.transient(gemm);
   auto n = s.record(y);
   s.backward_temp(n, gemm);
@@ -264,7 +264,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   shape out = x.s;
   out[-1] = out_features;
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  const auto gemm = cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last());
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last()) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
   c.s.release(xin);
   if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view

@@ -91,8 +91,8 @@ struct sim {
   host_costs host{};
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
 
-  std::int64_t live = 0, peak = 0;
-  std::int64_t grads_live = 0, grads_at_peak = 0;
+  std::int64_t live = 0;
+  std::int64_t grads_live = 0;
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
 
   // checkpointing state
@@ -112,29 +112,33 @@ struct sim {
   /// Where the simulation is: the model record being run, and whether in backward.
   std::int32_t current_layer = -1;
   bool in_backward = false;
-  std::int32_t peak_layer = -1;     ///< record at whose forward (or backward) the peak occurred
-  bool peak_in_backward = false;
+  /// The highest live bytes so far and where they occurred (one struct: set in one step).
+  struct peak_point {
+    std::int64_t bytes = 0;
+    std::int64_t grads = 0;          ///< .grad bytes alive then
+    std::int32_t layer = -1;         ///< record at whose forward (or backward) it occurred
+    bool in_backward = false;
+  };
+  peak_point peak{};
 
   constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded) {
-    if (live + extra > peak) {
-      peak = live + extra;
-      grads_at_peak = grads_live;
-      peak_layer = current_layer;
-      peak_in_backward = in_backward;
-    }
+    if (live + extra > peak.bytes) peak = peak_point{live + extra, grads_live, current_layer, in_backward};
     if (live_rounded + extra_rounded > peak_rounded) peak_rounded = live_rounded + extra_rounded;
   }
   /// A temporary that lives only inside the current op.
-  constexpr void transient(std::int64_t bytes) { note_peak(bytes, round_block(bytes)); }
+  constexpr void transient(std::int64_t bytes) {
+    if (bytes > 0) note_peak(bytes, round_block(bytes));
+  }
 
   // --- storages --------------------------------------------------------------------------------
   /// A new storage of `bytes`; `rounded` overrides its allocator-rounded size (a phantom stands
   /// for many blocks, each rounded on its own).
   constexpr std::int32_t allocate(std::int64_t bytes, bool external = false, std::int64_t rounded = -1) {
-    storages.push_back(storage{bytes, 1, 0, true, external, rounded >= 0 ? rounded : round_block(bytes)});
+    const auto held = rounded >= 0 ? rounded : round_block(bytes);
+    storages.push_back(storage{bytes, 1, 0, true, external, held});
     if (!external) {
       live = checked_add(live, bytes);
-      live_rounded = checked_add(live_rounded, storages.back().rounded);
+      live_rounded += held;  // no larger than live + 511 per block: cannot overflow before live does
       note_peak(0, 0);
     }
     return static_cast<std::int32_t>(storages.size() - 1);
@@ -176,12 +180,7 @@ struct sim {
   constexpr std::int32_t record(const value& out) {
     if (!out.requires_grad) return -1;
     if (replay_cursor >= 0) return last_recorded = replay_cursor++;
-    node_record n{};
-    n.out = out.id;
-    n.segment = dropping_saves_for;
-    n.param_key = -1;
-    n.layer = current_layer;
-    nodes.push_back(n);
+    nodes.push_back(node_record{.out = out.id, .segment = dropping_saves_for, .layer = current_layer});
     if (count_host) add_host(host.node, nodes.back().host_bytes);
     return last_recorded = static_cast<std::int32_t>(nodes.size() - 1);
   }
@@ -189,8 +188,9 @@ struct sim {
   constexpr std::int32_t record_of(const value& v) const { return v.requires_grad ? last_recorded : -1; }
   constexpr node_record& node(std::int32_t n) { return nodes[static_cast<std::size_t>(n)]; }
 
-  /// `n` saves `v` for backward (dropped while forwarding a checkpointed block).
-  constexpr void save(std::int32_t n, const value& v) {
+  /// `n` saves `v` for backward (dropped while forwarding a checkpointed block); `tensors`: how
+  /// many saved tensors the storage stands for (host bookkeeping is per tensor).
+  constexpr void save(std::int32_t n, const value& v, std::int32_t tensors = 1) {
     if (n < 0 || v.id < 0) return;
     if (dropping_saves_for >= 0 && replay_cursor < 0) return;
     auto& nd = node(n);
@@ -201,7 +201,7 @@ struct sim {
     else if (nd.saved_begin + nd.saved_count != static_cast<std::int32_t>(saved_ids.size())) fail("gpubudget: internal: saves not contiguous");
     saved_ids.push_back(v.id);
     ++nd.saved_count;
-    if (count_host && replay_cursor < 0) add_host(host.saved_tensor, nd.host_bytes);
+    if (count_host && replay_cursor < 0) add_host(tensors * host.saved_tensor, nd.host_bytes);
     auto& st = storages[static_cast<std::size_t>(v.id)];
     if (st.saved++ == 0) saved_total += st.bytes;  // the input batch counts too: autograd keeps it
   }
@@ -216,20 +216,21 @@ struct sim {
     }
     nd.saved_count = 0;
   }
-  /// `n` saves a tensor it creates itself (mask, indices, statistics).
-  constexpr void save_new(std::int32_t n, std::int64_t bytes) {
+  /// `n` saves `tensors` tensors of `bytes` each that it creates itself (mask, indices,
+  /// statistics), stored as one storage (each rounded to the allocator's blocks on its own).
+  constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1) {
     if (n < 0) return;
     if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes); return; }
-    value v{allocate(bytes), {}, dtype::fp32, false};
-    save(n, v);
+    value v{allocate(checked_mul(bytes, tensors), false, checked_mul(round_block(bytes), tensors)), {}, dtype::fp32, false};
+    save(n, v, tensors);
     release(v);
   }
-  /// `n` saves a resident buffer of `bytes` (BatchNorm's running statistics, an index buffer):
+  /// `n` saves `tensors` resident buffers of `bytes` each (BatchNorm's running statistics, an index buffer):
   /// counted as saved for backward, allocates nothing during the step.
-  constexpr void save_resident(std::int32_t n, std::int64_t bytes) {
+  constexpr void save_resident(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1) {
     if (n < 0) return;
-    value r{allocate(bytes, true), {}, dtype::fp32, false};
-    save(n, r);
+    value r{allocate(checked_mul(bytes, tensors), true), {}, dtype::fp32, false};
+    save(n, r, tensors);
     release(r);
   }
   /// `n` produces the gradient of input `v` (if `v` needs one).

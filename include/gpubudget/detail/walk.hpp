@@ -45,13 +45,13 @@ struct walker {
     first_node_of_pass = static_cast<std::int32_t>(s.nodes.size());
     counting = false;
     next_key = 0;
-    first_key.clear();
+    for (auto& k : first_key) k = -1;
     share_ids.clear();
     share_roots.clear();
   }
 
   constexpr walker(const layer* n, std::int32_t c, sim& sm)
-      : nodes(n), count(c), s(sm), stats(static_cast<std::size_t>(c)) {}
+      : nodes(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {}
 
   struct scope {
     bool trainable = true;
@@ -64,14 +64,37 @@ struct walker {
   dyn_array<std::int32_t> first_key{};
   std::int32_t next_key = 0;
   constexpr std::int32_t key_of(std::int32_t i, const scope& sc) {
-    if (first_key.empty()) first_key.resize(static_cast<std::size_t>(count), -1);
     auto& k = first_key[static_cast<std::size_t>(i + sc.key_shift)];
     if (sc.count_params || k < 0) k = next_key;  // next_key advances by the parts the layer used
     return k;
   }
 
   // --- forward -------------------------------------------------------------------------------
+  /// Record `i` on `in`: its scope (freezing, shared weights, train_only), a checkpoint when it
+  /// or the policy asks for one, its per-record statistics when they are collected.
   constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
+    const layer& L = nodes[i];
+    if (L.flags.frozen || L.share_id > 0 || (L.name && s.plan.train_only)) sc = enter(i, sc);
+    const bool checkpoint = (L.flags.checkpoint || force_checkpoint) && can_checkpoint();
+    // leaves keep their own statistics (walk_leaf)
+    if (!collecting() || L.kind == node_kind::leaf) return checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
+    const auto saved_before = s.saved_total;
+    const auto params_before = totals.params, trainable_before = totals.trainable, buffers_before = totals.buffer_bytes;
+    const value out = checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
+    auto& st = stats[static_cast<std::size_t>(i)];
+    st.params += totals.params - params_before;
+    st.trainable += totals.trainable - trainable_before;
+    st.buffer_bytes += totals.buffer_bytes - buffers_before;
+    st.saved_bytes += s.saved_total - saved_before;
+    st.output_bytes = s.bytes_of_value(out);
+    st.output = out.s;
+    ++st.applications;
+    return out;
+  }
+
+  /// The scope inside record `i`: train_only names switch training on, frozen blocks off; a
+  /// shared block's later occurrences map to the first one's weights (counted once).
+  constexpr scope enter(std::int32_t i, scope sc) {
     const layer& L = nodes[i];
     if (s.plan.train_only && L.name && matches_any_prefix(L.name, s.plan.train_only)) sc.trainable = true;
     if (L.flags.frozen) sc.trainable = false;
@@ -81,37 +104,36 @@ struct walker {
       if (root < 0) { share_ids.push_back(L.share_id); share_roots.push_back(i + sc.key_shift); }
       else { sc.key_shift = root - i; sc.count_params = false; }
     }
-    const auto saved_before = s.saved_total;
-    const auto params_before = totals.params, trainable_before = totals.trainable, buffers_before = totals.buffer_bytes;
+    return sc;
+  }
 
-    value out{};
-    if ((L.flags.checkpoint || force_checkpoint) && s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad) {
-      segment_record seg{};
-      seg.layer_index = i;
-      seg.input = in;
-      seg.first_node = static_cast<std::int32_t>(s.nodes.size());
-      seg.trainable = sc.trainable;
-      seg.key_shift = sc.key_shift;
-      s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
-      s.segments.push_back(seg);
-      s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
-      out = walk_inner(i, in, sc);
-      s.dropping_saves_for = -1;
-      s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
-    } else {
-      out = walk_inner(i, in, sc);
-    }
+  /// Are per-record statistics being collected (budget(), first application, first micro-batch)?
+  constexpr bool collecting() const { return collect_stats && !replaying && counting; }
 
-    if (collect_stats && !replaying && counting) {
-      auto& st = stats[static_cast<std::size_t>(i)];
-      st.params += totals.params - params_before;
-      st.trainable += totals.trainable - trainable_before;
-      st.buffer_bytes += totals.buffer_bytes - buffers_before;
-      st.saved_bytes += s.saved_total - saved_before;
-      st.output_bytes = s.bytes_of_value(out);
-      st.output = out.s;
-      ++st.applications;
-    }
+  /// A leaf without flags, shared weights or a name the policy looks at.
+  constexpr bool is_plain_leaf(const layer& L) const {
+    return L.kind == node_kind::leaf && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !(L.name && s.plan.train_only);
+  }
+
+  /// A checkpoint starts only in a training forward that is not already inside one.
+  constexpr bool can_checkpoint() const { return s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad; }
+
+  /// Runs record `i` (or, for one repetition of a repeat, its children) as a non-reentrant
+  /// checkpoint: only the input is kept; its saves are dropped now and re-made in backward.
+  constexpr value run_segment(std::int32_t i, const value& in, const scope& sc, bool repetition) {
+    segment_record seg{};
+    seg.layer_index = i;
+    seg.input = in;
+    seg.first_node = static_cast<std::int32_t>(s.nodes.size());
+    seg.trainable = sc.trainable;
+    seg.key_shift = sc.key_shift;
+    seg.repetition = repetition;
+    s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
+    s.segments.push_back(seg);
+    s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
+    const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
+    s.dropping_saves_for = -1;
+    s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
     return out;
   }
 
@@ -138,7 +160,8 @@ struct walker {
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += nodes[c].span) {
-      value next = walk(c, cur, sc, force && !is_source(nodes[c]));
+      // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
+      value next = !force && is_plain_leaf(nodes[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(nodes[c]));
       s.release(cur);
       cur = next;
     }
@@ -183,25 +206,8 @@ struct walker {
       dyn_array<record_stats> before{};
       if (measure && counting && !replaying && collect_stats)
         for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
-      value next{};
-      if (s.plan.checkpoint_blocks && s.dropping_saves_for < 0 && s.replay_cursor < 0 && !s.no_grad) {
-        // one checkpoint per repetition (the whole block), not one per part of the block
-        segment_record seg{};
-        seg.layer_index = i;
-        seg.input = cur;
-        seg.first_node = static_cast<std::int32_t>(s.nodes.size());
-        seg.trainable = sc.trainable;
-        seg.key_shift = sc.key_shift;
-        seg.repetition = true;
-        s.retain(cur.id);
-        s.segments.push_back(seg);
-        s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
-        next = run_children(i, cur, sc);
-        s.dropping_saves_for = -1;
-        s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
-      } else {
-        next = run_children(i, cur, sc);
-      }
+      // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part
+      const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, sc, true) : run_children(i, cur, sc);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
       cur = next;
@@ -321,20 +327,33 @@ struct walker {
     const bool source = L.op->source;
     if (!source && in.id < 0) layer_needs_an_input_shape();
     s.current_layer = i;
+    const auto saved_before = s.saved_total;
     layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
-    value out = L.op->lower(c, in);
+    const value out = L.op->lower(c, in);
     if (!replaying && c.param_key == next_key) next_key += c.parts;
-    if (!replaying && counting) {
-      totals.params = checked_add(totals.params, c.params);
-      if (c.trainable) {
-        totals.trainable = checked_add(totals.trainable, c.params);
-        if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
-      }
-      totals.buffer_bytes += c.buffer_bytes;
-      totals.input_bytes += c.input_bytes;
-    }
+    if (!replaying && counting && (c.params | c.buffer_bytes | c.input_bytes) != 0) add_totals(c);
     if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
+    if (collecting()) {
+      auto& st = stats[static_cast<std::size_t>(i)];
+      st.params += c.params;
+      st.trainable += c.trainable ? c.params : 0;
+      st.buffer_bytes += c.buffer_bytes;
+      st.saved_bytes += s.saved_total - saved_before;
+      st.output_bytes = s.bytes_of_value(out);
+      st.output = out.s;
+      ++st.applications;
+    }
     return out;
+  }
+
+  constexpr void add_totals(const layer_ctx& c) {
+    totals.params = checked_add(totals.params, c.params);
+    if (c.trainable) {
+      totals.trainable = checked_add(totals.trainable, c.params);
+      if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
+    }
+    totals.buffer_bytes += c.buffer_bytes;
+    totals.input_bytes += c.input_bytes;
   }
 
   // --- backward ------------------------------------------------------------------------------
@@ -344,6 +363,14 @@ struct walker {
   constexpr std::int32_t& grad_slot(std::int32_t storage_id) {
     if (static_cast<std::size_t>(storage_id) >= grad_of.size()) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
     return grad_of[static_cast<std::size_t>(storage_id)];
+  }
+
+  /// The gradient waiting for storage `id` (-1: none), handed over to the caller.
+  constexpr std::int32_t take_grad(std::int32_t id) {
+    if (static_cast<std::size_t>(id) >= grad_of.size()) return -1;
+    const auto g = grad_of[static_cast<std::size_t>(id)];
+    grad_of[static_cast<std::size_t>(id)] = -1;
+    return g;
   }
 
   /// Adds gradient `g` (of `bytes`) into the gradient buffer of storage `target`.
@@ -425,22 +452,21 @@ struct walker {
           param_grad(key, rec.param_grad_bytes);
         continue;
       }
-      const std::int32_t g = grad_slot(rec.out);
+      const std::int32_t g = take_grad(rec.out);
       if (g >= 0) {
-        grad_slot(rec.out) = -1;
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
-          const grad_edge edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
-          std::int32_t gi = g;
+          const grad_edge& edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
           if (edge.alias || edge.expand) s.retain(g);
-          else gi = s.allocate(edge.bytes);
-          accumulate(edge.target, gi, edge.bytes, edge.expand);
+          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes), edge.bytes, edge.expand);
         }
         param_grad(rec.param_key, rec.param_grad_bytes);
         s.transient(rec.backward_temp);
       }
       s.release_saved(n);
-      s.live -= s.nodes[static_cast<std::size_t>(n)].host_bytes;
-      s.nodes[static_cast<std::size_t>(n)].host_bytes = 0;
+      if (s.count_host) {
+        s.live -= s.nodes[static_cast<std::size_t>(n)].host_bytes;
+        s.nodes[static_cast<std::size_t>(n)].host_bytes = 0;
+      }
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
     }

@@ -20,7 +20,8 @@ enum class activation_kind : std::int64_t { relu, gelu, silu, sigmoid, tanh, lea
 
 /// An elementwise activation, out of place or in place.
 struct activation_op {
-  BOOST_HANA_DEFINE_STRUCT(activation_op, (activation_kind, kind), (bool, inplace));
+  activation_kind kind = {};
+  flag inplace = {};
   /// Does autograd keep the output (rather than the input)?
   constexpr bool keeps_output() const {
     return kind == activation_kind::relu || kind == activation_kind::sigmoid || kind == activation_kind::tanh;
@@ -97,7 +98,8 @@ constexpr layer softmax() { return as_layer(softmax_op{}); }
 
 /// Dropout with probability `percent`/100 (an integer keeps the record integral).
 struct dropout_op {
-  BOOST_HANA_DEFINE_STRUCT(dropout_op, (std::int64_t, percent), (bool, inplace));
+  std::int64_t percent = {};
+  flag inplace = {};
 };
 
 template <>

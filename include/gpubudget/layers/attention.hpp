@@ -25,8 +25,13 @@ enum class attention_impl : std::int64_t {
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
 /// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary.
 struct attention_op {
-  BOOST_HANA_DEFINE_STRUCT(attention_op, (std::int64_t, width), (std::int64_t, heads), (std::int64_t, kv_tokens),
-                           (attention_impl, impl), (std::int64_t, kv_heads), (bool, bias), (bool, rotary));
+  std::int64_t width = {};
+  std::int64_t heads = {};
+  std::int64_t kv_tokens = {};
+  attention_impl impl = {};
+  std::int64_t kv_heads = {};
+  flag bias = {};
+  flag rotary = {};
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.

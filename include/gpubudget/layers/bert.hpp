@@ -18,7 +18,8 @@ namespace gpubudget {
 /// BertEmbeddings after the word lookup on [T, D]: + token types (`type_vocab` rows; the
 /// default all-zero ids) then += positions (`max_positions` rows; T ≤ max_positions).
 struct bert_embeddings_op {
-  BOOST_HANA_DEFINE_STRUCT(bert_embeddings_op, (std::int64_t, type_vocab), (std::int64_t, max_positions));
+  std::int64_t type_vocab = {};
+  std::int64_t max_positions = {};
 };
 
 template <>

@@ -16,9 +16,17 @@ inline constexpr channels_last_input_t channels_last_input{};
 /// nn.Conv{1,2,3}d / nn.ConvTranspose2d. `out_channels` 0 keeps the input's channel count;
 /// `groups` -1 means one group per input channel (depthwise).
 struct conv_op {
-  BOOST_HANA_DEFINE_STRUCT(conv_op, (std::int64_t, dims), (std::int64_t, out_channels), (std::int64_t, kernel),
-                           (std::int64_t, stride), (std::int64_t, padding), (std::int64_t, dilation), (std::int64_t, groups),
-                           (std::int64_t, output_padding), (bool, bias), (bool, transposed), (bool, channels_last));
+  std::int64_t dims = {};
+  std::int64_t out_channels = {};
+  std::int64_t kernel = {};
+  std::int64_t stride = {};
+  std::int64_t padding = {};
+  std::int64_t dilation = {};
+  std::int64_t groups = {};
+  std::int64_t output_padding = {};
+  flag bias = {};
+  flag transposed = {};
+  flag channels_last = {};
 };
 
 namespace detail {

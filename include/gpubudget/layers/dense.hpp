@@ -13,7 +13,9 @@ namespace gpubudget {
 /// nn.Linear(in, out_features) with `in` taken from the input's last dimension; `tied`: the
 /// weight belongs to an earlier layer (counted there; see tied_linear).
 struct linear_op {
-  BOOST_HANA_DEFINE_STRUCT(linear_op, (std::int64_t, out_features), (bool, bias), (bool, tied));
+  std::int64_t out_features = {};
+  flag bias = {};
+  flag tied = {};
 };
 
 template <>
@@ -37,7 +39,8 @@ constexpr layer tied_linear(std::int64_t out_features) { return as_layer(linear_
 
 /// nn.Embedding(num_embeddings, dim) over int64 ids: output [..., dim].
 struct embedding_op {
-  BOOST_HANA_DEFINE_STRUCT(embedding_op, (std::int64_t, num_embeddings), (std::int64_t, dim));
+  std::int64_t num_embeddings = {};
+  std::int64_t dim = {};
 };
 
 template <>
@@ -61,7 +64,7 @@ constexpr layer embedding(std::int64_t num_embeddings, std::int64_t dim) { retur
 /// GPT-2's learned positions: x + wpe(arange(T)) with a [context, width] table; `T` is the
 /// input's dimension 0 (at most `context`).
 struct learned_positions_op {
-  BOOST_HANA_DEFINE_STRUCT(learned_positions_op, (std::int64_t, context));
+  std::int64_t context = {};
 };
 
 template <>

@@ -16,8 +16,12 @@ namespace gpubudget {
 /// Input [2, C, H, W] (an image pair); output [2·classes] (target and PWCA heads). Blocks are
 /// pre-norm (q and kv projections, materialized attention, GELU MLP of `mlp`).
 struct dual_cross_vit_op {
-  BOOST_HANA_DEFINE_STRUCT(dual_cross_vit_op, (std::int64_t, patch), (std::int64_t, depth), (std::int64_t, width),
-                           (std::int64_t, heads), (std::int64_t, mlp), (std::int64_t, classes));
+  std::int64_t patch = {};
+  std::int64_t depth = {};
+  std::int64_t width = {};
+  std::int64_t heads = {};
+  std::int64_t mlp = {};
+  std::int64_t classes = {};
 };
 
 namespace detail {

@@ -30,7 +30,7 @@ constexpr layer layer_scale() { return as_layer(layer_scale_op{}); }
 /// input times a per-sample Bernoulli noise [B, 1, ...]; the product keeps only the noise.
 /// Probability 0 is the identity.
 struct stochastic_depth_op {
-  BOOST_HANA_DEFINE_STRUCT(stochastic_depth_op, (std::int64_t, per_mille));
+  std::int64_t per_mille = {};
 };
 
 template <>

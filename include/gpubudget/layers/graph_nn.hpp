@@ -11,12 +11,15 @@ namespace gpubudget {
 
 /// Graph convolution (Kipf & Welling): z = xW; messages z[src]·norm scattered into destinations.
 struct gcn_op {
-  BOOST_HANA_DEFINE_STRUCT(gcn_op, (std::int64_t, out_features), (std::int64_t, edges));
+  std::int64_t out_features = {};
+  std::int64_t edges = {};
 };
 /// Graph attention (GAT): `heads` × `per_head` outputs over `edges` edges, LeakyReLU(0.2)
 /// logits, softmax over each destination's incoming edges, ELU.
 struct gat_op {
-  BOOST_HANA_DEFINE_STRUCT(gat_op, (std::int64_t, heads), (std::int64_t, per_head), (std::int64_t, edges));
+  std::int64_t heads = {};
+  std::int64_t per_head = {};
+  std::int64_t edges = {};
 };
 
 namespace detail {

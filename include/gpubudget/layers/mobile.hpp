@@ -16,7 +16,9 @@ enum class se_gate : std::int64_t { sigmoid = 0, hardsigmoid = 1 };
 /// scale = gate(fc2(act(fc1(adaptive_avg_pool2d(x, 1))))) with 1×1 convolutions (with bias),
 /// output scale * x. MobileNetV3: ReLU + Hardsigmoid; EfficientNet: SiLU(inplace) + Sigmoid.
 struct squeeze_excitation_op {
-  BOOST_HANA_DEFINE_STRUCT(squeeze_excitation_op, (std::int64_t, squeeze_channels), (se_activation, act), (se_gate, gate));
+  std::int64_t squeeze_channels = {};
+  se_activation act = {};
+  se_gate gate = {};
 };
 
 template <>

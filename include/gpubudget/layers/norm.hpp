@@ -24,12 +24,10 @@ struct op_traits<batch_norm_op> {
     // CPU backward holds one more input-sized temporary besides grad_input (op_rules.md §1)
     detail::value y = detail::with_params(c, x, x.s, x.type, 2 * ch, true, 0, 0, c.cpu() ? s.bytes_of_value(x) : 0);
     if (auto n = s.record_of(y); n >= 0) {
-      s.save_new(n, ch * 4);  // save_mean [C] fp32
-      s.save_new(n, ch * 4);  // save_invstd [C] fp32
+      s.save_new(n, ch * 4, 2);  // save_mean and save_invstd [C] fp32
       // running_mean and running_var are saved too: resident buffers, so they count as saved
       // bytes but allocate nothing
-      s.save_resident(n, ch * 4);
-      s.save_resident(n, ch * 4);
+      s.save_resident(n, ch * 4, 2);
     }
     return y;
   }
@@ -49,7 +47,7 @@ struct op_traits<layer_norm_op> {
     const auto rows = checked_mul(c.s.batch, x.s.numel() / width);
     // mean and rstd: one fp32 per normalized row each, saved as two tensors
     detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * width, true);
-    if (auto n = c.s.record_of(y); n >= 0) { c.s.save_new(n, rows * 4); c.s.save_new(n, rows * 4); }
+    if (auto n = c.s.record_of(y); n >= 0) c.s.save_new(n, rows * 4, 2);
     c.s.release(xin);
     return y;
   }
@@ -57,7 +55,7 @@ struct op_traits<layer_norm_op> {
 
 /// nn.GroupNorm(groups, channels) over dimension 0.
 struct group_norm_op {
-  BOOST_HANA_DEFINE_STRUCT(group_norm_op, (std::int64_t, groups));
+  std::int64_t groups = {};
 };
 
 template <>
@@ -71,7 +69,7 @@ struct op_traits<group_norm_op> {
     c.add_param(ch);
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
     detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * ch, true);
-    if (auto n = c.s.record_of(y); n >= 0) { c.s.save_new(n, c.s.batch * g * 4); c.s.save_new(n, c.s.batch * g * 4); }
+    if (auto n = c.s.record_of(y); n >= 0) c.s.save_new(n, c.s.batch * g * 4, 2);
     c.s.release(xin);
     return y;
   }

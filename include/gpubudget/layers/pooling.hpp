@@ -11,7 +11,10 @@ namespace gpubudget {
 
 /// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter).
 struct pool2d_op {
-  BOOST_HANA_DEFINE_STRUCT(pool2d_op, (std::int64_t, kernel), (std::int64_t, stride), (std::int64_t, padding), (bool, average));
+  std::int64_t kernel = {};
+  std::int64_t stride = {};
+  std::int64_t padding = {};
+  flag average = {};
   constexpr shape output_shape(const shape& in) const {
     if (in.rank != 3) detail::tensor_rank_unsupported();
     if (kernel <= 0 || stride <= 0 || padding < 0) detail::invalid_layer_argument();
@@ -42,7 +45,8 @@ constexpr layer avg_pool2d(std::int64_t kernel) { return avg_pool2d(kernel, stri
 
 /// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W].
 struct adaptive_avg_pool2d_op {
-  BOOST_HANA_DEFINE_STRUCT(adaptive_avg_pool2d_op, (std::int64_t, out_h), (std::int64_t, out_w));
+  std::int64_t out_h = {};
+  std::int64_t out_w = {};
 };
 
 template <>

@@ -25,7 +25,9 @@ namespace gpubudget {
 /// (2w-1)²·heads parameters and its int64 index buffer of w⁴ entries. The shift is dropped (as
 /// torchvision does) where the window covers the whole padded map.
 struct window_attention_op {
-  BOOST_HANA_DEFINE_STRUCT(window_attention_op, (std::int64_t, heads), (std::int64_t, window), (std::int64_t, shift));
+  std::int64_t heads = {};
+  std::int64_t window = {};
+  std::int64_t shift = {};
 };
 
 /// torchvision PatchMerging(C): [H, W, C] -> [⌈H/2⌉, ⌈W/2⌉, 4C] (pad, four strided slices, cat)

@@ -10,7 +10,9 @@ namespace gpubudget {
 
 /// F.unfold(x, kernel, padding, stride) on [C, H, W] -> [C·k², L]: the buffer that grows k²-fold.
 struct unfold_op {
-  BOOST_HANA_DEFINE_STRUCT(unfold_op, (std::int64_t, kernel), (std::int64_t, padding), (std::int64_t, stride));
+  std::int64_t kernel = {};
+  std::int64_t padding = {};
+  std::int64_t stride = {};
 };
 
 /// Bytes of F.unfold's output for a [B, C, H, W] input: B·C·k²·L elements.
@@ -61,7 +63,9 @@ enum class local_attention_impl : std::int64_t {
 
 /// Local (k×k neighbourhood) attention over a [C, H, W] map with `heads` heads (seed 000).
 struct local_attention_op {
-  BOOST_HANA_DEFINE_STRUCT(local_attention_op, (std::int64_t, heads), (std::int64_t, kernel), (local_attention_impl, impl));
+  std::int64_t heads = {};
+  std::int64_t kernel = {};
+  local_attention_impl impl = {};
 };
 
 namespace detail {

@@ -11,7 +11,7 @@ namespace gpubudget {
 
 /// Flattens per-sample dimensions from `start` on (nn.Flatten() is start 0).
 struct flatten_op {
-  BOOST_HANA_DEFINE_STRUCT(flatten_op, (std::int64_t, start));
+  std::int64_t start = {};
 };
 
 template <>
@@ -34,8 +34,12 @@ constexpr layer flatten(std::int64_t start = 0) { return as_layer(flatten_op{sta
 
 /// Reshapes the per-sample shape (same element count): a view.
 struct reshape_op {
-  BOOST_HANA_DEFINE_STRUCT(reshape_op, (std::int64_t, d0), (std::int64_t, d1), (std::int64_t, d2), (std::int64_t, d3),
-                           (std::int64_t, d4), (std::int64_t, rank));
+  std::int64_t d0 = {};
+  std::int64_t d1 = {};
+  std::int64_t d2 = {};
+  std::int64_t d3 = {};
+  std::int64_t d4 = {};
+  std::int64_t rank = {};
 };
 
 template <>
@@ -64,7 +68,9 @@ constexpr layer reshape(D... dims) {
 
 /// Swaps two per-sample dimensions; `contiguous` adds the copy `.contiguous()` makes.
 struct transpose_op {
-  BOOST_HANA_DEFINE_STRUCT(transpose_op, (std::int64_t, dim0), (std::int64_t, dim1), (bool, contiguous));
+  std::int64_t dim0 = {};
+  std::int64_t dim1 = {};
+  flag contiguous = {};
 };
 
 template <>
@@ -85,8 +91,12 @@ constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = fa
 
 /// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
 struct permute_op {
-  BOOST_HANA_DEFINE_STRUCT(permute_op, (std::int64_t, p0), (std::int64_t, p1), (std::int64_t, p2), (std::int64_t, p3),
-                           (std::int64_t, p4), (std::int64_t, rank));
+  std::int64_t p0 = {};
+  std::int64_t p1 = {};
+  std::int64_t p2 = {};
+  std::int64_t p3 = {};
+  std::int64_t p4 = {};
+  std::int64_t rank = {};
 };
 
 template <>
@@ -115,7 +125,7 @@ constexpr layer permute(D... order) {
 
 /// `x[:, index]` along per-sample dimension 0 (e.g. a class token): a view.
 struct select_token_op {
-  BOOST_HANA_DEFINE_STRUCT(select_token_op, (std::int64_t, index));
+  std::int64_t index = {};
 };
 
 template <>
@@ -138,7 +148,7 @@ constexpr layer select_token(std::int64_t index = 0) { return as_layer(select_to
 
 /// Mean over per-sample dimension `dim` (removed from the shape).
 struct mean_over_op {
-  BOOST_HANA_DEFINE_STRUCT(mean_over_op, (std::int64_t, dim));
+  std::int64_t dim = {};
 };
 
 template <>

@@ -8,7 +8,9 @@ namespace gpubudget {
 /// ViT input stage on [C, H, W]: Conv2d(C, width, patch, stride=patch) → flatten → tokens,
 /// a learned class token prepended (optional) and learned positions added: [tokens, width].
 struct patch_embedding_op {
-  BOOST_HANA_DEFINE_STRUCT(patch_embedding_op, (std::int64_t, width), (std::int64_t, patch), (bool, class_token));
+  std::int64_t width = {};
+  std::int64_t patch = {};
+  flag class_token = {};
 };
 
 /// Tokens a patch embedding produces: (H/p)·(W/p) (+1 with a class token). 448² at p=16: 785.
