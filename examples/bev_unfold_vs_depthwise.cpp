@@ -59,7 +59,7 @@ static_assert(num_heads * unfolded_keys == reported_allocation);
 // 2048 channels already hold more than the report's whole 30.25M-parameter model.
 constexpr auto wide = budget_totals(models::bev_local_attention_n(local_attention_impl::unfold, layers_before, 2048, 8, num_heads, kernel),
                                     training{.batch = 1}, gpu);
-static_assert(wide.params > 30'250'000);
+static_assert(wide.parameter_count > 30'250'000);
 // What was in use when it failed: the stem and qkv projection of the first layer (forward), the
 // resident state, the CUDA context, then the 24.5 GiB of unfolded keys.
 constexpr auto prefix = sequential(input(channels, map, map), conv2d(channels, 3, padding(1)), batch_norm(), relu(),
@@ -97,7 +97,7 @@ int main() {
             << "| F.unfold(k) at C = 512 | [4, 512·49, 65536] | " << gib(unfolded_keys) << " |\n"
             << "| einsum broadcast of the unfolded keys over 4 heads | [4, 4, 512, 49, 65536] | " << gib(num_heads * unfolded_keys)
             << " |\n"
-            << "| F.unfold(k) if C were 2048 (ruled out: " << wide.params << " params > 30.25M) | [4, 2048·49, 65536] | "
+            << "| F.unfold(k) if C were 2048 (ruled out: " << wide.parameter_count << " params > 30.25M) | [4, 2048·49, 65536] | "
             << gib(unfold_bytes(batch_before, 2048, kernel, positions, dtype::fp32)) << " |\n"
             << "| Reported: \"Tried to allocate 98.00 GiB\" | | " << gib(reported_allocation) << " |\n\n"
             << "In use when it failed (resident state + stem/qkv forward + context + unfolded keys): " << gib(in_use_at_failure)
@@ -128,7 +128,7 @@ int main() {
             << " here), not what the step needs |\n"
             << "| Fixed, memory per GPU | ~18 GB | " << gib(after.total())
             << " for the BEV head | the report includes the LiDAR/camera backbones (the rest of its 30.25M parameters), which it does not size |\n"
-            << "| Parameters | 30.25M (whole model) | " << before.params << " -> " << after.params
+            << "| Parameters | 30.25M (whole model) | " << before.parameter_count << " -> " << after.parameter_count
             << " (head) | backbones not described; the head loses 1 of 3 layers, so \"slightly fewer\" |\n"
             << "| Memory saving | ~10x | " << before.total() / after.total() << "x (head, device total) | - |\n\n";
 

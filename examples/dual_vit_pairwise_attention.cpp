@@ -62,9 +62,9 @@ static_assert(!fits(micro8_one_pass));
 // fragmentation reserve) added, which bounds the accumulated step.
 constexpr auto fix_one_pass = budget_totals(path_model, training{.batch = 4, .precision = amp_fp16, .checkpoint_blocks = true}, gpu);
 static_assert(fix_one_pass.total() + fix_one_pass.gradients * 11 / 10 <= gpu.capacity);
-static_assert(fix_one_pass.params == micro8_one_pass.params);  // the same network: 86,404,040 parameters
+static_assert(fix_one_pass.parameter_count == micro8_one_pass.parameter_count);  // the same network: 86,404,040 parameters
 // AdamW: two fp32 states per trainable parameter.
-static_assert(fix_one_pass.optimizer_state == 2 * 4 * fix_one_pass.trainable);
+static_assert(fix_one_pass.optimizer_state == 2 * 4 * fix_one_pass.trainable_count);
 }  // namespace
 
 int main() {
@@ -80,7 +80,7 @@ int main() {
                "same configuration (micro 8, AMP): "
             << format_bytes(engine_before.total()) << " vs " << format_bytes(path_before.total()) << " device total ("
             << format_percent(path_before.total() - engine_before.total(), engine_before.total())
-            << " apart), both " << engine_before.params << " parameters.\n\n";
+            << " apart), both " << engine_before.parameter_count << " parameters.\n\n";
 
   std::cout << "## Before: micro-batch 8 x 2 accumulation, AMP fp16\n\n" << markdown_table(engine_before) << "\n";
   std::cout << "## After (the report's fix): micro-batch 4 x 4 accumulation, AMP fp16, every path of every block checkpointed\n\n"
@@ -119,7 +119,7 @@ int main() {
             << "| Gradient checkpointing | ~40-60 % | " << saving(path_before, ckpt_8)
             << " | with every path of every block checkpointed only block inputs stay, plus one block's re-run |\n"
             << "| Combined | ~70-80 % | " << saving(path_before, after) << " | - |\n"
-            << "| Parameters | 100.73M | " << after.params
+            << "| Parameters | 100.73M | " << after.parameter_count
             << " | the report's model adds a GLCA block (M = 1) and heads the report does not size |\n\n";
 
   // --- the planner on the failing configuration ----------------------------------------------------

@@ -77,7 +77,7 @@ static_assert(!fits(budget_totals(student, at(4096, true), small_gpu), utilizati
 constexpr auto fixed_b = budget_totals(student, at(graphs_8gb, true), small_gpu);
 static_assert(fits(fixed_b, utilization));
 // AdamW keeps two fp32 states per trainable (student) parameter; the teacher has none.
-static_assert(failing_b.optimizer_state == 2 * 4 * failing_b.trainable);
+static_assert(failing_b.optimizer_state == 2 * 4 * failing_b.trainable_count);
 }  // namespace
 
 // Decimal megabytes, as the report prints them.
@@ -91,7 +91,7 @@ int main() {
   std::cout << "# Seed 002: KD-GAT graphs per batch at " << utilization << " % utilization, bounds [" << bounds.min << ", "
             << bounds.max << "], CUDA context 500 MB, fragmentation 10 %\n\n";
   std::cout << "Graph: " << nodes << " nodes, " << edges << " edges, " << num_ids << " ids. Student "
-            << budget_totals(student, kd, small_gpu).params << " parameters, teacher " << teacher(teacher_net, 1, false).parameter_count
+            << budget_totals(student, kd, small_gpu).parameter_count << " parameters, teacher " << teacher(teacher_net, 1, false).parameter_count
             << " parameters (" << format_bytes(teacher(teacher_net, 1, false).parameter_count * 4) << ").\n\n";
 
   std::cout << "## compute_batch_size at compile time\n\n"

@@ -43,10 +43,10 @@ static_assert(require_fits<after_small>);
 // Per-frame checkpointing keeps only each frame's input: less than a fifth of the saved bytes.
 static_assert(5 * after_full.saved_activations < before.saved_activations);
 // Checkpointing changes no parameter; halving every channel count quarters the CNN's weights.
-static_assert(after_full.params == before.params);
-static_assert(4 * after_small.params < before.params + 4 * 40'000);  // the head/norms do not quarter exactly
+static_assert(after_full.parameter_count == before.parameter_count);
+static_assert(4 * after_small.parameter_count < before.parameter_count + 4 * 40'000);  // the head/norms do not quarter exactly
 // AdamW: two fp32 states per trainable parameter.
-static_assert(before.optimizer_state == 2 * 4 * before.trainable);
+static_assert(before.optimizer_state == 2 * 4 * before.trainable_count);
 }  // namespace
 
 int main() {
@@ -79,7 +79,7 @@ int main() {
     return format_percent(from.total() - to.total(), from.total());
   };
   std::cout << "## Report vs computed\n\n| Figure | Report | Computed | Why they differ |\n|---|---|---:|---|\n"
-            << "| Weights, 64/128/256 | ~2.5 GB | " << format_bytes(before.parameters) << " (" << before.params
+            << "| Weights, 64/128/256 | ~2.5 GB | " << format_bytes(before.parameters) << " (" << before.parameter_count
             << " parameters) | 2.5 GB would be 625M fp32 parameters; the figures are not derived from the channel counts |\n"
             << "| Weights, 32/64/128 | ~1.2 GB (\"50% smaller\") | " << format_bytes(after_small.parameters)
             << " | halving every channel count quarters a convolution's weights |\n"

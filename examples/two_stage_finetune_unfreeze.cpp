@@ -47,10 +47,10 @@ constexpr const char* stage2 = models::finetune_phase::stage2;  // nullptr: ever
 // --- the stand-in's backbone is ConvNeXt-T's feature extractor --------------------------------------
 constexpr auto stage1_b1 = budget_totals(net, phase(stage1, 1), gpu);
 constexpr auto tiny = budget_totals(models::convnext_tiny(image, 1000, /*frozen_backbone=*/true), training{.batch = 1}, gpu);
-static_assert(stage1_b1.params - stage1_b1.trainable == tiny.params - tiny.trainable);  // 27,818,592 frozen
+static_assert(stage1_b1.parameter_count - stage1_b1.trainable_count == tiny.parameter_count - tiny.trainable_count);  // 27,818,592 frozen
 // AdamW: 2 fp32 states per trainable parameter; EMA: one fp32 copy of every parameter.
-static_assert(stage1_b1.optimizer_state == 2 * 4 * stage1_b1.trainable);
-static_assert(stage1_b1.ema == 4 * stage1_b1.params);
+static_assert(stage1_b1.optimizer_state == 2 * 4 * stage1_b1.trainable_count);
+static_assert(stage1_b1.ema == 4 * stage1_b1.parameter_count);
 
 // --- phase by phase at stage-1 batch 64 -------------------------------------------------------------
 constexpr std::int64_t batch = 64;
@@ -62,7 +62,7 @@ static_assert(require_fits<s1>);  // stage 1 fits
 static_assert(!fits(s2));         // stage 2 at the same batch does not
 static_assert(fits(p1) && fits(p2));  // progressive unfreezing: phases 1 and 2 fit at the full batch
 static_assert(s1.total() < p1.total() && p1.total() < p2.total() && p2.total() < s2.total());
-static_assert(s2.optimizer_state == 2 * 4 * s2.params);  // stage 2: AdamW state for every parameter
+static_assert(s2.optimizer_state == 2 * 4 * s2.parameter_count);  // stage 2: AdamW state for every parameter
 // The report's remedies for phase 3 (= stage 2): halve the stage-2 batch, or checkpoint.
 constexpr auto s2_half = budget_totals(net, phase(stage2, batch / 2), gpu);
 constexpr auto s2_ckpt = budget_totals(net, phase(stage2, batch, true), gpu);
@@ -94,7 +94,7 @@ int main() {
   std::cout << "## Phase by phase at stage-1 batch " << batch << "\n\n";
   std::cout << "| Phase | Trainable | Gradients | AdamW state | Saved activations | Device total | Fits |\n|---|---:|---:|---:|---:|---:|---|\n";
   auto row = [](const std::string& label, const memory_budget& b) {
-    std::cout << "| " << label << " | " << b.trainable << " | " << format_bytes(b.gradients) << " | " << format_bytes(b.optimizer_state)
+    std::cout << "| " << label << " | " << b.trainable_count << " | " << format_bytes(b.gradients) << " | " << format_bytes(b.optimizer_state)
               << " | " << format_bytes(b.saved_activations) << " | " << format_bytes(b.total()) << " | " << (fits(b) ? "yes" : "**no**")
               << " |\n";
   };
@@ -124,8 +124,8 @@ int main() {
   const auto b2 = budget_totals(net, phase(stage2, 2), gpu);
   std::cout << "\n## Report vs computed (stage 2, batch 2)\n\n| Term | Report | Computed | Why they differ |\n|---|---|---:|---|\n"
             << "| Model weights | ~12 GB (root cause) / ~3.5 GB (breakdown) | " << format_bytes(b2.parameters)
-            << " | an EdgeNeXt-S has 5.6M parameters, this stand-in " << b2.params << "; 3.5 GB of fp32 weights would be ~875M |\n"
-            << "| Decoder share of gradients in stage 1 | ~20 % | " << format_percent(s1.trainable, s1.params) << " | - |\n"
+            << " | an EdgeNeXt-S has 5.6M parameters, this stand-in " << b2.parameter_count << "; 3.5 GB of fp32 weights would be ~875M |\n"
+            << "| Decoder share of gradients in stage 1 | ~20 % | " << format_percent(s1.trainable_count, s1.parameter_count) << " | - |\n"
             << "| Optimizer state | ~7.0 GB (AdamW: 2x trainable) | " << format_bytes(b2.optimizer_state)
             << " | the rule (2 fp32 states per trainable parameter) holds; the weights it doubles do not |\n"
             << "| Gradients | ~3.5 GB | " << format_bytes(b2.gradients) << " | as weights |\n"

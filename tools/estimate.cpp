@@ -80,8 +80,8 @@ const tools::zoo_entry* find_model(const std::vector<tools::zoo_entry>& z, const
 
 /// The fields of a reference case, estimated for the CPU-measured definition of a step.
 std::map<std::string, std::int64_t> reference_fields(const memory_budget& b) {
-  return {{"params", b.params},
-          {"trainable", b.trainable},
+  return {{"params", b.parameter_count},
+          {"trainable", b.trainable_count},
           {"grad_bytes", b.gradients},
           {"opt_state_bytes", b.optimizer_state},
           {"saved_bytes", b.saved_activations},

@@ -27,8 +27,8 @@ struct memory_budget {
   std::int64_t capacity = 0;
   training plan{};
 
-  std::int64_t params = 0;     ///< parameter elements
-  std::int64_t trainable = 0;  ///< of which require grad
+  std::int64_t parameter_count = 0;  ///< parameter elements
+  std::int64_t trainable_count = 0;  ///< of which require grad
 
   // Resident state: lives across steps.
   std::int64_t parameters = 0, buffers = 0, master_weights = 0, optimizer_state = 0, ema = 0, teacher = 0;
@@ -66,11 +66,46 @@ struct memory_budget {
   constexpr std::int64_t headroom() const { return capacity - total(); }
 };
 
+/// Where a budget component lives.
+enum class component_kind : std::uint8_t {
+  resident,         ///< lives across steps (parameters, optimizer state, the input batch, ...)
+  step,             ///< live tensors the step's peak adds (gradients, activations)
+  device_allocated, ///< allocated on the device by libraries or the allocator (workspaces, rounding)
+  device_reserved,  ///< held but not allocated by the step (CUDA context, fragmentation reserve)
+};
+
+/// One line of a budget: every table, export and probe iterates over `components(b)`.
+struct budget_component {
+  std::string_view key;    ///< machine name (CSV, JSON): "optimizer_state"
+  std::string_view label;  ///< human name: "Optimizer state"
+  std::int64_t bytes = 0;
+  component_kind kind = component_kind::resident;
+  bool always_shown = false;  ///< tables show it even when zero
+};
+
+/// The components of `b`, in table order; they add up to b.total().
+constexpr std::array<budget_component, 13> components(const memory_budget& b) {
+  using k = component_kind;
+  return {{{"parameters", "Parameters", b.parameters, k::resident, true},
+           {"buffers", "Buffers", b.buffers, k::resident, false},
+           {"master_weights", "FP32 master weights", b.master_weights, k::resident, false},
+           {"optimizer_state", "Optimizer state", b.optimizer_state, k::resident, false},
+           {"ema", "EMA copy", b.ema, k::resident, false},
+           {"teacher", "Teacher (on GPU)", b.teacher, k::resident, false},
+           {"input_batch", "Input batch", b.input_batch, k::resident, true},
+           {"gradients_at_peak", "Gradients (at peak)", b.gradients_at_peak, k::step, true},
+           {"activations_at_peak", "Activations + temporaries (at peak)", b.activations_at_peak(), k::step, true},
+           {"cuda_context", "CUDA context", b.cuda_context, k::device_reserved, true},
+           {"workspace", "cuBLAS + cuDNN workspace", b.workspace(), k::device_allocated, true},
+           {"allocator_rounding", "Allocator rounding (512 B blocks)", b.allocator_rounding, k::device_allocated, true},
+           {"fragmentation", "Fragmentation reserve", b.fragmentation, k::device_reserved, true}}};
+}
+
 /// A budget plus what every record of the model contributed.
 template <std::size_t N>
 struct model_budget : memory_budget {
-  std::array<layer, N> nodes{};
-  std::array<detail::record_stats, N> layers{};
+  std::array<layer, N> records{};                    ///< the model's records
+  std::array<detail::record_stats, N> per_record{};  ///< what each record contributed
 };
 
 namespace detail {
@@ -130,7 +165,7 @@ constexpr value append_loss(sim& s, const value& out) {
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
 /// micro-batch starts with every .grad alive) and optionally fills per-record stats.
 template <std::size_t N>
-constexpr step_result simulate_step(const std::array<layer, N>& nodes, const training& plan,
+constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
                                     std::array<record_stats, N>* per_record) {
   sim s{};
   s.batch = plan.micro();
@@ -139,7 +174,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
   s.types = types_of(plan.precision);
   s.no_grad = plan.inference;
   s.count_host = plan.backend == backend_kind::cpu;  // a CPU malloc count sees host bookkeeping
-  walker w(nodes.data(), static_cast<std::int32_t>(N), s);
+  walker w(records.data(), static_cast<std::int32_t>(N), s);
   w.collect_stats = per_record != nullptr;
   step_result r{};
   const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
@@ -177,19 +212,20 @@ constexpr step_result simulate_step(const std::array<layer, N>& nodes, const tra
 
 /// Fills a budget from a simulated step.
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
-  const bool pure16 = plan.precision == precision_mode::pure_fp16 || plan.precision == precision_mode::pure_bf16;
-  const dtype param_t = pure16 ? (plan.precision == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp16) : dtype::fp32;
+  const auto types = types_of(plan.precision);
+  const bool pure16 = types.pure16;
+  const dtype param_t = types.parameters;
   b.device_name = dev.name;
   b.device_id = dev.id;
   b.capacity = dev.capacity;
   b.plan = plan;
-  b.params = r.totals.params;
-  b.trainable = plan.inference ? 0 : r.totals.trainable;
-  b.parameters = bytes_of(b.params, param_t);
+  b.parameter_count = r.totals.parameter_count;
+  b.trainable_count = plan.inference ? 0 : r.totals.trainable_count;
+  b.parameters = bytes_of(b.parameter_count, param_t);
   b.buffers = r.totals.buffer_bytes;
-  b.master_weights = pure16 ? bytes_of(b.trainable, dtype::fp32) : 0;
-  b.optimizer_state = plan.inference ? 0 : checked_mul(optimizer_state_per_param(plan.optimizer), bytes_of(b.trainable, dtype::fp32));
-  b.ema = plan.ema ? bytes_of(b.params, dtype::fp32) : 0;
+  b.master_weights = pure16 ? bytes_of(b.trainable_count, dtype::fp32) : 0;
+  b.optimizer_state = plan.inference ? 0 : checked_mul(optimizer_state_per_param(plan.optimizer), bytes_of(b.trainable_count, dtype::fp32));
+  b.ema = plan.ema ? bytes_of(b.parameter_count, dtype::fp32) : 0;
   b.input_batch = r.totals.input_bytes;
   const auto& t = plan.teacher;
   const auto teacher_bytes = t.present ? bytes_of(t.parameter_count, t.parameter_type) : 0;
@@ -200,7 +236,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.forward_peak = r.forward_peak;
   b.fwd_bwd_peak = r.fwd_bwd_peak;
   b.gradients = r.grads;
-  b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable, dtype::fp32);
+  b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable_count, dtype::fp32);
   const auto at_step = r.live_after_backward + b.optimizer_temporaries;
   b.step_peak = r.fwd_bwd_peak;
   b.gradients_at_peak = r.grads_at_peak;
@@ -230,8 +266,8 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
 template <std::size_t N>
 constexpr model_budget<N> budget(const model<N>& m, const training& plan, const device& dev) {
   model_budget<N> b{};
-  b.nodes = m.nodes;
-  const auto r = detail::simulate_step(m.nodes, plan, &b.layers);
+  b.records = m.records;
+  const auto r = detail::simulate_step(m.records, plan, &b.per_record);
   detail::fill_budget(b, r, plan, dev);
   return b;
 }
@@ -240,7 +276,7 @@ constexpr model_budget<N> budget(const model<N>& m, const training& plan, const 
 template <std::size_t N>
 constexpr memory_budget budget_totals(const model<N>& m, const training& plan, const device& dev) {
   memory_budget b{};
-  detail::fill_budget(b, detail::simulate_step<N>(m.nodes, plan, nullptr), plan, dev);
+  detail::fill_budget(b, detail::simulate_step<N>(m.records, plan, nullptr), plan, dev);
   return b;
 }
 
@@ -252,9 +288,8 @@ constexpr teacher_policy teacher(const model<N>& m, std::int64_t micro_batch, bo
   t.batch = micro_batch;
   t.inference = true;
   t.precision = precision;
-  const auto r = detail::simulate_step<N>(m.nodes, t, nullptr);
-  const dtype pt = precision == precision_mode::pure_fp16 ? dtype::fp16 : precision == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp32;
-  return teacher_policy{true, offloaded_to_cpu, r.totals.params, r.forward_peak, pt};
+  const auto r = detail::simulate_step<N>(m.records, t, nullptr);
+  return teacher_policy{true, offloaded_to_cpu, r.totals.parameter_count, r.forward_peak, types_of(precision).parameters};
 }
 
 }  // namespace gpubudget

@@ -23,7 +23,7 @@ namespace gpubudget {
 /// A model (or block): N layer records in pre-order.
 template <std::size_t N>
 struct model {
-  std::array<layer, N> nodes{};
+  std::array<layer, N> records{};
   static constexpr std::size_t size = N;
 };
 
@@ -52,16 +52,16 @@ template <class... Parts>
 constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&... parts) {
   model<1 + total_records<Parts...>()> m{};
   head.span = static_cast<std::int32_t>(1 + total_records<Parts...>());
-  m.nodes[0] = head;
+  m.records[0] = head;
   std::size_t at = 1;
   boost::hana::for_each(boost::hana::make_tuple(parts...), [&](const auto& part) {
     using part_type = std::remove_cvref_t<decltype(part)>;
     if constexpr (std::is_same_v<part_type, layer>) {
-      m.nodes[at++] = part;
+      m.records[at++] = part;
     } else if constexpr (op_description<part_type>) {
-      m.nodes[at++] = as_layer(part);
+      m.records[at++] = as_layer(part);
     } else {
-      for (const auto& r : part.nodes) m.nodes[at++] = r;
+      for (const auto& r : part.records) m.records[at++] = r;
     }
   });
   return m;
@@ -141,7 +141,7 @@ constexpr auto shared(std::int32_t id, const Parts&... parts) {
 
 /// Gives a block (or layer) a display name for tables.
 template <std::size_t N>
-constexpr model<N> named(const char* name, model<N> m) { m.nodes[0].name = name; return m; }
+constexpr model<N> named(const char* name, model<N> m) { m.records[0].name = name; return m; }
 constexpr layer named(const char* name, layer l) { l.name = name; return l; }
 
 }  // namespace gpubudget

@@ -65,7 +65,7 @@
 #include <gpubudget/check.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
-#include <gpubudget/report.hpp>
+#include <gpubudget/flops.hpp>
 #include <gpubudget/training.hpp>
 
 namespace gpubudget {
@@ -148,7 +148,7 @@ struct fit_plan {
   std::int64_t total = 0;          ///< device total (bytes)
   std::int64_t capacity = 0;
   std::int64_t usable = 0;         ///< capacity · utilization_percent / 100
-  std::int64_t params = 0, trainable = 0;
+  std::int64_t parameter_count = 0, trainable_count = 0;
   std::int64_t recompute_permille = 0;
   std::int64_t extra_steps = 0;
   std::int64_t lost_capacity_permille = 0;
@@ -175,95 +175,6 @@ struct fit_plans {
 };
 
 namespace detail {
-
-// --- forward FLOPs per layer, for the recompute cost -------------------------------------------
-
-struct flop_count {
-  std::int64_t total = 0;
-  std::int64_t checkpointed = 0;
-};
-
-/// Forward FLOPs per sample of the subtree at `i` (input shape `in`), and how many of them run
-/// inside checkpointed blocks under `plan` (the outermost checkpoint counts, as in the engine).
-template <std::size_t N>
-constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, const shape& in, const training& plan,
-                                   bool inside_checkpoint, bool forced) {
-  const layer& L = b.nodes[static_cast<std::size_t>(i)];
-  const bool ckpt = !inside_checkpoint && !detail::walker::is_source(L) && (L.flags.checkpoint || forced);
-  const bool inside = inside_checkpoint || ckpt;
-  flop_count f{};
-  const std::int32_t end = i + L.span;
-  switch (L.kind) {
-    case node_kind::sequence:
-    case node_kind::residual:
-    case node_kind::repeat: {
-      shape cur = in;
-      const bool force_children = (i == 0 && plan.checkpoint_all) || (L.kind == node_kind::repeat && plan.checkpoint_blocks);
-      for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
-        const auto part = subtree_flops(b, c, cur, plan, inside, force_children);
-        f.total += part.total;
-        f.checkpointed += part.checkpointed;
-        cur = b.layers[static_cast<std::size_t>(c)].output;
-      }
-      if (L.kind == node_kind::repeat) {
-        f.total = checked_mul(f.total, L.count);
-        f.checkpointed = checked_mul(f.checkpointed, L.count);
-      }
-      if (L.kind == node_kind::residual) f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
-      break;
-    }
-    case node_kind::parallel:
-      for (std::int32_t c = i + 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
-        const auto part = subtree_flops(b, c, in, plan, inside, false);
-        f.total += part.total;
-        f.checkpointed += part.checkpointed;
-      }
-      f.total += b.layers[static_cast<std::size_t>(i)].output.numel();
-      break;
-    case node_kind::leaf: f.total = L.op->flops(L, in, b.layers[static_cast<std::size_t>(i)].output); break;
-  }
-  if (ckpt) f.checkpointed = f.total;
-  return f;
-}
-
-/// Forward FLOPs per sample of `m` and the share of them checkpointed under each plan flag.
-struct flop_profile {
-  std::int64_t total = 0;
-  std::int64_t as_declared = 0;        ///< checkpointed() blocks of the model itself
-  std::int64_t with_blocks = 0;        ///< ... plus checkpoint_blocks
-  std::int64_t with_all = 0;           ///< ... plus checkpoint_all
-  std::int64_t with_both = 0;
-  std::int64_t input_elements = 0;     ///< per-sample input elements
-  std::int64_t params = 0;
-  constexpr std::int64_t checkpointed(const training& p) const {
-    if (p.checkpoint_all && p.checkpoint_blocks) return with_both;
-    if (p.checkpoint_all) return with_all;
-    if (p.checkpoint_blocks) return with_blocks;
-    return as_declared;
-  }
-};
-
-template <std::size_t N>
-constexpr flop_profile profile_of(const model<N>& m, const device& dev) {
-  const auto b = budget(m, training{.batch = 1, .inference = true}, dev);
-  flop_profile p{};
-  auto run = [&](bool all, bool blocks) {
-    training t{};
-    t.checkpoint_all = all;
-    t.checkpoint_blocks = blocks;
-    return subtree_flops(b, 0, shape{}, t, false, false);
-  };
-  const auto base = run(false, false);
-  p.total = base.total > 0 ? base.total : 1;
-  p.as_declared = base.checkpointed;
-  p.with_blocks = run(false, true).checkpointed;
-  p.with_all = run(true, false).checkpointed;
-  p.with_both = run(true, true).checkpointed;
-  for (std::size_t i = 0; i < N; ++i)
-    if (detail::walker::is_source(b.nodes[i])) p.input_elements += b.layers[i].output.numel();
-  p.params = b.params;
-  return p;
-}
 
 // --- the search ---------------------------------------------------------------------------------
 
@@ -373,6 +284,36 @@ struct planner {
     return in.flops;
   }
 
+  /// Extra forward recomputation of plan `p` of `member` over the configured plan, in ‰ of a
+  /// step (a step ≈ 3 forwards).
+  constexpr std::int64_t recompute_permille(std::size_t member, const training& p) {
+    if (!(need_flops || member != 0 || p.checkpoint_all || p.checkpoint_blocks || base.checkpoint_all || base.checkpoint_blocks)) return 0;
+    const auto& f = flops_of(member);
+    const auto& f0 = flops_of(0);
+    const auto now = checked_mul(f.checkpointed(p), 1000) / (3 * f.total);
+    const auto before = checked_mul(f0.checkpointed(base), 1000) / (3 * f0.total);
+    return now > before ? now - before : 0;
+  }
+
+  /// Lost capacity: the share of the configured trainable parameters a freeze stops training,
+  /// or what a smaller family member gives up (declared, else its parameter / input shrinkage);
+  /// the larger of the two counts.
+  constexpr std::int64_t lost_capacity_permille(std::size_t member, bool freezes, const memory_budget& b) {
+    std::int64_t lost = freezes ? permille_lost(b.trainable_count, out.configured.trainable_count) : 0;
+    if (member != 0 && info[member].kind == remedy::model_variant) {
+      std::int64_t m = info[member].declared_lost;
+      if (m < 0) {
+        const auto& f = flops_of(member);
+        const auto& f0 = flops_of(0);
+        const auto by_params = permille_lost(f.parameter_count, f0.parameter_count);
+        const auto by_input = permille_lost(f.input_elements, f0.input_elements);
+        m = by_params > by_input ? by_params : by_input;
+      }
+      lost = lost > m ? lost : m;
+    }
+    return lost;
+  }
+
   /// Scores a configuration of member `member` against the configured one.
   constexpr fit_plan score(std::size_t member, const training& p, const memory_budget& b) {
     fit_plan r{};
@@ -383,8 +324,8 @@ struct planner {
     r.capacity = b.capacity;
     r.usable = usable();
     r.fits = fits(b, c.utilization_percent);
-    r.params = b.params;
-    r.trainable = b.trainable;
+    r.parameter_count = b.parameter_count;
+    r.trainable_count = b.trainable_count;
     remedy rs = remedy::none;
     const auto& w = c.cost;
     // batch
@@ -405,32 +346,10 @@ struct planner {
     if (p.checkpoint_blocks != base.checkpoint_blocks) rs = rs | remedy::checkpoint_blocks;
     if (p.checkpoint_all != base.checkpoint_all) rs = rs | remedy::checkpoint_all;
     if (member != 0) rs = rs | info[member].kind;
-    if (need_flops || member != 0 || p.checkpoint_all || p.checkpoint_blocks || base.checkpoint_all || base.checkpoint_blocks) {
-      const auto& f = flops_of(member);
-      const auto& f0 = flops_of(0);
-      const auto now = checked_mul(f.checkpointed(p), 1000) / (3 * f.total);
-      const auto before = checked_mul(f0.checkpointed(base), 1000) / (3 * f0.total);
-      r.recompute_permille = now > before ? now - before : 0;
-    }
+    r.recompute_permille = recompute_permille(member, p);
     // freezing
     if (!same_text(p.train_only, base.train_only) || p.freeze_all != base.freeze_all) rs = rs | remedy::freeze;
-    // lost capacity: the share of the configured trainable parameters a freeze stops training,
-    // or what a smaller family member gives up (declared, else its parameter / input shrinkage);
-    // the larger of the two counts
-    std::int64_t lost = 0;
-    if (has(rs, remedy::freeze)) lost = permille_lost(b.trainable, out.configured.trainable);
-    if (member != 0 && info[member].kind == remedy::model_variant) {
-      std::int64_t m = info[member].declared_lost;
-      if (m < 0) {
-        const auto& f = flops_of(member);
-        const auto& f0 = flops_of(0);
-        const auto by_params = permille_lost(f.params, f0.params);
-        const auto by_input = permille_lost(f.input_elements, f0.input_elements);
-        m = by_params > by_input ? by_params : by_input;
-      }
-      lost = lost > m ? lost : m;
-    }
-    r.lost_capacity_permille += lost;
+    r.lost_capacity_permille += lost_capacity_permille(member, has(rs, remedy::freeze), b);
     if (p.teacher.offloaded_to_cpu != base.teacher.offloaded_to_cpu) {
       rs = rs | remedy::teacher_offload;
       r.penalty_permille += w.teacher_offload;
@@ -488,117 +407,139 @@ struct planner {
     return true;
   }
 
-  constexpr void search() {
-    // configured micro-batches: divisors of the effective batch below the configured micro
+  /// How far each dimension of a plan goes, and the micro-batches accumulation may use.
+  struct search_space {
+    std::array<std::int64_t, 64> divisors{};  ///< divisors of the effective batch below the configured micro, descending
+    std::size_t n_divisors = 0;
+    bool may_shrink_batch = false;
+    int n_prec = 0, n_ckpt = 2, n_freeze = 0, n_teacher = 0, n_opt = 0, n_member = 0;
+  };
+
+  constexpr search_space space() const {
+    search_space sp{};
     const auto B = base.batch, M = base.micro();
-    std::array<std::int64_t, 64> divisors{};
-    std::size_t nd = 0;
     if (has(c.allowed, remedy::accumulation))
-      for (std::int64_t d = M - 1; d >= 1 && nd < divisors.size(); --d)
-        if (B % d == 0) divisors[nd++] = d;  // descending
-    const bool may_shrink_batch = !c.keep_effective_batch && has(c.allowed, remedy::smaller_batch);
-
-    const int n_prec = base.precision == precision_mode::fp32 && has(c.allowed, remedy::amp) ? 2 : 0;
-    const int n_ckpt = 2;
-    int n_freeze = 0;
+      for (std::int64_t d = M - 1; d >= 1 && sp.n_divisors < sp.divisors.size(); --d)
+        if (B % d == 0) sp.divisors[sp.n_divisors++] = d;
+    sp.may_shrink_batch = !c.keep_effective_batch && has(c.allowed, remedy::smaller_batch);
+    sp.n_prec = base.precision == precision_mode::fp32 && has(c.allowed, remedy::amp) ? 2 : 0;
     if (has(c.allowed, remedy::freeze))
-      while (n_freeze < 4 && c.train_only[static_cast<std::size_t>(n_freeze)]) ++n_freeze;
-    const int n_teacher = base.teacher.present && !base.teacher.offloaded_to_cpu && has(c.allowed, remedy::teacher_offload) ? 1 : 0;
-    int n_opt = 0;
+      while (sp.n_freeze < 4 && c.train_only[static_cast<std::size_t>(sp.n_freeze)]) ++sp.n_freeze;
+    sp.n_teacher = base.teacher.present && !base.teacher.offloaded_to_cpu && has(c.allowed, remedy::teacher_offload) ? 1 : 0;
     if (has(c.allowed, remedy::optimizer))
-      while (n_opt < 2 && c.optimizers[static_cast<std::size_t>(n_opt)] != optimizer_kind::none) ++n_opt;
-    const int n_member = static_cast<int>(sizeof...(Members)) - 1;
+      while (sp.n_opt < 2 && c.optimizers[static_cast<std::size_t>(sp.n_opt)] != optimizer_kind::none) ++sp.n_opt;
+    sp.n_member = static_cast<int>(sizeof...(Members)) - 1;
+    return sp;
+  }
 
+  /// Calls `f` on every allowed combination of exactly `size` remedies.
+  template <class F>
+  constexpr void for_each_choice(const search_space& sp, int size, F&& f) const {
+    for (int pr = 0; pr <= sp.n_prec; ++pr)
+      for (int ck = 0; ck <= sp.n_ckpt; ++ck)
+        for (int fr = 0; fr <= sp.n_freeze; ++fr)
+          for (int te = 0; te <= sp.n_teacher; ++te)
+            for (int op_ = 0; op_ <= sp.n_opt; ++op_)
+              for (int me = 0; me <= sp.n_member; ++me) {
+                const plan_choice ch{static_cast<std::uint8_t>(pr), static_cast<std::uint8_t>(ck), static_cast<std::uint8_t>(fr),
+                                     static_cast<std::uint8_t>(te), static_cast<std::uint8_t>(op_), static_cast<std::uint8_t>(me)};
+                if (ch.size() == size && allowed(ch)) f(ch);  // size 0: the configuration, batch changes only
+              }
+  }
+
+  constexpr bool allowed(const plan_choice& ch) const {
+    if (ch.ckpt == 1 && (!has(c.allowed, remedy::checkpoint_blocks) || base.checkpoint_blocks)) return false;
+    if (ch.ckpt == 2 && (!has(c.allowed, remedy::checkpoint_all) || base.checkpoint_all)) return false;
+    return dimension_ok(ch);
+  }
+
+  /// The largest micro-batch among the divisors above `floor_micro` that fits (0: none); keeps
+  /// its plan.
+  constexpr std::int64_t keep_largest_divisor(std::size_t mem, const training& p, const plan_choice& ch, const search_space& sp,
+                                              std::int64_t floor_micro, std::array<plan_choice, Capacity>& choices) {
+    std::size_t lo_n = 0;  // candidates: divisors[0 .. lo_n) are above floor_micro (descending)
+    while (lo_n < sp.n_divisors && sp.divisors[lo_n] > floor_micro) ++lo_n;
+    if (lo_n == 0 || !budget_left()) return 0;
+    memory_budget good_b{};
+    auto fits_at = [&](std::size_t k) {
+      const auto b = run(mem, with_batch(p, base.batch, sp.divisors[k]));
+      const bool ok = fits(b, c.utilization_percent);
+      if (ok) good_b = b;
+      return ok;
+    };
+    if (!fits_at(lo_n - 1)) return 0;  // not even the smallest candidate
+    std::size_t good = lo_n - 1, bad_plus1 = 0;  // fits at good; the answer is in [bad_plus1, good]
+    memory_budget kept = good_b;
+    while (bad_plus1 < good && budget_left()) {
+      const auto mid = bad_plus1 + (good - bad_plus1) / 2;
+      if (fits_at(mid)) { good = mid; kept = good_b; }
+      else bad_plus1 = mid + 1;
+    }
+    keep(score(mem, with_batch(p, base.batch, sp.divisors[good]), kept), ch, choices);
+    return sp.divisors[good];
+  }
+
+  /// The largest batch below the configured micro-batch (no accumulation) that fits; keeps its plan.
+  constexpr void keep_largest_batch(std::size_t mem, const training& p, const plan_choice& ch, std::array<plan_choice, Capacity>& choices) {
+    const auto M = base.micro();
+    memory_budget good_b{};
+    auto fits_b = [&](std::int64_t bb) {
+      const auto b = run(mem, with_batch(p, bb, bb));
+      const bool ok = fits(b, c.utilization_percent);
+      if (ok) good_b = b;
+      return ok;
+    };
+    if (M <= 1 || !fits_b(1)) return;
+    std::int64_t lo = 1, hi = M;  // fits(lo), !fits(hi)
+    memory_budget kept = good_b;
+    while (hi - lo > 1 && budget_left()) {
+      const auto mid = lo + (hi - lo) / 2;
+      if (fits_b(mid)) { lo = mid; kept = good_b; }
+      else hi = mid;
+    }
+    keep(score(mem, with_batch(p, lo, lo), kept), ch, choices);
+  }
+
+  /// Combinations of remedies, fewest first; each at the configured micro-batch, else at the
+  /// largest divisor (and, when allowed, the largest smaller batch) that fits.
+  constexpr void search() {
+    const auto sp = space();
+    const auto M = base.micro();
     std::array<plan_choice, Capacity> choices{};
     // choices that fit at the configured micro-batch, and the best micro of other fitting ones
     std::array<plan_choice, 128> fitting{};
     std::array<std::int64_t, 128> fitting_micro{};
     std::size_t n_fitting = 0;
-
-    for (int size = 0; size <= c.max_remedies; ++size) {
-      for (int pr = 0; pr <= n_prec; ++pr)
-        for (int ck = 0; ck <= n_ckpt; ++ck)
-          for (int fr = 0; fr <= n_freeze; ++fr)
-            for (int te = 0; te <= n_teacher; ++te)
-              for (int op_ = 0; op_ <= n_opt; ++op_)
-                for (int me = 0; me <= n_member; ++me) {
-                  plan_choice ch{static_cast<std::uint8_t>(pr), static_cast<std::uint8_t>(ck), static_cast<std::uint8_t>(fr),
-                                 static_cast<std::uint8_t>(te), static_cast<std::uint8_t>(op_), static_cast<std::uint8_t>(me)};
-                  if (ch.size() != size) continue;  // size 0: the configuration, batch changes only
-                  if (ck == 1 && !has(c.allowed, remedy::checkpoint_blocks)) continue;
-                  if (ck == 2 && !has(c.allowed, remedy::checkpoint_all)) continue;
-                  if ((ck == 1 && base.checkpoint_blocks) || (ck == 2 && base.checkpoint_all)) continue;
-                  if (!dimension_ok(ch)) continue;
-                  // a fitting subset bounds the useful micro-batches from below
-                  std::int64_t floor_micro = 0;
-                  bool dominated = false;
-                  for (std::size_t k = 0; k < n_fitting; ++k) {
-                    if (!subset(fitting[k], ch)) continue;
-                    if (fitting_micro[k] >= M) dominated = true;
-                    if (fitting_micro[k] > floor_micro) floor_micro = fitting_micro[k];
-                  }
-                  if (dominated) continue;
-                  ++out.combinations;
-                  const training p = apply(ch);
-                  const std::size_t mem = ch.member;
-                  if (!budget_left()) return;
-                  const auto b0 = run(mem, p);
-                  std::int64_t best_micro = 0;
-                  if (fits(b0, c.utilization_percent)) {
-                    keep(score(mem, p, b0), ch, choices);
-                    best_micro = M;
-                  } else {
-                    // largest divisor above floor_micro that fits (divisors are descending)
-                    std::size_t lo_n = 0;  // candidates: divisors[0 .. n) with divisors > floor_micro
-                    while (lo_n < nd && divisors[lo_n] > floor_micro) ++lo_n;
-                    if (lo_n > 0 && budget_left()) {
-                      // does the smallest candidate fit?
-                      memory_budget good_b{};
-                      auto fits_at = [&](std::size_t k) {
-                        const auto b = run(mem, with_batch(p, B, divisors[k]));
-                        const bool ok = fits(b, c.utilization_percent);
-                        if (ok) good_b = b;
-                        return ok;
-                      };
-                      if (fits_at(lo_n - 1)) {
-                        std::size_t good = lo_n - 1, bad_plus1 = 0;  // fits at good; the answer is in [bad_plus1, good]
-                        memory_budget kept = good_b;
-                        while (bad_plus1 < good && budget_left()) {
-                          const auto mid = bad_plus1 + (good - bad_plus1) / 2;
-                          if (fits_at(mid)) { good = mid; kept = good_b; }
-                          else bad_plus1 = mid + 1;
-                        }
-                        keep(score(mem, with_batch(p, B, divisors[good]), kept), ch, choices);
-                        best_micro = divisors[good];
-                      }
-                    }
-                    if (may_shrink_batch && budget_left()) {
-                      // largest batch b < M (no accumulation) that fits
-                      memory_budget good_b{};
-                      auto fits_b = [&](std::int64_t bb) {
-                        const auto b = run(mem, with_batch(p, bb, bb));
-                        const bool ok = fits(b, c.utilization_percent);
-                        if (ok) good_b = b;
-                        return ok;
-                      };
-                      if (M > 1 && fits_b(1)) {
-                        std::int64_t lo = 1, hi = M;  // fits(lo), !fits(hi)
-                        memory_budget kept = good_b;
-                        while (hi - lo > 1 && budget_left()) {
-                          const auto mid = lo + (hi - lo) / 2;
-                          if (fits_b(mid)) { lo = mid; kept = good_b; }
-                          else hi = mid;
-                        }
-                        keep(score(mem, with_batch(p, lo, lo), kept), ch, choices);
-                      }
-                    }
-                  }
-                  if (best_micro > 0 && n_fitting < fitting.size()) {
-                    fitting[n_fitting] = ch;
-                    fitting_micro[n_fitting] = best_micro;
-                    ++n_fitting;
-                  }
-                }
+    bool stopped = false;
+    for (int size = 0; size <= c.max_remedies && !stopped; ++size) {
+      for_each_choice(sp, size, [&](const plan_choice& ch) {
+        if (stopped) return;
+        // a fitting subset bounds the useful micro-batches from below
+        std::int64_t floor_micro = 0;
+        for (std::size_t k = 0; k < n_fitting; ++k) {
+          if (!subset(fitting[k], ch)) continue;
+          if (fitting_micro[k] >= M) return;  // dominated: a subset already fits as configured
+          if (fitting_micro[k] > floor_micro) floor_micro = fitting_micro[k];
+        }
+        ++out.combinations;
+        const training p = apply(ch);
+        const std::size_t mem = ch.member;
+        if (!budget_left()) { stopped = true; return; }
+        const auto b0 = run(mem, p);
+        std::int64_t best_micro = 0;
+        if (fits(b0, c.utilization_percent)) {
+          keep(score(mem, p, b0), ch, choices);
+          best_micro = M;
+        } else {
+          best_micro = keep_largest_divisor(mem, p, ch, sp, floor_micro, choices);
+          if (sp.may_shrink_batch && budget_left()) keep_largest_batch(mem, p, ch, choices);
+        }
+        if (best_micro > 0 && n_fitting < fitting.size()) {
+          fitting[n_fitting] = ch;
+          fitting_micro[n_fitting] = best_micro;
+          ++n_fitting;
+        }
+      });
     }
   }
 };
@@ -677,59 +618,6 @@ constexpr std::int64_t max_micro_batch_distilled(const model<N>& student, const 
     (fits_at(mid) ? lo : hi) = mid;
   }
   return lo;
-}
-
-// --- printing ------------------------------------------------------------------------------------
-
-/// What a plan changes, in words ("as configured" when nothing).
-inline std::string describe_changes(const fit_plan& r, const training& base) {
-  std::string s;
-  auto add = [&](const std::string& t) { s += (s.empty() ? "" : ", ") + t; };
-  const auto& p = r.plan;
-  if (has(r.remedies, remedy::model_variant) || (r.member != 0 && !r.member_label.empty())) add(std::string(r.member_label));
-  if (p.batch != base.batch) add("batch " + std::to_string(base.batch) + " -> " + std::to_string(p.batch));
-  if (p.micro() != base.micro() && p.batch == base.batch)
-    add("micro-batch " + std::to_string(p.micro()) + " x " + std::to_string(p.accumulation_steps()) + " accumulation");
-  if (p.precision != base.precision) add(std::string(detail::precision_name(p.precision)));
-  if (p.checkpoint_blocks && !base.checkpoint_blocks) add("checkpoint every repeated block");
-  if (p.checkpoint_all && !base.checkpoint_all) add("checkpoint every top-level block");
-  if (!detail::same_text(p.train_only, base.train_only)) add(std::string("train only '") + (p.train_only ? p.train_only : "") + "'");
-  if (p.teacher.offloaded_to_cpu != base.teacher.offloaded_to_cpu) add("teacher offloaded to CPU");
-  if (p.optimizer != base.optimizer) add(std::string(detail::optimizer_name(base.optimizer)) + " -> " + std::string(detail::optimizer_name(p.optimizer)));
-  return s.empty() ? "as configured" : s;
-}
-
-namespace detail {
-inline std::string permille(std::int64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", static_cast<double>(v) / 10.0);
-  return buf;
-}
-inline std::string plan_row(const std::string& rank, const fit_plan& r, const training& base) {
-  return "| " + rank + " | " + describe_changes(r, base) + " | " + std::to_string(r.plan.micro()) + " x " +
-         std::to_string(r.plan.accumulation_steps()) + " | " + format_bytes(r.total) + " | " + format_bytes(r.headroom()) + " | " +
-         (r.fits ? "yes" : "**no**") + " | " + permille(r.recompute_permille) + " | " + std::to_string(r.extra_steps) + " | " +
-         permille(r.lost_capacity_permille) + " | " + permille(r.penalty_permille) + " | " + std::to_string(r.cost) + " |\n";
-}
-}  // namespace detail
-
-inline constexpr std::string_view plan_table_header =
-    "| Rank | Change | Micro x accumulation | Device total | Headroom | Fits | Recompute | Extra steps | Lost capacity | Penalty | Cost (permille) |\n"
-    "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
-
-/// The configuration and every fitting plan, cheapest first, as a Markdown table; `extra` rows
-/// (e.g. the plan a report chose, scored with score_plan) are appended with their labels.
-template <std::size_t Capacity>
-std::string plan_table(const fit_plans<Capacity>& plans, const std::vector<std::pair<std::string, fit_plan>>& extra = {}) {
-  const auto& base = plans.configured.plan;
-  std::string out = "**" + std::string(plans.configured.member_label.empty() ? "model" : plans.configured.member_label) + ": " +
-                    std::to_string(plans.count) + " fitting plan(s) from " + std::to_string(plans.combinations) + " combinations, " +
-                    std::to_string(plans.simulations) + " budget simulations" + (plans.truncated ? " (search truncated)" : "") + "**\n\n";
-  out += plan_table_header;
-  out += detail::plan_row("configured", plans.configured, base);
-  for (std::size_t k = 0; k < plans.count; ++k) out += detail::plan_row(std::to_string(k + 1), plans.plans[k], base);
-  for (const auto& [label, r] : extra) out += detail::plan_row(label, r, base);
-  return out;
 }
 
 }  // namespace gpubudget

@@ -8,6 +8,7 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
+#include <gpubudget/planner.hpp>
 
 namespace gpubudget {
 
@@ -71,19 +72,13 @@ inline std::string markdown_table(const memory_budget& b) {
   };
   out += "**" + describe(b) + "**\n\n";
   out += "| Component | Memory | Share |\n|---|---:|---:|\n";
-  row("Parameters (" + std::to_string(b.params) + ", " + std::to_string(b.trainable) + " trainable)", b.parameters);
-  if (b.buffers) row("Buffers", b.buffers);
-  if (b.master_weights) row("FP32 master weights", b.master_weights);
-  if (b.optimizer_state) row("Optimizer state", b.optimizer_state);
-  if (b.ema) row("EMA copy", b.ema);
-  if (b.teacher) row("Teacher (on GPU)", b.teacher);
-  row("Input batch", b.input_batch);
-  row("Gradients (at peak)", b.gradients_at_peak);
-  row("Activations + temporaries (at peak)", b.activations_at_peak());
-  row("CUDA context", b.cuda_context);
-  row("cuBLAS + cuDNN workspace", b.workspace());
-  row("Allocator rounding (512 B blocks)", b.allocator_rounding);
-  row("Fragmentation reserve (" + std::to_string(b.plan.fragmentation_percent) + " %)", b.fragmentation);
+  for (const auto& c : components(b)) {
+    if (!c.always_shown && c.bytes == 0) continue;
+    std::string label(c.label);
+    if (c.key == "parameters") label += " (" + std::to_string(b.parameter_count) + ", " + std::to_string(b.trainable_count) + " trainable)";
+    if (c.key == "fragmentation") label += " (" + std::to_string(b.plan.fragmentation_percent) + " %)";
+    row(label, c.bytes);
+  }
   out += "| **Live tensor bytes at peak** | **" + format_bytes(b.peak_tensor_bytes()) + "** | " + format_percent(b.peak_tensor_bytes(), total) + " |\n";
   out += "| **Device total** | **" + format_bytes(total) + "** | 100.0 % |\n";
   out += "| Capacity | " + format_bytes(b.capacity) + " | |\n";
@@ -100,7 +95,7 @@ template <std::size_t N>
 std::string markdown_table(const model_budget<N>& b) {
   std::string out = markdown_table(static_cast<const memory_budget&>(b));
   if (b.peak_record >= 0 && static_cast<std::size_t>(b.peak_record) < N) {
-    const auto& L = b.nodes[static_cast<std::size_t>(b.peak_record)];
+    const auto& L = b.records[static_cast<std::size_t>(b.peak_record)];
     out += "Peak: during the " + std::string(b.peak_in_backward ? "backward" : "forward") + " of record #" +
            std::to_string(b.peak_record) + " (" + (L.name ? std::string(L.name) : std::string(detail::op_name(L))) + ").\n";
   } else if (b.peak_record < 0 && b.step_peak > b.fwd_bwd_peak) {
@@ -113,19 +108,7 @@ std::string markdown_table(const model_budget<N>& b) {
 inline std::string csv_table(const memory_budget& b) {
   std::string out = "component,bytes\n";
   auto row = [&](std::string_view name, std::int64_t bytes) { out += std::string(name) + "," + std::to_string(bytes) + "\n"; };
-  row("parameters", b.parameters);
-  row("buffers", b.buffers);
-  row("master_weights", b.master_weights);
-  row("optimizer_state", b.optimizer_state);
-  row("ema", b.ema);
-  row("teacher", b.teacher);
-  row("input_batch", b.input_batch);
-  row("gradients_at_peak", b.gradients_at_peak);
-  row("activations_at_peak", b.activations_at_peak());
-  row("cuda_context", b.cuda_context);
-  row("workspace", b.workspace());
-  row("allocator_rounding", b.allocator_rounding);
-  row("fragmentation", b.fragmentation);
+  for (const auto& c : components(b)) row(c.key, c.bytes);
   row("live_tensor_bytes_at_peak", b.peak_tensor_bytes());
   row("device_total", b.total());
   row("capacity", b.capacity);
@@ -137,19 +120,22 @@ inline std::string csv_table(const memory_budget& b) {
 /// the bytes they save for backward.
 template <std::size_t N>
 std::string layer_table(const model_budget<N>& b) {
-  const bool pure16 = b.plan.precision == precision_mode::pure_fp16 || b.plan.precision == precision_mode::pure_bf16;
-  const std::int64_t per_trainable = (pure16 ? 2 + 4 : 4) + 4 * detail::optimizer_state_per_param(b.plan.optimizer);
+  // a trainable parameter keeps its gradient (parameter type), an fp32 master copy in pure
+  // 16-bit training, and its optimizer state
+  const auto types = types_of(b.plan.precision);
+  const std::int64_t per_trainable = bytes_per_element(types.parameters) + (types.pure16 ? 4 : 0) +
+                                     4 * detail::optimizer_state_per_param(b.plan.optimizer);
   std::string out = "| # | Block | Output | Params (trainable) | Grad + optimizer | Saved for backward |\n|---:|---|---|---:|---:|---:|\n";
   if constexpr (N > 0) {
-    const std::int32_t end = b.nodes[0].span;
+    const std::int32_t end = b.records[0].span;
     int row = 0;
-    for (std::int32_t c = 1; c < end; c += b.nodes[static_cast<std::size_t>(c)].span) {
-      const auto& L = b.nodes[static_cast<std::size_t>(c)];
-      const auto& st = b.layers[static_cast<std::size_t>(c)];
+    for (std::int32_t c = 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
+      const auto& L = b.records[static_cast<std::size_t>(c)];
+      const auto& st = b.per_record[static_cast<std::size_t>(c)];
       std::string name = L.name ? L.name : std::string(detail::op_name(L));
       if (L.kind == node_kind::repeat) name += " x" + std::to_string(L.count);
-      const auto trainable = b.plan.inference ? 0 : st.trainable;
-      out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.params) + " (" +
+      const auto trainable = b.plan.inference ? 0 : st.trainable_count;
+      out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.parameter_count) + " (" +
              std::to_string(trainable) + ") | " + format_bytes(trainable * per_trainable) + " | " + format_bytes(st.saved_bytes) + " |\n";
     }
   }
@@ -185,6 +171,59 @@ inline std::string comparison_csv(const std::vector<labelled_budget>& rows) {
            "," + std::to_string(b.activations_at_peak()) + "," + std::to_string(b.peak_tensor_bytes()) + "," +
            std::to_string(b.total()) + "," + std::to_string(b.capacity) + "," + (fits(b) ? "yes" : "no") + "\n";
   }
+  return out;
+}
+
+// --- the planner's answers ------------------------------------------------------------------------------------
+
+/// What a plan changes, in words ("as configured" when nothing).
+inline std::string describe_changes(const fit_plan& r, const training& base) {
+  std::string s;
+  auto add = [&](const std::string& t) { s += (s.empty() ? "" : ", ") + t; };
+  const auto& p = r.plan;
+  if (has(r.remedies, remedy::model_variant) || (r.member != 0 && !r.member_label.empty())) add(std::string(r.member_label));
+  if (p.batch != base.batch) add("batch " + std::to_string(base.batch) + " -> " + std::to_string(p.batch));
+  if (p.micro() != base.micro() && p.batch == base.batch)
+    add("micro-batch " + std::to_string(p.micro()) + " x " + std::to_string(p.accumulation_steps()) + " accumulation");
+  if (p.precision != base.precision) add(std::string(detail::precision_name(p.precision)));
+  if (p.checkpoint_blocks && !base.checkpoint_blocks) add("checkpoint every repeated block");
+  if (p.checkpoint_all && !base.checkpoint_all) add("checkpoint every top-level block");
+  if (!detail::same_text(p.train_only, base.train_only)) add(std::string("train only '") + (p.train_only ? p.train_only : "") + "'");
+  if (p.teacher.offloaded_to_cpu != base.teacher.offloaded_to_cpu) add("teacher offloaded to CPU");
+  if (p.optimizer != base.optimizer) add(std::string(detail::optimizer_name(base.optimizer)) + " -> " + std::string(detail::optimizer_name(p.optimizer)));
+  return s.empty() ? "as configured" : s;
+}
+
+namespace detail {
+inline std::string permille(std::int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", static_cast<double>(v) / 10.0);
+  return buf;
+}
+inline std::string plan_row(const std::string& rank, const fit_plan& r, const training& base) {
+  return "| " + rank + " | " + describe_changes(r, base) + " | " + std::to_string(r.plan.micro()) + " x " +
+         std::to_string(r.plan.accumulation_steps()) + " | " + format_bytes(r.total) + " | " + format_bytes(r.headroom()) + " | " +
+         (r.fits ? "yes" : "**no**") + " | " + permille(r.recompute_permille) + " | " + std::to_string(r.extra_steps) + " | " +
+         permille(r.lost_capacity_permille) + " | " + permille(r.penalty_permille) + " | " + std::to_string(r.cost) + " |\n";
+}
+}  // namespace detail
+
+inline constexpr std::string_view plan_table_header =
+    "| Rank | Change | Micro x accumulation | Device total | Headroom | Fits | Recompute | Extra steps | Lost capacity | Penalty | Cost (permille) |\n"
+    "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
+
+/// The configuration and every fitting plan, cheapest first, as a Markdown table; `extra` rows
+/// (e.g. the plan a report chose, scored with score_plan) are appended with their labels.
+template <std::size_t Capacity>
+std::string plan_table(const fit_plans<Capacity>& plans, const std::vector<std::pair<std::string, fit_plan>>& extra = {}) {
+  const auto& base = plans.configured.plan;
+  std::string out = "**" + std::string(plans.configured.member_label.empty() ? "model" : plans.configured.member_label) + ": " +
+                    std::to_string(plans.count) + " fitting plan(s) from " + std::to_string(plans.combinations) + " combinations, " +
+                    std::to_string(plans.simulations) + " budget simulations" + (plans.truncated ? " (search truncated)" : "") + "**\n\n";
+  out += plan_table_header;
+  out += detail::plan_row("configured", plans.configured, base);
+  for (std::size_t k = 0; k < plans.count; ++k) out += detail::plan_row(std::to_string(k + 1), plans.plans[k], base);
+  for (const auto& [label, r] : extra) out += detail::plan_row(label, r, base);
   return out;
 }
 

@@ -8,6 +8,6 @@ using namespace gpubudget;
 constexpr auto m = sequential(input(196, 512), attention(768, heads(12)));
 constexpr auto b = budget_totals(m, training{.batch = 8}, devices::generic_16gb);
 
-static_assert(b.params > 0);
+static_assert(b.parameter_count > 0);
 
 int main() {}

@@ -8,6 +8,6 @@ using namespace gpubudget;
 constexpr auto m = sequential(input(1 << 21, 1 << 21, 1 << 21), relu());
 constexpr auto b = budget_totals(m, training{.batch = 1}, devices::generic_16gb);
 
-static_assert(b.params == 0);
+static_assert(b.parameter_count == 0);
 
 int main() {}

@@ -8,6 +8,6 @@ using namespace gpubudget;
 constexpr auto m = sequential(linear(256), relu(), linear(10));
 constexpr auto b = budget_totals(m, training{.batch = 8}, devices::generic_16gb);
 
-static_assert(b.params > 0);
+static_assert(b.parameter_count > 0);
 
 int main() {}

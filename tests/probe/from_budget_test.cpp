@@ -23,7 +23,7 @@ std::int64_t sum(const std::vector<probe::category>& cats) {
 TEST_CASE("budget categories cover the live tensors at peak plus workspace and rounding", "[probe][budget]") {
   const auto cats = probe::budget_categories(b);
   REQUIRE(sum(cats) == b.peak_tensor_bytes() + b.workspace() + b.allocator_rounding);
-  REQUIRE(std::string(cats.front().name) == "parameters");
+  REQUIRE(std::string(cats.front().name) == "Parameters");  // the labels of components(b)
   REQUIRE(cats.front().ph == probe::phase::resident);
   REQUIRE(cats.back().ph == probe::phase::transient);
 }
@@ -46,7 +46,7 @@ TEST_CASE("the same budget on a device too small names the failing category", "[
   const auto r = probe::check_budget(dev, probe::budget_categories(b));
   REQUIRE_FALSE(r.fits());
   REQUIRE(r.failure.has_value());
-  REQUIRE(r.failure->category == "activations + temporaries (at peak)");
+  REQUIRE(r.failure->category == "Activations + temporaries (at peak)");
   REQUIRE(r.failure->asked == b.activations_at_peak());
   REQUIRE(dev.outstanding() == 0);
 }

@@ -25,11 +25,11 @@ static_assert(score_matrix_bytes(1, 12, 2048, 2048, dtype::fp16) == 4 * score_ma
 // at least one full score matrix; the flash path keeps no score matrix at all.
 constexpr auto cross = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570)));
 constexpr auto cross_b = budget(cross, training{.batch = 8}, devices::v100_32gb);
-static_assert(cross_b.layers[2].saved_bytes >= score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
-static_assert(cross_b.layers[2].output == make_shape(785, 768));
+static_assert(cross_b.per_record[2].saved_bytes >= score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(cross_b.per_record[2].output == make_shape(785, 768));
 constexpr auto cross_flash = sequential(input(785, 768), attention(768, heads(12), kv_tokens(1570), attention_impl::flash));
 constexpr auto flash_b = budget(cross_flash, training{.batch = 8}, devices::v100_32gb);
-static_assert(flash_b.layers[2].saved_bytes < score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
+static_assert(flash_b.per_record[2].saved_bytes < score_matrix_bytes(8, 12, 785, 1570, dtype::fp32));
 static_assert(flash_b.saved_activations < cross_b.saved_activations);
 
 // --- F.unfold on [B, C, H, W]: B·C·k²·L elements, L output positions ---------------------------
@@ -40,24 +40,24 @@ static_assert(unfold_bytes(2, 64, 7, 56 * 56, dtype::fp16) == 49 * bytes_of(2 * 
 
 // unfold as a layer: [64, 56, 56] with k = 3, padding 1 → [64·9, 56·56].
 constexpr auto unf = budget(sequential(input(64, 56, 56), unfold(3, padding(1))), training{.batch = 8}, devices::t4);
-static_assert(unf.layers[2].output == make_shape(576, 3136));
-static_assert(unf.layers[2].output_bytes == unfold_bytes(8, 64, 3, 3136, dtype::fp32));
+static_assert(unf.per_record[2].output == make_shape(576, 3136));
+static_assert(unf.per_record[2].output_bytes == unfold_bytes(8, 64, 3, 3136, dtype::fp32));
 // Strided, unpadded: (56 − 4)/4 + 1 = 14 per side.
 constexpr auto unf2 = budget(sequential(input(32, 56, 56), unfold(4, padding(0), stride(4))), training{.batch = 1}, devices::t4);
-static_assert(unf2.layers[2].output == make_shape(32 * 16, 14 * 14));
+static_assert(unf2.per_record[2].output == make_shape(32 * 16, 14 * 14));
 
 // --- pooling and views ---------------------------------------------------------------------------
 constexpr auto pool = budget(sequential(input(64, 112, 112), max_pool2d(3, stride(2), padding(1)), avg_pool2d(2),
                                         adaptive_avg_pool2d(1, 1), flatten()),
                              training{.batch = 1}, devices::t4);
-static_assert(pool.layers[2].output == make_shape(64, 56, 56));
-static_assert(pool.layers[3].output == make_shape(64, 28, 28));
-static_assert(pool.layers[4].output == make_shape(64, 1, 1));
-static_assert(pool.layers[5].output == make_shape(64));
+static_assert(pool.per_record[2].output == make_shape(64, 56, 56));
+static_assert(pool.per_record[3].output == make_shape(64, 28, 28));
+static_assert(pool.per_record[4].output == make_shape(64, 1, 1));
+static_assert(pool.per_record[5].output == make_shape(64));
 constexpr auto views = budget(sequential(input(768, 14, 14), flatten(1), transpose(0, 1), reshape(14, 14, 768), mean_over(2)),
                               training{.batch = 1}, devices::t4);
-static_assert(views.layers[2].output == make_shape(768, 196));
-static_assert(views.layers[3].output == make_shape(196, 768));
-static_assert(views.layers[4].output == make_shape(14, 14, 768));
-static_assert(views.layers[5].output == make_shape(14, 14));
+static_assert(views.per_record[2].output == make_shape(768, 196));
+static_assert(views.per_record[3].output == make_shape(196, 768));
+static_assert(views.per_record[4].output == make_shape(14, 14, 768));
+static_assert(views.per_record[5].output == make_shape(14, 14));
 }  // namespace

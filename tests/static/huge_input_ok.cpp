@@ -7,6 +7,6 @@ using namespace gpubudget;
 constexpr auto m = sequential(input(1 << 10, 1 << 10, 1 << 10), relu());
 constexpr auto b = budget_totals(m, training{.batch = 1}, devices::generic_16gb);
 
-static_assert(b.params == 0);
+static_assert(b.parameter_count == 0);
 static_assert(b.input_batch == 4 * GiB);
 }  // namespace

@@ -7,5 +7,5 @@ using namespace gpubudget;
 constexpr auto m = sequential(input(512), linear(256), relu(), linear(10));
 constexpr auto b = budget_totals(m, training{.batch = 8}, devices::generic_16gb);
 
-static_assert(b.params == 512 * 256 + 256 + 256 * 10 + 10);
+static_assert(b.parameter_count == 512 * 256 + 256 + 256 * 10 + 10);
 }  // namespace

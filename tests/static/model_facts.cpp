@@ -26,17 +26,17 @@ constexpr auto resnet18 = sequential(input(3, 224, 224), stem, basic(64), basic(
                                      down(256), basic(256), down(512), basic(512),
                                      adaptive_avg_pool2d(1, 1), flatten(), linear(1000));
 constexpr auto rn = budget(resnet18, one, devices::v100_16gb);
-static_assert(rn.params == 11689512);
-static_assert(rn.trainable == 11689512);
+static_assert(rn.parameter_count == 11689512);
+static_assert(rn.trainable_count == 11689512);
 static_assert(rn.buffers == 2 * 4800 * 4 + 20 * 8);  // running mean/var fp32 + num_batches_tracked
 static_assert(rn.parameters == 11689512 * 4);
 static_assert(rn.gradients == 11689512 * 4);                // every .grad alive at step()
 static_assert(rn.optimizer_state == 2 * 11689512 * 4);      // AdamW: exp_avg + exp_avg_sq
 
 // Shapes between stages: [0] model, [1] input, [2] stem (its 4 layers follow), [7] layer1.0.
-static_assert(rn.layers[2].output == make_shape(64, 56, 56));
-static_assert(rn.layers[7].output == make_shape(64, 56, 56));
-static_assert(rn.layers[rn.nodes.size() - 1].output == make_shape(1000));
+static_assert(rn.per_record[2].output == make_shape(64, 56, 56));
+static_assert(rn.per_record[7].output == make_shape(64, 56, 56));
+static_assert(rn.per_record[rn.records.size() - 1].output == make_shape(1000));
 
 // SGD with momentum keeps one copy; plain SGD none; frozen parameters need neither.
 static_assert(budget_totals(resnet18, training{.batch = 1, .optimizer = sgd_momentum}, devices::v100_16gb).optimizer_state == 11689512 * 4);
@@ -49,11 +49,11 @@ constexpr auto vit_b16 = sequential(input(3, 224, 224), patch_embedding(768, 16)
                                     repeat<12>(transformer_block(768, heads(12))),
                                     layer_norm(), select_token(0), linear(1000));
 constexpr auto vit = budget(vit_b16, one, devices::v100_16gb);
-static_assert(vit.params == 86567656);
-static_assert(vit.layers[2].params == 3 * 768 * 256 + 768 + 768 + 197 * 768);
-static_assert(vit.layers[2].output == make_shape(197, 768));
-static_assert(vit.layers[3].params == 12 * 7087872);  // the repeat record covers every copy
-static_assert(vit.layers[vit.nodes.size() - 1].output == make_shape(1000));
+static_assert(vit.parameter_count == 86567656);
+static_assert(vit.per_record[2].parameter_count == 3 * 768 * 256 + 768 + 768 + 197 * 768);
+static_assert(vit.per_record[2].output == make_shape(197, 768));
+static_assert(vit.per_record[3].parameter_count == 12 * 7087872);  // the repeat record covers every copy
+static_assert(vit.per_record[vit.records.size() - 1].output == make_shape(1000));
 
 // Mixed precision keeps fp32 parameters; pure bf16 stores them in 2 bytes plus fp32 masters.
 constexpr auto vit_pure = budget_totals(vit_b16, training{.batch = 1, .precision = pure_bf16}, devices::v100_16gb);
@@ -68,7 +68,7 @@ constexpr auto probe = sequential(input(3, 224, 224),
                                   frozen(patch_embedding(768, 16), repeat<12>(transformer_block(768, heads(12))), layer_norm()),
                                   select_token(0), linear(1000));
 constexpr auto vit_probe = budget_totals(probe, one, devices::v100_16gb);
-static_assert(vit_probe.params == 86567656);
-static_assert(vit_probe.trainable == 768 * 1000 + 1000);
+static_assert(vit_probe.parameter_count == 86567656);
+static_assert(vit_probe.trainable_count == 768 * 1000 + 1000);
 static_assert(vit_probe.optimizer_state == 2 * (768 * 1000 + 1000) * 4);
 }  // namespace

@@ -8,5 +8,5 @@ constexpr auto m = sequential(input(16, 512), repeat<4>(linear(512), relu()));
 constexpr auto b = budget_totals(m, training{.batch = 8}, devices::generic_16gb);
 
 // Four distinct copies, each with its own 512×512 weight and bias.
-static_assert(b.params == 4 * (512 * 512 + 512));
+static_assert(b.parameter_count == 4 * (512 * 512 + 512));
 }  // namespace

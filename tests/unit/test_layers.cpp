@@ -36,27 +36,27 @@ TEST_CASE("linear: parameters, output, saved input", "[layers][linear]") {
   // nn.Linear(1024, 4096) on batch 8.
   constexpr auto b = budget(sequential(input(1024), linear(4096)), on_cuda(8), dev);
   // weight 1024·4096 + bias 4096 = 4,194,304 + 4,096
-  REQUIRE(b.layers[2].params == 4198400);
-  REQUIRE(b.params == 4198400);
-  REQUIRE(shape_of(b.layers[2]) == "[4096]");
+  REQUIRE(b.per_record[2].parameter_count == 4198400);
+  REQUIRE(b.parameter_count == 4198400);
+  REQUIRE(shape_of(b.per_record[2]) == "[4096]");
   // output: 8·4096·4 = 131,072 B
-  REQUIRE(b.layers[2].output_bytes == 131072);
+  REQUIRE(b.per_record[2].output_bytes == 131072);
   // op_rules §1 "Linear 2-D x[B,in]: saves x": 8·1024·4 = 32,768 B
-  REQUIRE(b.layers[2].saved_bytes == 32768);
+  REQUIRE(b.per_record[2].saved_bytes == 32768);
   REQUIRE(b.saved_activations == 32768);
   // the data batch itself: 8·1024·4
   REQUIRE(b.input_batch == 32768);
 
   // no_bias: the weight only.
   constexpr auto nb = budget(sequential(input(1024), linear(4096, no_bias)), on_cuda(8), dev);
-  REQUIRE(nb.layers[2].params == 1024 * 4096);
+  REQUIRE(nb.per_record[2].parameter_count == 1024 * 4096);
 
   // Over the last dimension of a [197, 768] input, batch 2: out [197, 3072];
   // params 768·3072 + 3072 = 2,359,296 + 3,072; saved input 2·197·768·4 = 1,210,368 B.
   constexpr auto t = budget(sequential(input(197, 768), linear(3072)), on_cuda(2), dev);
-  REQUIRE(shape_of(t.layers[2]) == "[197,3072]");
-  REQUIRE(t.layers[2].params == 2362368);
-  REQUIRE(t.layers[2].saved_bytes == 1210368);
+  REQUIRE(shape_of(t.per_record[2]) == "[197,3072]");
+  REQUIRE(t.per_record[2].parameter_count == 2362368);
+  REQUIRE(t.per_record[2].saved_bytes == 1210368);
 }
 
 // --- convolutions ---------------------------------------------------------------------------------
@@ -65,65 +65,65 @@ TEST_CASE("linear: parameters, output, saved input", "[layers][linear]") {
 TEST_CASE("conv2d: padding, stride, dilation, groups, depthwise", "[layers][conv]") {
   // Conv2d(3, 16, 3, padding=1) on [3, 32, 32], batch 2.
   constexpr auto c = budget(sequential(input(3, 32, 32), conv2d(16, 3, padding(1))), on_cuda(2), dev);
-  REQUIRE(c.layers[2].params == 3 * 16 * 9 + 16);  // 448
+  REQUIRE(c.per_record[2].parameter_count == 3 * 16 * 9 + 16);  // 448
   // (32 + 2 − 2 − 1)/1 + 1 = 32
-  REQUIRE(shape_of(c.layers[2]) == "[16,32,32]");
+  REQUIRE(shape_of(c.per_record[2]) == "[16,32,32]");
   // output 2·16·32·32·4 = 131,072 B
-  REQUIRE(c.layers[2].output_bytes == 131072);
+  REQUIRE(c.per_record[2].output_bytes == 131072);
   // saves its input (op_rules §1 "Conv2d: x (whole input storage)"): 2·3·32·32·4 = 24,576 B
-  REQUIRE(c.layers[2].saved_bytes == 24576);
+  REQUIRE(c.per_record[2].saved_bytes == 24576);
 
   // stride 2, padding 1: (32 + 2 − 2 − 1)/2 + 1 = 15 + 1 = 16
   constexpr auto s2 = budget(sequential(input(3, 32, 32), conv2d(16, 3, stride(2), padding(1))), on_cuda(2), dev);
-  REQUIRE(shape_of(s2.layers[2]) == "[16,16,16]");
-  REQUIRE(s2.layers[2].params == 448);
+  REQUIRE(shape_of(s2.per_record[2]) == "[16,16,16]");
+  REQUIRE(s2.per_record[2].parameter_count == 448);
 
   // dilation 2, no padding: (32 − 2·2 − 1)/1 + 1 = 28; params 3·8·9 + 8 = 224
   constexpr auto d2 = budget(sequential(input(3, 32, 32), conv2d(8, 3, dilation(2))), on_cuda(2), dev);
-  REQUIRE(shape_of(d2.layers[2]) == "[8,28,28]");
-  REQUIRE(d2.layers[2].params == 224);
+  REQUIRE(shape_of(d2.per_record[2]) == "[8,28,28]");
+  REQUIRE(d2.per_record[2].parameter_count == 224);
 
   // groups 4, no bias: 16 · (32/4) · 9 = 1,152
   constexpr auto g4 = budget(sequential(input(16, 8, 8), conv2d(32, 3, padding(1), groups(4), no_bias)), on_cuda(2), dev);
-  REQUIRE(g4.layers[2].params == 1152);
-  REQUIRE(shape_of(g4.layers[2]) == "[32,8,8]");
+  REQUIRE(g4.per_record[2].parameter_count == 1152);
+  REQUIRE(shape_of(g4.per_record[2]) == "[32,8,8]");
 
   // depthwise 3×3 (groups = 16 channels): 16 · 1 · 9 + 16 = 160; channels kept
   constexpr auto dw = budget(sequential(input(16, 8, 8), depthwise_conv2d(3, padding(1))), on_cuda(2), dev);
-  REQUIRE(dw.layers[2].params == 160);
-  REQUIRE(shape_of(dw.layers[2]) == "[16,8,8]");
+  REQUIRE(dw.per_record[2].parameter_count == 160);
+  REQUIRE(shape_of(dw.per_record[2]) == "[16,8,8]");
 }
 
 TEST_CASE("conv1d, conv3d and conv_transpose2d", "[layers][conv]") {
   // Conv1d(4, 8, 5, stride=2) on [4, 20]: (20 − 4 − 1)/2 + 1 = 7 + 1 = 8; params 4·8·5 + 8 = 168;
   // saved input 2·4·20·4 = 640 B.
   constexpr auto c1 = budget(sequential(input(4, 20), conv1d(8, 5, stride(2))), on_cuda(2), dev);
-  REQUIRE(shape_of(c1.layers[2]) == "[8,8]");
-  REQUIRE(c1.layers[2].params == 168);
-  REQUIRE(c1.layers[2].saved_bytes == 640);
+  REQUIRE(shape_of(c1.per_record[2]) == "[8,8]");
+  REQUIRE(c1.per_record[2].parameter_count == 168);
+  REQUIRE(c1.per_record[2].saved_bytes == 640);
 
   // Conv3d(2, 4, 3, padding=1) on [2, 6, 6, 6]: same size; params 2·4·27 + 4 = 220;
   // output 2·4·216·4 = 6,912 B.
   constexpr auto c3 = budget(sequential(input(2, 6, 6, 6), conv3d(4, 3, padding(1))), on_cuda(2), dev);
-  REQUIRE(shape_of(c3.layers[2]) == "[4,6,6,6]");
-  REQUIRE(c3.layers[2].params == 220);
-  REQUIRE(c3.layers[2].output_bytes == 6912);
+  REQUIRE(shape_of(c3.per_record[2]) == "[4,6,6,6]");
+  REQUIRE(c3.per_record[2].parameter_count == 220);
+  REQUIRE(c3.per_record[2].output_bytes == 6912);
   // stride 2 on 7³: (7 − 2 − 1)/2 + 1 = 3
   constexpr auto c3s = budget(sequential(input(2, 7, 7, 7), conv3d(4, 3, stride(2))), on_cuda(2), dev);
-  REQUIRE(shape_of(c3s.layers[2]) == "[4,3,3,3]");
+  REQUIRE(shape_of(c3s.per_record[2]) == "[4,3,3,3]");
 
   // ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1) on [4, 8, 8]:
   // out = (8 − 1)·2 − 2·1 + 1·(3 − 1) + 1 + 1 = 16; weight [in, out/groups, k, k]: 4·8·9 + 8 = 296;
   // saves its input 2·4·64·4 = 2,048 B (op_rules §1 "ConvTranspose2d: x").
   constexpr auto ct = budget(sequential(input(4, 8, 8), conv_transpose2d(8, 3, stride(2), padding(1), output_padding(1))),
                              on_cuda(2), dev);
-  REQUIRE(shape_of(ct.layers[2]) == "[8,16,16]");
-  REQUIRE(ct.layers[2].params == 296);
-  REQUIRE(ct.layers[2].saved_bytes == 2048);
+  REQUIRE(shape_of(ct.per_record[2]) == "[8,16,16]");
+  REQUIRE(ct.per_record[2].parameter_count == 296);
+  REQUIRE(ct.per_record[2].saved_bytes == 2048);
   // kernel 4, stride 2, padding 1 (the usual 2× upsampler): (8 − 1)·2 − 2 + 3 + 1 = 16
   constexpr auto up = budget(sequential(input(4, 8, 8), conv_transpose2d(8, 4, stride(2), padding(1))), on_cuda(2), dev);
-  REQUIRE(shape_of(up.layers[2]) == "[8,16,16]");
-  REQUIRE(up.layers[2].params == 4 * 8 * 16 + 8);
+  REQUIRE(shape_of(up.per_record[2]) == "[8,16,16]");
+  REQUIRE(up.per_record[2].parameter_count == 4 * 8 * 16 + 8);
 }
 
 // --- normalization --------------------------------------------------------------------------------
@@ -131,30 +131,30 @@ TEST_CASE("conv1d, conv3d and conv_transpose2d", "[layers][conv]") {
 TEST_CASE("batch norm: parameters, running-statistics buffers, saved set", "[layers][norm]") {
   // BatchNorm2d(8) on [8, 4, 4], batch 2.
   constexpr auto b = budget(sequential(input(8, 4, 4), batch_norm()), on_cuda(2), dev);
-  REQUIRE(b.layers[2].params == 16);  // weight + bias, one per channel
+  REQUIRE(b.per_record[2].parameter_count == 16);  // weight + bias, one per channel
   // running_mean + running_var (8 fp32 each) + num_batches_tracked (int64): 2·8·4 + 8 = 72 B
   REQUIRE(b.buffers == 72);
-  REQUIRE(b.layers[2].buffer_bytes == 72);
+  REQUIRE(b.per_record[2].buffer_bytes == 72);
   // op_rules §1 "BatchNorm2d train: x + 4 per-channel fp32 vectors":
   // x 2·8·16·4 = 1,024 + 4·8·4 = 128 → 1,152 B
-  REQUIRE(b.layers[2].saved_bytes == 1152);
-  REQUIRE(b.layers[2].output_bytes == 1024);
+  REQUIRE(b.per_record[2].saved_bytes == 1152);
+  REQUIRE(b.per_record[2].output_bytes == 1024);
 }
 
 TEST_CASE("layer norm and group norm: saved input plus per-row statistics", "[layers][norm]") {
   // LayerNorm(16) on [10, 16], batch 2: params 2·16; saved x 2·10·16·4 = 1,280
   // + mean and rstd, one fp32 per row each: 2·(2·10·4) = 160 → 1,440 B. No buffers.
   constexpr auto ln = budget(sequential(input(10, 16), layer_norm()), on_cuda(2), dev);
-  REQUIRE(ln.layers[2].params == 32);
+  REQUIRE(ln.per_record[2].parameter_count == 32);
   REQUIRE(ln.buffers == 0);
-  REQUIRE(ln.layers[2].saved_bytes == 1440);
+  REQUIRE(ln.per_record[2].saved_bytes == 1440);
 
   // GroupNorm(4, 8) on [8, 4, 4], batch 2: params 2·8; saved x 1,024 + mean and rstd [B, G]
   // fp32: 2·(2·4·4) = 64 → 1,088 B.
   constexpr auto gn = budget(sequential(input(8, 4, 4), group_norm(4)), on_cuda(2), dev);
-  REQUIRE(gn.layers[2].params == 16);
-  REQUIRE(gn.layers[2].saved_bytes == 1088);
-  REQUIRE(shape_of(gn.layers[2]) == "[8,4,4]");
+  REQUIRE(gn.per_record[2].parameter_count == 16);
+  REQUIRE(gn.per_record[2].saved_bytes == 1088);
+  REQUIRE(shape_of(gn.per_record[2]) == "[8,4,4]");
 }
 
 // --- embedding ------------------------------------------------------------------------------------
@@ -162,11 +162,11 @@ TEST_CASE("layer norm and group norm: saved input plus per-row statistics", "[la
 TEST_CASE("embedding: table parameters, int64 ids saved, dense gradient", "[layers][embedding]") {
   // Embedding(100, 8) over 16 int64 ids, batch 2.
   constexpr auto e = budget(sequential(tokens(16), embedding(100, 8)), on_cuda(2), dev);
-  REQUIRE(e.layers[2].params == 800);
-  REQUIRE(shape_of(e.layers[2]) == "[16,8]");
-  REQUIRE(e.layers[2].output_bytes == 2 * 16 * 8 * 4);  // 1,024
+  REQUIRE(e.per_record[2].parameter_count == 800);
+  REQUIRE(shape_of(e.per_record[2]) == "[16,8]");
+  REQUIRE(e.per_record[2].output_bytes == 2 * 16 * 8 * 4);  // 1,024
   // op_rules §1 "Embedding: int64 indices only": 2·16·8 = 256 B, which is also the data batch
-  REQUIRE(e.layers[2].saved_bytes == 256);
+  REQUIRE(e.per_record[2].saved_bytes == 256);
   REQUIRE(e.input_batch == 256);
   // op_rules §3: backward materializes a dense [100, 8] fp32 .grad: 3,200 B
   REQUIRE(e.gradients == 3200);
@@ -195,8 +195,8 @@ TEST_CASE("activations that keep their output", "[layers][activation]") {
     REQUIRE(b.after_forward == 164);
   }
   constexpr auto r = budget(act_model(relu()), on_cuda(2), dev);
-  REQUIRE(r.layers[3].saved_bytes == 128);  // relu: its output
-  REQUIRE(r.layers[4].saved_bytes == 0);    // the next linear's input is that same storage
+  REQUIRE(r.per_record[3].saved_bytes == 128);  // relu: its output
+  REQUIRE(r.per_record[4].saved_bytes == 0);    // the next linear's input is that same storage
 }
 
 TEST_CASE("activations that keep their input", "[layers][activation]") {
@@ -210,15 +210,15 @@ TEST_CASE("activations that keep their input", "[layers][activation]") {
     REQUIRE(b.after_forward == 292);
   }
   constexpr auto g = budget(act_model(gelu()), on_cuda(2), dev);
-  REQUIRE(g.layers[3].saved_bytes == 128);  // gelu: its input y1
-  REQUIRE(g.layers[4].saved_bytes == 128);  // the next linear: y2, a new storage
+  REQUIRE(g.per_record[3].saved_bytes == 128);  // gelu: its input y1
+  REQUIRE(g.per_record[4].saved_bytes == 128);  // the next linear: y2, a new storage
 }
 
 TEST_CASE("in-place relu adds no tensor", "[layers][activation]") {
   constexpr auto plain = budget(act_model(relu()), on_cuda(2), dev);
   constexpr auto inplace = budget(act_model(relu_inplace()), on_cuda(2), dev);
   // relu_ keeps its result, which is y1's storage: x 64 + y1 128 = 192 B saved (as relu)
-  REQUIRE(inplace.layers[3].saved_bytes == 128);
+  REQUIRE(inplace.per_record[3].saved_bytes == 128);
   REQUIRE(inplace.saved_activations == 192);
   // Forward peak. relu: y1 and y2 alive together while relu runs = 256 B; later
   // y2 + y3 + the loss's x**2 (32) + loss (4) = 196 B. relu_: y1 alone (128), then 196.
@@ -230,9 +230,9 @@ TEST_CASE("in-place relu adds no tensor", "[layers][activation]") {
 TEST_CASE("an activation on data that needs no gradient saves nothing", "[layers][activation]") {
   // No parameter before it: nothing requires grad, so relu records no node.
   constexpr auto b = budget(sequential(input(8), relu(), linear(4)), on_cuda(2), dev);
-  REQUIRE(b.layers[2].saved_bytes == 0);
+  REQUIRE(b.per_record[2].saved_bytes == 0);
   // the linear then saves relu's output (its weight needs it): 2·8·4 = 64 B
-  REQUIRE(b.layers[3].saved_bytes == 64);
+  REQUIRE(b.per_record[3].saved_bytes == 64);
 }
 
 // --- dropout --------------------------------------------------------------------------------------
@@ -242,8 +242,8 @@ TEST_CASE("dropout: 1-byte mask on CUDA, fp32 mask on CPU, identity at 0 %", "[l
   // CUDA: native_dropout keeps a bool mask of 2·16 elements = 32 B (not x);
   // its output y2 (128 B) is saved by the next linear. Total x 64 + 32 + 128 = 224 B.
   constexpr auto cuda = budget(drop(10), on_cuda(2), dev);
-  REQUIRE(cuda.layers[3].saved_bytes == 32);
-  REQUIRE(cuda.layers[4].saved_bytes == 128);
+  REQUIRE(cuda.per_record[3].saved_bytes == 32);
+  REQUIRE(cuda.per_record[4].saved_bytes == 128);
   REQUIRE(cuda.saved_activations == 224);
   // forward peak while dropout runs: y1 128 + y2 128 + mask 32 = 288 B
   REQUIRE(cuda.forward_peak == 288);
@@ -252,14 +252,14 @@ TEST_CASE("dropout: 1-byte mask on CUDA, fp32 mask on CPU, identity at 0 %", "[l
 
   // CPU (op_rules §0.1): x * (bernoulli(1-p)/(1-p)) keeps an fp32 mask, 2·16·4 = 128 B.
   constexpr auto cpu = budget(drop(10), cpu_reference_step(2, sgd), dev);
-  REQUIRE(cpu.layers[3].saved_bytes == 128);
+  REQUIRE(cpu.per_record[3].saved_bytes == 128);
   REQUIRE(cpu.saved_activations == 64 + 128 + 128);
 
   // p = 0 (op_rules §0.1): no mask, no copy. The next linear saves y1: x 64 + y1 128 = 192 B,
   // exactly as without the dropout (forward peak y1 + y3 + x**2 + loss = 128 + 32 + 32 + 4).
   constexpr auto zero = budget(drop(0), on_cuda(2), dev);
   constexpr auto none = budget_totals(sequential(input(8), linear(16), linear(4)), on_cuda(2), dev);
-  REQUIRE(zero.layers[3].saved_bytes == 0);
+  REQUIRE(zero.per_record[3].saved_bytes == 0);
   REQUIRE(zero.saved_activations == 192);
   REQUIRE(zero.forward_peak == 196);
   REQUIRE(none.forward_peak == 196);
@@ -273,19 +273,19 @@ TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[l
   constexpr auto pool = [](layer p) { return sequential(input(4, 8, 8), conv2d(4, 1), p); };
   // MaxPool2d(2): [4, 4, 4]; saves y1 2,048 + int64 indices 2·4·16·8 = 1,024 → 3,072 B
   constexpr auto mx = budget(pool(max_pool2d(2)), on_cuda(2), dev);
-  REQUIRE(shape_of(mx.layers[3]) == "[4,4,4]");
-  REQUIRE(mx.layers[3].saved_bytes == 3072);
-  REQUIRE(mx.layers[3].output_bytes == 2 * 4 * 16 * 4);  // 512
+  REQUIRE(shape_of(mx.per_record[3]) == "[4,4,4]");
+  REQUIRE(mx.per_record[3].saved_bytes == 3072);
+  REQUIRE(mx.per_record[3].output_bytes == 2 * 4 * 16 * 4);  // 512
   // kernel 3, stride 2, padding 1: (8 + 2 − 3)/2 + 1 = 4
   constexpr auto mx3 = budget(pool(max_pool2d(3, stride(2), padding(1))), on_cuda(2), dev);
-  REQUIRE(shape_of(mx3.layers[3]) == "[4,4,4]");
-  REQUIRE(mx3.layers[3].saved_bytes == 3072);
+  REQUIRE(shape_of(mx3.per_record[3]) == "[4,4,4]");
+  REQUIRE(mx3.per_record[3].saved_bytes == 3072);
   // AvgPool2d(2) and global AdaptiveAvgPool2d keep their whole input (op_rules §0.7): 2,048 B
   constexpr auto avg = budget(pool(avg_pool2d(2)), on_cuda(2), dev);
-  REQUIRE(avg.layers[3].saved_bytes == 2048);
+  REQUIRE(avg.per_record[3].saved_bytes == 2048);
   constexpr auto gap = budget(pool(adaptive_avg_pool2d(1, 1)), on_cuda(2), dev);
-  REQUIRE(shape_of(gap.layers[3]) == "[4,1,1]");
-  REQUIRE(gap.layers[3].saved_bytes == 2048);
+  REQUIRE(shape_of(gap.per_record[3]) == "[4,1,1]");
+  REQUIRE(gap.per_record[3].saved_bytes == 2048);
 }
 
 // --- views ----------------------------------------------------------------------------------------
@@ -296,13 +296,13 @@ TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[l
   constexpr auto viewed = budget(sequential(input(16), linear(16), reshape(2, 8), transpose(0, 1), permute(1, 0),
                                             flatten(), linear(4)),
                                  on_cuda(2), dev);
-  REQUIRE(shape_of(viewed.layers[3]) == "[2,8]");
-  REQUIRE(shape_of(viewed.layers[4]) == "[8,2]");
-  REQUIRE(shape_of(viewed.layers[5]) == "[2,8]");
-  REQUIRE(shape_of(viewed.layers[6]) == "[16]");
+  REQUIRE(shape_of(viewed.per_record[3]) == "[2,8]");
+  REQUIRE(shape_of(viewed.per_record[4]) == "[8,2]");
+  REQUIRE(shape_of(viewed.per_record[5]) == "[2,8]");
+  REQUIRE(shape_of(viewed.per_record[6]) == "[16]");
   for (int i = 3; i <= 6; ++i) {
-    REQUIRE(viewed.layers[static_cast<std::size_t>(i)].saved_bytes == 0);
-    REQUIRE(viewed.layers[static_cast<std::size_t>(i)].params == 0);
+    REQUIRE(viewed.per_record[static_cast<std::size_t>(i)].saved_bytes == 0);
+    REQUIRE(viewed.per_record[static_cast<std::size_t>(i)].parameter_count == 0);
   }
   // saved x 128 + y1 128 = 256; after forward y1 + y3 + loss = 164; forward peak + x**2 32 = 196.
   // Backward (fwd_bwd_peak): the second linear's node allocates grad y1 (128) and its weight
@@ -332,25 +332,25 @@ TEST_CASE("parallel: concat, add, stack, multiply, add in place", "[layers][para
   // Both branch linears save y1: one storage, 32 B.
   constexpr auto cat = budget(sequential(input(4), linear(8), parallel(merge_kind::concat, linear(3), linear(5))),
                               on_cuda(1), dev);
-  REQUIRE(shape_of(cat.layers[3]) == "[8]");             // 3 + 5 along dimension 0
-  REQUIRE(cat.layers[3].params == (8 * 3 + 3) + (8 * 5 + 5));  // 72
-  REQUIRE(cat.layers[3].saved_bytes == 32);
+  REQUIRE(shape_of(cat.per_record[3]) == "[8]");             // 3 + 5 along dimension 0
+  REQUIRE(cat.per_record[3].parameter_count == (8 * 3 + 3) + (8 * 5 + 5));  // 72
+  REQUIRE(cat.per_record[3].saved_bytes == 32);
 
   constexpr auto add = budget(sequential(input(4), linear(8), parallel(merge_kind::add, linear(6), linear(6))), on_cuda(1), dev);
-  REQUIRE(shape_of(add.layers[3]) == "[6]");
-  REQUIRE(add.layers[3].params == 2 * (8 * 6 + 6));  // 108
-  REQUIRE(add.layers[3].saved_bytes == 32);
+  REQUIRE(shape_of(add.per_record[3]) == "[6]");
+  REQUIRE(add.per_record[3].parameter_count == 2 * (8 * 6 + 6));  // 108
+  REQUIRE(add.per_record[3].saved_bytes == 32);
 
   constexpr auto stack = budget(sequential(input(4), linear(8), parallel(merge_kind::stack, linear(6), linear(6))), on_cuda(1), dev);
-  REQUIRE(shape_of(stack.layers[3]) == "[2,6]");
-  REQUIRE(stack.layers[3].output_bytes == 48);
-  REQUIRE(stack.layers[3].saved_bytes == 32);
+  REQUIRE(shape_of(stack.per_record[3]) == "[2,6]");
+  REQUIRE(stack.per_record[3].output_bytes == 48);
+  REQUIRE(stack.per_record[3].saved_bytes == 32);
 
   // a * b keeps both operands (op_rules §1): y1 32 + 24 + 24 = 80 B
   constexpr auto mul = budget(sequential(input(4), linear(8), parallel(merge_kind::multiply, linear(6), linear(6))),
                               on_cuda(1), dev);
-  REQUIRE(shape_of(mul.layers[3]) == "[6]");
-  REQUIRE(mul.layers[3].saved_bytes == 80);
+  REQUIRE(shape_of(mul.per_record[3]) == "[6]");
+  REQUIRE(mul.per_record[3].saved_bytes == 80);
 
   // Forward peaks. add: y1 32 + branch outputs 24 + 24 + the new sum 24 = 104 B. In place:
   // no new sum: 80 B while the branches run, then y1 + out + x**2 + loss = 32+24+24+4 = 84 B.
@@ -362,7 +362,7 @@ TEST_CASE("parallel: concat, add, stack, multiply, add in place", "[layers][para
   // An identity branch (sequential()) concatenated with a linear on [3, 8] tokens: [6, 8].
   constexpr auto id = budget(sequential(input(3, 4), linear(8), parallel(merge_kind::concat, sequential(), linear(8))),
                              on_cuda(1), dev);
-  REQUIRE(shape_of(id.layers[3]) == "[6,8]");
+  REQUIRE(shape_of(id.per_record[3]) == "[6,8]");
 }
 
 // --- attention ------------------------------------------------------------------------------------
@@ -370,11 +370,11 @@ TEST_CASE("parallel: concat, add, stack, multiply, add in place", "[layers][para
 TEST_CASE("attention: parameters and output shape", "[layers][attention]") {
   // q (D·D + D), kv (D·2D + 2D), out (D·D + D) = 4·(D² + D); D = 8: 288.
   constexpr auto a = budget(sequential(input(16, 8), attention(8, heads(2))), on_cuda(1), dev);
-  REQUIRE(a.layers[2].params == 288);
-  REQUIRE(shape_of(a.layers[2]) == "[16,8]");
+  REQUIRE(a.per_record[2].parameter_count == 288);
+  REQUIRE(shape_of(a.per_record[2]) == "[16,8]");
   // Grouped-query, 1 kv head of 4: kv projects to 2·4 = 8: 2·(64 + 8) + (8·8 + 8) = 216.
   constexpr auto g = budget(sequential(input(16, 8), attention(8, heads(2), kv_heads(1))), on_cuda(1), dev);
-  REQUIRE(g.layers[2].params == 216);
+  REQUIRE(g.per_record[2].parameter_count == 216);
   REQUIRE(score_matrix_bytes(1, 2, 16, 16, dtype::fp32) == 2048);  // B·H·Lq·Lk·4
   // (The score matrix in the forward peak and flash's logsumexp: test_peak_walk.cpp.)
 }
@@ -385,25 +385,25 @@ TEST_CASE("unfold: C·k² rows by L positions", "[layers][unfold]") {
   // conv2d(2, 1) makes y1 = 2·36·4 = 288 B; F.unfold(3, padding=1) on [2, 6, 6]: L = 6·6 = 36,
   // output [2·9, 36] = B·C·k²·L·4 = 1·2·9·36·4 = 2,592 B; keeps its input y1 (op_rules §1).
   constexpr auto u = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1))), on_cuda(1), dev);
-  REQUIRE(shape_of(u.layers[3]) == "[18,36]");
-  REQUIRE(u.layers[3].output_bytes == 2592);
+  REQUIRE(shape_of(u.per_record[3]) == "[18,36]");
+  REQUIRE(u.per_record[3].output_bytes == 2592);
   REQUIRE(unfold_bytes(1, 2, 3, 36, dtype::fp32) == 2592);
-  REQUIRE(u.layers[3].saved_bytes == 288);
+  REQUIRE(u.per_record[3].saved_bytes == 288);
   // stride 2: (6 + 2 − 3)/2 + 1 = 3 per side, L = 9
   constexpr auto u2 = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1), stride(2))), on_cuda(1), dev);
-  REQUIRE(shape_of(u2.layers[3]) == "[18,9]");
+  REQUIRE(shape_of(u2.per_record[3]) == "[18,9]");
 }
 
 TEST_CASE("patch embedding: 785 tokens at 448/16", "[layers][vision]") {
   // (448/16)² = 28² = 784 patches + class token = 785 tokens of 768.
   REQUIRE(patch_tokens(448, 448, 16, true) == 785);
   constexpr auto p = budget(sequential(input(3, 448, 448), patch_embedding(768, 16)), on_cuda(1), dev);
-  REQUIRE(shape_of(p.layers[2]) == "[785,768]");
+  REQUIRE(shape_of(p.per_record[2]) == "[785,768]");
   // conv 3·768·16² + 768 = 589,824 + 768; class token 768; positions 785·768 = 602,880
-  REQUIRE(p.layers[2].params == 589824 + 768 + 768 + 602880);
+  REQUIRE(p.per_record[2].parameter_count == 589824 + 768 + 768 + 602880);
   constexpr auto n = budget(sequential(input(3, 448, 448), patch_embedding(768, 16, false)), on_cuda(1), dev);
-  REQUIRE(shape_of(n.layers[2]) == "[784,768]");
-  REQUIRE(n.layers[2].params == 589824 + 768 + 784 * 768);
+  REQUIRE(shape_of(n.per_record[2]) == "[784,768]");
+  REQUIRE(n.per_record[2].parameter_count == 589824 + 768 + 784 * 768);
 }
 
 // --- graph layers ---------------------------------------------------------------------------------
@@ -411,24 +411,24 @@ TEST_CASE("patch embedding: 785 tokens at 448/16", "[layers][vision]") {
 TEST_CASE("GCN and GAT: shapes, parameters, edge lists, saved set", "[layers][graph]") {
   // 100 nodes × 16 features, 500 edges, batch 1 (one graph).
   constexpr auto g = budget(sequential(input(100, 16), gcn(32, 500)), on_cuda(1), dev);
-  REQUIRE(shape_of(g.layers[2]) == "[100,32]");
-  REQUIRE(g.layers[2].params == 16 * 32 + 32);  // W (no bias in the matmul) + bias: 544
+  REQUIRE(shape_of(g.per_record[2]) == "[100,32]");
+  REQUIRE(g.per_record[2].parameter_count == 16 * 32 + 32);  // W (no bias in the matmul) + bias: 544
   // data: features 100·16·4 = 6,400 + int64 src and dst edge lists 2·500·8 = 8,000
   REQUIRE(g.input_batch == 14400);
   // saved: x for W's gradient 6,400; z[src] keeps the src index 4,000; · norm keeps the [E, 1]
   // fp32 norm 500·4 = 2,000; index_add_ keeps its source [E, 32] 500·32·4 = 64,000 and the dst
   // index 4,000 (op_rules §0.6) → 80,400 B
-  REQUIRE(g.layers[2].saved_bytes == 80400);
+  REQUIRE(g.per_record[2].saved_bytes == 80400);
 
   // Two GCN layers over the same edges share one pair of edge lists.
   constexpr auto g2 = budget_totals(sequential(input(100, 16), gcn(32, 500), gcn(32, 500)), on_cuda(1), dev);
   REQUIRE(g2.input_batch == 14400);
-  REQUIRE(g2.params == 544 + (32 * 32 + 32));
+  REQUIRE(g2.parameter_count == 544 + (32 * 32 + 32));
 
   // GAT, 4 heads × 8: W 16·32 = 512, a_src and a_dst 32 each → 576; out [100, 32].
   constexpr auto a = budget(sequential(input(100, 16), gat(heads(4), 8, 500)), on_cuda(1), dev);
-  REQUIRE(shape_of(a.layers[2]) == "[100,32]");
-  REQUIRE(a.layers[2].params == 576);
+  REQUIRE(shape_of(a.per_record[2]) == "[100,32]");
+  REQUIRE(a.per_record[2].parameter_count == 576);
 }
 
 // --- invalid models ------------------------------------------------------------------------------

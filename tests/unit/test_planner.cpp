@@ -3,6 +3,7 @@
 // and the table.
 #include <catch2/catch.hpp>
 #include <gpubudget/planner.hpp>
+#include <gpubudget/report.hpp>
 
 #include <string>
 
@@ -49,7 +50,7 @@ static_assert(forward_flops(depthwise_conv2d(7, padding(3)), make_shape(16, 8, 8
 
 // Checkpointing the whole network re-runs its whole forward once: a third of a step.
 constexpr auto mlp = sequential(input(512), named("body", sequential(linear(2048), gelu(), linear(512))), named("head", linear(10)));
-constexpr auto mlp_profile = detail::profile_of(mlp, one_gb);
+constexpr auto mlp_profile = profile_of(mlp, one_gb);
 static_assert(mlp_profile.with_all == mlp_profile.total);
 static_assert(mlp_profile.with_blocks == 0);  // no repeat(...)
 static_assert(mlp_profile.as_declared == 0);
@@ -116,7 +117,7 @@ TEST_CASE("checkpointing costs its recomputed share of the forward") {
   // the four repeated convs are ~97 % of the forward FLOPs; a step is ~3 forwards
   REQUIRE(p.recompute_permille > 300);
   REQUIRE(p.recompute_permille < 334);
-  const auto prof = detail::profile_of(cnn, one_gb);
+  const auto prof = profile_of(cnn, one_gb);
   REQUIRE(p.recompute_permille == prof.with_blocks * 1000 / (3 * prof.total));
 }
 
@@ -143,8 +144,8 @@ TEST_CASE("freezing: train_only candidates, lost capacity = frozen share of the 
   const auto& r = p.best();
   REQUIRE(std::string(r.plan.train_only) == "head");
   REQUIRE(r.remedies == remedy::freeze);
-  REQUIRE(r.trainable == 1024 * 1000 + 1000);
-  REQUIRE(r.lost_capacity_permille == 1000 - r.trainable * 1000 / p.configured.trainable);
+  REQUIRE(r.trainable_count == 1024 * 1000 + 1000);
+  REQUIRE(r.lost_capacity_permille == 1000 - r.trainable_count * 1000 / p.configured.trainable_count);
   // the optimizer change also fits, at its fixed penalty
   const auto q = plan_fit(big, base, dev, plan_constraints{.allowed = remedy::optimizer});
   REQUIRE(q.count == 1);
@@ -171,7 +172,7 @@ TEST_CASE("families: keep_architecture admits only checkpointing members; lost c
                                    flatten(), linear(10));
   constexpr auto narrow = cnn;
   auto ckpt = wide;
-  ckpt.nodes[5].flags.checkpoint = true;  // the repeat, declared checkpointed in the model
+  ckpt.records[5].flags.checkpoint = true;  // the repeat, declared checkpointed in the model
   const training base{.batch = 64};
   const plan_constraints keep{.allowed = remedy::model_variant | remedy::checkpoint_blocks};
   const auto same_arch = plan_fit_family<8>(base, one_gb, keep, variant("wide", wide), variant("wide, checkpointed", ckpt, remedy::checkpoint_blocks),
@@ -186,7 +187,7 @@ TEST_CASE("families: keep_architecture admits only checkpointing members; lost c
   for (const auto& r : any_arch) {
     if (r.member != 2) continue;
     saw_narrow = true;
-    const auto pw = budget_totals(wide, base, one_gb).params, pn = budget_totals(narrow, base, one_gb).params;
+    const auto pw = budget_totals(wide, base, one_gb).parameter_count, pn = budget_totals(narrow, base, one_gb).parameter_count;
     REQUIRE(r.lost_capacity_permille == 1000 - pn * 1000 / pw);
     REQUIRE(has(r.remedies, remedy::model_variant));
   }

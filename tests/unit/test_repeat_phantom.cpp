@@ -16,7 +16,7 @@ constexpr auto unrolled_ckpt = sequential(input(16, 64), checkpointed(block), ch
                                           linear(3));
 
 void require_same(const memory_budget& a, const memory_budget& b) {
-  REQUIRE(a.params == b.params);
+  REQUIRE(a.parameter_count == b.parameter_count);
   REQUIRE(a.saved_activations == b.saved_activations);
   REQUIRE(a.after_forward == b.after_forward);
   REQUIRE(a.forward_peak == b.forward_peak);

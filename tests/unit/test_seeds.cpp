@@ -39,11 +39,11 @@ constexpr training amp_b(std::int64_t batch) { return training{.batch = batch, .
 
 // AdamW: 2 fp32 states per trainable parameter, at compile time on the small reference sizes.
 constexpr auto bev_small = budget_totals(models::bev_local_attention<2>(local_attention_impl::unfold), training{.batch = 1}, devices::t4);
-static_assert(bev_small.optimizer_state == 2 * 4 * bev_small.trainable);
+static_assert(bev_small.optimizer_state == 2 * 4 * bev_small.trainable_count);
 constexpr auto gat_small = budget_totals(student, training{.batch = 1}, devices::t4);
-static_assert(gat_small.optimizer_state == 2 * 4 * gat_small.trainable);
-static_assert(budget_totals(student, training{.batch = 1, .optimizer = sgd_momentum}, devices::t4).optimizer_state == 4 * gat_small.trainable);
-static_assert(gat_small.params == 20000 * 64 + (64 * 128 + 2 * 128) + (128 * 128 + 2 * 128) + (128 * 2 + 2));
+static_assert(gat_small.optimizer_state == 2 * 4 * gat_small.trainable_count);
+static_assert(budget_totals(student, training{.batch = 1, .optimizer = sgd_momentum}, devices::t4).optimizer_state == 4 * gat_small.trainable_count);
+static_assert(gat_small.parameter_count == 20000 * 64 + (64 * 128 + 2 * 128) + (128 * 128 + 2 * 128) + (128 * 2 + 2));
 }  // namespace
 
 TEST_CASE("seed 000: unfold vs depthwise on a 32 GB card") {
@@ -52,7 +52,7 @@ TEST_CASE("seed 000: unfold vs depthwise on a 32 GB card") {
   const auto after = budget_totals(bev(local_attention_impl::depthwise, 2), training{.batch = 2}, gpu);
   REQUIRE_FALSE(fits(before));
   REQUIRE(fits(after));
-  REQUIRE(before.optimizer_state == 2 * 4 * before.trainable);
+  REQUIRE(before.optimizer_state == 2 * 4 * before.trainable_count);
   // the engine's unfold layer saves both unfolded tensors (k and v) of every layer: at least
   // 2 × 3 × 24.5 GiB
   REQUIRE(before.saved_activations > 6 * unfold_bytes(4, 512, 7, 65536, dtype::fp32));
@@ -93,15 +93,15 @@ TEST_CASE("seed 001: dual ViT, effective batch 16 on a 16 GB card") {
   const auto paths = budget_totals(dual_vit, before, gpu);
   REQUIRE_FALSE(fits(engine));
   REQUIRE_FALSE(fits(paths));
-  REQUIRE(paths.params == engine.params);
-  REQUIRE(paths.params == 86'404'040);
+  REQUIRE(paths.parameter_count == engine.parameter_count);
+  REQUIRE(paths.parameter_count == 86'404'040);
   // the composable model tracks the engine's record within 1 %
   REQUIRE(paths.total() * 100 < engine.total() * 101);
   REQUIRE(paths.total() * 100 > engine.total() * 99);
   const auto fixed = budget_totals(dual_vit, after, gpu);
   REQUIRE(fits(fixed));
   REQUIRE(fixed.plan.micro() * fixed.plan.accumulation_steps() == 16);
-  REQUIRE(fixed.optimizer_state == 2 * 4 * fixed.trainable);
+  REQUIRE(fixed.optimizer_state == 2 * 4 * fixed.trainable_count);
   // AMP does not halve this model: the fp32 softmax outputs it keeps make it larger
   REQUIRE(budget_totals(dual_vit, training{.batch = 16, .micro_batch = 8}, gpu).total() < paths.total());
 
@@ -164,11 +164,11 @@ TEST_CASE("seed 003: two-stage fine-tuning, phase by phase on a T4") {
   REQUIRE_FALSE(fits(s2));
   REQUIRE(fits(budget_totals(net, at(ph::stage2, 32), gpu)));
   REQUIRE(fits(budget_totals(net, at(ph::stage2, 64, true), gpu)));
-  for (const auto* b : {&s1, &p1, &p2, &s2}) REQUIRE(b->optimizer_state == 2 * 4 * b->trainable);
-  REQUIRE(s1.trainable == 2'245'970);   // the decoder
-  REQUIRE(s2.trainable == 30'064'562);  // everything
-  REQUIRE(s1.params - s1.trainable == 27'818'592);  // ConvNeXt-T's features
-  REQUIRE(s2.ema == 4 * s2.params);
+  for (const auto* b : {&s1, &p1, &p2, &s2}) REQUIRE(b->optimizer_state == 2 * 4 * b->trainable_count);
+  REQUIRE(s1.trainable_count == 2'245'970);   // the decoder
+  REQUIRE(s2.trainable_count == 30'064'562);  // everything
+  REQUIRE(s1.parameter_count - s1.trainable_count == 27'818'592);  // ConvNeXt-T's features
+  REQUIRE(s2.ema == 4 * s2.parameter_count);
 
   const plan_constraints c{.keep_effective_batch = false, .train_only = {ph::phase1, ph::phase2}};
   const auto plans = plan_fit<16>(net, at(ph::stage2, 64), gpu, c);
@@ -194,8 +194,8 @@ TEST_CASE("seed 004: 64/128/256 at batch 20 vs 32/64/128 at batch 16, 5 frames, 
   REQUIRE(fits(budget_totals(models::temporal_cnn_transformer<5>(64, 128, 256, frame - 32, 2, 4, false), amp_b(20), gpu)));
   REQUIRE(fits(budget_totals(ckpt, amp_b(20), gpu)));
   REQUIRE(fits(budget_totals(small, amp_b(16), gpu)));
-  REQUIRE(before.params == 1'951'489);
-  REQUIRE(before.optimizer_state == 2 * 4 * before.trainable);
+  REQUIRE(before.parameter_count == 1'951'489);
+  REQUIRE(before.optimizer_state == 2 * 4 * before.trainable_count);
 
   const plan_constraints c{.keep_architecture = false};
   const auto plans = plan_fit_family<16>(amp_b(20), gpu, c, variant("64/128/256", full),

@@ -4,5 +4,5 @@ using namespace gpubudget;
 TEST_CASE("mlp parameter count") {
   constexpr auto m = sequential(input(1024), linear(4096), gelu(), linear(1024));
   constexpr auto b = budget(m, cpu_reference_step(8, adamw), devices::t4);
-  REQUIRE(b.params == 8393728);
+  REQUIRE(b.parameter_count == 8393728);
 }

@@ -61,8 +61,8 @@ TEST_CASE("checkpointing keeps only block inputs; one block's recomputed set in 
   REQUIRE(plain.forward_peak == 14852);
   REQUIRE(plain.fwd_bwd_peak == 16968);
 
-  REQUIRE(ckpt.layers[3].saved_bytes == 0);  // nothing saved inside a checkpointed block
-  REQUIRE(ckpt.layers[7].saved_bytes == 0);
+  REQUIRE(ckpt.per_record[3].saved_bytes == 0);  // nothing saved inside a checkpointed block
+  REQUIRE(ckpt.per_record[7].saved_bytes == 0);
   REQUIRE(ckpt.saved_activations == 4096);
   REQUIRE(ckpt.after_forward == 6404);
   REQUIRE(ckpt.forward_peak == 8192);
@@ -71,8 +71,8 @@ TEST_CASE("checkpointing keeps only block inputs; one block's recomputed set in 
   REQUIRE(plain.fwd_bwd_peak - ckpt.fwd_bwd_peak == 2 * 2048);
 
   // Same parameters and gradients either way: 5 × 72 + 9 parameters.
-  REQUIRE(ckpt.params == plain.params);
-  REQUIRE(ckpt.params == 369);
+  REQUIRE(ckpt.parameter_count == plain.parameter_count);
+  REQUIRE(ckpt.parameter_count == 369);
   REQUIRE(ckpt.gradients == 369 * 4);
 }
 
@@ -110,10 +110,10 @@ TEST_CASE("frozen block before any trainable layer saves nothing", "[policy][fro
   // input(8) → frozen(linear(8), relu) → linear(4), batch 1: no gradient has to flow through
   // the frozen block, so it records no node. The head saves its input, the relu output (32 B).
   constexpr auto b = budget(sequential(input(8), frozen(linear(8), relu()), linear(4)), plan(1, adamw), dev);
-  REQUIRE(b.layers[2].saved_bytes == 0);
+  REQUIRE(b.per_record[2].saved_bytes == 0);
   REQUIRE(b.saved_activations == 32);
-  REQUIRE(b.params == 72 + 36);
-  REQUIRE(b.trainable == 36);
+  REQUIRE(b.parameter_count == 72 + 36);
+  REQUIRE(b.trainable_count == 36);
   REQUIRE(b.gradients == 144);
   REQUIRE(b.optimizer_state == 2 * 36 * 4);
   // forward: y1 32, relu y2 → 64, y1 freed; y3 16; x**2 16 + loss 4 → 68 = forward peak;
@@ -129,10 +129,10 @@ TEST_CASE("frozen block after a trainable layer saves what the gradient needs", 
   // reach the first linear through the frozen block: its relu saves its output (32 B); its
   // linear needs only the (frozen) weight for grad_input, so it keeps nothing.
   constexpr auto b = budget(sequential(input(8), linear(8), frozen(linear(8), relu()), linear(4)), plan(1), dev);
-  REQUIRE(b.layers[3].saved_bytes == 32);
-  REQUIRE(b.layers[4].saved_bytes == 0);   // the frozen linear
+  REQUIRE(b.per_record[3].saved_bytes == 32);
+  REQUIRE(b.per_record[4].saved_bytes == 0);   // the frozen linear
   REQUIRE(b.saved_activations == 32 + 32);  // x (first linear) + relu output
-  REQUIRE(b.trainable == 72 + 36);
+  REQUIRE(b.trainable_count == 72 + 36);
   REQUIRE(b.gradients == (72 + 36) * 4);
   // After forward: y2 32 (relu output) + y3 16 + loss 4 = 52. Backward:
   //   loss backward: 52 + 4·16 = 116 → 68 (y2, y3, loss, grad y3)
@@ -145,15 +145,15 @@ TEST_CASE("frozen block after a trainable layer saves what the gradient needs", 
   // A frozen convolution still saves its input: convolution_backward takes it for grad_input.
   // conv2d(2, 1) on [2, 4, 4], batch 1: its output 2·16·4 = 128 B is what the frozen conv keeps.
   constexpr auto c = budget(sequential(input(2, 4, 4), conv2d(2, 1), frozen(conv2d(2, 1)), conv2d(2, 1)), plan(1), dev);
-  REQUIRE(c.layers[3].saved_bytes == 128);
+  REQUIRE(c.per_record[3].saved_bytes == 128);
 }
 
 TEST_CASE("freeze_all and train_only", "[policy][frozen]") {
   training all = plan(1, adamw);
   all.freeze_all = true;
   const auto fa = budget_totals(mlp, all, dev);
-  REQUIRE(fa.params == 58);
-  REQUIRE(fa.trainable == 0);
+  REQUIRE(fa.parameter_count == 58);
+  REQUIRE(fa.trainable_count == 0);
   REQUIRE(fa.gradients == 0);
   REQUIRE(fa.saved_activations == 0);
   REQUIRE(fa.optimizer_state == 0);
@@ -164,7 +164,7 @@ TEST_CASE("freeze_all and train_only", "[policy][frozen]") {
   training head = plan(1, adamw);
   head.train_only = "head";
   const auto th = budget_totals(sequential(input(8), linear(8), named("head", linear(4))), head, dev);
-  REQUIRE(th.trainable == 36);
+  REQUIRE(th.trainable_count == 36);
   REQUIRE(th.saved_activations == 32);
   REQUIRE(th.gradients == 144);
   REQUIRE(th.optimizer_state == 2 * 36 * 4);
@@ -215,17 +215,17 @@ TEST_CASE("AMP: 16-bit linear outputs, fp32 norm and softmax, fp32 parameters", 
   t.precision = amp_fp16;
   constexpr auto m = sequential(input(16), linear(8), layer_norm(), softmax());
   const auto b = budget(m, t, dev);
-  REQUIRE(b.layers[2].output_bytes == 8 * 2);  // fp16
-  REQUIRE(b.layers[3].output_bytes == 8 * 4);  // autocast runs layer_norm in fp32
-  REQUIRE(b.layers[4].output_bytes == 8 * 4);  // ... and softmax
+  REQUIRE(b.per_record[2].output_bytes == 8 * 2);  // fp16
+  REQUIRE(b.per_record[3].output_bytes == 8 * 4);  // autocast runs layer_norm in fp32
+  REQUIRE(b.per_record[4].output_bytes == 8 * 4);  // ... and softmax
   // the linear keeps the fp16 copy of the data: 16·2 = 32 B (the data needs no gradient, so
   // the cached fp16 weight is not kept)
-  REQUIRE(b.layers[2].saved_bytes == 32);
+  REQUIRE(b.per_record[2].saved_bytes == 32);
   // layer_norm keeps its fp32 copy of the input (32) + mean and rstd (4 + 4)
-  REQUIRE(b.layers[3].saved_bytes == 40);
-  REQUIRE(b.layers[4].saved_bytes == 32);
+  REQUIRE(b.per_record[3].saved_bytes == 40);
+  REQUIRE(b.per_record[4].saved_bytes == 32);
   // parameters stay fp32: (16·8 + 8) + 2·8 = 152 → 608 B; no master copy; .grad fp32
-  REQUIRE(b.params == 152);
+  REQUIRE(b.parameter_count == 152);
   REQUIRE(b.parameters == 608);
   REQUIRE(b.master_weights == 0);
   REQUIRE(b.gradients == 608);
@@ -233,8 +233,8 @@ TEST_CASE("AMP: 16-bit linear outputs, fp32 norm and softmax, fp32 parameters", 
   // A second linear's input needs a gradient, so its node keeps the fp16 weight copy too:
   // y1 (8 fp16 = 16 B) + W2 in fp16 (8·4·2 = 64 B) = 80 B.
   const auto two = budget(sequential(input(16), linear(8), linear(4)), t, dev);
-  REQUIRE(two.layers[3].output_bytes == 4 * 2);
-  REQUIRE(two.layers[3].saved_bytes == 80);
+  REQUIRE(two.per_record[3].output_bytes == 4 * 2);
+  REQUIRE(two.per_record[3].saved_bytes == 80);
 }
 
 TEST_CASE("pure fp16: 2-byte parameters and gradients, 4-byte master weights", "[policy][precision]") {
@@ -242,12 +242,12 @@ TEST_CASE("pure fp16: 2-byte parameters and gradients, 4-byte master weights", "
   training t = plan(1, adamw);
   t.precision = pure_fp16;
   const auto b = budget(sequential(input(16), linear(8), linear(4)), t, dev);
-  REQUIRE(b.params == 172);
+  REQUIRE(b.parameter_count == 172);
   REQUIRE(b.parameters == 172 * 2);
   REQUIRE(b.master_weights == 172 * 4);
   REQUIRE(b.gradients == 172 * 2);
   REQUIRE(b.optimizer_state == 172 * 8);  // fp32 exp_avg + exp_avg_sq
-  REQUIRE(b.layers[2].output_bytes == 8 * 2);
+  REQUIRE(b.per_record[2].output_bytes == 8 * 2);
 
   t.precision = pure_bf16;
   const auto bf = budget_totals(sequential(input(16), linear(8), linear(4)), t, dev);
@@ -329,9 +329,9 @@ TEST_CASE("inference: no gradients, no optimizer, forward peak only", "[policy][
   training t = plan(1, adamw);
   t.inference = true;
   const auto b = budget_totals(mlp, t, dev);
-  REQUIRE(b.params == 58);
+  REQUIRE(b.parameter_count == 58);
   REQUIRE(b.parameters == 232);
-  REQUIRE(b.trainable == 0);
+  REQUIRE(b.trainable_count == 0);
   REQUIRE(b.gradients == 0);
   REQUIRE(b.optimizer_state == 0);
   REQUIRE(b.optimizer_temporaries == 0);
@@ -356,11 +356,11 @@ TEST_CASE("train_only with several prefixes", "[policy][freeze]") {
   constexpr auto m = sequential(input(4), named("body", linear(4)), named("neck", linear(8)), relu(), named("head", linear(2)));
   training t{.batch = 1};
   t.train_only = "head,neck";
-  REQUIRE(budget_totals(m, t, devices::t4).trainable == 40 + 18);
+  REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 40 + 18);
   t.train_only = "ne";
-  REQUIRE(budget_totals(m, t, devices::t4).trainable == 40);
+  REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 40);
   t.train_only = "body,nothing";
-  REQUIRE(budget_totals(m, t, devices::t4).trainable == 4 * 4 + 4);
+  REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 4 * 4 + 4);
 }
 
 // A name shorter than a prefix ("b" against "body") must not match, and checking it must not
@@ -372,5 +372,5 @@ constexpr training train_body() {
   t.train_only = "body";
   return t;
 }
-static_assert(budget_totals(short_names, train_body(), devices::t4).trainable == 4 * 2 + 2);
+static_assert(budget_totals(short_names, train_body(), devices::t4).trainable_count == 4 * 2 + 2);
 }  // namespace

@@ -22,16 +22,16 @@ namespace {
 
 template <std::size_t N>
 std::int64_t params_of(const model<N>& m) {
-  return budget_totals(m, training{.batch = 1}, devices::a100_80gb).params;
+  return budget_totals(m, training{.batch = 1}, devices::a100_80gb).parameter_count;
 }
 
 /// Output shape of the record named `name` (the whole model's output for nullptr).
 template <std::size_t N>
 std::string shape_of(const model<N>& m, const char* name = nullptr, training plan = training{.batch = 1}) {
   const auto b = budget(m, plan, devices::a100_80gb);
-  if (!name) return to_string(b.layers[0].output);
+  if (!name) return to_string(b.per_record[0].output);
   for (std::size_t i = 0; i < N; ++i)
-    if (b.nodes[i].name && std::string_view(b.nodes[i].name) == name) return to_string(b.layers[i].output);
+    if (b.records[i].name && std::string_view(b.records[i].name) == name) return to_string(b.per_record[i].output);
   return "<no record named " + std::string(name) + ">";
 }
 
@@ -42,22 +42,22 @@ static_assert(models::detail::make_divisible(72 / 4) == 24);   // MobileNetV3's 
 static_assert(models::detail::make_divisible(120 / 4) == 32);
 static_assert(models::detail::make_divisible(960 / 4) == 240);
 static_assert(detail::relative_position_table(7, 3) == 169 * 3);  // Swin-T stage 1
-static_assert(models::swin_t().nodes[0].kind == node_kind::sequence);
+static_assert(models::swin_t().records[0].kind == node_kind::sequence);
 
 // Every added op also works in constant evaluation (tiny models: cheap to evaluate).
 namespace {
 constexpr auto tiny_mobile = sequential(input(16, 14, 14), conv2d(32, 1, no_bias), batch_norm(), relu6_inplace(), hardswish_inplace(),
                                         squeeze_excitation(8, se_activation::silu_inplace, se_gate::sigmoid), silu_inplace(),
                                         hardsigmoid(), relu6(), dropout_inplace(20));
-static_assert(budget_totals(tiny_mobile, training{.batch = 2}, devices::a100_80gb).params == 16 * 32 + 64 + (32 * 8 + 8) + (8 * 32 + 32));
+static_assert(budget_totals(tiny_mobile, training{.batch = 2}, devices::a100_80gb).parameter_count == 16 * 32 + 64 + (32 * 8 + 8) + (8 * 32 + 32));
 constexpr auto tiny_swin = sequential(input(14, 14, 32), window_attention(heads(2), 7, 3), patch_merging());
-static_assert(budget_totals(tiny_swin, training{.batch = 2}, devices::a100_80gb).params ==
+static_assert(budget_totals(tiny_swin, training{.batch = 2}, devices::a100_80gb).parameter_count ==
               (32 * 96 + 96) + (32 * 32 + 32) + 169 * 2 + 2 * 128 + 128 * 64);
 constexpr models::llama_config tiny_llama{256, 64, 2, 4, 2, 176, 32, 16, false};
-static_assert(budget_totals(models::llama(tiny_llama), training{.batch = 2}, devices::a100_80gb).params ==
+static_assert(budget_totals(models::llama(tiny_llama), training{.batch = 2}, devices::a100_80gb).parameter_count ==
               2 * 256 * 64 + 64 + 2 * (2 * 64 + 2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 176));
 constexpr models::bert_config tiny_bert{100, 32, 2, 64, 2, 4, 128, 10, 16, true};
-static_assert(budget_totals(models::bert(tiny_bert), training{.batch = 2}, devices::a100_80gb).params ==
+static_assert(budget_totals(models::bert(tiny_bert), training{.batch = 2}, devices::a100_80gb).parameter_count ==
               (100 + 32 + 2) * 64 + 2 * 64 + 2 * (4 * (64 * 64 + 64) + 4 * 64 + (64 * 128 + 128) + (128 * 64 + 64)) + 64 * 64 + 64);
 }  // namespace
 
@@ -193,7 +193,7 @@ TEST_CASE("RMSNorm keeps its input, the square and the normalized tensor; SwiGLU
 TEST_CASE("Swin window attention: parameters and the index buffer", "[zoo][rules]") {
   const auto wa = sequential(input(56, 56, 96), window_attention(heads(3), 7, 3));
   const auto b = budget_totals(wa, training{.batch = 1}, devices::a100_80gb);
-  CHECK(b.params == (96 * 288 + 288) + (96 * 96 + 96) + 169 * 3);
+  CHECK(b.parameter_count == (96 * 288 + 288) + (96 * 96 + 96) + 169 * 3);
   CHECK(b.buffers == 49 * 49 * 8);  // relative_position_index (int64)
   const auto pm = sequential(input(56, 56, 96), patch_merging());
   CHECK(params_of(pm) == 2 * 384 + 384 * 192);

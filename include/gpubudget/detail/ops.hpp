@@ -18,7 +18,7 @@ struct layer_ctx {
   std::int32_t param_key = -1;  ///< identity of this layer's weights (shared weights share one)
   bool trainable = true;        ///< its parameters require grad
   bool first_use = true;        ///< parameters counted here (false for later uses of shared weights)
-  std::int64_t params = 0;      ///< out: parameter elements this layer owns
+  std::int64_t parameter_count = 0;  ///< out: parameter elements this layer owns
   std::int64_t buffer_bytes = 0;  ///< out: non-trainable state (BatchNorm running statistics)
   std::int64_t largest_param = 0; ///< out: elements of its largest single parameter tensor
   std::int32_t parts = 1;         ///< out: parameter keys used (param_key .. param_key + parts - 1)
@@ -39,7 +39,7 @@ struct layer_ctx {
   /// Registers a parameter tensor of `elements` values.
   constexpr void add_param(std::int64_t elements) {
     if (!first_use) return;
-    params = checked_add(params, elements);
+    parameter_count = checked_add(parameter_count, elements);
     if (elements > largest_param) largest_param = elements;
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
     if (s.count_host && trainable && elements > 0 && !s.no_grad) s.add_host(s.host.node, s.host_view_bytes);
@@ -61,7 +61,7 @@ struct layer_ctx {
   }
   /// Folds a sub-module's counts back into this layer.
   constexpr void absorb(const layer_ctx& c, std::int32_t first_part) {
-    params = checked_add(params, c.params);
+    parameter_count = checked_add(parameter_count, c.parameter_count);
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;

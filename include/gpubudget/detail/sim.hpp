@@ -80,7 +80,7 @@ struct segment_record {
 
 struct sim {
   dyn_array<storage> storages{};
-  dyn_array<node_record> nodes{};
+  dyn_array<node_record> autograd_nodes{};
   dyn_array<std::int32_t> saved_ids{};  ///< saved storages of every node, each node's contiguous
   dyn_array<grad_edge> edges{};         ///< gradient edges of every node, each node's contiguous
   dyn_array<segment_record> segments{};
@@ -180,13 +180,13 @@ struct sim {
   constexpr std::int32_t record(const value& out) {
     if (!out.requires_grad) return -1;
     if (replay_cursor >= 0) return last_recorded = replay_cursor++;
-    nodes.push_back(node_record{.out = out.id, .segment = dropping_saves_for, .layer = current_layer});
-    if (count_host) add_host(host.node, nodes.back().host_bytes);
-    return last_recorded = static_cast<std::int32_t>(nodes.size() - 1);
+    autograd_nodes.push_back(node_record{.out = out.id, .segment = dropping_saves_for, .layer = current_layer});
+    if (count_host) add_host(host.node, autograd_nodes.back().host_bytes);
+    return last_recorded = static_cast<std::int32_t>(autograd_nodes.size() - 1);
   }
   /// The node just recorded for `v` (-1 if `v` needs no gradient).
   constexpr std::int32_t record_of(const value& v) const { return v.requires_grad ? last_recorded : -1; }
-  constexpr node_record& node(std::int32_t n) { return nodes[static_cast<std::size_t>(n)]; }
+  constexpr node_record& node(std::int32_t n) { return autograd_nodes[static_cast<std::size_t>(n)]; }
 
   /// `n` saves `v` for backward (dropped while forwarding a checkpointed block); `tensors`: how
   /// many saved tensors the storage stands for (host bookkeeping is per tensor).

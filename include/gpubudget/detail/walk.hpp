@@ -11,8 +11,8 @@ namespace gpubudget::detail {
 
 /// What one record contributed (for a composite: its whole subtree, every application).
 struct record_stats {
-  std::int64_t params = 0;          ///< parameter elements (shared weights: first use only)
-  std::int64_t trainable = 0;       ///< of which require grad
+  std::int64_t parameter_count = 0;  ///< parameter elements (shared weights: first use only)
+  std::int64_t trainable_count = 0;       ///< of which require grad
   std::int64_t buffer_bytes = 0;
   std::int64_t saved_bytes = 0;     ///< saved for backward during its forward(s)
   std::int64_t output_bytes = 0;    ///< its output tensor (last application)
@@ -21,14 +21,14 @@ struct record_stats {
 };
 
 struct walk_totals {
-  std::int64_t params = 0, trainable = 0, buffer_bytes = 0;
+  std::int64_t parameter_count = 0, trainable_count = 0, buffer_bytes = 0;
   std::int64_t largest_trainable = 0;  ///< elements of the largest trainable parameter tensor
   std::int64_t input_bytes = 0;        ///< the data batch(es)
   std::int64_t largest_im2col = 0;     ///< bytes of the largest conv's unfolded input (cuDNN GEMM workspace)
 };
 
 struct walker {
-  const layer* nodes;
+  const layer* records;
   std::int32_t count;
   sim& s;
   dyn_array<record_stats> stats;
@@ -42,7 +42,7 @@ struct walker {
 
   /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
   constexpr void next_micro_batch() {
-    first_node_of_pass = static_cast<std::int32_t>(s.nodes.size());
+    first_node_of_pass = static_cast<std::int32_t>(s.autograd_nodes.size());
     counting = false;
     next_key = 0;
     for (auto& k : first_key) k = -1;
@@ -51,7 +51,7 @@ struct walker {
   }
 
   constexpr walker(const layer* n, std::int32_t c, sim& sm)
-      : nodes(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {}
+      : records(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {}
 
   struct scope {
     bool trainable = true;
@@ -73,17 +73,17 @@ struct walker {
   /// Record `i` on `in`: its scope (freezing, shared weights, train_only), a checkpoint when it
   /// or the policy asks for one, its per-record statistics when they are collected.
   constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     if (L.flags.frozen || L.share_id > 0 || (L.name && s.plan.train_only)) sc = enter(i, sc);
     const bool checkpoint = (L.flags.checkpoint || force_checkpoint) && can_checkpoint();
     // leaves keep their own statistics (walk_leaf)
     if (!collecting() || L.kind == node_kind::leaf) return checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
     const auto saved_before = s.saved_total;
-    const auto params_before = totals.params, trainable_before = totals.trainable, buffers_before = totals.buffer_bytes;
+    const auto parameter_count_before = totals.parameter_count, trainable_before = totals.trainable_count, buffers_before = totals.buffer_bytes;
     const value out = checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
     auto& st = stats[static_cast<std::size_t>(i)];
-    st.params += totals.params - params_before;
-    st.trainable += totals.trainable - trainable_before;
+    st.parameter_count += totals.parameter_count - parameter_count_before;
+    st.trainable_count += totals.trainable_count - trainable_before;
     st.buffer_bytes += totals.buffer_bytes - buffers_before;
     st.saved_bytes += s.saved_total - saved_before;
     st.output_bytes = s.bytes_of_value(out);
@@ -95,7 +95,7 @@ struct walker {
   /// The scope inside record `i`: train_only names switch training on, frozen blocks off; a
   /// shared block's later occurrences map to the first one's weights (counted once).
   constexpr scope enter(std::int32_t i, scope sc) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     if (s.plan.train_only && L.name && matches_any_prefix(L.name, s.plan.train_only)) sc.trainable = true;
     if (L.flags.frozen) sc.trainable = false;
     if (L.share_id > 0) {
@@ -124,7 +124,7 @@ struct walker {
     segment_record seg{};
     seg.layer_index = i;
     seg.input = in;
-    seg.first_node = static_cast<std::int32_t>(s.nodes.size());
+    seg.first_node = static_cast<std::int32_t>(s.autograd_nodes.size());
     seg.trainable = sc.trainable;
     seg.key_shift = sc.key_shift;
     seg.repetition = repetition;
@@ -133,7 +133,7 @@ struct walker {
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
-    s.segments.back().end_node = static_cast<std::int32_t>(s.nodes.size());
+    s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size());
     return out;
   }
 
@@ -156,12 +156,12 @@ struct walker {
   constexpr value run_children(std::int32_t i, const value& in, const scope& sc, bool checkpoint_each = false) {
     value cur = in;
     s.retain(cur.id);
-    const std::int32_t end = i + nodes[i].span;
+    const std::int32_t end = i + records[i].span;
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
-    for (std::int32_t c = i + 1; c < end; c += nodes[c].span) {
+    for (std::int32_t c = i + 1; c < end; c += records[c].span) {
       // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
-      value next = !force && is_plain_leaf(nodes[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(nodes[c]));
+      value next = !force && is_plain_leaf(records[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
       s.release(cur);
       cur = next;
     }
@@ -169,7 +169,7 @@ struct walker {
   }
 
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     switch (L.kind) {
       case node_kind::sequence: return run_children(i, in, sc);
       case node_kind::residual: {
@@ -193,16 +193,16 @@ struct walker {
   /// for the others with one "phantom" record holding their retained bytes and gradients.
   /// That keeps a repeat's cost that of three blocks at most, whatever its count.
   constexpr value walk_repeat(std::int32_t i, const value& in, const scope& sc) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     const std::int64_t count = L.count;
     if (count < 1) invalid_layer_argument();
     value cur = in;
     s.retain(cur.id);
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
-      const auto live0 = s.live, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.params,
-                 trainable0 = totals.trainable, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
-      const auto nodes0 = static_cast<std::int32_t>(s.nodes.size());
+      const auto live0 = s.live, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
+                 trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
+      const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       dyn_array<record_stats> before{};
       if (measure && counting && !replaying && collect_stats)
         for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
@@ -214,19 +214,19 @@ struct walker {
       if (measure) {
         const auto copies = count - 3;
         std::int64_t grads = 0;
-        for (auto n = nodes0; n < static_cast<std::int32_t>(s.nodes.size()); ++n) grads += s.nodes[static_cast<std::size_t>(n)].param_grad_bytes;
+        for (auto n = nodes0; n < static_cast<std::int32_t>(s.autograd_nodes.size()); ++n) grads += s.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes;
         if (counting && !replaying) {
           for (std::int32_t k = i + 1; collect_stats && k < i + L.span; ++k) {  // the block's records: every copy
             auto& st = stats[static_cast<std::size_t>(k)];
             const auto& b0 = before[static_cast<std::size_t>(k - i - 1)];
-            st.params = checked_add(st.params, checked_mul(copies, st.params - b0.params));
-            st.trainable = checked_add(st.trainable, checked_mul(copies, st.trainable - b0.trainable));
+            st.parameter_count = checked_add(st.parameter_count, checked_mul(copies, st.parameter_count - b0.parameter_count));
+            st.trainable_count = checked_add(st.trainable_count, checked_mul(copies, st.trainable_count - b0.trainable_count));
             st.buffer_bytes = checked_add(st.buffer_bytes, checked_mul(copies, st.buffer_bytes - b0.buffer_bytes));
             st.saved_bytes = checked_add(st.saved_bytes, checked_mul(copies, st.saved_bytes - b0.saved_bytes));
             st.applications = checked_add(st.applications, checked_mul(copies, st.applications - b0.applications));
           }
-          totals.params = checked_add(totals.params, checked_mul(copies, totals.params - params0));
-          totals.trainable = checked_add(totals.trainable, checked_mul(copies, totals.trainable - trainable0));
+          totals.parameter_count = checked_add(totals.parameter_count, checked_mul(copies, totals.parameter_count - params0));
+          totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - trainable0));
           totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
         }
         // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
@@ -258,8 +258,8 @@ struct walker {
       n.segment = s.dropping_saves_for;
       n.param_grad_bytes = grads;
       n.param_key = grads > 0 ? next_key++ : -1;
-      s.nodes.push_back(n);
-      at = static_cast<std::int32_t>(s.nodes.size() - 1);
+      s.autograd_nodes.push_back(n);
+      at = static_cast<std::int32_t>(s.autograd_nodes.size() - 1);
     }
     // count the retained bytes as saved, whatever the dropping state of a checkpoint
     node_record& nd = s.node(at);
@@ -273,10 +273,10 @@ struct walker {
   }
 
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     dyn_array<value> outs;
     const std::int32_t end = i + L.span;
-    for (std::int32_t c = i + 1; c < end; c += nodes[c].span) outs.push_back(walk(c, in, sc));
+    for (std::int32_t c = i + 1; c < end; c += records[c].span) outs.push_back(walk(c, in, sc));
     if (outs.empty()) { s.retain(in.id); return in; }
     shape merged = outs[0].s;
     bool rg = false;
@@ -322,7 +322,7 @@ struct walker {
   /// One op: its lowering (through its descriptor) runs on the simulator; the walk adds up
   /// what it reports (parameters, buffers, the data batch, the convolution workspace).
   constexpr value walk_leaf(std::int32_t i, const value& in, const scope& sc) {
-    const layer& L = nodes[i];
+    const layer& L = records[i];
     if (!L.op) invalid_layer_argument();
     const bool source = L.op->source;
     if (!source && in.id < 0) layer_needs_an_input_shape();
@@ -331,12 +331,12 @@ struct walker {
     layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
     const value out = L.op->lower(c, in);
     if (!replaying && c.param_key == next_key) next_key += c.parts;
-    if (!replaying && counting && (c.params | c.buffer_bytes | c.input_bytes) != 0) add_totals(c);
+    if (!replaying && counting && (c.parameter_count | c.buffer_bytes | c.input_bytes) != 0) add_totals(c);
     if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
     if (collecting()) {
       auto& st = stats[static_cast<std::size_t>(i)];
-      st.params += c.params;
-      st.trainable += c.trainable ? c.params : 0;
+      st.parameter_count += c.parameter_count;
+      st.trainable_count += c.trainable ? c.parameter_count : 0;
       st.buffer_bytes += c.buffer_bytes;
       st.saved_bytes += s.saved_total - saved_before;
       st.output_bytes = s.bytes_of_value(out);
@@ -347,9 +347,9 @@ struct walker {
   }
 
   constexpr void add_totals(const layer_ctx& c) {
-    totals.params = checked_add(totals.params, c.params);
+    totals.parameter_count = checked_add(totals.parameter_count, c.parameter_count);
     if (c.trainable) {
-      totals.trainable = checked_add(totals.trainable, c.params);
+      totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count);
       if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
     }
     totals.buffer_bytes += c.buffer_bytes;
@@ -435,10 +435,10 @@ struct walker {
     s.in_backward = true;
     grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
     // only this micro-batch's nodes: earlier ones already ran their backward
-    for (auto n = static_cast<std::int32_t>(s.nodes.size()) - 1; n >= first_node_of_pass; --n) {
-      const auto seg = s.nodes[static_cast<std::size_t>(n)].segment;
+    for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size()) - 1; n >= first_node_of_pass; --n) {
+      const auto seg = s.autograd_nodes[static_cast<std::size_t>(n)].segment;
       if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
-      const node_record& rec = s.nodes[static_cast<std::size_t>(n)];
+      const node_record& rec = s.autograd_nodes[static_cast<std::size_t>(n)];
       s.current_layer = rec.layer;
       if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
         s.release_phantom(n);
@@ -464,8 +464,8 @@ struct walker {
       }
       s.release_saved(n);
       if (s.count_host) {
-        s.live -= s.nodes[static_cast<std::size_t>(n)].host_bytes;
-        s.nodes[static_cast<std::size_t>(n)].host_bytes = 0;
+        s.live -= s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes;
+        s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes = 0;
       }
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);

@@ -28,7 +28,7 @@ constexpr auto gpt_block(const gpt_config& g) {
 /// A GPT (tied head): logits [seq, vocab] are the output.
 constexpr auto gpt(const gpt_config& g) {
   auto blocks = repeat(g.layers, gpt_block(g));
-  blocks.nodes[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   return sequential(tokens(g.seq), shared(1, embedding(g.vocab, g.width)), learned_positions(g.context), dropout(g.dropout_percent),
                     blocks, layer_norm(), shared(1, tied_linear(g.vocab)));
 }

@@ -48,7 +48,7 @@ namespace detail {
 template <std::int64_t T>
 constexpr auto frame_branch(std::int64_t c1, std::int64_t c2, std::int64_t c3, bool checkpoint) {
   auto cnn = shared(4, frame_cnn(c1, c2, c3));
-  cnn.nodes[0].flags.checkpoint = checkpoint;
+  cnn.records[0].flags.checkpoint = checkpoint;
   return sequential(select_token(T), cnn);
 }
 template <std::int64_t... T>

@@ -112,8 +112,8 @@ constexpr auto convnext(std::int64_t d1, std::int64_t d2, std::int64_t d3, std::
                              layer_norm_2d(), conv2d(2 * c, 2, stride(2)), repeat(d2, cn_block(2 * c, true)),
                              layer_norm_2d(), conv2d(4 * c, 2, stride(2)), repeat(d3, cn_block(4 * c, true)),
                              layer_norm_2d(), conv2d(8 * c, 2, stride(2)), repeat(d4, cn_block(8 * c, true)));
-  features.nodes[0].flags.frozen = frozen_backbone;
-  features.nodes[0].name = "features";
+  features.records[0].flags.frozen = frozen_backbone;
+  features.records[0].name = "features";
   return sequential(input(3, image, image), features, adaptive_avg_pool2d(1, 1), named("classifier", sequential(layer_norm_2d(), flatten(), linear(classes))));
 }
 constexpr auto convnext_tiny(std::int64_t image = 224, std::int64_t classes = 1000, bool frozen_backbone = false) {

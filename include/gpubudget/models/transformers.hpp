@@ -80,7 +80,7 @@ constexpr auto llama_block(const llama_config& g) {
 constexpr auto llama(const llama_config& g) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   auto blocks = repeat(g.layers, llama_block(g));
-  blocks.nodes[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
 }
 

@@ -15,17 +15,10 @@ inline std::vector<category> budget_categories(const memory_budget& b) {
   auto add = [&](std::string_view name, std::int64_t bytes, phase ph) {
     if (bytes > 0) out.push_back(category{name, bytes, ph});
   };
-  add("parameters", b.parameters, phase::resident);
-  add("buffers", b.buffers, phase::resident);
-  add("fp32 master weights", b.master_weights, phase::resident);
-  add("optimizer state", b.optimizer_state, phase::resident);
-  add("EMA copy", b.ema, phase::resident);
-  add("teacher", b.teacher, phase::resident);
-  add("input batch", b.input_batch, phase::resident);
-  add("gradients (at peak)", b.gradients_at_peak, phase::transient);
-  add("activations + temporaries (at peak)", b.activations_at_peak(), phase::transient);
-  add("cuBLAS + cuDNN workspace", b.workspace(), phase::transient);
-  add("allocator rounding", b.allocator_rounding, phase::transient);
+  for (const auto& c : components(b)) {
+    if (c.kind == component_kind::device_reserved) continue;  // context: paid already; fragmentation: not allocated
+    add(c.label, c.bytes, c.kind == component_kind::resident ? phase::resident : phase::transient);
+  }
   return out;
 }
 
