@@ -6,8 +6,9 @@ a model under CPU autocast bf16 (which run in bf16, which in fp32, the weight-ca
 Same method and output format as op_probe.py (whose `probe` it reuses); the node names of the
 graph are printed too (`nodes:`), so the kernel that ran is visible.
 
-Usage (PyTorch 2.6 in the trixie root):
+Usage (PyTorch 2.6 in the trixie root; the host's 1.13 runs the probes it has ops for):
     scripts/torch26-env run python3 benchmarks/accuracy/op_probe26.py [probe-name-substring ...]
+    /usr/bin/python3 benchmarks/accuracy/op_probe26.py
 """
 import os
 import sys
@@ -63,7 +64,7 @@ def AC(f):
     return g
 
 
-sdpa = F.scaled_dot_product_attention
+sdpa = getattr(F, "scaled_dot_product_attention", None)  # absent in 1.13: those probes then report an error
 # q = k = v = [B=2, h=4, L=64, d=32] fp32 = 64K each; a materialized score matrix would be 128K
 qkv = lambda *s: (lambda: (None, [leaf(*s), leaf(*s), leaf(*s)]))  # noqa: E731
 P("sdpa", qkv(2, 4, 64, 32), lambda m, q, k, v: sdpa(q, k, v), "q=k=v=64K out=64K lse=[2,4,64] fp32=2K")
@@ -127,14 +128,46 @@ P("ac_mha_need_weights_false", lambda: (nn.MultiheadAttention(256, 4, batch_firs
   AC(lambda m, x: m(x, x, x, need_weights=False)[0]), "x=128K fp32")
 
 
+def sdpa_scan():
+    """Forward transient and backward peak of the CPU flash kernel over shapes (fp32 and bf16)."""
+    import gc
+
+    heap = measure.Heap()
+    print("## sdpa_scan: flash kernel (CPU) forward transient / backward peak extra above grad_out, by shape")
+    for dt in (torch.float32, torch.bfloat16):
+        for B, H, L, d in [(2, 4, 32, 32), (2, 4, 64, 32), (2, 4, 128, 32), (2, 4, 192, 32), (2, 4, 256, 32),
+                           (2, 4, 512, 32), (2, 4, 768, 32), (1, 4, 1024, 32), (1, 4, 2048, 32), (2, 4, 256, 64),
+                           (2, 12, 128, 64), (2, 12, 785, 64), (8, 4, 256, 32)]:
+            q, k, v = (torch.randn(B, H, L, d).to(dt).requires_grad_() for _ in range(3))
+            gc.collect()
+            b = heap.current()
+            heap.reset_peak()
+            o = sdpa(q, k, v)
+            fwd_t = heap.peak() - heap.current()
+            g = torch.ones_like(o)
+            lvl = heap.current()
+            heap.reset_peak()
+            o.backward(g)
+            bwd = heap.peak() - lvl
+            print("  %-8s B=%d H=%2d L=%4d d=%2d  |q|=%8.1fK  fwd transient %8.1fK  bwd peak extra %8.1fK"
+                  " (= %.2f |q|)" % (str(dt).replace("torch.", ""), B, H, L, d, q.numel() * q.element_size() / 1024,
+                                     fwd_t / 1024, bwd / 1024, bwd / (q.numel() * q.element_size())), flush=True)
+            del q, k, v, o, g
+
+
 def main():
     torch.set_num_threads(int(os.environ.get("GB_THREADS", "2")))
     print("# torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
     sel = sys.argv[1:]
+    if sel == ["scan"]:
+        return sdpa_scan()
     for name, run in PROBES:
         if sel and not any(s in name for s in sel):
             continue
-        run()
+        try:
+            run()
+        except Exception as e:  # e.g. an op 1.13 does not have, when comparing versions
+            print("== %s: not available (%s: %s)" % (name, type(e).__name__, str(e).splitlines()[0][:120]), flush=True)
 
 
 if __name__ == "__main__":
