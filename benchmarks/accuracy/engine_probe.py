@@ -141,6 +141,24 @@ def engine():
     del h, g
 
 
+def _fused_cpu():
+    try:
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1e-3, fused=True)
+        return True
+    except (TypeError, RuntimeError):
+        return False
+
+
+def _with_fused(ctor, ps):
+    """The optimizer `ctor` builds, with fused=True instead of a foreach argument."""
+    import inspect
+
+    opt = ctor(ps, False)
+    kw = {k: v for k, v in opt.defaults.items() if k in inspect.signature(type(opt)).parameters
+          and k not in ("foreach", "fused", "params")}
+    return type(opt)(ps, fused=True, **kw)
+
+
 def optim():
     print("## optimizer.step() temporaries (peak above params+grads+state, after a warm-up step)")
     sizes = [1 << 20, 1 << 18, 1 << 16]  # 4 MiB, 1 MiB, 256 KiB params
@@ -154,9 +172,10 @@ def optim():
         ("adam wd", lambda p, fe: torch.optim.Adam(p, lr=1e-4, weight_decay=1e-2, foreach=fe)),
         ("adamw", lambda p, fe: torch.optim.AdamW(p, lr=1e-4, foreach=fe)),
     ]:
-        for fe in (False, True):
+        # fe: foreach=False / True, or "fused" (fused=True: PyTorch >= 2.4 on CPU; SGD, Adam, AdamW)
+        for fe in (False, True) + (("fused",) if _fused_cpu() else ()):
             ps = [torch.randn(s, requires_grad=True) for s in sizes]
-            opt = ctor(ps, fe)
+            opt = ctor(ps, fe) if fe != "fused" else _with_fused(ctor, ps)
             for p in ps:
                 p.grad = torch.randn_like(p)
             gc.collect()

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Measure what PyTorch (1.13, CPU, fp32) really allocates for one training step.
 
-Reproduces the method behind ../../shared/reference/pytorch-1.13-cpu.json (see
-/work/shared/reference/README.md):
+Reproduces the method behind reference/pytorch-1.13-cpu.json (see reference/README.md next to
+this script). measure26.py reuses this file's models and measurement for PyTorch 2.6:
 
 * live heap bytes come from an LD_PRELOAD shim over malloc & co (malloc_shim.c, usable
   sizes); PyTorch's CPU allocator does not cache, so this is the live tensor bytes plus
@@ -109,14 +109,19 @@ class MLP(nn.Module):
 
 
 class Attention(nn.Module):
-    """q = Linear(d, d); k, v = one Linear(d, 2d) split; materialized q @ k^T / sqrt(hd)."""
+    """q = Linear(d, d); k, v = one Linear(d, 2d) split; materialized q @ k^T / sqrt(hd).
 
-    def __init__(self, d, heads):
+    Options for the PyTorch 2.x cases (measure26.py; the defaults are the reference's model):
+    attn_drop = dropout on the probabilities (GPT-2's attn_pdrop), sdpa = F.scaled_dot_product_attention
+    instead of the materialized scores (same projections), causal = causal mask (SDPA only)."""
+
+    def __init__(self, d, heads, attn_drop=0.0, sdpa=False, causal=False):
         super().__init__()
         self.h, self.hd = heads, d // heads
         self.q = nn.Linear(d, d)
         self.kv = nn.Linear(d, 2 * d)
         self.proj = nn.Linear(d, d)
+        self.attn_drop, self.sdpa, self.causal = attn_drop, sdpa, causal
 
     def forward(self, xq, xkv=None):
         if xkv is None:
@@ -127,27 +132,39 @@ class Attention(nn.Module):
         k, v = self.kv(xkv).split(C, dim=2)
         k = k.view(B, S, self.h, self.hd).transpose(1, 2)
         v = v.view(B, S, self.h, self.hd).transpose(1, 2)
+        if self.sdpa:
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop if self.training else 0.0,
+                                               is_causal=self.causal)
+            return self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(self.hd)
         att = att.softmax(dim=-1)
+        if self.attn_drop:
+            att = F.dropout(att, self.attn_drop, self.training)
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
         return self.proj(y)
 
 
 class Block(nn.Module):
-    """Pre-norm transformer block: LN -> attention -> +res -> LN -> MLP(GELU) -> +res."""
+    """Pre-norm transformer block: LN -> attention -> +res -> LN -> MLP(GELU) -> +res.
+    drop = dropout on each branch before its residual add (GPT-2's resid_pdrop); attention options
+    as in Attention."""
 
-    def __init__(self, d, heads, mlp):
+    def __init__(self, d, heads, mlp, drop=0.0, **attn):
         super().__init__()
         self.ln1 = nn.LayerNorm(d)
-        self.attn = Attention(d, heads)
+        self.attn = Attention(d, heads, **attn)
         self.ln2 = nn.LayerNorm(d)
         self.fc = nn.Linear(d, mlp)
         self.act = nn.GELU()
         self.fc2 = nn.Linear(mlp, d)
+        self.drop = drop
+
+    def _d(self, x):
+        return F.dropout(x, self.drop, self.training) if self.drop else x
 
     def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.fc2(self.act(self.fc(self.ln2(x))))
+        x = x + self._d(self.attn(self.ln1(x)))
+        return x + self._d(self.fc2(self.act(self.fc(self.ln2(x)))))
 
     def cross(self, xq, xkv):
         """PWCA: queries from LN(xq), keys/values from LN(concat(xq, xkv)) (same LayerNorm)."""
@@ -156,18 +173,26 @@ class Block(nn.Module):
 
 
 class GPT2(nn.Module):
-    def __init__(self, ckpt=False, vocab=50257, ctx=1024, d=768, layers=12, heads=12):
+    """drop = embedding and residual dropout (embd_pdrop, resid_pdrop), attn_drop = dropout on the
+    attention probabilities (attn_pdrop), sdpa/causal as in Attention; defaults: the reference's."""
+
+    def __init__(self, ckpt=False, vocab=50257, ctx=1024, d=768, layers=12, heads=12, drop=0.0, attn_drop=0.0,
+                 sdpa=False, causal=False):
         super().__init__()
         self.ckpt = ckpt
+        self.drop = drop
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(ctx, d)
-        self.blocks = nn.ModuleList([Block(d, heads, 4 * d) for _ in range(layers)])
+        self.blocks = nn.ModuleList([Block(d, heads, 4 * d, drop=drop, attn_drop=attn_drop, sdpa=sdpa, causal=causal)
+                                     for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d)
 
     def forward(self, idx):
         T = idx.shape[1]
         pos = torch.arange(T, dtype=torch.long)
         x = self.wte(idx) + self.wpe(pos)
+        if self.drop:
+            x = F.dropout(x, self.drop, self.training)
         for b in self.blocks:
             if self.ckpt:
                 x = torch.utils.checkpoint.checkpoint(b, x, use_reentrant=False)
@@ -301,8 +326,11 @@ class GAT(nn.Module):
 
 
 class Temporal(nn.Module):
-    def __init__(self, chans=(64, 128, 256), heads=4, blocks=2):
+    """ckpt_frames: each frame's CNN pass under torch.utils.checkpoint (non-reentrant)."""
+
+    def __init__(self, chans=(64, 128, 256), heads=4, blocks=2, ckpt_frames=False):
         super().__init__()
+        self.ckpt = ckpt_frames
         layers, cin = [], 3
         for c in chans:
             layers += [nn.Conv2d(cin, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.MaxPool2d(2)]
@@ -314,7 +342,11 @@ class Temporal(nn.Module):
 
     def forward(self, x):
         # each frame through the CNN, features stacked over frames
-        f = torch.stack([self.cnn(x[:, t]) for t in range(x.shape[1])], dim=1)
+        if self.ckpt:
+            f = torch.stack([torch.utils.checkpoint.checkpoint(self.cnn, x[:, t], use_reentrant=False)
+                             for t in range(x.shape[1])], dim=1)
+        else:
+            f = torch.stack([self.cnn(x[:, t]) for t in range(x.shape[1])], dim=1)
         return self.head(self.blocks(f).mean(dim=1))
 
 
@@ -370,26 +402,38 @@ CASES = {
 }
 
 
-def make_optimizer(name, params):
-    # foreach=False is 1.13's CPU default; spelled out so the code path is explicit.
+def make_optimizer(name, params, impl="for_loop"):
+    """impl: for_loop (foreach=False, 1.13's and 2.6's CPU default, spelled out so the code path is
+    explicit), foreach (foreach=True), fused (fused=True; PyTorch >= 2.4 on CPU), default (neither
+    given: the version's own choice)."""
+    kw = {"for_loop": {"foreach": False}, "foreach": {"foreach": True}, "fused": {"fused": True},
+          "default": {}}[impl]
     if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, foreach=False)
+        return torch.optim.SGD(params, lr=1e-3, **kw)
     if name == "sgd_momentum":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=False)
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, **kw)
     if name == "adam":
-        return torch.optim.Adam(params, lr=1e-4, foreach=False)
+        return torch.optim.Adam(params, lr=1e-4, **kw)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-4, foreach=False)
+        return torch.optim.AdamW(params, lr=1e-4, **kw)
     raise ValueError("unknown optimizer " + name)
 
 
 # --------------------------------------------------------------------------- measurement
-def _run_forward(model, batch):
-    out = model(batch)
-    return out, (out ** 2).mean()
+def _autocast(dtype):
+    """CPU autocast to `dtype` (None: a no-op context)."""
+    import contextlib
+
+    return torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 
-def saved_bytes_of(model, batch):
+def _run_forward(model, batch, autocast=None):
+    with _autocast(autocast):  # forward and loss inside autocast, backward outside (the AMP recipe)
+        out = model(batch)
+        return out, (out ** 2).mean()
+
+
+def saved_bytes_of(model, batch, autocast=None):
     """Bytes autograd saves in forward + loss, by storage, parameter storages excluded."""
     param_ptrs = {p.untyped_storage().data_ptr() if hasattr(p, "untyped_storage")
                   else p.storage().data_ptr() for p in model.parameters()}
@@ -400,9 +444,13 @@ def saved_bytes_of(model, batch):
         ptr = s.data_ptr()
         if ptr not in param_ptrs and ptr not in seen:
             seen[ptr] = s.nbytes()
-        return t
+        # detach(): the same storage (kept alive, so data_ptr stays unique) without the grad_fn.
+        # Returning t itself makes a saved *output* hold its own node (node -> packed PyObject ->
+        # grad_fn -> node), a cycle through C++ that Python's gc cannot see: the whole graph of this
+        # pass, parameters included, then leaks (2.6: ~100 MB per resnet18 case, 3 GB for dual_vit).
+        return t.detach()
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), _autocast(autocast):
         out = model(batch)  # the model only: the loss's own saved tensor is not counted
     del out
     return sum(seen.values())
@@ -447,26 +495,44 @@ def measure_case(name, heap, optimizer=None):
     model = build()
     model.train()
     batch = make_batch()
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = make_optimizer(opt_name, trainable)
+    r = {"case": name, "description": desc, "optimizer": opt_name, "dtype": "float32"}
+    r.update(measure_step(model, batch, opt, heap))
+    return r
+
+
+def measure_step(model, batch, opt, heap, autocast=None, saved="hooks"):
+    """One measured training step of `model` on `batch` with optimizer `opt` (after a warm-up step),
+    forward + loss under CPU autocast to `autocast` (None: fp32). saved: "hooks" (saved_tensors_hooks
+    pass; null for a checkpointed model), "hooks_always" (the pass even for checkpointing), None
+    (report null), or a callable(model, batch) -> bytes. Returns the
+    reference fields."""
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
-    opt = make_optimizer(opt_name, trainable)
-    uses_ckpt = isinstance(model, GPT2) and model.ckpt
+    if saved == "hooks" and getattr(model, "ckpt", False):
+        saved = None  # 1.13 non-reentrant checkpointing: its own hooks hide the saved tensors
+    elif saved == "hooks_always":  # 2.x: the checkpoint's inputs are saved where outer hooks see them
+        saved = "hooks"
 
     # warm-up step: creates the optimizer state (and any lazily built host structures)
     opt.zero_grad(set_to_none=True)
-    _, loss = _run_forward(model, batch)
+    _, loss = _run_forward(model, batch, autocast)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
     del loss
 
-    saved = None if uses_ckpt else saved_bytes_of(model, batch)
+    if saved == "hooks":
+        saved = saved_bytes_of(model, batch, autocast)
+    elif callable(saved):
+        saved = saved(model, batch)
     gc.collect()
 
     base = heap.current()
     heap.reset_peak()
     opt.zero_grad(set_to_none=True)
-    out, loss = _run_forward(model, batch)
+    out, loss = _run_forward(model, batch, autocast)
     after_forward = heap.current() - base
     loss.backward()
     fwd_bwd_peak = heap.peak() - base
@@ -481,10 +547,6 @@ def measure_case(name, heap, optimizer=None):
             if torch.is_tensor(v) and k != "step":
                 opt_state += v.numel() * v.element_size()
     return {
-        "case": name,
-        "description": desc,
-        "optimizer": opt_name,
-        "dtype": "float32",
         "params": sum(p.numel() for p in params),
         "trainable": sum(p.numel() for p in trainable),
         "saved_bytes": saved,
