@@ -524,7 +524,7 @@ std::string describe_config(const run_config& c) {
   return s;
 }
 
-nlohmann::json budget_json(const tools::budget_view& v) {
+nlohmann::ordered_json budget_json(const tools::budget_view& v) {
   return {{"device", v.device},
           {"capacity", v.capacity},
           {"param_count", v.param_count},
@@ -660,7 +660,7 @@ int run(const cli::parsed_args& a) {
   }
 
   if (c.format == "json") {
-    nlohmann::json cfg = {{"batch", c.plan.batch},
+    nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
                           {"micro_batch", c.plan.micro()},
                           {"accumulation_steps", c.plan.accumulation_steps()},
                           {"precision", c.precision},
@@ -674,8 +674,8 @@ int run(const cli::parsed_args& a) {
                           {"freeze_all_but", c.freeze_prefixes},
                           {"freeze_all", c.plan.freeze_all},
                           {"fragmentation_percent", c.plan.fragmentation_percent},
-                          {"teacher", c.teacher ? nlohmann::json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::json()}};
-    nlohmann::json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::json::array()}};
+                          {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
+    nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
     for (const auto& v : views) j["budgets"].push_back(budget_json(v));
     std::cout << j.dump(2) << "\n";
   } else if (c.format == "csv") {
