@@ -202,7 +202,7 @@ std::vector<cli::option_spec> general_options() {
       {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
-      {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition of repeated blocks (transformer layers, ResNet blocks)"},
+      {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
       {"freeze-all", false, "", "freeze every parameter"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
@@ -624,7 +624,8 @@ int run(const cli::parsed_args& a) {
   // The teacher: its weights and no-grad forward peak at the micro-batch, in the student's precision.
   if (c.teacher) {
     tools::model_options topts;
-    for (const auto& o : tools::families().at(c.teacher->family))
+    const auto fam = tools::families();
+    for (const auto& o : fam.at(c.teacher->family))
       if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
     training t{};
     t.batch = c.plan.micro();
