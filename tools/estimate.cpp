@@ -1,23 +1,40 @@
-// gpubudget_estimate — budgets any zoo model from the command line, and holds the estimates
-// against measured PyTorch steps (`--reference FILE --check`).
+// gpubudget — the command-line front door: budgets any zoo model for a training (or inference)
+// configuration on one or several GPUs, and holds the estimates against measured PyTorch steps
+// (`--reference FILE --check`). Built as the target gpubudget_estimate, installed as `gpubudget`,
+// reached from a checkout through scripts/estimate.
 //
-//   gpubudget_estimate resnet50 --batch 32 --optimizer sgd_momentum [--device v100_16gb]
-//   gpubudget_estimate gpt --layers 24 --d-model 1024 --heads 16 --seq 512 --json
-//   gpubudget_estimate --reference benchmarks/accuracy/reference/pytorch-1.13-cpu.json --check
+//   gpubudget resnet50 --batch 32 --optimizer sgd_momentum --device v100_16gb
+//   gpubudget llama-2-7b --seq 2048 --precision amp_bf16 --devices t4,a100_80gb,h100_80gb
+//   gpubudget gpt --layers 24 --d-model 1024 --heads 16 --seq 512 --json
+//   gpubudget --reference benchmarks/accuracy/reference/pytorch-1.13-cpu.json --check
+//
+// Exit status: 0 ok (and fits, with --require-fit), 1 does not fit (only with --require-fit),
+// 2 bad input (one line on stderr starting with "gpubudget: ", nothing on stdout).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "budget_view.hpp"
+#include "cli_args.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
+using gpubudget::cli::usage_error;
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The reference check (--reference FILE [--check]): unchanged output, JSON read by nlohmann.
 
 struct measured {
   std::string name;
@@ -25,77 +42,60 @@ struct measured {
 };
 
 /// Reads the reference format: {"cases": [{"case": "...", "field": number|null, ...}, ...]}.
-/// A deliberately small reader for this flat, known layout.
+/// String fields (descriptions) are skipped; numbers are byte or element counts.
 std::vector<measured> read_reference(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  if (!f) throw usage_error("--reference: cannot open " + path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw usage_error("--reference: " + path + " is not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
+    throw usage_error("--reference: " + path + " has no \"cases\" array");
   std::vector<measured> out;
-  std::size_t pos = 0;
-  while ((pos = text.find("\"case\"", pos)) != std::string::npos) {
-    const auto end = text.find('}', pos);
+  for (const auto& c : j["cases"]) {
+    if (!c.is_object() || !c.contains("case") || !c["case"].is_string())
+      throw usage_error("--reference: " + path + ": a case without a \"case\" name");
     measured m;
-    auto q1 = text.find('"', text.find(':', pos) + 1);
-    auto q2 = text.find('"', q1 + 1);
-    m.name = text.substr(q1 + 1, q2 - q1 - 1);
-    std::size_t k = q2;
-    while ((k = text.find('"', k + 1)) != std::string::npos && k < end) {
-      const auto ke = text.find('"', k + 1);
-      const auto key = text.substr(k + 1, ke - k - 1);
-      auto v = text.find_first_not_of(" :\t\n", ke + 1);
-      if (text[v] == '"') { k = text.find('"', v + 1); continue; }  // a string value
-      if (text.compare(v, 4, "null") == 0) m.fields[key] = std::nullopt;
-      else m.fields[key] = std::stoll(text.substr(v));
-      k = text.find_first_of(",}", v);
+    m.name = c["case"].get<std::string>();
+    for (const auto& [key, v] : c.items()) {
+      if (v.is_null()) m.fields[key] = std::nullopt;
+      else if (v.is_number_integer()) m.fields[key] = v.get<std::int64_t>();
+      else if (v.is_number_float()) m.fields[key] = static_cast<std::int64_t>(v.get<double>());
     }
     out.push_back(m);
-    pos = end;
   }
   return out;
 }
 
-std::optional<optimizer_kind> parse_optimizer(const std::string& s) {
-  if (s == "sgd") return optimizer_kind::sgd;
-  if (s == "sgd_momentum") return optimizer_kind::sgd_momentum;
-  if (s == "adam") return optimizer_kind::adam;
-  if (s == "adamw") return optimizer_kind::adamw;
-  return std::nullopt;
-}
-
-std::optional<device> parse_device(const std::string& s) {
-  const std::pair<const char*, device> table[] = {
-      {"t4", devices::t4}, {"v100_16gb", devices::v100_16gb}, {"v100_32gb", devices::v100_32gb}, {"a10", devices::a10},
-      {"l4", devices::l4}, {"a100_40gb", devices::a100_40gb}, {"a100_80gb", devices::a100_80gb}, {"h100_80gb", devices::h100_80gb},
-      {"h200", devices::h200}, {"rtx3090", devices::rtx3090}, {"rtx4090", devices::rtx4090}, {"16gb", devices::generic_16gb}};
-  for (const auto& [n, d] : table) if (s == n) return d;
-  return std::nullopt;
-}
-
 const tools::zoo_entry* find_model(const std::vector<tools::zoo_entry>& z, const std::string& name) {
-  for (const auto& e : z) if (e.name == name) return &e;
+  for (const auto& e : z)
+    if (e.name == name) return &e;
   return nullptr;
 }
 
 /// The fields of a reference case, estimated for the CPU-measured definition of a step.
-std::map<std::string, std::int64_t> reference_fields(const memory_budget& b) {
+std::map<std::string, std::int64_t> reference_fields(const tools::budget_view& b) {
   return {{"params", b.parameter_count},
           {"trainable", b.trainable_count},
           {"grad_bytes", b.gradients},
           {"opt_state_bytes", b.optimizer_state},
-          {"saved_bytes", b.saved_activations},
+          {"saved_bytes", b.saved_for_backward},
           {"after_forward_bytes", b.after_forward},
-          {"fwd_bwd_peak_bytes", b.fwd_bwd_peak},
+          {"fwd_bwd_peak_bytes", b.forward_backward_peak},
           {"step_peak_bytes", b.step_peak}};
 }
 
-void print_json(const memory_budget& b) {
+const char* const reference_field_order[] = {"params",      "trainable",           "grad_bytes",         "opt_state_bytes",
+                                             "saved_bytes", "after_forward_bytes", "fwd_bwd_peak_bytes", "step_peak_bytes"};
+
+void print_reference_json(const tools::budget_view& b) {
   const auto f = reference_fields(b);
-  const char* order[] = {"params", "trainable", "grad_bytes", "opt_state_bytes", "saved_bytes", "after_forward_bytes", "fwd_bwd_peak_bytes",
-                         "step_peak_bytes"};
   std::printf("{");
-  for (std::size_t i = 0; i < 8; ++i) std::printf("%s\"%s\": %lld", i ? ", " : "", order[i], static_cast<long long>(f.at(order[i])));
+  for (std::size_t i = 0; i < 8; ++i)
+    std::printf("%s\"%s\": %lld", i ? ", " : "", reference_field_order[i], static_cast<long long>(f.at(reference_field_order[i])));
   std::printf("}\n");
 }
 
@@ -110,22 +110,23 @@ double tolerance_percent(const std::string& field) {
 int check_reference(const std::string& path, bool check) {
   const auto ref = read_reference(path);
   const auto z = tools::zoo();
-  const char* fields[] = {"params", "trainable", "grad_bytes", "opt_state_bytes", "saved_bytes", "after_forward_bytes", "fwd_bwd_peak_bytes",
-                          "step_peak_bytes"};
   std::map<std::string, double> worst;
   int failures = 0, cases = 0;
   std::printf("| case | field | measured | estimate | error | tolerance |\n|---|---|---:|---:|---:|---:|\n");
   for (const auto& rc : tools::reference_cases()) {
     const measured* m = nullptr;
-    for (const auto& r : ref) if (r.name == rc.name) m = &r;
-    if (!m) { std::printf("| %s | (not in the reference file) | | | | |\n", rc.name.c_str()); continue; }
+    for (const auto& r : ref)
+      if (r.name == rc.name) m = &r;
+    if (!m) {
+      std::printf("| %s | (not in the reference file) | | | | |\n", rc.name.c_str());
+      continue;
+    }
     ++cases;
     training t = cpu_reference_step(rc.batch, rc.optimizer);
     t.checkpoint_blocks = rc.checkpoint_blocks;
     if (!rc.train_only.empty()) t.train_only = rc.train_only.c_str();
-    const auto b = find_model(z, rc.model)->run(rc.options, t, devices::a100_80gb);
-    const auto est = reference_fields(b);
-    for (const char* f : fields) {
+    const auto est = reference_fields(tools::view_of(find_model(z, rc.model)->run(rc.options, t, devices::a100_80gb).budget));
+    for (const char* f : reference_field_order) {
       const auto it = m->fields.find(f);
       if (it == m->fields.end() || !it->second) {
         std::printf("| %s | %s | null | %lld | — | — |\n", rc.name.c_str(), f, static_cast<long long>(est.at(f)));
@@ -143,87 +144,586 @@ int check_reference(const std::string& path, bool check) {
     }
   }
   std::printf("\n| field | worst error |\n|---|---:|\n");
-  for (const char* f : fields) std::printf("| %s | %+.2f %% |\n", f, worst[f]);
+  for (const char* f : reference_field_order) std::printf("| %s | %+.2f %% |\n", f, worst[f]);
   std::printf("\n%d cases, %d fields outside tolerance\n", cases, failures);
   return check && failures > 0 ? 1 : 0;
 }
 
-void usage() {
-  std::printf(
-      "usage: gpubudget_estimate MODEL [--batch N] [--optimizer sgd|sgd_momentum|adam|adamw] [--image-size N]\n"
-      "                          [family size options] [--freeze-all-but PREFIX[,PREFIX...]] [--checkpoint-blocks]\n"
-      "                          [--device NAME] [--json]\n"
-      "       gpubudget_estimate --reference FILE [--check]\n\n"
-      "--json prints the fields of a reference case for an fp32 training step as measured on the CPU\n"
-      "(for-loop optimizer, (out**2).mean() loss). Without it, a GPU budget table for --device (v100_16gb).\n"
-      "Devices: t4 v100_16gb v100_32gb a10 l4 a100_40gb a100_80gb h100_80gb h200 rtx3090 rtx4090 16gb\n\nModels:\n");
-  const auto opts = tools::family_options();
-  for (const auto& e : tools::zoo()) std::printf("  %-18s %s\n", e.name.c_str(), opts.count(e.family) ? opts.at(e.family).c_str() : "");
-  std::printf("\nReference cases (model, sizes, batch and optimizer of benchmarks/accuracy/reference):\n ");
-  for (const auto& rc : tools::reference_cases()) std::printf(" %s", rc.name.c_str());
-  std::printf("\n");
+// ---------------------------------------------------------------------------------------------
+// Options.
+
+struct named_device {
+  std::string key;
+  device dev;
+};
+
+const std::vector<named_device>& device_catalog() {
+  static const std::vector<named_device> table = {
+      {"t4", devices::t4},
+      {"v100_16gb", devices::v100_16gb},
+      {"v100_32gb", devices::v100_32gb},
+      {"a10", devices::a10},
+      {"l4", devices::l4},
+      {"a100_40gb", devices::a100_40gb},
+      {"a100_80gb", devices::a100_80gb},
+      {"h100_80gb", devices::h100_80gb},
+      {"h100", devices::h100_80gb},
+      {"h200", devices::h200},
+      {"rtx3090", devices::rtx3090},
+      {"rtx4090", devices::rtx4090},
+      {"16gb", devices::generic_16gb},
+  };
+  return table;
+}
+
+std::vector<std::string> device_keys() {
+  std::vector<std::string> k;
+  for (const auto& d : device_catalog()) k.push_back(d.key);
+  return k;
+}
+
+device parse_device(const std::string& flag, const std::string& s) {
+  for (const auto& d : device_catalog())
+    if (d.key == s) return d.dev;
+  std::string list;
+  for (const auto& k : device_keys()) list += (list.empty() ? "" : " ") + k;
+  throw usage_error(flag + ": unknown device '" + s + "' (known: " + list + ")" + cli::did_you_mean(s, device_keys()));
+}
+
+/// The general options (model sizes come from the families' tables).
+std::vector<cli::option_spec> general_options() {
+  return {
+      {"batch", true, "N", "samples per optimizer step (effective batch), 1 to 1048576 (default 1)"},
+      {"micro-batch", true, "N", "samples per forward/backward; must divide --batch (default: --batch, no accumulation)"},
+      {"precision", true, "P", "fp32 | amp_fp16 | amp_bf16 | fp16 | bf16 (fp16/bf16: 16-bit weights + fp32 master copy); default fp32"},
+      {"optimizer", true, "O", "sgd | sgd_momentum | adam | adamw (default adamw)"},
+      {"step", true, "S", "optimizer.step() implementation: for_loop | foreach | fused (default foreach, PyTorch's CUDA default)"},
+      {"loss", true, "L", "mean_square | cross_entropy (default mean_square)"},
+      {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
+      {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
+      {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
+      {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
+      {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
+      {"freeze-all", false, "", "freeze every parameter"},
+      {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
+      {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
+      {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},
+      {"device", true, "NAME", "the GPU (default v100_16gb); see the list below"},
+      {"devices", true, "A,B,...", "several GPUs: one column each (device total, headroom, fits)"},
+      {"memory-gib", true, "X", "device capacity in GiB: a custom device, or --device NAME with this capacity"},
+      {"context-mib", true, "N", "CUDA context size in MiB, 0 to 65536 (default 476.84 MiB = 500 MB, seed 002)"},
+      {"allow-emulated-bf16", false, "", "budget bf16 precisions on GPUs without bf16 support (compute capability < 8.0)"},
+      {"format", true, "F", "md | csv | json (default md)"},
+      {"json", false, "", "the reference-case fields of an fp32 CPU training step (accuracy checks; see below)"},
+      {"require-fit", false, "", "exit with status 1 when the budget does not fit (every --devices entry must fit)"},
+      {"reference", true, "FILE", "hold every reference case of FILE against its estimate (a table)"},
+      {"check", false, "", "with --reference: exit 1 when a field leaves its tolerance"},
+  };
+}
+
+std::vector<cli::option_spec> all_options() {
+  auto specs = general_options();
+  std::set<std::string> seen;
+  for (const auto& [family, opts] : tools::families())
+    for (const auto& o : opts)
+      if (seen.insert(o.name).second) specs.push_back({o.name, true, "N", "model size (see the models' list)"});
+  return specs;
+}
+
+const std::map<std::string, std::string>& precision_names() {
+  static const std::map<std::string, std::string> m = {
+      {"fp32", "fp32"}, {"amp_fp16", "AMP fp16"}, {"amp_bf16", "AMP bf16"}, {"fp16", "fp16 + fp32 master"}, {"bf16", "bf16 + fp32 master"}};
+  return m;
+}
+
+void print_help() {
+  std::string out =
+      "usage: gpubudget MODEL [options]                budget a zoo model (or a reference case by name)\n"
+      "       gpubudget --reference FILE [--check]     hold the estimates against measured PyTorch steps\n"
+      "       gpubudget --help                         this text (also anywhere on the line)\n\n"
+      "Options (each at most once; --name VALUE or --name=VALUE):\n";
+  for (const auto& o : general_options()) {
+    std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
+    if (head.size() < 28) head.resize(28, ' ');
+    else head += "\n" + std::string(28, ' ');
+    out += head + o.help + "\n";
+  }
+  out +=
+      "\nOutput: --format md (default) prints the budget table (several devices: one column each);\n"
+      "--format csv prints component,<device>... rows in bytes; --format json prints every component of\n"
+      "every device's budget with the configuration. --json (kept for the accuracy checks) prints\n"
+      "only the reference-case fields of an fp32 training step as measured on the CPU (for-loop\n"
+      "optimizer, (out**2).mean() loss); it takes --batch, --optimizer, --checkpoint-blocks,\n"
+      "--freeze-all-but and the model's sizes only.\n"
+      "\nTeacher: --teacher MODEL budgets that zoo model's no-grad forward (at the micro-batch, in the\n"
+      "student's precision) and its weights; it reads the student's size options its family takes.\n"
+      "\nExit status: 0 ok (with --require-fit: fits), 1 does not fit (only with --require-fit),\n"
+      "2 bad input (one line on stderr starting with \"gpubudget: \"; nothing on stdout).\n"
+      "\nDevices: ";
+  for (const auto& d : device_catalog()) out += d.key + " ";
+  out += "\n\nModels (and the size options of their family, with defaults):\n";
+  const auto fam = tools::families();
+  for (const auto& e : tools::zoo()) {
+    std::string line = "  " + e.name;
+    if (line.size() < 22) line.resize(22, ' ');
+    for (const auto& o : fam.at(e.family)) line += " --" + o.name + " N (" + o.fallback + ")";
+    out += line + "\n";
+  }
+  out += "\nReference cases (a model, its sizes, batch and optimizer, as in benchmarks/accuracy/reference):\n ";
+  for (const auto& rc : tools::reference_cases()) out += " " + rc.name;
+  out +=
+      "\n\nExamples:\n"
+      "  gpubudget resnet50 --batch 256 --micro-batch 64 --precision amp_fp16 --devices t4,v100_16gb,a100_80gb\n"
+      "  gpubudget llama-2-7b --seq 2048 --precision bf16 --optimizer adamw --step fused --device a100_80gb --require-fit\n"
+      "  gpubudget vit_b_16 --batch 64 --freeze-all-but heads --format json\n";
+  std::fputs(out.c_str(), stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A configuration from the command line.
+
+struct run_config {
+  std::string model_arg;
+  const tools::zoo_entry* entry = nullptr;
+  tools::model_options opts;
+  training plan{};
+  std::string precision = "fp32", optimizer = "adamw", step = "foreach", loss = "mean_square";
+  std::string train_only;  ///< storage for plan.train_only
+  std::vector<std::string> freeze_prefixes;
+  const tools::zoo_entry* teacher = nullptr;
+  bool teacher_offload = false;
+  std::vector<device> devices;
+  bool legacy_json = false, require_fit = false;
+  std::string format = "md";
+};
+
+std::deque<std::string>& name_storage() {  // device names outlive the budgets that view them
+  static std::deque<std::string> s;
+  return s;
+}
+
+std::string fmt_gib(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
+  run_config c;
+  auto has = [&](const char* n) { return a.has(n); };
+  auto val = [&](const char* n) { return *a.get(n); };
+
+  // The model: a zoo name or a reference case's name (which also sets sizes, batch and step).
+  if (a.positionals.empty()) throw usage_error("no model given (gpubudget --help lists the models)");
+  if (a.positionals.size() > 1) throw usage_error("unexpected argument '" + a.positionals[1] + "' (one model at a time; options start with --)");
+  c.model_arg = a.positionals[0];
+  std::string model = c.model_arg;
+  std::int64_t batch = 1;
+  for (const auto& rc : tools::reference_cases()) {
+    if (rc.name != c.model_arg) continue;
+    model = rc.model;
+    c.opts = rc.options;
+    batch = rc.batch;
+    c.plan.optimizer = rc.optimizer;
+    c.optimizer = rc.optimizer == sgd ? "sgd" : rc.optimizer == sgd_momentum ? "sgd_momentum" : rc.optimizer == adam ? "adam" : "adamw";
+    c.train_only = rc.train_only;
+    c.plan.checkpoint_blocks = rc.checkpoint_blocks;
+  }
+  c.entry = find_model(zoo, model);
+  if (!c.entry) {
+    std::vector<std::string> names;
+    for (const auto& e : zoo) names.push_back(e.name);
+    for (const auto& rc : tools::reference_cases()) names.push_back(rc.name);
+    throw usage_error("unknown model '" + c.model_arg + "'" + cli::did_you_mean(c.model_arg, names) + " (gpubudget --help lists the models)");
+  }
+
+  // Size options: only those of the model's family, each in its range.
+  const auto fam = tools::families();
+  const auto& mine = fam.at(c.entry->family);
+  for (const auto& name : a.order) {
+    std::vector<std::string> takers;
+    for (const auto& [f, opts] : fam)
+      for (const auto& o : opts)
+        if (o.name == name) takers.push_back(f);
+    if (takers.empty()) continue;  // a general option
+    const auto it = std::find_if(mine.begin(), mine.end(), [&](const tools::size_option& o) { return o.name == name; });
+    if (it == mine.end()) {
+      std::string t, own;
+      for (const auto& f : takers) t += (t.empty() ? "" : ", ") + f;
+      for (const auto& o : mine) own += (own.empty() ? "--" : ", --") + o.name;
+      throw usage_error("--" + name + " is not an option of " + c.model_arg + " (" + (c.entry->family == "image" ? "an " : "a ") + c.entry->family + " model, which takes " + own +
+                        "); --" + name + " belongs to the " + t + " models");
+    }
+    c.opts.values[name] = cli::parse_integer("--" + name, val(name.c_str()), it->lo, it->hi);
+  }
+  if (c.entry->max_seq) {
+    const auto max = c.entry->max_seq(c.opts);
+    const bool given = c.opts.values.count("seq") != 0;
+    std::int64_t seq = c.opts.get("seq", -1);
+    if (!given) {  // the default sequence: the model's own (gpt: 1024)
+      if (c.entry->family == "gpt") seq = 1024;
+    }
+    const std::string why = c.entry->family == "gpt" ? (c.opts.values.count("ctx") ? "--ctx " + std::to_string(max) : "its " + std::to_string(max) + " learned positions (--ctx)")
+                                                     : "its " + std::to_string(max) + " positions (max_position_embeddings)";
+    if (seq > max)
+      throw usage_error("--seq: " + std::to_string(seq) + (given ? "" : " (the default)") + " is longer than " + c.model_arg + " allows: " + why +
+                        "; expected 1 to " + std::to_string(max));
+  }
+  if (c.entry->family == "gpt") {
+    const auto width = c.opts.get("d-model", 768), heads = c.opts.get("heads", 12);
+    if (width % heads != 0)
+      throw usage_error("--heads: " + std::to_string(heads) + " does not divide --d-model " + std::to_string(width) + " (each head gets d-model/heads features)");
+  }
+  if (c.entry->family == "bev") {
+    const auto ch = c.opts.get("channels", 64), heads = c.opts.get("heads", 4);
+    if (ch % heads != 0) throw usage_error("--heads: " + std::to_string(heads) + " does not divide --channels " + std::to_string(ch));
+  }
+
+  // The step.
+  c.legacy_json = has("json");
+  c.require_fit = has("require-fit");
+  if (c.legacy_json) {
+    const std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but"};
+    for (const auto& n : a.order) {
+      bool size = false;
+      for (const auto& o : mine) size = size || o.name == n;
+      if (!size && !allowed.count(n))
+        throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step; use --format json for a GPU budget)");
+    }
+  }
+  if (has("batch")) batch = cli::parse_integer("--batch", val("batch"), 1, 1 << 20);
+  c.plan.batch = batch;
+  if (has("micro-batch")) {
+    const auto m = cli::parse_integer("--micro-batch", val("micro-batch"), 1, 1 << 20);
+    if (m > batch) throw usage_error("--micro-batch: " + std::to_string(m) + " is larger than --batch " + std::to_string(batch) + "; expected 1 to " + std::to_string(batch));
+    if (batch % m != 0)
+      throw usage_error("--micro-batch: " + std::to_string(m) + " does not divide --batch " + std::to_string(batch) + " (accumulation needs equal micro-batches)");
+    c.plan.micro_batch = m;
+  }
+  if (has("precision")) {
+    c.precision = cli::parse_choice("--precision", val("precision"), {"fp32", "amp_fp16", "amp_bf16", "fp16", "bf16"});
+    const std::map<std::string, precision_mode> p = {{"fp32", fp32}, {"amp_fp16", amp_fp16}, {"amp_bf16", amp_bf16}, {"fp16", pure_fp16}, {"bf16", pure_bf16}};
+    c.plan.precision = p.at(c.precision);
+  }
+  if (has("optimizer")) {
+    c.optimizer = cli::parse_choice("--optimizer", val("optimizer"), {"sgd", "sgd_momentum", "adam", "adamw"});
+    const std::map<std::string, optimizer_kind> o = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
+    c.plan.optimizer = o.at(c.optimizer);
+  }
+  if (has("step")) {
+    c.step = cli::parse_choice("--step", val("step"), {"for_loop", "foreach", "fused"});
+    c.plan.step = c.step == "for_loop" ? step_impl::for_loop : c.step == "fused" ? step_impl::fused : step_impl::foreach;
+  }
+  if (has("loss")) {
+    c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy"});
+    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : loss_kind::mean_square;
+  }
+  c.plan.ema = has("ema");
+  c.plan.inference = has("inference");
+  if (has("checkpoint-all")) c.plan.checkpoint_all = true;
+  if (has("checkpoint-blocks")) c.plan.checkpoint_blocks = true;
+  if (has("freeze-all-but") && has("freeze-all")) throw usage_error("--freeze-all-but and --freeze-all contradict each other (give one)");
+  if (has("freeze-all-but")) {
+    c.freeze_prefixes = cli::split_list("--freeze-all-but", val("freeze-all-but"));
+    c.train_only = val("freeze-all-but");
+  } else if (!c.train_only.empty()) {
+    c.freeze_prefixes = cli::split_list("--freeze-all-but", c.train_only);
+  }
+  if (!c.train_only.empty()) c.plan.train_only = nullptr;  // set after c is in place (storage)
+  c.plan.freeze_all = has("freeze-all");
+  if (has("fragmentation")) c.plan.fragmentation_percent = cli::parse_integer("--fragmentation", val("fragmentation"), 0, 100);
+  if (c.plan.inference) {
+    for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss"})
+      if (has(n)) throw usage_error(std::string("--") + n + " does not apply with --inference (a forward pass under no_grad)");
+  }
+  if (has("teacher")) {
+    const auto t = val("teacher");
+    c.teacher = find_model(zoo, t);
+    if (!c.teacher) {
+      std::vector<std::string> names;
+      for (const auto& e : zoo) names.push_back(e.name);
+      throw usage_error("--teacher: unknown model '" + t + "'" + cli::did_you_mean(t, names) + " (gpubudget --help lists the models)");
+    }
+  }
+  if (has("teacher-offload") && !has("teacher")) throw usage_error("--teacher-offload needs --teacher MODEL");
+  c.teacher_offload = has("teacher-offload");
+
+  // Devices.
+  if (has("device") && has("devices")) throw usage_error("--device and --devices contradict each other (give one)");
+  if (has("devices") && has("memory-gib")) throw usage_error("--memory-gib sets one device's capacity; it does not combine with --devices");
+  if (c.legacy_json) {
+    c.devices = {devices::a100_80gb};  // unused by the CPU reference step's fields
+  } else if (has("devices")) {
+    for (const auto& k : cli::split_list("--devices", val("devices"))) c.devices.push_back(parse_device("--devices", k));
+    for (std::size_t i = 0; i < c.devices.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (c.devices[i].id == c.devices[j].id) throw usage_error("--devices: " + std::string(c.devices[i].name) + " is listed twice");
+  } else if (has("device")) {
+    c.devices = {parse_device("--device", val("device"))};
+  } else if (has("memory-gib")) {
+    c.devices = {custom_device("custom", 0)};
+  } else {
+    c.devices = {devices::v100_16gb};
+  }
+  if (has("memory-gib")) {
+    const double gib = cli::parse_number("--memory-gib", val("memory-gib"), 0.0, 65536.0, true);
+    auto& d = c.devices.front();
+    name_storage().push_back(has("device") ? std::string(d.name) + " (" + fmt_gib(gib) + " GiB)" : "custom " + fmt_gib(gib) + " GiB");
+    d.name = name_storage().back();
+    d.capacity = static_cast<std::int64_t>(gib * static_cast<double>(GiB));
+    if (d.capacity <= 0) throw usage_error("--memory-gib: " + val("memory-gib") + " is less than one byte; expected a number greater than 0");
+  }
+  if (has("context-mib")) {
+    const auto mib = cli::parse_integer("--context-mib", val("context-mib"), 0, 65536);
+    for (auto& d : c.devices) d.context = mib * MiB;
+  }
+  const bool bf16 = c.plan.precision == amp_bf16 || c.plan.precision == pure_bf16;
+  if (has("allow-emulated-bf16") && !bf16)
+    throw usage_error("--allow-emulated-bf16 applies only with --precision amp_bf16 or bf16 (got " + c.precision + ")");
+  if (bf16 && !has("allow-emulated-bf16")) {
+    for (const auto& d : c.devices) {
+      if (d.compute_capability > 0 && d.compute_capability < 80) {
+        char cc[16];
+        std::snprintf(cc, sizeof cc, "%d.%d", d.compute_capability / 10, d.compute_capability % 10);
+        throw usage_error("--precision " + c.precision + " on " + std::string(d.name) + ": compute capability " + cc +
+                          " has no bf16 support (it needs 8.0, Ampere or newer; PyTorch refuses or emulates bf16 there); use amp_fp16 or fp16, "
+                          "another device, or --allow-emulated-bf16 to budget it anyway");
+      }
+    }
+  }
+  if (has("format")) c.format = cli::parse_choice("--format", val("format"), {"md", "csv", "json"});
+  return c;
+}
+
+std::string strip_prefix(std::string s) {
+  const std::string p = "gpubudget: ";
+  return s.rfind(p, 0) == 0 ? s.substr(p.size()) : s;
+}
+
+/// Runs a zoo model; the library's std::invalid_argument (a size it cannot build) becomes a
+/// usage error naming the model.
+tools::evaluation run_model(const tools::zoo_entry& e, const std::string& label, const tools::model_options& o, const training& t, const device& d) {
+  try {
+    return e.run(o, t, d);
+  } catch (const std::invalid_argument& ex) {
+    throw usage_error(label + ": " + strip_prefix(ex.what()) + " (check the model's size options)");
+  }
+}
+
+std::string describe_config(const run_config& c) {
+  std::string s = c.model_arg + ", batch " + std::to_string(c.plan.batch);
+  if (c.plan.micro() != c.plan.batch) s += " (micro " + std::to_string(c.plan.micro()) + " x " + std::to_string(c.plan.accumulation_steps()) + " accumulation)";
+  s += ", " + precision_names().at(c.precision);
+  s += c.plan.inference ? ", inference" : ", " + c.optimizer + " (" + c.step + ")";
+  if (c.plan.checkpoint_all) s += ", checkpoint all";
+  if (c.plan.checkpoint_blocks) s += ", checkpoint blocks";
+  if (!c.train_only.empty()) s += ", train only " + c.train_only;
+  if (c.plan.freeze_all) s += ", all frozen";
+  if (c.plan.ema) s += ", EMA";
+  if (c.teacher) s += ", teacher " + c.teacher->name + (c.teacher_offload ? " (offloaded)" : "");
+  return s;
+}
+
+nlohmann::ordered_json budget_json(const tools::budget_view& v) {
+  return {{"device", v.device},
+          {"capacity", v.capacity},
+          {"parameter_count", v.parameter_count},
+          {"trainable_count", v.trainable_count},
+          {"resident",
+           {{"parameters", v.parameters},
+            {"buffers", v.buffers},
+            {"master_weights", v.master_weights},
+            {"optimizer_state", v.optimizer_state},
+            {"ema", v.ema},
+            {"teacher", v.teacher},
+            {"input_batch", v.input_batch}}},
+          {"step",
+           {{"gradients", v.gradients},
+            {"gradients_at_peak", v.gradients_at_peak},
+            {"activations_at_peak", v.activations_at_peak},
+            {"saved_for_backward", v.saved_for_backward},
+            {"after_forward", v.after_forward},
+            {"forward_peak", v.forward_peak},
+            {"forward_backward_peak", v.forward_backward_peak},
+            {"step_peak", v.step_peak},
+            {"optimizer_temporaries", v.optimizer_temporaries}}},
+          {"device_side",
+           {{"cuda_context", v.cuda_context},
+            {"cublas_workspace", v.cublas_workspace},
+            {"cudnn_workspace", v.cudnn_workspace},
+            {"allocator_rounding", v.allocator_rounding},
+            {"fragmentation", v.fragmentation}}},
+          {"live_tensor_bytes_at_peak", v.live_tensor_bytes_at_peak},
+          {"device_total", v.device_total},
+          {"headroom", v.headroom},
+          {"fits", v.fits}};
+}
+
+std::vector<std::pair<std::string, std::int64_t>> csv_rows(const tools::budget_view& v) {
+  return {{"parameters", v.parameters},
+          {"buffers", v.buffers},
+          {"master_weights", v.master_weights},
+          {"optimizer_state", v.optimizer_state},
+          {"ema", v.ema},
+          {"teacher", v.teacher},
+          {"input_batch", v.input_batch},
+          {"gradients_at_peak", v.gradients_at_peak},
+          {"activations_at_peak", v.activations_at_peak},
+          {"cuda_context", v.cuda_context},
+          {"workspace", v.cublas_workspace + v.cudnn_workspace},
+          {"allocator_rounding", v.allocator_rounding},
+          {"fragmentation", v.fragmentation},
+          {"live_tensor_bytes_at_peak", v.live_tensor_bytes_at_peak},
+          {"device_total", v.device_total},
+          {"capacity", v.capacity},
+          {"headroom", v.headroom}};
+}
+
+std::string side_by_side(const run_config& c, const std::vector<tools::budget_view>& views) {
+  std::string out = "**" + describe_config(c) + "**\n\n|  |";
+  for (const auto& v : views) out += " " + v.device + " |";
+  out += "\n|---|";
+  for (std::size_t i = 0; i < views.size(); ++i) out += "---:|";
+  out += "\n";
+  auto row = [&](const std::string& name, auto get) {
+    out += "| " + name + " |";
+    for (const auto& v : views) out += " " + get(v) + " |";
+    out += "\n";
+  };
+  using V = tools::budget_view;
+  row("Live tensor bytes at peak", [](const V& v) { return format_bytes(v.live_tensor_bytes_at_peak); });
+  row("CUDA context", [](const V& v) { return format_bytes(v.cuda_context); });
+  row("cuBLAS + cuDNN workspace", [](const V& v) { return format_bytes(v.cublas_workspace + v.cudnn_workspace); });
+  row("Rounding + fragmentation reserve", [](const V& v) { return format_bytes(v.allocator_rounding + v.fragmentation); });
+  row("**Device total**", [](const V& v) { return "**" + format_bytes(v.device_total) + "**"; });
+  row("Capacity", [](const V& v) { return format_bytes(v.capacity); });
+  row("Headroom", [](const V& v) { return format_bytes(v.headroom); });
+  row("Fits", [](const V& v) { return std::string(v.fits ? "yes" : "**no**"); });
+  return out;
+}
+
+int run(const cli::parsed_args& a) {
+  const auto zoo = tools::zoo();
+  run_config c = configure(a, zoo);
+  if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
+
+  if (c.legacy_json) {
+    training t = cpu_reference_step(c.plan.batch, c.plan.optimizer);
+    t.checkpoint_blocks = c.plan.checkpoint_blocks;
+    t.train_only = c.plan.train_only;
+    const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
+    for (const auto& p : c.freeze_prefixes) {
+      bool hit = false;
+      for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
+      if (!hit) throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg);
+    }
+    print_reference_json(tools::view_of(e.budget));
+    return 0;
+  }
+
+  // The teacher: its weights and no-grad forward peak at the micro-batch, in the student's precision.
+  if (c.teacher) {
+    tools::model_options topts;
+    const auto fam = tools::families();
+    for (const auto& o : fam.at(c.teacher->family))
+      if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
+    training t{};
+    t.batch = c.plan.micro();
+    t.inference = true;
+    t.precision = c.plan.precision;
+    const auto tv = tools::view_of(run_model(*c.teacher, "--teacher " + c.teacher->name, topts, t, c.devices.front()).budget);
+    const dtype pt = c.precision == "fp16" ? dtype::fp16 : c.precision == "bf16" ? dtype::bf16 : dtype::fp32;
+    c.plan.teacher = teacher_policy{true, c.teacher_offload, tv.parameter_count, tv.forward_peak, pt};
+  }
+
+  std::vector<tools::budget_view> views;
+  std::vector<tools::evaluation> evals;
+  for (const auto& d : c.devices) {
+    const auto e = run_model(*c.entry, c.model_arg, c.opts, c.plan, d);
+    if (views.empty()) {
+      for (const auto& p : c.freeze_prefixes) {
+        bool hit = false;
+        for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
+        if (hit) continue;
+        const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
+        std::string list;
+        for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
+        if (names.size() > 16) list += ", ...";
+        throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
+                          (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
+      }
+    }
+    auto v = tools::view_of(e.budget);
+    if (v.device_total < 0 || v.live_tensor_bytes_at_peak < 0 || v.activations_at_peak < 0)
+      throw usage_error(c.model_arg + ": the byte counts overflow; reduce --batch or the model's sizes");
+    views.push_back(v);
+    evals.push_back(e);
+  }
+
+  if (c.format == "json") {
+    nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
+                          {"micro_batch", c.plan.micro()},
+                          {"accumulation_steps", c.plan.accumulation_steps()},
+                          {"precision", c.precision},
+                          {"optimizer", c.plan.inference ? "none" : c.optimizer},
+                          {"step", c.step},
+                          {"loss", c.loss},
+                          {"ema", c.plan.ema},
+                          {"inference", c.plan.inference},
+                          {"checkpoint_all", c.plan.checkpoint_all},
+                          {"checkpoint_blocks", c.plan.checkpoint_blocks},
+                          {"freeze_all_but", c.freeze_prefixes},
+                          {"freeze_all", c.plan.freeze_all},
+                          {"fragmentation_percent", c.plan.fragmentation_percent},
+                          {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
+    nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
+    for (const auto& v : views) j["budgets"].push_back(budget_json(v));
+    std::cout << j.dump(2) << "\n";
+  } else if (c.format == "csv") {
+    std::string out = "component";
+    for (const auto& v : views) out += "," + v.device;
+    out += "\n";
+    const auto first = csv_rows(views.front());
+    for (std::size_t r = 0; r < first.size(); ++r) {
+      out += first[r].first;
+      for (const auto& v : views) out += "," + std::to_string(csv_rows(v)[r].second);
+      out += "\n";
+    }
+    out += "fits";
+    for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
+    std::cout << out << "\n";
+  } else if (views.size() == 1) {
+    std::cout << markdown_table(evals.front().budget);  // one device: the library's full table
+  } else {
+    std::cout << side_by_side(c, views);
+  }
+  const bool all_fit = std::all_of(views.begin(), views.end(), [](const tools::budget_view& v) { return v.fits; });
+  return c.require_fit && !all_fit ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") { usage(); return args.empty() ? 2 : 0; }
-    if (args[0] == "--reference") {
-      if (args.size() < 2) { usage(); return 2; }
-      return check_reference(args[1], args.size() > 2 && args[2] == "--check");
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    const auto a = cli::parse(args, all_options());
+    if (a.help) {
+      print_help();
+      return 0;
     }
-    const auto z = tools::zoo();
-    tools::model_options opts;
-    std::int64_t batch = 1;
-    optimizer_kind opt = optimizer_kind::adamw;
-    std::string train_only;
-    bool json = false, ckpt = false;
-    // a reference case's name stands for its model, sizes and step (options may still override)
-    std::string model = args[0];
-    for (const auto& rc : tools::reference_cases()) {
-      if (rc.name != args[0]) continue;
-      model = rc.model;
-      opts = rc.options;
-      batch = rc.batch;
-      opt = rc.optimizer;
-      train_only = rc.train_only;
-      ckpt = rc.checkpoint_blocks;
+    if (a.has("reference")) {
+      for (const auto& n : a.order)
+        if (n != "reference" && n != "check") throw usage_error("--" + n + " does not combine with --reference (which takes only --check)");
+      if (!a.positionals.empty()) throw usage_error("unexpected argument '" + a.positionals[0] + "' with --reference");
+      return check_reference(*a.get("reference"), a.has("check"));
     }
-    const auto* entry = find_model(z, model);
-    if (!entry) { std::fprintf(stderr, "unknown model '%s' (see --help)\n", args[0].c_str()); return 2; }
-    device dev = devices::v100_16gb;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      const auto& a = args[i];
-      auto next = [&]() -> std::string {
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        return args[++i];
-      };
-      if (a == "--json") json = true;
-      else if (a == "--checkpoint-blocks") ckpt = true;
-      else if (a == "--batch") batch = std::stoll(next());
-      else if (a == "--optimizer") {
-        auto o = parse_optimizer(next());
-        if (!o) throw std::invalid_argument("unknown optimizer");
-        opt = *o;
-      } else if (a == "--freeze-all-but") train_only = next();
-      else if (a == "--device") {
-        auto d = parse_device(next());
-        if (!d) throw std::invalid_argument("unknown device");
-        dev = *d;
-      } else if (a.rfind("--", 0) == 0) opts.values[a.substr(2)] = std::stoll(next());
-      else throw std::invalid_argument("unexpected argument " + a);
-    }
-    training t = json ? cpu_reference_step(batch, opt) : training{.batch = batch, .optimizer = opt};
-    t.checkpoint_blocks = ckpt;
-    if (!train_only.empty()) t.train_only = train_only.c_str();
-    const auto b = entry->run(opts, t, dev);
-    if (json) print_json(b);
-    else std::cout << markdown_table(b);
-    return 0;
+    if (a.has("check")) throw usage_error("--check needs --reference FILE");
+    return run(a);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "gpubudget: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpubudget_estimate: %s\n", e.what());
+    std::fprintf(stderr, "gpubudget: %s\n", strip_prefix(e.what()).c_str());
     return 2;
   }
 }

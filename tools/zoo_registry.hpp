@@ -23,18 +23,72 @@ struct model_options {
   }
 };
 
+/// What one run of a zoo model gives: the totals, and the names of its records (for checking
+/// `--freeze-all-but` prefixes: every named record, and the top-level ones for the message).
+struct evaluation {
+  memory_budget budget{};
+  std::vector<std::string> record_names;     ///< every named record, in order
+  std::vector<std::string> top_level_names;  ///< named children of the root
+};
+
+/// Budgets `m` and collects its record names. The only place the tools read `layer` fields.
+template <std::size_t N>
+evaluation evaluate(const model<N>& m, const training& t, const device& d) {
+  evaluation e{budget_totals(m, t, d), {}, {}};
+  for (const auto& L : m.records)
+    if (L.name) e.record_names.emplace_back(L.name);
+  if constexpr (N > 0) {
+    for (std::int32_t c = 1; c < m.records[0].span; c += m.records[static_cast<std::size_t>(c)].span)
+      if (const char* n = m.records[static_cast<std::size_t>(c)].name) e.top_level_names.emplace_back(n);
+  }
+  return e;
+}
+
 struct zoo_entry {
   std::string name;
-  std::string family;       ///< for --help: which size options apply
-  std::function<memory_budget(const model_options&, const training&, const device&)> run;
+  std::string family;  ///< which size options apply (see families())
+  std::function<evaluation(const model_options&, const training&, const device&)> run;
+  /// The longest --seq the model's positions allow (bert: max_position_embeddings, llama:
+  /// max_position_embeddings, gpt: --ctx); empty for models without a sequence.
+  std::function<std::int64_t(const model_options&)> max_seq{};
 };
+
+/// One size option of a family: name (without --), accepted range, default shown in --help.
+struct size_option {
+  std::string name;
+  std::int64_t lo, hi;
+  std::string fallback;  ///< the default, as --help shows it
+};
+
+/// The families and their size options (the CLI rejects an option the model's family lacks).
+inline std::map<std::string, std::vector<size_option>> families() {
+  const std::int64_t big = 1 << 20;
+  return {
+      {"image", {{"image-size", 1, 16384, "224"}, {"classes", 1, big, "1000"}}},
+      {"mlp", {{"in", 1, big, "1024"}, {"hidden", 1, big, "4096"}}},
+      {"bert", {{"seq", 1, big, "512"}}},
+      {"llama", {{"seq", 1, big, "the model's context"}}},
+      {"gpt",
+       {{"vocab", 1, big, "50257"},
+        {"ctx", 1, big, "1024"},
+        {"d-model", 1, 65536, "768"},
+        {"layers", 1, 1000, "12"},
+        {"heads", 1, 1024, "12"},
+        {"dropout", 0, 100, "0"},
+        {"seq", 1, big, "1024"}}},
+      {"bev", {{"layers", 1, 64, "2"}, {"channels", 1, 4096, "64"}, {"size", 1, 4096, "64"}, {"heads", 1, 256, "4"}, {"kernel", 1, 63, "7"}}},
+      {"dual_vit", {{"image-size", 16, 4096, "448"}, {"classes", 1, big, "200"}}},
+      {"gat", {{"nodes", 1, 100000000, "2000"}, {"edges", 1, 1000000000, "20000"}, {"ids", 1, 100000000, "5000"}}},
+      {"temporal", {{"c1", 1, 4096, "64"}, {"c2", 1, 4096, "128"}, {"c3", 1, 4096, "256"}, {"image-size", 1, 4096, "96"}}},
+  };
+}
 
 namespace detail {
 template <class F>
 zoo_entry image_model(std::string name, F make) {
   return {name, "image",
           [make](const model_options& o, const training& t, const device& d) {
-            return budget_totals(make(o.get("image-size", 224), o.get("classes", 1000)), t, d);
+            return evaluate(make(o.get("image-size", 224), o.get("classes", 1000)), t, d);
           }};
 }
 inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o) {
@@ -48,23 +102,26 @@ inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o)
   return g;
 }
 inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
-  return {name, "gpt", [base](const model_options& o, const training& t, const device& d) {
-            return budget_totals(models::gpt(gpt_from(base, o)), t, d);
-          }};
+  return {name, "gpt", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::gpt(gpt_from(base, o)), t, d); },
+          [base](const model_options& o) { return o.get("ctx", base.context); }};
 }
 inline zoo_entry bert_model(std::string name, models::bert_config base) {
-  return {name, "bert", [base](const model_options& o, const training& t, const device& d) {
+  return {name, "bert",
+          [base](const model_options& o, const training& t, const device& d) {
             auto b = base;
             b.seq = o.get("seq", b.seq);
-            return budget_totals(models::bert(b), t, d);
-          }};
+            return evaluate(models::bert(b), t, d);
+          },
+          [base](const model_options&) { return base.max_positions; }};
 }
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
-  return {name, "llama", [base](const model_options& o, const training& t, const device& d) {
+  return {name, "llama",
+          [base](const model_options& o, const training& t, const device& d) {
             auto g = base;
             g.seq = o.get("seq", g.seq);
-            return budget_totals(models::llama(g), t, d);
-          }};
+            return evaluate(models::llama(g), t, d);
+          },
+          [base](const model_options&) { return base.context; }};
 }
 }  // namespace detail
 
@@ -73,7 +130,7 @@ inline std::vector<zoo_entry> zoo() {
   std::vector<zoo_entry> z;
   z.push_back({"mlp", "mlp", [](const model_options& o, const training& t, const device& d) {
                  const auto in = o.get("in", 1024), hidden = o.get("hidden", 4096);
-                 return budget_totals(sequential(input(in), linear(hidden), gelu(), linear(in)), t, d);
+                 return evaluate(sequential(input(in), linear(hidden), gelu(), linear(in)), t, d);
                }});
   z.push_back(image_model("resnet18", [](auto s, auto c) { return models::resnet18(s, c); }));
   z.push_back(image_model("resnet34", [](auto s, auto c) { return models::resnet34(s, c); }));
@@ -107,37 +164,24 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(llama_model("llama-3-8b", models::llama3_8b(8192)));
   z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
-                 return budget_totals(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
+                 return evaluate(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
                }});
   z.push_back({"bev_dwconv", "bev", [](const model_options& o, const training& t, const device& d) {
-                 return budget_totals(models::bev_local_attention_n(local_attention_impl::depthwise, o.get("layers", 2), o.get("channels", 64),
+                 return evaluate(models::bev_local_attention_n(local_attention_impl::depthwise, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
                }});
   z.push_back({"dual_vit_pwca", "dual_vit", [](const model_options& o, const training& t, const device& d) {
-                 return budget_totals(models::dual_vit_pwca(o.get("image-size", 448), o.get("classes", 200)), t, d);
+                 return evaluate(models::dual_vit_pwca(o.get("image-size", 448), o.get("classes", 200)), t, d);
                }});
   z.push_back({"gat", "gat", [](const model_options& o, const training& t, const device& d) {
-                 return budget_totals(models::gat_graph(o.get("nodes", 2000), o.get("edges", 20000), o.get("ids", 5000)), t, d);
+                 return evaluate(models::gat_graph(o.get("nodes", 2000), o.get("edges", 20000), o.get("ids", 5000)), t, d);
                }});
   z.push_back({"temporal", "temporal", [](const model_options& o, const training& t, const device& d) {
-                 return budget_totals(models::temporal_cnn_transformer<5>(o.get("c1", 64), o.get("c2", 128), o.get("c3", 256),
+                 return evaluate(models::temporal_cnn_transformer<5>(o.get("c1", 64), o.get("c2", 128), o.get("c3", 256),
                                                                           o.get("image-size", 96)), t, d);
                }});
   return z;
-}
-
-/// Family size options, for --help.
-inline std::map<std::string, std::string> family_options() {
-  return {{"image", "--image-size N (224) --classes N (1000)"},
-          {"mlp", "--in N (1024) --hidden N (4096)"},
-          {"bert", "--seq N (512)"},
-          {"llama", "--seq N (the model's context)"},
-          {"gpt", "--vocab N --ctx N --d-model N --layers N --heads N --dropout PERCENT --seq N (defaults: GPT-2 small, seq 1024)"},
-          {"bev", "--layers N (2) --channels N (64) --size N (64) --heads N (4) --kernel N (7)"},
-          {"dual_vit", "--image-size N (448) --classes N (200)"},
-          {"gat", "--nodes N (2000) --edges N (20000) --ids N (5000)"},
-          {"temporal", "--c1 N --c2 N --c3 N (64/128/256) --image-size N (96); 5 frames"}};
 }
 
 /// The reference measurement cases: model, options and training step.
