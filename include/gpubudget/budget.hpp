@@ -138,6 +138,7 @@ struct step_result {
   walk_totals totals{};
   std::int64_t saved = 0, after_forward = 0, forward_peak = 0, fwd_bwd_peak = 0, peak_rounded = 0;
   std::int64_t live_after_backward = 0, grads_at_peak = 0, grads = 0;
+  std::int64_t live_after_backward_fixed = 0;  ///< of live_after_backward, batch-independent
   std::int32_t peak_layer = -1;
   bool peak_in_backward = false;
 };
@@ -154,7 +155,7 @@ constexpr value append_loss(sim& s, const value& out) {
     // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries
     per_element = pointwise(s, out, out.s, out.type, keeps::input, 0, 0, 2 * s.bytes_of_value(out));
   }
-  value loss{s.allocate(4), {}, dtype::fp32, per_element.requires_grad};
+  value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);
   // mean's backward is grad.expand(sizes) / numel: a full-size tensor (so is nll's scatter)
   s.grad_to(n, per_element);
@@ -166,8 +167,9 @@ constexpr value append_loss(sim& s, const value& out) {
 /// micro-batch starts with every .grad alive) and optionally fills per-record stats.
 template <std::size_t N>
 constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
-                                    std::array<record_stats, N>* per_record) {
+                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr) {
   sim s{};
+  s.tracing = trace != nullptr;
   s.batch = plan.micro();
   if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
   s.plan = plan;
@@ -199,6 +201,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
     s.release(out);
     s.release(loss);
     r.live_after_backward = s.live;  // what optimizer.step() starts from: the .grad tensors
+    r.live_after_backward_fixed = s.live_fixed;
   }
   r.fwd_bwd_peak = s.peak.bytes;
   r.peak_rounded = s.peak_rounded;
@@ -206,6 +209,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   r.grads = s.grads_live;
   r.peak_layer = s.peak.layer;
   r.peak_in_backward = s.peak.in_backward;
+  if (trace) trace->swap(s.trace);
   if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
   return r;
 }

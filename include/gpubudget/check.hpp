@@ -96,37 +96,120 @@ struct batch_search {
   }
 };
 
-/// Bytes·100 by which `m` at micro-batch `mb` exceeds `percent` of the device (<= 0: fits).
-/// With plan.batch larger than the micro-batch, the effective batch is kept.
-template <std::size_t N>
-constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
-                                          std::int64_t percent) {
+/// `plan` run at micro-batch `mb` (the effective batch kept when the plan accumulates).
+constexpr training at_micro_batch(const training& plan, std::int64_t mb) {
   training p = plan;
   const bool keep_effective = plan.micro_batch > 0 && plan.batch > plan.micro_batch;
   p.micro_batch = mb;
   if (!keep_effective || p.batch < mb) p.batch = mb;
-  return checked_mul(budget_totals(m, p, dev).total(), 100) - checked_mul(dev.capacity, percent);
+  return p;
 }
+
+/// Bytes·100 by which `m` at micro-batch `mb` exceeds `percent` of the device (<= 0: fits).
+template <std::size_t N>
+constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
+                                          std::int64_t percent) {
+  return checked_mul(budget_totals(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
+}
+
+/// What one traced step at micro-batch `reference` predicts.
+struct batch_estimate {
+  std::int64_t largest = 0;       ///< the largest micro-batch the lines allow
+  std::int64_t excess_above = 0;  ///< a lower bound of the predicted excess (bytes·100) at largest + 1
+  bool exact = false;             ///< every line's batch-dependent part was a whole multiple of `reference`
+  bool accumulates = false;       ///< the traced step used gradient accumulation
+};
+
+/// Every moment of a step is live = fixed + per-sample · B, and so is every other term of the
+/// device total (resident state: the input batch grows with B; workspace: the largest im2col
+/// does; context and cuBLAS do not; the fragmentation reserve is a percentage). A traced step at
+/// micro-batch `reference` gives each line; the largest B under every line is then a division,
+/// not a search. The allocator's 512 B rounding is left out (it only adds): a confirming budget
+/// at the answer settles it.
+template <std::size_t N>
+constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training& plan, const device& dev, std::int64_t reference,
+                                              std::int64_t percent) {
+  const training p = at_micro_batch(plan, reference);
+  dyn_array<live_point> trace;
+  const auto r = simulate_step<N>(m.records, p, nullptr, &trace);
+  memory_budget b{};
+  fill_budget(b, r, p, dev);
+  batch_estimate e{};
+  e.accumulates = p.accumulation_steps() > 1;
+  e.exact = b.input_batch % reference == 0 && b.cudnn_workspace % reference == 0;
+  const auto f = 100 + p.fragmentation_percent;
+  const auto resident_fixed = b.resident() - b.input_batch, resident_per = b.input_batch / reference;
+  const auto room = checked_mul(dev.capacity, percent) - checked_mul(b.cuda_context + b.cublas_workspace, 100);
+  std::int64_t largest = -1, num_at = 0, den_at = 0;
+  auto bound = [&](std::int64_t fixed, std::int64_t per_batch) {
+    e.exact = e.exact && per_batch % reference == 0;
+    const auto num = room - checked_mul(f, resident_fixed + fixed);
+    const auto den = checked_mul(f, resident_per + per_batch / reference) + checked_mul(b.cudnn_workspace / reference, 100);
+    const auto limit = num < 0 ? 0 : den > 0 ? num / den : std::int64_t{1} << 62;
+    if (largest < 0 || limit < largest) largest = limit, num_at = num, den_at = den;
+  };
+  for (const auto& pt : trace) bound(pt.fixed, pt.per_batch());
+  // optimizer.step() starts from the .grad tensors and adds its temporaries
+  bound(r.live_after_backward_fixed + b.optimizer_temporaries, r.live_after_backward - r.live_after_backward_fixed);
+  if (p.teacher.present) {  // the teacher's no-grad forward (and its weights, when offloaded)
+    const auto& t = p.teacher;
+    bound(t.forward_peak_bytes + (t.offloaded_to_cpu ? bytes_of(t.parameter_count, t.parameter_type) : 0), 0);
+  }
+  e.largest = largest;
+  e.excess_above = checked_mul(den_at, largest + 1) - num_at;
+  return e;
+}
+
+/// Is the estimate's answer settled by one confirming budget at it? Only when the lines were
+/// exact, the step's regime (accumulation or not) is the same at the answer, and they put
+/// answer + 1 clearly over (by more than the reserve's integer rounding).
+constexpr bool settled_above(const batch_estimate& e, const training& plan, std::int64_t mb) {
+  const training p = at_micro_batch(plan, mb + 1);
+  return e.exact && e.excess_above > 100 * 100 && (p.accumulation_steps() > 1) == e.accumulates;
+}
+
+/// The micro-batch to trace: a small odd size inside the bounds (odd, so that a batch-
+/// independent byte count mistaken for a per-sample one rarely divides evenly and is caught).
+constexpr std::int64_t reference_micro_batch(batch_bounds bounds) { return bounds.max < 7 ? bounds.max : bounds.min > 7 ? bounds.min : 7; }
 
 constexpr void check_batch_bounds(batch_bounds bounds, std::int64_t percent) {
   if (bounds.min < 1 || bounds.max < bounds.min) batch_must_be_positive();
   if (percent <= 0 || percent > 100) fail("gpubudget: max_micro_batch: percent of capacity must be in 1..100");
 }
 
-/// The rest of the search with one constant evaluation per budget: `excess<MB>` is a variable
-/// template, so each budget counts against the compiler's per-evaluation limit on its own.
-template <const auto& Model, training Plan, const device& Dev, std::int64_t Percent>
+/// max_micro_batch_of's search, with one constant evaluation per budget: the estimate and each
+/// `excess<MB>` are static constexpr members, evaluated once each and counted against the
+/// compiler's per-evaluation limit on their own.
+template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds, std::int64_t Percent>
 struct separate_budgets {
   template <std::int64_t MB>
   static constexpr std::int64_t excess = micro_batch_excess(Model, Plan, Dev, MB, Percent);
+
+  static constexpr batch_estimate estimate = estimate_micro_batch(Model, Plan, Dev, reference_micro_batch(Bounds), Percent);
+  static constexpr std::int64_t guess =
+      estimate.largest < Bounds.min ? Bounds.min : estimate.largest > Bounds.max ? Bounds.max : estimate.largest;
 
   template <batch_search S>
   static constexpr std::int64_t finish() {
     if constexpr (S.done()) {
       return S.lo;
     } else {
-      constexpr auto guess = S.next_guess();
-      return finish<S.after(guess, excess<guess>)>();
+      constexpr auto next = S.next_guess();
+      return finish<S.after(next, excess<next>)>();
+    }
+  }
+
+  /// The same decisions as max_micro_batch: confirm the estimate, search only the side it got wrong.
+  static constexpr std::int64_t answer() {
+    if constexpr (excess<guess> <= 0) {
+      if constexpr (guess == Bounds.max || settled_above(estimate, Plan, guess)) return guess;
+      else if constexpr (excess<guess + 1> > 0) return guess;
+      else if constexpr (excess<Bounds.max> <= 0) return Bounds.max;
+      else return finish<batch_search{guess + 1, Bounds.max, excess<guess + 1>, excess<Bounds.max>}>();
+    } else if constexpr (guess == Bounds.min || excess<Bounds.min> > 0) {
+      return 0;
+    } else {
+      return finish<batch_search{Bounds.min, guess, excess<Bounds.min>, excess<guess>}>();
     }
   }
 };
@@ -137,23 +220,37 @@ struct separate_budgets {
 /// `percent` of its capacity (0 if even `bounds.min` does not fit). With plan.batch larger than
 /// the micro-batch, the effective batch is kept and accumulation absorbs the difference.
 ///
-/// Memory grows with the micro-batch almost linearly (a maximum of linear terms), so the search
-/// interpolates between the bracketing batch sizes (regula falsi, Illinois variant) and falls
-/// back to bisection when that stalls: typically 4-6 budgets instead of a bisection's 12. They
-/// all run in one constant evaluation; for large models in a static_assert use
-/// max_micro_batch_of, which gives each budget its own.
+/// Every moment of the step is a line in the micro-batch (batch-independent bytes plus
+/// per-sample bytes), so one traced step predicts the answer and one budget confirms it; only
+/// when the prediction is off (allocator rounding, a regime change such as accumulation
+/// starting) does a regula-falsi search (Illinois) finish the job. Everything runs in one
+/// constant evaluation; for large models in a static_assert use max_micro_batch_of, which gives
+/// each budget its own.
 template <std::size_t N>
 constexpr std::int64_t max_micro_batch(const model<N>& m, training plan, const device& dev, batch_bounds bounds = {},
                                        std::int64_t percent = 100) {
   detail::check_batch_bounds(bounds, percent);
-  detail::batch_search st{bounds.min, bounds.max, detail::micro_batch_excess(m, plan, dev, bounds.min, percent), 0};
-  if (st.e_lo > 0) return 0;
-  if (st.lo == st.hi) return st.lo;
-  st.e_hi = detail::micro_batch_excess(m, plan, dev, bounds.max, percent);
-  if (st.e_hi <= 0) return st.hi;
+  auto excess = [&](std::int64_t mb) { return detail::micro_batch_excess(m, plan, dev, mb, percent); };
+  const auto est = detail::estimate_micro_batch(m, plan, dev, detail::reference_micro_batch(bounds), percent);
+  // confirm the estimate, then search only the side it got wrong
+  detail::batch_search st{bounds.min, bounds.max, 0, 0};
+  const auto guess = est.largest < bounds.min ? bounds.min : est.largest > bounds.max ? bounds.max : est.largest;
+  const auto e_guess = excess(guess);
+  if (e_guess <= 0) {
+    if (guess == bounds.max || detail::settled_above(est, plan, guess)) return guess;
+    const auto e_next = excess(guess + 1);
+    if (e_next > 0) return guess;
+    st.lo = guess + 1, st.e_lo = e_next, st.e_hi = excess(bounds.max);
+    if (st.e_hi <= 0) return bounds.max;
+  } else {
+    if (guess == bounds.min) return 0;
+    st.e_lo = excess(bounds.min);
+    if (st.e_lo > 0) return 0;
+    st.hi = guess, st.e_hi = e_guess;
+  }
   while (!st.done()) {
-    const auto guess = st.next_guess();
-    st = st.after(guess, detail::micro_batch_excess(m, plan, dev, guess, percent));
+    const auto next = st.next_guess();
+    st = st.after(next, excess(next));
   }
   return st.lo;
 }
@@ -171,17 +268,7 @@ constexpr std::int64_t max_micro_batch(const model<N>& m, training plan, const d
 template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds = batch_bounds{}, std::int64_t Percent = 100>
 constexpr std::int64_t max_micro_batch_of() {
   detail::check_batch_bounds(Bounds, Percent);
-  using budgets = detail::separate_budgets<Model, Plan, Dev, Percent>;
-  constexpr std::int64_t e_lo = budgets::template excess<Bounds.min>;
-  if constexpr (e_lo > 0) {
-    return 0;
-  } else if constexpr (Bounds.min == Bounds.max) {
-    return Bounds.min;
-  } else {
-    constexpr std::int64_t e_hi = budgets::template excess<Bounds.max>;
-    if constexpr (e_hi <= 0) return Bounds.max;
-    else return budgets::template finish<detail::batch_search{Bounds.min, Bounds.max, e_lo, e_hi}>();
-  }
+  return detail::separate_budgets<Model, Plan, Dev, Bounds, Percent>::answer();
 }
 
 }  // namespace gpubudget

@@ -47,6 +47,14 @@ class dyn_array {
     size_ = n;
   }
   constexpr void clear() { size_ = 0; }
+  constexpr void swap(dyn_array& o) {
+    T* d = data_;
+    data_ = o.data_, o.data_ = d;
+    std::size_t n = size_;
+    size_ = o.size_, o.size_ = n;
+    n = cap_;
+    cap_ = o.cap_, o.cap_ = n;
+  }
   constexpr std::size_t size() const { return size_; }
   constexpr bool empty() const { return size_ == 0; }
   constexpr T& operator[](std::size_t i) { return data_[i]; }

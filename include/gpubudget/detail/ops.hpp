@@ -52,7 +52,7 @@ struct layer_ctx {
     s.param_grads(n, bytes_of(elements, param_type()), param_key + part);
     // Under autocast the matmul produces the 16-bit weight's gradient first; the cast's
     // backward then materializes the fp32 one.
-    if (amp()) s.backward_temp(n, bytes_of(elements, half_type()));
+    if (amp()) s.backward_temp(n, bytes_of(elements, half_type()), true);
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
@@ -84,7 +84,8 @@ constexpr value cast_to(sim& s, const value& x, dtype t) {
 /// when the op must compute its input's gradient (grad_input = grad_output · W).
 constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements) {
   if (!c.amp() || elements == 0) return;
-  value w{c.s.allocate(bytes_of(elements, c.half_type())), {}, c.half_type(), false};
+  const auto bytes = bytes_of(elements, c.half_type());
+  value w{c.s.allocate(bytes, false, -1, bytes), {}, c.half_type(), false};
   if (x.requires_grad) c.s.save(n, w);
   c.s.cache_until_forward_ends(w.id);
 }
@@ -213,9 +214,9 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
 constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
   const auto gemm = s.plan.backend == backend_kind::cpu ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last()) : 0;
-  s.transient(gemm);
+  s.transient(gemm, true);
   auto n = s.record(y);
-  s.backward_temp(n, gemm);
+  s.backward_temp(n, gemm, true);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);
   s.grad_to(n, a);

@@ -31,6 +31,18 @@ struct storage {
   bool alive = false;
   bool external = false;    ///< allocated before the step (the input batch): never counted
   std::int64_t rounded = 0; ///< bytes as the caching allocator holds them (512 B blocks)
+  std::int64_t fixed = 0;   ///< of `bytes`, the part that does not grow with the batch (weights' copies, .grad)
+};
+
+/// Live bytes at one moment of the step, split into the part that grows with the micro-batch
+/// and the part that does not: every moment is a line in the micro-batch, which is what lets
+/// max_micro_batch solve for the batch instead of searching (check.hpp).
+struct live_point {
+  std::int64_t total = 0;  ///< live bytes (plus the moment's temporaries) at the simulated batch
+  std::int64_t fixed = 0;  ///< of which batch-independent
+  constexpr std::int64_t per_batch() const { return total - fixed; }
+  /// Is `o` no larger than this at every batch size?
+  constexpr bool covers(const live_point& o) const { return total >= o.total && per_batch() >= o.per_batch(); }
 };
 
 /// One gradient the node produces for one of its inputs.
@@ -49,6 +61,7 @@ struct node_record {
   std::int32_t inputs = 0;
   std::int64_t param_grad_bytes = 0;  ///< .grad of trainable parameters
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
+  std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -92,7 +105,12 @@ struct sim {
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
 
   std::int64_t live = 0;
+  std::int64_t live_fixed = 0;           ///< of `live`, batch-independent (see live_point)
   std::int64_t grads_live = 0;
+  /// Every moment's live bytes, when tracing (max_micro_batch): consecutive moments that one of
+  /// them covers are merged.
+  bool tracing = false;
+  dyn_array<live_point> trace{};
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
 
   // checkpointing state
@@ -121,23 +139,34 @@ struct sim {
   };
   peak_point peak{};
 
-  constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded) {
+  constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded, std::int64_t extra_fixed = 0) {
+    if (tracing) record_moment(live_point{live + extra, live_fixed + extra_fixed});
     if (live + extra > peak.bytes) peak = peak_point{live + extra, grads_live, current_layer, in_backward};
     if (live_rounded + extra_rounded > peak_rounded) peak_rounded = live_rounded + extra_rounded;
   }
-  /// A temporary that lives only inside the current op.
-  constexpr void transient(std::int64_t bytes) {
-    if (bytes > 0) note_peak(bytes, round_block(bytes));
+  constexpr void record_moment(const live_point& p) {
+    if (!trace.empty()) {
+      auto& last = trace.back();
+      if (last.covers(p)) return;
+      if (p.covers(last)) { last = p; return; }
+    }
+    trace.push_back(p);
+  }
+  /// A temporary that lives only inside the current op; `fixed`: its size does not grow with
+  /// the batch.
+  constexpr void transient(std::int64_t bytes, bool fixed = false) {
+    if (bytes > 0) note_peak(bytes, round_block(bytes), fixed ? bytes : 0);
   }
 
   // --- storages --------------------------------------------------------------------------------
   /// A new storage of `bytes`; `rounded` overrides its allocator-rounded size (a phantom stands
-  /// for many blocks, each rounded on its own).
-  constexpr std::int32_t allocate(std::int64_t bytes, bool external = false, std::int64_t rounded = -1) {
+  /// for many blocks, each rounded on its own); `fixed` of its bytes do not grow with the batch.
+  constexpr std::int32_t allocate(std::int64_t bytes, bool external = false, std::int64_t rounded = -1, std::int64_t fixed = 0) {
     const auto held = rounded >= 0 ? rounded : round_block(bytes);
-    storages.push_back(storage{bytes, 1, 0, true, external, held});
+    storages.push_back(storage{bytes, 1, 0, true, external, held, fixed});
     if (!external) {
       live = checked_add(live, bytes);
+      live_fixed += fixed;
       live_rounded += held;  // no larger than live + 511 per block: cannot overflow before live does
       note_peak(0, 0);
     }
@@ -147,7 +176,7 @@ struct sim {
     auto& st = storages[static_cast<std::size_t>(id)];
     if (st.alive && st.refs <= 0 && st.saved <= 0) {
       st.alive = false;
-      if (!st.external) { live -= st.bytes; live_rounded -= st.rounded; }
+      if (!st.external) { live -= st.bytes; live_rounded -= st.rounded; live_fixed -= st.fixed; }
     }
   }
   constexpr void retain(std::int32_t id) { if (id >= 0) ++storages[static_cast<std::size_t>(id)].refs; }
@@ -168,10 +197,17 @@ struct sim {
     if (count_host && v.requires_grad && replay_cursor < 0) add_host(host.view_node, host_view_bytes);
     return value{v.id, s, v.type, v.requires_grad};
   }
+  /// Host bookkeeping (CPU reference): batch-independent bytes owned by `owner`.
   constexpr void add_host(std::int64_t bytes, std::int64_t& owner) {
     owner += bytes;
     live += bytes;
+    live_fixed += bytes;
     note_peak(0, 0);
+  }
+  constexpr void drop_host(std::int64_t& owner) {
+    live -= owner;
+    live_fixed -= owner;
+    owner = 0;
   }
 
   // --- autograd nodes --------------------------------------------------------------------------
@@ -218,10 +254,11 @@ struct sim {
   }
   /// `n` saves `tensors` tensors of `bytes` each that it creates itself (mask, indices,
   /// statistics), stored as one storage (each rounded to the allocator's blocks on its own).
-  constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1) {
+  constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1, bool fixed = false) {
     if (n < 0) return;
-    if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes); return; }
-    value v{allocate(checked_mul(bytes, tensors), false, checked_mul(round_block(bytes), tensors)), {}, dtype::fp32, false};
+    if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes, fixed); return; }
+    const auto all = checked_mul(bytes, tensors);
+    value v{allocate(all, false, checked_mul(round_block(bytes), tensors), fixed ? all : 0), {}, dtype::fp32, false};
     save(n, v, tensors);
     release(v);
   }
@@ -249,9 +286,10 @@ struct sim {
     node(n).param_grad_bytes += bytes;
     node(n).param_key = key;
   }
-  constexpr void backward_temp(std::int32_t n, std::int64_t bytes) {
+  constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;
     node(n).backward_temp += bytes;
+    if (fixed) node(n).backward_temp_fixed += bytes;
   }
 
   /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like

@@ -81,14 +81,8 @@ struct walker {
     const auto saved_before = s.saved_total;
     const auto parameter_count_before = totals.parameter_count, trainable_before = totals.trainable_count, buffers_before = totals.buffer_bytes;
     const value out = checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
-    auto& st = stats[static_cast<std::size_t>(i)];
-    st.parameter_count += totals.parameter_count - parameter_count_before;
-    st.trainable_count += totals.trainable_count - trainable_before;
-    st.buffer_bytes += totals.buffer_bytes - buffers_before;
-    st.saved_bytes += s.saved_total - saved_before;
-    st.output_bytes = s.bytes_of_value(out);
-    st.output = out.s;
-    ++st.applications;
+    add_stats(i, totals.parameter_count - parameter_count_before, totals.trainable_count - trainable_before,
+              totals.buffer_bytes - buffers_before, s.saved_total - saved_before, out);
     return out;
   }
 
@@ -105,6 +99,14 @@ struct walker {
       else { sc.key_shift = root - i; sc.count_params = false; }
     }
     return sc;
+  }
+
+  /// Adds one application of record `i` to its statistics (one assignment: cheap to evaluate).
+  constexpr void add_stats(std::int32_t i, std::int64_t parameters, std::int64_t trainable, std::int64_t buffers, std::int64_t saved,
+                           const value& out) {
+    auto& st = stats[static_cast<std::size_t>(i)];
+    st = record_stats{st.parameter_count + parameters, st.trainable_count + trainable, st.buffer_bytes + buffers,
+                      st.saved_bytes + saved, s.bytes_of_value(out), st.applications + 1, out.s};
   }
 
   /// Are per-record statistics being collected (budget(), first application, first micro-batch)?
@@ -200,7 +202,7 @@ struct walker {
     s.retain(cur.id);
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
-      const auto live0 = s.live, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
+      const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       dyn_array<record_stats> before{};
@@ -234,8 +236,9 @@ struct walker {
         const auto views = checked_mul(copies, s.host_view_bytes - views0);
         const auto retained = checked_mul(copies, s.live - live0) - views;
         const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
+        const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
         if (views > 0) s.add_host(views, s.host_view_bytes);
-        add_phantom(retained, retained_rounded, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        add_phantom(retained, retained_rounded, retained_fixed, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
         r = count - 2;  // next: the last copy
       }
     }
@@ -245,9 +248,10 @@ struct walker {
   /// Stands in for repeated copies: `retained` bytes stay alive from here until backward
   /// passes this point (`saved` of them count as saved for backward), where `grads` bytes of
   /// parameter gradients appear.
-  constexpr void add_phantom(std::int64_t retained, std::int64_t retained_rounded, std::int64_t saved, std::int64_t grads) {
+  constexpr void add_phantom(std::int64_t retained, std::int64_t retained_rounded, std::int64_t retained_fixed, std::int64_t saved,
+                             std::int64_t grads) {
     if (s.no_grad) return;
-    value held{s.allocate(retained, false, retained_rounded), {}, dtype::fp32, true};
+    value held{s.allocate(retained, false, retained_rounded, retained_fixed), {}, dtype::fp32, true};
     std::int32_t at = 0;
     if (s.replay_cursor >= 0) {
       at = s.replay_cursor++;  // re-running a checkpointed block: the phantom recorded in forward
@@ -323,9 +327,8 @@ struct walker {
   /// what it reports (parameters, buffers, the data batch, the convolution workspace).
   constexpr value walk_leaf(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
-    if (!L.op) invalid_layer_argument();
-    const bool source = L.op->source;
-    if (!source && in.id < 0) layer_needs_an_input_shape();
+    if (!L.op || (in.id < 0 && !L.op->source)) L.op ? layer_needs_an_input_shape() : invalid_layer_argument();
+    const bool source = in.id < 0;
     s.current_layer = i;
     const auto saved_before = s.saved_total;
     layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
@@ -333,16 +336,7 @@ struct walker {
     if (!replaying && c.param_key == next_key) next_key += c.parts;
     if (!replaying && counting && (c.parameter_count | c.buffer_bytes | c.input_bytes) != 0) add_totals(c);
     if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
-    if (collecting()) {
-      auto& st = stats[static_cast<std::size_t>(i)];
-      st.parameter_count += c.parameter_count;
-      st.trainable_count += c.trainable ? c.parameter_count : 0;
-      st.buffer_bytes += c.buffer_bytes;
-      st.saved_bytes += s.saved_total - saved_before;
-      st.output_bytes = s.bytes_of_value(out);
-      st.output = out.s;
-      ++st.applications;
-    }
+    if (collecting()) add_stats(i, c.parameter_count, c.trainable ? c.parameter_count : 0, c.buffer_bytes, s.saved_total - saved_before, out);
     return out;
   }
 
@@ -365,6 +359,12 @@ struct walker {
     return grad_of[static_cast<std::size_t>(storage_id)];
   }
 
+  /// Of `bytes` of gradient for storage `id`, the batch-independent part: a gradient grows with
+  /// the batch as its tensor does (phantoms, the only mixed storages, get no gradients).
+  constexpr std::int64_t fixed_part(std::int32_t id, std::int64_t bytes) const {
+    return s.storages[static_cast<std::size_t>(id)].fixed > 0 ? bytes : 0;
+  }
+
   /// The gradient waiting for storage `id` (-1: none), handed over to the caller.
   constexpr std::int32_t take_grad(std::int32_t id) {
     if (static_cast<std::size_t>(id) >= grad_of.size()) return -1;
@@ -381,7 +381,7 @@ struct walker {
       if (bytes >= full || expand) { slot = g; return; }
       // a gradient for part of a storage (a slice or a split view): the engine materializes the
       // whole storage's gradient (SplitBackward / SelectBackward build a full-size tensor)
-      grad_slot(target) = s.allocate(full);
+      grad_slot(target) = s.allocate(full, false, -1, fixed_part(target, full));
       s.release(g);
       return;
     }
@@ -391,7 +391,7 @@ struct walker {
     }
     // A second gradient for the same tensor: the engine's InputBuffer sums out of place
     // (old + new + sum alive together, op_rules.md §3), then drops both addends.
-    const auto sum = s.allocate(full);
+    const auto sum = s.allocate(full, false, -1, fixed_part(target, full));
     s.release(grad_slot(target));
     s.release(g);
     grad_slot(target) = sum;
@@ -418,13 +418,13 @@ struct walker {
     auto& seen = key_has_grad[static_cast<std::size_t>(key)];
     if (seen == 0) {
       s.grads_live += bytes;  // before allocate(): the peak it may set includes this .grad
-      s.allocate(bytes);      // AccumulateGrad steals the buffer as .grad: alive until step()
+      s.allocate(bytes, false, -1, bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
     } else if (seen == backward_pass) {
       // shared weights: the earlier gradient waits in AccumulateGrad's input buffer and is summed
       // out of place with this one (held + incoming + sum, op_rules.md §3)
-      s.transient(2 * bytes);
+      s.transient(2 * bytes, true);
     } else {
-      s.transient(bytes);  // an existing .grad (accumulation): the incoming is added in place
+      s.transient(bytes, true);  // an existing .grad (accumulation): the incoming is added in place
     }
     seen = backward_pass;
   }
@@ -433,7 +433,7 @@ struct walker {
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
     s.in_backward = true;
-    grad_slot(loss) = s.allocate(4);  // torch.ones_like(loss)
+    grad_slot(loss) = s.allocate(4, false, -1, 4);  // torch.ones_like(loss)
     // only this micro-batch's nodes: earlier ones already ran their backward
     for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size()) - 1; n >= first_node_of_pass; --n) {
       const auto seg = s.autograd_nodes[static_cast<std::size_t>(n)].segment;
@@ -457,23 +457,19 @@ struct walker {
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
           const grad_edge& edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
           if (edge.alias || edge.expand) s.retain(g);
-          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes), edge.bytes, edge.expand);
+          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
         param_grad(rec.param_key, rec.param_grad_bytes);
-        s.transient(rec.backward_temp);
+        s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
       }
       s.release_saved(n);
-      if (s.count_host) {
-        s.live -= s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes;
-        s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes = 0;
-      }
+      if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
     }
     s.in_backward = false;
     s.current_layer = -1;
-    s.live -= s.host_view_bytes;  // the graph is gone
-    s.host_view_bytes = 0;
+    s.drop_host(s.host_view_bytes);  // the graph is gone
     for (auto& slot : grad_of) if (slot >= 0) { s.release(slot); slot = -1; }  // unused input grads
   }
 };

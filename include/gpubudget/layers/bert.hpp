@@ -38,12 +38,12 @@ struct op_traits<bert_embeddings_op> {
     // embeddings += position_embeddings: in place; the [1, T, D] lookup lives through the add
     const auto rows = bytes_of(checked_mul(T, D), emb_t);
     c.add_param(checked_mul(positions, D));
-    s.transient(rows);
+    s.transient(rows, true);
     value z{y.id, y.s, y.type, c.records(y)};  // same storage: takes over y's reference
     if (auto n = s.record(z); n >= 0) {
       s.grad_to(n, y, true);
       c.param_grads(n, checked_mul(positions, D), 1);
-      if (c.trainable) s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [1, T, D] operand
+      if (c.trainable) s.backward_temp(n, rows, true);  // grad.sum(0) for the broadcast [1, T, D] operand
     }
     return z;
   }

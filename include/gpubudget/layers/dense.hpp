@@ -80,12 +80,12 @@ struct op_traits<learned_positions_op> {
     const auto pos = bytes_of(T, dtype::int64);
     const auto rows = bytes_of(checked_mul(T, D), dtype::fp32);
     detail::value y = detail::add_parameter(c, x, x.s, checked_mul(op.context, D), 0);
-    s.transient(rows);
+    s.transient(rows, true);
     if (auto n = s.record_of(y); n >= 0) {
-      s.save_new(n, pos);
-      s.backward_temp(n, rows);  // grad.sum(0) for the broadcast [T, D] operand
+      s.save_new(n, pos, 1, true);
+      s.backward_temp(n, rows, true);  // grad.sum(0) for the broadcast [T, D] operand
     } else {
-      s.transient(pos);
+      s.transient(pos, true);
     }
     return y;
   }

@@ -24,7 +24,7 @@ struct op_traits<batch_norm_op> {
     // CPU backward holds one more input-sized temporary besides grad_input (op_rules.md §1)
     detail::value y = detail::with_params(c, x, x.s, x.type, 2 * ch, true, 0, 0, c.cpu() ? s.bytes_of_value(x) : 0);
     if (auto n = s.record_of(y); n >= 0) {
-      s.save_new(n, ch * 4, 2);  // save_mean and save_invstd [C] fp32
+      s.save_new(n, ch * 4, 2, true);  // save_mean and save_invstd [C] fp32: per channel, not per sample
       // running_mean and running_var are saved too: resident buffers, so they count as saved
       // bytes but allocate nothing
       s.save_resident(n, ch * 4, 2);

@@ -59,8 +59,8 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   // fp32, the same for every sample; the gather's output dies at the copy, the copy lives until
   // the attention returns
   const auto bias_bytes = bytes_of(N * N * heads_, dtype::fp32);
-  value bias_copy{s.allocate(bias_bytes), {}, dtype::fp32, false};
-  s.transient(bias_bytes);
+  value bias_copy{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
+  s.transient(bias_bytes, true);
 
   value xp = pointwise(s, x, make_shape(pH, pW, C), x.type, keeps::nothing);  // F.pad: a copy
   if (shifted) {  // torch.roll(x, (-shift, -shift))
@@ -88,7 +88,7 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
     s.save_resident(n, bytes_of(N * N, dtype::int64));
     s.grad_to(n, scores, true);
     c.param_grads(n, table, 2);
-    if (c.trainable) s.backward_temp(n, 2 * bias_bytes);
+    if (c.trainable) s.backward_temp(n, 2 * bias_bytes, true);
   }
   s.release(scores);
   value attn = biased;
@@ -97,8 +97,8 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
     // the attention mask [nW, N, N] in x's type, the same for every sample, alive until the
     // return; attn.view(B, nW, ...) + mask: a new tensor
     const auto mask_bytes = bytes_of(nW * N * N, x.type);
-    mask = value{s.allocate(mask_bytes), {}, x.type, false};
-    s.transient(mask_bytes);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
+    mask = value{s.allocate(mask_bytes, false, -1, mask_bytes), {}, x.type, false};
+    s.transient(mask_bytes, true);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
     value masked = pointwise(s, attn, attn.s, attn.type == dtype::fp32 || x.type == dtype::fp32 ? dtype::fp32 : attn.type, keeps::nothing);
     s.release(attn);
     attn = masked;
