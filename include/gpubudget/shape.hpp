@@ -14,9 +14,13 @@ struct shape {
   std::array<std::int64_t, 5> dim{};
   int rank = 0;
 
-  constexpr std::int64_t numel() const {
-    std::int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n = checked_mul(n, dim[static_cast<std::size_t>(i)]);
+  constexpr std::int64_t numel() const { return scaled_numel(1); }
+  /// factor · numel(), overflow-checked (the builtin inline: this runs for every tensor the
+  /// simulator makes, and constant evaluation charges every call).
+  constexpr std::int64_t scaled_numel(std::int64_t factor) const {
+    std::int64_t n = factor;
+    for (int i = 0; i < rank; ++i)
+      if (__builtin_mul_overflow(n, dim[static_cast<std::size_t>(i)], &n)) detail::byte_count_overflows_64_bits();
     return n;
   }
   constexpr std::int64_t operator[](int i) const { return dim[static_cast<std::size_t>(i < 0 ? rank + i : i)]; }

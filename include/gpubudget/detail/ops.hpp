@@ -104,13 +104,12 @@ enum class keeps : std::uint8_t { nothing, input, output };
 constexpr value pointwise(sim& s, const value& x, const shape& out, dtype t, keeps k,
                           std::int64_t extra_saved = 0, std::int64_t forward_temp = 0, std::int64_t backward_temp = 0) {
   value y = s.make(out, t, x.requires_grad);
-  s.transient(forward_temp);
+  if (forward_temp) s.transient(forward_temp);
   auto n = s.record(y);
-  if (k == keeps::input) s.save(n, x);
-  if (k == keeps::output) s.save(n, y);
+  if (k != keeps::nothing) s.save(n, k == keeps::input ? x : y);
   if (extra_saved) s.save_new(n, extra_saved);
   s.grad_to(n, x);
-  s.backward_temp(n, backward_temp);
+  if (backward_temp) s.backward_temp(n, backward_temp);
   return y;
 }
 
@@ -232,14 +231,14 @@ constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtyp
                             std::int32_t part = 0) {
   auto& s = c.s;
   value y = s.make(out, t, c.records(x));
-  s.transient(forward_temp);
+  if (forward_temp) s.transient(forward_temp);
   auto n = s.record(y);
   if (saves_input) s.save(n, x);
   if (extra_saved) s.save_new(n, extra_saved);
-  autocast_weight(c, n, x, cast_weight_elements);
+  if (cast_weight_elements && c.amp()) autocast_weight(c, n, x, cast_weight_elements);
   s.grad_to(n, x);
   c.param_grads(n, param_elements, part);
-  s.backward_temp(n, backward_temp);
+  if (backward_temp) s.backward_temp(n, backward_temp);
   return y;
 }
 

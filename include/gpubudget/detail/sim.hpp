@@ -120,7 +120,7 @@ struct sim {
   std::int32_t last_recorded = -1;
 
   // --- bytes ---------------------------------------------------------------------------------
-  constexpr std::int64_t bytes_of_value(const shape& s, dtype t) const { return checked_mul(batch, bytes_of(s.numel(), t)); }
+  constexpr std::int64_t bytes_of_value(const shape& s, dtype t) const { return s.scaled_numel(checked_mul(batch, bytes_per_element(t))); }
   constexpr std::int64_t bytes_of_value(const value& v) const { return bytes_of_value(v.s, v.type); }
 
   // PyTorch's CUDA caching allocator rounds every block to a multiple of 512 bytes
@@ -165,10 +165,12 @@ struct sim {
     const auto held = rounded >= 0 ? rounded : round_block(bytes);
     storages.push_back(storage{bytes, 1, 0, true, external, held, fixed});
     if (!external) {
-      live = checked_add(live, bytes);
-      live_fixed += fixed;
-      live_rounded += held;  // no larger than live + 511 per block: cannot overflow before live does
-      note_peak(0, 0);
+      // one statement: allocate() runs for every tensor, and constant evaluation counts statements
+      // (live_rounded is no larger than live + 511 per block: it cannot overflow before live does)
+      live = checked_add(live, bytes), live_fixed += fixed, live_rounded += held;
+      if (tracing) record_moment(live_point{live, live_fixed});
+      if (live > peak.bytes) peak = peak_point{live, grads_live, current_layer, in_backward};
+      if (live_rounded > peak_rounded) peak_rounded = live_rounded;  // (note_peak, inlined: the hottest path)
     }
     return static_cast<std::int32_t>(storages.size() - 1);
   }
@@ -185,7 +187,11 @@ struct sim {
     --storages[static_cast<std::size_t>(id)].refs;
     maybe_free(id);
   }
-  constexpr void release(const value& v) { release(v.id); }
+  constexpr void release(const value& v) {
+    if (v.id < 0) return;
+    --storages[static_cast<std::size_t>(v.id)].refs;
+    maybe_free(v.id);
+  }
 
   /// A new tensor (one Python reference).
   constexpr value make(const shape& s, dtype t, bool requires_grad) {
@@ -227,9 +233,8 @@ struct sim {
   /// `n` saves `v` for backward (dropped while forwarding a checkpointed block); `tensors`: how
   /// many saved tensors the storage stands for (host bookkeeping is per tensor).
   constexpr void save(std::int32_t n, const value& v, std::int32_t tensors = 1) {
-    if (n < 0 || v.id < 0) return;
-    if (dropping_saves_for >= 0 && replay_cursor < 0) return;
-    auto& nd = node(n);
+    if (n < 0 || v.id < 0 || (dropping_saves_for >= 0 && replay_cursor < 0)) return;
+    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
     for (std::int32_t k = 0; k < nd.saved_count; ++k)
       if (saved_ids[static_cast<std::size_t>(nd.saved_begin + k)] == v.id) return;  // one storage once per node
     if (nd.saved_count == 0) nd.saved_begin = static_cast<std::int32_t>(saved_ids.size());
@@ -273,7 +278,7 @@ struct sim {
   /// `n` produces the gradient of input `v` (if `v` needs one).
   constexpr void grad_to(std::int32_t n, const value& v, bool alias = false, bool expand = false) {
     if (n < 0 || !v.requires_grad || replay_cursor >= 0) return;
-    auto& nd = node(n);
+    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
     if (nd.inputs == 0) nd.edges_begin = static_cast<std::int32_t>(edges.size());
     // a node's edges are recorded together, right after the node (each rule does so)
     else if (nd.edges_begin + nd.inputs != static_cast<std::int32_t>(edges.size())) fail("gpubudget: internal: edges not contiguous");
@@ -283,8 +288,8 @@ struct sim {
   /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
   constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {
     if (n < 0 || replay_cursor >= 0 || bytes == 0) return;
-    node(n).param_grad_bytes += bytes;
-    node(n).param_key = key;
+    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
+    nd.param_grad_bytes += bytes, nd.param_key = key;
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;

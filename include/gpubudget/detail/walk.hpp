@@ -459,10 +459,10 @@ struct walker {
           if (edge.alias || edge.expand) s.retain(g);
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
-        param_grad(rec.param_key, rec.param_grad_bytes);
-        s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
+        if (rec.param_key >= 0) param_grad(rec.param_key, rec.param_grad_bytes);
+        if (rec.backward_temp) s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
       }
-      s.release_saved(n);
+      if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
