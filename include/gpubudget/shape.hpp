@@ -29,6 +29,29 @@ struct shape {
   friend constexpr bool operator==(const shape&, const shape&) = default;
 };
 
+/// Up to five per-sample dimensions as a field of an op (an input's shape, a reshape's target, a
+/// permutation): plain 8-byte words, as op fields must be.
+struct dims_field {
+  std::int64_t d[5]{};
+  std::int64_t rank = 0;
+  template <class... D>
+  static constexpr dims_field of(D... dims) {
+    static_assert(sizeof...(D) >= 1 && sizeof...(D) <= 5, "1 to 5 dimensions");
+    return {{static_cast<std::int64_t>(dims)...}, static_cast<std::int64_t>(sizeof...(D))};
+  }
+  /// As a shape; every dimension must be positive.
+  constexpr shape to_shape() const {
+    if (rank < 1 || rank > 5) detail::invalid_layer_argument();
+    shape s{};
+    s.rank = static_cast<int>(rank);
+    for (int i = 0; i < s.rank; ++i) {
+      if (d[i] <= 0) detail::invalid_layer_argument();
+      s.dim[static_cast<std::size_t>(i)] = d[i];
+    }
+    return s;
+  }
+};
+
 constexpr shape make_shape(std::int64_t a) { return {{a}, 1}; }
 constexpr shape make_shape(std::int64_t a, std::int64_t b) { return {{a, b}, 2}; }
 constexpr shape make_shape(std::int64_t a, std::int64_t b, std::int64_t c) { return {{a, b, c}, 3}; }

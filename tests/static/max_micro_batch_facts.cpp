@@ -39,4 +39,21 @@ static_assert(0 < on_8gb && on_8gb < on_12gb);
 static_assert(max_micro_batch(vit_ti, plan, devices::h200, {1, 4}) == 4);
 static_assert(max_micro_batch(vit_ti, plan, custom_device("tiny", 200 * MB), upto_512) == 0);
 static_assert(max_micro_batch(vit_ti, plan, devices::t4, {1, on_t4 - 1}) == on_t4 - 1);
+
+// The prediction from one traced step is exact on a CUDA plan (every batch-independent byte is
+// known as such) and lands on the answer: one confirming budget settles it.
+constexpr auto predicted = detail::estimate_micro_batch(vit_ti, plan, devices::t4, 7, 100);
+static_assert(predicted.exact && predicted.largest == on_t4);
+static_assert(detail::settled_above(predicted, plan, on_t4));
+// With accumulation kept (batch 64 in micro-batches), the same answer as a search would give.
+constexpr training accumulating{.batch = 64, .micro_batch = 8, .precision = amp_bf16};
+constexpr auto acc = max_micro_batch(vit_ti, accumulating, devices::t4, upto_512);
+static_assert(fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc), devices::t4)));
+static_assert(!fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc + 1), devices::t4)));
+
+// max_micro_batch_of: the same answers, every budget in a constant evaluation of its own.
+static_assert(max_micro_batch_of<vit_ti, plan, devices::t4, upto_512>() == on_t4);
+static_assert(max_micro_batch_of<vit_ti, plan, devices::h200, batch_bounds{1, 4}>() == 4);
+static_assert(max_micro_batch_of<vit_ti, plan, devices::t4, batch_bounds{1, on_t4 - 1}>() == on_t4 - 1);
+static_assert(max_micro_batch_of<vit_ti, plan, devices::t4, upto_512, 90>() == max_micro_batch(vit_ti, plan, devices::t4, upto_512, 90));
 }  // namespace

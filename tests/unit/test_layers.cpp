@@ -448,3 +448,19 @@ TEST_CASE("invalid layer arguments throw at run time", "[layers][errors]") {
   // a repeated block must keep its shape
   CHECK_THROWS_AS(budget(sequential(input(8), repeat<2>(linear(4))), t, dev), std::invalid_argument);
 }
+
+TEST_CASE("instance norm: input plus per-(sample, channel) statistics, the repeated weight with affine", "[layers][norm]") {
+  // Measured, PyTorch 1.13 CPU, x[2, 4, 8, 8]: 2112 B saved (input 2048 + mean and invstd of
+  // 2·4 fp32 each), 2144 B with affine (+ the weight repeated over the batch, 2·4 fp32).
+  constexpr auto plain = budget(sequential(input(4, 8, 8), conv2d(4, 1), instance_norm()), on_cuda(2), dev);
+  REQUIRE(plain.per_record[3].saved_bytes == 2048 + 2 * 32);
+  REQUIRE(plain.per_record[3].parameter_count == 0);
+  constexpr auto affine = budget(sequential(input(4, 8, 8), conv2d(4, 1), instance_norm(true)), on_cuda(2), dev);
+  REQUIRE(affine.per_record[3].saved_bytes == 2048 + 3 * 32);
+  REQUIRE(affine.per_record[3].parameter_count == 8);
+  REQUIRE(affine.per_record[3].trainable_count == 8);
+  // autocast runs it in fp32: an fp16 input (the conv's output) is cast, and the fp32 copy is kept
+  constexpr auto amp = budget(sequential(input(4, 8, 8), conv2d(4, 1), instance_norm()),
+                              training{.batch = 2, .precision = amp_fp16, .optimizer = sgd}, dev);
+  REQUIRE(amp.per_record[3].saved_bytes == 2048 + 2 * 32);
+}

@@ -34,25 +34,14 @@ constexpr layer flatten(std::int64_t start = 0) { return as_layer(flatten_op{sta
 
 /// Reshapes the per-sample shape (same element count): a view.
 struct reshape_op {
-  std::int64_t d0 = {};
-  std::int64_t d1 = {};
-  std::int64_t d2 = {};
-  std::int64_t d3 = {};
-  std::int64_t d4 = {};
-  std::int64_t rank = {};
+  dims_field dims = {};
 };
 
 template <>
 struct op_traits<reshape_op> {
   static constexpr const char* name = "reshape";
   static constexpr detail::value lower(detail::layer_ctx& c, const reshape_op& op, const detail::value& x) {
-    const std::int64_t d[] = {op.d0, op.d1, op.d2, op.d3, op.d4};
-    shape out{};
-    out.rank = static_cast<int>(op.rank);
-    for (int i = 0; i < out.rank; ++i) {
-      if (d[i] <= 0) detail::invalid_layer_argument();
-      out[i] = d[i];
-    }
+    const shape out = op.dims.to_shape();
     if (out.numel() != x.s.numel()) detail::reshape_changes_element_count();
     return c.s.view(x, out);
   }
@@ -62,8 +51,7 @@ struct op_traits<reshape_op> {
 template <class... D>
 constexpr layer reshape(D... dims) {
   static_assert(sizeof...(D) >= 1 && sizeof...(D) <= 5, "reshape(...) takes 1 to 5 dimensions");
-  std::int64_t d[5] = {static_cast<std::int64_t>(dims)...};
-  return as_layer(reshape_op{d[0], d[1], d[2], d[3], d[4], sizeof...(D)});
+  return as_layer(reshape_op{dims_field::of(dims...)});
 }
 
 /// Swaps two per-sample dimensions; `contiguous` adds the copy `.contiguous()` makes.
@@ -91,23 +79,17 @@ constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = fa
 
 /// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
 struct permute_op {
-  std::int64_t p0 = {};
-  std::int64_t p1 = {};
-  std::int64_t p2 = {};
-  std::int64_t p3 = {};
-  std::int64_t p4 = {};
-  std::int64_t rank = {};
+  dims_field order = {};  ///< output dimension i is input dimension order.d[i]
 };
 
 template <>
 struct op_traits<permute_op> {
   static constexpr const char* name = "permute";
   static constexpr detail::value lower(detail::layer_ctx& c, const permute_op& op, const detail::value& x) {
-    if (op.rank != x.s.rank) detail::shape_mismatch_between_layers();
-    const std::int64_t order[] = {op.p0, op.p1, op.p2, op.p3, op.p4};
+    if (op.order.rank != x.s.rank) detail::shape_mismatch_between_layers();
     shape out = x.s;
     for (int i = 0; i < x.s.rank; ++i) {
-      const auto from = order[i];
+      const auto from = op.order.d[i];
       if (from < 0 || from >= x.s.rank) detail::invalid_layer_argument();
       out[i] = x.s[static_cast<int>(from)];
     }
@@ -119,8 +101,7 @@ struct op_traits<permute_op> {
 template <class... D>
 constexpr layer permute(D... order) {
   static_assert(sizeof...(D) >= 2 && sizeof...(D) <= 5, "permute(...) takes 2 to 5 dimensions");
-  std::int64_t d[5] = {static_cast<std::int64_t>(order)...};
-  return as_layer(permute_op{d[0], d[1], d[2], d[3], d[4], sizeof...(D)});
+  return as_layer(permute_op{dims_field::of(order...)});
 }
 
 /// `x[:, index]` along per-sample dimension 0 (e.g. a class token): a view.
