@@ -66,6 +66,13 @@ struct host_costs {
   std::int64_t view_node = 510;
   std::int64_t saved_tensor = 450;
 };
+/// PyTorch 2.6 CPU: +60..80 B per autograd node (op_rules.md 2.6 #16: ~633 B, ~996 B per
+/// saving node, 1000-op chains); 1.13 otherwise.
+constexpr host_costs host_costs_of(const training& t) {
+  host_costs h{};
+  if (t.torch26_cpu()) { h.node += 70; h.view_node += 70; }
+  return h;
+}
 
 /// A checkpointed block: re-run in backward.
 struct segment_record {

@@ -129,12 +129,23 @@ struct walker {
     seg.key_shift = sc.key_shift;
     seg.repetition = repetition;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
+    // 2.x saves them through an autograd node (NoopSaveInputs) that saved-tensor hooks see:
+    // counted as saved (op_rules.md 2.6 #18)
+    if (s.plan.torch26_cpu()) hold_saved(in.id, +1);
     s.segments.push_back(seg);
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
     s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size());
     return out;
+  }
+
+  /// A checkpoint's hold on its input counted as a save (+1) or no longer (-1).
+  constexpr void hold_saved(std::int32_t id, int delta) {
+    if (id < 0) return;
+    auto& st = s.storages[static_cast<std::size_t>(id)];
+    if (delta > 0 && st.saved++ == 0) s.saved_total += st.bytes;
+    if (delta < 0 && --st.saved == 0) s.saved_total -= st.bytes;
   }
 
   /// Does `name` start with one of the comma-separated prefixes in `list`?
@@ -389,8 +400,14 @@ struct walker {
       s.release(g);
       return;
     }
-    // A second gradient for the same tensor: the engine's InputBuffer sums out of place
-    // (old + new + sum alive together, op_rules.md §3), then drops both addends.
+    // A second gradient for the same tensor. PyTorch 2.6: the engine's InputBuffer adds it into
+    // the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6 #17).
+    if (s.plan.torch26_cpu() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
+      s.release(g);
+      return;
+    }
+    // 1.13: it sums out of place (old + new + sum alive together, op_rules.md §3), then drops
+    // both addends.
     const auto sum = s.allocate(full);
     s.release(grad_slot(target));
     s.release(g);
@@ -468,7 +485,10 @@ struct walker {
         s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes = 0;
       }
       if (g >= 0) s.release(g);
-      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
+      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
+        if (s.plan.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
+        s.release(s.segments[static_cast<std::size_t>(seg)].input);
+      }
     }
     s.in_backward = false;
     s.current_layer = -1;
