@@ -199,7 +199,12 @@ struct sim {
   /// many saved tensors the storage stands for (host bookkeeping is per tensor).
   constexpr void save(std::int32_t n, const value& v, std::int32_t tensors = 1) {
     if (n < 0 || v.id < 0) return;
-    if (dropping_saves_for >= 0 && replay_cursor < 0) return;
+    if (dropping_saves_for >= 0 && replay_cursor < 0) {
+      // under a non-reentrant checkpoint each saved slot still holds a packed placeholder
+      // (SavedVariable + the checkpoint frame's entry): host bookkeeping, op_rules.md §5
+      if (count_host) add_host(tensors * host.saved_tensor, node(n).host_bytes);
+      return;
+    }
     auto& nd = node(n);
     for (std::int32_t k = 0; k < nd.saved_count; ++k)
       if (saved_ids[static_cast<std::size_t>(nd.saved_begin + k)] == v.id) return;  // one storage once per node
@@ -227,7 +232,11 @@ struct sim {
   /// statistics), stored as one storage (each rounded to the allocator's blocks on its own).
   constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1) {
     if (n < 0) return;
-    if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes); return; }
+    if (dropping_saves_for >= 0 && replay_cursor < 0) {
+      transient(bytes);
+      if (count_host) add_host(tensors * host.saved_tensor, node(n).host_bytes);  // the placeholder (see save)
+      return;
+    }
     value v{allocate(checked_mul(bytes, tensors), false, checked_mul(round_block(bytes), tensors)), {}, dtype::fp32, false};
     save(n, v, tensors);
     release(v);

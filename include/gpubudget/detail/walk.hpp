@@ -137,6 +137,11 @@ struct walker {
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
     s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size());
+    // preserve_rng_state=True (the default) keeps torch.get_rng_state(), the CPU generator's
+    // 5056-byte state tensor, until the block is recomputed (a CPU malloc count sees it; the
+    // segment's first node goes last in backward)
+    const auto& seg_done = s.segments.back();
+    if (s.count_host && seg_done.end_node > seg_done.first_node) s.add_host(5056, s.node(seg_done.first_node).host_bytes);
     return out;
   }
 
@@ -171,13 +176,27 @@ struct walker {
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += records[c].span) {
+      // a repeat whose copies continue this sequence drops the sequence's reference to its
+      // input once its first copy ran (node_flags::continues_sequence, walk_repeat)
+      const bool flat = records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint;
+      hand_over = flat ? cur.id : -1;
+      handed_over = false;
       // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
       value next = !force && is_plain_leaf(records[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
-      s.release(cur);
+      if (!(flat && handed_over)) s.release(cur);
+      hand_over = -1;
+      handed_over = false;
       cur = next;
     }
     return cur;
   }
+
+  /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
+  /// to it, and whether the repeat took it: in PyTorch those blocks are flat in one loop, so
+  /// while block k runs only block k-1's output is held (frozen backbones:
+  /// resnet50_fc_only_b2_224's forward peak, op_rules.md 2.6 / reference README).
+  std::int32_t hand_over = -1;
+  bool handed_over = false;
 
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
@@ -209,6 +228,9 @@ struct walker {
     if (count < 1) invalid_layer_argument();
     value cur = in;
     s.retain(cur.id);
+    const bool take = hand_over >= 0 && hand_over == in.id;
+    hand_over = -1;
+    bool taken = false;
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
       const auto live0 = s.live, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
@@ -221,6 +243,7 @@ struct walker {
       const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, sc, true) : run_children(i, cur, sc);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
+      if (take && !taken) { s.release(in); taken = true; }  // the caller's reference (hand_over)
       cur = next;
       if (measure) {
         const auto copies = count - 3;
@@ -250,6 +273,7 @@ struct walker {
         r = count - 2;  // next: the last copy
       }
     }
+    handed_over = taken;
     return cur;
   }
 

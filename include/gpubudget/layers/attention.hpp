@@ -130,6 +130,17 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
   return result;
 }
 
+/// The flash kernel's output -> transpose(1, 2).contiguous() -> the output Linear. PyTorch 2.6's
+/// CPU kernel stores the output [B, L, H, d], so the transpose is contiguous already and nothing
+/// is copied (op_rules.md 2.6 #7; gpt2_small_sdpa_b2_t128 saves 12 x [2,128,768] fp32 less
+/// than with a copy); CUDA keeps the copy (assumed, not measured). Consumes `o`.
+constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
+  if (!c.s.plan.torch26_cpu()) return output_projection(c, o, D, bias, part);
+  value result = linear_op(c, o, D, bias, part);
+  c.s.release(o);
+  return result;
+}
+
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
 /// same value as `x` for self-attention), with the settings of `op`.
 constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
@@ -173,7 +184,7 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
       return output_projection(c, o, D, bias, 2);
     }
     const value qkv[] = {qr, kr, v};
-    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
   }
   if (impl == attention_impl::flash) {
     value q = linear_op(c, x, D, bias, 0);
@@ -187,7 +198,7 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
       return output_projection(c, o, D, bias, 2);
     }
     const value qkv[] = {q, kv};  // k and v: views of one projection
-    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
   }
   if (impl == attention_impl::torch_mha && s.plan.torch26_cpu() && op.dropout == 0 && Lq == Lk) {
     // PyTorch 2.6 (op_rules.md 2.6 #7): the in_proj input copy, the packed qkv projection (q, k,
