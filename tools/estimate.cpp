@@ -39,11 +39,18 @@ namespace {
 struct measured {
   std::string name;
   std::map<std::string, std::optional<std::int64_t>> fields;
+  nlohmann::json raw;  ///< the whole case (descriptive fields included)
+};
+
+/// A reference file: its cases and the runtime it was measured on.
+struct reference_file {
+  std::vector<measured> cases;
+  runtime_kind runtime = runtime_kind::torch1_13_cpu;
 };
 
 /// Reads the reference format: {"cases": [{"case": "...", "field": number|null, ...}, ...]}.
 /// String fields (descriptions) are skipped; numbers are byte or element counts.
-std::vector<measured> read_reference(const std::string& path) {
+reference_file read_reference(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw usage_error("--reference: cannot open " + path);
   nlohmann::json j;
@@ -54,7 +61,15 @@ std::vector<measured> read_reference(const std::string& path) {
   }
   if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
     throw usage_error("--reference: " + path + " has no \"cases\" array");
-  std::vector<measured> out;
+  reference_file out;
+  // The runtime: "torch" at the top (1.13 file) or in "environment" (2.6 file).
+  std::string torch;
+  if (j.contains("torch") && j["torch"].is_string()) torch = j["torch"].get<std::string>();
+  if (j.contains("environment") && j["environment"].is_object() && j["environment"].contains("torch") && j["environment"]["torch"].is_string())
+    torch = j["environment"]["torch"].get<std::string>();
+  if (torch.rfind("1.13", 0) == 0 || torch.empty()) out.runtime = runtime_kind::torch1_13_cpu;
+  else if (torch.rfind("2.6", 0) == 0) out.runtime = runtime_kind::torch2_6_cpu;
+  else throw usage_error("--reference: " + path + " was measured with PyTorch " + torch + "; the estimator has CPU rules for 1.13 and 2.6 only");
   for (const auto& c : j["cases"]) {
     if (!c.is_object() || !c.contains("case") || !c["case"].is_string())
       throw usage_error("--reference: " + path + ": a case without a \"case\" name");
@@ -65,7 +80,8 @@ std::vector<measured> read_reference(const std::string& path) {
       else if (v.is_number_integer()) m.fields[key] = v.get<std::int64_t>();
       else if (v.is_number_float()) m.fields[key] = static_cast<std::int64_t>(v.get<double>());
     }
-    out.push_back(m);
+    m.raw = c;
+    out.cases.push_back(m);
   }
   return out;
 }
@@ -99,53 +115,173 @@ void print_reference_json(const tools::budget_view& b) {
   std::printf("}\n");
 }
 
-/// Tolerances of issue #3: counts exact, saved ±2 %, after forward ±3 %, peaks ±5 %.
-double tolerance_percent(const std::string& field) {
+/// Tolerances: counts exact, saved ±2 %, after forward ±3 %, peaks ±5 % (issue #3, the 1.13
+/// reference) or ±3 % (issue B, the 2.6 reference).
+double tolerance_percent(const std::string& field, runtime_kind r) {
   if (field == "saved_bytes") return 2.0;
   if (field == "after_forward_bytes") return 3.0;
-  if (field == "fwd_bwd_peak_bytes" || field == "step_peak_bytes") return 5.0;
+  if (field == "fwd_bwd_peak_bytes" || field == "step_peak_bytes") return r == runtime_kind::torch1_13_cpu ? 5.0 : 3.0;
   return 0.0;
 }
 
-int check_reference(const std::string& path, bool check) {
-  const auto ref = read_reference(path);
+/// A reference case rebuilt for the estimator: the zoo model, its sizes and the training step.
+struct case_config {
+  std::string model;
+  tools::model_options options;
+  training plan{};
+  std::string train_only;  ///< storage for plan.train_only
+};
+
+/// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
+/// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
+/// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
+case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
+  auto str = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string(); };
+  auto unsupported = [&](const std::string& what) { return usage_error("case " + str("case") + ": " + what); };
+  case_config cc;
+  const std::string model = str("model");
+  if (model.empty()) throw unsupported("no \"model\" field");
+  cc.model = model == "llama" ? "llama-2-7b" : model;  // the 2-layer Llama: llama-2-7b's family with its sizes
+  std::string family;
+  for (const auto& e : tools::zoo())
+    if (e.name == cc.model) family = e.family;
+  if (family.empty()) throw unsupported("unknown model '" + model + "'");
+  auto& o = cc.options.values;
+  if (c.contains("image_size") && c["image_size"].is_number_integer()) o[family == "bev" ? "size" : "image-size"] = c["image_size"].get<std::int64_t>();
+  if (c.contains("seq") && c["seq"].is_number_integer()) o["seq"] = c["seq"].get<std::int64_t>();
+  if (c.contains("sizes") && c["sizes"].is_object()) {
+    // the C++ config's field names -> the CLI's size options
+    const std::map<std::string, std::string> names = {{"width", "d-model"}, {"context", "ctx"}, {"kv_heads", "kv-heads"}};
+    for (const auto& [k, v] : c["sizes"].items()) {
+      if (!v.is_number_integer()) throw unsupported("size '" + k + "' is not a whole number");
+      if (family == "bert") {  // the zoo's bert-base has these sizes and no size options
+        const std::map<std::string, std::int64_t> base = {{"vocab", 30522}, {"max_positions", 512}, {"type_vocab", 2}, {"width", 768},
+                                                          {"layers", 12},    {"heads", 12},         {"ffn", 3072}};
+        if (!base.count(k) || base.at(k) != v.get<std::int64_t>()) throw unsupported("bert size " + k + " differs from bert-base");
+        continue;
+      }
+      o[names.count(k) ? names.at(k) : k] = v.get<std::int64_t>();
+    }
+  }
+  const std::string precision = str("precision");
+  precision_mode pm = fp32;
+  if (precision == "bf16_autocast") pm = amp_bf16;
+  else if (precision != "fp32") throw unsupported("precision '" + precision + "'");
+  const std::map<std::string, optimizer_kind> opts = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
+  if (!opts.count(str("optimizer"))) throw unsupported("optimizer '" + str("optimizer") + "'");
+  if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
+  cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
+  cc.plan.precision = pm;
+  const std::string impl = str("optimizer_impl");
+  if (impl == "foreach") cc.plan.step = step_impl::foreach;
+  else if (impl == "fused") cc.plan.step = step_impl::fused;
+  else if (impl != "for_loop" && !impl.empty()) throw unsupported("optimizer_impl '" + impl + "'");
+  const std::string attention = str("attention");
+  if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
+  else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
+  const std::string ckpt = str("checkpoint");
+  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;
+  else if (ckpt == "frames" && family == "temporal") o[tools::hidden_checkpoint_frames] = 1;
+  else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
+  // dropout: null = none; {embedding, residual, attention_probs} probabilities
+  const bool has_dropout = c.contains("dropout") && c["dropout"].is_object();
+  auto pct = [&](const char* k) {
+    return has_dropout && c["dropout"].contains(k) && c["dropout"][k].is_number() ? static_cast<std::int64_t>(std::lround(c["dropout"][k].get<double>() * 100)) : 0;
+  };
+  if (family == "gpt") {
+    if (pct("embedding") != pct("residual")) throw unsupported("GPT embedding and residual dropout differ");
+    o["dropout"] = pct("residual");
+    o["attn-dropout"] = pct("attention_probs");
+  } else if (family == "bert") {
+    if (pct("embedding") != 10 || pct("residual") != 10 || pct("attention_probs") != 10) throw unsupported("bert dropout other than 0.1 everywhere");
+  } else if (has_dropout) {
+    throw unsupported("dropout on " + model);
+  }
+  if (c.contains("train_only") && c["train_only"].is_array()) {
+    for (const auto& p : c["train_only"]) cc.train_only += (cc.train_only.empty() ? "" : ",") + p.get<std::string>();
+  }
+  const std::string loss = str("loss");
+  if (loss != "(out ** 2).mean()" && !loss.empty()) throw unsupported("loss '" + loss + "'");
+  return cc;
+}
+
+/// Known misses: "case:field" entries excluded from --check (the test that passes them says why).
+std::set<std::string> parse_known_misses(const std::string& list) {
+  std::set<std::string> out;
+  for (const auto& item : cli::split_list("--known-misses", list)) {
+    if (item.find(':') == std::string::npos) throw usage_error("--known-misses: '" + item + "' is not CASE:FIELD");
+    out.insert(item);
+  }
+  return out;
+}
+
+int check_reference(const std::string& path, bool check, const std::set<std::string>& known_misses) {
+  const auto file = read_reference(path);
+  const auto& ref = file.cases;
   const auto z = tools::zoo();
   std::map<std::string, double> worst;
-  int failures = 0, cases = 0;
+  std::set<std::string> used_misses;
+  int failures = 0, cases = 0, cases_ok = 0, excluded = 0;
+  std::vector<std::pair<std::string, case_config>> todo;
+  if (file.runtime == runtime_kind::torch1_13_cpu) {
+    // the 1.13 file has no descriptive fields: its cases are registered (tools::reference_cases)
+    for (const auto& rc : tools::reference_cases()) {
+      case_config cc{rc.model, rc.options, cpu_reference_step(rc.batch, rc.optimizer), rc.train_only};
+      cc.plan.checkpoint_blocks = rc.checkpoint_blocks;
+      todo.emplace_back(rc.name, cc);
+    }
+  } else {
+    for (const auto& m : ref) todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime));
+  }
   std::printf("| case | field | measured | estimate | error | tolerance |\n|---|---|---:|---:|---:|---:|\n");
-  for (const auto& rc : tools::reference_cases()) {
+  for (auto& [name, cc] : todo) {
     const measured* m = nullptr;
     for (const auto& r : ref)
-      if (r.name == rc.name) m = &r;
+      if (r.name == name) m = &r;
     if (!m) {
-      std::printf("| %s | (not in the reference file) | | | | |\n", rc.name.c_str());
+      std::printf("| %s | (not in the reference file) | | | | |\n", name.c_str());
       continue;
     }
     ++cases;
-    training t = cpu_reference_step(rc.batch, rc.optimizer);
-    t.checkpoint_blocks = rc.checkpoint_blocks;
-    if (!rc.train_only.empty()) t.train_only = rc.train_only.c_str();
-    const auto est = reference_fields(tools::view_of(find_model(z, rc.model)->run(rc.options, t, devices::a100_80gb).budget));
+    training t = cc.plan;
+    if (!cc.train_only.empty()) t.train_only = cc.train_only.c_str();
+    const auto* entry = find_model(z, cc.model);
+    if (!entry) throw usage_error("case " + name + ": unknown model " + cc.model);
+    const auto est = reference_fields(tools::view_of(entry->run(cc.options, t, devices::a100_80gb).budget));
+    bool case_ok = true;
     for (const char* f : reference_field_order) {
       const auto it = m->fields.find(f);
       if (it == m->fields.end() || !it->second) {
-        std::printf("| %s | %s | null | %lld | — | — |\n", rc.name.c_str(), f, static_cast<long long>(est.at(f)));
+        std::printf("| %s | %s | null | %lld | — | — |\n", name.c_str(), f, static_cast<long long>(est.at(f)));
         continue;
       }
       const auto meas = *it->second;
       const double err = meas == 0 ? (est.at(f) == 0 ? 0.0 : 100.0) : 100.0 * static_cast<double>(est.at(f) - meas) / static_cast<double>(meas);
-      const double tol = tolerance_percent(f);
+      const double tol = tolerance_percent(f, file.runtime);
       const bool ok = tol == 0.0 ? est.at(f) == meas : std::fabs(err) <= tol;
-      if (!ok) ++failures;
+      const std::string key = name + ":" + f;
+      const bool known = known_misses.count(key) != 0;
+      if (known) used_misses.insert(key);
+      const char* mark = "";
+      if (known && ok) { ++failures; mark = " **listed as a known miss but within tolerance: remove it from the list**"; }
+      else if (known) { ++excluded; mark = " known miss (excluded)"; }
+      else if (!ok) { ++failures; mark = " **FAIL**"; }
+      if (!ok) case_ok = false;
       if (std::fabs(err) > std::fabs(worst[f])) worst[f] = err;
-      std::printf("| %s | %s | %lld | %lld | %+.2f %% | %s%s |\n", rc.name.c_str(), f, static_cast<long long>(meas),
-                  static_cast<long long>(est.at(f)), err, tol == 0.0 ? "exact" : ("±" + std::to_string(static_cast<int>(tol)) + " %").c_str(),
-                  ok ? "" : " **FAIL**");
+      std::printf("| %s | %s | %lld | %lld | %+.2f %% | %s%s |\n", name.c_str(), f, static_cast<long long>(meas),
+                  static_cast<long long>(est.at(f)), err, tol == 0.0 ? "exact" : ("±" + std::to_string(static_cast<int>(tol)) + " %").c_str(), mark);
     }
+    if (case_ok) ++cases_ok;
   }
+  for (const auto& k : known_misses)
+    if (!used_misses.count(k)) {
+      ++failures;
+      std::printf("\n**known miss %s names no case and field of %s**\n", k.c_str(), path.c_str());
+    }
   std::printf("\n| field | worst error |\n|---|---:|\n");
   for (const char* f : reference_field_order) std::printf("| %s | %+.2f %% |\n", f, worst[f]);
-  std::printf("\n%d cases, %d fields outside tolerance\n", cases, failures);
+  std::printf("\n%d cases (%d with every field within tolerance), %d known misses excluded, %d fields outside tolerance\n", cases, cases_ok,
+              excluded, failures);
   return check && failures > 0 ? 1 : 0;
 }
 
@@ -214,10 +350,12 @@ std::vector<cli::option_spec> general_options() {
       {"context-mib", true, "N", "CUDA context size in MiB, 0 to 65536 (default 476.84 MiB = 500 MB, seed 002)"},
       {"allow-emulated-bf16", false, "", "budget bf16 precisions on GPUs without bf16 support (compute capability < 8.0)"},
       {"format", true, "F", "md | csv | json (default md)"},
-      {"json", false, "", "the reference-case fields of an fp32 CPU training step (accuracy checks; see below)"},
+      {"json", false, "", "the reference-case fields of a CPU training step (accuracy checks; see below; --runtime picks 1.13 or 2.6)"},
       {"require-fit", false, "", "exit with status 1 when the budget does not fit (every --devices entry must fit)"},
-      {"reference", true, "FILE", "hold every reference case of FILE against its estimate (a table)"},
+      {"runtime", true, "R", "torch1.13-cpu | torch2.6-cpu | torch2-cuda: the framework/back end whose rules apply (default torch2-cuda; --json: torch1.13-cpu)"},
+      {"reference", true, "FILE", "hold every reference case of FILE against its estimate (a table; the file says its PyTorch version)"},
       {"check", false, "", "with --reference: exit 1 when a field leaves its tolerance"},
+      {"known-misses", true, "CASE:FIELD,...", "with --reference: fields excluded from --check (each must still miss)"},
   };
 }
 
@@ -253,8 +391,9 @@ void print_help() {
       "--format csv prints component,<device>... rows in bytes; --format json prints every component of\n"
       "every device's budget with the configuration. --json (kept for the accuracy checks) prints\n"
       "only the reference-case fields of an fp32 training step as measured on the CPU (for-loop\n"
-      "optimizer, (out**2).mean() loss); it takes --batch, --optimizer, --checkpoint-blocks,\n"
-      "--freeze-all-but and the model's sizes only.\n"
+      "optimizer, (out**2).mean() loss) under PyTorch 1.13, or under --runtime torch2.6-cpu; it takes\n"
+      "--batch, --optimizer, --checkpoint-blocks, --freeze-all-but, --runtime and the model's sizes only\n"
+      "(with --runtime torch2.6-cpu also --step and --precision fp32|amp_bf16).\n"
       "\nTeacher: --teacher MODEL budgets that zoo model's no-grad forward (at the micro-batch, in the\n"
       "student's precision) and its weights; it reads the student's size options its family takes.\n"
       "\nExit status: 0 ok (with --require-fit: fits), 1 does not fit (only with --require-fit),\n"
@@ -288,6 +427,7 @@ struct run_config {
   tools::model_options opts;
   training plan{};
   std::string precision = "fp32", optimizer = "adamw", step = "foreach", loss = "mean_square";
+  std::string runtime;  ///< --runtime as given ("" = the default: torch2-cuda, or torch1.13-cpu with --json)
   std::string train_only;  ///< storage for plan.train_only
   std::vector<std::string> freeze_prefixes;
   const tools::zoo_entry* teacher = nullptr;
@@ -296,6 +436,10 @@ struct run_config {
   bool legacy_json = false, require_fit = false;
   std::string format = "md";
 };
+
+runtime_kind runtime_of(const std::string& name) {
+  return name == "torch1.13-cpu" ? runtime_kind::torch1_13_cpu : name == "torch2.6-cpu" ? runtime_kind::torch2_6_cpu : runtime_kind::torch2_cuda;
+}
 
 std::deque<std::string>& name_storage() {  // device names outlive the budgets that view them
   static std::deque<std::string> s;
@@ -382,14 +526,26 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   // The step.
   c.legacy_json = has("json");
   c.require_fit = has("require-fit");
+  if (has("runtime")) {
+    c.runtime = cli::parse_choice("--runtime", val("runtime"), {"torch1.13-cpu", "torch2.6-cpu", "torch2-cuda"});
+    c.plan = for_runtime(c.plan, runtime_of(c.runtime));
+  }
   if (c.legacy_json) {
-    const std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but"};
+    if (c.runtime == "torch2-cuda")
+      throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
+    // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
+    const bool v26 = c.runtime == "torch2.6-cpu";
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime"};
+    if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
       for (const auto& o : mine) size = size || o.name == n;
       if (!size && !allowed.count(n))
-        throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step; use --format json for a GPU budget)");
+        throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step" +
+                          std::string(v26 || n == "precision" || n == "step" ? "" : "") + "; use --format json for a GPU budget)");
     }
+    if (v26 && has("precision") && val("precision") != "fp32" && val("precision") != "amp_bf16")
+      throw usage_error("--precision " + val("precision") + " does not combine with --json --runtime torch2.6-cpu (measured: fp32, amp_bf16 = CPU autocast bf16)");
   }
   if (has("batch")) batch = cli::parse_integer("--batch", val("batch"), 1, 1 << 20);
   c.plan.batch = batch;
@@ -515,6 +671,7 @@ std::string describe_config(const run_config& c) {
   if (c.plan.micro() != c.plan.batch) s += " (micro " + std::to_string(c.plan.micro()) + " x " + std::to_string(c.plan.accumulation_steps()) + " accumulation)";
   s += ", " + precision_names().at(c.precision);
   s += c.plan.inference ? ", inference" : ", " + c.optimizer + " (" + c.step + ")";
+  if (!c.runtime.empty()) s += ", " + c.runtime;
   if (c.plan.checkpoint_all) s += ", checkpoint all";
   if (c.plan.checkpoint_blocks) s += ", checkpoint blocks";
   if (!c.train_only.empty()) s += ", train only " + c.train_only;
@@ -608,9 +765,12 @@ int run(const cli::parsed_args& a) {
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
 
   if (c.legacy_json) {
-    training t = cpu_reference_step(c.plan.batch, c.plan.optimizer);
+    // the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean()
+    training t = cpu_reference_step(c.plan.batch, c.plan.optimizer, c.runtime.empty() ? runtime_kind::torch1_13_cpu : c.plan.rules());
     t.checkpoint_blocks = c.plan.checkpoint_blocks;
     t.train_only = c.plan.train_only;
+    if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
+    if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
     const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
     for (const auto& p : c.freeze_prefixes) {
       bool hit = false;
@@ -675,6 +835,7 @@ int run(const cli::parsed_args& a) {
                           {"freeze_all_but", c.freeze_prefixes},
                           {"freeze_all", c.plan.freeze_all},
                           {"fragmentation_percent", c.plan.fragmentation_percent},
+                          {"runtime", c.runtime.empty() ? "torch2-cuda" : c.runtime},
                           {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
     for (const auto& v : views) j["budgets"].push_back(budget_json(v));
@@ -713,11 +874,14 @@ int main(int argc, char** argv) {
     }
     if (a.has("reference")) {
       for (const auto& n : a.order)
-        if (n != "reference" && n != "check") throw usage_error("--" + n + " does not combine with --reference (which takes only --check)");
+        if (n != "reference" && n != "check" && n != "known-misses")
+          throw usage_error("--" + n + " does not combine with --reference (which takes only --check and --known-misses)");
       if (!a.positionals.empty()) throw usage_error("unexpected argument '" + a.positionals[0] + "' with --reference");
-      return check_reference(*a.get("reference"), a.has("check"));
+      const auto misses = a.has("known-misses") ? parse_known_misses(*a.get("known-misses")) : std::set<std::string>{};
+      return check_reference(*a.get("reference"), a.has("check"), misses);
     }
     if (a.has("check")) throw usage_error("--check needs --reference FILE");
+    if (a.has("known-misses")) throw usage_error("--known-misses needs --reference FILE");
     return run(a);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "gpubudget: %s\n", e.what());

@@ -123,12 +123,14 @@ constexpr std::int64_t optimizer_state_per_param(optimizer_kind o) {
 /// Adam(W) computes denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two
 /// parameter-sized tensors alive at once, per parameter in the for-loop version, for all of
 /// them in the foreach version (_foreach_sqrt then _foreach_add). SGD and momentum update in
-/// place. Fused kernels allocate none.
+/// place. Fused kernels allocate none (also on the 2.6 CPU, op_rules.md 2.6 #21).
 constexpr std::int64_t optimizer_temporaries(const training& p, std::int64_t largest, std::int64_t total, dtype state) {
   if (p.optimizer != optimizer_kind::adam && p.optimizer != optimizer_kind::adamw) return 0;
   switch (p.step) {
     case step_impl::for_loop: return 2 * bytes_of(largest, state);
-    case step_impl::foreach: return 2 * bytes_of(total, state);
+    // 2.6 divides the sqrt in place (_foreach_div_): 1 x ΣP (op_rules.md 2.6 #21: 2.626 -> 1.313
+    // P_max); CUDA keeps 1.13's 2 x ΣP until measured
+    case step_impl::foreach: return (p.torch26_cpu() ? 1 : 2) * bytes_of(total, state);
     case step_impl::fused: return 0;
   }
   return 0;
@@ -175,7 +177,8 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.plan = plan;
   s.types = types_of(plan.precision);
   s.no_grad = plan.inference;
-  s.count_host = plan.backend == backend_kind::cpu;  // a CPU malloc count sees host bookkeeping
+  s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
+  s.host = host_costs_of(plan);
   walker w(records.data(), static_cast<std::int32_t>(N), s);
   w.collect_stats = per_record != nullptr;
   step_result r{};

@@ -111,6 +111,18 @@ constexpr auto repeat(const Parts&... parts) {
   return repeat(Count, parts...);
 }
 
+/// A repeat whose copies are further blocks of the enclosing nn.Sequential, not a nested
+/// module: torchvision's layer1 = Sequential(Bottleneck-with-downsample, Bottleneck, Bottleneck)
+/// is sequential(bottleneck_down, continue_sequence(repeat(2, bottleneck))). The sequence
+/// drops its reference to the repeat's input after the first copy, as PyTorch's loop
+/// `for module in self: input = module(input)` does (what a frozen backbone's forward peak sees).
+template <std::size_t N>
+constexpr model<N> continue_sequence(model<N> m) {
+  if (m.records[0].kind != node_kind::repeat) detail::invalid_layer_argument();
+  m.records[0].flags.continues_sequence = true;
+  return m;
+}
+
 /// Gradient checkpointing (torch.utils.checkpoint, non-reentrant): keeps only the block's input
 /// in forward and re-runs the block in backward.
 template <detail::block_part... Parts>

@@ -62,6 +62,10 @@ enum class merge_kind : std::uint8_t {
 struct node_flags {
   bool checkpoint = false;  ///< re-materialize this block in backward (non-reentrant checkpoint)
   bool frozen = false;      ///< parameters of this block do not require grad
+  /// repeat only: its copies continue the enclosing sequence, as in nn.Sequential(B0, B1, B2)
+  /// modelled sequential(B0, repeat(2, B)): while copy k runs only copy k-1's output is held,
+  /// not the repeat's input (see continue_sequence() in graph.hpp).
+  bool continues_sequence = false;
 };
 
 /// Capacity of a record's op fields, in 8-byte words (the largest op, conv, has 11).

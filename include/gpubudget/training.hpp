@@ -57,6 +57,21 @@ enum class step_impl : std::uint8_t {
 /// (e.g. dropout keeps a 1-byte mask on CUDA but a full fp32 noise tensor on CPU).
 enum class backend_kind : std::uint8_t { cuda, cpu };
 
+/// The framework and back end a step is estimated for. Every rule that differs between them is
+/// written once, in the op (or shared primitive, detail/ops.hpp) it belongs to, and cites the
+/// measurement (benchmarks/accuracy/op_rules.md, "PyTorch 2.6 CPU: what changed", row #).
+enum class runtime_kind : std::uint8_t {
+  torch1_13_cpu,  ///< PyTorch 1.13 CPU (OpenBLAS, oneDNN): reference/pytorch-1.13-cpu.json
+  torch2_6_cpu,   ///< PyTorch 2.6 CPU (OpenBLAS 0.3.29, oneDNN): reference/pytorch-2.6-cpu.json
+  /// PyTorch 2.x on CUDA: what a user on a GPU runs. Not yet measured: CUDA keeps the rules that
+  /// held before runtime profiles existed (fused dropout's bool mask, flash attention where the
+  /// model's attention_impl says so, 1.13's autograd and optimizer temporaries); see budget.hpp.
+  torch2_cuda,
+};
+
+/// The back end a runtime runs on.
+constexpr backend_kind backend_of(runtime_kind r) { return r == runtime_kind::torch2_cuda ? backend_kind::cuda : backend_kind::cpu; }
+
 /// The loss appended to the model's output.
 enum class loss_kind : std::uint8_t {
   mean_square,    ///< (out ** 2).mean(): what the reference measurements use
@@ -89,6 +104,10 @@ struct training {
   const char* train_only = nullptr;
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;
+  /// The framework/back end estimated for (default: what a user on a GPU has, PyTorch 2.x CUDA).
+  runtime_kind runtime = runtime_kind::torch2_cuda;
+  /// Kept for existing call sites: backend_of(runtime). A plan that sets only `backend = cpu`
+  /// (written before runtimes existed) means PyTorch 1.13 CPU (see rules()).
   backend_kind backend = backend_kind::cuda;
   /// CPU back end only: intra-op threads (some oneDNN scratch is per thread). The reference
   /// measurements use 2.
@@ -98,19 +117,36 @@ struct training {
   /// Default 10: FRAGMENTATION_BUFFER = 0.10 of seed report 002's pipeline/memory.py.
   std::int64_t fragmentation_percent = 10;
 
+  /// The runtime whose rules apply: `runtime`, except that a plan with `backend = cpu` and the
+  /// default runtime is the 1.13 CPU reference (what `backend = cpu` meant before runtimes).
+  constexpr runtime_kind rules() const {
+    return backend == backend_kind::cpu && runtime == runtime_kind::torch2_cuda ? runtime_kind::torch1_13_cpu : runtime;
+  }
+  /// Does the step run on the CPU (host bookkeeping, OpenBLAS/oneDNN transients, CPU dropout)?
+  constexpr bool on_cpu() const { return backend_of(rules()) == backend_kind::cpu; }
+  /// PyTorch 2.6 CPU's rules (op_rules.md "PyTorch 2.6 CPU: what changed").
+  constexpr bool torch26_cpu() const { return rules() == runtime_kind::torch2_6_cpu; }
+
   constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }
   constexpr std::int64_t accumulation_steps() const { return (batch + micro() - 1) / micro(); }
 };
 
-/// The configuration PyTorch's CPU reference measurements use: fp32, for-loop optimizer step,
-/// mean-square loss, CPU op implementations.
-constexpr training cpu_reference_step(std::int64_t batch, optimizer_kind opt) {
+/// `t` estimated for runtime `r` (sets `runtime` and the matching `backend`).
+constexpr training for_runtime(training t, runtime_kind r) {
+  t.runtime = r;
+  t.backend = backend_of(r);
+  return t;
+}
+
+/// The configuration PyTorch's CPU reference measurements use: fp32, for-loop optimizer step
+/// (the CPU default of 1.13 and 2.6), mean-square loss, CPU op implementations; PyTorch 1.13
+/// unless `r` says otherwise (torch2_6_cpu: reference/pytorch-2.6-cpu.json).
+constexpr training cpu_reference_step(std::int64_t batch, optimizer_kind opt, runtime_kind r = runtime_kind::torch1_13_cpu) {
   training t{};
   t.batch = batch;
   t.optimizer = opt;
   t.step = step_impl::for_loop;
-  t.backend = backend_kind::cpu;
-  return t;
+  return for_runtime(t, r == runtime_kind::torch2_cuda ? runtime_kind::torch1_13_cpu : r);
 }
 
 }  // namespace gpubudget

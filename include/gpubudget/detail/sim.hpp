@@ -79,6 +79,13 @@ struct host_costs {
   std::int64_t view_node = 510;
   std::int64_t saved_tensor = 450;
 };
+/// PyTorch 2.6 CPU: +60..80 B per autograd node (op_rules.md 2.6 #16: ~633 B, ~996 B per
+/// saving node, 1000-op chains); 1.13 otherwise.
+constexpr host_costs host_costs_of(const training& t) {
+  host_costs h{};
+  if (t.torch26_cpu()) { h.node += 70; h.view_node += 70; }
+  return h;
+}
 
 /// A checkpointed block: re-run in backward.
 struct segment_record {
@@ -233,7 +240,13 @@ struct sim {
   /// `n` saves `v` for backward (dropped while forwarding a checkpointed block); `tensors`: how
   /// many saved tensors the storage stands for (host bookkeeping is per tensor).
   constexpr void save(std::int32_t n, const value& v, std::int32_t tensors = 1) {
-    if (n < 0 || v.id < 0 || (dropping_saves_for >= 0 && replay_cursor < 0)) return;
+    if (n < 0 || v.id < 0) return;
+    if (dropping_saves_for >= 0 && replay_cursor < 0) {
+      // under a non-reentrant checkpoint each saved slot still holds a packed placeholder
+      // (SavedVariable + the checkpoint frame's entry): host bookkeeping, op_rules.md §5
+      if (count_host) add_host(tensors * host.saved_tensor, node(n).host_bytes);
+      return;
+    }
     auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
     for (std::int32_t k = 0; k < nd.saved_count; ++k)
       if (saved_ids[static_cast<std::size_t>(nd.saved_begin + k)] == v.id) return;  // one storage once per node
@@ -261,7 +274,11 @@ struct sim {
   /// statistics), stored as one storage (each rounded to the allocator's blocks on its own).
   constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1, bool fixed = false) {
     if (n < 0) return;
-    if (dropping_saves_for >= 0 && replay_cursor < 0) { transient(bytes, fixed); return; }
+    if (dropping_saves_for >= 0 && replay_cursor < 0) {
+      transient(bytes, fixed);
+      if (count_host) add_host(tensors * host.saved_tensor, node(n).host_bytes);  // the placeholder (see save)
+      return;
+    }
     const auto all = checked_mul(bytes, tensors);
     value v{allocate(all, false, checked_mul(round_block(bytes), tensors), fixed ? all : 0), {}, dtype::fp32, false};
     save(n, v, tensors);

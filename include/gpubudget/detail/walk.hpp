@@ -131,12 +131,28 @@ struct walker {
     seg.key_shift = sc.key_shift;
     seg.repetition = repetition;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
+    // 2.x saves them through an autograd node (NoopSaveInputs) that saved-tensor hooks see:
+    // counted as saved (op_rules.md 2.6 #18)
+    if (s.plan.torch26_cpu()) hold_saved(in.id, +1);
     s.segments.push_back(seg);
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
     s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size());
+    // preserve_rng_state=True (the default) keeps torch.get_rng_state(), the CPU generator's
+    // 5056-byte state tensor, until the block is recomputed (a CPU malloc count sees it; the
+    // segment's first node goes last in backward)
+    const auto& seg_done = s.segments.back();
+    if (s.count_host && seg_done.end_node > seg_done.first_node) s.add_host(5056, s.node(seg_done.first_node).host_bytes);
     return out;
+  }
+
+  /// A checkpoint's hold on its input counted as a save (+1) or no longer (-1).
+  constexpr void hold_saved(std::int32_t id, int delta) {
+    if (id < 0) return;
+    auto& st = s.storages[static_cast<std::size_t>(id)];
+    if (delta > 0 && st.saved++ == 0) s.saved_total += st.bytes;
+    if (delta < 0 && --st.saved == 0) s.saved_total -= st.bytes;
   }
 
   /// Does `name` start with one of the comma-separated prefixes in `list`?
@@ -162,13 +178,25 @@ struct walker {
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += records[c].span) {
+      // a repeat whose copies continue this sequence drops the sequence's reference to its
+      // input once its first copy ran (node_flags::continues_sequence, walk_repeat)
+      const bool flat = records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint;
+      if (flat) hand_over = cur.id, handed_over = false;
       // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
       value next = !force && is_plain_leaf(records[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
-      s.release(cur);
+      if (!(flat && handed_over)) s.release(cur);
+      if (flat) hand_over = -1, handed_over = false;
       cur = next;
     }
     return cur;
   }
+
+  /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
+  /// to it, and whether the repeat took it: in PyTorch those blocks are flat in one loop, so
+  /// while block k runs only block k-1's output is held (frozen backbones:
+  /// resnet50_fc_only_b2_224's forward peak, op_rules.md 2.6 / reference README).
+  std::int32_t hand_over = -1;
+  bool handed_over = false;
 
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
@@ -200,6 +228,9 @@ struct walker {
     if (count < 1) invalid_layer_argument();
     value cur = in;
     s.retain(cur.id);
+    const bool take = hand_over >= 0 && hand_over == in.id;
+    hand_over = -1;
+    bool taken = false;
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
@@ -212,6 +243,7 @@ struct walker {
       const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, sc, true) : run_children(i, cur, sc);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
+      if (take && !taken) { s.release(in); taken = true; }  // the caller's reference (hand_over)
       cur = next;
       if (measure) {
         const auto copies = count - 3;
@@ -242,6 +274,7 @@ struct walker {
         r = count - 2;  // next: the last copy
       }
     }
+    handed_over = taken;
     return cur;
   }
 
@@ -389,8 +422,14 @@ struct walker {
       s.release(g);
       return;
     }
-    // A second gradient for the same tensor: the engine's InputBuffer sums out of place
-    // (old + new + sum alive together, op_rules.md §3), then drops both addends.
+    // A second gradient for the same tensor. PyTorch 2.6: the engine's InputBuffer adds it into
+    // the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6 #17).
+    if (s.plan.torch26_cpu() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
+      s.release(g);
+      return;
+    }
+    // 1.13: it sums out of place (old + new + sum alive together, op_rules.md §3), then drops
+    // both addends.
     const auto sum = s.allocate(full, false, -1, fixed_part(target, full));
     s.release(grad_slot(target));
     s.release(g);
@@ -465,7 +504,10 @@ struct walker {
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
       if (g >= 0) s.release(g);
-      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) s.release(s.segments[static_cast<std::size_t>(seg)].input);
+      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
+        if (s.plan.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
+        s.release(s.segments[static_cast<std::size_t>(seg)].input);
+      }
     }
     s.in_backward = false;
     s.current_layer = -1;

@@ -1,9 +1,19 @@
 // gpubudget/layers/attention.hpp — multi-head attention (self and cross), materialized or flash.
 //
 // Grouped-query attention: q and the output projection are D×D, k and v D×(kv_heads·D/heads).
-// Each implementation replays the exact op sequence of its PyTorch 1.13 source, because which
+// Each implementation replays the exact op sequence of its PyTorch source, because which
 // copies autograd keeps (a transposed view reshaped for bmm is copied; a view keeps its whole
 // base) decides the bytes.
+//
+// Runtimes (training::runtime; op_rules.md "PyTorch 2.6 CPU: what changed"):
+//  * PyTorch 2.6 CPU: nn.MultiheadAttention (need_weights=False) takes SDPA's flash kernel (#7);
+//    SDPA with dropout or grouped-query heads (enable_gqa) takes the math path (#11, #12);
+//    the CPU flash kernel has per-thread buffers (#9, #10).
+//  * PyTorch 1.13 CPU: the materialized paths (no SDPA).
+//  * PyTorch 2.x CUDA (not measured, assumed): flash where attention_impl says so (with dropout
+//    and grouped-query heads natively), torch_mha materialized as in 1.13.
+//  * Attention-probability dropout (attention_dropout(p)) on a materialized path: the softmax
+//    output, the mask and the dropped probabilities are all kept (#14, both versions).
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
@@ -32,6 +42,7 @@ struct attention_op {
   std::int64_t kv_heads = {};
   flag bias = {};
   flag rotary = {};
+  std::int64_t dropout = {};  ///< attention-probability dropout, percent
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
@@ -42,21 +53,71 @@ constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, st
 namespace detail {
 
 
+/// PyTorch 2.6's CPU flash kernel: per-thread blocks of T·(qS·kvS + qS·(d+2)) fp32 values, qS =
+/// 32 (L < 192), 64 (L < 768), 256, kvS = min(512, L), plus T OpenBLAS 2 MiB buffers in fp32 once
+/// L ≥ 256 (op_rules.md 2.6 #9, sdpa_scan_output-2.6.txt).
+constexpr std::int64_t cpu_flash_transient(const sim& s, std::int64_t lq, std::int64_t lk, std::int64_t d, dtype t) {
+  const auto T = s.plan.cpu_threads > 0 ? s.plan.cpu_threads : 1;
+  const std::int64_t qS = lq < 192 ? 32 : lq < 768 ? 64 : 256, kvS = lk < 512 ? lk : 512;
+  const auto blocks = bytes_of(checked_mul(T, qS * kvS + qS * (d + 2)), dtype::fp32);
+  return blocks + (t == dtype::fp32 && lq >= 256 ? T * 2 * MiB : 0);
+}
+
 /// The flash kernel (scaled_dot_product_attention): a new [Lq, D] output and a per-row fp32
 /// log-sum-exp [B, H, Lq]; keeps its inputs (views keep their bases), the output and the
-/// log-sum-exp; no score matrix. Consumes the inputs.
+/// log-sum-exp; no score matrix (op_rules.md 2.6 #8). Consumes the inputs.
 template <std::size_t K>
 constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads) {
   bool rg = false;
   for (const auto& v : inputs) rg = rg || v.requires_grad;
   value o = s.make(out, t, rg);
+  // 2.6 CPU: per-thread buffers in forward; backward ≈ 4.1–5.3·|q| above grad_out, of which
+  // the q, k, v gradients are 3·|q| (op_rules.md 2.6 #10)
+  const auto buffers = s.plan.torch26_cpu() ? cpu_flash_transient(s, out[0], out[0], out[1] / (heads > 0 ? heads : 1), t) : 0;
+  s.transient(buffers);
   auto n = s.record(o);
+  s.backward_temp(n, buffers > 0 ? buffers + s.bytes_of_value(out, t) : 0);
   for (const auto& v : inputs) s.save(n, v);
   s.save(n, o);
   s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, heads), out[0]), dtype::fp32));
   for (const auto& v : inputs) s.grad_to(n, v);
   for (const auto& v : inputs) s.release(v);
   return o;
+}
+
+/// SDPA's math path (2.6 CPU with dropout_p > 0 or enable_gqa, op_rules.md 2.6 #11, #12):
+/// q·√s and kᵀ·√s (k expanded to all H heads) copies, the scores, a causal mask's add, the fp32
+/// softmax output, the dropout mask and dropped probabilities, v expanded to all heads and
+/// copied; q @ kᵀ keeps both scaled copies, softmax its output, @ v the probabilities and v's
+/// copy. `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). Consumes
+/// nothing; returns the [Lq, D] output.
+constexpr value sdpa_math(sim& s, const value& q, const value& k, const value& v, std::int64_t H, bool causal,
+                          std::int64_t dropout_percent, dtype mt) {
+  const auto Lq = q.s[0], Lk = k.s[0], D = q.s[1];
+  value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));   // q * sqrt(scale)
+  value ks = pointwise(s, k, make_shape(Lk, D), k.type, keeps::nothing, scalar_operand_saved(s));  // kᵀ * sqrt(scale), all heads
+  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), mt);
+  s.release(qs);
+  s.release(ks);
+  if (causal) {  // attn + causal mask: a new tensor, nothing kept
+    value masked = pointwise(s, scores, scores.s, scores.type, keeps::nothing);
+    s.release(scores);
+    scores = masked;
+  }
+  value p = softmax_op(s, scores);
+  s.release(scores);
+  value pd = attention_probs_dropout(s, p, dropout_percent);
+  s.release(p);
+  value vx = copy(s, v, make_shape(Lk, D));  // v expanded to all heads, made contiguous for bmm
+  value o = bmm(s, pd, vx, make_shape(Lq, D), mt);
+  s.release(pd);
+  s.release(vx);
+  return o;
+}
+
+/// Does SDPA take its math path here? 2.6 CPU: with dropout or grouped-query heads (enable_gqa).
+constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, std::int64_t heads, std::int64_t kv_heads) {
+  return s.plan.torch26_cpu() && !s.no_grad && (dropout_percent > 0 || kv_heads != heads);
 }
 
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
@@ -66,6 +127,17 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
   c.s.release(o);
   value result = linear_op(c, oc, D, bias, part);
   c.s.release(oc);
+  return result;
+}
+
+/// The flash kernel's output -> transpose(1, 2).contiguous() -> the output Linear. PyTorch 2.6's
+/// CPU kernel stores the output [B, L, H, d], so the transpose is contiguous already and nothing
+/// is copied (op_rules.md 2.6 #7; gpt2_small_sdpa_b2_t128 saves 12 x [2,128,768] fp32 less
+/// than with a copy); CUDA keeps the copy (assumed, not measured). Consumes `o`.
+constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
+  if (!c.s.plan.torch26_cpu()) return output_projection(c, o, D, bias, part);
+  value result = linear_op(c, o, D, bias, part);
+  c.s.release(o);
   return result;
 }
 
@@ -103,14 +175,43 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
     s.release(k);
     s.release(cs);
     s.release(sn);
+    if (sdpa_takes_math_path(s, op.dropout, H, KVH)) {
+      // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
+      value o = sdpa_math(s, qr, kr, v, H, true, op.dropout, mt);
+      s.release(qr);
+      s.release(kr);
+      s.release(v);
+      return output_projection(c, o, D, bias, 2);
+    }
     const value qkv[] = {qr, kr, v};
-    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
   }
   if (impl == attention_impl::flash) {
     value q = linear_op(c, x, D, bias, 0);
     value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
+    if (sdpa_takes_math_path(s, op.dropout, H, KVH)) {
+      value k = s.view(kv, make_shape(Lk, KVH * d));
+      value o = sdpa_math(s, q, k, k, H, false, op.dropout, mt);
+      s.release(k);
+      s.release(q);
+      s.release(kv);
+      return output_projection(c, o, D, bias, 2);
+    }
     const value qkv[] = {q, kv};  // k and v: views of one projection
-    return output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+  }
+  if (impl == attention_impl::torch_mha && s.plan.torch26_cpu() && op.dropout == 0 && Lq == Lk) {
+    // PyTorch 2.6 (op_rules.md 2.6 #7): the in_proj input copy, the packed qkv projection (q, k,
+    // v are views of it), SDPA's flash kernel (output stored [B, L, H, d], so out_proj reads it
+    // without a copy; log-sum-exp fp32); no probabilities. vit_b_16_b2 saved -15.8 %.
+    value xf = copy(s, x, x.s);
+    value proj = linear_op(c, xf, 3 * D, bias, 0);
+    s.release(xf);
+    const value qkv[] = {proj};
+    value o = flash_kernel(s, qkv, make_shape(Lq, D), mt, H);
+    value result = linear_op(c, o, D, bias, 1);
+    s.release(o);
+    return result;
   }
   if (impl == attention_impl::torch_mha) {
     // PyTorch 1.13 F.multi_head_attention_forward (training path, batch_first): in_proj on the
@@ -132,6 +233,9 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
     s.release(kc);
     value p16 = softmax_for_matmul(s, scores, mt);
     s.release(scores);
+    value pd = attention_probs_dropout(s, p16, op.dropout);
+    s.release(p16);
+    p16 = pd;
     value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
     s.release(p16);
     s.release(vc);
@@ -149,6 +253,9 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
   s.release(scores);
   value p16 = softmax_for_matmul(s, scaled, mt);
   s.release(scaled);
+  value pd = attention_probs_dropout(s, p16, op.dropout);  // GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob
+  s.release(p16);
+  p16 = pd;
   value vc = copy(s, kv, make_shape(Lk, KVH * d));
   value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
   s.release(p16);
@@ -191,14 +298,19 @@ constexpr void apply_attention_option(attention_op& o, attention_impl i) { o.imp
 constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads = h.value; }
 constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
+constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
+  if (p.percent < 0 || p.percent > 100) invalid_layer_argument();
+  o.dropout = p.percent;
+}
 }  // namespace detail
 
 /// Multi-head attention over [tokens, width] with `heads` heads; options: kv_tokens(n) for
 /// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
-/// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp).
+/// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
+/// attention_dropout(percent) on the probabilities.
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0};
   (detail::apply_attention_option(o, opts), ...);
   return as_layer(o);
 }

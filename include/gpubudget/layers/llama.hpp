@@ -44,7 +44,9 @@ struct op_traits<rms_norm_op> {
     value sq = pointwise(s, xf, xf.s, dtype::fp32, keeps::input, 0, 0, 2 * s.bytes_of_value(xf));
     shape rows = xf.s;
     rows[-1] = 1;
-    value var = mean_reduce(s, sq, rows);  // mean(-1, keepdim=True) keeps the square
+    // mean(-1, keepdim=True) keeps the square in 1.13, nothing in 2.6 (op_rules.md 2.6 #6: RMSNorm
+    // saves x, x², rsqrt, h -> x, rsqrt, h; the rule lives in mean_reduce)
+    value var = mean_reduce(s, sq, rows);
     s.release(sq);
     value eps = pointwise(s, var, rows, dtype::fp32, keeps::nothing);  // + variance_epsilon
     s.release(var);

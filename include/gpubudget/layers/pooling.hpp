@@ -2,7 +2,8 @@
 //
 // PyTorch 1.13: max_pool2d_with_indices keeps its input and the int64 indices (one per output
 // element); avg_pool2d and adaptive_avg_pool2d keep their whole input, even for a global 1×1
-// pool whose backward needs only the shape (op_rules.md §0.7).
+// pool whose backward needs only the shape (op_rules.md §0.7). PyTorch 2.6: adaptive_avg_pool2d
+// keeps nothing, avg_pool2d still keeps its input (op_rules.md 2.6 #3).
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
@@ -55,7 +56,10 @@ struct op_traits<adaptive_avg_pool2d_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_avg_pool2d_op& op, const detail::value& x) {
     if (x.s.rank != 3) detail::tensor_rank_unsupported();
     if (op.out_h <= 0 || op.out_w <= 0) detail::invalid_layer_argument();
-    return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, detail::keeps::input);
+    // 1.13 keeps the input; 2.6 nothing (op_rules.md 2.6 #3: x[2,32,32,32] saved 256K -> 0;
+    // temporal_64_128_256_b2_t5 saved -1,484,816 B). CUDA: the 1.13 rule (not measured).
+    const auto keeps = c.s.plan.torch26_cpu() ? detail::keeps::nothing : detail::keeps::input;
+    return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, keeps);
   }
   static constexpr std::int64_t flops(const adaptive_avg_pool2d_op&, const shape& in, const shape&) { return in.numel(); }
 };

@@ -73,8 +73,8 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   value qkv = linear_op(c, xw, 3 * C, true, 0);  // keeps xw
   s.release(xw);
   // q, k, v: strided views of qkv (alive until the function returns)
-  // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1)
-  value q = pointwise(s, qkv, make_shape(nW, heads_, N, d), qkv.type, keeps::nothing, 8);
+  // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1; nothing in 2.6)
+  value q = pointwise(s, qkv, make_shape(nW, heads_, N, d), qkv.type, keeps::nothing, scalar_operand_saved(s));
   value kc = copy(s, qkv, make_shape(nW, heads_, d, N));  // kᵀ made contiguous for bmm
   value scores = bmm(s, q, kc, make_shape(nW, heads_, N, N), mt);
   s.release(q);

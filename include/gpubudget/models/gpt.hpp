@@ -15,13 +15,17 @@ struct gpt_config {
   std::int64_t width = 768;
   std::int64_t layers = 12;
   std::int64_t heads = 12;
-  std::int64_t dropout_percent = 0;  ///< residual and embedding dropout (attention-probability dropout is not modeled)
+  std::int64_t dropout_percent = 0;  ///< residual and embedding dropout (GPT-2's resid_pdrop, embd_pdrop)
   std::int64_t seq = 1024;           ///< tokens per sample in the step being budgeted
   bool checkpoint_blocks = false;    ///< torch.utils.checkpoint around each block (non-reentrant)
+  std::int64_t attention_dropout_percent = 0;  ///< dropout on the attention probabilities (GPT-2's attn_pdrop)
+  /// split_qkv: `q @ kᵀ` materialized (the reference's GPT); flash: F.scaled_dot_product_attention.
+  attention_impl attention = attention_impl::split_qkv;
 };
 
 constexpr auto gpt_block(const gpt_config& g) {
-  return sequential(residual(layer_norm(), attention(g.width, heads(g.heads), attention_impl::split_qkv), dropout(g.dropout_percent)),
+  return sequential(residual(layer_norm(), attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent)),
+                             dropout(g.dropout_percent)),
                     residual(layer_norm(), linear(4 * g.width), gelu(), linear(g.width), dropout(g.dropout_percent)));
 }
 

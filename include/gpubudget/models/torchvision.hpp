@@ -40,11 +40,15 @@ constexpr auto bottleneck_down(std::int64_t planes, std::int64_t width, std::int
                     relu_inplace());
 }
 
+// ResNet records carry torchvision's module names (conv1, bn1, relu, maxpool, layer1..layer4,
+// avgpool, fc), so `train_only = "fc"` / `--freeze-all-but fc` select what they select in PyTorch.
 constexpr auto resnet_stem(std::int64_t image) {
-  return sequential(input(3, image, image), conv2d(64, 7, stride(2), padding(3), no_bias), batch_norm(), relu_inplace(),
-                    max_pool2d(3, stride(2), padding(1)));
+  return sequential(input(3, image, image), named("conv1", conv2d(64, 7, stride(2), padding(3), no_bias)), named("bn1", batch_norm()),
+                    named("relu", relu_inplace()), named("maxpool", max_pool2d(3, stride(2), padding(1))));
 }
-constexpr auto resnet_head(std::int64_t classes) { return sequential(adaptive_avg_pool2d(1, 1), flatten(), linear(classes)); }
+constexpr auto resnet_head(std::int64_t classes) {
+  return sequential(named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(), named("fc", linear(classes)));
+}
 
 /// ConvNeXt's LayerNorm2d: permute to channels-last, LayerNorm, permute back.
 constexpr auto layer_norm_2d() { return sequential(permute(1, 2, 0), layer_norm(), permute(2, 0, 1)); }
@@ -63,9 +67,10 @@ constexpr auto cn_block(std::int64_t dim, bool drop) {
 /// resnet18 / resnet34: BasicBlock stages of {2,2,2,2} / {3,4,6,3} blocks.
 constexpr auto resnet_basic(std::int64_t b1, std::int64_t b2, std::int64_t b3, std::int64_t b4, std::int64_t image, std::int64_t classes) {
   using namespace detail;
-  return sequential(resnet_stem(image), repeat(b1, basic_block(64)), basic_block_down(128, 2), repeat(b2 - 1, basic_block(128)),
-                    basic_block_down(256, 2), repeat(b3 - 1, basic_block(256)), basic_block_down(512, 2), repeat(b4 - 1, basic_block(512)),
-                    resnet_head(classes));
+  return sequential(resnet_stem(image), named("layer1", sequential(continue_sequence(repeat(b1, basic_block(64))))),
+                    named("layer2", sequential(basic_block_down(128, 2), continue_sequence(repeat(b2 - 1, basic_block(128))))),
+                    named("layer3", sequential(basic_block_down(256, 2), continue_sequence(repeat(b3 - 1, basic_block(256))))),
+                    named("layer4", sequential(basic_block_down(512, 2), continue_sequence(repeat(b4 - 1, basic_block(512))))), resnet_head(classes));
 }
 constexpr auto resnet18(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(2, 2, 2, 2, image, classes); }
 constexpr auto resnet34(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(3, 4, 6, 3, image, classes); }
@@ -76,9 +81,10 @@ constexpr auto resnet_bottleneck(std::int64_t b1, std::int64_t b2, std::int64_t 
                                  std::int64_t classes, std::int64_t width_factor = 1) {
   using namespace detail;
   const auto w = width_factor;
-  return sequential(resnet_stem(image), bottleneck_down(64, 64 * w, 1), repeat(b1 - 1, bottleneck(64, 64 * w)),
-                    bottleneck_down(128, 128 * w, 2), repeat(b2 - 1, bottleneck(128, 128 * w)), bottleneck_down(256, 256 * w, 2),
-                    repeat(b3 - 1, bottleneck(256, 256 * w)), bottleneck_down(512, 512 * w, 2), repeat(b4 - 1, bottleneck(512, 512 * w)),
+  return sequential(resnet_stem(image), named("layer1", sequential(bottleneck_down(64, 64 * w, 1), continue_sequence(repeat(b1 - 1, bottleneck(64, 64 * w))))),
+                    named("layer2", sequential(bottleneck_down(128, 128 * w, 2), continue_sequence(repeat(b2 - 1, bottleneck(128, 128 * w))))),
+                    named("layer3", sequential(bottleneck_down(256, 256 * w, 2), continue_sequence(repeat(b3 - 1, bottleneck(256, 256 * w))))),
+                    named("layer4", sequential(bottleneck_down(512, 512 * w, 2), continue_sequence(repeat(b4 - 1, bottleneck(512, 512 * w))))),
                     resnet_head(classes));
 }
 constexpr auto resnet50(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_bottleneck(3, 4, 6, 3, image, classes); }

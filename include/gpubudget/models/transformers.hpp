@@ -21,7 +21,8 @@ struct bert_config {
   std::int64_t layers = 12;
   std::int64_t heads = 12;
   std::int64_t ffn = 3072;
-  std::int64_t dropout_percent = 10;  ///< hidden dropout (attention-probability dropout is not modeled)
+  std::int64_t dropout_percent = 10;  ///< hidden dropout (hidden_dropout_prob)
+  std::int64_t attention_dropout_percent = 10;  ///< attention_probs_dropout_prob
   std::int64_t seq = 512;             ///< tokens per sample in the step being budgeted
   bool pooler = true;                 ///< BertPooler: tanh(Linear(first token)); the output is then [width]
 };
@@ -30,7 +31,9 @@ struct bert_config {
 /// a q and a packed kv Linear: the same parameters and activations) and materialized scores,
 /// then LN(h + dropout(Linear(GELU(Linear(h))))).
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::split_qkv), dropout(b.dropout_percent)), layer_norm(),
+  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::split_qkv, attention_dropout(b.attention_dropout_percent)),
+                             dropout(b.dropout_percent)),
+                    layer_norm(),
                     residual(linear(b.ffn), gelu(), linear(b.width), dropout(b.dropout_percent)), layer_norm());
 }
 
@@ -45,9 +48,9 @@ constexpr auto bert(const bert_config& b) {
   return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), linear(b.width), tanh())));
 }
 /// bert-base-uncased: 109,482,240 parameters with the pooler.
-constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, seq, true}; }
+constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, 10, seq, true}; }
 /// bert-large-uncased.
-constexpr bert_config bert_large(std::int64_t seq = 512) { return {30522, 512, 2, 1024, 24, 16, 4096, 10, seq, true}; }
+constexpr bert_config bert_large(std::int64_t seq = 512) { return {30522, 512, 2, 1024, 24, 16, 4096, 10, 10, seq, true}; }
 
 // --- GPT-2 (models::gpt, gpt.hpp) ----------------------------------------------------------------
 // gpt2_small 124,439,808 · gpt2_medium 354,823,168 · gpt2_large 774,030,080 · gpt2_xl 1,557,611,200
