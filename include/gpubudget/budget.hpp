@@ -175,7 +175,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.batch = plan.micro();
   if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
   s.plan = plan;
-  s.types = types_of(plan.precision);
+  s.types = types_of(plan.precision, !plan.on_cpu());
   s.no_grad = plan.inference;
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
   s.host = host_costs_of(plan);

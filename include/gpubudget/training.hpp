@@ -26,13 +26,17 @@ struct precision_types {
   bool pure16 = false;          ///< 16-bit parameters and gradients, fp32 master weights
   dtype half = dtype::fp16;     ///< the 16-bit type in use (fp16 or bf16)
   dtype parameters = dtype::fp32;  ///< storage type of parameters and their gradients
+  /// Autocast runs its fp32 op list (softmax, layer/group norm, ...) in fp32: CUDA autocast does;
+  /// CPU autocast keeps them in the input's type (op_rules.md, PyTorch 2.6 CPU #28, same in 1.13).
+  bool upcasts_fp32_ops = true;
   /// Type of matmul/conv outputs for an input of type `in`.
   constexpr dtype matmul(dtype in) const { return autocast || pure16 ? half : (in == dtype::int64 ? dtype::fp32 : in); }
   /// Type of ops autocast runs in fp32 (softmax, layer/group norm, losses).
-  constexpr dtype fp32_op(dtype in) const { return autocast ? dtype::fp32 : in; }
+  constexpr dtype fp32_op(dtype in) const { return autocast && upcasts_fp32_ops ? dtype::fp32 : in; }
 };
-constexpr precision_types types_of(precision_mode p) {
+constexpr precision_types types_of(precision_mode p, bool cuda = true) {
   precision_types t{};
+  t.upcasts_fp32_ops = cuda;
   t.autocast = p == precision_mode::amp_fp16 || p == precision_mode::amp_bf16;
   t.pure16 = p == precision_mode::pure_fp16 || p == precision_mode::pure_bf16;
   t.half = p == precision_mode::amp_bf16 || p == precision_mode::pure_bf16 ? dtype::bf16 : dtype::fp16;

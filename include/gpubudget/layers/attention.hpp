@@ -91,8 +91,13 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
 /// copied; q @ kᵀ keeps both scaled copies, softmax its output, @ v the probabilities and v's
 /// copy. `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). Consumes
 /// nothing; returns the [Lq, D] output.
-constexpr value sdpa_math(sim& s, const value& q, const value& k, const value& v, std::int64_t H, bool causal,
-                          std::int64_t dropout_percent, dtype mt) {
+constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool causal,
+                          std::int64_t dropout_percent, dtype out_type) {
+  // the CPU math kernel computes 16-bit inputs in fp32 (fp32 copies of q, k, v; the output cast
+  // back), which is why its softmax output is fp32 under bf16 autocast too (op_rules.md 2.6 #11)
+  const dtype mt = dtype::fp32;
+  value q = cast_to(s, q16, mt), k = cast_to(s, k16, mt), v = k16.id == v16.id ? k : cast_to(s, v16, mt);
+  if (k16.id == v16.id) s.retain(v.id);
   const auto Lq = q.s[0], Lk = k.s[0], D = q.s[1];
   value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));   // q * sqrt(scale)
   value ks = pointwise(s, k, make_shape(Lk, D), k.type, keeps::nothing, scalar_operand_saved(s));  // kᵀ * sqrt(scale), all heads
@@ -112,7 +117,10 @@ constexpr value sdpa_math(sim& s, const value& q, const value& k, const value& v
   value o = bmm(s, pd, vx, make_shape(Lq, D), mt);
   s.release(pd);
   s.release(vx);
-  return o;
+  s.release(q), s.release(k), s.release(v);
+  value out = cast_to(s, o, out_type);
+  s.release(o);
+  return out;
 }
 
 /// Does SDPA take its math path here? 2.6 CPU: with dropout or grouped-query heads (enable_gqa).
