@@ -149,129 +149,133 @@ constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64
   return result;
 }
 
-/// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
-/// same value as `x` for self-attention), with the settings of `op`.
-constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
-  auto& s = c.s;
-  const auto D = op.width, H = op.heads;
-  if (D <= 0 || H <= 0) invalid_layer_argument();
-  if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
-  if (D % H != 0) heads_do_not_divide_model_width();
-  if (op.kv_heads < 0 || op.kv_tokens < 0) invalid_layer_argument();
-  const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
-  if (H % KVH != 0) heads_do_not_divide_model_width();
-  const auto d = D / H;
-  const auto Lq = x.s[0];
-  const auto Lk = kv_src.s[0];
-  const bool bias = op.bias;
-  const auto impl = op.impl;
-  const dtype mt = c.matmul_type(x.type);
+/// Sizes of one attention call, checked once.
+struct attention_dims {
+  std::int64_t D = 0, H = 0, KVH = 0, d = 0, Lq = 0, Lk = 0;
+  dtype mt = dtype::fp32;  ///< the matmuls' type (autocast)
+};
 
-  if (op.rotary && impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
-  if (impl == attention_impl::flash && op.rotary) {
-    // transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
-    // native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at
-    // their own head counts, the output and a per-row fp32 log-sum-exp
-    value q = linear_op(c, x, D, bias, 0);
-    value k = linear_op(c, kv_src, KVH * d, bias, 1);
-    value v = linear_op(c, kv_src, KVH * d, bias, 3);
-    value cs = rotary_table(s, Lq, d, q.type), sn = rotary_table(s, Lq, d, q.type);
-    value qr = rotary_op(s, q, cs, sn);
-    s.release(q);
-    if (Lk != Lq) { s.release(cs); s.release(sn); cs = rotary_table(s, Lk, d, k.type); sn = rotary_table(s, Lk, d, k.type); }
-    value kr = rotary_op(s, k, cs, sn);
-    s.release(k);
-    s.release(cs);
-    s.release(sn);
-    if (sdpa_takes_math_path(s, op.dropout, H, KVH)) {
-      // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
-      value o = sdpa_math(s, qr, kr, v, H, true, op.dropout, mt);
-      s.release(qr);
-      s.release(kr);
-      s.release(v);
-      return output_projection(c, o, D, bias, 2);
-    }
-    const value qkv[] = {qr, kr, v};
-    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+constexpr attention_dims check_attention(const layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
+  const auto D = op.width, H = op.heads;
+  if (D <= 0 || H <= 0 || op.kv_heads < 0 || op.kv_tokens < 0) invalid_layer_argument();
+  if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
+  const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
+  if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
+  if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  return {D, H, KVH, D / H, x.s[0], kv_src.s[0], c.matmul_type(x.type)};
+}
+
+/// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
+/// native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at their
+/// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
+constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  auto& s = c.s;
+  value q = linear_op(c, x, a.D, op.bias, 0);
+  value k = linear_op(c, kv_src, a.KVH * a.d, op.bias, 1);
+  value v = linear_op(c, kv_src, a.KVH * a.d, op.bias, 3);
+  value cs = rotary_table(s, a.Lq, a.d, q.type), sn = rotary_table(s, a.Lq, a.d, q.type);
+  value qr = rotary_op(s, q, cs, sn);
+  s.release(q);
+  if (a.Lk != a.Lq) { s.release(cs); s.release(sn); cs = rotary_table(s, a.Lk, a.d, k.type); sn = rotary_table(s, a.Lk, a.d, k.type); }
+  value kr = rotary_op(s, k, cs, sn);
+  s.release(k);
+  s.release(cs);
+  s.release(sn);
+  if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
+    // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
+    value o = sdpa_math(s, qr, kr, v, a.H, true, op.dropout, a.mt);
+    s.release(qr), s.release(kr), s.release(v);
+    return output_projection(c, o, a.D, op.bias, 2);
   }
-  if (impl == attention_impl::flash) {
-    value q = linear_op(c, x, D, bias, 0);
-    value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
-    if (sdpa_takes_math_path(s, op.dropout, H, KVH)) {
-      value k = s.view(kv, make_shape(Lk, KVH * d));
-      value o = sdpa_math(s, q, k, k, H, false, op.dropout, mt);
-      s.release(k);
-      s.release(q);
-      s.release(kv);
-      return output_projection(c, o, D, bias, 2);
-    }
-    const value qkv[] = {q, kv};  // k and v: views of one projection
-    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(Lq, D), mt, H), D, bias, 2);
+  const value qkv[] = {qr, kr, v};
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 2);
+}
+
+/// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
+/// dropout or grouped-query heads: the math path).
+constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  auto& s = c.s;
+  value q = linear_op(c, x, a.D, op.bias, 0);
+  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, op.bias, 1);
+  if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
+    value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
+    value o = sdpa_math(s, q, k, k, a.H, false, op.dropout, a.mt);
+    s.release(k), s.release(q), s.release(kv);
+    return output_projection(c, o, a.D, op.bias, 2);
   }
-  if (impl == attention_impl::torch_mha && s.plan.torch26_cpu() && op.dropout == 0 && Lq == Lk) {
-    // PyTorch 2.6 (op_rules.md 2.6 #7): the in_proj input copy, the packed qkv projection (q, k,
-    // v are views of it), SDPA's flash kernel (output stored [B, L, H, d], so out_proj reads it
-    // without a copy; log-sum-exp fp32); no probabilities. vit_b_16_b2 saved -15.8 %.
-    value xf = copy(s, x, x.s);
-    value proj = linear_op(c, xf, 3 * D, bias, 0);
-    s.release(xf);
+  const value qkv[] = {q, kv};  // k and v: views of one projection
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 2);
+}
+
+/// torch.nn.MultiheadAttention's training path. PyTorch 2.6 (op_rules.md 2.6 #7, no dropout,
+/// self-attention): the in_proj input copy, the packed qkv projection (q, k, v are views of it),
+/// SDPA's flash kernel (output stored [B, L, H, d], so out_proj reads it without a copy;
+/// log-sum-exp fp32); no probabilities. PyTorch 1.13 (F.multi_head_attention_forward, batch_first):
+/// in_proj on the transposed input (matmul folds it with reshape, which copies); q, k, v =
+/// proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
+constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
+  auto& s = c.s;
+  value xf = copy(s, x, x.s);
+  value proj = linear_op(c, xf, 3 * a.D, op.bias, 0);
+  s.release(xf);
+  if (s.plan.torch26_cpu() && op.dropout == 0 && a.Lq == a.Lk) {
     const value qkv[] = {proj};
-    value o = flash_kernel(s, qkv, make_shape(Lq, D), mt, H);
-    value result = linear_op(c, o, D, bias, 1);
+    value o = flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H);
+    value result = linear_op(c, o, a.D, op.bias, 1);
     s.release(o);
     return result;
   }
-  if (impl == attention_impl::torch_mha) {
-    // PyTorch 1.13 F.multi_head_attention_forward (training path, batch_first): in_proj on the
-    // transposed input (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3):
-    // views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
-    value xf = copy(s, x, x.s);
-    value proj = linear_op(c, xf, 3 * D, bias, 0);
-    s.release(xf);
-    value qv = s.view(proj, make_shape(Lq, D)), kv_ = s.view(proj, make_shape(Lk, D)), vv = s.view(proj, make_shape(Lk, D));
-    s.release(proj);
-    value qc = copy(s, qv, qv.s), kc = copy(s, kv_, kv_.s), vc = copy(s, vv, vv.s);
-    s.release(qv);
-    s.release(kv_);
-    s.release(vv);
-    value q = pointwise(s, qc, qc.s, qc.type, keeps::nothing);  // q / sqrt(d)
-    s.release(qc);
-    value scores = bmm(s, q, kc, make_shape(H * Lq, Lk), mt);
-    s.release(q);
-    s.release(kc);
-    value p16 = softmax_for_matmul(s, scores, mt);
-    s.release(scores);
-    value pd = attention_probs_dropout(s, p16, op.dropout);
-    s.release(p16);
-    p16 = pd;
-    value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
-    s.release(p16);
-    s.release(vc);
-    return output_projection(c, o, D, bias, 1);
-  }
-  value q = linear_op(c, x, D, bias, 0);
-  value kv = linear_op(c, kv_src, 2 * KVH * d, bias, 1);
+  value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));
+  s.release(proj);
+  value qc = copy(s, qv, qv.s), kc = copy(s, kv, kv.s), vc = copy(s, vv, vv.s);
+  s.release(qv), s.release(kv), s.release(vv);
+  value q = pointwise(s, qc, qc.s, qc.type, keeps::nothing);  // q / sqrt(d)
+  s.release(qc);
+  value scores = bmm(s, q, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
+  s.release(q), s.release(kc);
+  value p16 = softmax_for_matmul(s, scores, a.mt);
+  s.release(scores);
+  value pd = attention_probs_dropout(s, p16, op.dropout);
+  s.release(p16);
+  value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
+  s.release(pd), s.release(vc);
+  return output_projection(c, o, a.D, op.bias, 1);
+}
+
+/// q = Linear(D, D), kv = Linear(D, 2D) split; scores = q @ kᵀ / √d materialized; softmax;
+/// dropout on the probabilities (GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob); @ v;
+/// output Linear.
+constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  auto& s = c.s;
+  value q = linear_op(c, x, a.D, op.bias, 0);
+  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, op.bias, 1);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
-  value kc = copy(s, kv, make_shape(Lk, KVH * d));
-  value scores = bmm(s, qc, kc, make_shape(H * Lq, Lk), mt);
-  s.release(qc);
-  s.release(kc);
+  value kc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value scores = bmm(s, qc, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
+  s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value p16 = softmax_for_matmul(s, scaled, mt);
+  value p16 = softmax_for_matmul(s, scaled, a.mt);
   s.release(scaled);
-  value pd = attention_probs_dropout(s, p16, op.dropout);  // GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob
+  value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
-  p16 = pd;
-  value vc = copy(s, kv, make_shape(Lk, KVH * d));
-  value o = bmm(s, p16, vc, make_shape(Lq, D), mt);
-  s.release(p16);
-  s.release(vc);
-  value result = output_projection(c, o, D, bias, 2);
-  s.release(q);  // the function's locals q, k, v die when it returns
-  s.release(kv);
+  value vc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
+  s.release(pd), s.release(vc);
+  value result = output_projection(c, o, a.D, op.bias, 2);
+  s.release(q), s.release(kv);  // the function's locals q, k, v die when it returns
   return result;
+}
+
+/// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
+/// same value as `x` for self-attention), with the settings of `op`. Each implementation replays
+/// the op sequence of its PyTorch source.
+constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
+  const auto a = check_attention(c, op, x, kv_src);
+  if (op.impl == attention_impl::flash) return op.rotary ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
+  if (op.impl == attention_impl::torch_mha) return torch_mha_attention(c, op, a, x);
+  return materialized_attention(c, op, a, x, kv_src);
 }
 
 }  // namespace detail

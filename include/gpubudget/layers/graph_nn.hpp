@@ -62,6 +62,31 @@ constexpr value graph_conv(layer_ctx& c, const gcn_op& op, const value& x) {
   return biased;
 }
 
+/// Softmax of per-edge `logits` ([E, H]) over each destination's incoming edges, as GATLayer
+/// computes it: exp(logits - logits.max()) / (scatter-summed denominators)[dst]. Consumes `logits`.
+constexpr value edge_softmax(sim& s, const value& logits, std::int32_t dst, std::int64_t nodes) {
+  const auto E = logits.s[0], H = logits.s[1];
+  // logits - logits.max(): max keeps its input and 0-d result; its backward spreads the
+  // gradient over a logits-sized tensor (≈3 logits-sized buffers at its peak, op_rules.md §1)
+  value mx = pointwise(s, logits, shape{}, logits.type, keeps::input, 8, 0, 2 * s.bytes_of_value(logits));
+  value shifted = s.make(logits.s, logits.type, logits.requires_grad);
+  if (auto n = s.record(shifted); n >= 0) {
+    s.grad_to(n, logits, true);
+    s.grad_to(n, mx, false, true);
+  }
+  s.release(mx);
+  s.release(logits);
+  value ex = keep_output_activation(s, shifted);  // exp
+  s.release(shifted);
+  value denom = scatter_add(s, ex, dst, make_shape(nodes, H));
+  value denom_e = gather_rows(s, denom, dst, make_shape(E, H));  // denom[dst]
+  s.release(denom);
+  value alpha = multiply(s, ex, denom_e, ex.s);  // e / denom[dst]: keeps both
+  s.release(ex);
+  s.release(denom_e);
+  return alpha;
+}
+
 /// GAT as in benchmarks/accuracy/measure.py (GATLayer), op for op.
 constexpr value graph_attention(layer_ctx& c, const gat_op& op, const value& x) {
   auto& s = c.s;
@@ -95,24 +120,7 @@ constexpr value graph_attention(layer_ctx& c, const gat_op& op, const value& x) 
   s.release(ed);
   value logits = keep_input_activation(s, sum);  // leaky_relu(., 0.2)
   s.release(sum);
-  // logits - logits.max(): max keeps its input and 0-d result; its backward spreads the
-  // gradient over a logits-sized tensor (≈3 logits-sized buffers at its peak, op_rules.md §1)
-  value mx = pointwise(s, logits, shape{}, t, keeps::input, 8, 0, 2 * s.bytes_of_value(logits));
-  value shifted = s.make(logits.s, t, logits.requires_grad);
-  if (auto n = s.record(shifted); n >= 0) {
-    s.grad_to(n, logits, true);
-    s.grad_to(n, mx, false, true);
-  }
-  s.release(mx);
-  s.release(logits);
-  value ex = keep_output_activation(s, shifted);  // exp
-  s.release(shifted);
-  value denom = scatter_add(s, ex, dst, make_shape(N, H));
-  value denom_e = gather_rows(s, denom, dst, make_shape(E, H));  // denom[dst]
-  s.release(denom);
-  value alpha = multiply(s, ex, denom_e, ex.s);  // e / denom[dst]: keeps both
-  s.release(ex);
-  s.release(denom_e);
+  value alpha = edge_softmax(s, logits, dst, N);
   value zs = gather_rows(s, z, src, make_shape(E, HD));  // z[src]
   value msg = broadcast_multiply(s, zs, alpha, zs.s);     // alpha.unsqueeze(-1) * z[src]
   s.release(alpha);

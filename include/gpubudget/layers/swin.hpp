@@ -39,95 +39,112 @@ namespace detail {
 /// Relative-position bias table parameters of a w×w window with `h` heads.
 constexpr std::int64_t relative_position_table(std::int64_t w, std::int64_t h) { return (2 * w - 1) * (2 * w - 1) * h; }
 
-constexpr value window_attention(layer_ctx& c, const window_attention_op& op, const value& x) {
-  auto& s = c.s;
+/// Sizes of one shifted-window attention call.
+struct window_dims {
+  std::int64_t H = 0, W = 0, C = 0, heads = 0, w = 0, pH = 0, pW = 0, nW = 0, N = 0, d = 0;
+  bool shifted = false;
+  dtype mt = dtype::fp32;
+};
+
+constexpr window_dims check_window(const layer_ctx& c, const window_attention_op& op, const value& x) {
   if (x.s.rank != 3) tensor_rank_unsupported();
-  const auto H = x.s[0], W = x.s[1], C = x.s[2];
-  const auto heads_ = op.heads, w = op.window;
-  if (heads_ <= 0 || w <= 0 || op.shift < 0) invalid_layer_argument();
-  if (C % heads_ != 0) heads_do_not_divide_model_width();
+  const auto H = x.s[0], W = x.s[1], C = x.s[2], heads = op.heads, w = op.window;
+  if (heads <= 0 || w <= 0 || op.shift < 0) invalid_layer_argument();
+  if (C % heads != 0) heads_do_not_divide_model_width();
   const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
-  const bool shifted = op.shift > 0 && (w < pH || w < pW);
-  const auto nW = (pH / w) * (pW / w), N = w * w, d = C / heads_;
-  const dtype mt = c.matmul_type(x.type);
+  return {H, W, C, heads, w, pH, pW, (pH / w) * (pW / w), w * w, C / heads, op.shift > 0 && (w < pH || w < pW), c.matmul_type(x.type)};
+}
 
-  // parameters: table (part 2), qkv (part 0) and proj (part 1) are registered by linear_op
-  const auto table = relative_position_table(w, heads_);
-  c.add_param(table);
-  if (c.first_use) c.buffer_bytes += bytes_of(N * N, dtype::int64);  // relative_position_index
-  // get_relative_position_bias(): table[index] -> view -> permute -> .contiguous(): [heads, N, N]
-  // fp32, the same for every sample; the gather's output dies at the copy, the copy lives until
-  // the attention returns
-  const auto bias_bytes = bytes_of(N * N * heads_, dtype::fp32);
-  value bias_copy{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
-  s.transient(bias_bytes, true);
+/// torch.roll(x, (±shift, ±shift)): a new tensor, nothing kept, an input-sized temporary in
+/// forward and in backward. Consumes `x`.
+constexpr value roll(sim& s, const value& x) {
+  value r = pointwise(s, x, x.s, x.type, keeps::nothing, 0, s.bytes_of_value(x), s.bytes_of_value(x));
+  s.release(x);
+  return r;
+}
 
-  value xp = pointwise(s, x, make_shape(pH, pW, C), x.type, keeps::nothing);  // F.pad: a copy
-  if (shifted) {  // torch.roll(x, (-shift, -shift))
-    value r = pointwise(s, xp, xp.s, xp.type, keeps::nothing, 0, s.bytes_of_value(xp), s.bytes_of_value(xp));
-    s.release(xp);
-    xp = r;
-  }
-  value xw = copy(s, xp, make_shape(nW, N, C));  // window partition: permute + reshape copies
-  s.release(xp);
-  value qkv = linear_op(c, xw, 3 * C, true, 0);  // keeps xw
-  s.release(xw);
-  // q, k, v: strided views of qkv (alive until the function returns)
-  // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1; nothing in 2.6)
-  value q = pointwise(s, qkv, make_shape(nW, heads_, N, d), qkv.type, keeps::nothing, scalar_operand_saved(s));
-  value kc = copy(s, qkv, make_shape(nW, heads_, d, N));  // kᵀ made contiguous for bmm
-  value scores = bmm(s, q, kc, make_shape(nW, heads_, N, N), mt);
-  s.release(q);
-  s.release(kc);
-  // attn + relative_position_bias: a new tensor (fp32 under autocast: the table is fp32); the
-  // table's gradient is the batch-sum of the incoming gradient, scattered back by index
-  value biased = s.make(scores.s, c.param_type() == dtype::fp32 ? dtype::fp32 : scores.type, scores.requires_grad || c.trainable);
-  if (auto n = s.record(biased); n >= 0) {
+/// attn + relative_position_bias (and + the shift mask): a new tensor (fp32 under autocast: the
+/// table is fp32); the table's gradient is the batch-sum of the incoming gradient, scattered back
+/// by index. `mask` receives the shift mask (alive until the attention returns). Consumes `scores`.
+constexpr value add_position_bias(layer_ctx& c, const window_dims& a, const value& scores, std::int64_t table, std::int64_t bias_bytes,
+                                  dtype x_type, value& mask) {
+  auto& s = c.s;
+  value attn = s.make(scores.s, c.param_type() == dtype::fp32 ? dtype::fp32 : scores.type, scores.requires_grad || c.trainable);
+  if (auto n = s.record(attn); n >= 0) {
     // IndexBackward keeps the int64 index: a resident buffer, counted as saved like BatchNorm's
     // running statistics, allocating nothing
-    s.save_resident(n, bytes_of(N * N, dtype::int64));
+    s.save_resident(n, bytes_of(a.N * a.N, dtype::int64));
     s.grad_to(n, scores, true);
     c.param_grads(n, table, 2);
     if (c.trainable) s.backward_temp(n, 2 * bias_bytes, true);
   }
   s.release(scores);
-  value attn = biased;
-  value mask{};
-  if (shifted) {
-    // the attention mask [nW, N, N] in x's type, the same for every sample, alive until the
-    // return; attn.view(B, nW, ...) + mask: a new tensor
-    const auto mask_bytes = bytes_of(nW * N * N, x.type);
-    mask = value{s.allocate(mask_bytes, false, -1, mask_bytes), {}, x.type, false};
-    s.transient(mask_bytes, true);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
-    value masked = pointwise(s, attn, attn.s, attn.type == dtype::fp32 || x.type == dtype::fp32 ? dtype::fp32 : attn.type, keeps::nothing);
-    s.release(attn);
-    attn = masked;
-  }
-  value p16 = softmax_for_matmul(s, attn, mt);
+  if (!a.shifted) return attn;
+  // the attention mask [nW, N, N] in x's type, the same for every sample, alive until the
+  // return; attn.view(B, nW, ...) + mask: a new tensor
+  const auto mask_bytes = bytes_of(a.nW * a.N * a.N, x_type);
+  mask = value{s.allocate(mask_bytes, false, -1, mask_bytes), {}, x_type, false};
+  s.transient(mask_bytes, true);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
+  value masked = pointwise(s, attn, attn.s, attn.type == dtype::fp32 || x_type == dtype::fp32 ? dtype::fp32 : attn.type, keeps::nothing);
   s.release(attn);
-  value vc = copy(s, qkv, make_shape(nW, heads_, N, d));  // v's strided view copied for bmm
-  value o = bmm(s, p16, vc, make_shape(nW, heads_, N, d), mt);
-  s.release(p16);
-  s.release(vc);
-  value oc = copy(s, o, make_shape(nW, N, C));  // transpose(1, 2).reshape
+  return masked;
+}
+
+/// Window attention on the partitioned windows `xw` ([nW, N, C], consumed): qkv, scores with
+/// the position bias (and shift mask), softmax, @ v, proj. Returns [nW, N, C]; `qkv` and `mask`
+/// receive what stays alive until torchvision's function returns.
+constexpr value attend_windows(layer_ctx& c, const window_dims& a, const value& xw, std::int64_t table, std::int64_t bias_bytes,
+                               dtype x_type, value& qkv, value& mask) {
+  auto& s = c.s;
+  qkv = linear_op(c, xw, 3 * a.C, true, 0);  // keeps xw
+  s.release(xw);
+  // q, k, v: strided views of qkv (alive until the function returns)
+  // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1; nothing in 2.6)
+  value q = pointwise(s, qkv, make_shape(a.nW, a.heads, a.N, a.d), qkv.type, keeps::nothing, scalar_operand_saved(s));
+  value kc = copy(s, qkv, make_shape(a.nW, a.heads, a.d, a.N));  // kᵀ made contiguous for bmm
+  value scores = bmm(s, q, kc, make_shape(a.nW, a.heads, a.N, a.N), a.mt);
+  s.release(q), s.release(kc);
+  value attn = add_position_bias(c, a, scores, table, bias_bytes, x_type, mask);
+  value p16 = softmax_for_matmul(s, attn, a.mt);
+  s.release(attn);
+  value vc = copy(s, qkv, make_shape(a.nW, a.heads, a.N, a.d));  // v's strided view copied for bmm
+  value o = bmm(s, p16, vc, make_shape(a.nW, a.heads, a.N, a.d), a.mt);
+  s.release(p16), s.release(vc);
+  value oc = copy(s, o, make_shape(a.nW, a.N, a.C));  // transpose(1, 2).reshape
   s.release(o);
-  value proj = linear_op(c, oc, C, true, 1);
+  value proj = linear_op(c, oc, a.C, true, 1);
   s.release(oc);
-  value y = copy(s, proj, make_shape(pH, pW, C));  // reverse windows: permute + reshape copies
+  return proj;
+}
+
+constexpr value window_attention(layer_ctx& c, const window_attention_op& op, const value& x) {
+  auto& s = c.s;
+  const auto a = check_window(c, op, x);
+  // parameters: table (part 2), qkv (part 0) and proj (part 1) are registered by linear_op
+  const auto table = relative_position_table(a.w, a.heads);
+  c.add_param(table);
+  if (c.first_use) c.buffer_bytes += bytes_of(a.N * a.N, dtype::int64);  // relative_position_index
+  // get_relative_position_bias(): table[index] -> view -> permute -> .contiguous(): [heads, N, N]
+  // fp32, the same for every sample; the gather's output dies at the copy, the copy lives until
+  // the attention returns
+  const auto bias_bytes = bytes_of(a.N * a.N * a.heads, dtype::fp32);
+  value bias_copy{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
+  s.transient(bias_bytes, true);
+  value xp = pointwise(s, x, make_shape(a.pH, a.pW, a.C), x.type, keeps::nothing);  // F.pad: a copy
+  if (a.shifted) xp = roll(s, xp);
+  value xw = copy(s, xp, make_shape(a.nW, a.N, a.C));  // window partition: permute + reshape copies
+  s.release(xp);
+  value qkv{}, mask{};
+  value proj = attend_windows(c, a, xw, table, bias_bytes, x.type, qkv, mask);
+  value y = copy(s, proj, make_shape(a.pH, a.pW, a.C));  // reverse windows: permute + reshape copies
   s.release(proj);
-  if (shifted) {
-    value r = pointwise(s, y, y.s, y.type, keeps::nothing, 0, s.bytes_of_value(y), s.bytes_of_value(y));
-    s.release(y);
-    y = r;
-  }
-  if (pH != H || pW != W) {  // x[:, :H, :W].contiguous() copies only when padded
-    value u = copy(s, y, make_shape(H, W, C));
+  if (a.shifted) y = roll(s, y);
+  if (a.pH != a.H || a.pW != a.W) {  // x[:, :H, :W].contiguous() copies only when padded
+    value u = copy(s, y, make_shape(a.H, a.W, a.C));
     s.release(y);
     y = u;
   }
-  s.release(qkv);  // q, k, v go out of scope
-  s.release(mask);
-  s.release(bias_copy);
+  s.release(qkv), s.release(mask), s.release(bias_copy);  // q, k, v and the mask go out of scope
   return y;
 }
 
