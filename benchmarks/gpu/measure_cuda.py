@@ -210,7 +210,9 @@ ISOLATED_QUICK = ("mlp_b8",)
 
 
 def _variant(base, name, **changes):
-    c = dict(measure26.CASES[base] if base in measure26.CASES else CASES[base])
+    c = dict(CASES[base] if base in CASES else measure26.CASES[base])
+    c.setdefault("sdpa_backend", "default")
+    c.setdefault("grad_scaler", False)
     desc = changes.pop("describe", "")
     c.update(changes)
     c["case"] = name
@@ -483,7 +485,7 @@ def run_case(c, dev, mem):
 
 
 # --------------------------------------------------------------------------- child processes
-def _child(args_list, env_extra=None, timeout=300):
+def _child(args_list, env_extra=None, timeout=180):
     """Run this script with args_list in a fresh process; its last stdout line is a JSON object."""
     env = dict(os.environ)
     env.update(env_extra or {})
@@ -843,7 +845,7 @@ def environment(dev, mem):
 
         fused, foreach = _default_to_fused_or_foreach(p, False, False)
         env["default_optimizer_impl"] = "fused" if fused else "foreach" if foreach else "for_loop"
-    except ImportError:
+    except Exception:  # noqa: BLE001  (private API: absent or another signature in other versions)
         env["default_optimizer_impl"] = None
     if dev.type == "cuda":
         props = torch.cuda.get_device_properties(dev)
@@ -869,6 +871,24 @@ def environment(dev, mem):
 
 
 # --------------------------------------------------------------------------- main
+FIELDS = ("params", "trainable", "grad_bytes", "opt_state_bytes", "saved_bytes", "after_forward_bytes",
+          "fwd_bwd_peak_bytes", "step_peak_bytes")
+
+
+def compare(res, ref_path):
+    """Measured vs a reference file, per case and field (cases of the same name only)."""
+    ref = {c["case"]: c for c in json.load(open(ref_path))["cases"]}
+    print("compare with %s (%s)" % (ref_path, ", ".join(FIELDS)), file=sys.stderr)
+    for r in res["cases"]:
+        if r["case"] not in ref or "error" in r:
+            continue
+        print("  %s" % r["case"], file=sys.stderr)
+        for k in FIELDS:
+            a, b = r.get(k), ref[r["case"]].get(k)
+            d = "" if a is None or b is None else "%+d B (%+.3f%%)" % (a - b, 100.0 * (a - b) / max(b, 1))
+            print("    %-20s %14s ref %14s  %s" % (k, a, b, d), file=sys.stderr)
+
+
 def select(args):
     if args.cases:
         sel = args.cases.split(",")
@@ -897,6 +917,9 @@ def main():
     ap.add_argument("--probe-timeout", type=int, default=240, help="seconds for each probe build step and its run")
     ap.add_argument("--budget", type=float, default=480.0,
                     help="stop starting new cases after this many seconds (default 480: one 10-minute call)")
+    ap.add_argument("--probes-only", action="store_true", help="the device-wide probes only, no cases")
+    ap.add_argument("--compare", help="a reference JSON (e.g. a CPU one): print measured vs reference per case and "
+                    "field on stderr")
     ap.add_argument("--child", choices=("context", "cublas", "case"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -953,13 +976,16 @@ def main():
     def log(msg):
         print("[%6.1f s] %s" % (time.time() - t_all, msg), file=sys.stderr, flush=True)
 
-    # device-wide probes first, while this process holds nothing but its context
+    # device-wide probes first, while this process holds nothing but its context; then the cases, which
+    # stop starting at --budget (each is written as it completes, so a killed run keeps what it measured)
     if args.no_device_probes:
         res["probes"]["skipped"] = "--no-device-probes"
     else:
         for key, fn in (("context", lambda: measure_context(dev, mem)), ("cublas", lambda: measure_cublas(dev)),
                         ("cpp_probe", lambda: run_cpp_probe(dev, args)),
-                        ("cudnn", lambda: measure_cudnn(dev, mem, args.quick))):
+                        ("cudnn", lambda: measure_cudnn(dev, mem, args.quick)),
+                        ("isolated", lambda: measure_isolated([n for n in (ISOLATED_QUICK if args.quick else ISOLATED)
+                                                               if n in CASES], dev, mem))):
             t0 = time.time()
             try:
                 res["probes"][key] = fn()
@@ -970,6 +996,8 @@ def main():
             write()
 
     skipped = []
+    if args.probes_only:
+        names = []
     for n in names:
         if time.time() - t_all > args.budget:
             skipped.append(n)
@@ -988,25 +1016,16 @@ def main():
     if skipped:
         res["skipped_cases"] = {"reason": "--budget %.0f s reached" % args.budget, "cases": skipped}
 
-    if not args.no_device_probes:
-        iso = [n for n in (ISOLATED_QUICK if args.quick else ISOLATED) if n in CASES]
-        if time.time() - t_all < args.budget + 60:
-            t0 = time.time()
-            try:
-                res["probes"]["isolated"] = measure_isolated(iso, dev, mem)
-            except Exception as e:  # noqa: BLE001
-                res["probes"]["isolated"] = {"error": "%s: %s" % (type(e).__name__, e)}
-            for c in res["cases"]:
-                got = res["probes"]["isolated"].get("cases", {}).get(c["case"])
-                if got is not None:
-                    c["device_total_fresh_bytes"] = got.get("device_total_fresh_bytes")
-            log("isolated runs done (%.1f s)" % (time.time() - t0))
-        else:
-            res["probes"]["isolated"] = {"skipped": "time budget"}
+    iso = res["probes"].get("isolated", {}).get("cases", {})
+    for c in res["cases"]:
+        if c["case"] in iso:
+            c["device_total_fresh_bytes"] = iso[c["case"]].get("device_total_fresh_bytes")
 
     env["total_seconds"] = round(time.time() - t_all, 1)
     env["cases_measured"] = sum(1 for c in res["cases"] if "error" not in c)
     env["cases_failed"] = [c["case"] for c in res["cases"] if "error" in c]
+    if args.compare:
+        compare(res, args.compare)
     if out_path:
         write()
         log("wrote %s" % out_path)
