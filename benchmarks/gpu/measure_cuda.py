@@ -503,6 +503,12 @@ def _child(args_list, env_extra=None, timeout=180):
     return res
 
 
+def _device(name):
+    """torch.device with an explicit index for CUDA (some torch.cuda calls want one; 0 = the first visible)."""
+    dev = torch.device(name)
+    return torch.device("cuda", 0) if dev.type == "cuda" and dev.index is None else dev
+
+
 def _free(dev):
     return torch.cuda.mem_get_info(dev)[0]
 
@@ -511,7 +517,7 @@ def child_context(device):
     """In a fresh process: device memory used after each first-time CUDA action (free-memory readings;
     the parent read free memory before starting us and subtracts)."""
     stages = []
-    dev = torch.device(device)
+    dev = _device(device)
     if dev.type != "cuda":
         return {"skipped": "CUDA only (device %s)" % device}
 
@@ -572,7 +578,7 @@ def measure_context(dev, mem):
 
 
 def child_cublas(device):
-    dev = torch.device(device)
+    dev = _device(device)
     if dev.type != "cuda":
         return {"skipped": "CUDA only (device %s)" % device}
     res = {"CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG", "(unset)"),
@@ -691,7 +697,7 @@ def measure_cudnn(dev, mem, quick):
 
 def child_case(name, device):
     """One case in a fresh process: the device total it costs alone (context + reserved + libraries)."""
-    dev = torch.device(device)
+    dev = _device(device)
     if dev.type == "cuda":
         torch.cuda.init()
         mem = CudaMem(dev)
@@ -932,7 +938,7 @@ def main():
         print("%d cases (%d in --quick); isolated (fresh process) runs: %s" % (len(CASES), len(QUICK), ", ".join(ISOLATED)))
         return
 
-    dev = torch.device(args.device)
+    dev = _device(args.device)
     if args.child:  # fresh-process measurements: one JSON line on stdout
         try:
             if args.child == "context":
