@@ -552,7 +552,9 @@ def child_context(device):
     return {"module_loading": os.environ.get("CUDA_MODULE_LOADING", "(unset)"), "stages": stages}
 
 
-def measure_context(dev, mem):
+def measure_context(dev, mem, modes=("LAZY", None), prior=None):
+    """modes: CUDA_MODULE_LOADING values (None = inherited), one child each; prior: an earlier result to extend
+    (EAGER runs last: it loads every module of every library and is the slowest)."""
     if dev.type != "cuda":
         r = _child(["--child", "context", "--device", str(dev)])  # exercises the child plumbing
         r["skipped"] = "CUDA only: the CUDA context exists only on a GPU (child ran: %s)" % json.dumps(r)[:200]
@@ -562,11 +564,13 @@ def measure_context(dev, mem):
                      "started - the child's free after each stage (device-wide; the parent is idle meanwhile); "
                      "non_allocator = used - the child's memory_reserved (context, modules, library handles)",
            "runs": []}
-    for mode in ("LAZY", "EAGER", None):
+    if prior and "runs" in prior:
+        out = prior
+    for mode in modes:
         env = {"CUDA_MODULE_LOADING": mode} if mode else {}
         mem.sync()
         free0 = _free(dev)
-        r = _child(["--child", "context", "--device", str(dev)], env)
+        r = _child(["--child", "context", "--device", str(dev)], env, timeout=150)
         r["requested_mode"] = mode or "(inherited: %s)" % os.environ.get("CUDA_MODULE_LOADING", "unset")
         r["parent_free_before"] = free0
         for s in r.get("stages", []):
@@ -606,6 +610,16 @@ def child_cublas(device):
         res["steps"].append({"step": name, "allocated_delta": m1 - m0, "output_bytes": y.numel() * y.element_size(),
                              "workspace_bytes": m1 - m0 - y.numel() * y.element_size()})
         del x, y
+    # backward runs on the autograd engine's device thread, which has its own cuBLAS handle (and workspace)
+    w = torch.randn(1024, 1024, device=dev, requires_grad=True)
+    m0 = torch.cuda.memory_allocated(dev)
+    (a @ w).sum().backward()
+    torch.cuda.synchronize()
+    m1 = torch.cuda.memory_allocated(dev)
+    res["steps"].append({"step": "fp32 matmul backward (autograd device thread)", "allocated_delta": m1 - m0,
+                         "output_bytes": w.grad.numel() * w.grad.element_size(),
+                         "workspace_bytes": m1 - m0 - w.grad.numel() * w.grad.element_size()})
+    del w
     torch.cuda.synchronize()
     after = torch.cuda.memory_allocated(dev)
     new = list(blocks())
@@ -921,8 +935,10 @@ def main():
     ap.add_argument("--probe-build-dir", help="where to build the C++ probe (default: a temp dir)")
     ap.add_argument("--hana-include", help="directory holding boost/hana.hpp")
     ap.add_argument("--probe-timeout", type=int, default=240, help="seconds for each probe build step and its run")
-    ap.add_argument("--budget", type=float, default=480.0,
-                    help="stop starting new cases after this many seconds (default 480: one 10-minute call)")
+    ap.add_argument("--budget", type=float, default=400.0,
+                    help="stop starting new cases after this many seconds (default 400: one 10-minute call, "
+                    "with the runs that follow the cases)")
+    ap.add_argument("--resume", help="an earlier (cut-off) output: keep its cases and probes, measure the rest")
     ap.add_argument("--probes-only", action="store_true", help="the device-wide probes only, no cases")
     ap.add_argument("--compare", help="a reference JSON (e.g. a CPU one): print measured vs reference per case and "
                     "field on stderr")
@@ -965,6 +981,15 @@ def main():
         mem = HeapMem() if _shim_loaded() else NoMem()
 
     res = {"source": None, "environment": environment(dev, mem), "cases": [], "probes": {}}
+    if args.resume:
+        old = json.load(open(args.resume))
+        if old["environment"].get("gpu") != res["environment"].get("gpu") or \
+                old["environment"]["torch"] != res["environment"]["torch"]:
+            sys.exit("--resume %s: measured on %s / torch %s, not this machine" % (
+                args.resume, old["environment"].get("gpu"), old["environment"]["torch"]))
+        res["cases"], res["probes"] = old.get("cases", []), old.get("probes", {})
+        res["environment"]["resumed_from"] = {"date": old["environment"].get("date"),
+                                              "total_seconds": old["environment"].get("total_seconds")}
     env = res["environment"]
     res["source"] = ("PyTorch %s on %s (%s); one training step per case; measured by benchmarks/gpu/measure_cuda.py "
                      "(torch.cuda memory statistics + saved_tensors_hooks)"
@@ -982,29 +1007,43 @@ def main():
     def log(msg):
         print("[%6.1f s] %s" % (time.time() - t_all, msg), file=sys.stderr, flush=True)
 
-    # device-wide probes first, while this process holds nothing but its context; then the cases, which
-    # stop starting at --budget (each is written as it completes, so a killed run keeps what it measured)
+    # Device-wide probes first, while this process holds nothing but its context; then the cases, which stop
+    # starting at --budget (each is written as it completes, so a killed run keeps what it measured); then the
+    # fresh-process runs and the EAGER context child (the slowest). With --resume, what the file already holds
+    # (without an error) is kept and not measured again.
+    def probe(key, fn):
+        if args.no_device_probes or (key in res["probes"] and "error" not in res["probes"][key]
+                                     and "skipped" not in res["probes"][key] and key != "context"):
+            return
+        t0 = time.time()
+        try:
+            res["probes"][key] = fn()
+        except Exception as e:  # noqa: BLE001  (one failed probe must not lose the rest)
+            res["probes"][key] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
+        res["probes"][key]["seconds"] = round(res["probes"][key].get("seconds", 0) + time.time() - t0, 1)
+        log("probe %s done (%.1f s)" % (key, time.time() - t0))
+        write()
+
+    def ctx_modes(wanted):
+        done = {r.get("requested_mode", "").split(" ")[0].strip("(:") for r in res["probes"].get("context", {}).get(
+            "runs", []) if "error" not in r}
+        return tuple(m for m in wanted if (m or "inherited") not in done)
+
     if args.no_device_probes:
         res["probes"]["skipped"] = "--no-device-probes"
-    else:
-        for key, fn in (("context", lambda: measure_context(dev, mem)), ("cublas", lambda: measure_cublas(dev)),
-                        ("cpp_probe", lambda: run_cpp_probe(dev, args)),
-                        ("cudnn", lambda: measure_cudnn(dev, mem, args.quick)),
-                        ("isolated", lambda: measure_isolated([n for n in (ISOLATED_QUICK if args.quick else ISOLATED)
-                                                               if n in CASES], dev, mem))):
-            t0 = time.time()
-            try:
-                res["probes"][key] = fn()
-            except Exception as e:  # noqa: BLE001  (one failed probe must not lose the rest)
-                res["probes"][key] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
-            res["probes"][key]["seconds"] = round(time.time() - t0, 1)
-            log("probe %s done (%.1f s)" % (key, time.time() - t0))
-            write()
+    probe("context", lambda: measure_context(dev, mem, ctx_modes(("LAZY", None)), res["probes"].get("context")))
+    probe("cublas", lambda: measure_cublas(dev))
+    probe("cpp_probe", lambda: run_cpp_probe(dev, args))
+    probe("cudnn", lambda: measure_cudnn(dev, mem, args.quick))
 
     skipped = []
+    done = {c["case"] for c in res["cases"] if "error" not in c}
+    res["cases"] = [c for c in res["cases"] if c["case"] in done]
     if args.probes_only:
         names = []
     for n in names:
+        if n in done:
+            continue
         if time.time() - t_all > args.budget:
             skipped.append(n)
             continue
@@ -1019,8 +1058,17 @@ def main():
         log("%-40s %s" % (n, r.get("error") or "saved %s  peak %s  reserved %s  %.1f s" % (
             r["saved_bytes"], r["step_peak_bytes"], r["reserved_peak_bytes"], r["seconds"])))
         write()
+    res.pop("skipped_cases", None)
     if skipped:
-        res["skipped_cases"] = {"reason": "--budget %.0f s reached" % args.budget, "cases": skipped}
+        res["skipped_cases"] = {"reason": "--budget %.0f s reached (measure them with --resume)" % args.budget,
+                                "cases": skipped}
+    order = {n: i for i, n in enumerate(CASES)}
+    res["cases"].sort(key=lambda c: order.get(c["case"], len(order)))
+
+    probe("isolated", lambda: measure_isolated([n for n in (ISOLATED_QUICK if args.quick else ISOLATED) if n in CASES],
+                                               dev, mem))
+    if not args.quick:
+        probe("context", lambda: measure_context(dev, mem, ctx_modes(("EAGER",)), res["probes"].get("context")))
 
     iso = res["probes"].get("isolated", {}).get("cases", {})
     for c in res["cases"]:

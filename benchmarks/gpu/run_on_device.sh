@@ -12,7 +12,8 @@
 # The C++ probe is built into a temp dir. Everything lands in $OUT (or benchmarks/accuracy/out/ when
 # $OUT is unset): pytorch-<torch major.minor>-cuda-<gpu>.json (the reference to commit as
 # benchmarks/accuracy/reference/), measure_cuda.log and machine.txt. The Python run is limited to
-# GB_LIMIT_S seconds (default 560) and stops starting cases 120 s before that, so the whole command fits
+# GB_LIMIT_S seconds (default 560) and stops starting cases 170 s before that (the fresh-process runs and the
+# EAGER context child come after the cases), so the whole command fits
 # one 10-minute call; the JSON is rewritten after every case, so a cut-off run keeps what it measured.
 # Extra arguments go to measure_cuda.py (--quick, --cases a,b, --no-probe, ...).
 set -uo pipefail
@@ -32,7 +33,7 @@ fi
 out="${OUT:-$repo/benchmarks/accuracy/out}"
 mkdir -p "$out"
 limit="${GB_LIMIT_S:-560}"
-budget=$((limit - 120))
+budget=$((limit - 170))
 log="$out/measure_cuda.log"
 export PYTHONUNBUFFERED=1
 cd "$repo"
