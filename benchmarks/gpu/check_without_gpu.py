@@ -64,7 +64,8 @@ for k, v in vars(fake).items():
 
 # 1. the case table
 ok(len(mc.CASES) >= 20, "case table: %d cases (>= 20)" % len(mc.CASES))
-ref13 = [c["case"] for c in __import__("json").load(open(os.path.join(mc.ACC, "reference", "pytorch-1.13-cpu.json")))["cases"]]
+ref13 = [c["case"] for c in
+         __import__("json").load(open(os.path.join(mc.ACC, "reference", "pytorch-1.13-cpu.json")))["cases"]]
 ok(all(n in mc.CASES for n in ref13), "every pytorch-1.13-cpu.json case is a CUDA case (%d)" % len(ref13))
 for what, pred in (("fp16_autocast", lambda c: c["precision"] == "fp16_autocast"),
                    ("bf16_autocast", lambda c: c["precision"] == "bf16_autocast"),
@@ -116,8 +117,9 @@ mc._child = fake_child
 gpu = torch.device("cuda", 0)
 cm = mc.CudaMem(gpu)
 ctx = mc.measure_context(gpu, cm)
-ok([r_["requested_mode"] for r_ in ctx["runs"]][:2] == ["LAZY", "EAGER"] and len(ctx["runs"]) == 3,
-   "context: LAZY, EAGER, inherited children")
+ctx = mc.measure_context(gpu, cm, ("EAGER",), ctx)
+modes = [r_["requested_mode"].split(" ")[0] for r_ in ctx["runs"]]
+ok(modes == ["LAZY", "(inherited:", "EAGER"], "context: LAZY, inherited, then EAGER appended (%s)" % modes)
 st = ctx["runs"][0]["stages"]
 ok(st[0]["used"] == 500 << 20 and st[1]["non_allocator"] == (504 << 20) - MiB2,
    "context: used = parent free - child free; non_allocator = used - reserved")
