@@ -977,6 +977,8 @@ def main():
     if dev.type == "cuda":
         torch.cuda.init()
         mem = CudaMem(dev)
+        # measure.py pins 2 CPU threads (the CPU references' condition); on the GPU machine they only build models
+        torch.set_num_threads(int(os.environ.get("GB_THREADS", os.cpu_count() or 2)))
     else:
         mem = HeapMem() if _shim_loaded() else NoMem()
 
