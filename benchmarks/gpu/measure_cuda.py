@@ -443,9 +443,12 @@ def run_case(c, dev, mem):
     fwd_bwd_reserved = mem.reserved_peak()
     grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)
     del out, loss  # the step runs with the output and loss released, as in the CPU references
+    scale0 = env.scaler.get_scale() if env.scaler else None
     env.step(opt)
     mem.sync()
     step_peak = _sub(mem.peak(), base)
+    if env.scaler:  # GradScaler lowers its scale when it skipped the step (inf/nan gradients): no optimizer work
+        r["measured_step_skipped"] = env.scaler.get_scale() < scale0
     st1 = mem.stats()
 
     opt_state = 0
