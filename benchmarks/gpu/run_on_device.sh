@@ -42,6 +42,7 @@ cd "$repo"
   echo "== $(date -u +%FT%TZ)  $(uname -srm)"
   nvidia-smi || true
   python3 -c 'import sys, torch; print(sys.executable, "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' || true
+  python3 -m pip list 2>/dev/null | grep -i -E "^(torch|torchvision|triton|nvidia-cudnn-cu[0-9]+|nvidia-cublas[-a-z0-9]*) " || true
   command -v nvcc >/dev/null && nvcc --version | tail -2
   cmake --version | head -1; command -v ninja || true
   echo "CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-} PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-}"
