@@ -51,7 +51,22 @@ struct walker {
   }
 
   constexpr walker(const layer* n, std::int32_t c, sim& sm)
-      : records(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {}
+      : records(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {
+    resolve_policy();
+  }
+
+  /// The policy's per-record facts, resolved once before the walk: which records
+  /// training::train_only names (prefix match on their module names). Empty: no train_only.
+  dyn_array<std::uint8_t> named_to_train{};
+  constexpr void resolve_policy() {
+    if (!s.plan.train_only) return;
+    named_to_train.resize(static_cast<std::size_t>(count), 0);
+    for (std::int32_t i = 0; i < count; ++i)
+      if (records[i].name && matches_any_prefix(records[i].name, s.plan.train_only)) named_to_train[static_cast<std::size_t>(i)] = 1;
+  }
+  constexpr bool trains_by_name(std::int32_t i) const {
+    return !named_to_train.empty() && named_to_train[static_cast<std::size_t>(i)] != 0;
+  }
 
   struct scope {
     bool trainable = true;
@@ -74,7 +89,7 @@ struct walker {
   /// or the policy asks for one, its per-record statistics when they are collected.
   constexpr value walk(std::int32_t i, const value& in, scope sc, bool force_checkpoint = false) {
     const layer& L = records[i];
-    if (L.flags.frozen || L.share_id > 0 || (L.name && s.plan.train_only)) sc = enter(i, sc);
+    if (L.flags.frozen || L.share_id > 0 || trains_by_name(i)) sc = enter(i, sc);
     const bool checkpoint = (L.flags.checkpoint || force_checkpoint) && can_checkpoint();
     // leaves keep their own statistics (walk_leaf)
     if (!collecting() || L.kind == node_kind::leaf) return checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
@@ -90,7 +105,7 @@ struct walker {
   /// shared block's later occurrences map to the first one's weights (counted once).
   constexpr scope enter(std::int32_t i, scope sc) {
     const layer& L = records[i];
-    if (s.plan.train_only && L.name && matches_any_prefix(L.name, s.plan.train_only)) sc.trainable = true;
+    if (trains_by_name(i)) sc.trainable = true;
     if (L.flags.frozen) sc.trainable = false;
     if (L.share_id > 0) {
       std::int32_t root = -1;
@@ -113,8 +128,9 @@ struct walker {
   constexpr bool collecting() const { return collect_stats && !replaying && counting; }
 
   /// A leaf without flags, shared weights or a name the policy looks at.
-  constexpr bool is_plain_leaf(const layer& L) const {
-    return L.kind == node_kind::leaf && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !(L.name && s.plan.train_only);
+  constexpr bool is_plain_leaf(std::int32_t i) const {
+    const layer& L = records[i];
+    return L.kind == node_kind::leaf && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !trains_by_name(i);
   }
 
   /// A checkpoint starts only in a training forward that is not already inside one.
@@ -183,7 +199,7 @@ struct walker {
       const bool flat = records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint;
       if (flat) hand_over = cur.id, handed_over = false;
       // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
-      value next = !force && is_plain_leaf(records[c]) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
+      value next = !force && is_plain_leaf(c) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
       if (!(flat && handed_over)) s.release(cur);
       if (flat) hand_over = -1, handed_over = false;
       cur = next;
