@@ -1,0 +1,58 @@
+// Per-rank budgets at compile time (distributed.hpp): DeepSpeed's published ZeRO model-state
+// figures, frozen parameters, the fit check, and the solvers on Llama-2-7B.
+// Twin of tests/fail/rank_exceeds_a100_zero1_ko.cpp.
+#include <gpubudget/distributed.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+namespace {
+using namespace gpubudget;
+
+// --- DeepSpeed's T5-3B example (DeepSpeed docs, "Memory Requirements", docs/code-docs/source/memory.rst:
+// "Model with 2851M total params, 32M largest layer params", 1 node × 8 GPUs, fp16, Adam) ----------
+constexpr step_facts t5_3b(std::int64_t trainable = 2'851'000'000) {
+  step_facts f{};
+  f.single.plan = training{.batch = 1, .precision = pure_fp16, .optimizer = adam};
+  f.params = {2'851'000'000, trainable, 32'000'000, 32'000'000};
+  return f;
+}
+constexpr std::int64_t states(const parallel_layout& l, std::int64_t trainable = 2'851'000'000) {
+  return per_rank(t5_3b(trainable), l).model_states();
+}
+constexpr offload_policy opt{true, false}, both{true, true};
+// Exactly DeepSpeed's estimator formulas ...
+static_assert(states(zero(2, 8)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, false));
+static_assert(states(zero(2, 8, opt)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, true));
+static_assert(states(zero(3, 8)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, false, false));
+static_assert(states(zero(3, 8, opt)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, false));
+static_assert(states(zero(3, 8, both)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, true));
+// ... and the GiB the docs print: 15.93, 5.31 (ZeRO-2); 6.09, 0.78, 0.12 (ZeRO-3), to 0.01 GiB.
+constexpr std::int64_t centi_gib(std::int64_t bytes) { return (bytes * 100 + GiB / 2) / GiB; }
+static_assert(centi_gib(states(zero(2, 8))) == 1593);
+static_assert(centi_gib(states(zero(2, 8, opt))) == 531);
+static_assert(centi_gib(states(zero(3, 8))) == 609);
+static_assert(centi_gib(states(zero(3, 8, opt))) == 78);
+static_assert(centi_gib(states(zero(3, 8, both))) == 12);
+// ZeRO-1 keeps what the ZeRO-2 estimator counts (both live in stage_1_and_2.py); stage 0 shards nothing.
+static_assert(states(zero(1, 8)) == states(zero(2, 8)));
+static_assert(states(zero(0, 8)) == 20 * 2'851'000'000LL);
+
+// --- Frozen parameters: 16-bit weights only, no gradients, no optimizer state ----------------------
+static_assert(states(zero(2, 8), 0) == 2 * 2'851'000'000LL);
+static_assert(states(zero(3, 8), 0) == 4 * 32'000'000LL + 2 * 2'851'000'000LL / 8);
+static_assert(states(fsdp(fsdp_strategy::full_shard, 8), 0) < states(fsdp(fsdp_strategy::full_shard, 8)) / 3);
+
+// --- FSDP strategies: FULL_SHARD < SHARD_GRAD_OP < NO_SHARD; HYBRID_SHARD(8) on 16 = FULL_SHARD on 8 --
+static_assert(states(fsdp(fsdp_strategy::full_shard, 8)) < states(fsdp(fsdp_strategy::shard_grad_op, 8)));
+static_assert(states(fsdp(fsdp_strategy::shard_grad_op, 8)) < states(fsdp(fsdp_strategy::no_shard, 8)));
+static_assert(states(fsdp(fsdp_strategy::hybrid_shard, 16, {}, 8)) == states(fsdp(fsdp_strategy::full_shard, 8)));
+// FULL_SHARD: 16 bytes per parameter over 8 ranks + three 16-bit units (current, prefetched, gradients).
+static_assert(states(fsdp(fsdp_strategy::full_shard, 8)) == 16 * 2'851'000'000LL / 8 + 3 * 2 * 32'000'000LL);
+
+// --- Llama-2-7B full fine-tune, pure bf16 + AdamW, 2048 tokens per GPU, on A100 40GB ---------------
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+constexpr auto llama7 = models::llama(models::llama2_7b(2048));
+constexpr auto r3 = per_rank_budget(llama7, per_gpu, zero(3, 8), devices::a100_40gb);
+static_assert(require_fits_per_rank<r3>);
+static_assert(r3.params.total == 6'738'415'616);
+static_assert(r3.params.largest_unit == 202'383'360);  // one decoder layer: FSDP's unit
+}  // namespace

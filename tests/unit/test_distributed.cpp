@@ -1,0 +1,97 @@
+// Per-rank budgets (distributed.hpp) at run time: layout errors, the solvers' answers on
+// Llama-2-7B, components adding up, and Megatron's closed-form activation figures.
+#include <catch2/catch.hpp>
+#include <gpubudget/distributed.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+#include <stdexcept>
+
+using namespace gpubudget;
+
+namespace {
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+const step_facts llama7 = rank_facts(models::llama(models::llama2_7b(2048)), per_gpu, devices::a100_40gb);
+
+std::int64_t sum_of_components(const rank_budget& r) {
+  std::int64_t s = 0;
+  for (const auto& c : rank_components(r)) s += c.bytes;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("bad layouts are named errors") {
+  auto err = [](const parallel_layout& l) {
+    try {
+      (void)per_rank(llama7, l);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(err(zero(4, 8)) == "gpubudget: ZeRO stage must be 0, 1, 2 or 3");
+  CHECK(err(ddp(8)).find("no error") == 0);
+  CHECK(err(parallel_layout{.world_size = 8, .offload = {true, false}}).find("offload needs DeepSpeed ZeRO or FSDP") != std::string::npos);
+  CHECK(err(zero(2, 8, {false, true})).find("stage 3 only") != std::string::npos);
+  CHECK(err(fsdp(fsdp_strategy::full_shard, 8, {true, false})).find("not the optimizer alone") != std::string::npos);
+  CHECK(err(fsdp(fsdp_strategy::hybrid_shard, 8, {}, 3)).find("HYBRID_SHARD") != std::string::npos);
+  CHECK(err(parallel_layout{.world_size = 6, .tensor_parallel = 4}).find("not divisible by tensor") != std::string::npos);
+  CHECK(err(parallel_layout{.world_size = 0}).find("must be positive") != std::string::npos);
+  CHECK_THROWS_WITH(check_transformer_split(parallel_layout{.world_size = 8, .tensor_parallel = 8}, 12, 3072, 12),
+                    Catch::Contains("does not divide the attention heads"));
+  CHECK_THROWS_WITH(check_transformer_split(parallel_layout{.world_size = 16, .pipeline_parallel = 16}, 32, 11008, 12),
+                    Catch::Contains("larger than the layer count"));
+}
+
+TEST_CASE("a rank's components add up to its total, for every candidate layout") {
+  for (const auto& c : rank_layouts(llama7, 16)) {
+    if (!c.valid) continue;
+    CHECK(sum_of_components(c.budget) == c.budget.total());
+  }
+}
+
+TEST_CASE("Llama-2-7B, pure bf16 AdamW, 2048 tokens per GPU on A100 40GB") {
+  // The single GPU needs ~166 GiB; ZeRO-1/2 keep 4 bytes/parameter unsharded and do not fit on 8.
+  CHECK(!fits(llama7.single));
+  CHECK(!fits_per_rank(per_rank(llama7, zero(2, 8))));
+  CHECK(fits_per_rank(per_rank(llama7, zero(2, 8, {true, false}))));
+  CHECK(fits_per_rank(per_rank(llama7, zero(3, 8))));
+  // Smallest world sizes (model states shrink with N; activations of one sequence do not).
+  CHECK(min_gpus(llama7, zero(3, 1)) == 6);
+  CHECK(min_gpus(llama7, fsdp(fsdp_strategy::full_shard, 1)) == 6);
+  CHECK(min_gpus(llama7, zero(2, 1)) == 0);  // 2 + 2 bytes/param alone are 25 GiB + activations: never on 40 GB
+  CHECK(min_gpus(llama7, ddp(1)) == 0);
+  // Cheapest on 8: FULL_SHARD and ZeRO-3 both move 3Ψ; FULL_SHARD's rank is smaller (DeepSpeed's
+  // default 5e8-element reduce bucket).
+  const auto ranked = rank_layouts(llama7, 8);
+  CHECK(ranked[0].fits);
+  CHECK(ranked[0].layout.engine == sharding::fsdp);
+  CHECK(ranked[0].layout.fsdp == fsdp_strategy::full_shard);
+  CHECK(ranked[1].layout.engine == sharding::zero);
+  CHECK(ranked[1].layout.zero_stage == 3);
+  CHECK(cheapest_layout(llama7, 8).fsdp == fsdp_strategy::full_shard);
+  // Offloading everything fits even one GPU; an 8 GB card cannot hold one sequence's activations.
+  CHECK(cheapest_layout(llama7, 1).offload.parameters);
+  const auto small = rank_facts(models::llama(models::llama2_7b(2048)), per_gpu, custom_device("8 GB", 8 * GB));
+  CHECK_THROWS_WITH(cheapest_layout(small, 64), Catch::Contains("no parallel layout fits"));
+}
+
+TEST_CASE("tensor, sequence and context parallelism split the activations") {
+  const auto base = per_rank(llama7, zero(1, 8));
+  const auto tp_sp = per_rank(llama7, parallel_layout{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .tensor_parallel = 8, .sequence_parallel = true});
+  const auto tp = per_rank(llama7, parallel_layout{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .tensor_parallel = 8});
+  CHECK(tp_sp.step_peak == (base.step_peak + 7) / 8);
+  CHECK(tp.step_peak == (base.step_peak * (10 * 8 + 24) + 34 * 8 - 1) / (34 * 8));
+  CHECK(tp_sp.parameters == (base.parameters + 7) / 8);
+  const auto cp = per_rank(llama7, parallel_layout{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .context_parallel = 2});
+  CHECK(cp.step_peak == (base.step_peak + 1) / 2);
+}
+
+TEST_CASE("Megatron's per-layer activation bytes (Korthikanti et al. 2022, Table 2)") {
+  // GPT-3 175B: s = 2048, h = 12288, a = 96, micro-batch 1, t = 8.
+  constexpr std::int64_t s = 2048, h = 12288, a = 96;
+  CHECK(megatron_layer_activation_bytes(s, 1, h, a, 1, false, false) == s * h * (34 + 5 * a * s / h));  // 2,868,903,936
+  CHECK(megatron_layer_activation_bytes(s, 1, h, a, 1, false, false) == 2'868'903'936);
+  CHECK(megatron_layer_activation_bytes(s, 1, h, a, 8, true, false) == 2'868'903'936 / 8);
+  CHECK(megatron_layer_activation_bytes(s, 1, h, a, 8, true, true) == 34 * s * h / 8);
+  CHECK(megatron_layer_activation_bytes(s, 1, h, a, 8, false, false) == s * h * 10 + s * h * (24 + 5 * a * s / h) / 8);
+}
