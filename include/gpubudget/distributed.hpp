@@ -117,12 +117,22 @@ struct parameter_facts {
   std::int64_t largest_unit = 0;   ///< largest repeated block (FSDP's wrap unit; the model if none)
 };
 
+/// What tensor and pipeline parallelism must divide (from the model's records).
+struct split_facts {
+  std::int64_t layers = 0;  ///< copies of the repeated blocks (transformer layers); 0: unknown
+  /// gcd of every attention's heads and key/value heads and of every linear width inside a repeated
+  /// block (projections, FFN); tensor parallelism must divide it. 0: no constraint. The vocabulary
+  /// is left out: Megatron pads it (--make-vocab-size-divisible-by).
+  std::int64_t tp_divides = 0;
+};
+
 /// What one single-GPU walk of the per-rank plan gives every layout: computed once, then every
 /// layout and world size is arithmetic (min_gpus, cheapest_layout).
 struct step_facts {
   memory_budget single{};          ///< the single-GPU budget of the per-rank plan
   parameter_facts params{};
   std::int64_t activations = 0;    ///< forward/backward peak minus the .grad tensors then alive
+  split_facts split{};
 };
 
 /// One rank's budget. Components (rank_components) add up to total().
@@ -189,6 +199,42 @@ constexpr void validate(const parallel_layout& l) {
   if (l.engine == sharding::fsdp && l.offload.optimizer && !l.offload.parameters) fsdp_offload_moves_parameters_and_optimizer_together();
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard && l.data_parallel() % l.shard_degree() != 0)
     hybrid_shard_group_does_not_divide_data_parallel_size();
+}
+
+/// Tensor parallelism must divide the heads and the FFN; pipeline stages need a layer each.
+constexpr void validate_split(const split_facts& s, const parallel_layout& l) {
+  if (s.tp_divides > 0 && s.tp_divides % l.tensor_parallel != 0) tensor_parallel_does_not_divide_heads();
+  if (s.layers > 0 && l.pipeline_parallel > s.layers) pipeline_parallel_larger_than_layer_count();
+}
+
+constexpr std::int64_t gcd(std::int64_t a, std::int64_t b) {
+  while (b != 0) {
+    const auto t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/// The split facts of a model's records.
+template <std::size_t N>
+constexpr split_facts split_facts_of(const std::array<layer, N>& rs) {
+  split_facts f{};
+  std::int64_t repeats = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto& L = rs[i];
+    if (L.kind == node_kind::repeat) {
+      repeats += L.count;
+      for (std::size_t j = i + 1; j < i + static_cast<std::size_t>(L.span) && j < N; ++j)
+        if (rs[j].kind == node_kind::leaf && rs[j].op == &op_entry<gpubudget::linear_op>::descriptor)
+          f.tp_divides = gcd(f.tp_divides, op_of<gpubudget::linear_op>(rs[j]).out_features);
+    }
+    if (L.kind == node_kind::leaf && L.op == &op_entry<gpubudget::attention_op>::descriptor) {
+      const auto a = op_of<gpubudget::attention_op>(L);
+      f.tp_divides = gcd(gcd(f.tp_divides, a.heads), a.kv_heads);
+    }
+  }
+  f.layers = repeats;
+  return f;
 }
 
 constexpr std::int64_t shard(std::int64_t bytes, std::int64_t n) { return (bytes + n - 1) / n; }
@@ -354,6 +400,7 @@ constexpr std::int64_t rank_optimizer_temporaries(const parameter_facts& slice, 
 /// One rank's budget under layout `l`, from the single-GPU facts of the per-rank plan.
 constexpr rank_budget per_rank(const step_facts& f, const parallel_layout& l) {
   detail::validate(l);
+  detail::validate_split(f.split, l);
   const auto& b = f.single;
   rank_budget r{};
   r.layout = l, r.plan = b.plan, r.device_name = b.device_name, r.device_id = b.device_id, r.capacity = b.capacity;
@@ -399,6 +446,7 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
   f.params = {b.parameter_count, b.trainable_count, r.totals.largest_trainable, detail::largest_unit(b)};
   if (f.params.largest_layer == 0) f.params.largest_layer = f.params.largest_unit;
   f.activations = r.fwd_bwd_peak - r.grads_at_peak;
+  f.split = detail::split_facts_of(m.records);
   return f;
 }
 
@@ -563,13 +611,6 @@ constexpr std::int64_t megatron_layer_activation_bytes(std::int64_t s, std::int6
   const auto scores = selective_recompute ? 0 : checked_mul(5 * a, checked_mul(s, checked_mul(s, b)));  // 5·a·s²·b
   if (sequence_parallel || t == 1) return (checked_mul(34, sbh) + scores) / t;
   return checked_mul(10, sbh) + (checked_mul(24, sbh) + scores) / t;
-}
-
-/// `tp` must divide the attention heads and the FFN width, `pp` must not exceed the layers.
-constexpr void check_transformer_split(const parallel_layout& l, std::int64_t heads, std::int64_t ffn, std::int64_t layers) {
-  detail::validate(l);
-  if (heads % l.tensor_parallel != 0 || ffn % l.tensor_parallel != 0) detail::tensor_parallel_does_not_divide_heads();
-  if (l.pipeline_parallel > layers) detail::pipeline_parallel_larger_than_layer_count();
 }
 
 // ---- DeepSpeed's own estimators, for pinning ------------------------------------------------

@@ -36,10 +36,16 @@ TEST_CASE("bad layouts are named errors") {
   CHECK(err(fsdp(fsdp_strategy::hybrid_shard, 8, {}, 3)).find("HYBRID_SHARD") != std::string::npos);
   CHECK(err(parallel_layout{.world_size = 6, .tensor_parallel = 4}).find("not divisible by tensor") != std::string::npos);
   CHECK(err(parallel_layout{.world_size = 0}).find("must be positive") != std::string::npos);
-  CHECK_THROWS_WITH(check_transformer_split(parallel_layout{.world_size = 8, .tensor_parallel = 8}, 12, 3072, 12),
-                    Catch::Contains("does not divide the attention heads"));
-  CHECK_THROWS_WITH(check_transformer_split(parallel_layout{.world_size = 16, .pipeline_parallel = 16}, 32, 11008, 12),
-                    Catch::Contains("larger than the layer count"));
+  // GPT-2 small: 12 heads, 12 layers. Llama-2-7B: 32 heads, FFN 11008 = 2^8 · 43, 32 layers.
+  const auto gpt2 = rank_facts(models::gpt(models::gpt2_small(256)), per_gpu, devices::a100_40gb);
+  CHECK(gpt2.split.layers == 12);
+  CHECK(gpt2.split.tp_divides == 12);
+  CHECK(llama7.split.layers == 32);
+  CHECK(llama7.split.tp_divides == 32);
+  CHECK_THROWS_WITH(per_rank(gpt2, parallel_layout{.world_size = 8, .tensor_parallel = 8}), Catch::Contains("does not divide the attention heads"));
+  CHECK_NOTHROW(per_rank(gpt2, parallel_layout{.world_size = 12, .tensor_parallel = 4}));
+  CHECK_THROWS_WITH(per_rank(llama7, parallel_layout{.world_size = 3, .tensor_parallel = 3}), Catch::Contains("does not divide the attention heads"));
+  CHECK_THROWS_WITH(per_rank(gpt2, parallel_layout{.world_size = 16, .pipeline_parallel = 16}), Catch::Contains("larger than the layer count"));
 }
 
 TEST_CASE("a rank's components add up to its total, for every candidate layout") {
