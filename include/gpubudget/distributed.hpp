@@ -22,11 +22,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
 #include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/report.hpp>
 
 namespace gpubudget {
 
@@ -625,6 +628,42 @@ constexpr std::int64_t deepspeed_zero3_gpu_bytes(std::int64_t total_params, std:
   const auto largest = 4 * largest_layer_params;
   if (cpu_offload && cpu_offload_params) return largest;
   return cpu_offload ? largest + 2 * total_params / gpus : largest + 18 * total_params / gpus;
+}
+
+
+// ---- Tables ----------------------------------------------------------------------------------
+
+/// A rank budget with its column title.
+struct labelled_rank {
+  std::string label;
+  rank_budget budget{};
+};
+
+/// Markdown: one column per rank budget, one row per component, then the device total, the model
+/// states (DeepSpeed's estimator figure), what went to the host, and whether the rank fits.
+inline std::string rank_comparison_table(const std::vector<labelled_rank>& cols) {
+  if (cols.empty()) return {};
+  std::string out = "| Per rank |";
+  for (const auto& c : cols) out += " " + c.label + " |";
+  out += "\n|---|";
+  for (std::size_t i = 0; i < cols.size(); ++i) out += "---:|";
+  out += "\n";
+  auto row = [&](const std::string& name, auto get) {
+    out += "| " + name + " |";
+    for (const auto& c : cols) out += " " + get(c.budget) + " |";
+    out += "\n";
+  };
+  for (std::size_t k = 0; k < rank_components(cols.front().budget).size(); ++k) {
+    bool any = false;
+    for (const auto& c : cols) any = any || rank_components(c.budget)[k].bytes != 0 || rank_components(c.budget)[k].always_shown;
+    if (any) row(std::string(rank_components(cols.front().budget)[k].label), [k](const rank_budget& r) { return format_bytes(rank_components(r)[k].bytes); });
+  }
+  row("Device total", [](const rank_budget& r) { return "**" + format_bytes(r.total()) + "**"; });
+  row("Model states (DeepSpeed's terms)", [](const rank_budget& r) { return format_bytes(r.model_states()); });
+  row("Offloaded to host (per rank)", [](const rank_budget& r) { return format_bytes(r.host_model_states); });
+  row("Capacity", [](const rank_budget& r) { return format_bytes(r.capacity); });
+  row("Fits", [](const rank_budget& r) { return std::string(fits_per_rank(r) ? "yes" : "**no**"); });
+  return out;
 }
 
 }  // namespace gpubudget
