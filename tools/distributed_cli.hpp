@@ -124,7 +124,8 @@ inline distributed_request configure_distributed(const cli::parsed_args& a, cons
 inline std::string layout_name(const parallel_layout& l) {
   static const char* fsdp_names[] = {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"};
   std::string s = l.engine == sharding::zero ? "ZeRO-" + std::to_string(l.zero_stage)
-                  : l.engine == sharding::fsdp ? std::string("FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
+                  : l.engine == sharding::fsdp     ? std::string("FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
+                  : l.engine == sharding::megatron ? std::string(l.distributed_optimizer ? "Megatron (distributed optimizer)" : "Megatron")
                                                : std::string(l.world_size > 1 ? "DDP" : "one GPU");
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard) s += " (groups of " + std::to_string(l.shard_degree()) + ")";
   if (l.offload.optimizer && l.offload.parameters) s += " + offload optimizer,parameters";

@@ -38,6 +38,9 @@ enum class sharding : std::uint8_t {
   none,  ///< PyTorch DDP (or one GPU): every rank holds everything
   zero,  ///< DeepSpeed ZeRO, `parallel_layout::zero_stage` 0..3
   fsdp,  ///< PyTorch FSDP, `parallel_layout::fsdp`
+  /// Megatron-LM's DDP: fp32 main gradients; `distributed_optimizer` shards the fp32 master
+  /// weights and Adam state over the data-parallel ranks (--use-distributed-optimizer).
+  megatron,
 };
 
 /// torch.distributed.fsdp.ShardingStrategy.
@@ -85,6 +88,7 @@ struct parallel_layout {
   std::int64_t expert_parallel = 1;
   bool sequence_parallel = false;  ///< Megatron sequence parallelism (with tensor_parallel > 1)
   bool ddp_gradient_as_bucket_view = false;  ///< DDP's gradient_as_bucket_view (default False)
+  bool distributed_optimizer = false;        ///< engine == megatron: --use-distributed-optimizer
   deepspeed_settings deepspeed{};
   nccl_settings nccl{};
 
@@ -94,6 +98,7 @@ struct parallel_layout {
   /// Ranks one copy of the model states is sharded over.
   constexpr std::int64_t shard_degree() const {
     if (engine == sharding::none) return 1;
+    if (engine == sharding::megatron) return distributed_optimizer ? data_parallel() : 1;
     if (engine == sharding::zero) return zero_stage == 0 ? 1 : data_parallel();
     if (fsdp == fsdp_strategy::no_shard) return 1;
     if (fsdp == fsdp_strategy::hybrid_shard) return shard_group > 0 ? shard_group : 8;
@@ -110,6 +115,12 @@ constexpr parallel_layout zero(std::int64_t stage, std::int64_t gpus, offload_po
 /// FSDP with `strategy` over `gpus` GPUs (`group`: HYBRID_SHARD's shard group size).
 constexpr parallel_layout fsdp(fsdp_strategy strategy, std::int64_t gpus, offload_policy o = {}, std::int64_t group = 0) {
   return {.world_size = gpus, .engine = sharding::fsdp, .fsdp = strategy, .shard_group = group, .offload = o};
+}
+
+/// Megatron-LM on `gpus` GPUs: tensor `tp`, pipeline `pp`, sequence parallelism, distributed optimizer.
+constexpr parallel_layout megatron(std::int64_t gpus, std::int64_t tp, std::int64_t pp, bool sp, bool distributed_optimizer) {
+  return {.world_size = gpus, .engine = sharding::megatron, .tensor_parallel = tp, .pipeline_parallel = pp, .sequence_parallel = sp,
+          .distributed_optimizer = distributed_optimizer};
 }
 
 /// The parameter counts the per-rank terms need.
@@ -197,7 +208,8 @@ constexpr void validate(const parallel_layout& l) {
   if (l.world_size % l.model_parallel() != 0) world_size_not_divisible_by_tp_pp_cp();
   if (l.engine == sharding::zero && (l.zero_stage < 0 || l.zero_stage > 3)) zero_stage_out_of_range();
   const bool any_offload = l.offload.optimizer || l.offload.parameters;
-  if (any_offload && (l.engine == sharding::none || (l.engine == sharding::zero && l.zero_stage == 0))) offload_needs_zero_or_fsdp();
+  if (any_offload && (l.engine == sharding::none || l.engine == sharding::megatron || (l.engine == sharding::zero && l.zero_stage == 0)))
+    offload_needs_zero_or_fsdp();
   if (l.engine == sharding::zero && l.offload.parameters && l.zero_stage != 3) parameter_offload_needs_zero_stage_3();
   if (l.engine == sharding::fsdp && l.offload.optimizer && !l.offload.parameters) fsdp_offload_moves_parameters_and_optimizer_together();
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard && l.data_parallel() % l.shard_degree() != 0)
@@ -319,6 +331,17 @@ constexpr rank_states fsdp_states(const parameter_facts& f, const training& p, c
   return s;
 }
 
+/// Megatron-LM: 16-bit parameters, fp32 main gradients (4 bytes), fp32 master weights and Adam's
+/// two moments (12 bytes), the latter sharded with the distributed optimizer: 18 bytes per
+/// parameter, or 6 + 12/dp (megatron/training/theoretical_memory_usage.py,
+/// compute_weight_and_optimizer_memory: `18 if not args.use_distributed_optimizer else 6 + (12 /
+/// args.data_parallel_size)`). Frozen parameters keep their 16-bit weights only.
+constexpr rank_states megatron_states(const parameter_facts& f, const training& p, const parallel_layout& l) {
+  const auto t = types_of(p.precision);
+  const auto opt = checked_mul(f.trainable, 4 * optimizer_state_per_param(p.optimizer) + (t.pure16 ? 4 : 0));
+  return {bytes_of(f.total, t.parameters), checked_mul(f.trainable, 4), shard(opt, l.shard_degree()), 0, 0};
+}
+
 /// DDP / one GPU: what the single-GPU budget holds (parameters, .grad, master weights for
 /// pure 16-bit, optimizer state).
 constexpr rank_states replicated_states(const parameter_facts& f, const training& p) {
@@ -332,6 +355,7 @@ constexpr rank_states states_of(const parameter_facts& f, const training& p, con
   switch (l.engine) {
     case sharding::zero: return zero_states(f, p, l);
     case sharding::fsdp: return fsdp_states(f, p, l);
+    case sharding::megatron: return megatron_states(f, p, l);
     case sharding::none: break;
   }
   return replicated_states(f, p);
@@ -367,12 +391,22 @@ constexpr std::int64_t nccl_bytes(const parallel_layout& l) {
   return checked_mul(groups * 2 * l.nccl.channels, l.nccl.buffsize);
 }
 
-/// The parameters one rank's model-parallel slice holds: Megatron splits every linear weight and
-/// the vocabulary over the tensor ranks and the layers over the pipeline stages (norms, a small
-/// part, are replicated: left out); expert parallelism is a hook (no expert layers yet).
+/// The parameters the most loaded rank's model-parallel slice holds: Megatron splits every linear
+/// weight and the vocabulary over the tensor ranks (norms, a small part, are replicated: left
+/// out) and the layers over the pipeline stages; the first stage also holds the input embedding
+/// (taken to be the largest parameter tensor, as in language models): "(1/pp_size transformer
+/// layers + 1 embedding layer) / tp_size" (theoretical_memory_usage.py, most loaded shard).
+/// Expert parallelism is a hook (no expert layers yet).
+constexpr std::int64_t first_stage_share(std::int64_t count, std::int64_t embedding, std::int64_t pp) {
+  if (pp == 1 || count <= embedding) return count;
+  return shard(count - embedding, pp) + embedding;
+}
 constexpr parameter_facts model_parallel_slice(parameter_facts f, const parallel_layout& l) {
-  const auto tp = l.tensor_parallel, mp = l.tensor_parallel * l.pipeline_parallel;
-  f.total = shard(f.total, mp), f.trainable = shard(f.trainable, mp);
+  const auto tp = l.tensor_parallel, pp = l.pipeline_parallel;
+  const auto frozen = f.total - f.trainable;
+  f.total = shard(first_stage_share(f.total, f.largest_layer, pp), tp);
+  f.trainable = f.total - shard(frozen / pp, tp);  // frozen parameters: spread evenly
+  if (f.trainable < 0) f.trainable = 0;
   f.largest_layer = shard(f.largest_layer, tp), f.largest_unit = shard(f.largest_unit, tp);
   return f;
 }

@@ -55,4 +55,27 @@ constexpr auto r3 = per_rank_budget(llama7, per_gpu, zero(3, 8), devices::a100_4
 static_assert(require_fits_per_rank<r3>);
 static_assert(r3.params.total == 6'738'415'616);
 static_assert(r3.params.largest_unit == 202'383'360);  // one decoder layer: FSDP's unit
+
+// --- Megatron-LM's theoretical_memory_usage.py, compute_weight_and_optimizer_memory ----------------
+// (megatron/training/theoretical_memory_usage.py: most loaded shard = (transformer layers / pp +
+// embedding) / tp parameters; 18 bytes each, or 6 + 12/dp with the distributed optimizer).
+// Parameter counts are Megatron's own formula for each configuration (bf16, Adam); the figures
+// are that script's, in bytes (its MB = 2^20 B in comments).
+namespace megatron_check {
+constexpr step_facts lm(std::int64_t total, std::int64_t embedding) {
+  step_facts f{};
+  f.single.plan = training{.batch = 1, .precision = pure_bf16, .optimizer = adam};
+  f.params = {total, total, embedding, 0};
+  return f;
+}
+// GPT-3 175B (h 12288, 96 layers, 96 heads, padded vocabulary 51200, tied), TP 8 × PP 8 × DP 16,
+// sequence parallel, distributed optimizer: 2,796,626,304 parameters on stage 0, 18,002.73 MB.
+static_assert(per_rank(lm(174'580'064'256, 629'145'600), megatron(1024, 8, 8, true, true)).model_states() == 18'877'227'552);
+// Llama-2-70B (h 8192, 80 layers, 8 query groups, SwiGLU 28672, vocabulary 32000, untied, RMSNorm),
+// TP 8 × DP 8, no distributed optimizer: 8,622,081,024 parameters per rank × 18 B, 148,007.83 MB.
+static_assert(per_rank(lm(68'976'648'192, 262'144'000), megatron(64, 8, 1, true, false)).model_states() == 155'197'458'432);
+// A 22B GPT (h 6144, 48 layers, 64 heads; Korthikanti et al.'s 22B), TP 8 × DP 4, distributed
+// optimizer: 2,757,379,584 parameters per rank, 23,666.78 MB.
+static_assert(per_rank(lm(22'059'036'672, 314'572'800), megatron(32, 8, 1, true, true)).model_states() == 24'816'416'256);
+}  // namespace megatron_check
 }  // namespace
