@@ -3,7 +3,8 @@
 // Pure bf16 weights with an fp32 master copy (DeepSpeed's bf16 engine), AdamW, one sequence of
 // 2048 tokens per GPU. Each rank holds its share of the model states — DeepSpeed's estimators'
 // terms: 2-byte parameters and gradients, 16 bytes per parameter of fp32 master, momentum,
-// variance and gradient partitions — plus what the estimators leave out: the activations of its
+// variance and gradient partitions (ZeRO-2's 16-bit gradients partitioned, as the engine keeps
+// them; DeepSpeed's estimator counts them whole) — plus what the estimators leave out: the activations of its
 // own micro-batch (the single-GPU liveness walk), reduce buckets, NCCL buffers, the CUDA context
 // and the allocator's reserve. The answers are checked at compile time.
 #include <gpubudget/distributed.hpp>
@@ -22,8 +23,10 @@ constexpr offload_policy optimizer_to_cpu{true, false}, everything_to_cpu{true, 
 constexpr parallel_layout layouts[] = {zero(0, 8), zero(1, 8), zero(2, 8), zero(2, 8, optimizer_to_cpu),
                                        zero(3, 8), zero(3, 8, optimizer_to_cpu), zero(3, 8, everything_to_cpu)};
 
-// ZeRO-0/1/2 keep the 2-byte parameters and gradients whole on every rank (25 GiB) and do not fit;
-// ZeRO-2 with the optimizer offloaded, and ZeRO-3, do.
+// ZeRO-0/1 keep the 2-byte parameters and gradients whole on every rank (25 GiB) and do not fit;
+// ZeRO-2 partitions the gradients but still keeps every 16-bit parameter (12.6 GiB) next to the
+// optimizer partition (12.6 GiB) and one sequence's activations (14.6 GiB): no fit either.
+// ZeRO-2 with the optimizer offloaded, and ZeRO-3, fit.
 static_assert(!fits_per_rank(per_rank(facts, zero(0, 8))));
 static_assert(!fits_per_rank(per_rank(facts, zero(1, 8))));
 static_assert(!fits_per_rank(per_rank(facts, zero(2, 8))));

@@ -64,6 +64,11 @@ struct deepspeed_settings {
   /// overlap_comm: ZeRO-1/2 then keep two reduce buffers instead of one (stage_1_and_2.py,
   /// ipg_buffer: buf_0, and buf_1 when overlap_comm). DeepSpeed's default is off for stages 1-2.
   bool overlap_comm = false;
+  /// Count as DeepSpeed's estimators do: they give ZeRO-2 the whole 16-bit gradients (`4 *
+  /// total_params` for parameters + gradients, as for ZeRO-1). At run time ZeRO-2 reduces each
+  /// gradient into its bucket as backward produces it and keeps only its partition
+  /// (stage_1_and_2.py, partition_gradients), which is what gpubudget counts by default.
+  bool estimator_accounting = false;
 };
 
 /// NCCL's staging buffers: NCCL_BUFFSIZE per channel and direction (NCCL environment variables
@@ -275,11 +280,12 @@ constexpr element_bytes zero_element_bytes(const training& p) {
   return {pb, pb, 4 * optimizer_state_per_param(p.optimizer) + (t.pure16 ? 8 : 0)};
 }
 
-/// DeepSpeed ZeRO, matching estimate_zero2_model_states_mem_needs (stages 1-2: GPU
+/// DeepSpeed ZeRO, matching (with `estimator_accounting`) estimate_zero2_model_states_mem_needs (stages 1-2: GPU
 /// `4 * total_params + int(16 * total_params / total_gpus)`, with cpu_offload `2 * total_params`)
 /// and estimate_zero3_model_states_mem_needs (stage 3: `4 * largest_layer_params +
 /// int(18 * total_params / total_gpus)`; offload_optimizer `4 * largest + int(2 * total / gpus)`;
-/// both offloads `4 * largest`), with `total` split into trainable and frozen elements.
+/// both offloads `4 * largest`), with `total` split into trainable and frozen elements. By default
+/// ZeRO-2's 16-bit gradients are partitioned (2·T/N), as the engine keeps them.
 constexpr rank_states zero_states(const parameter_facts& f, const training& p, const parallel_layout& l) {
   const auto e = zero_element_bytes(p);
   const auto n = l.shard_degree();
@@ -289,7 +295,8 @@ constexpr rank_states zero_states(const parameter_facts& f, const training& p, c
   if (l.zero_stage < 3) {
     s.params = params;
     // Offloaded, gradients go to the host partition as they are reduced (GPU term 2·P only).
-    s.grads = l.offload.optimizer ? 0 : grads;
+    const bool partitioned = l.zero_stage == 2 && !l.deepspeed.estimator_accounting;
+    s.grads = l.offload.optimizer ? 0 : partitioned ? shard(grads, n) : grads;
     s.opt = l.offload.optimizer ? 0 : shard(opt, n);
     s.host = l.offload.optimizer ? shard(opt, n) : 0;
     return s;

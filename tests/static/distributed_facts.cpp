@@ -19,21 +19,30 @@ constexpr std::int64_t states(const parallel_layout& l, std::int64_t trainable =
   return per_rank(t5_3b(trainable), l).model_states();
 }
 constexpr offload_policy opt{true, false}, both{true, true};
+/// ZeRO as DeepSpeed's estimators count it (ZeRO-2 with whole 16-bit gradients).
+constexpr parallel_layout zero_est(std::int64_t stage, std::int64_t gpus, offload_policy o = {}) {
+  auto l = zero(stage, gpus, o);
+  l.deepspeed.estimator_accounting = true;
+  return l;
+}
 // Exactly DeepSpeed's estimator formulas ...
-static_assert(states(zero(2, 8)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, false));
-static_assert(states(zero(2, 8, opt)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, true));
+static_assert(states(zero_est(2, 8)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, false));
+static_assert(states(zero_est(2, 8, opt)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, true));
 static_assert(states(zero(3, 8)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, false, false));
 static_assert(states(zero(3, 8, opt)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, false));
 static_assert(states(zero(3, 8, both)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, true));
 // ... and the GiB the docs print: 15.93, 5.31 (ZeRO-2); 6.09, 0.78, 0.12 (ZeRO-3), to 0.01 GiB.
 constexpr std::int64_t centi_gib(std::int64_t bytes) { return (bytes * 100 + GiB / 2) / GiB; }
-static_assert(centi_gib(states(zero(2, 8))) == 1593);
-static_assert(centi_gib(states(zero(2, 8, opt))) == 531);
+static_assert(centi_gib(states(zero_est(2, 8))) == 1593);
+static_assert(centi_gib(states(zero_est(2, 8, opt))) == 531);
 static_assert(centi_gib(states(zero(3, 8))) == 609);
 static_assert(centi_gib(states(zero(3, 8, opt))) == 78);
 static_assert(centi_gib(states(zero(3, 8, both))) == 12);
-// ZeRO-1 keeps what the ZeRO-2 estimator counts (both live in stage_1_and_2.py); stage 0 shards nothing.
-static_assert(states(zero(1, 8)) == states(zero(2, 8)));
+// ZeRO-1 keeps what the ZeRO-2 estimator counts (both live in stage_1_and_2.py); the ZeRO-2 engine
+// partitions its 16-bit gradients (2 bytes × P × 7/8 less); stage 0 shards nothing.
+static_assert(states(zero(1, 8)) == states(zero_est(2, 8)));
+static_assert(states(zero(1, 8)) - states(zero(2, 8)) == 2 * 2'851'000'000LL - 2 * 2'851'000'000LL / 8);
+static_assert(states(zero(2, 8, opt)) == states(zero_est(2, 8, opt)));
 static_assert(states(zero(0, 8)) == 20 * 2'851'000'000LL);
 
 // --- Frozen parameters: 16-bit weights only, no gradients, no optimizer state ----------------------

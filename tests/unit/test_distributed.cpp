@@ -65,7 +65,12 @@ TEST_CASE("Llama-2-7B, pure bf16 AdamW, 2048 tokens per GPU on A100 40GB") {
   // Smallest world sizes (model states shrink with N; activations of one sequence do not).
   CHECK(min_gpus(llama7, zero(3, 1)) == 6);
   CHECK(min_gpus(llama7, fsdp(fsdp_strategy::full_shard, 1)) == 6);
-  CHECK(min_gpus(llama7, zero(2, 1)) == 0);  // 2 + 2 bytes/param alone are 25 GiB + activations: never on 40 GB
+  // ZeRO-2 partitions the 16-bit gradients: 16 GPUs; counted as DeepSpeed's estimator does (whole
+  // gradients: 2 + 2 bytes/param are 25 GiB before activations), never on 40 GB.
+  CHECK(min_gpus(llama7, zero(2, 1)) == 16);
+  parallel_layout estimator = zero(2, 1);
+  estimator.deepspeed.estimator_accounting = true;
+  CHECK(min_gpus(llama7, estimator) == 0);
   CHECK(min_gpus(llama7, ddp(1)) == 0);
   // Cheapest on 8: FULL_SHARD and ZeRO-3 both move 3Ψ; FULL_SHARD's rank is smaller (DeepSpeed's
   // default 5e8-element reduce bucket).
