@@ -134,3 +134,28 @@ TEST_CASE("the op-level model reproduces Korthikanti et al.'s per-layer activati
   CHECK(amp > megatron_layer_activation_bytes(s, 1, h, a, 1, false, false) * 14 / 10);
   CHECK(amp < megatron_layer_activation_bytes(s, 1, h, a, 1, false, false) * 15 / 10);
 }
+
+TEST_CASE("frozen parameters carry no gradients and no optimizer state on any rank") {
+  // Llama-2-7B with only the LM head trained (131,072,000 parameters): ZeRO-2's model states are
+  // the 16-bit weights of everything plus the head's gradient partition and optimizer partition.
+  training head_only = per_gpu;
+  head_only.train_only = "lm_head";
+  const auto f = rank_facts(models::llama(models::llama2_7b(2048)), head_only, devices::a100_40gb);
+  CHECK(f.params.trainable == 131'072'000);
+  const auto r = per_rank(f, zero(2, 8));
+  CHECK(r.parameters == 2 * 6'738'415'616);
+  CHECK(r.gradients == 2 * 131'072'000 / 8);
+  CHECK(r.optimizer_state == 16 * 131'072'000 / 8);
+  const auto full = per_rank(llama7, zero(2, 8));
+  CHECK(full.optimizer_state == 16 * 6'738'415'616 / 8);
+}
+
+TEST_CASE("pipeline stage 0 holds its layers and the input embedding") {
+  // Llama-2-7B over 4 stages: (P - E) / 4 + E parameters on stage 0, E = the 32000 x 4096 embedding.
+  const auto r = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4});
+  constexpr std::int64_t P = 6'738'415'616, E = 131'072'000;
+  CHECK(r.params.total == (P - E + 3) / 4 + E);
+  CHECK(r.parameters == 2 * ((P - E + 3) / 4 + E));
+  // 1F1B: stage 0 keeps pp micro-batches of L/pp layers, the activations of the whole model for one.
+  CHECK(r.step_peak >= llama7.activations);
+}
