@@ -92,6 +92,8 @@ struct parallel_layout {
   /// Expert parallel size: a hook. Expert (MoE) layers are not modelled yet, so it changes nothing.
   std::int64_t expert_parallel = 1;
   bool sequence_parallel = false;  ///< Megatron sequence parallelism (with tensor_parallel > 1)
+  std::int64_t virtual_pipeline = 1;  ///< interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B)
+  std::int64_t micro_batches = 0;     ///< micro-batches per step (0: at least pipeline_parallel)
   bool ddp_gradient_as_bucket_view = false;  ///< DDP's gradient_as_bucket_view (default False)
   bool distributed_optimizer = false;        ///< engine == megatron: --use-distributed-optimizer
   deepspeed_settings deepspeed{};
@@ -208,7 +210,7 @@ namespace detail {
 /// A layout the engines accept; otherwise a named compile-time error.
 constexpr void validate(const parallel_layout& l) {
   if (l.world_size <= 0 || l.tensor_parallel <= 0 || l.pipeline_parallel <= 0 || l.context_parallel <= 0 || l.expert_parallel <= 0 ||
-      l.shard_group < 0)
+      l.shard_group < 0 || l.virtual_pipeline <= 0 || l.micro_batches < 0)
     parallel_size_must_be_positive();
   if (l.world_size % l.model_parallel() != 0) world_size_not_divisible_by_tp_pp_cp();
   if (l.engine == sharding::zero && (l.zero_stage < 0 || l.zero_stage > 3)) zero_stage_out_of_range();
@@ -426,9 +428,14 @@ constexpr parameter_facts model_parallel_slice(parameter_facts f, const parallel
 /// all of it by t; context parallel splits the sequence (/cp). Pipeline 1F1B: the first stage keeps
 /// pp micro-batches of L/pp layers in flight, the activations of all L layers for one micro-batch
 /// (ibid. §4.2.3), so the single-GPU figure stands for stage 0.
+/// Interleaved schedules multiply stage 0's activations by 1 + (p − 1)/(p·v); fewer
+/// micro-batches than stages (plain 1F1B) by m/p (Megatron-LM theoretical_memory_usage.py,
+/// compute_activation_memory: interleaved_schedule_memory_penalty, min(1, num_microbatches / pp)).
 constexpr std::int64_t rank_activations(std::int64_t single, const parallel_layout& l) {
-  const auto t = l.tensor_parallel;
+  const auto t = l.tensor_parallel, p = l.pipeline_parallel, v = l.virtual_pipeline;
   std::int64_t a = single;
+  if (p > 1 && v > 1) a = shard(checked_mul(a, p * v + p - 1), p * v);
+  else if (p > 1 && l.micro_batches > 0 && l.micro_batches < p) a = shard(checked_mul(a, l.micro_batches), p);
   if (t > 1) a = l.sequence_parallel ? shard(a, t) : shard(checked_mul(a, 10 * t + 24), 34 * t);
   return shard(a, l.context_parallel);
 }

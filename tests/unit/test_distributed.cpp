@@ -159,3 +159,15 @@ TEST_CASE("pipeline stage 0 holds its layers and the input embedding") {
   // 1F1B: stage 0 keeps pp micro-batches of L/pp layers, the activations of the whole model for one.
   CHECK(r.step_peak >= llama7.activations);
 }
+
+TEST_CASE("interleaved pipelines and short pipelines scale stage 0's activations as Megatron does") {
+  const auto plain = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4});
+  // Interleaved with 2 chunks per stage: 1 + (4 - 1) / (4 · 2) = 11/8 of plain 1F1B.
+  const auto interleaved = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4, .virtual_pipeline = 2});
+  const auto two_micro = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4, .micro_batches = 2});
+  const auto act = llama7.activations;
+  CHECK(detail::rank_activations(act, interleaved.layout) == (act * 11 + 7) / 8);
+  CHECK(detail::rank_activations(act, two_micro.layout) == (act * 2 + 3) / 4);
+  CHECK(detail::rank_activations(act, plain.layout) == act);
+  CHECK(interleaved.step_peak >= plain.step_peak);
+}
