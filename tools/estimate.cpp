@@ -26,6 +26,7 @@
 
 #include "budget_view.hpp"
 #include "cli_args.hpp"
+#include "distributed_cli.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
@@ -361,6 +362,7 @@ std::vector<cli::option_spec> general_options() {
 
 std::vector<cli::option_spec> all_options() {
   auto specs = general_options();
+  for (const auto& o : tools::distributed_options()) specs.push_back(o);  // --gpus, --zero, ... (distributed_cli.hpp)
   std::set<std::string> seen;
   for (const auto& [family, opts] : tools::families())
     for (const auto& o : opts)
@@ -384,6 +386,12 @@ void print_help() {
     std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
     if (head.size() < 28) head.resize(28, ' ');
     else head += "\n" + std::string(28, ' ');
+    out += head + o.help + "\n";
+  }
+  out += "\nParallel layouts (one rank of --gpus N; a per-rank table and the layouts ranked by cost):\n";
+  for (const auto& o : tools::distributed_options()) {
+    std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
+    if (head.size() < 28) head.resize(28, ' ');
     out += head + o.help + "\n";
   }
   out +=
@@ -763,6 +771,7 @@ int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
+  const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
 
   if (c.legacy_json) {
     // the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean()
@@ -820,6 +829,7 @@ int run(const cli::parsed_args& a) {
     evals.push_back(e);
   }
 
+  if (dist.active) return tools::print_distributed(dist, c.format, c.model_arg, describe_config(c), evals.front().facts, c.require_fit);
   if (c.format == "json") {
     nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
                           {"micro_batch", c.plan.micro()},

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <gpubudget/distributed.hpp>
 #include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/seeds.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -29,12 +30,14 @@ struct evaluation {
   memory_budget budget{};
   std::vector<std::string> record_names;     ///< every named record, in order
   std::vector<std::string> top_level_names;  ///< named children of the root
+  step_facts facts{};                        ///< for per-rank budgets (--gpus): distributed.hpp
 };
 
 /// Budgets `m` and collects its record names. The only place the tools read `layer` fields.
 template <std::size_t N>
 evaluation evaluate(const model<N>& m, const training& t, const device& d) {
   evaluation e{budget_totals(m, t, d), {}, {}};
+  if (!t.inference) e.facts = rank_facts(m, t, d);
   for (const auto& L : m.records)
     if (L.name) e.record_names.emplace_back(L.name);
   if constexpr (N > 0) {

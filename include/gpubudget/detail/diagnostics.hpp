@@ -24,4 +24,16 @@ namespace gpubudget::detail {
 [[noreturn]] inline void batch_must_be_positive() { fail("gpubudget: batch and micro-batch must be positive and divide evenly"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
+// Parallel layouts (distributed.hpp).
+[[noreturn]] inline void zero_stage_out_of_range() { fail("gpubudget: ZeRO stage must be 0, 1, 2 or 3"); }
+[[noreturn]] inline void world_size_not_divisible_by_tp_pp_cp() { fail("gpubudget: world size is not divisible by tensor x pipeline x context parallel size"); }
+[[noreturn]] inline void parallel_size_must_be_positive() { fail("gpubudget: world, tensor, pipeline, context and expert parallel sizes must be positive"); }
+[[noreturn]] inline void offload_needs_zero_or_fsdp() { fail("gpubudget: CPU offload needs DeepSpeed ZeRO or FSDP sharding"); }
+[[noreturn]] inline void parameter_offload_needs_zero_stage_3() { fail("gpubudget: DeepSpeed offloads parameters at ZeRO stage 3 only"); }
+[[noreturn]] inline void fsdp_offload_moves_parameters_and_optimizer_together() { fail("gpubudget: FSDP's CPUOffload offloads parameters (and with them gradients and the optimizer step), not the optimizer alone"); }
+[[noreturn]] inline void hybrid_shard_group_does_not_divide_data_parallel_size() { fail("gpubudget: HYBRID_SHARD's shard group size must divide the data-parallel size"); }
+[[noreturn]] inline void tensor_parallel_does_not_divide_heads() { fail("gpubudget: tensor parallel size does not divide the attention heads or the FFN width"); }
+[[noreturn]] inline void pipeline_parallel_larger_than_layer_count() { fail("gpubudget: pipeline parallel size is larger than the layer count"); }
+[[noreturn]] inline void no_layout_fits() { fail("gpubudget: no parallel layout fits every rank"); }
+
 }  // namespace gpubudget::detail

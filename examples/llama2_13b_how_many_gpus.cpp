@@ -1,0 +1,53 @@
+// Llama-2-13B full fine-tune, bf16 + fp32 master, AdamW, one 4096-token sequence per GPU: how
+// many A100-80GB with ZeRO-3, with FSDP FULL_SHARD, with TP 2 × DP 4 — and what offload buys.
+// One GPU alone would need ~320 GiB; the answers below hold at compile time.
+#include <gpubudget/distributed.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+#include <iostream>
+#include <string>
+
+using namespace gpubudget;
+
+constexpr auto net = models::llama(models::llama2_13b(4096));
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+constexpr auto facts = rank_facts(net, per_gpu, devices::a100_80gb);
+
+// The smallest world sizes: ZeRO-3 keeps DeepSpeed's default 5e8-element reduce bucket and
+// prefetch window, FSDP does not, so FULL_SHARD fits one GPU earlier.
+static_assert(min_gpus(facts, zero(3, 1)) == 9);
+static_assert(min_gpus(facts, fsdp(fsdp_strategy::full_shard, 1)) == 8);
+// Offloading the optimizer state to the host: a single GPU is enough (ZeRO-Offload).
+static_assert(min_gpus(facts, zero(3, 1, {true, false})) == 1);
+
+// TP 2 × DP 4 with sequence parallelism halves the activations: with ZeRO-1 the unsharded 16-bit
+// weights and gradients still do not fit, with FSDP FULL_SHARD over the 4 data-parallel ranks it does.
+constexpr parallel_layout tp2_zero1{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .tensor_parallel = 2, .sequence_parallel = true};
+constexpr parallel_layout tp2_fsdp{.world_size = 8, .engine = sharding::fsdp, .fsdp = fsdp_strategy::full_shard, .tensor_parallel = 2, .sequence_parallel = true};
+static_assert(!fits_per_rank(per_rank(facts, tp2_zero1)));
+constexpr auto tp2_fsdp_rank = per_rank(facts, tp2_fsdp);
+static_assert(require_fits_per_rank<tp2_fsdp_rank>);
+
+std::string name(const parallel_layout& l) {
+  static const char* fsdp_names[] = {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"};
+  std::string s = l.engine == sharding::fsdp ? std::string("FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
+                  : l.engine == sharding::zero ? "ZeRO-" + std::to_string(l.zero_stage) : std::string("DDP");
+  if (l.offload.optimizer || l.offload.parameters) s += l.offload.parameters ? " + full offload" : " + opt. offload";
+  if (l.tensor_parallel > 1) s += ", TP " + std::to_string(l.tensor_parallel) + " × DP " + std::to_string(l.data_parallel());
+  return s;
+}
+
+int main() {
+  std::cout << "**Llama-2-13B, bf16 + fp32 master, AdamW, 1 × 4096 tokens per GPU, on " << devices::a100_80gb.name << "** (one GPU alone: "
+            << format_bytes(facts.single.total()) << ")\n\n";
+  std::cout << "GPUs needed: ZeRO-3 " << min_gpus(facts, zero(3, 1)) << ", FSDP FULL_SHARD " << min_gpus(facts, fsdp(fsdp_strategy::full_shard, 1))
+            << ", ZeRO-3 + optimizer offload " << min_gpus(facts, zero(3, 1, {true, false})) << ".\n\n";
+  std::vector<labelled_rank> cols;
+  for (const auto& l : {zero(3, 8), fsdp(fsdp_strategy::full_shard, 8), tp2_zero1, tp2_fsdp, zero(3, 8, {true, false}), zero(3, 8, {true, true})})
+    cols.push_back({name(l), per_rank(facts, l)});
+  std::cout << "One rank of 8 GPUs:\n\n" << rank_comparison_table(cols) << "\nThe planner's ranking on 8 GPUs (fitting first, then by bytes sent per step + 10 × host traffic):\n\n";
+  for (const auto& c : rank_layouts(facts, 8))
+    if (c.valid)
+      std::cout << "- " << name(c.layout) << ": " << format_bytes(c.budget.total()) << " per rank, " << (c.fits ? "fits" : "does not fit") << ", cost "
+                << format_bytes(c.cost) << "\n";
+}
