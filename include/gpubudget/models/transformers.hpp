@@ -99,4 +99,61 @@ constexpr llama_config llama3_8b(std::int64_t seq = 8192) { return {128256, 4096
 /// window does not change a flash kernel's memory).
 constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false}; }
 
+// --- LoRA fine-tuning of Llama-style decoders (layers/adapters.hpp) -------------------------------
+
+/// A PEFT LoraConfig as far as memory is concerned (lora_alpha only scales: no bytes).
+struct lora_config {
+  std::int64_t rank = 8;
+  std::int64_t targets = q_proj | v_proj;  ///< lora_target bits; parse_lora_targets("q_proj,v_proj")
+  std::int64_t dropout_percent = 0;        ///< lora_dropout · 100 (PEFT's default 0.0)
+  base_weights base = base_weights::same;  ///< storage of the frozen base model
+};
+
+/// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
+/// the projections in `l.targets`, as PEFT's get_peft_model builds it: embedding, norms and
+/// lm_head frozen (lm_head is not part of "all-linear").
+constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
+  auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
+  return sequential(
+      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
+                                                  l.dropout_percent, l.base)),
+      residual(frozen(rms_norm()),
+               parallel(merge_kind::multiply, sequential(lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base), silu()),
+                        lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
+               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+}
+constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  auto blocks = repeat(g.layers, llama_block_lora(g, l));
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
+                    named("lm_head", lora_linear(g.vocab, 0, 0, l.base)));
+}
+
+/// Parameter counts as PEFT's print_trainable_parameters() reports them.
+struct parameter_counts {
+  std::int64_t trainable = 0;
+  std::int64_t all = 0;
+};
+
+/// All parameters of a Llama-style decoder (untied head): the closed form of models::llama.
+constexpr std::int64_t llama_parameter_count(const llama_config& g) {
+  const auto d = g.width / g.heads, kv = g.kv_heads * d;
+  const auto block = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + 3 * g.width * g.ffn;
+  return 2 * g.vocab * g.width + g.layers * block + g.width;
+}
+
+/// PEFT's counts for LoRA `l` on `g`: every adapted projection in→out adds r·(in + out).
+constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
+  const auto kv = g.kv_heads * (g.width / g.heads), D = g.width, F = g.ffn;
+  const std::int64_t in_out[7][2] = {{D, D}, {D, kv}, {D, kv}, {D, D}, {D, F}, {D, F}, {F, D}};
+  std::int64_t per_layer = 0;
+  for (std::size_t i = 0; i < 7; ++i)
+    if (l.targets & (std::int64_t{1} << i)) per_layer += l.rank * (in_out[i][0] + in_out[i][1]);
+  const auto trainable = checked_mul(g.layers, per_layer);
+  return {trainable, llama_parameter_count(g) + trainable};
+}
+
 }  // namespace gpubudget::models

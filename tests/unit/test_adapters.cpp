@@ -1,0 +1,77 @@
+// LoRA adapters (issue D): PEFT's parameter counts pinned, the simulated model agreeing with
+// them, and what autograd keeps through a frozen base linear and its adapter
+// (layers/adapters.hpp; PyTorch 2.6 CPU measurement in benchmarks/accuracy/lora_probe.py).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+using namespace gpubudget;
+
+namespace {
+constexpr models::lora_config qv8{8, q_proj | v_proj, 0, base_weights::same};
+}  // namespace
+
+// PEFT print_trainable_parameters() for Llama-2-7B, r = 8 on q_proj, v_proj:
+// "trainable params: 4,194,304 || all params: 6,742,609,920" (the issue's figure).
+static_assert(models::lora_counts(models::llama2_7b(), qv8).trainable == 4'194'304);
+static_assert(models::lora_counts(models::llama2_7b(), qv8).all == 6'742'609'920);
+static_assert(models::llama_parameter_count(models::llama2_7b()) == 6'738'415'616);
+static_assert(parse_lora_targets("q_proj,v_proj") == (q_proj | v_proj));
+static_assert(parse_lora_targets("all-linear") == all_linear);
+static_assert(parse_lora_targets("o_proj,down_proj,gate_proj") == (o_proj | down_proj | gate_proj));
+
+TEST_CASE("closed-form Llama parameter counts equal the simulated ones") {
+  for (const auto& g : {models::llama2_7b(64), models::llama2_70b(64), models::llama3_8b(64), models::mistral_7b(64)})
+    CHECK(models::llama_parameter_count(g) == budget_totals(models::llama(g), training{.batch = 1}, devices::a100_80gb).parameter_count);
+}
+
+TEST_CASE("LoRA Llama-2-7B: trainable parameters and frozen base bytes") {
+  const auto g = models::llama2_7b(256);
+  const auto b = budget_totals(models::llama_lora(g, qv8), training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
+  CHECK(b.trainable_count == 4'194'304);
+  // everything but the trainable adapters and the frozen norms is base weight, in bf16 here
+  const auto norms = (2 * g.layers + 1) * g.width;
+  CHECK(b.parameter_count == 4'194'304 + norms);
+  CHECK(b.buffers == 2 * (models::llama_parameter_count(g) - norms));
+  // Adam: two fp32 moments per trainable parameter only; bf16 master copies of adapters only
+  CHECK(b.optimizer_state == 8 * 4'194'304);
+  const auto all = models::lora_counts(g, models::lora_config{16, parse_lora_targets("all-linear"), 5, base_weights::bf16});
+  const auto b2 = budget_totals(models::llama_lora(g, models::lora_config{16, all_linear, 5, base_weights::bf16}),
+                                training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
+  CHECK(b2.trainable_count == all.trainable);
+  CHECK(all.trainable == 39'976'960);  // PEFT, r = 16 on all-linear: 32 · 16 · (4·8192 + 3·(4096 + 11008))
+}
+
+TEST_CASE("bad LoRA settings are errors") {
+  const auto g = models::llama2_7b(64);
+  CHECK_THROWS(parse_lora_targets("qkv_proj"));
+  CHECK_THROWS(parse_lora_targets("q_proj,"));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{0, q_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{4097, q_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{8, 128, 0, base_weights::same}));
+}
+
+namespace {
+/// Saved bytes of the last record (the adapted linear) after a trainable linear, [16, 64] fp32.
+std::int64_t saved_by_adapter(layer adapted, training plan = training{.batch = 2}) {
+  const auto b = budget(sequential(input(16, 64), linear(64), adapted), plan, devices::a100_80gb);
+  return b.per_record[3].saved_bytes;
+}
+}  // namespace
+
+TEST_CASE("autograd through a frozen base linear and its adapter") {
+  const std::int64_t x = 2 * 16 * 64 * 4, a = 2 * 16 * 4 * 4;
+  // frozen base alone: its weight needs no gradient, so its input is not kept
+  CHECK(saved_by_adapter(lora_linear(32, 0)) == 0);
+  // adapter: lora_A keeps x, lora_B keeps A's output [16, r]; `* scaling` keeps its 8-byte
+  // scalar operand outside PyTorch 2.6 CPU (scalar_operand_saved)
+  CHECK(saved_by_adapter(lora_linear(32, 4)) == x + a + 8);
+  CHECK(saved_by_adapter(lora_linear(32, 4), training{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu}) == x + a);
+  // dropout on the adapter input: the bool mask (CUDA) and the dropped copy instead of x
+  CHECK(saved_by_adapter(lora_linear(32, 4, 10)) == x / 4 + x + a + 8);
+  // a trainable linear of the same shape keeps x: the adapter adds only [16, r]
+  CHECK(saved_by_adapter(linear(32, no_bias)) == x);
+}
