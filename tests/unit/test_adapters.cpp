@@ -75,3 +75,30 @@ TEST_CASE("autograd through a frozen base linear and its adapter") {
   // a trainable linear of the same shape keeps x: the adapter adds only [16, r]
   CHECK(saved_by_adapter(linear(32, no_bias)) == x);
 }
+
+namespace {
+/// Saved bytes of an adapted [16, 64] -> 32 layer (rank 4 or the frozen base alone) on the
+/// PyTorch 2.6 CPU runtime, its fp32 input needing a gradient (a LayerNorm before it) or not.
+std::int64_t saved_26(std::int64_t rank, std::int64_t dropout, bool amp, bool x_grad) {
+  const training plan{.batch = 2, .precision = amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu,
+                      .backend = backend_kind::cpu};
+  if (!x_grad) return budget(sequential(input(16, 64), lora_linear(32, rank, dropout)), plan, devices::a100_80gb).per_record[2].saved_bytes;
+  return budget(sequential(input(16, 64), layer_norm(), lora_linear(32, rank, dropout)), plan, devices::a100_80gb).per_record[3].saved_bytes;
+}
+}  // namespace
+
+// benchmarks/accuracy/lora_probe.py under PyTorch 2.6 CPU (lora_probe_output-2.6.txt): bytes of
+// the distinct non-parameter storages saved_tensors_hooks sees in the adapted layer's forward.
+TEST_CASE("LoRA linear: saved bytes equal PyTorch 2.6 CPU's") {
+  struct row { std::int64_t rank, dropout; bool amp, x_grad; std::int64_t measured; };
+  constexpr row rows[] = {
+      {0, 0, false, false, 0},     {0, 0, false, true, 0},     {4, 0, false, false, 8704},  {4, 0, false, true, 8704},
+      {0, 10, false, false, 0},    {0, 10, false, true, 0},    {4, 10, false, false, 8704}, {4, 10, false, true, 16896},
+      {0, 0, true, false, 0},      {0, 0, true, true, 4096},   {4, 0, true, false, 4608},   {4, 0, true, true, 9216},
+      {0, 10, true, false, 0},     {0, 10, true, true, 4096},  {4, 10, true, false, 4608},  {4, 10, true, true, 17408},
+  };
+  for (const auto& r : rows) {
+    INFO("rank " << r.rank << " dropout " << r.dropout << " amp " << r.amp << " x_grad " << r.x_grad);
+    CHECK(saved_26(r.rank, r.dropout, r.amp, r.x_grad) == r.measured);
+  }
+}
