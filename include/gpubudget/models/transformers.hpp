@@ -69,6 +69,7 @@ struct llama_config {
   std::int64_t context = 4096;     ///< max_position_embeddings (rotary: no parameters)
   std::int64_t seq = 4096;         ///< tokens per sample in the step being budgeted
   bool checkpoint_blocks = false;  ///< torch.utils.checkpoint around each decoder layer
+  std::int64_t sliding_window = 0; ///< tokens each query attends to (0: all); the KV cache holds at most this many
 };
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
@@ -97,7 +98,8 @@ constexpr llama_config llama2_70b(std::int64_t seq = 4096) { return {32000, 8192
 constexpr llama_config llama3_8b(std::int64_t seq = 8192) { return {128256, 4096, 32, 32, 8, 14336, 8192, seq, false}; }
 /// Mistral-7B (v0.1): 7,241,732,096 parameters (8 key/value heads; its 4096-token sliding
 /// window does not change a flash kernel's memory).
-constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false}; }
+/// sliding_window 4096: mistralai/Mistral-7B-v0.1 config.json ("sliding_window": 4096).
+constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false, 4096}; }
 
 // --- LoRA fine-tuning of Llama-style decoders (layers/adapters.hpp) -------------------------------
 
