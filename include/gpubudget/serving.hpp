@@ -21,11 +21,13 @@
 //                    tokens (Mistral's rolling buffer cache: only the window is kept).
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/models/transformers.hpp>
+#include <gpubudget/report.hpp>
 
 namespace gpubudget {
 
@@ -163,5 +165,22 @@ struct serving_exceeds_gpu_memory {
 /// needed and usable MiB and how many sequences of the asked context would fit.
 template <serving_summary S>
 inline constexpr bool require_serves = serving_exceeds_gpu_memory<S.needed_mib, S.usable_mib, S.max_sequences>::value;
+
+/// A Markdown table of a serving budget: fixed part, KV cache, what fits.
+inline std::string markdown_table(const serving_budget& b) {
+  auto row = [](const char* what, const std::string& value) { return std::string("| ") + what + " | " + value + " |\n"; };
+  std::string out = "| Serving | |\n|---|---|\n";
+  out += row("Weights", format_bytes(b.weights));
+  out += row("Prefill activations (workspace)", format_bytes(b.workspace));
+  out += row("CUDA context + cuBLAS", format_bytes(b.cuda_context + b.cublas_workspace));
+  out += row("KV cache per token", format_bytes(b.kv_bytes_per_token));
+  out += row("KV cache asked for", format_bytes(b.kv_cache_bytes) + " (" + std::to_string(b.concurrency) + " x " +
+                                        std::to_string(b.kv_tokens_per_sequence) + " tokens)");
+  out += row("**Device total**", "**" + format_bytes(b.total()) + "** of " + format_bytes(b.usable) + " usable");
+  out += row("Max concurrent tokens", std::to_string(b.max_concurrent_tokens));
+  out += row("Max sequences of this context", std::to_string(b.max_sequences));
+  out += row("Max context, one sequence", std::to_string(b.max_context));
+  return out;
+}
 
 }  // namespace gpubudget
