@@ -38,7 +38,7 @@ namespace detail {
 [[noreturn]] inline void sliding_window_larger_than_the_context() {
   fail("gpubudget: sliding window larger than the model's context (max_position_embeddings)");
 }
-[[noreturn]] inline void kv_cache_dtype_must_be_fp8_fp16_or_bf16() { fail("gpubudget: KV cache dtype must be fp8, fp16 or bf16"); }
+[[noreturn]] inline void kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32() { fail("gpubudget: KV cache dtype must be fp8, fp16, bf16 or fp32"); }
 [[noreturn]] inline void invalid_serving_setting() {
   fail("gpubudget: serving settings: context, concurrency, block size must be positive, utilization 1..100 percent");
 }
@@ -49,7 +49,7 @@ struct serving {
   std::int64_t context = 4096;               ///< tokens per sequence (prompt + generated)
   std::int64_t concurrency = 1;              ///< sequences served at once
   precision_mode precision = pure_bf16;      ///< weights and compute: pure_bf16, pure_fp16 or fp32
-  dtype kv = dtype::bf16;                    ///< KV cache storage: fp8, fp16 or bf16
+  dtype kv = dtype::bf16;                    ///< KV cache storage: fp8, fp16, bf16 (or fp32)
   std::int64_t block_size = 16;              ///< paged KV blocks of this many tokens (vLLM default 16)
   std::int64_t utilization_percent = 90;     ///< vLLM gpu_memory_utilization (default 0.9)
   std::int64_t prefill_chunk = 0;            ///< tokens per prefill step (chunked prefill); 0: the whole context
@@ -78,7 +78,7 @@ struct serving_budget {
 
 /// KV cache bytes per token over all layers: 2 · layers · kv_heads · head_dim · bytes(kv).
 constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype kv) {
-  if (kv != dtype::fp8 && kv != dtype::fp16 && kv != dtype::bf16) detail::kv_cache_dtype_must_be_fp8_fp16_or_bf16();
+  if (kv != dtype::fp8 && kv != dtype::fp16 && kv != dtype::bf16 && kv != dtype::fp32) detail::kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32();
   if (g.heads <= 0 || g.width % g.heads != 0) detail::heads_do_not_divide_model_width();
   const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads;
   return checked_mul(checked_mul(2 * g.layers, kv_heads), g.width / g.heads) * bytes_per_element(kv);
