@@ -102,3 +102,47 @@ TEST_CASE("LoRA linear: saved bytes equal PyTorch 2.6 CPU's") {
     CHECK(saved_26(r.rank, r.dropout, r.amp, r.x_grad) == r.measured);
   }
 }
+
+// Quantized frozen weights (QLoRA): bitsandbytes' storage and the dequantized temporaries.
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::nf4) == 4096 * 4096 / 2 + 4 * 4096 * 4096 / 64 + 64);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::nf4_dq) ==
+              4096 * 4096 / 2 + 4096 * 4096 / 64 + 4 * (4096 * 4096 / 64 / 256) + 1024 + 4 + 64);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::int8) == 4096 * 4096 + 4 * 4096);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::bf16) == 0);
+
+TEST_CASE("QLoRA Llama-2-7B: 4-bit base, 16-bit embeddings and head") {
+  const auto g = models::llama2_7b(512);
+  const models::lora_config q{8, q_proj | v_proj, 5, base_weights::nf4_dq};
+  const auto b = budget_totals(models::llama_lora(g, q), training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
+  CHECK(b.trainable_count == 4'194'304);
+  const std::int64_t D = 4096, F = 11008, V = 32000;
+  const auto per_layer = 4 * quantized_weight_bytes(D * D, D, base_weights::nf4_dq) + 2 * quantized_weight_bytes(D * F, F, base_weights::nf4_dq) +
+                         quantized_weight_bytes(F * D, D, base_weights::nf4_dq);
+  CHECK(b.buffers == 32 * per_layer + 2 * (2 * V * D));  // bf16 embedding and lm_head
+  // about 0.5 + 0.127/8 bytes per quantized weight: 3.3 GB for the 6.5e9 weights of the layers
+  CHECK(32 * per_layer > 3'200'000'000);
+  CHECK(32 * per_layer < 3'400'000'000);
+}
+
+TEST_CASE("a quantized matmul's dequantized weight is a forward and backward temporary") {
+  const training plan{.batch = 1, .precision = amp_bf16};
+  const std::int64_t w16 = 64 * 4096 * 2;  // the [64, 4096] weight dequantized to bf16
+  auto peaks = [&](base_weights base) {
+    // one token through a frozen linear after a trainable LayerNorm (its input needs a gradient):
+    // the weight-sized temporaries dominate
+    const auto b = budget_totals(sequential(input(1, 4096), layer_norm(), lora_linear(64, 0, 0, base)), plan, devices::a100_80gb);
+    return std::pair{b.forward_peak, b.fwd_bwd_peak};
+  };
+  const auto [f16, b16] = peaks(base_weights::bf16);
+  const auto [f4, b4] = peaks(base_weights::nf4);
+  const auto [f8, b8] = peaks(base_weights::int8);
+  INFO("f16 " << f16 << " b16 " << b16 << " f4 " << f4 << " b4 " << b4 << " f8 " << f8 << " b8 " << b8);
+  // NF4 forward: the dequantized weight on top of the bf16 base's forward peak
+  CHECK(f4 - f16 == w16);
+  CHECK(b4 == f4);  // its backward dequantizes again, below the forward's peak here
+  // int8 forward: A quantized to int8 [1, 4096] and the int32 product [1, 64], no dequantized weight
+  CHECK(f8 - f16 == 4096 + 64 * 4);
+  // int8 backward: grad_A needs CB·SCB dequantized, which sets the step's peak (65.7 KB without it)
+  CHECK(b8 >= w16);
+  CHECK(b8 < w16 + 16 * 1024);
+}

@@ -31,8 +31,40 @@ enum lora_target : std::int64_t {
   all_linear = 127,
 };
 
-/// Storage type of a frozen base weight: `same` follows the training precision's parameter type.
-enum class base_weights : std::int64_t { same = 0, fp32 = 1, fp16 = 2, bf16 = 3 };
+/// Storage of a frozen base weight: `same` follows the training precision's parameter type;
+/// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head
+/// are not quantized (transformers' BitsAndBytesConfig keeps lm_head in 16 bit): with a quantized
+/// base they are stored in the precision's 16-bit type.
+enum class base_weights : std::int64_t {
+  same = 0, fp32 = 1, fp16 = 2, bf16 = 3,
+  nf4 = 4,     ///< 4-bit NormalFloat, block 64, fp32 absmax per block (QLoRA)
+  fp4 = 5,     ///< 4-bit float, same layout
+  nf4_dq = 6,  ///< NF4 with double quantization (bnb_4bit_use_double_quant)
+  fp4_dq = 7,
+  int8 = 8,    ///< LLM.int8(): int8 weights + one fp32 scale per output row
+  half = 9,    ///< the precision's 16-bit type (fp16, or bf16 under a bf16 precision)
+};
+
+/// Bytes of a frozen weight of `elements` values in `rows` output rows stored as a quantized
+/// `base` (0 for the unquantized kinds). bitsandbytes 0.4x, functional.py quantize_4bit
+/// (blocksize=64: two 4-bit values per uint8, one fp32 absmax per 64 values, a 16-entry fp32 code)
+/// and, with compress_statistics (double quantization), quantize_blockwise of the absmax values
+/// minus their mean (blocksize=256: one uint8 per absmax, one fp32 absmax per 256 absmax values,
+/// a 256-entry fp32 code, the fp32 offset) — QLoRA (Dettmers et al. 2023, §3 "Double
+/// Quantization": 32/64 = 0.5 bits -> 8/64 + 32/(64·256) = 0.127 bits per parameter). int8:
+/// Int8Params keeps CB (int8, [out, in]) and SCB (fp32, [out]).
+constexpr std::int64_t quantized_weight_bytes(std::int64_t elements, std::int64_t rows, base_weights base) {
+  const auto blocks = (elements + 63) / 64;
+  switch (base) {
+    case base_weights::nf4:
+    case base_weights::fp4: return (elements + 1) / 2 + 4 * blocks + 16 * 4;
+    case base_weights::nf4_dq:
+    case base_weights::fp4_dq: return (elements + 1) / 2 + blocks + 4 * ((blocks + 255) / 256) + 256 * 4 + 4 + 16 * 4;
+    case base_weights::int8: return elements + 4 * rows;
+    default: return 0;
+  }
+}
+constexpr bool is_quantized(base_weights b) { return b >= base_weights::nf4 && b <= base_weights::int8; }
 
 namespace detail {
 
@@ -44,6 +76,8 @@ namespace detail {
 }
 
 constexpr dtype base_type(const layer_ctx& c, std::int64_t base) {
+  const auto b = static_cast<base_weights>(base);
+  if (is_quantized(b) || b == base_weights::half) return c.half_type();  // also the unquantized modules of a quantized model
   switch (static_cast<base_weights>(base)) {
     case base_weights::fp32: return dtype::fp32;
     case base_weights::fp16: return dtype::fp16;
@@ -52,25 +86,35 @@ constexpr dtype base_type(const layer_ctx& c, std::int64_t base) {
   }
 }
 
-/// A frozen nn.Linear(in, out, bias=False) whose weight is stored as `bt`: the weight's bytes are
-/// non-trainable state; the matmul keeps nothing of its input (see the header comment).
-constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, dtype bt) {
+/// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
+/// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
+/// dequantized for each use (bitsandbytes autograd/_functions.py): MatMul4Bit's forward runs
+/// F.linear(A, dequantize_4bit(B).to(A.dtype).t()) and its backward dequantizes again for
+/// grad_A, keeping only the packed weight; MatMul8bitLt's forward quantizes A row-wise to int8
+/// and multiplies into an int32 result (then scaled to A's type), its backward dequantizes CB·SCB
+/// for grad_A. Those temporaries are the transients below.
+constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base) {
   auto& s = c.s;
+  const auto kind = static_cast<base_weights>(base);
   const auto weight = checked_mul(x.s.last(), out_features);
-  if (c.first_use) c.buffer_bytes += bytes_of(weight, bt);
+  const dtype bt = base_type(c, base);
+  if (c.first_use) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
   shape out = x.s;
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
   const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last()) : 0;
   // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
-  const auto wcast = c.amp() && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
+  const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
+  const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
+  const bool int8 = kind == base_weights::int8;
   value y = s.make(out, mt, x.requires_grad);
-  s.transient(gemm + (x.requires_grad ? 0 : wcast), true);
+  s.transient(gemm + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
+  if (int8) s.transient(s.bytes_of_value(x.s, dtype::int8) + s.bytes_of_value(out, dtype::fp32));  // CA int8, the int32 product
   if (auto n = s.record(y); n >= 0) {
     if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
     s.grad_to(n, xin);
-    s.backward_temp(n, gemm, true);
+    s.backward_temp(n, gemm + dequant, true);
   }
   s.release(xin);
   return y;
@@ -79,12 +123,12 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
 /// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
 /// weights use parameter keys `part`, `part + 1`.
 constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
-                                std::int64_t dropout, dtype bt, std::int32_t part) {
+                                std::int64_t dropout, std::int64_t base, std::int32_t part) {
   auto& s = c.s;
   if (out_features <= 0) invalid_layer_argument();
   if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
-  value base = frozen_matmul(c, x, out_features, bt);
-  if (rank == 0) return base;
+  value base_out = frozen_matmul(c, x, out_features, base);
+  if (rank == 0) return base_out;
   layer_ctx ad = c.sub(part);
   value xd = dropout_op(s, x, dropout);
   value a = linear_op(ad, xd, rank, false, 0);
@@ -94,8 +138,8 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   c.absorb(ad, part);
   value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
   s.release(b);
-  value y = add(s, base, scaled);
-  s.release(base);
+  value y = add(s, base_out, scaled);
+  s.release(base_out);
   s.release(scaled);
   return y;
 }
@@ -116,7 +160,7 @@ struct op_traits<lora_linear_op> {
   static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : "linear (frozen)"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const lora_linear_op& op, const detail::value& x) {
     if (op.dropout < 0 || op.dropout > 100) detail::invalid_layer_argument();
-    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, detail::base_type(c, static_cast<std::int64_t>(op.base)), 0);
+    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0);
   }
   static constexpr std::int64_t flops(const lora_linear_op& op, const shape& in, const shape& out) {
     return 2 * in.last() * out.numel() + 2 * op.rank * (in.last() + out.last()) * (out.numel() / out.last());
@@ -179,7 +223,8 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
   if ((op.targets & ~std::int64_t{all_linear}) != 0) unknown_lora_target_module();
   const auto d = D / H, L = x.s[0];
-  const dtype bt = base_type(c, static_cast<std::int64_t>(op.base)), mt = c.matmul_type(x.type);
+  const auto bt = static_cast<std::int64_t>(op.base);
+  const dtype mt = c.matmul_type(x.type);
   value q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
   value k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
   value v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);

@@ -108,7 +108,7 @@ struct lora_config {
   std::int64_t rank = 8;
   std::int64_t targets = q_proj | v_proj;  ///< lora_target bits; parse_lora_targets("q_proj,v_proj")
   std::int64_t dropout_percent = 0;        ///< lora_dropout · 100 (PEFT's default 0.0)
-  base_weights base = base_weights::same;  ///< storage of the frozen base model
+  base_weights base = base_weights::same;  ///< storage of the frozen base model (nf4_dq: QLoRA)
 };
 
 /// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
@@ -131,7 +131,7 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   auto blocks = repeat(g.layers, llama_block_lora(g, l));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
-                    named("lm_head", lora_linear(g.vocab, 0, 0, l.base)));
+                    named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
