@@ -539,7 +539,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
-    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora"};
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant"};
     if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
@@ -817,6 +817,7 @@ int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
   tools::require_serve_for_its_flags(a);
   if (a.has("serve")) tools::reject_with_serve(a);
+  if (a.has("quant") && !a.has("lora")) throw usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   if (a.has("serve")) return run_serve(a, c);
@@ -825,7 +826,8 @@ int run(const cli::parsed_args& a) {
   std::optional<models::parameter_counts> peft;
   if (a.has("lora")) {
     const auto g = lora_llama(a, c);
-    const auto l = tools::parse_lora(*a.get("lora"), g.width);
+    auto l = tools::parse_lora(*a.get("lora"), g.width);
+    tools::apply_quant(a, l);
     peft = models::lora_counts(g, l);
     lora_entry = {c.entry->name, c.entry->family,
                   [g, l](const tools::model_options&, const training& t, const device& d) { return tools::evaluate(models::llama_lora(g, l), t, d); }};

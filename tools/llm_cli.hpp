@@ -27,6 +27,7 @@ namespace gpubudget::tools {
 inline std::vector<cli::option_spec> llm_options() {
   return {
       {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"quant", true, "Q", "with --lora: the frozen base quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
       {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
@@ -94,6 +95,15 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   return l;
 }
 
+/// `--quant`: the frozen base's storage (needs --lora; replaces its base=).
+inline void apply_quant(const cli::parsed_args& a, models::lora_config& l) {
+  if (!a.has("quant")) return;
+  if (!a.has("lora")) throw cli::usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
+  if (l.base != base_weights::same) throw cli::usage_error("--quant and --lora base= contradict each other (give one)");
+  const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
+  l.base = q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+}
+
 /// The serving flags, checked; `precision` is the CLI's --precision name.
 struct serve_request {
   serving s{};
@@ -116,7 +126,7 @@ inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_
 
 /// Flags that make no sense with --serve (a training step's settings, or --seq: use --context).
 inline void reject_with_serve(const cli::parsed_args& a) {
-  for (const char* n : {"lora", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
+  for (const char* n : {"lora", "quant", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
                         "freeze-all-but", "freeze-all", "teacher", "teacher-offload", "fragmentation", "runtime", "seq"})
     if (a.has(n)) throw cli::usage_error(std::string("--") + n + " does not combine with --serve" + (std::string(n) == "seq" ? " (use --context N)" : ""));
 }
