@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
@@ -145,4 +146,26 @@ TEST_CASE("a quantized matmul's dequantized weight is a forward and backward tem
   // int8 backward: grad_A needs CB·SCB dequantized, which sets the step's peak (65.7 KB without it)
   CHECK(b8 >= w16);
   CHECK(b8 < w16 + 16 * 1024);
+}
+
+// benchmarks/accuracy/lora_llama_probe.py under PyTorch 2.6 CPU (lora_llama_probe_output-2.6.txt):
+// the 2-layer Llama of the reference case llama2l_b2_t64 with every base weight frozen and r = 8
+// adapters, batch 2 x 64 tokens: trainable parameters exactly, saved bytes within the reference
+// tolerance (±2 %).
+TEST_CASE("LoRA'd 2-layer Llama: saved bytes against PyTorch 2.6 CPU") {
+  const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
+  struct row { std::int64_t targets, dropout; bool amp; std::int64_t trainable, saved; };
+  constexpr row rows[] = {
+      {q_proj | v_proj, 0, false, 13312, 4130816}, {q_proj | v_proj, 0, true, 13312, 22040576},
+      {q_proj | v_proj, 10, false, 13312, 4655104}, {q_proj | v_proj, 10, true, 13312, 22302720},
+      {all_linear, 0, false, 71936, 5531648},       {all_linear, 0, true, 71936, 23181824},
+      {all_linear, 10, false, 71936, 8202240},      {all_linear, 10, true, 71936, 24582656},
+  };
+  for (const auto& r : rows) {
+    const training plan{.batch = 2, .precision = r.amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, r.targets, r.dropout, base_weights::same}), plan, devices::a100_80gb);
+    INFO("targets " << r.targets << " dropout " << r.dropout << " amp " << r.amp << " saved " << b.saved_activations << " measured " << r.saved);
+    CHECK(b.trainable_count == r.trainable);
+    CHECK(std::abs(b.saved_activations - r.saved) * 100 <= 2 * r.saved);
+  }
 }
