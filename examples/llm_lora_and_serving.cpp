@@ -1,7 +1,8 @@
 // LLM fine-tuning with LoRA and serving with a KV cache (issue D): three questions answered from
 // one model description, the serving ones at compile time.
-//  1. LoRA on Llama-2-7B (bf16 base, r = 16 on all linear layers) at 2k context on a 24 GB card:
-//     fits, and with what micro-batch?
+//  1. LoRA on Llama-2-7B (bf16 base, r = 16 on all linear layers) at 2k context on a 24 GB card,
+//     and QLoRA (NF4 base with double quantization) at 2k context on a 16 GB GPU: fits, and with
+//     what micro-batch?
 //  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
 #include <gpubudget/gpubudget.hpp>
@@ -45,6 +46,14 @@ int main() {
   for (const auto& dev : {devices::t4, devices::l4, devices::a10, devices::a100_40gb})
     rows.push_back({"LoRA, micro 1, checkpointed", budget_totals(net, plan, dev)});
   std::cout << comparison_table(rows) << "\n";
+
+  // QLoRA: the same adapters on an NF4 (double-quantized) base, 16 GB GPU, checkpointed blocks
+  const models::lora_config qlora{16, all_linear, 5, base_weights::nf4_dq};
+  const auto qnet = models::llama_lora(g, qlora);
+  const auto q16 = budget_totals(qnet, plan, devices::generic_16gb);
+  const auto largest = max_micro_batch(qnet, plan, devices::generic_16gb, {1, 64});
+  std::cout << "## QLoRA (NF4 + double quantization) r=16 on all-linear, Llama-2-7B, 2k tokens, 16 GB GPU\n\n"
+            << markdown_table(q16) << "\nLargest micro-batch that fits (checkpointed blocks): " << largest << "\n\n";
 
   // --- 2. serving -------------------------------------------------------------------------------
   std::cout << "## Llama-3-8B bf16, 4k-token sequences (vLLM-style: 90 % utilization, 16-token blocks)\n\n"
