@@ -186,6 +186,7 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(llama_model("llama-2-70b", models::llama2_70b(4096)));
   z.push_back(llama_model("llama-3-8b", models::llama3_8b(8192)));
   z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
+  z.push_back(llama_model("phi-3-mini", models::phi3_mini(4096)));  // issue D
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
                  return evaluate(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);

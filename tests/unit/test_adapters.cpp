@@ -20,12 +20,14 @@ constexpr models::lora_config qv8{8, q_proj | v_proj, 0, base_weights::same};
 static_assert(models::lora_counts(models::llama2_7b(), qv8).trainable == 4'194'304);
 static_assert(models::lora_counts(models::llama2_7b(), qv8).all == 6'742'609'920);
 static_assert(models::llama_parameter_count(models::llama2_7b()) == 6'738'415'616);
+// Phi-3-mini-4k-instruct: 3,821,079,552 parameters (Hugging Face model page, "3.8B"; config.json sizes)
+static_assert(models::llama_parameter_count(models::phi3_mini()) == 3'821'079'552);
 static_assert(parse_lora_targets("q_proj,v_proj") == (q_proj | v_proj));
 static_assert(parse_lora_targets("all-linear") == all_linear);
 static_assert(parse_lora_targets("o_proj,down_proj,gate_proj") == (o_proj | down_proj | gate_proj));
 
 TEST_CASE("closed-form Llama parameter counts equal the simulated ones") {
-  for (const auto& g : {models::llama2_7b(64), models::llama2_70b(64), models::llama3_8b(64), models::mistral_7b(64)})
+  for (const auto& g : {models::llama2_7b(64), models::llama2_70b(64), models::llama3_8b(64), models::mistral_7b(64), models::phi3_mini(64)})
     CHECK(models::llama_parameter_count(g) == budget_totals(models::llama(g), training{.batch = 1}, devices::a100_80gb).parameter_count);
 }
 

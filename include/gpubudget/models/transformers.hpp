@@ -97,9 +97,14 @@ constexpr llama_config llama2_70b(std::int64_t seq = 4096) { return {32000, 8192
 /// Llama-3-8B: 8,030,261,248 parameters (vocabulary 128256, 8 key/value heads).
 constexpr llama_config llama3_8b(std::int64_t seq = 8192) { return {128256, 4096, 32, 32, 8, 14336, 8192, seq, false}; }
 /// Mistral-7B (v0.1): 7,241,732,096 parameters (8 key/value heads; its 4096-token sliding
-/// window does not change a flash kernel's memory).
+/// window does not change a flash kernel's memory, but caps the KV cache: serving.hpp).
 /// sliding_window 4096: mistralai/Mistral-7B-v0.1 config.json ("sliding_window": 4096).
 constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false, 4096}; }
+/// Phi-3-mini (4k context): 3,821,079,552 parameters. microsoft/Phi-3-mini-4k-instruct config.json:
+/// hidden_size 3072, intermediate_size 8192, 32 layers, 32 heads (= key/value heads), vocab_size
+/// 32064, max_position_embeddings 4096, untied head, no biases. Its packed qkv_proj and
+/// gate_up_proj hold the same weights as separate projections (same parameters and activations).
+constexpr llama_config phi3_mini(std::int64_t seq = 4096) { return {32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0}; }
 
 // --- LoRA fine-tuning of Llama-style decoders (layers/adapters.hpp) -------------------------------
 
