@@ -21,3 +21,4 @@
 #include <gpubudget/layers/llama.hpp>
 #include <gpubudget/layers/bert.hpp>
 #include <gpubudget/layers/adapters.hpp>
+#include <gpubudget/layers/moe.hpp>

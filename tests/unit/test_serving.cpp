@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/serving.hpp>
@@ -75,4 +76,38 @@ TEST_CASE("bad serving input is an error") {
   auto g = models::mistral_7b();
   g.sliding_window = 65536;  // larger than its 32768 positions
   CHECK_THROWS(serve(g, serving{.context = 512}, devices::a100_80gb));
+}
+
+// Mixtral-8x7B (issue D): every expert counts, two of eight run per token.
+static_assert(models::mixtral_parameter_counts(models::mixtral_8x7b(), {}).total == 46'702'792'704);
+static_assert(models::mixtral_parameter_counts(models::mixtral_8x7b(), {}).active == 12'879'925'248);
+
+TEST_CASE("Mixtral-8x7B: simulated parameters, routed activations") {
+  const auto g = models::mixtral_8x7b(256);
+  const training plan{.batch = 1, .precision = pure_bf16};
+  const auto b = budget_totals(models::mixtral(g, {}), plan, devices::h200);
+  CHECK(b.parameter_count == 46'702'792'704);
+  CHECK(b.trainable_count == 46'702'792'704);
+  // tokens follow the routing: a capacity factor of 200 % budgets twice the tokens per expert
+  const auto b2 = budget_totals(models::mixtral(g, {8, 2, 200}), plan, devices::h200);
+  CHECK(b2.saved_activations > b.saved_activations);
+  // top-1 routing saves less than top-2
+  const auto b1 = budget_totals(models::mixtral(g, {8, 1, 100}), plan, devices::h200);
+  CHECK(b1.saved_activations < b.saved_activations);
+  CHECK_THROWS(models::mixtral(g, {8, 9, 100}));
+  CHECK_THROWS(budget_totals(models::mixtral(g, {8, 9, 100}), plan, devices::h200));
+}
+
+// benchmarks/accuracy/moe_probe.py under PyTorch 2.6 CPU (moe_probe_output-2.6.txt): one
+// MixtralSparseMoeBlock, width 64, ffn 128, 4 experts, batch 2 x 32 tokens.
+TEST_CASE("MoE block: saved bytes against PyTorch 2.6 CPU") {
+  struct row { std::int64_t top_k; bool amp; std::int64_t measured; };
+  constexpr row rows[] = {{1, false, 199936}, {1, true, 183552}, {2, false, 382208}, {2, true, 292096}};
+  for (const auto& r : rows) {
+    const training plan{.batch = 2, .precision = r.amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const auto b = budget_totals(sequential(input(32, 64), moe(4, r.top_k, 128)), plan, devices::a100_80gb);
+    INFO("top_k " << r.top_k << " amp " << r.amp << " saved " << b.saved_activations << " measured " << r.measured);
+    CHECK(b.parameter_count == 64 * 4 + 4 * 3 * 64 * 128);
+    CHECK(b.saved_activations == r.measured);
+  }
 }

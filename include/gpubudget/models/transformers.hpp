@@ -106,6 +106,46 @@ constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096
 /// gate_up_proj hold the same weights as separate projections (same parameters and activations).
 constexpr llama_config phi3_mini(std::int64_t seq = 4096) { return {32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0}; }
 
+// --- Mixture of experts (layers/moe.hpp) ------------------------------------------------------------
+
+/// A Mixtral-style decoder: a Llama-style decoder whose MLPs are sparse MoE blocks.
+struct moe_config {
+  std::int64_t experts = 8;             ///< num_local_experts
+  std::int64_t top_k = 2;               ///< num_experts_per_tok
+  std::int64_t capacity_percent = 100;  ///< tokens per expert vs uniform routing
+};
+
+/// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
+constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
+  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
+                    residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
+}
+constexpr auto mixtral(const llama_config& g, const moe_config& m) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  auto blocks = repeat(g.layers, mixtral_block(g, m));
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+}
+
+/// Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active per token (top 2 of 8).
+/// mistralai/Mixtral-8x7B-v0.1 config.json: hidden_size 4096, intermediate_size 14336, 32
+/// layers, 32 heads, 8 key/value heads, vocab_size 32000, num_local_experts 8,
+/// num_experts_per_tok 2, max_position_embeddings 32768, sliding_window null.
+constexpr llama_config mixtral_8x7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 8, 14336, 32768, seq, false, 0}; }
+
+/// Total and active (per token) parameters of a Mixtral-style decoder.
+struct moe_counts {
+  std::int64_t total = 0;
+  std::int64_t active = 0;
+};
+constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_config& m) {
+  const auto kv = g.kv_heads * (g.width / g.heads);
+  const auto attn = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + g.width * m.experts;  // norms, q/o, k/v, router
+  const auto expert = 3 * g.width * g.ffn;
+  const auto outside = 2 * g.vocab * g.width + g.width;
+  return {outside + g.layers * (attn + m.experts * expert), outside + g.layers * (attn + m.top_k * expert)};
+}
+
 // --- LoRA fine-tuning of Llama-style decoders (layers/adapters.hpp) -------------------------------
 
 /// A PEFT LoraConfig as far as memory is concerned (lora_alpha only scales: no bytes).
