@@ -911,6 +911,7 @@ int run(const cli::parsed_args& a) {
                           {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
     if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
+    if (const auto moe = tools::moe_counts_of(c.entry->name, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
     for (const auto& v : views) j["budgets"].push_back(budget_json(v));
     std::cout << j.dump(2) << "\n";
   } else if (c.format == "csv") {
