@@ -5,6 +5,7 @@
 //     what micro-batch?
 //  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
+//  4. Mixtral-8x7B: total vs active parameters, what serving it needs.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
 #include <gpubudget/serving.hpp>
@@ -65,4 +66,14 @@ int main() {
               << format_bytes(s->kv_bytes_per_token) << " | " << s->max_concurrent_tokens << " | " << s->max_sequences << " |\n";
   }
   std::cout << "\n## Mistral-7B, one 16k-token conversation on an L4 (sliding window 4096)\n\n" << markdown_table(mistral_16k);
+
+  // --- 4. Mixtral-8x7B ------------------------------------------------------------------------
+  const auto mx = models::mixtral_parameter_counts(models::mixtral_8x7b(), {});
+  std::cout << "\n## Mixtral-8x7B: " << mx.total << " parameters, " << mx.active << " active per token (top 2 of 8)\n\n"
+            << "| Device | Weights (bf16) | Max concurrent tokens | Max 4k sequences | Fits one |\n|---|---|---|---|---|\n";
+  for (const auto& dev : {devices::a100_80gb, devices::h100_80gb, devices::h200}) {
+    const auto s = serve(models::mixtral_8x7b(), models::moe_config{}, four_k, dev);
+    std::cout << "| " << dev.name << " | " << format_bytes(s.weights) << " | " << s.max_concurrent_tokens << " | " << s.max_sequences << " | "
+              << (s.fits() ? "yes" : "no") << " |\n";
+  }
 }

@@ -787,12 +787,13 @@ nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
 
 /// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
 int run_serve(const cli::parsed_args& a, const run_config& c) {
-  const auto g = llm_config("--serve", c);
+  const auto moe = tools::mixtral_config_of(c.entry->name, c.opts);
+  const auto g = moe ? *moe : llm_config("--serve", c);
   const auto r = tools::parse_serve(a, g, c.precision);
   std::vector<serving_budget> out;
   for (const auto& d : c.devices) {
     try {
-      out.push_back(serve(g, r.s, d));
+      out.push_back(moe ? serve(g, models::moe_config{}, r.s, d) : serve(g, r.s, d));
     } catch (const std::invalid_argument& ex) {
       throw usage_error("--serve " + c.model_arg + ": " + strip_prefix(ex.what()));
     }
@@ -800,6 +801,8 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   if (a.has("json") || c.format == "json") {
     const auto& f = out.front();
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
+                                {"total_params", f.parameter_count},
+                                {"active_params", moe ? models::mixtral_parameter_counts(g, {}).active : f.parameter_count},
                                 {"precision", c.precision}, {"params", f.parameter_count}, {"kv_cache_bytes_per_token", f.kv_bytes_per_token},
                                 {"max_concurrent_tokens", f.max_concurrent_tokens}, {"max_context", f.max_context}, {"budgets", nlohmann::ordered_json::array()}};
     for (std::size_t i = 0; i < out.size(); ++i) j["budgets"].push_back(serving_json(out[i], c.devices[i]));

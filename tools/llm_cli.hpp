@@ -58,16 +58,23 @@ inline std::optional<models::llama_config> llama_config_of(const std::string& na
 }
 
 /// Total and active parameters of a mixture-of-experts zoo model (nullopt for dense models).
-inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
+/// The Mixtral configuration of a mixture-of-experts zoo entry (nullopt for dense models).
+inline std::optional<models::llama_config> mixtral_config_of(const std::string& name, const model_options& o) {
   if (name != "mixtral-8x7b") return std::nullopt;
   auto g = models::mixtral_8x7b();
+  g.seq = o.get("seq", g.seq);
   g.vocab = o.get("vocab", g.vocab);
+  g.context = o.get("ctx", g.context);
   g.width = o.get("d-model", g.width);
   g.layers = o.get("layers", g.layers);
   g.heads = o.get("heads", g.heads);
   g.kv_heads = o.get("kv-heads", g.kv_heads);
   g.ffn = o.get("ffn", g.ffn);
-  return models::mixtral_parameter_counts(g, {});
+  return g;
+}
+inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
+  const auto g = mixtral_config_of(name, o);
+  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, {})) : std::nullopt;
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='

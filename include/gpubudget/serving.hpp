@@ -99,13 +99,15 @@ constexpr std::int64_t cached_tokens(const models::llama_config& g, const servin
   return (held + s.block_size - 1) / s.block_size * s.block_size;
 }
 
-/// The prefill's forward peak (activations and temporaries) at `length` tokens through the decoder
-/// body; the LM head runs on the last position of each sequence only (vLLM's LogitsProcessor
-/// gathers the sampled positions before lm_head), so its weights count, its logits are small.
-constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev) {
+/// The prefill's forward peak (activations and temporaries) at `length` tokens through the
+/// decoder body (`block`: one decoder layer for a config); the LM head runs on the last position
+/// of each sequence only (vLLM's LogitsProcessor gathers the sampled positions before lm_head),
+/// so its weights count, its logits are small.
+template <class Block>
+constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, models::llama_block(g)), rms_norm());
+  const auto body = sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
   return budget_totals(body, training{.batch = 1, .precision = s.precision, .inference = true}, dev);
 }
 
@@ -122,16 +124,19 @@ constexpr void solve_capacity(serving_budget& b, const models::llama_config& g, 
 
 }  // namespace detail
 
-/// The serving budget of Llama-style decoder `g` under `s` on `dev`.
-constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
-  detail::check_serving(g, s);
+namespace detail {
+
+/// The serving budget of `g` whose decoder layers `block(g)` builds.
+template <class Block>
+constexpr serving_budget serve_blocks(const models::llama_config& g, const serving& s, const device& dev, Block block) {
+  check_serving(g, s);
   serving_budget b{};
   b.context = s.context;
   b.concurrency = s.concurrency;
   b.capacity = dev.capacity;
   b.usable = checked_mul(dev.capacity, s.utilization_percent) / 100;
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
-  const auto p = detail::prefill_budget(g, s, prefill, dev);
+  const auto p = prefill_budget(g, s, prefill, dev, block);
   const auto head = checked_mul(g.vocab, g.width);  // untied lm_head
   b.parameter_count = p.parameter_count + head;
   b.weights = p.parameters + bytes_of(head, types_of(s.precision).parameters);
@@ -140,11 +145,24 @@ constexpr serving_budget serve(const models::llama_config& g, const serving& s, 
   b.cuda_context = dev.context;
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
-  b.kv_tokens_per_sequence = detail::cached_tokens(g, s, s.context);
+  b.kv_tokens_per_sequence = cached_tokens(g, s, s.context);
   b.kv_cache_bytes = checked_mul(checked_mul(b.kv_bytes_per_token, b.kv_tokens_per_sequence), s.concurrency);
   b.kv_available = b.usable - b.fixed();
-  detail::solve_capacity(b, g, s);
+  solve_capacity(b, g, s);
   return b;
+}
+
+}  // namespace detail
+
+/// The serving budget of Llama-style decoder `g` under `s` on `dev`.
+constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
+  return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
+}
+
+/// The serving budget of a Mixtral-style decoder `g` with experts `m`: every expert's weights
+/// are loaded; the prefill routes its tokens as moe() does.
+constexpr serving_budget serve(const models::llama_config& g, const models::moe_config& m, const serving& s, const device& dev) {
+  return detail::serve_blocks(g, s, dev, [m](const models::llama_config& c) { return models::mixtral_block(c, m); });
 }
 
 /// The part of a serving budget a fit check needs, as a structural type.

@@ -111,3 +111,12 @@ TEST_CASE("MoE block: saved bytes against PyTorch 2.6 CPU") {
     CHECK(b.saved_activations == r.measured);
   }
 }
+
+TEST_CASE("serving Mixtral-8x7B: every expert loaded") {
+  const auto m = serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 4096, .concurrency = 8}, devices::h200);
+  CHECK(m.parameter_count == 46'702'792'704);
+  CHECK(m.weights == 2 * 46'702'792'704);
+  CHECK(m.kv_bytes_per_token == 131'072);
+  CHECK(m.fits());
+  CHECK_FALSE(serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 4096}, devices::a100_80gb).fits());
+}
