@@ -27,6 +27,7 @@
 #include "budget_view.hpp"
 #include "cli_args.hpp"
 #include "distributed_cli.hpp"
+#include "llm_cli.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
@@ -363,6 +364,7 @@ std::vector<cli::option_spec> general_options() {
 std::vector<cli::option_spec> all_options() {
   auto specs = general_options();
   for (const auto& o : tools::distributed_options()) specs.push_back(o);  // --gpus, --zero, ... (distributed_cli.hpp)
+  for (auto& o : tools::llm_options()) specs.push_back(o);  // issue D: LoRA and serving (llm_cli.hpp)
   std::set<std::string> seen;
   for (const auto& [family, opts] : tools::families())
     for (const auto& o : opts)
@@ -382,7 +384,9 @@ void print_help() {
       "       gpubudget --reference FILE [--check]     hold the estimates against measured PyTorch steps\n"
       "       gpubudget --help                         this text (also anywhere on the line)\n\n"
       "Options (each at most once; --name VALUE or --name=VALUE):\n";
-  for (const auto& o : general_options()) {
+  auto listed = general_options();
+  for (auto& o : tools::llm_options()) listed.push_back(o);
+  for (const auto& o : listed) {
     std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
     if (head.size() < 28) head.resize(28, ' ');
     else head += "\n" + std::string(28, ' ');
@@ -532,7 +536,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   }
 
   // The step.
-  c.legacy_json = has("json");
+  c.legacy_json = has("json") && !has("serve");  // --serve --json: the serving fields (run_serve)
   c.require_fit = has("require-fit");
   if (has("runtime")) {
     c.runtime = cli::parse_choice("--runtime", val("runtime"), {"torch1.13-cpu", "torch2.6-cpu", "torch2-cuda"});
@@ -543,7 +547,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
-    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime"};
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant"};
     if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
@@ -767,11 +771,80 @@ std::string side_by_side(const run_config& c, const std::vector<tools::budget_vi
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue D: LoRA (--lora) and serving (--serve, --context, --concurrency, --kv-dtype); llm_cli.hpp.
+
+/// The Llama-family configuration of the model given, or a usage error naming the flag.
+models::llama_config llm_config(const char* flag, const run_config& c) {
+  const auto g = tools::llama_config_of(c.entry->name, c.opts);
+  if (!g) throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b), not " + c.model_arg);
+  return *g;
+}
+models::llama_config lora_llama(const cli::parsed_args& a, const run_config& c) {
+  if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
+  if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
+  return llm_config("--lora", c);
+}
+
+nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
+  return {{"device", d.name}, {"capacity", b.capacity}, {"usable", b.usable}, {"weights", b.weights}, {"workspace", b.workspace},
+          {"cuda_context", b.cuda_context}, {"cublas_workspace", b.cublas_workspace}, {"kv_cache_bytes", b.kv_cache_bytes},
+          {"device_total", b.total()}, {"max_concurrent_tokens", b.max_concurrent_tokens}, {"max_sequences", b.max_sequences},
+          {"max_context", b.max_context}, {"fits", b.fits()}};
+}
+
+/// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
+int run_serve(const cli::parsed_args& a, const run_config& c) {
+  const auto moe = tools::mixtral_config_of(c.entry->name, c.opts);
+  const auto g = moe ? *moe : llm_config("--serve", c);
+  const auto r = tools::parse_serve(a, g, c.precision);
+  std::vector<serving_budget> out;
+  for (const auto& d : c.devices) {
+    try {
+      out.push_back(moe ? serve(g, models::moe_config{}, r.s, d) : serve(g, r.s, d));
+    } catch (const std::invalid_argument& ex) {
+      throw usage_error("--serve " + c.model_arg + ": " + strip_prefix(ex.what()));
+    }
+  }
+  if (a.has("json") || c.format == "json") {
+    const auto& f = out.front();
+    nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
+                                {"total_params", f.parameter_count},
+                                {"active_params", moe ? models::mixtral_parameter_counts(g, {}).active : f.parameter_count},
+                                {"precision", c.precision}, {"params", f.parameter_count}, {"kv_cache_bytes_per_token", f.kv_bytes_per_token},
+                                {"max_concurrent_tokens", f.max_concurrent_tokens}, {"max_context", f.max_context}, {"budgets", nlohmann::ordered_json::array()}};
+    for (std::size_t i = 0; i < out.size(); ++i) j["budgets"].push_back(serving_json(out[i], c.devices[i]));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      std::cout << (i ? "\n" : "") << "**" << c.model_arg << " served on " << c.devices[i].name << ": " << r.s.concurrency << " x " << r.s.context
+                << " tokens, " << c.precision << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
+  }
+  const bool all_fit = std::all_of(out.begin(), out.end(), [](const serving_budget& b) { return b.fits(); });
+  return c.require_fit && !all_fit ? 1 : 0;
+}
+
 int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
+  tools::require_serve_for_its_flags(a);
+  if (a.has("serve")) tools::reject_with_serve(a);
+  if (a.has("quant") && !a.has("lora")) throw usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
+  if (a.has("serve")) return run_serve(a, c);
+  // --lora: the zoo entry is replaced by its LoRA'd model; PEFT's counts go to the JSON outputs
+  tools::zoo_entry lora_entry;
+  std::optional<models::parameter_counts> peft;
+  if (a.has("lora")) {
+    const auto g = lora_llama(a, c);
+    auto l = tools::parse_lora(*a.get("lora"), g.width);
+    tools::apply_quant(a, l);
+    peft = models::lora_counts(g, l);
+    lora_entry = {c.entry->name, c.entry->family,
+                  [g, l](const tools::model_options&, const training& t, const device& d) { return tools::evaluate(models::llama_lora(g, l), t, d); }};
+    c.entry = &lora_entry;
+  }
 
   if (c.legacy_json) {
     // the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean()
@@ -786,7 +859,9 @@ int run(const cli::parsed_args& a) {
       for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
       if (!hit) throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg);
     }
-    print_reference_json(tools::view_of(e.budget));
+    auto view = tools::view_of(e.budget);
+    if (peft) view.parameter_count = peft->all;  // PEFT's "all params" (the frozen base included)
+    print_reference_json(view);
     return 0;
   }
 
@@ -848,6 +923,8 @@ int run(const cli::parsed_args& a) {
                           {"runtime", c.runtime.empty() ? "torch2-cuda" : c.runtime},
                           {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
+    if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
+    if (const auto moe = tools::moe_counts_of(c.entry->name, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
     for (const auto& v : views) j["budgets"].push_back(budget_json(v));
     std::cout << j.dump(2) << "\n";
   } else if (c.format == "csv") {

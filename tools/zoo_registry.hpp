@@ -149,6 +149,23 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }
+/// A Mixtral-style decoder (issue D): the Llama family's size options, MoE MLPs (8 experts, top 2).
+inline zoo_entry mixtral_model(std::string name, models::llama_config base) {
+  return {name, "llama",
+          [base](const model_options& o, const training& t, const device& d) {
+            auto g = base;
+            g.seq = o.get("seq", g.seq);
+            g.vocab = o.get("vocab", g.vocab);
+            g.context = o.get("ctx", g.context);
+            g.width = o.get("d-model", g.width);
+            g.layers = o.get("layers", g.layers);
+            g.heads = o.get("heads", g.heads);
+            g.kv_heads = o.get("kv-heads", g.kv_heads);
+            g.ffn = o.get("ffn", g.ffn);
+            return evaluate(models::mixtral(g, {}), t, d);
+          },
+          [base](const model_options& o) { return o.get("ctx", base.context); }};
+}
 }  // namespace detail
 
 inline std::vector<zoo_entry> zoo() {
@@ -189,6 +206,8 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(llama_model("llama-2-70b", models::llama2_70b(4096)));
   z.push_back(llama_model("llama-3-8b", models::llama3_8b(8192)));
   z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
+  z.push_back(llama_model("phi-3-mini", models::phi3_mini(4096)));  // issue D
+  z.push_back(mixtral_model("mixtral-8x7b", models::mixtral_8x7b(4096)));  // issue D
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
                  return evaluate(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);

@@ -20,3 +20,5 @@
 #include <gpubudget/layers/swin.hpp>
 #include <gpubudget/layers/llama.hpp>
 #include <gpubudget/layers/bert.hpp>
+#include <gpubudget/layers/adapters.hpp>
+#include <gpubudget/layers/moe.hpp>

@@ -1,0 +1,79 @@
+// LLM fine-tuning with LoRA and serving with a KV cache (issue D): three questions answered from
+// one model description, the serving ones at compile time.
+//  1. LoRA on Llama-2-7B (bf16 base, r = 16 on all linear layers) at 2k context on a 24 GB card,
+//     and QLoRA (NF4 base with double quantization) at 2k context on a 16 GB GPU: fits, and with
+//     what micro-batch?
+//  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80?
+//  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
+//  4. Mixtral-8x7B: total vs active parameters, what serving it needs.
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/transformers.hpp>
+#include <gpubudget/serving.hpp>
+
+#include <iostream>
+
+using namespace gpubudget;
+
+// --- 2. serving, checked by the compiler ---------------------------------------------------------
+constexpr serving four_k{.context = 4096, .concurrency = 1, .precision = pure_bf16, .kv = dtype::bf16};
+constexpr auto on_l4 = serve(models::llama3_8b(), four_k, devices::l4);
+constexpr auto on_a10 = serve(models::llama3_8b(), four_k, devices::a10);
+constexpr auto on_a100 = serve(models::llama3_8b(), four_k, devices::a100_80gb);
+static_assert(on_l4.kv_bytes_per_token == 131'072);
+// An A100-80 holds dozens of 4k sequences beside the weights; an L4 a handful.
+static_assert(on_a100.max_sequences >= 100);
+static_assert(on_l4.max_sequences >= 4 && on_l4.max_sequences < 10);
+// "Llama-3-8B in bf16 serves 4 sequences of 4k tokens on one L4" holds; 32 of 8k would not
+// (tests/fail/serving_32x8k_l4_ko.cpp: serving_exceeds_gpu_memory<49514, 20321, 3>).
+constexpr auto four_on_l4 = serve(models::llama3_8b(), serving{.context = 4096, .concurrency = 4}, devices::l4);
+static_assert(require_serves<four_on_l4>);
+
+// --- 3. sliding window ---------------------------------------------------------------------------
+constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
+static_assert(mistral_16k.kv_tokens_per_sequence == 4096);
+
+int main() {
+  // --- 1. LoRA fine-tuning (run time: a 7B model's step is more than one constant evaluation) ---
+  const auto g = models::llama2_7b(2048);
+  const models::lora_config lora{16, parse_lora_targets("all-linear"), 5, base_weights::bf16};
+  const auto counts = models::lora_counts(g, lora);
+  std::cout << "## LoRA r=16 on all-linear, Llama-2-7B, 2k tokens, bf16 base, AMP bf16\n\n"
+            << "trainable params: " << counts.trainable << " || all params: " << counts.all << "\n\n";
+  const auto net = models::llama_lora(g, lora);
+  const training plan{.batch = 1, .precision = amp_bf16, .checkpoint_blocks = true};
+  const auto b = budget_totals(net, plan, devices::l4);
+  std::cout << markdown_table(b) << "\n";
+  std::vector<labelled_budget> rows;
+  for (const auto& dev : {devices::t4, devices::l4, devices::a10, devices::a100_40gb})
+    rows.push_back({"LoRA, micro 1, checkpointed", budget_totals(net, plan, dev)});
+  std::cout << comparison_table(rows) << "\n";
+
+  // QLoRA: the same adapters on an NF4 (double-quantized) base, 16 GB GPU, checkpointed blocks
+  const models::lora_config qlora{16, all_linear, 5, base_weights::nf4_dq};
+  const auto qnet = models::llama_lora(g, qlora);
+  const auto q16 = budget_totals(qnet, plan, devices::generic_16gb);
+  const auto largest = max_micro_batch(qnet, plan, devices::generic_16gb, {1, 64});
+  std::cout << "## QLoRA (NF4 + double quantization) r=16 on all-linear, Llama-2-7B, 2k tokens, 16 GB GPU\n\n"
+            << markdown_table(q16) << "\nLargest micro-batch that fits (checkpointed blocks): " << largest << "\n\n";
+
+  // --- 2. serving -------------------------------------------------------------------------------
+  std::cout << "## Llama-3-8B bf16, 4k-token sequences (vLLM-style: 90 % utilization, 16-token blocks)\n\n"
+            << "| Device | Weights | Prefill workspace | KV per token | Max concurrent tokens | Max 4k sequences |\n"
+            << "|---|---|---|---|---|---|\n";
+  for (const auto* s : {&on_l4, &on_a10, &on_a100}) {
+    const char* name = s == &on_l4 ? "L4" : s == &on_a10 ? "A10" : "A100 80GB";
+    std::cout << "| " << name << " | " << format_bytes(s->weights) << " | " << format_bytes(s->workspace) << " | "
+              << format_bytes(s->kv_bytes_per_token) << " | " << s->max_concurrent_tokens << " | " << s->max_sequences << " |\n";
+  }
+  std::cout << "\n## Mistral-7B, one 16k-token conversation on an L4 (sliding window 4096)\n\n" << markdown_table(mistral_16k);
+
+  // --- 4. Mixtral-8x7B ------------------------------------------------------------------------
+  const auto mx = models::mixtral_parameter_counts(models::mixtral_8x7b(), {});
+  std::cout << "\n## Mixtral-8x7B: " << mx.total << " parameters, " << mx.active << " active per token (top 2 of 8)\n\n"
+            << "| Device | Weights (bf16) | Max concurrent tokens | Max 4k sequences | Fits one |\n|---|---|---|---|---|\n";
+  for (const auto& dev : {devices::a100_80gb, devices::h100_80gb, devices::h200}) {
+    const auto s = serve(models::mixtral_8x7b(), models::moe_config{}, four_k, dev);
+    std::cout << "| " << dev.name << " | " << format_bytes(s.weights) << " | " << s.max_concurrent_tokens << " | " << s.max_sequences << " | "
+              << (s.fits() ? "yes" : "no") << " |\n";
+  }
+}

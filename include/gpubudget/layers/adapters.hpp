@@ -1,0 +1,296 @@
+// gpubudget/layers/adapters.hpp — LoRA adapters on frozen base weights (PEFT's lora.Linear).
+//
+// PEFT 0.x, peft/tuners/lora/layer.py, Linear.forward:
+//     result = self.base_layer(x)                                   # frozen nn.Linear
+//     result = result + lora_B(lora_A(dropout(x))) * scaling        # A: in→r, B: r→out, no bias
+// What autograd keeps (derivatives.yaml, mm: self's gradient needs mat2, mat2's needs self):
+//  * the frozen base matmul keeps its input only when its weight needs a gradient — never here;
+//    when its input needs a gradient it keeps the weight (a parameter: no activation bytes; under
+//    autocast with an fp32 base, the 16-bit weight copy, which autocast does not cache because the
+//    weight does not require grad — autocast_mode.cpp, cached_cast: `arg.requires_grad()`);
+//  * dropout keeps its mask (CUDA: 1 byte per element; CPU: an input-typed noise tensor);
+//  * lora_A keeps its input (the dropped x, or x itself at dropout 0), lora_B keeps A's output
+//    [tokens, r]; the scalar multiply and the add keep nothing.
+// The frozen base weights are budgeted as non-trainable state (memory_budget::buffers) in their
+// own storage type, so a bf16 base under amp_bf16 (fp32 adapters) costs 2 bytes per weight; the
+// adapters are the layer's (trainable) parameters. PEFT's "all params" count is lora_counts()
+// (models/transformers.hpp), since memory_budget::parameter_count then holds only what trains
+// plus the frozen norms.
+#pragma once
+#include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/attention.hpp>
+#include <gpubudget/layers/options.hpp>
+#include <gpubudget/layers/rotary.hpp>
+
+namespace gpubudget {
+
+/// Hugging Face module names a LoRA adapter can target (PEFT `target_modules`), as bits.
+enum lora_target : std::int64_t {
+  q_proj = 1, k_proj = 2, v_proj = 4, o_proj = 8, gate_proj = 16, up_proj = 32, down_proj = 64,
+  /// PEFT's "all-linear": every linear layer but the output head.
+  all_linear = 127,
+};
+
+/// Storage of a frozen base weight: `same` follows the training precision's parameter type;
+/// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head
+/// are not quantized (transformers' BitsAndBytesConfig keeps lm_head in 16 bit): with a quantized
+/// base they are stored in the precision's 16-bit type.
+enum class base_weights : std::int64_t {
+  same = 0, fp32 = 1, fp16 = 2, bf16 = 3,
+  nf4 = 4,     ///< 4-bit NormalFloat, block 64, fp32 absmax per block (QLoRA)
+  fp4 = 5,     ///< 4-bit float, same layout
+  nf4_dq = 6,  ///< NF4 with double quantization (bnb_4bit_use_double_quant)
+  fp4_dq = 7,
+  int8 = 8,    ///< LLM.int8(): int8 weights + one fp32 scale per output row
+  half = 9,    ///< the precision's 16-bit type (fp16, or bf16 under a bf16 precision)
+};
+
+/// Bytes of a frozen weight of `elements` values in `rows` output rows stored as a quantized
+/// `base` (0 for the unquantized kinds). bitsandbytes 0.4x, functional.py quantize_4bit
+/// (blocksize=64: two 4-bit values per uint8, one fp32 absmax per 64 values, a 16-entry fp32 code)
+/// and, with compress_statistics (double quantization), quantize_blockwise of the absmax values
+/// minus their mean (blocksize=256: one uint8 per absmax, one fp32 absmax per 256 absmax values,
+/// a 256-entry fp32 code, the fp32 offset) — QLoRA (Dettmers et al. 2023, §3 "Double
+/// Quantization": 32/64 = 0.5 bits -> 8/64 + 32/(64·256) = 0.127 bits per parameter). int8:
+/// Int8Params keeps CB (int8, [out, in]) and SCB (fp32, [out]).
+constexpr std::int64_t quantized_weight_bytes(std::int64_t elements, std::int64_t rows, base_weights base) {
+  const auto blocks = (elements + 63) / 64;
+  switch (base) {
+    case base_weights::nf4:
+    case base_weights::fp4: return (elements + 1) / 2 + 4 * blocks + 16 * 4;
+    case base_weights::nf4_dq:
+    case base_weights::fp4_dq: return (elements + 1) / 2 + blocks + 4 * ((blocks + 255) / 256) + 256 * 4 + 4 + 16 * 4;
+    case base_weights::int8: return elements + 4 * rows;
+    default: return 0;
+  }
+}
+constexpr bool is_quantized(base_weights b) { return b >= base_weights::nf4 && b <= base_weights::int8; }
+
+namespace detail {
+
+[[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
+  fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
+}
+[[noreturn]] inline void unknown_lora_target_module() {
+  fail("gpubudget: unknown LoRA target module (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
+}
+
+constexpr dtype base_type(const layer_ctx& c, std::int64_t base) {
+  const auto b = static_cast<base_weights>(base);
+  if (is_quantized(b) || b == base_weights::half) return c.half_type();  // also the unquantized modules of a quantized model
+  switch (static_cast<base_weights>(base)) {
+    case base_weights::fp32: return dtype::fp32;
+    case base_weights::fp16: return dtype::fp16;
+    case base_weights::bf16: return dtype::bf16;
+    default: return c.param_type();
+  }
+}
+
+/// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
+/// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
+/// dequantized for each use (bitsandbytes autograd/_functions.py): MatMul4Bit's forward runs
+/// F.linear(A, dequantize_4bit(B).to(A.dtype).t()) and its backward dequantizes again for
+/// grad_A, keeping only the packed weight; MatMul8bitLt's forward quantizes A row-wise to int8
+/// and multiplies into an int32 result (then scaled to A's type), its backward dequantizes CB·SCB
+/// for grad_A. Those temporaries are the transients below.
+constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base) {
+  auto& s = c.s;
+  const auto kind = static_cast<base_weights>(base);
+  const auto weight = checked_mul(x.s.last(), out_features);
+  const dtype bt = base_type(c, base);
+  if (c.first_use) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
+  shape out = x.s;
+  out[-1] = out_features;
+  const dtype mt = c.matmul_type(x.type);
+  value xin = cast_to(s, x, mt);
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last()) : 0;
+  // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
+  const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
+  const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
+  const bool int8 = kind == base_weights::int8;
+  value y = s.make(out, mt, x.requires_grad);
+  s.transient(gemm + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
+  if (int8) s.transient(s.bytes_of_value(x.s, dtype::int8) + s.bytes_of_value(out, dtype::fp32));  // CA int8, the int32 product
+  if (auto n = s.record(y); n >= 0) {
+    if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
+    s.grad_to(n, xin);
+    s.backward_temp(n, gemm + dequant, true);
+  }
+  s.release(xin);
+  return y;
+}
+
+/// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
+/// weights use parameter keys `part`, `part + 1`.
+constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
+                                std::int64_t dropout, std::int64_t base, std::int32_t part) {
+  auto& s = c.s;
+  if (out_features <= 0) invalid_layer_argument();
+  if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
+  value base_out = frozen_matmul(c, x, out_features, base);
+  if (rank == 0) return base_out;
+  layer_ctx ad = c.sub(part);
+  value xd = dropout_op(s, x, dropout);
+  value a = linear_op(ad, xd, rank, false, 0);
+  s.release(xd);
+  value b = linear_op(ad, a, out_features, false, 1);
+  s.release(a);
+  c.absorb(ad, part);
+  value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
+  s.release(b);
+  value y = add(s, base_out, scaled);
+  s.release(base_out);
+  s.release(scaled);
+  return y;
+}
+
+}  // namespace detail
+
+/// A linear layer (no bias) with a frozen base weight and, at rank > 0, a LoRA adapter:
+/// `lora_linear(out, 8)`; `dropout` in percent on the adapter input; `base` its storage type.
+struct lora_linear_op {
+  std::int64_t out_features = {};
+  std::int64_t rank = {};
+  std::int64_t dropout = {};
+  base_weights base = {};
+};
+
+template <>
+struct op_traits<lora_linear_op> {
+  static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : "linear (frozen)"; }
+  static constexpr detail::value lower(detail::layer_ctx& c, const lora_linear_op& op, const detail::value& x) {
+    if (op.dropout < 0 || op.dropout > 100) detail::invalid_layer_argument();
+    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0);
+  }
+  static constexpr std::int64_t flops(const lora_linear_op& op, const shape& in, const shape& out) {
+    return 2 * in.last() * out.numel() + 2 * op.rank * (in.last() + out.last()) * (out.numel() / out.last());
+  }
+};
+
+/// A frozen linear layer (no bias) with a LoRA adapter of rank `rank` (0: frozen base only).
+constexpr layer lora_linear(std::int64_t out_features, std::int64_t rank, std::int64_t dropout_percent = 0,
+                            base_weights base = base_weights::same) {
+  return as_layer(lora_linear_op{out_features, rank, dropout_percent, base});
+}
+
+/// A frozen nn.Embedding whose table is stored as `base` (non-trainable state).
+struct frozen_embedding_op {
+  std::int64_t num_embeddings = {};
+  std::int64_t dim = {};
+  base_weights base = {};
+};
+
+template <>
+struct op_traits<frozen_embedding_op> {
+  static constexpr const char* name = "embedding (frozen)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const frozen_embedding_op& op, const detail::value& x) {
+    if (op.num_embeddings <= 0 || op.dim <= 0) detail::invalid_layer_argument();
+    if (x.s.rank >= 5) detail::tensor_rank_unsupported();
+    const dtype bt = detail::base_type(c, static_cast<std::int64_t>(op.base));
+    if (c.first_use) c.buffer_bytes += bytes_of(checked_mul(op.num_embeddings, op.dim), bt);
+    shape out = x.s;
+    out.dim[static_cast<std::size_t>(out.rank++)] = op.dim;
+    return c.s.make(out, bt, false);
+  }
+};
+
+constexpr layer frozen_embedding(std::int64_t num_embeddings, std::int64_t dim, base_weights base = base_weights::same) {
+  return as_layer(frozen_embedding_op{num_embeddings, dim, base});
+}
+
+/// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases) with frozen
+/// q/k/v/o projections and LoRA adapters of rank `rank` on the projections in `targets`.
+struct lora_attention_op {
+  std::int64_t width = {};
+  std::int64_t heads = {};
+  std::int64_t kv_heads = {};
+  std::int64_t rank = {};
+  std::int64_t targets = {};  ///< lora_target bits (q_proj, k_proj, v_proj, o_proj)
+  std::int64_t dropout = {};  ///< on the adapter input, percent
+  base_weights base = {};
+};
+
+namespace detail {
+
+constexpr std::int64_t rank_for(const lora_attention_op& op, std::int64_t bit) { return op.targets & bit ? op.rank : 0; }
+
+/// The rotary flash path of multi_head_attention with lora_projection for q, k, v, o.
+constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const value& x) {
+  auto& s = c.s;
+  const auto D = op.width, H = op.heads, KVH = op.kv_heads > 0 ? op.kv_heads : op.heads;
+  if (D <= 0 || H <= 0 || op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
+  if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
+  if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
+  if ((op.targets & ~std::int64_t{all_linear}) != 0) unknown_lora_target_module();
+  const auto d = D / H, L = x.s[0];
+  const auto bt = static_cast<std::int64_t>(op.base);
+  const dtype mt = c.matmul_type(x.type);
+  value q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
+  value k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
+  value v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
+  value cs = rotary_table(s, L, d, q.type), sn = rotary_table(s, L, d, q.type);
+  value qr = rotary_op(s, q, cs, sn), kr = rotary_op(s, k, cs, sn);
+  s.release(q);
+  s.release(k);
+  s.release(cs);
+  s.release(sn);
+  value o{};
+  if (sdpa_takes_math_path(s, 0, H, KVH)) {
+    o = sdpa_math(s, qr, kr, v, H, true, 0, mt);
+    s.release(qr);
+    s.release(kr);
+    s.release(v);
+  } else {
+    const value qkv[] = {qr, kr, v};
+    o = flash_kernel(s, qkv, make_shape(L, D), mt, H);
+  }
+  if (!s.plan.torch26_cpu() || sdpa_takes_math_path(s, 0, H, KVH)) {  // transpose(1, 2).contiguous()
+    value oc = copy(s, o, o.s);
+    s.release(o);
+    o = oc;
+  }
+  value y = lora_projection(c, o, D, rank_for(op, o_proj), op.dropout, bt, 6);
+  s.release(o);
+  return y;
+}
+
+}  // namespace detail
+
+template <>
+struct op_traits<lora_attention_op> {
+  static constexpr const char* name = "attention (lora)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const lora_attention_op& op, const detail::value& x) {
+    return detail::lora_attention(c, op, x);
+  }
+  static constexpr std::int64_t flops(const lora_attention_op& op, const shape& in, const shape&) {
+    const auto D = op.width, H = op.heads > 0 ? op.heads : 1, L = in[0];
+    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads * (D / H) : D);
+    return 2 * L * D * D * 2 + 2 * L * D * kvw + 2 * 2 * L * L * D + 2 * L * op.rank * 8 * D;
+  }
+};
+
+/// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op).
+constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
+                               std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base});
+}
+
+/// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")
+/// into lora_target bits; an unknown name is the compile-time error unknown_lora_target_module.
+constexpr std::int64_t parse_lora_targets(std::string_view list) {
+  constexpr std::string_view names[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  std::int64_t bits = 0;
+  while (true) {
+    const auto comma = list.find(',');
+    const auto name = list.substr(0, comma);
+    std::int64_t bit = name == "all-linear" || name == "all_linear" ? std::int64_t{all_linear} : 0;
+    for (std::size_t i = 0; i < 7; ++i)
+      if (name == names[i]) bit = std::int64_t{1} << i;
+    if (bit == 0) detail::unknown_lora_target_module();
+    bits |= bit;
+    if (comma == std::string_view::npos) return bits;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace gpubudget

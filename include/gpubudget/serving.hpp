@@ -1,0 +1,204 @@
+// gpubudget/serving.hpp — serving a Llama-style decoder: KV cache, prefill peak and capacity solvers.
+//
+//   constexpr auto s = serve(models::llama3_8b(), serving{.context = 8192, .concurrency = 4}, devices::l4);
+//   static_assert(s.fits());                       // plain bool
+//   static_assert(require_serves<s>);              // on failure: needed / usable MiB in the diagnostic
+//   static_assert(s.max_sequences >= 4);
+//
+// The model (vLLM's memory profile, vllm/worker/worker.py determine_num_available_blocks:
+// available KV memory = total GPU memory · gpu_memory_utilization − the profile run's peak, which
+// holds the weights, the largest prefill's activations and the non-torch allocations):
+//  * usable        = capacity · utilization (vLLM's --gpu-memory-utilization, default 0.9:
+//                    vllm/engine/arg_utils.py `gpu_memory_utilization: float = 0.90`, docs.vllm.ai
+//                    "Engine Arguments");
+//  * weights       = parameters in the serving precision;
+//  * workspace     = the inference budget's forward peak of the model at the prefill length (the
+//                    whole prompt, or one chunk with chunked prefill) — gpubudget's own simulation;
+//  * CUDA context and cuBLAS workspace from the device;
+//  * KV cache      = per token 2 (K and V) · layers · kv_heads · head_dim · dtype bytes, in whole
+//                    blocks of `block_size` tokens (vLLM's PagedAttention, --block-size default 16:
+//                    vllm/config.py CacheConfig), a sequence holding min(context, sliding window)
+//                    tokens (Mistral's rolling buffer cache: only the window is kept).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <gpubudget/budget.hpp>
+#include <gpubudget/check.hpp>
+#include <gpubudget/devices.hpp>
+#include <gpubudget/models/transformers.hpp>
+#include <gpubudget/report.hpp>
+
+namespace gpubudget {
+
+namespace detail {
+[[noreturn]] inline void context_beyond_the_models_positions() {
+  fail("gpubudget: context beyond the model's max_position_embeddings (set beyond_positions to override)");
+}
+[[noreturn]] inline void sliding_window_larger_than_the_context() {
+  fail("gpubudget: sliding window larger than the model's context (max_position_embeddings)");
+}
+[[noreturn]] inline void kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32() { fail("gpubudget: KV cache dtype must be fp8, fp16, bf16 or fp32"); }
+[[noreturn]] inline void invalid_serving_setting() {
+  fail("gpubudget: serving settings: context, concurrency, block size must be positive, utilization 1..100 percent");
+}
+}  // namespace detail
+
+/// How a model is served.
+struct serving {
+  std::int64_t context = 4096;               ///< tokens per sequence (prompt + generated)
+  std::int64_t concurrency = 1;              ///< sequences served at once
+  precision_mode precision = pure_bf16;      ///< weights and compute: pure_bf16, pure_fp16 or fp32
+  dtype kv = dtype::bf16;                    ///< KV cache storage: fp8, fp16, bf16 (or fp32)
+  std::int64_t block_size = 16;              ///< paged KV blocks of this many tokens (vLLM default 16)
+  std::int64_t utilization_percent = 90;     ///< vLLM gpu_memory_utilization (default 0.9)
+  std::int64_t prefill_chunk = 0;            ///< tokens per prefill step (chunked prefill); 0: the whole context
+  bool beyond_positions = false;             ///< allow a context beyond max_position_embeddings (RoPE scaling)
+};
+
+/// The memory of serving: what is fixed, the KV cache asked for, and what fits.
+struct serving_budget {
+  std::int64_t capacity = 0, usable = 0;           ///< device bytes; usable = capacity · utilization
+  std::int64_t parameter_count = 0, weights = 0;   ///< parameters and their bytes
+  std::int64_t workspace = 0;                      ///< prefill's activation peak (inference forward peak)
+  std::int64_t cuda_context = 0, cublas_workspace = 0;
+  std::int64_t kv_bytes_per_token = 0;             ///< all layers, K and V
+  std::int64_t kv_tokens_per_sequence = 0;         ///< min(context, window) in whole blocks
+  std::int64_t kv_cache_bytes = 0;                 ///< for `concurrency` sequences
+  std::int64_t kv_available = 0;                   ///< usable − fixed (negative: the weights alone do not fit)
+  std::int64_t max_concurrent_tokens = 0;          ///< whole blocks that fit, in tokens
+  std::int64_t max_sequences = 0;                  ///< sequences of `context` tokens that fit at once
+  std::int64_t max_context = 0;                    ///< longest single sequence (positions bound it unless beyond_positions)
+  std::int64_t context = 0, concurrency = 0;
+
+  constexpr std::int64_t fixed() const { return weights + workspace + cuda_context + cublas_workspace; }
+  constexpr std::int64_t total() const { return fixed() + kv_cache_bytes; }
+  constexpr bool fits() const { return total() <= usable; }
+};
+
+/// KV cache bytes per token over all layers: 2 · layers · kv_heads · head_dim · bytes(kv).
+constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype kv) {
+  if (kv != dtype::fp8 && kv != dtype::fp16 && kv != dtype::bf16 && kv != dtype::fp32) detail::kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32();
+  if (g.heads <= 0 || g.width % g.heads != 0) detail::heads_do_not_divide_model_width();
+  const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads;
+  return checked_mul(checked_mul(2 * g.layers, kv_heads), g.width / g.heads) * bytes_per_element(kv);
+}
+
+namespace detail {
+
+constexpr void check_serving(const models::llama_config& g, const serving& s) {
+  if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0) invalid_serving_setting();
+  if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
+  if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
+  if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
+}
+
+/// Tokens a sequence of `context` keeps in the cache, in whole blocks.
+constexpr std::int64_t cached_tokens(const models::llama_config& g, const serving& s, std::int64_t context) {
+  const auto held = g.sliding_window > 0 && g.sliding_window < context ? g.sliding_window : context;
+  return (held + s.block_size - 1) / s.block_size * s.block_size;
+}
+
+/// The prefill's forward peak (activations and temporaries) at `length` tokens through the
+/// decoder body (`block`: one decoder layer for a config); the LM head runs on the last position
+/// of each sequence only (vLLM's LogitsProcessor gathers the sampled positions before lm_head),
+/// so its weights count, its logits are small.
+template <class Block>
+constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
+  g.seq = length;
+  if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
+  const auto body = sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
+  return budget_totals(body, training{.batch = 1, .precision = s.precision, .inference = true}, dev);
+}
+
+/// The solvers: what fits in `kv_available` bytes.
+constexpr void solve_capacity(serving_budget& b, const models::llama_config& g, const serving& s) {
+  const auto block_bytes = checked_mul(b.kv_bytes_per_token, s.block_size);
+  const auto blocks = b.kv_available > 0 ? b.kv_available / block_bytes : 0;
+  b.max_concurrent_tokens = blocks * s.block_size;
+  b.max_sequences = b.max_concurrent_tokens / b.kv_tokens_per_sequence;
+  const auto positions = s.beyond_positions ? b.max_concurrent_tokens : g.context;
+  const bool window_fits = g.sliding_window > 0 && b.max_concurrent_tokens >= cached_tokens(g, s, g.sliding_window);
+  b.max_context = window_fits ? positions : (b.max_concurrent_tokens < positions ? b.max_concurrent_tokens : positions);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// The serving budget of `g` whose decoder layers `block(g)` builds.
+template <class Block>
+constexpr serving_budget serve_blocks(const models::llama_config& g, const serving& s, const device& dev, Block block) {
+  check_serving(g, s);
+  serving_budget b{};
+  b.context = s.context;
+  b.concurrency = s.concurrency;
+  b.capacity = dev.capacity;
+  b.usable = checked_mul(dev.capacity, s.utilization_percent) / 100;
+  const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
+  const auto p = prefill_budget(g, s, prefill, dev, block);
+  const auto head = checked_mul(g.vocab, g.width);  // untied lm_head
+  b.parameter_count = p.parameter_count + head;
+  b.weights = p.parameters + bytes_of(head, types_of(s.precision).parameters);
+  // the body's peak, then the last positions' fp32 logits
+  b.workspace = p.step_peak + p.input_batch + bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  b.cuda_context = dev.context;
+  b.cublas_workspace = dev.cublas_workspace;
+  b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
+  b.kv_tokens_per_sequence = cached_tokens(g, s, s.context);
+  b.kv_cache_bytes = checked_mul(checked_mul(b.kv_bytes_per_token, b.kv_tokens_per_sequence), s.concurrency);
+  b.kv_available = b.usable - b.fixed();
+  solve_capacity(b, g, s);
+  return b;
+}
+
+}  // namespace detail
+
+/// The serving budget of Llama-style decoder `g` under `s` on `dev`.
+constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
+  return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
+}
+
+/// The serving budget of a Mixtral-style decoder `g` with experts `m`: every expert's weights
+/// are loaded; the prefill routes its tokens as moe() does.
+constexpr serving_budget serve(const models::llama_config& g, const models::moe_config& m, const serving& s, const device& dev) {
+  return detail::serve_blocks(g, s, dev, [m](const models::llama_config& c) { return models::mixtral_block(c, m); });
+}
+
+/// The part of a serving budget a fit check needs, as a structural type.
+struct serving_summary {
+  std::int64_t needed_mib = 0, usable_mib = 0, max_sequences = 0;
+  constexpr serving_summary(const serving_budget& b)
+      : needed_mib(to_mib_ceil(b.total())), usable_mib(b.usable / MiB), max_sequences(b.max_sequences) {}
+};
+
+template <std::int64_t NeededMiB, std::int64_t UsableMiB, std::int64_t MaxSequences>
+struct serving_exceeds_gpu_memory {
+  static_assert(NeededMiB <= UsableMiB,
+                "gpubudget: the KV cache asked for does not fit: needed MiB > usable MiB; max sequences that fit (template arguments above)");
+  static constexpr bool value = true;
+};
+
+/// `static_assert(require_serves<b>)`: true when `b` fits; otherwise a compile error naming the
+/// needed and usable MiB and how many sequences of the asked context would fit.
+template <serving_summary S>
+inline constexpr bool require_serves = serving_exceeds_gpu_memory<S.needed_mib, S.usable_mib, S.max_sequences>::value;
+
+/// A Markdown table of a serving budget: fixed part, KV cache, what fits.
+inline std::string markdown_table(const serving_budget& b) {
+  auto row = [](const char* what, const std::string& value) { return std::string("| ") + what + " | " + value + " |\n"; };
+  std::string out = "| Serving | |\n|---|---|\n";
+  out += row("Weights", format_bytes(b.weights));
+  out += row("Prefill activations (workspace)", format_bytes(b.workspace));
+  out += row("CUDA context + cuBLAS", format_bytes(b.cuda_context + b.cublas_workspace));
+  out += row("KV cache per token", format_bytes(b.kv_bytes_per_token));
+  out += row("KV cache asked for", format_bytes(b.kv_cache_bytes) + " (" + std::to_string(b.concurrency) + " x " +
+                                        std::to_string(b.kv_tokens_per_sequence) + " tokens)");
+  out += row("**Device total**", "**" + format_bytes(b.total()) + "** of " + format_bytes(b.usable) + " usable");
+  out += row("Max concurrent tokens", std::to_string(b.max_concurrent_tokens));
+  out += row("Max sequences of this context", std::to_string(b.max_sequences));
+  out += row("Max context, one sequence", std::to_string(b.max_context));
+  return out;
+}
+
+}  // namespace gpubudget

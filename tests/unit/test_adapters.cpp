@@ -1,0 +1,173 @@
+// LoRA adapters (issue D): PEFT's parameter counts pinned, the simulated model agreeing with
+// them, and what autograd keeps through a frozen base linear and its adapter
+// (layers/adapters.hpp; PyTorch 2.6 CPU measurement in benchmarks/accuracy/lora_probe.py).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+using namespace gpubudget;
+
+namespace {
+constexpr models::lora_config qv8{8, q_proj | v_proj, 0, base_weights::same};
+}  // namespace
+
+// PEFT print_trainable_parameters() for Llama-2-7B, r = 8 on q_proj, v_proj:
+// "trainable params: 4,194,304 || all params: 6,742,609,920" (the issue's figure).
+static_assert(models::lora_counts(models::llama2_7b(), qv8).trainable == 4'194'304);
+static_assert(models::lora_counts(models::llama2_7b(), qv8).all == 6'742'609'920);
+static_assert(models::llama_parameter_count(models::llama2_7b()) == 6'738'415'616);
+// Phi-3-mini-4k-instruct: 3,821,079,552 parameters (Hugging Face model page, "3.8B"; config.json sizes)
+static_assert(models::llama_parameter_count(models::phi3_mini()) == 3'821'079'552);
+static_assert(parse_lora_targets("q_proj,v_proj") == (q_proj | v_proj));
+static_assert(parse_lora_targets("all-linear") == all_linear);
+static_assert(parse_lora_targets("o_proj,down_proj,gate_proj") == (o_proj | down_proj | gate_proj));
+
+TEST_CASE("closed-form Llama parameter counts equal the simulated ones") {
+  for (const auto& g : {models::llama2_7b(64), models::llama2_70b(64), models::llama3_8b(64), models::mistral_7b(64), models::phi3_mini(64)})
+    CHECK(models::llama_parameter_count(g) == budget_totals(models::llama(g), training{.batch = 1}, devices::a100_80gb).parameter_count);
+}
+
+TEST_CASE("LoRA Llama-2-7B: trainable parameters and frozen base bytes") {
+  const auto g = models::llama2_7b(256);
+  const auto b = budget_totals(models::llama_lora(g, qv8), training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
+  CHECK(b.trainable_count == 4'194'304);
+  // everything but the trainable adapters and the frozen norms is base weight, in bf16 here
+  const auto norms = (2 * g.layers + 1) * g.width;
+  CHECK(b.parameter_count == 4'194'304 + norms);
+  CHECK(b.buffers == 2 * (models::llama_parameter_count(g) - norms));
+  // Adam: two fp32 moments per trainable parameter only; bf16 master copies of adapters only
+  CHECK(b.optimizer_state == 8 * 4'194'304);
+  const auto all = models::lora_counts(g, models::lora_config{16, parse_lora_targets("all-linear"), 5, base_weights::bf16});
+  const auto b2 = budget_totals(models::llama_lora(g, models::lora_config{16, all_linear, 5, base_weights::bf16}),
+                                training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
+  CHECK(b2.trainable_count == all.trainable);
+  CHECK(all.trainable == 39'976'960);  // PEFT, r = 16 on all-linear: 32 · 16 · (4·8192 + 3·(4096 + 11008))
+}
+
+TEST_CASE("bad LoRA settings are errors") {
+  const auto g = models::llama2_7b(64);
+  CHECK_THROWS(parse_lora_targets("qkv_proj"));
+  CHECK_THROWS(parse_lora_targets("q_proj,"));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{0, q_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{4097, q_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{8, 128, 0, base_weights::same}));
+}
+
+namespace {
+/// Saved bytes of the last record (the adapted linear) after a trainable linear, [16, 64] fp32.
+std::int64_t saved_by_adapter(layer adapted, training plan = training{.batch = 2}) {
+  const auto b = budget(sequential(input(16, 64), linear(64), adapted), plan, devices::a100_80gb);
+  return b.per_record[3].saved_bytes;
+}
+}  // namespace
+
+TEST_CASE("autograd through a frozen base linear and its adapter") {
+  const std::int64_t x = 2 * 16 * 64 * 4, a = 2 * 16 * 4 * 4;
+  // frozen base alone: its weight needs no gradient, so its input is not kept
+  CHECK(saved_by_adapter(lora_linear(32, 0)) == 0);
+  // adapter: lora_A keeps x, lora_B keeps A's output [16, r]; `* scaling` keeps its 8-byte
+  // scalar operand outside PyTorch 2.6 CPU (scalar_operand_saved)
+  CHECK(saved_by_adapter(lora_linear(32, 4)) == x + a + 8);
+  CHECK(saved_by_adapter(lora_linear(32, 4), training{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu}) == x + a);
+  // dropout on the adapter input: the bool mask (CUDA) and the dropped copy instead of x
+  CHECK(saved_by_adapter(lora_linear(32, 4, 10)) == x / 4 + x + a + 8);
+  // a trainable linear of the same shape keeps x: the adapter adds only [16, r]
+  CHECK(saved_by_adapter(linear(32, no_bias)) == x);
+}
+
+namespace {
+/// Saved bytes of an adapted [16, 64] -> 32 layer (rank 4 or the frozen base alone) on the
+/// PyTorch 2.6 CPU runtime, its fp32 input needing a gradient (a LayerNorm before it) or not.
+std::int64_t saved_26(std::int64_t rank, std::int64_t dropout, bool amp, bool x_grad) {
+  const training plan{.batch = 2, .precision = amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu,
+                      .backend = backend_kind::cpu};
+  if (!x_grad) return budget(sequential(input(16, 64), lora_linear(32, rank, dropout)), plan, devices::a100_80gb).per_record[2].saved_bytes;
+  return budget(sequential(input(16, 64), layer_norm(), lora_linear(32, rank, dropout)), plan, devices::a100_80gb).per_record[3].saved_bytes;
+}
+}  // namespace
+
+// benchmarks/accuracy/lora_probe.py under PyTorch 2.6 CPU (lora_probe_output-2.6.txt): bytes of
+// the distinct non-parameter storages saved_tensors_hooks sees in the adapted layer's forward.
+TEST_CASE("LoRA linear: saved bytes equal PyTorch 2.6 CPU's") {
+  struct row { std::int64_t rank, dropout; bool amp, x_grad; std::int64_t measured; };
+  constexpr row rows[] = {
+      {0, 0, false, false, 0},     {0, 0, false, true, 0},     {4, 0, false, false, 8704},  {4, 0, false, true, 8704},
+      {0, 10, false, false, 0},    {0, 10, false, true, 0},    {4, 10, false, false, 8704}, {4, 10, false, true, 16896},
+      {0, 0, true, false, 0},      {0, 0, true, true, 4096},   {4, 0, true, false, 4608},   {4, 0, true, true, 9216},
+      {0, 10, true, false, 0},     {0, 10, true, true, 4096},  {4, 10, true, false, 4608},  {4, 10, true, true, 17408},
+  };
+  for (const auto& r : rows) {
+    INFO("rank " << r.rank << " dropout " << r.dropout << " amp " << r.amp << " x_grad " << r.x_grad);
+    CHECK(saved_26(r.rank, r.dropout, r.amp, r.x_grad) == r.measured);
+  }
+}
+
+// Quantized frozen weights (QLoRA): bitsandbytes' storage and the dequantized temporaries.
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::nf4) == 4096 * 4096 / 2 + 4 * 4096 * 4096 / 64 + 64);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::nf4_dq) ==
+              4096 * 4096 / 2 + 4096 * 4096 / 64 + 4 * (4096 * 4096 / 64 / 256) + 1024 + 4 + 64);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::int8) == 4096 * 4096 + 4 * 4096);
+static_assert(quantized_weight_bytes(4096 * 4096, 4096, base_weights::bf16) == 0);
+
+TEST_CASE("QLoRA Llama-2-7B: 4-bit base, 16-bit embeddings and head") {
+  const auto g = models::llama2_7b(512);
+  const models::lora_config q{8, q_proj | v_proj, 5, base_weights::nf4_dq};
+  const auto b = budget_totals(models::llama_lora(g, q), training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
+  CHECK(b.trainable_count == 4'194'304);
+  const std::int64_t D = 4096, F = 11008, V = 32000;
+  const auto per_layer = 4 * quantized_weight_bytes(D * D, D, base_weights::nf4_dq) + 2 * quantized_weight_bytes(D * F, F, base_weights::nf4_dq) +
+                         quantized_weight_bytes(F * D, D, base_weights::nf4_dq);
+  CHECK(b.buffers == 32 * per_layer + 2 * (2 * V * D));  // bf16 embedding and lm_head
+  // about 0.5 + 0.127/8 bytes per quantized weight: 3.3 GB for the 6.5e9 weights of the layers
+  CHECK(32 * per_layer > 3'200'000'000);
+  CHECK(32 * per_layer < 3'400'000'000);
+}
+
+TEST_CASE("a quantized matmul's dequantized weight is a forward and backward temporary") {
+  const training plan{.batch = 1, .precision = amp_bf16};
+  const std::int64_t w16 = 64 * 4096 * 2;  // the [64, 4096] weight dequantized to bf16
+  auto peaks = [&](base_weights base) {
+    // one token through a frozen linear after a trainable LayerNorm (its input needs a gradient):
+    // the weight-sized temporaries dominate
+    const auto b = budget_totals(sequential(input(1, 4096), layer_norm(), lora_linear(64, 0, 0, base)), plan, devices::a100_80gb);
+    return std::pair{b.forward_peak, b.fwd_bwd_peak};
+  };
+  const auto [f16, b16] = peaks(base_weights::bf16);
+  const auto [f4, b4] = peaks(base_weights::nf4);
+  const auto [f8, b8] = peaks(base_weights::int8);
+  INFO("f16 " << f16 << " b16 " << b16 << " f4 " << f4 << " b4 " << b4 << " f8 " << f8 << " b8 " << b8);
+  // NF4 forward: the dequantized weight on top of the bf16 base's forward peak
+  CHECK(f4 - f16 == w16);
+  CHECK(b4 == f4);  // its backward dequantizes again, below the forward's peak here
+  // int8 forward: A quantized to int8 [1, 4096] and the int32 product [1, 64], no dequantized weight
+  CHECK(f8 - f16 == 4096 + 64 * 4);
+  // int8 backward: grad_A needs CB·SCB dequantized, which sets the step's peak (65.7 KB without it)
+  CHECK(b8 >= w16);
+  CHECK(b8 < w16 + 16 * 1024);
+}
+
+// benchmarks/accuracy/lora_llama_probe.py under PyTorch 2.6 CPU (lora_llama_probe_output-2.6.txt):
+// the 2-layer Llama of the reference case llama2l_b2_t64 with every base weight frozen and r = 8
+// adapters, batch 2 x 64 tokens: trainable parameters exactly, saved bytes within the reference
+// tolerance (±2 %).
+TEST_CASE("LoRA'd 2-layer Llama: saved bytes against PyTorch 2.6 CPU") {
+  const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
+  struct row { std::int64_t targets, dropout; bool amp; std::int64_t trainable, saved; };
+  constexpr row rows[] = {
+      {q_proj | v_proj, 0, false, 13312, 4130816}, {q_proj | v_proj, 0, true, 13312, 22040576},
+      {q_proj | v_proj, 10, false, 13312, 4655104}, {q_proj | v_proj, 10, true, 13312, 22302720},
+      {all_linear, 0, false, 71936, 5531648},       {all_linear, 0, true, 71936, 23181824},
+      {all_linear, 10, false, 71936, 8202240},      {all_linear, 10, true, 71936, 24582656},
+  };
+  for (const auto& r : rows) {
+    const training plan{.batch = 2, .precision = r.amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, r.targets, r.dropout, base_weights::same}), plan, devices::a100_80gb);
+    INFO("targets " << r.targets << " dropout " << r.dropout << " amp " << r.amp << " saved " << b.saved_activations << " measured " << r.saved);
+    CHECK(b.trainable_count == r.trainable);
+    CHECK(std::abs(b.saved_activations - r.saved) * 100 <= 2 * r.saved);
+  }
+}

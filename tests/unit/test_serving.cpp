@@ -1,0 +1,122 @@
+// Serving (issue D): KV bytes per token pinned, paged blocks, sliding windows, the capacity
+// solvers, and the bad inputs that are errors (serving.hpp).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/serving.hpp>
+
+using namespace gpubudget;
+
+// 2 · layers · kv_heads · head_dim · bytes: Llama-3-8B bf16 2·32·8·128·2, Llama-2-7B fp16 2·32·32·128·2
+static_assert(kv_bytes_per_token(models::llama3_8b(), dtype::bf16) == 131'072);
+static_assert(kv_bytes_per_token(models::llama2_7b(), dtype::fp16) == 524'288);
+static_assert(kv_bytes_per_token(models::llama3_8b(), dtype::fp8) == 65'536);
+static_assert(kv_bytes_per_token(models::mistral_7b(), dtype::bf16) == 131'072);
+
+// The whole serving budget is a constant expression: Llama-3-8B in bf16 on an L4.
+constexpr auto l4_8k = serve(models::llama3_8b(), serving{.context = 8192, .concurrency = 2}, devices::l4);
+static_assert(l4_8k.fits());
+static_assert(require_serves<l4_8k>);
+static_assert(l4_8k.weights == 2 * 8'030'261'248);
+static_assert(l4_8k.kv_cache_bytes == std::int64_t{2} * 8192 * 131'072);
+
+TEST_CASE("serving budget: fixed part, KV cache, solvers") {
+  const auto& b = l4_8k;
+  CHECK(b.usable == devices::l4.capacity * 9 / 10);
+  CHECK(b.parameter_count == 8'030'261'248);
+  CHECK(b.workspace > 0);
+  CHECK(b.kv_available == b.usable - b.weights - b.workspace - b.cuda_context - b.cublas_workspace);
+  // whole 16-token blocks
+  CHECK(b.max_concurrent_tokens % 16 == 0);
+  CHECK(b.max_concurrent_tokens == b.kv_available / (16 * 131'072) * 16);
+  CHECK(b.max_sequences == b.max_concurrent_tokens / 8192);
+  CHECK(b.max_context == 8192);  // memory allows more than the model's positions
+  // one more sequence than fits does not fit, by the KV of that sequence
+  const auto over = serve(models::llama3_8b(), serving{.context = 8192, .concurrency = b.max_sequences + 1}, devices::l4);
+  CHECK_FALSE(over.fits());
+  const auto at = serve(models::llama3_8b(), serving{.context = 8192, .concurrency = b.max_sequences}, devices::l4);
+  CHECK(at.fits());
+  // fp8 KV doubles the tokens
+  const auto fp8 = serve(models::llama3_8b(), serving{.context = 8192, .concurrency = 2, .kv = dtype::fp8}, devices::l4);
+  CHECK(fp8.kv_available == b.kv_available);
+  CHECK((fp8.max_concurrent_tokens - 2 * b.max_concurrent_tokens == 0 || fp8.max_concurrent_tokens - 2 * b.max_concurrent_tokens == 16));
+}
+
+TEST_CASE("paged blocks and sliding windows") {
+  // 100 tokens take 7 blocks of 16
+  const auto b = serve(models::llama2_7b(), serving{.context = 100, .precision = pure_fp16, .kv = dtype::fp16}, devices::a100_80gb);
+  CHECK(b.kv_tokens_per_sequence == 112);
+  CHECK(b.kv_cache_bytes == 112 * 524'288);
+  // Mistral: a 16k sequence keeps only the 4096-token window
+  const auto m = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::a100_80gb);
+  CHECK(m.kv_tokens_per_sequence == 4096);
+  CHECK(m.kv_cache_bytes == 4096 * 131'072);
+  CHECK(m.max_context == 32768);  // the window fits, so positions bound a single sequence
+  // chunked prefill: a smaller activation peak
+  const auto whole = serve(models::mistral_7b(), serving{.context = 8192}, devices::a100_80gb);
+  const auto chunked = serve(models::mistral_7b(), serving{.context = 8192, .prefill_chunk = 1024}, devices::a100_80gb);
+  CHECK(chunked.workspace < whole.workspace);
+  // Llama-2-7B fp16 on an L4 at 68 % utilization: memory, not positions, bounds the context
+  const auto l = serve(models::llama2_7b(), serving{.context = 1024, .precision = pure_fp16, .kv = dtype::fp16, .utilization_percent = 68},
+                       devices::l4);
+  CHECK(l.max_context < 4096);
+  CHECK(l.max_context == l.max_concurrent_tokens);
+}
+
+TEST_CASE("bad serving input is an error") {
+  CHECK_THROWS(serve(models::llama2_7b(), serving{.context = 8192}, devices::a100_80gb));  // beyond 4096 positions
+  CHECK_NOTHROW(serve(models::llama2_7b(), serving{.context = 8192, .beyond_positions = true}, devices::a100_80gb));
+  CHECK_THROWS(serve(models::llama2_7b(), serving{.context = 0}, devices::a100_80gb));
+  CHECK_THROWS(serve(models::llama2_7b(), serving{.context = 512, .concurrency = 0}, devices::a100_80gb));
+  CHECK_THROWS(serve(models::llama2_7b(), serving{.context = 512, .kv = dtype::int8}, devices::a100_80gb));
+  CHECK_THROWS(serve(models::llama2_7b(), serving{.context = 512, .utilization_percent = 101}, devices::a100_80gb));
+  auto g = models::mistral_7b();
+  g.sliding_window = 65536;  // larger than its 32768 positions
+  CHECK_THROWS(serve(g, serving{.context = 512}, devices::a100_80gb));
+}
+
+// Mixtral-8x7B (issue D): every expert counts, two of eight run per token.
+static_assert(models::mixtral_parameter_counts(models::mixtral_8x7b(), {}).total == 46'702'792'704);
+static_assert(models::mixtral_parameter_counts(models::mixtral_8x7b(), {}).active == 12'879'925'248);
+
+TEST_CASE("Mixtral-8x7B: simulated parameters, routed activations") {
+  const auto g = models::mixtral_8x7b(256);
+  const training plan{.batch = 1, .precision = pure_bf16};
+  const auto b = budget_totals(models::mixtral(g, {}), plan, devices::h200);
+  CHECK(b.parameter_count == 46'702'792'704);
+  CHECK(b.trainable_count == 46'702'792'704);
+  // tokens follow the routing: a capacity factor of 200 % budgets twice the tokens per expert
+  const auto b2 = budget_totals(models::mixtral(g, {8, 2, 200}), plan, devices::h200);
+  CHECK(b2.saved_activations > b.saved_activations);
+  // top-1 routing saves less than top-2
+  const auto b1 = budget_totals(models::mixtral(g, {8, 1, 100}), plan, devices::h200);
+  CHECK(b1.saved_activations < b.saved_activations);
+  CHECK_THROWS(models::mixtral(g, {8, 9, 100}));
+  CHECK_THROWS(budget_totals(models::mixtral(g, {8, 9, 100}), plan, devices::h200));
+}
+
+// benchmarks/accuracy/moe_probe.py under PyTorch 2.6 CPU (moe_probe_output-2.6.txt): one
+// MixtralSparseMoeBlock, width 64, ffn 128, 4 experts, batch 2 x 32 tokens.
+TEST_CASE("MoE block: saved bytes against PyTorch 2.6 CPU") {
+  struct row { std::int64_t top_k; bool amp; std::int64_t measured; };
+  constexpr row rows[] = {{1, false, 199936}, {1, true, 183552}, {2, false, 382208}, {2, true, 292096}};
+  for (const auto& r : rows) {
+    const training plan{.batch = 2, .precision = r.amp ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const auto b = budget_totals(sequential(input(32, 64), moe(4, r.top_k, 128)), plan, devices::a100_80gb);
+    INFO("top_k " << r.top_k << " amp " << r.amp << " saved " << b.saved_activations << " measured " << r.measured);
+    CHECK(b.parameter_count == 64 * 4 + 4 * 3 * 64 * 128);
+    CHECK(b.saved_activations == r.measured);
+  }
+}
+
+TEST_CASE("serving Mixtral-8x7B: every expert loaded") {
+  const auto m = serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 4096, .concurrency = 8}, devices::h200);
+  CHECK(m.parameter_count == 46'702'792'704);
+  CHECK(m.weights == 2 * 46'702'792'704);
+  CHECK(m.kv_bytes_per_token == 131'072);
+  CHECK(m.fits());
+  CHECK_FALSE(serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 4096}, devices::a100_80gb).fits());
+}

@@ -1,0 +1,160 @@
+// tools/llm_cli.hpp — the CLI's LoRA and serving flags (issue D), kept apart from estimate.cpp:
+//
+//   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
+//   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
+//
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family
+//         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
+//         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type).
+// --serve an inference budget with a KV cache (serving.hpp); --context N tokens per sequence
+//         (default: the model's positions; beyond them only with --ctx raised explicitly),
+//         --concurrency N sequences (default 1), --kv-dtype fp8|fp16|bf16 (default: the
+//         precision's: bf16 for bf16/amp_bf16, fp16 for fp16/amp_fp16, fp32 for fp32).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gpubudget/serving.hpp>
+
+#include "cli_args.hpp"
+#include "zoo_registry.hpp"
+
+namespace gpubudget::tools {
+
+/// The flags (appended to the CLI's options).
+inline std::vector<cli::option_spec> llm_options() {
+  return {
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"quant", true, "Q", "with --lora: the frozen base quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
+      {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
+      {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
+      {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
+      {"kv-dtype", true, "T", "with --serve: KV cache type fp8 | fp16 | bf16 (default: the precision's)"},
+  };
+}
+
+/// The Llama-family configuration a zoo entry stands for, with the size options applied.
+inline std::optional<models::llama_config> llama_config_of(const std::string& name, const model_options& o) {
+  const std::pair<const char*, models::llama_config> bases[] = {
+      {"llama-2-7b", models::llama2_7b(4096)}, {"llama-2-13b", models::llama2_13b(4096)}, {"llama-2-70b", models::llama2_70b(4096)},
+      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}};
+  for (const auto& [n, base] : bases) {
+    if (name != n) continue;
+    auto g = base;
+    g.seq = o.get("seq", g.seq);
+    g.vocab = o.get("vocab", g.vocab);
+    g.context = o.get("ctx", g.context);
+    g.width = o.get("d-model", g.width);
+    g.layers = o.get("layers", g.layers);
+    g.heads = o.get("heads", g.heads);
+    g.kv_heads = o.get("kv-heads", g.kv_heads);
+    g.ffn = o.get("ffn", g.ffn);
+    if (g.sliding_window > g.context) g.sliding_window = g.context;  // a shorter --ctx bounds the window too
+    return g;
+  }
+  return std::nullopt;
+}
+
+/// Total and active parameters of a mixture-of-experts zoo model (nullopt for dense models).
+/// The Mixtral configuration of a mixture-of-experts zoo entry (nullopt for dense models).
+inline std::optional<models::llama_config> mixtral_config_of(const std::string& name, const model_options& o) {
+  if (name != "mixtral-8x7b") return std::nullopt;
+  auto g = models::mixtral_8x7b();
+  g.seq = o.get("seq", g.seq);
+  g.vocab = o.get("vocab", g.vocab);
+  g.context = o.get("ctx", g.context);
+  g.width = o.get("d-model", g.width);
+  g.layers = o.get("layers", g.layers);
+  g.heads = o.get("heads", g.heads);
+  g.kv_heads = o.get("kv-heads", g.kv_heads);
+  g.ffn = o.get("ffn", g.ffn);
+  return g;
+}
+inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
+  const auto g = mixtral_config_of(name, o);
+  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, {})) : std::nullopt;
+}
+
+/// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='
+/// continue the targets list.
+inline models::lora_config parse_lora(const std::string& text, std::int64_t width) {
+  models::lora_config l{0, 0, 0, base_weights::same};
+  std::string key, targets;
+  bool seen_r = false, seen_dropout = false;
+  for (const auto& item : cli::split_list("--lora", text)) {
+    const auto eq = item.find('=');
+    std::string value = item;
+    if (eq != std::string::npos) {
+      key = item.substr(0, eq);
+      value = item.substr(eq + 1);
+      if (key != "r" && key != "targets" && key != "dropout" && key != "base")
+        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T)" +
+                               cli::did_you_mean(key, {"r", "targets", "dropout", "base"}));
+      if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
+          (key == "base" && l.base != base_weights::same))
+        throw cli::usage_error("--lora: " + key + "= is given twice");
+    } else if (key != "targets") {
+      throw cli::usage_error("--lora: '" + item + "' is not key=value (r=N, targets=NAME,..., dropout=P, base=T)");
+    }
+    if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
+    else if (key == "dropout") { l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5); seen_dropout = true; }
+    else if (key == "base") {
+      const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
+      l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
+    }
+    else targets += (targets.empty() ? "" : ",") + value;
+  }
+  if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
+  try {
+    l.targets = parse_lora_targets(targets.empty() ? "q_proj,v_proj" : targets);
+  } catch (const std::invalid_argument&) {
+    throw cli::usage_error("--lora: unknown target module in '" + targets + "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
+  }
+  return l;
+}
+
+/// `--quant`: the frozen base's storage (needs --lora; replaces its base=).
+inline void apply_quant(const cli::parsed_args& a, models::lora_config& l) {
+  if (!a.has("quant")) return;
+  if (!a.has("lora")) throw cli::usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
+  if (l.base != base_weights::same) throw cli::usage_error("--quant and --lora base= contradict each other (give one)");
+  const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
+  l.base = q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+}
+
+/// The serving flags, checked; `precision` is the CLI's --precision name.
+struct serve_request {
+  serving s{};
+  std::string kv_name;
+};
+
+inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_config& g, const std::string& precision) {
+  serve_request r;
+  r.s.precision = precision == "fp32" ? fp32 : (precision == "fp16" || precision == "amp_fp16") ? pure_fp16 : pure_bf16;
+  r.kv_name = precision == "fp32" ? "fp32" : (precision == "fp16" || precision == "amp_fp16") ? "fp16" : "bf16";
+  if (a.has("kv-dtype")) r.kv_name = cli::parse_choice("--kv-dtype", *a.get("kv-dtype"), {"fp8", "fp16", "bf16"});
+  r.s.kv = r.kv_name == "fp8" ? dtype::fp8 : r.kv_name == "fp16" ? dtype::fp16 : r.kv_name == "bf16" ? dtype::bf16 : dtype::fp32;
+  r.s.context = a.has("context") ? cli::parse_integer("--context", *a.get("context"), 1, 1 << 24) : g.context;
+  if (r.s.context > g.context)
+    throw cli::usage_error("--context: " + std::to_string(r.s.context) + " is longer than the model's " + std::to_string(g.context) +
+                           " positions (raise them explicitly with --ctx N, e.g. for RoPE scaling)");
+  r.s.concurrency = a.has("concurrency") ? cli::parse_integer("--concurrency", *a.get("concurrency"), 1, 1 << 20) : 1;
+  return r;
+}
+
+/// Flags that make no sense with --serve (a training step's settings, or --seq: use --context).
+inline void reject_with_serve(const cli::parsed_args& a) {
+  for (const char* n : {"lora", "quant", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
+                        "freeze-all-but", "freeze-all", "teacher", "teacher-offload", "fragmentation", "runtime", "seq"})
+    if (a.has(n)) throw cli::usage_error(std::string("--") + n + " does not combine with --serve" + (std::string(n) == "seq" ? " (use --context N)" : ""));
+}
+
+/// The serving flags without --serve are errors.
+inline void require_serve_for_its_flags(const cli::parsed_args& a) {
+  for (const char* n : {"context", "concurrency", "kv-dtype"})
+    if (a.has(n) && !a.has("serve")) throw cli::usage_error(std::string("--") + n + " needs --serve");
+}
+
+}  // namespace gpubudget::tools
