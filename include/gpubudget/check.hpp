@@ -109,7 +109,7 @@ constexpr training at_micro_batch(const training& plan, std::int64_t mb) {
 template <std::size_t N>
 constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
                                           std::int64_t percent) {
-  return checked_mul(budget_totals(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
+  return checked_mul(totals_any_micro_batch(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
 }
 
 /// What one traced step at micro-batch `reference` predicts.

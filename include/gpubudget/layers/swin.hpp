@@ -44,7 +44,9 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   if (x.s.rank != 3) tensor_rank_unsupported();
   const auto H = x.s[0], W = x.s[1], C = x.s[2];
   const auto heads_ = op.heads, w = op.window;
-  if (heads_ <= 0 || w <= 0 || op.shift < 0) invalid_layer_argument();
+  if (heads_ <= 0) heads_must_be_positive();
+  if (w <= 0) window_size_must_be_positive();
+  if (op.shift < 0) invalid_layer_argument();
   if (C % heads_ != 0) heads_do_not_divide_model_width();
   const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
   const bool shifted = op.shift > 0 && (w < pH || w < pW);
