@@ -759,6 +759,26 @@ std::string side_by_side(const run_config& c, const std::vector<tools::budget_vi
   return out;
 }
 
+/// --freeze-all-but: every prefix names a module of the model. Checked on a run without the
+/// restriction (the library refuses a prefix that matches nothing), so that the message can list
+/// the model's names and suggest a close one.
+void check_freeze_prefixes(const run_config& c, training t) {
+  if (c.freeze_prefixes.empty()) return;
+  t.train_only = nullptr;
+  const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
+  for (const auto& p : c.freeze_prefixes) {
+    bool hit = false;
+    for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
+    if (hit) continue;
+    const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 16) list += ", ...";
+    throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
+                      (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
+  }
+}
+
 int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
   run_config c = configure(a, zoo);
@@ -771,12 +791,8 @@ int run(const cli::parsed_args& a) {
     t.train_only = c.plan.train_only;
     if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
     if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
+    check_freeze_prefixes(c, t);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
-    for (const auto& p : c.freeze_prefixes) {
-      bool hit = false;
-      for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
-      if (!hit) throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg);
-    }
     print_reference_json(tools::view_of(e.budget));
     return 0;
   }
@@ -799,20 +815,8 @@ int run(const cli::parsed_args& a) {
   std::vector<tools::budget_view> views;
   std::vector<tools::evaluation> evals;
   for (const auto& d : c.devices) {
+    if (views.empty()) check_freeze_prefixes(c, c.plan);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, c.plan, d);
-    if (views.empty()) {
-      for (const auto& p : c.freeze_prefixes) {
-        bool hit = false;
-        for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
-        if (hit) continue;
-        const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
-        std::string list;
-        for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
-        if (names.size() > 16) list += ", ...";
-        throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
-                          (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
-      }
-    }
     auto v = tools::view_of(e.budget);
     if (v.device_total < 0 || v.live_tensor_bytes_at_peak < 0 || v.activations_at_peak < 0)
       throw usage_error(c.model_arg + ": the byte counts overflow; reduce --batch or the model's sizes");

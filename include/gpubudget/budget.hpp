@@ -206,14 +206,17 @@ constexpr void check_train_only(const std::array<layer, N>& records, const char*
   }
 }
 
-/// Do the subtrees at `a` and `b` have the same structure (kinds, ops and their fields)?
+/// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
+/// position, so they must have the same records (kinds, spans, counts); a record whose op is the
+/// same in both must have the same fields. Different ops may pair up: a tied output projection
+/// shares the token embedding's table (shared(1, embedding(V, D)) ... shared(1, tied_linear(V))).
 template <std::size_t N>
 constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::size_t b) {
   if (r[a].span != r[b].span) return false;
   for (std::size_t k = 0; k < static_cast<std::size_t>(r[a].span); ++k) {
     const layer &x = r[a + k], &y = r[b + k];
-    if (x.kind != y.kind || x.span != y.span || x.op != y.op || x.count != y.count || x.merge != y.merge) return false;
-    for (std::size_t w = 0; w < max_op_fields; ++w)
+    if (x.kind != y.kind || x.span != y.span || x.count != y.count || x.merge != y.merge) return false;
+    for (std::size_t w = 0; w < max_op_fields && x.op == y.op; ++w)
       if (x.fields[w] != y.fields[w]) return false;
   }
   return true;
