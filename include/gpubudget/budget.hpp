@@ -207,17 +207,20 @@ constexpr void check_train_only(const std::array<layer, N>& records, const char*
 }
 
 /// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
-/// position, so they must have the same records (kinds, spans, counts); a record whose op is the
-/// same in both must have the same fields. Different ops may pair up: a tied output projection
-/// shares the token embedding's table (shared(1, embedding(V, D)) ... shared(1, tied_linear(V))).
+/// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
+/// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
+/// tied_linear(V))). Other fields may differ (seed 001 shares one attention over two key
+/// lengths), except a linear's output width, which shapes its weight.
 template <std::size_t N>
 constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::size_t b) {
   if (r[a].span != r[b].span) return false;
+  constexpr const op_descriptor* lin = &op_entry<gpubudget::linear_op>::descriptor;
   for (std::size_t k = 0; k < static_cast<std::size_t>(r[a].span); ++k) {
     const layer &x = r[a + k], &y = r[b + k];
     if (x.kind != y.kind || x.span != y.span || x.count != y.count || x.merge != y.merge) return false;
-    for (std::size_t w = 0; w < max_op_fields && x.op == y.op; ++w)
-      if (x.fields[w] != y.fields[w]) return false;
+    const bool tied = (x.op == lin && op_of<gpubudget::linear_op>(x).tied) || (y.op == lin && op_of<gpubudget::linear_op>(y).tied);
+    if (x.op != y.op && !tied) return false;
+    if (x.op == lin && y.op == lin && !tied && op_of<gpubudget::linear_op>(x).out_features != op_of<gpubudget::linear_op>(y).out_features) return false;
   }
   return true;
 }
