@@ -26,6 +26,7 @@
 
 #include "budget_view.hpp"
 #include "cli_args.hpp"
+#include "hf_config.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
@@ -341,6 +342,7 @@ std::vector<cli::option_spec> general_options() {
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
       {"freeze-all", false, "", "freeze every parameter"},
+      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, gpt2, bert) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},
@@ -452,15 +454,33 @@ std::string fmt_gib(double v) {
   return buf;
 }
 
+/// --hf-config FILE: the model a transformers config.json describes (kept alive for the run).
+/// Its torch_dtype is shown, not applied: from_pretrained loads float32 weights unless asked
+/// otherwise, which is what --precision says.
+const tools::zoo_entry* hf_entry(const std::string& path, std::string& label) {
+  static std::deque<tools::hf_model> kept;
+  try {
+    kept.push_back(tools::from_hf_config(path));
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+  auto& e = kept.back().entry;
+  e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
+  label = e.name;
+  return &e;
+}
+
 run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
   run_config c;
   auto has = [&](const char* n) { return a.has(n); };
   auto val = [&](const char* n) { return *a.get(n); };
 
   // The model: a zoo name or a reference case's name (which also sets sizes, batch and step).
-  if (a.positionals.empty()) throw usage_error("no model given (gpubudget --help lists the models)");
+  if (has("hf-config") && !a.positionals.empty())
+    throw usage_error("unexpected argument '" + a.positionals[0] + "' with --hf-config (the config file is the model)");
+  if (a.positionals.empty() && !has("hf-config")) throw usage_error("no model given (gpubudget --help lists the models)");
   if (a.positionals.size() > 1) throw usage_error("unexpected argument '" + a.positionals[1] + "' (one model at a time; options start with --)");
-  c.model_arg = a.positionals[0];
+  c.model_arg = has("hf-config") ? "" : a.positionals[0];
   std::string model = c.model_arg;
   std::int64_t batch = 1;
   for (const auto& rc : tools::reference_cases()) {
@@ -473,7 +493,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(val("hf-config"), c.model_arg) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
