@@ -107,4 +107,11 @@ static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(1
 // device_context_negative
 static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, custom_device("odd", 16 * GB, 0)).parameter_count >= 0);
 
+// fits_percent
+static_assert(fits(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, devices::generic_16gb), 100));
+
+// max_micro_batch_bounds
+static_assert(max_micro_batch(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, devices::generic_16gb,
+                              batch_bounds{8, 64}) == 64);
+
 }  // namespace

@@ -91,6 +91,16 @@ TEST_CASE("structural misuse is named at run time") {
   CHECK_THAT(error_of(sequential(input(3, 8, 8), permute(1, 1, 0)), t), Catch::Contains("permute names an axis twice"));
 }
 
+TEST_CASE("percentages and bounds of the checks and the planner are named") {
+  const auto b = budget_totals(mlp, batch(8), devices::generic_16gb);
+  CHECK_THROWS_WITH(fits(b, 0), "gpubudget: percent of capacity out of range (1 to 100)");
+  CHECK_THROWS_WITH(fits(b, 101), "gpubudget: percent of capacity out of range (1 to 100)");
+  CHECK(fits(b, 100));
+  CHECK_THROWS_WITH(max_micro_batch(mlp, batch(8), devices::generic_16gb, batch_bounds{64, 8}), "gpubudget: batch bounds out of order (1 <= min <= max)");
+  CHECK_THROWS_WITH(max_micro_batch(mlp, batch(8), devices::generic_16gb, batch_bounds{0, 8}), Catch::Contains("batch bounds out of order"));
+  CHECK_THROWS_WITH(max_micro_batch(mlp, batch(8), devices::generic_16gb, batch_bounds{1, 8}, 120), Catch::Contains("percent of capacity out of range"));
+}
+
 TEST_CASE("budget sums are overflow-checked, never wrapped") {
   memory_budget b{};
   b.parameters = std::numeric_limits<std::int64_t>::max() / 2 + 1;

@@ -51,6 +51,9 @@ namespace gpubudget::detail {
 [[noreturn]] inline void fragmentation_percent_out_of_range() { fail("gpubudget: fragmentation_percent out of range (0 to 100)"); }
 [[noreturn]] inline void train_only_prefix_matches_no_record_name() { fail("gpubudget: a train_only prefix matches no record name (or is empty); check the model's named(...) blocks"); }
 [[noreturn]] inline void freeze_all_contradicts_train_only() { fail("gpubudget: freeze_all and train_only contradict each other (set one)"); }
+[[noreturn]] inline void percent_of_capacity_out_of_range() { fail("gpubudget: percent of capacity out of range (1 to 100)"); }
+[[noreturn]] inline void batch_bounds_out_of_order() { fail("gpubudget: batch bounds out of order (1 <= min <= max)"); }
+[[noreturn]] inline void max_remedies_must_not_be_negative() { fail("gpubudget: plan_constraints::max_remedies must be 0 or positive"); }
 [[noreturn]] inline void device_capacity_must_be_positive() { fail("gpubudget: device capacity must be positive (bytes >= 1)"); }
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
