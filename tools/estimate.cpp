@@ -28,6 +28,7 @@
 #include "cli_args.hpp"
 #include "distributed_cli.hpp"
 #include "llm_cli.hpp"
+#include "hf_config.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
@@ -343,6 +344,7 @@ std::vector<cli::option_spec> general_options() {
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
       {"freeze-all", false, "", "freeze every parameter"},
+      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, gpt2, bert) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},
@@ -464,15 +466,33 @@ std::string fmt_gib(double v) {
   return buf;
 }
 
+/// --hf-config FILE: the model a transformers config.json describes (kept alive for the run).
+/// Its torch_dtype is shown, not applied: from_pretrained loads float32 weights unless asked
+/// otherwise, which is what --precision says.
+const tools::zoo_entry* hf_entry(const std::string& path, std::string& label) {
+  static std::deque<tools::hf_model> kept;
+  try {
+    kept.push_back(tools::from_hf_config(path));
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+  auto& e = kept.back().entry;
+  e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
+  label = e.name;
+  return &e;
+}
+
 run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
   run_config c;
   auto has = [&](const char* n) { return a.has(n); };
   auto val = [&](const char* n) { return *a.get(n); };
 
   // The model: a zoo name or a reference case's name (which also sets sizes, batch and step).
-  if (a.positionals.empty()) throw usage_error("no model given (gpubudget --help lists the models)");
+  if (has("hf-config") && !a.positionals.empty())
+    throw usage_error("unexpected argument '" + a.positionals[0] + "' with --hf-config (the config file is the model)");
+  if (a.positionals.empty() && !has("hf-config")) throw usage_error("no model given (gpubudget --help lists the models)");
   if (a.positionals.size() > 1) throw usage_error("unexpected argument '" + a.positionals[1] + "' (one model at a time; options start with --)");
-  c.model_arg = a.positionals[0];
+  c.model_arg = has("hf-config") ? "" : a.positionals[0];
   std::string model = c.model_arg;
   std::int64_t batch = 1;
   for (const auto& rc : tools::reference_cases()) {
@@ -485,7 +505,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(val("hf-config"), c.model_arg) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
@@ -824,6 +844,26 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   return c.require_fit && !all_fit ? 1 : 0;
 }
 
+/// --freeze-all-but: every prefix names a module of the model. Checked on a run without the
+/// restriction (the library refuses a prefix that matches nothing), so that the message can list
+/// the model's names and suggest a close one.
+void check_freeze_prefixes(const run_config& c, training t) {
+  if (c.freeze_prefixes.empty()) return;
+  t.train_only = nullptr;
+  const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
+  for (const auto& p : c.freeze_prefixes) {
+    bool hit = false;
+    for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
+    if (hit) continue;
+    const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 16) list += ", ...";
+    throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
+                      (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
+  }
+}
+
 int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
   tools::require_serve_for_its_flags(a);
@@ -853,12 +893,8 @@ int run(const cli::parsed_args& a) {
     t.train_only = c.plan.train_only;
     if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
     if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
+    check_freeze_prefixes(c, t);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
-    for (const auto& p : c.freeze_prefixes) {
-      bool hit = false;
-      for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
-      if (!hit) throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg);
-    }
     auto view = tools::view_of(e.budget);
     if (peft) view.parameter_count = peft->all;  // PEFT's "all params" (the frozen base included)
     print_reference_json(view);
@@ -883,20 +919,8 @@ int run(const cli::parsed_args& a) {
   std::vector<tools::budget_view> views;
   std::vector<tools::evaluation> evals;
   for (const auto& d : c.devices) {
+    if (views.empty()) check_freeze_prefixes(c, c.plan);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, c.plan, d);
-    if (views.empty()) {
-      for (const auto& p : c.freeze_prefixes) {
-        bool hit = false;
-        for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
-        if (hit) continue;
-        const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
-        std::string list;
-        for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
-        if (names.size() > 16) list += ", ...";
-        throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
-                          (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
-      }
-    }
     auto v = tools::view_of(e.budget);
     if (v.device_total < 0 || v.live_tensor_bytes_at_peak < 0 || v.activations_at_peak < 0)
       throw usage_error(c.model_arg + ": the byte counts overflow; reduce --batch or the model's sizes");

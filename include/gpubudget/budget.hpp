@@ -51,17 +51,19 @@ struct memory_budget {
   std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0;
   std::int64_t allocator_rounding = 0, fragmentation = 0;
 
+  // Sums are overflow-checked like every byte count: a budget never wraps (issue C).
   constexpr std::int64_t resident() const {
-    return parameters + buffers + master_weights + optimizer_state + ema + teacher + input_batch;
+    return checked_add(checked_add(checked_add(parameters, buffers), checked_add(master_weights, optimizer_state)),
+                       checked_add(checked_add(ema, teacher), input_batch));
   }
   /// Activations and temporaries at the step's peak (the peak minus the gradients then alive).
   constexpr std::int64_t activations_at_peak() const { return step_peak - gradients_at_peak; }
   /// Live tensor bytes at the peak: torch.cuda.max_memory_allocated's counterpart.
-  constexpr std::int64_t peak_tensor_bytes() const { return resident() + step_peak; }
-  constexpr std::int64_t workspace() const { return cublas_workspace + cudnn_workspace; }
+  constexpr std::int64_t peak_tensor_bytes() const { return checked_add(resident(), step_peak); }
+  constexpr std::int64_t workspace() const { return checked_add(cublas_workspace, cudnn_workspace); }
   /// Everything the device must hold at the peak.
   constexpr std::int64_t total() const {
-    return peak_tensor_bytes() + cuda_context + workspace() + allocator_rounding + fragmentation;
+    return checked_add(checked_add(peak_tensor_bytes(), checked_add(cuda_context, workspace())), checked_add(allocator_rounding, fragmentation));
   }
   constexpr std::int64_t headroom() const { return capacity - total(); }
 };
@@ -165,15 +167,86 @@ constexpr value append_loss(sim& s, const value& out) {
   return loss;
 }
 
+/// The policy's own numbers, each named when out of range (issue C). Divisibility of the batch
+/// by the micro-batch is checked by the public entry points (check_divides): max_micro_batch
+/// probes micro-batches that need not divide the batch.
+constexpr void check_plan(const training& plan) {
+  if (plan.batch <= 0) batch_must_be_positive();
+  if (plan.micro_batch < 0) micro_batch_must_not_be_negative();
+  if (plan.fragmentation_percent < 0 || plan.fragmentation_percent > 100) fragmentation_percent_out_of_range();
+}
+constexpr void check_divides(const training& plan) {
+  check_plan(plan);  // a zero batch or micro-batch is named before it is divided by
+  if (plan.batch % plan.micro() != 0) micro_batch_does_not_divide_batch();
+}
+constexpr void check_device(const device& dev) {
+  if (dev.capacity <= 0) device_capacity_must_be_positive();
+  if (dev.context < 0 || dev.cublas_workspace < 0) device_memory_terms_must_not_be_negative();
+}
+
+/// Does `name` start with the `len` characters at `prefix`?
+constexpr bool starts_with(const char* name, const char* prefix, std::ptrdiff_t len) {
+  for (std::ptrdiff_t k = 0; k < len; ++k)
+    if (name[k] != prefix[k]) return false;  // a shorter name stops at its '\0'
+  return true;
+}
+
+/// Every comma-separated prefix of training::train_only names at least one record (an empty
+/// prefix names none): a typo would otherwise freeze the whole model.
+template <std::size_t N>
+constexpr void check_train_only(const std::array<layer, N>& records, const char* list) {
+  for (const char* p = list;; ++p) {
+    const char* e = p;
+    while (*e && *e != ',') ++e;
+    bool found = false;
+    for (std::size_t i = 0; i < N && !found && e > p; ++i) found = records[i].name && starts_with(records[i].name, p, e - p);
+    if (!found) train_only_prefix_matches_no_record_name();
+    if (!*e) return;
+    p = e;
+  }
+}
+
+/// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
+/// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
+/// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
+/// tied_linear(V))). Other fields may differ (seed 001 shares one attention over two key
+/// lengths), except a linear's output width, which shapes its weight.
+template <std::size_t N>
+constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::size_t b) {
+  if (r[a].span != r[b].span) return false;
+  constexpr const op_descriptor* lin = &op_entry<gpubudget::linear_op>::descriptor;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(r[a].span); ++k) {
+    const layer &x = r[a + k], &y = r[b + k];
+    if (x.kind != y.kind || x.span != y.span || x.count != y.count || x.merge != y.merge) return false;
+    const bool tied = (x.op == lin && op_of<gpubudget::linear_op>(x).tied) || (y.op == lin && op_of<gpubudget::linear_op>(y).tied);
+    if (x.op != y.op && !tied) return false;
+    if (x.op == lin && y.op == lin && !tied && op_of<gpubudget::linear_op>(x).out_features != op_of<gpubudget::linear_op>(y).out_features) return false;
+  }
+  return true;
+}
+
+/// Every shared(id, ...) has the structure of the first block with that id.
+template <std::size_t N>
+constexpr void check_shared(const std::array<layer, N>& r) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (r[i].share_id <= 0) continue;
+    std::size_t j = 0;
+    while (r[j].share_id != r[i].share_id) ++j;  // stops at i at the latest
+    if (j < i && !same_block(r, j, i)) shared_id_reused_for_a_different_block();
+  }
+}
+
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
 /// micro-batch starts with every .grad alive) and optionally fills per-record stats.
 template <std::size_t N>
 constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
                                     std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr) {
+  check_plan(plan);
+  check_shared(records);
+  if (plan.train_only) check_train_only(records, plan.train_only);
   sim s{};
   s.tracing = trace != nullptr;
   s.batch = plan.micro();
-  if (s.batch <= 0 || plan.batch <= 0) batch_must_be_positive();
   s.plan = plan;
   s.types = types_of(plan.precision, !plan.on_cpu());
   s.no_grad = plan.inference;
@@ -186,6 +259,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0) w.next_micro_batch();
     value out = w.walk(0, value{}, walker::scope{plan.train_only == nullptr, true, 0});
+    if (out.id < 0) model_has_no_layers();
     s.end_forward();
     if (pass == 0) {
       r.totals = w.totals;
@@ -219,6 +293,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
 
 /// Fills a budget from a simulated step.
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
+  check_device(dev);
   const auto types = types_of(plan.precision);
   const bool pure16 = types.pure16;
   const dtype param_t = types.parameters;
@@ -244,7 +319,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.fwd_bwd_peak = r.fwd_bwd_peak;
   b.gradients = r.grads;
   b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable_count, dtype::fp32);
-  const auto at_step = r.live_after_backward + b.optimizer_temporaries;
+  const auto at_step = checked_add(r.live_after_backward, b.optimizer_temporaries);
   b.step_peak = r.fwd_bwd_peak;
   b.gradients_at_peak = r.grads_at_peak;
   b.peak_record = r.peak_layer;
@@ -264,7 +339,15 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   // that holds the input data"): budget the largest conv's im2col matrix.
   b.cudnn_workspace = r.totals.largest_im2col;
   b.allocator_rounding = b.step_peak_rounded > b.step_peak ? b.step_peak_rounded - b.step_peak : 0;
-  b.fragmentation = checked_mul(b.peak_tensor_bytes() + b.allocator_rounding, plan.fragmentation_percent) / 100;
+  b.fragmentation = checked_mul(checked_add(b.peak_tensor_bytes(), b.allocator_rounding), plan.fragmentation_percent) / 100;
+}
+
+/// budget_totals without the divisibility check (max_micro_batch's probes).
+template <std::size_t N>
+constexpr memory_budget totals_any_micro_batch(const model<N>& m, const training& plan, const device& dev) {
+  memory_budget b{};
+  fill_budget(b, simulate_step<N>(m.records, plan, nullptr), plan, dev);
+  return b;
 }
 
 }  // namespace detail
@@ -272,6 +355,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
 /// The budget of `m` trained (or run) as `plan` on `dev`, with per-record detail.
 template <std::size_t N>
 constexpr model_budget<N> budget(const model<N>& m, const training& plan, const device& dev) {
+  detail::check_divides(plan);
   model_budget<N> b{};
   b.records = m.records;
   const auto r = detail::simulate_step(m.records, plan, &b.per_record);
@@ -282,9 +366,8 @@ constexpr model_budget<N> budget(const model<N>& m, const training& plan, const 
 /// Just the totals (cheaper to carry around: no per-record arrays).
 template <std::size_t N>
 constexpr memory_budget budget_totals(const model<N>& m, const training& plan, const device& dev) {
-  memory_budget b{};
-  detail::fill_budget(b, detail::simulate_step<N>(m.records, plan, nullptr), plan, dev);
-  return b;
+  detail::check_divides(plan);
+  return detail::totals_any_micro_batch(m, plan, dev);
 }
 
 /// A distillation teacher: its parameters and its no-grad forward peak for `micro_batch`.

@@ -15,7 +15,10 @@ namespace gpubudget {
 /// Does everything the budget counts fit the device's capacity?
 constexpr bool fits(const memory_budget& b) { return b.total() <= b.capacity; }
 /// ... with only `percent` of the capacity usable (a target utilization).
-constexpr bool fits(const memory_budget& b, std::int64_t percent) { return checked_mul(b.total(), 100) <= checked_mul(b.capacity, percent); }
+constexpr bool fits(const memory_budget& b, std::int64_t percent) {
+  if (percent <= 0 || percent > 100) detail::percent_of_capacity_out_of_range();
+  return checked_mul(b.total(), 100) <= checked_mul(b.capacity, percent);
+}
 
 /// A device name usable as a template argument (so diagnostics can print it).
 struct device_label {
@@ -109,7 +112,7 @@ constexpr training at_micro_batch(const training& plan, std::int64_t mb) {
 template <std::size_t N>
 constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
                                           std::int64_t percent) {
-  return checked_mul(budget_totals(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
+  return checked_mul(totals_any_micro_batch(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
 }
 
 /// What one traced step at micro-batch `reference` predicts.
@@ -173,8 +176,8 @@ constexpr bool settled_above(const batch_estimate& e, const training& plan, std:
 constexpr std::int64_t reference_micro_batch(batch_bounds bounds) { return bounds.max < 7 ? bounds.max : bounds.min > 7 ? bounds.min : 7; }
 
 constexpr void check_batch_bounds(batch_bounds bounds, std::int64_t percent) {
-  if (bounds.min < 1 || bounds.max < bounds.min) batch_must_be_positive();
-  if (percent <= 0 || percent > 100) fail("gpubudget: max_micro_batch: percent of capacity must be in 1..100");
+  if (bounds.min < 1 || bounds.max < bounds.min) batch_bounds_out_of_order();
+  if (percent <= 0 || percent > 100) percent_of_capacity_out_of_range();
 }
 
 /// max_micro_batch_of's search, with one constant evaluation per budget: the estimate and each

@@ -101,6 +101,7 @@ constexpr auto parallel(merge_kind merge, const Branches&... branches) {
 /// keep its input's shape.
 template <detail::block_part... Parts>
 constexpr auto repeat(std::int64_t count, const Parts&... parts) {
+  if (count < 1) detail::repeat_count_must_be_positive();
   layer head = detail::composite(node_kind::repeat);
   head.count = count;
   return detail::compose(head, parts...);

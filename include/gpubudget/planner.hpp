@@ -550,7 +550,8 @@ constexpr planner<Capacity, Members...> make_planner(const training& base, const
   planner<Capacity, Members...> p{base, dev, c, family_view<Members...>{std::tuple<const Members&...>(members...)}};
   std::size_t k = 0;
   ((p.info[k++] = member_info{members.label, members.kind, members.lost_capacity_permille, {}, false}), ...);
-  if (c.max_remedies < 0 || c.utilization_percent <= 0) invalid_layer_argument();
+  if (c.max_remedies < 0) max_remedies_must_not_be_negative();
+  if (c.utilization_percent <= 0 || c.utilization_percent > 100) percent_of_capacity_out_of_range();
   if (base.batch <= 0 || base.micro() <= 0) batch_must_be_positive();
   p.out.configured = p.score(0, base, p.run(0, base));
   return p;
@@ -602,7 +603,7 @@ template <std::size_t N, std::size_t T>
 constexpr std::int64_t max_micro_batch_distilled(const model<N>& student, const model<T>& teacher_model, bool offloaded,
                                                  training plan, const device& dev, batch_bounds bounds = {},
                                                  std::int64_t percent = 100) {
-  if (bounds.min < 1 || bounds.max < bounds.min) detail::batch_must_be_positive();
+  if (bounds.min < 1 || bounds.max < bounds.min) detail::batch_bounds_out_of_order();
   auto fits_at = [&](std::int64_t mb) {
     training p = plan;
     p.batch = mb;

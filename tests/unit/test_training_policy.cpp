@@ -359,8 +359,11 @@ TEST_CASE("train_only with several prefixes", "[policy][freeze]") {
   REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 40 + 18);
   t.train_only = "ne";
   REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 40);
-  t.train_only = "body,nothing";
+  t.train_only = "body";
   REQUIRE(budget_totals(m, t, devices::t4).trainable_count == 4 * 4 + 4);
+  // a prefix that names nothing is an error, not a silently frozen model (issue C)
+  t.train_only = "body,nothing";
+  REQUIRE_THROWS_WITH(budget_totals(m, t, devices::t4), Catch::Contains("train_only prefix matches no record name"));
 }
 
 // A name shorter than a prefix ("b" against "body") must not match, and checking it must not

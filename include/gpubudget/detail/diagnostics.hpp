@@ -21,7 +21,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void parallel_branches_disagree_on_shape() { fail("gpubudget: parallel branches produce shapes that cannot be merged"); }
 [[noreturn]] inline void reshape_changes_element_count() { fail("gpubudget: reshape changes the number of elements"); }
 [[noreturn]] inline void invalid_layer_argument() { fail("gpubudget: invalid layer argument (size, stride or count must be positive)"); }
-[[noreturn]] inline void batch_must_be_positive() { fail("gpubudget: batch and micro-batch must be positive and divide evenly"); }
+[[noreturn]] inline void batch_must_be_positive() { fail("gpubudget: batch must be positive (training::batch >= 1)"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).
@@ -35,5 +35,37 @@ namespace gpubudget::detail {
 [[noreturn]] inline void tensor_parallel_does_not_divide_heads() { fail("gpubudget: tensor parallel size does not divide the attention heads or the FFN width"); }
 [[noreturn]] inline void pipeline_parallel_larger_than_layer_count() { fail("gpubudget: pipeline parallel size is larger than the layer count"); }
 [[noreturn]] inline void no_layout_fits() { fail("gpubudget: no parallel layout fits every rank"); }
+
+// Sizes of layers and models (issue C): each names the argument and its valid range.
+[[noreturn]] inline void heads_must_be_positive() { fail("gpubudget: attention heads must be positive (heads >= 1)"); }
+[[noreturn]] inline void kv_heads_must_not_be_negative() { fail("gpubudget: kv_heads must be 0 (= heads) or positive"); }
+[[noreturn]] inline void kv_tokens_must_not_be_negative() { fail("gpubudget: kv_tokens must be 0 (= query length) or positive"); }
+[[noreturn]] inline void kernel_size_must_be_positive() { fail("gpubudget: kernel size must be positive (kernel >= 1)"); }
+[[noreturn]] inline void stride_must_be_positive() { fail("gpubudget: stride must be positive (stride >= 1)"); }
+[[noreturn]] inline void window_size_must_be_positive() { fail("gpubudget: window size must be positive (window >= 1)"); }
+[[noreturn]] inline void vocabulary_size_must_be_positive() { fail("gpubudget: vocabulary size (num_embeddings) must be positive"); }
+[[noreturn]] inline void sequence_length_must_be_positive() { fail("gpubudget: sequence length must be positive (tokens(n): n >= 1)"); }
+[[noreturn]] inline void input_dimension_must_be_positive() { fail("gpubudget: every input dimension must be positive (input(...): each >= 1)"); }
+[[noreturn]] inline void sequence_longer_than_positions() { fail("gpubudget: sequence longer than the model's positions (tokens <= context / max_positions)"); }
+[[noreturn]] inline void repeat_count_must_be_positive() { fail("gpubudget: repeat count must be positive (repeat(n, ...): n >= 1)"); }
+[[noreturn]] inline void dropout_percent_out_of_range() { fail("gpubudget: dropout percent out of range (0 to 100)"); }
+[[noreturn]] inline void permute_repeats_an_axis() { fail("gpubudget: permute names an axis twice (a permutation of 0..rank-1 is needed)"); }
+
+// Structure of a model (issue C).
+[[noreturn]] inline void model_has_no_layers() { fail("gpubudget: the model has no layers (an empty sequential()?)"); }
+[[noreturn]] inline void second_input_inside_model() { fail("gpubudget: input(...) in the middle of a model (only the first layer may be an input)"); }
+[[noreturn]] inline void shared_id_reused_for_a_different_block() { fail("gpubudget: shared(id, ...) reused for a block of a different structure (same id = same layers)"); }
+
+// The training policy and the device (issue C).
+[[noreturn]] inline void micro_batch_must_not_be_negative() { fail("gpubudget: micro_batch must be 0 (= batch) or positive"); }
+[[noreturn]] inline void micro_batch_does_not_divide_batch() { fail("gpubudget: micro_batch does not divide batch (batch = micro_batch x accumulation steps)"); }
+[[noreturn]] inline void fragmentation_percent_out_of_range() { fail("gpubudget: fragmentation_percent out of range (0 to 100)"); }
+[[noreturn]] inline void train_only_prefix_matches_no_record_name() { fail("gpubudget: a train_only prefix matches no record name (or is empty); check the model's named(...) blocks"); }
+[[noreturn]] inline void freeze_all_contradicts_train_only() { fail("gpubudget: freeze_all and train_only contradict each other (set one)"); }
+[[noreturn]] inline void percent_of_capacity_out_of_range() { fail("gpubudget: percent of capacity out of range (1 to 100)"); }
+[[noreturn]] inline void batch_bounds_out_of_order() { fail("gpubudget: batch bounds out of order (1 <= min <= max)"); }
+[[noreturn]] inline void max_remedies_must_not_be_negative() { fail("gpubudget: plan_constraints::max_remedies must be 0 or positive"); }
+[[noreturn]] inline void device_capacity_must_be_positive() { fail("gpubudget: device capacity must be positive (bytes >= 1)"); }
+[[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
 }  // namespace gpubudget::detail

@@ -106,7 +106,7 @@ template <>
 struct op_traits<dropout_op> {
   static constexpr const char* name = "dropout";
   static constexpr detail::value lower(detail::layer_ctx& c, const dropout_op& op, const detail::value& x) {
-    if (op.percent < 0 || op.percent > 100) detail::invalid_layer_argument();
+    if (op.percent < 0 || op.percent > 100) detail::dropout_percent_out_of_range();
     if (!op.inplace || op.percent == 0 || c.s.no_grad) return detail::dropout_op(c.s, x, op.percent);
     return detail::inplace_keeping_copy(c.s, x);
   }

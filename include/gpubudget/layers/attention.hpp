@@ -157,7 +157,10 @@ struct attention_dims {
 
 constexpr attention_dims check_attention(const layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   const auto D = op.width, H = op.heads;
-  if (D <= 0 || H <= 0 || op.kv_heads < 0 || op.kv_tokens < 0) invalid_layer_argument();
+  if (H <= 0) heads_must_be_positive();
+  if (D <= 0) invalid_layer_argument();
+  if (op.kv_heads < 0) kv_heads_must_not_be_negative();
+  if (op.kv_tokens < 0) kv_tokens_must_not_be_negative();
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
   if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
@@ -311,7 +314,7 @@ constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads 
 constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
-  if (p.percent < 0 || p.percent > 100) invalid_layer_argument();
+  if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
   o.dropout = p.percent;
 }
 }  // namespace detail

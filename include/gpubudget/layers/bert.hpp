@@ -30,7 +30,8 @@ struct op_traits<bert_embeddings_op> {
     auto& s = c.s;
     if (x.s.rank != 2) shape_mismatch_between_layers();
     const auto T = x.s[0], D = x.s[1], types = op.type_vocab, positions = op.max_positions;
-    if (types <= 0 || positions <= 0 || T > positions) invalid_layer_argument();
+    if (types <= 0 || positions <= 0) invalid_layer_argument();
+    if (T > positions) sequence_longer_than_positions();
     const dtype emb_t = c.param_type();
     // inputs_embeds + token_type_embeddings: the lookup's [B, T, D] output lives through the add
     value y = add_parameter(c, x, x.s, checked_mul(types, D), 0);

@@ -69,7 +69,9 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   const auto out_ch = op.out_channels == 0 ? in_ch : op.out_channels;
   const auto k = op.kernel, st = op.stride, pad = op.padding, dil = op.dilation;
   const auto grp = op.groups == -1 ? in_ch : op.groups;
-  if (k <= 0 || st <= 0 || dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
+  if (k <= 0) kernel_size_must_be_positive();
+  if (st <= 0) stride_must_be_positive();
+  if (dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
   if (in_ch % grp != 0 || out_ch % grp != 0) channels_not_divisible_by_groups();
   shape out = in;
   out[0] = out_ch;

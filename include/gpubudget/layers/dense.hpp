@@ -47,7 +47,8 @@ template <>
 struct op_traits<embedding_op> {
   static constexpr const char* name = "embedding";
   static constexpr detail::value lower(detail::layer_ctx& c, const embedding_op& op, const detail::value& x) {
-    if (op.num_embeddings <= 0 || op.dim <= 0) detail::invalid_layer_argument();
+    if (op.num_embeddings <= 0) detail::vocabulary_size_must_be_positive();
+    if (op.dim <= 0) detail::invalid_layer_argument();
     if (x.s.rank >= 5) detail::tensor_rank_unsupported();
     const auto table = checked_mul(op.num_embeddings, op.dim);
     c.add_param(table);
@@ -74,7 +75,8 @@ struct op_traits<learned_positions_op> {
     auto& s = c.s;
     if (x.s.rank != 2) detail::shape_mismatch_between_layers();
     const auto T = x.s[0], D = x.s[1];
-    if (op.context <= 0 || T > op.context) detail::invalid_layer_argument();
+    if (op.context <= 0) detail::invalid_layer_argument();
+    if (T > op.context) detail::sequence_longer_than_positions();
     // pos = arange(T) (int64, one copy for the batch), kept by the embedding's node; wpe(pos) is a
     // [T, D] tensor broadcast over the batch, freed after the add
     const auto pos = bytes_of(T, dtype::int64);

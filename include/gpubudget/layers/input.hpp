@@ -16,7 +16,10 @@ struct op_traits<input_op> {
   static constexpr const char* name = "input";
   static constexpr bool source = true;
   /// The batch lives on the device before the step (external: never part of the step's peak).
-  static constexpr detail::value lower(detail::layer_ctx& c, const input_op& op, const detail::value&) {
+  static constexpr detail::value lower(detail::layer_ctx& c, const input_op& op, const detail::value& x) {
+    if (x.id >= 0) detail::second_input_inside_model();  // the walk hands a source -1 only at the start
+    for (std::int64_t i = 0; i < op.dims.rank && i < 5; ++i)
+      if (op.dims.d[i] <= 0) op.type() == dtype::int64 ? detail::sequence_length_must_be_positive() : detail::input_dimension_must_be_positive();
     const shape sh = op.dims.to_shape();
     c.input_bytes = c.s.bytes_of_value(sh, op.type());
     return detail::value{c.s.allocate(c.input_bytes, true), sh, op.type(), false};

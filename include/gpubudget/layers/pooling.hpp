@@ -18,7 +18,9 @@ struct pool2d_op {
   flag average = {};
   constexpr shape output_shape(const shape& in) const {
     if (in.rank != 3) detail::tensor_rank_unsupported();
-    if (kernel <= 0 || stride <= 0 || padding < 0) detail::invalid_layer_argument();
+    if (kernel <= 0) detail::kernel_size_must_be_positive();
+    if (stride <= 0) detail::stride_must_be_positive();
+    if (padding < 0) detail::invalid_layer_argument();
     shape out = in;
     for (int d = 1; d <= 2; ++d) {
       out[d] = (in[d] + 2 * padding - kernel) / stride + 1;

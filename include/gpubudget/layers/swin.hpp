@@ -49,7 +49,9 @@ struct window_dims {
 constexpr window_dims check_window(const layer_ctx& c, const window_attention_op& op, const value& x) {
   if (x.s.rank != 3) tensor_rank_unsupported();
   const auto H = x.s[0], W = x.s[1], C = x.s[2], heads = op.heads, w = op.window;
-  if (heads <= 0 || w <= 0 || op.shift < 0) invalid_layer_argument();
+  if (heads <= 0) heads_must_be_positive();
+  if (w <= 0) window_size_must_be_positive();
+  if (op.shift < 0) invalid_layer_argument();
   if (C % heads != 0) heads_do_not_divide_model_width();
   const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
   return {H, W, C, heads, w, pH, pW, (pH / w) * (pW / w), w * w, C / heads, op.shift > 0 && (w < pH || w < pW), c.matmul_type(x.type)};

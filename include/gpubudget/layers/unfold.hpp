@@ -25,7 +25,9 @@ namespace detail {
 
 constexpr shape unfolded_shape(const shape& in, std::int64_t k, std::int64_t pad, std::int64_t st) {
   if (in.rank != 3) tensor_rank_unsupported();
-  if (k <= 0 || st <= 0 || pad < 0) invalid_layer_argument();
+  if (k <= 0) kernel_size_must_be_positive();
+  if (st <= 0) stride_must_be_positive();
+  if (pad < 0) invalid_layer_argument();
   const auto oh = (in[1] + 2 * pad - k) / st + 1, ow = (in[2] + 2 * pad - k) / st + 1;
   if (oh <= 0 || ow <= 0) output_size_not_positive();
   return make_shape(checked_mul(in[0], k * k), checked_mul(oh, ow));
@@ -144,7 +146,8 @@ struct op_traits<local_attention_op> {
     auto& s = c.s;
     if (x.s.rank != 3) detail::tensor_rank_unsupported();
     const auto C = x.s[0], heads = op.heads, k = op.kernel;
-    if (heads <= 0 || k <= 0) detail::invalid_layer_argument();
+    if (heads <= 0) detail::heads_must_be_positive();
+    if (k <= 0) detail::kernel_size_must_be_positive();
     if (C % heads != 0) detail::heads_do_not_divide_model_width();
     const shape chw = x.s;
     detail::value qkv = detail::convolution(c, x, detail::make_conv(false, 2, 3 * C, 1, no_bias), 0);  // Conv2d(C, 3C, 1, bias=False)

@@ -91,6 +91,7 @@ struct op_traits<permute_op> {
     for (int i = 0; i < x.s.rank; ++i) {
       const auto from = op.order.d[i];
       if (from < 0 || from >= x.s.rank) detail::invalid_layer_argument();
+      for (int j = 0; j < i; ++j) if (op.order.d[j] == from) detail::permute_repeats_an_axis();
       out[i] = x.s[static_cast<int>(from)];
     }
     return c.s.view(x, out);

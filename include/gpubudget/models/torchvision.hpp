@@ -68,9 +68,10 @@ constexpr auto cn_block(std::int64_t dim, bool drop) {
 constexpr auto resnet_basic(std::int64_t b1, std::int64_t b2, std::int64_t b3, std::int64_t b4, std::int64_t image, std::int64_t classes) {
   using namespace detail;
   return sequential(resnet_stem(image), named("layer1", sequential(continue_sequence(repeat(b1, basic_block(64))))),
-                    named("layer2", sequential(basic_block_down(128, 2), continue_sequence(repeat(b2 - 1, basic_block(128))))),
-                    named("layer3", sequential(basic_block_down(256, 2), continue_sequence(repeat(b3 - 1, basic_block(256))))),
-                    named("layer4", sequential(basic_block_down(512, 2), continue_sequence(repeat(b4 - 1, basic_block(512))))), resnet_head(classes));
+                    named("layer2", sequential(named("layer2.0", basic_block_down(128, 2)), continue_sequence(repeat(b2 - 1, basic_block(128))))),
+                    named("layer3", sequential(named("layer3.0", basic_block_down(256, 2)), continue_sequence(repeat(b3 - 1, basic_block(256))))),
+                    named("layer4", sequential(named("layer4.0", basic_block_down(512, 2)), continue_sequence(repeat(b4 - 1, basic_block(512))))),
+                    resnet_head(classes));
 }
 constexpr auto resnet18(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(2, 2, 2, 2, image, classes); }
 constexpr auto resnet34(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(3, 4, 6, 3, image, classes); }
@@ -81,10 +82,11 @@ constexpr auto resnet_bottleneck(std::int64_t b1, std::int64_t b2, std::int64_t 
                                  std::int64_t classes, std::int64_t width_factor = 1) {
   using namespace detail;
   const auto w = width_factor;
-  return sequential(resnet_stem(image), named("layer1", sequential(bottleneck_down(64, 64 * w, 1), continue_sequence(repeat(b1 - 1, bottleneck(64, 64 * w))))),
-                    named("layer2", sequential(bottleneck_down(128, 128 * w, 2), continue_sequence(repeat(b2 - 1, bottleneck(128, 128 * w))))),
-                    named("layer3", sequential(bottleneck_down(256, 256 * w, 2), continue_sequence(repeat(b3 - 1, bottleneck(256, 256 * w))))),
-                    named("layer4", sequential(bottleneck_down(512, 512 * w, 2), continue_sequence(repeat(b4 - 1, bottleneck(512, 512 * w))))),
+  return sequential(resnet_stem(image),
+                    named("layer1", sequential(named("layer1.0", bottleneck_down(64, 64 * w, 1)), continue_sequence(repeat(b1 - 1, bottleneck(64, 64 * w))))),
+                    named("layer2", sequential(named("layer2.0", bottleneck_down(128, 128 * w, 2)), continue_sequence(repeat(b2 - 1, bottleneck(128, 128 * w))))),
+                    named("layer3", sequential(named("layer3.0", bottleneck_down(256, 256 * w, 2)), continue_sequence(repeat(b3 - 1, bottleneck(256, 256 * w))))),
+                    named("layer4", sequential(named("layer4.0", bottleneck_down(512, 512 * w, 2)), continue_sequence(repeat(b4 - 1, bottleneck(512, 512 * w))))),
                     resnet_head(classes));
 }
 constexpr auto resnet50(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_bottleneck(3, 4, 6, 3, image, classes); }
@@ -99,9 +101,11 @@ constexpr auto wide_resnet50_2(std::int64_t image = 224, std::int64_t classes = 
 /// Dropout(0.0) layers are identities and are left out.
 constexpr auto vision_transformer(std::int64_t patch, std::int64_t layers, std::int64_t width, std::int64_t num_heads,
                                   std::int64_t mlp, std::int64_t image, std::int64_t classes) {
-  return sequential(input(3, image, image), patch_embedding(width, patch),
-                    repeat(layers, transformer_block_mlp(width, heads(num_heads), mlp, attention_impl::torch_mha)), layer_norm(),
-                    select_token(0), linear(classes));
+  // torchvision's module names: conv_proj (here with the class token and encoder.pos_embedding,
+  // which the patch embedding op holds), encoder.layers, encoder.ln, heads.head
+  return sequential(input(3, image, image), named("conv_proj", patch_embedding(width, patch)),
+                    named("encoder.layers", repeat(layers, transformer_block_mlp(width, heads(num_heads), mlp, attention_impl::torch_mha))),
+                    named("encoder.ln", layer_norm()), select_token(0), named("heads.head", linear(classes)));
 }
 constexpr auto vit_b_16(std::int64_t image = 224, std::int64_t classes = 1000) { return vision_transformer(16, 12, 768, 12, 3072, image, classes); }
 constexpr auto vit_l_16(std::int64_t image = 224, std::int64_t classes = 1000) { return vision_transformer(16, 24, 1024, 16, 4096, image, classes); }
@@ -114,13 +118,19 @@ constexpr auto vit_l_16(std::int64_t image = 224, std::int64_t classes = 1000) {
 constexpr auto convnext(std::int64_t d1, std::int64_t d2, std::int64_t d3, std::int64_t d4, std::int64_t c, std::int64_t image,
                         std::int64_t classes, bool frozen_backbone) {
   using namespace detail;
-  auto features = sequential(conv2d(c, 4, stride(4)), layer_norm_2d(), cn_block(c, false), repeat(d1 - 1, cn_block(c, true)),
-                             layer_norm_2d(), conv2d(2 * c, 2, stride(2)), repeat(d2, cn_block(2 * c, true)),
-                             layer_norm_2d(), conv2d(4 * c, 2, stride(2)), repeat(d3, cn_block(4 * c, true)),
-                             layer_norm_2d(), conv2d(8 * c, 2, stride(2)), repeat(d4, cn_block(8 * c, true)));
+  // torchvision's features.0 (stem) .. features.7 (stage 4): a stage's records all carry its name
+  auto features = sequential(named("features.0", conv2d(c, 4, stride(4))), named("features.0", layer_norm_2d()),
+                             named("features.1", cn_block(c, false)), named("features.1", repeat(d1 - 1, cn_block(c, true))),
+                             named("features.2", layer_norm_2d()), named("features.2", conv2d(2 * c, 2, stride(2))),
+                             named("features.3", repeat(d2, cn_block(2 * c, true))),
+                             named("features.4", layer_norm_2d()), named("features.4", conv2d(4 * c, 2, stride(2))),
+                             named("features.5", repeat(d3, cn_block(4 * c, true))),
+                             named("features.6", layer_norm_2d()), named("features.6", conv2d(8 * c, 2, stride(2))),
+                             named("features.7", repeat(d4, cn_block(8 * c, true))));
   features.records[0].flags.frozen = frozen_backbone;
   features.records[0].name = "features";
-  return sequential(input(3, image, image), features, adaptive_avg_pool2d(1, 1), named("classifier", sequential(layer_norm_2d(), flatten(), linear(classes))));
+  return sequential(input(3, image, image), features, named("avgpool", adaptive_avg_pool2d(1, 1)),
+                    named("classifier", sequential(layer_norm_2d(), flatten(), linear(classes))));
 }
 constexpr auto convnext_tiny(std::int64_t image = 224, std::int64_t classes = 1000, bool frozen_backbone = false) {
   return convnext(3, 3, 9, 3, 96, image, classes, frozen_backbone);
@@ -158,7 +168,7 @@ constexpr auto vgg(std::int64_t image, std::int64_t classes) {
   return sequential(input(3, image, image),
                     named("features", sequential(vgg_stage<BN, S1>(64), vgg_stage<BN, S2>(128), vgg_stage<BN, S3>(256),
                                                  vgg_stage<BN, S4>(512), vgg_stage<BN, S5>(512))),
-                    adaptive_avg_pool2d(7, 7), flatten(),
+                    named("avgpool", adaptive_avg_pool2d(7, 7)), flatten(),
                     named("classifier", sequential(linear(4096), relu_inplace(), dropout(50), linear(4096), relu_inplace(),
                                                    dropout(50), linear(classes))));
 }
@@ -270,7 +280,7 @@ constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes
       mbv3_body<true, true>(5, 672, 160, true, 2),
       repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1))),
       conv_bn_act(960, 1, 1, hardswish_inplace()));
-  return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
+  return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
                     named("classifier", sequential(linear(1280), hardswish_inplace(), dropout_inplace(20), linear(classes))));
 }
 
@@ -286,7 +296,7 @@ constexpr auto efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 
                              mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16), mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16),
                              mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16), mbconv_body<true>(192, 192 * 6, 320, 3, 1),
                              conv_bn_act(1280, 1, 1, silu_inplace()));
-  return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
+  return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
                     named("classifier", sequential(dropout_inplace(20), linear(classes))));
 }
 
@@ -362,13 +372,14 @@ constexpr auto swin(std::int64_t p2, std::int64_t p3, std::int64_t p4, std::int6
                     std::int64_t h3, std::int64_t h4, std::int64_t image, std::int64_t classes) {
   using namespace detail;
   constexpr std::int64_t w = 7, sd = 100;  // a nonzero stochastic-depth probability (per mille)
-  auto features = sequential(sequential(conv2d(c, 4, stride(4)), permute(1, 2, 0), layer_norm()),
-                             swin_block(c, h1, w, 0, 0), swin_block(c, h1, w, w / 2, sd),
-                             patch_merging(), repeat(p2, swin_pair(2 * c, h2, w, sd)),
-                             patch_merging(), repeat(p3, swin_pair(4 * c, h3, w, sd)),
-                             patch_merging(), repeat(p4, swin_pair(8 * c, h4, w, sd)));
-  return sequential(input(3, image, image), named("features", features), layer_norm(), permute(2, 0, 1), adaptive_avg_pool2d(1, 1),
-                    flatten(), named("head", linear(classes)));
+  // torchvision's features.0 (patch embedding) .. features.7 (stage 4), norm, permute, avgpool, flatten, head
+  auto features = sequential(named("features.0", sequential(conv2d(c, 4, stride(4)), permute(1, 2, 0), layer_norm())),
+                             named("features.1", swin_block(c, h1, w, 0, 0)), named("features.1", swin_block(c, h1, w, w / 2, sd)),
+                             named("features.2", patch_merging()), named("features.3", repeat(p2, swin_pair(2 * c, h2, w, sd))),
+                             named("features.4", patch_merging()), named("features.5", repeat(p3, swin_pair(4 * c, h3, w, sd))),
+                             named("features.6", patch_merging()), named("features.7", repeat(p4, swin_pair(8 * c, h4, w, sd))));
+  return sequential(input(3, image, image), named("features", features), named("norm", layer_norm()), named("permute", permute(2, 0, 1)),
+                    named("avgpool", adaptive_avg_pool2d(1, 1)), named("flatten", flatten()), named("head", linear(classes)));
 }
 constexpr auto swin_t(std::int64_t image = 224, std::int64_t classes = 1000) { return swin(1, 3, 1, 96, 3, 6, 12, 24, image, classes); }
 

@@ -1,0 +1,117 @@
+// Twins of the issue-C must-not-compile tests in tests/fail/ (the same models and plans with
+// the one argument made valid): each compiles, so each failing twin fails for its own reason.
+#include <gpubudget/gpubudget.hpp>
+
+namespace {
+using namespace gpubudget;
+
+// micro_batch_not_dividing
+constexpr auto micro_batch_not_dividing_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(micro_batch_not_dividing_m, training{.batch = 8, .micro_batch = 4}, devices::generic_16gb).parameter_count >= 0);
+
+// micro_batch_negative
+constexpr auto micro_batch_negative_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(micro_batch_negative_m, training{.batch = 8, .micro_batch = 2}, devices::generic_16gb).parameter_count >= 0);
+
+// batch_zero
+constexpr auto batch_zero_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(batch_zero_m, training{.batch = 1}, devices::generic_16gb).parameter_count >= 0);
+
+// fragmentation_percent_high
+constexpr auto fragmentation_percent_high_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(fragmentation_percent_high_m, training{.batch = 8, .fragmentation_percent = 100}, devices::generic_16gb).parameter_count >= 0);
+
+// fragmentation_percent_negative
+constexpr auto fragmentation_percent_negative_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(fragmentation_percent_negative_m, training{.batch = 8, .fragmentation_percent = 0}, devices::generic_16gb).parameter_count >= 0);
+
+// dropout_percent_high
+constexpr auto dropout_percent_high_m = sequential(input(512), linear(256), dropout(100), linear(10));
+static_assert(budget_totals(dropout_percent_high_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// attention_dropout_negative
+constexpr auto attention_dropout_negative_m = sequential(input(16, 64), attention(64, heads(4), attention_dropout(10)));
+static_assert(budget_totals(attention_dropout_negative_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// heads_zero
+constexpr auto heads_zero_m = sequential(input(16, 64), attention(64, heads(1)));
+static_assert(budget_totals(heads_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// kv_heads_negative
+constexpr auto kv_heads_negative_m = sequential(input(16, 64), attention(64, heads(4), kv_heads(2)));
+static_assert(budget_totals(kv_heads_negative_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// kv_tokens_negative
+constexpr auto kv_tokens_negative_m = sequential(input(16, 64), attention(64, heads(4), kv_tokens(0)));
+static_assert(budget_totals(kv_tokens_negative_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// kernel_zero
+constexpr auto kernel_zero_m = sequential(input(3, 32, 32), conv2d(16, 1), relu());
+static_assert(budget_totals(kernel_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// stride_zero
+constexpr auto stride_zero_m = sequential(input(3, 32, 32), conv2d(16, 3), max_pool2d(2, stride(2)));
+static_assert(budget_totals(stride_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// window_zero
+constexpr auto window_zero_m = sequential(input(8, 8, 32), window_attention(heads(2), 4));
+static_assert(budget_totals(window_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// vocabulary_zero
+constexpr auto vocabulary_zero_m = sequential(tokens(16), embedding(100, 64), linear(10));
+static_assert(budget_totals(vocabulary_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// sequence_zero
+constexpr auto sequence_zero_m = sequential(tokens(1), embedding(100, 64), linear(10));
+static_assert(budget_totals(sequence_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// input_dimension_zero
+constexpr auto input_dimension_zero_m = sequential(input(3, 1, 32), conv2d(16, 1));
+static_assert(budget_totals(input_dimension_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// sequence_longer_than_positions
+constexpr auto sequence_longer_than_positions_m = sequential(tokens(128), embedding(100, 64), learned_positions(128), linear(10));
+static_assert(budget_totals(sequence_longer_than_positions_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// repeat_count_zero
+constexpr auto repeat_count_zero_m = sequential(input(64), repeat(1, linear(64), relu()));
+static_assert(budget_totals(repeat_count_zero_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// permute_repeated_axis
+constexpr auto permute_repeated_axis_m = sequential(input(3, 8, 8), permute(1, 2, 0), linear(10));
+static_assert(budget_totals(permute_repeated_axis_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// empty_model
+constexpr auto empty_model_m = sequential(input(8));
+static_assert(budget_totals(empty_model_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// second_input
+constexpr auto second_input_m = sequential(input(64), linear(64), linear(64), linear(10));
+static_assert(budget_totals(second_input_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// shared_different_block
+constexpr auto shared_different_block_m = sequential(input(64), shared(1, linear(64), relu()), shared(1, linear(64), relu()), linear(10));
+static_assert(budget_totals(shared_different_block_m, training{.batch = 8}, devices::generic_16gb).parameter_count >= 0);
+
+// train_only_typo
+constexpr auto train_only_typo_m = sequential(input(64), named("body", sequential(linear(64), relu())), named("head", linear(10)));
+static_assert(budget_totals(train_only_typo_m, training{.batch = 8, .train_only = "head"}, devices::generic_16gb).parameter_count >= 0);
+
+// train_only_empty_item
+constexpr auto train_only_empty_item_m = sequential(input(64), named("body", sequential(linear(64), relu())), named("head", linear(10)));
+static_assert(budget_totals(train_only_empty_item_m, training{.batch = 8, .train_only = "head,body"}, devices::generic_16gb).parameter_count >= 0);
+
+// device_capacity_zero
+static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, custom_device("one GiB", GiB)).parameter_count >= 0);
+
+// device_context_negative
+static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, custom_device("odd", 16 * GB, 0)).parameter_count >= 0);
+
+// fits_percent
+static_assert(fits(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, devices::generic_16gb), 100));
+
+// max_micro_batch_bounds
+static_assert(max_micro_batch(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, devices::generic_16gb,
+                              batch_bounds{8, 64}) == 64);
+
+}  // namespace
