@@ -225,15 +225,19 @@ constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::siz
   return true;
 }
 
+/// The shared block at `i` has the structure of the first block with its id.
+template <std::size_t N>
+constexpr void check_shared_with_first(const std::array<layer, N>& r, std::size_t i) {
+  std::size_t j = 0;
+  while (r[j].share_id != r[i].share_id) ++j;  // stops at i at the latest
+  if (j < i && !same_block(r, j, i)) shared_id_reused_for_a_different_block();
+}
+
 /// Every shared(id, ...) has the structure of the first block with that id.
 template <std::size_t N>
 constexpr void check_shared(const std::array<layer, N>& r) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (r[i].share_id <= 0) continue;
-    std::size_t j = 0;
-    while (r[j].share_id != r[i].share_id) ++j;  // stops at i at the latest
-    if (j < i && !same_block(r, j, i)) shared_id_reused_for_a_different_block();
-  }
+  for (std::size_t i = 0; i < N; ++i)
+    if (r[i].share_id > 0) check_shared_with_first(r, i);
 }
 
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second

@@ -194,17 +194,29 @@ struct walker {
     // training::checkpoint_all checkpoints every top-level block
     const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
     for (std::int32_t c = i + 1; c < end; c += records[c].span) {
-      // a repeat whose copies continue this sequence drops the sequence's reference to its
-      // input once its first copy ran (node_flags::continues_sequence, walk_repeat)
-      const bool flat = records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint;
-      if (flat) hand_over = cur.id, handed_over = false;
-      // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
-      value next = !force && is_plain_leaf(c) ? walk_leaf(c, cur, sc) : walk(c, cur, sc, force && !is_source(records[c]));
-      if (!(flat && handed_over)) s.release(cur);
-      if (flat) hand_over = -1, handed_over = false;
+      value next{};
+      if (!force && is_plain_leaf(c)) {
+        // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
+        next = walk_leaf(c, cur, sc), s.release(cur);
+      } else if (records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint) {
+        next = walk_continuing(c, cur, sc);
+      } else {
+        next = walk(c, cur, sc, force && !is_source(records[c])), s.release(cur);
+      }
       cur = next;
     }
     return cur;
+  }
+
+  /// A repeat whose copies continue the sequence walking it: the sequence's reference to its
+  /// input is dropped once the first copy ran (node_flags::continues_sequence, walk_repeat).
+  /// Consumes the caller's reference to `cur`.
+  constexpr value walk_continuing(std::int32_t c, const value& cur, const scope& sc) {
+    hand_over = cur.id, handed_over = false;
+    const value next = walk(c, cur, sc, false);
+    if (!handed_over) s.release(cur);
+    hand_over = -1, handed_over = false;
+    return next;
   }
 
   /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
@@ -383,13 +395,15 @@ struct walker {
     layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
     const value out = L.op->lower(c, in);
     if (!replaying && c.param_key == next_key) next_key += c.parts;
-    if (!replaying && counting && (c.parameter_count | c.buffer_bytes | c.input_bytes) != 0) add_totals(c);
-    if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
+    // one test for the common op that owns nothing (most of them)
+    if (!replaying && (c.parameter_count | c.buffer_bytes | c.input_bytes | c.conv_workspace) != 0) add_totals(c);
     if (collecting()) add_stats(i, c.parameter_count, c.trainable ? c.parameter_count : 0, c.buffer_bytes, s.saved_total - saved_before, out);
     return out;
   }
 
   constexpr void add_totals(const layer_ctx& c) {
+    if (c.conv_workspace > totals.largest_im2col) totals.largest_im2col = c.conv_workspace;
+    if (!counting) return;  // a later micro-batch: the same weights, counted already
     totals.parameter_count = checked_add(totals.parameter_count, c.parameter_count);
     if (c.trainable) {
       totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count);
