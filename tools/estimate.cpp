@@ -70,7 +70,12 @@ reference_file read_reference(const std::string& path) {
   if (j.contains("torch") && j["torch"].is_string()) torch = j["torch"].get<std::string>();
   if (j.contains("environment") && j["environment"].is_object() && j["environment"].contains("torch") && j["environment"]["torch"].is_string())
     torch = j["environment"]["torch"].get<std::string>();
-  if (torch.rfind("1.13", 0) == 0 || torch.empty()) out.runtime = runtime_kind::torch1_13_cpu;
+  // a CUDA file (benchmarks/gpu/measure_cuda.py) says so in "environment"
+  const auto& env = j.contains("environment") && j["environment"].is_object() ? j["environment"] : nlohmann::json::object();
+  const bool cuda = env.contains("device") && env["device"].is_string() && env["device"].get<std::string>() == "cuda";
+  if (cuda && torch.rfind("2.", 0) == 0) out.runtime = runtime_kind::torch2_cuda;
+  else if (cuda) throw usage_error("--reference: " + path + " was measured with PyTorch " + torch + " on CUDA; the estimator has CUDA rules for 2.x only");
+  else if (torch.rfind("1.13", 0) == 0 || torch.empty()) out.runtime = runtime_kind::torch1_13_cpu;
   else if (torch.rfind("2.6", 0) == 0) out.runtime = runtime_kind::torch2_6_cpu;
   else throw usage_error("--reference: " + path + " was measured with PyTorch " + torch + "; the estimator has CPU rules for 1.13 and 2.6 only");
   for (const auto& c : j["cases"]) {
@@ -169,16 +174,28 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   const std::string precision = str("precision");
   precision_mode pm = fp32;
   if (precision == "bf16_autocast") pm = amp_bf16;
+  else if (precision == "fp16_autocast") pm = amp_fp16;
   else if (precision != "fp32") throw unsupported("precision '" + precision + "'");
+  // SDPA's backends on CUDA: flash and memory-efficient keep the inputs, the output and a
+  // log-sum-exp (the zoo's flash path); the math backend is not modelled yet
+  const std::string backend = str("sdpa_backend");
+  if (!backend.empty() && backend != "default" && backend != "flash" && backend != "efficient")
+    throw unsupported("sdpa_backend '" + backend + "' (not modelled)");
   const std::map<std::string, optimizer_kind> opts = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
   if (!opts.count(str("optimizer"))) throw unsupported("optimizer '" + str("optimizer") + "'");
   if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
-  cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
+  if (r == runtime_kind::torch2_cuda) {  // a CUDA step: PyTorch's CUDA default optimizer (foreach) unless the case says
+    cc.plan = training{.batch = c["batch"].get<std::int64_t>(), .optimizer = opts.at(str("optimizer"))};
+    cc.plan.runtime = r;
+  } else {
+    cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
+  }
   cc.plan.precision = pm;
   const std::string impl = str("optimizer_impl");
   if (impl == "foreach") cc.plan.step = step_impl::foreach;
   else if (impl == "fused") cc.plan.step = step_impl::fused;
-  else if (impl != "for_loop" && !impl.empty()) throw unsupported("optimizer_impl '" + impl + "'");
+  else if (impl == "for_loop") cc.plan.step = step_impl::for_loop;
+  else if (!impl.empty()) throw unsupported("optimizer_impl '" + impl + "'");
   const std::string attention = str("attention");
   if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
   else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
@@ -233,10 +250,22 @@ int check_reference(const std::string& path, bool check, const std::set<std::str
       cc.plan.checkpoint_blocks = rc.checkpoint_blocks;
       todo.emplace_back(rc.name, cc);
     }
-  } else {
-    for (const auto& m : ref) todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime));
   }
   std::printf("| case | field | measured | estimate | error | tolerance |\n|---|---|---:|---:|---:|---:|\n");
+  int skipped = 0;
+  if (file.runtime != runtime_kind::torch1_13_cpu) {
+    for (const auto& m : ref) {
+      try {
+        todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime));
+      } catch (const usage_error& e) {
+        // a CUDA file measures configurations the estimator does not express yet: listed, not
+        // checked; a CPU file must be expressible case by case
+        if (file.runtime != runtime_kind::torch2_cuda) throw;
+        ++skipped;
+        std::printf("| %s | (not checked: %s) | | | | |\n", m.name.c_str(), e.what());
+      }
+    }
+  }
   for (auto& [name, cc] : todo) {
     const measured* m = nullptr;
     for (const auto& r : ref)
@@ -285,6 +314,7 @@ int check_reference(const std::string& path, bool check, const std::set<std::str
   for (const char* f : reference_field_order) std::printf("| %s | %+.2f %% |\n", f, worst[f]);
   std::printf("\n%d cases (%d with every field within tolerance), %d known misses excluded, %d fields outside tolerance\n", cases, cases_ok,
               excluded, failures);
+  if (skipped) std::printf("%d cases of the file not checked (configurations the estimator does not express yet)\n", skipped);
   return check && failures > 0 ? 1 : 0;
 }
 
