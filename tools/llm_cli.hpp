@@ -42,35 +42,17 @@ inline std::optional<models::llama_config> llama_config_of(const std::string& na
       {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}};
   for (const auto& [n, base] : bases) {
     if (name != n) continue;
-    auto g = base;
-    g.seq = o.get("seq", g.seq);
-    g.vocab = o.get("vocab", g.vocab);
-    g.context = o.get("ctx", g.context);
-    g.width = o.get("d-model", g.width);
-    g.layers = o.get("layers", g.layers);
-    g.heads = o.get("heads", g.heads);
-    g.kv_heads = o.get("kv-heads", g.kv_heads);
-    g.ffn = o.get("ffn", g.ffn);
+    auto g = detail::llama_from(base, o);
     if (g.sliding_window > g.context) g.sliding_window = g.context;  // a shorter --ctx bounds the window too
     return g;
   }
   return std::nullopt;
 }
 
-/// Total and active parameters of a mixture-of-experts zoo model (nullopt for dense models).
 /// The Mixtral configuration of a mixture-of-experts zoo entry (nullopt for dense models).
 inline std::optional<models::llama_config> mixtral_config_of(const std::string& name, const model_options& o) {
   if (name != "mixtral-8x7b") return std::nullopt;
-  auto g = models::mixtral_8x7b();
-  g.seq = o.get("seq", g.seq);
-  g.vocab = o.get("vocab", g.vocab);
-  g.context = o.get("ctx", g.context);
-  g.width = o.get("d-model", g.width);
-  g.layers = o.get("layers", g.layers);
-  g.heads = o.get("heads", g.heads);
-  g.kv_heads = o.get("kv-heads", g.kv_heads);
-  g.ffn = o.get("ffn", g.ffn);
-  return g;
+  return detail::llama_from(models::mixtral_8x7b(), o);
 }
 inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
   const auto g = mixtral_config_of(name, o);

@@ -133,18 +133,22 @@ inline zoo_entry bert_model(std::string name, models::bert_config base) {
           },
           [base](const model_options&) { return base.max_positions; }};
 }
+/// A Llama-family configuration with the size options of the command line applied.
+inline models::llama_config llama_from(models::llama_config g, const model_options& o) {
+  g.seq = o.get("seq", g.seq);
+  g.vocab = o.get("vocab", g.vocab);
+  g.context = o.get("ctx", g.context);
+  g.width = o.get("d-model", g.width);
+  g.layers = o.get("layers", g.layers);
+  g.heads = o.get("heads", g.heads);
+  g.kv_heads = o.get("kv-heads", g.kv_heads);
+  g.ffn = o.get("ffn", g.ffn);
+  return g;
+}
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
-            auto g = base;
-            g.seq = o.get("seq", g.seq);
-            g.vocab = o.get("vocab", g.vocab);
-            g.context = o.get("ctx", g.context);
-            g.width = o.get("d-model", g.width);
-            g.layers = o.get("layers", g.layers);
-            g.heads = o.get("heads", g.heads);
-            g.kv_heads = o.get("kv-heads", g.kv_heads);
-            g.ffn = o.get("ffn", g.ffn);
+            const auto g = llama_from(base, o);
             return evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
@@ -153,15 +157,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
 inline zoo_entry mixtral_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
-            auto g = base;
-            g.seq = o.get("seq", g.seq);
-            g.vocab = o.get("vocab", g.vocab);
-            g.context = o.get("ctx", g.context);
-            g.width = o.get("d-model", g.width);
-            g.layers = o.get("layers", g.layers);
-            g.heads = o.get("heads", g.heads);
-            g.kv_heads = o.get("kv-heads", g.kv_heads);
-            g.ffn = o.get("ffn", g.ffn);
+            const auto g = llama_from(base, o);
             return evaluate(models::mixtral(g, {}), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
