@@ -252,6 +252,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.tracing = trace != nullptr;
   s.batch = plan.micro();
   s.plan = plan;
+  s.rules = plan.rules();  // the policy resolved once: the runtime's rules and the tensor types
   s.types = types_of(plan.precision, !plan.on_cpu());
   s.no_grad = plan.inference;
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping

@@ -34,7 +34,7 @@ struct layer_ctx {
   constexpr dtype matmul_type(dtype in) const { return s.types.matmul(in); }
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
   constexpr dtype fp32_op_type(dtype in) const { return s.types.fp32_op(in); }
-  constexpr bool cpu() const { return s.plan.on_cpu(); }
+  constexpr bool cpu() const { return s.on_cpu(); }
 
   /// Registers a parameter tensor of `elements` values.
   constexpr void add_param(std::int64_t elements) {
@@ -96,9 +96,9 @@ constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std
 /// transient 512.0K -> 2048.0K). Under CPU autocast the GEMM runs in bf16 (oneDNN): none
 /// (op_rules.md 2.6 #9, "bf16: no OpenBLAS part").
 constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k) {
-  if (!s.plan.on_cpu()) return 0;
+  if (!s.on_cpu()) return 0;
   if (m * n * k <= 64 * 64 * 64) return 0;
-  return s.plan.torch26_cpu() ? 2 * MiB : 512 * KiB;
+  return s.torch26_cpu() ? 2 * MiB : 512 * KiB;
 }
 
 enum class keeps : std::uint8_t { nothing, input, output };
@@ -149,7 +149,7 @@ constexpr value softmax_for_matmul(sim& s, const value& scores, dtype mt) {
 constexpr value dropout_op(sim& s, const value& x, std::int64_t percent) {
   if (percent <= 0 || s.no_grad) { s.retain(x.id); return x; }
   const auto elements = checked_mul(s.batch, x.s.numel());
-  const dtype kept = s.plan.on_cpu() ? x.type : dtype::boolean;  // 1.13 and 2.6 alike (op_rules.md 2.6 #13)
+  const dtype kept = s.on_cpu() ? x.type : dtype::boolean;  // 1.13 and 2.6 alike (op_rules.md 2.6 #13)
   return pointwise(s, x, x.s, x.type, keeps::nothing, bytes_of(elements, kept));
 }
 
@@ -166,12 +166,12 @@ constexpr value reduce(sim& s, const value& x, const shape& out) {
 /// 2.6 (op_rules.md 2.6 #2: x[4,64,256] saved 256K -> 0); CUDA keeps the 1.13 rule (not
 /// measured). Its backward, grad.expand(sizes) / n, allocates an input-sized gradient.
 constexpr value mean_reduce(sim& s, const value& x, const shape& out) {
-  return pointwise(s, x, out, x.type, s.plan.torch26_cpu() ? keeps::nothing : keeps::input);
+  return pointwise(s, x, out, x.type, s.torch26_cpu() ? keeps::nothing : keeps::input);
 }
 
 /// x * scalar, x / scalar (a Python number): 1.13 keeps the scalar as a 0-d fp64 tensor (8 B);
 /// 2.6 keeps nothing (op_rules.md 2.6 #5). Bytes the node saves.
-constexpr std::int64_t scalar_operand_saved(const sim& s) { return s.plan.torch26_cpu() ? 0 : 8; }
+constexpr std::int64_t scalar_operand_saved(const sim& s) { return s.torch26_cpu() ? 0 : 8; }
 
 /// Dropout on attention probabilities `p` ([.., L, L], materialized attention: GPT-2's
 /// attn_pdrop, BERT's attention_probs_dropout_prob, nn.MultiheadAttention(dropout=...)): the
@@ -228,7 +228,7 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
 /// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
 constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
-  const auto gemm = s.plan.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last()) : 0;
+  const auto gemm = s.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last()) : 0;
   s.transient(gemm, true);
   auto n = s.record(y);
   s.backward_temp(n, gemm, true);

@@ -107,6 +107,9 @@ struct sim {
   std::int64_t batch = 1;
   training plan{};
   precision_types types{};               ///< plan.precision resolved (types_of)
+  runtime_kind rules = runtime_kind::torch2_cuda;  ///< plan.rules() resolved: whose op rules apply
+  constexpr bool on_cpu() const { return backend_of(rules) == backend_kind::cpu; }
+  constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }
   bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
   host_costs host{};
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph

@@ -149,7 +149,7 @@ struct walker {
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
     // 2.x saves them through an autograd node (NoopSaveInputs) that saved-tensor hooks see:
     // counted as saved (op_rules.md 2.6 #18)
-    if (s.plan.torch26_cpu()) hold_saved(in.id, +1);
+    if (s.torch26_cpu()) hold_saved(in.id, +1);
     s.segments.push_back(seg);
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
@@ -454,7 +454,7 @@ struct walker {
     }
     // A second gradient for the same tensor. PyTorch 2.6: the engine's InputBuffer adds it into
     // the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6 #17).
-    if (s.plan.torch26_cpu() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
+    if (s.torch26_cpu() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
       s.release(g);
       return;
     }
@@ -535,7 +535,7 @@ struct walker {
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
       if (g >= 0) s.release(g);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
-        if (s.plan.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
+        if (s.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
         s.release(s.segments[static_cast<std::size_t>(seg)].input);
       }
     }

@@ -244,7 +244,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     const value qkv[] = {qr, kr, v};
     o = flash_kernel(s, qkv, make_shape(L, D), mt, H);
   }
-  if (!s.plan.torch26_cpu() || sdpa_takes_math_path(s, 0, H, KVH)) {  // transpose(1, 2).contiguous()
+  if (!s.torch26_cpu() || sdpa_takes_math_path(s, 0, H, KVH)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
     s.release(o);
     o = oc;

@@ -73,7 +73,7 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
   value o = s.make(out, t, rg);
   // 2.6 CPU: per-thread buffers in forward; backward ≈ 4.1–5.3·|q| above grad_out, of which
   // the q, k, v gradients are 3·|q| (op_rules.md 2.6 #10)
-  const auto buffers = s.plan.torch26_cpu() ? cpu_flash_transient(s, out[0], out[0], out[1] / (heads > 0 ? heads : 1), t) : 0;
+  const auto buffers = s.torch26_cpu() ? cpu_flash_transient(s, out[0], out[0], out[1] / (heads > 0 ? heads : 1), t) : 0;
   s.transient(buffers);
   auto n = s.record(o);
   s.backward_temp(n, buffers > 0 ? buffers + s.bytes_of_value(out, t) : 0);
@@ -125,7 +125,7 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
 
 /// Does SDPA take its math path here? 2.6 CPU: with dropout or grouped-query heads (enable_gqa).
 constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, std::int64_t heads, std::int64_t kv_heads) {
-  return s.plan.torch26_cpu() && !s.no_grad && (dropout_percent > 0 || kv_heads != heads);
+  return s.torch26_cpu() && !s.no_grad && (dropout_percent > 0 || kv_heads != heads);
 }
 
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
@@ -143,7 +143,7 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
 /// is copied (op_rules.md 2.6 #7; gpt2_small_sdpa_b2_t128 saves 12 x [2,128,768] fp32 less
 /// than with a copy); CUDA keeps the copy (assumed, not measured). Consumes `o`.
 constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
-  if (!c.s.plan.torch26_cpu()) return output_projection(c, o, D, bias, part);
+  if (!c.s.torch26_cpu()) return output_projection(c, o, D, bias, part);
   value result = linear_op(c, o, D, bias, part);
   c.s.release(o);
   return result;
@@ -221,7 +221,7 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   value xf = copy(s, x, x.s);
   value proj = linear_op(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
-  if (s.plan.torch26_cpu() && op.dropout == 0 && a.Lq == a.Lk) {
+  if (s.torch26_cpu() && op.dropout == 0 && a.Lq == a.Lk) {
     const value qkv[] = {proj};
     value o = flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H);
     value result = linear_op(c, o, a.D, op.bias, 1);

@@ -47,7 +47,7 @@ struct conv_transients {
 constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std::int64_t Y, std::int64_t W, std::int64_t in_ch,
                                               std::int64_t grp, std::int64_t k, std::int64_t st, bool input_needs_grad,
                                               bool transposed, bool channels_last) {
-  if (!s.plan.on_cpu()) return {};
+  if (!s.on_cpu()) return {};
   if (transposed) return {Y * 9 / 2, 5 * Y};
   const bool depthwise_conv = grp == in_ch && grp > 1;
   if (depthwise_conv && channels_last) return {Y / 20, 258 * W};  // independent of H, B, threads

@@ -60,7 +60,7 @@ struct op_traits<adaptive_avg_pool2d_op> {
     if (op.out_h <= 0 || op.out_w <= 0) detail::invalid_layer_argument();
     // 1.13 keeps the input; 2.6 nothing (op_rules.md 2.6 #3: x[2,32,32,32] saved 256K -> 0;
     // temporal_64_128_256_b2_t5 saved -1,484,816 B). CUDA: the 1.13 rule (not measured).
-    const auto keeps = c.s.plan.torch26_cpu() ? detail::keeps::nothing : detail::keeps::input;
+    const auto keeps = c.s.torch26_cpu() ? detail::keeps::nothing : detail::keeps::input;
     return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, keeps);
   }
   static constexpr std::int64_t flops(const adaptive_avg_pool2d_op&, const shape& in, const shape&) { return in.numel(); }
