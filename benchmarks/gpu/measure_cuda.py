@@ -133,29 +133,13 @@ class CudaMem:
         torch.cuda.empty_cache()
 
 
-class HeapMem:
-    """CPU dry run under the malloc shim: live heap bytes (PyTorch's CPU allocator does not cache)."""
+class HeapMem(measure.Heap):
+    """CPU dry run under the malloc shim: live heap bytes (PyTorch's CPU allocator does not cache).
+    The shim reader is measure.py's; this adds the CUDA reader's interface."""
     kind = "malloc shim (CPU heap)"
-
-    def __init__(self):
-        import ctypes
-
-        lib = ctypes.CDLL(None)
-        for f in ("gb_current", "gb_peak"):
-            getattr(lib, f).restype = ctypes.c_longlong
-        self.lib = lib
 
     def sync(self):
         pass
-
-    def current(self):
-        return self.lib.gb_current()
-
-    def peak(self):
-        return self.lib.gb_peak()
-
-    def reset_peak(self):
-        self.lib.gb_reset_peak()
 
     def reserved(self):
         return None
