@@ -88,6 +88,10 @@ struct parallel_layout {
   std::int64_t zero_stage = 0;                    ///< engine == zero: 0, 1, 2 or 3
   fsdp_strategy fsdp = fsdp_strategy::full_shard;  ///< engine == fsdp
   std::int64_t shard_group = 0;                   ///< HYBRID_SHARD: GPUs per shard group (0: one node of 8)
+  /// engine == fsdp: 1 for FullyShardedDataParallel (flat parameters), 2 for fully_shard (FSDP2:
+  /// per-parameter DTensor shards; FULL_SHARD is reshard_after_forward=True, SHARD_GRAD_OP False,
+  /// HYBRID_SHARD a 2-D device mesh; there is no NO_SHARD).
+  std::int64_t fsdp_version = 1;
   offload_policy offload{};
   std::int64_t tensor_parallel = 1, pipeline_parallel = 1, context_parallel = 1;
   /// Expert parallel size: the routed experts of MoE layers (layers/moe.hpp) sharded over `ep`
@@ -124,6 +128,12 @@ constexpr parallel_layout zero(std::int64_t stage, std::int64_t gpus, offload_po
 /// FSDP with `strategy` over `gpus` GPUs (`group`: HYBRID_SHARD's shard group size).
 constexpr parallel_layout fsdp(fsdp_strategy strategy, std::int64_t gpus, offload_policy o = {}, std::int64_t group = 0) {
   return {.world_size = gpus, .engine = sharding::fsdp, .fsdp = strategy, .shard_group = group, .offload = o};
+}
+/// FSDP2 (`fully_shard`) with `strategy` over `gpus` GPUs.
+constexpr parallel_layout fsdp2(fsdp_strategy strategy, std::int64_t gpus, offload_policy o = {}, std::int64_t group = 0) {
+  auto l = fsdp(strategy, gpus, o, group);
+  l.fsdp_version = 2;
+  return l;
 }
 
 /// Megatron-LM on `gpus` GPUs: tensor `tp`, pipeline `pp`, sequence parallelism, distributed optimizer.
@@ -254,6 +264,8 @@ constexpr void validate(const parallel_layout& l) {
   if (l.engine == sharding::fsdp && l.offload.optimizer && !l.offload.parameters) fsdp_offload_moves_parameters_and_optimizer_together();
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard && l.data_parallel() % l.shard_degree() != 0)
     hybrid_shard_group_does_not_divide_data_parallel_size();
+  if (l.engine == sharding::fsdp && (l.fsdp_version < 1 || l.fsdp_version > 2)) fsdp_version_must_be_1_or_2();
+  if (l.engine == sharding::fsdp && l.fsdp_version == 2 && l.fsdp == fsdp_strategy::no_shard) fsdp2_has_no_no_shard();
 }
 
 /// Tensor parallelism must divide the heads and the FFN; pipeline stages need a layer each.
@@ -355,7 +367,9 @@ constexpr rank_states zero_states(const parameter_facts& f, const training& p, c
   return s;
 }
 
-/// PyTorch FSDP: flat parameters sharded in full precision (MixedPrecision keeps "the sharded
+/// PyTorch FSDP: parameters sharded in full precision (FSDP1: flat parameters padded to a multiple
+/// of the world size; FSDP2: each parameter split on dim 0, padded to ceil(dim 0 / N) rows: either
+/// way at most a row per tensor more than P/N, left out) (MixedPrecision keeps "the sharded
 /// parameters in full precision" and casts to param_dtype for compute: torch.distributed.fsdp
 /// MixedPrecision docs), their sharded fp32 gradients and the optimizer's state of the shard.
 /// Unsharded: FULL_SHARD / HYBRID_SHARD gather one unit and prefetch the next
@@ -380,6 +394,12 @@ constexpr rank_states fsdp_states(const parameter_facts& f, const training& p, c
     case fsdp_strategy::shard_grad_op: s.gathered = checked_mul(f.total, cb) + unit; break;
     case fsdp_strategy::no_shard: s.gathered = cb == 2 ? checked_mul(f.total, cb) : 0; break;
   }
+  // FSDP2 gathers a unit into one flat all-gather output and copies it out into the
+  // per-parameter unsharded tensors, and copies a unit's unsharded gradients into a flat
+  // reduce-scatter input (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py:
+  // foreach_all_gather, foreach_all_gather_copy_out, foreach_reduce); FSDP1 gathers into and
+  // reduce-scatters from the flat parameter itself. Two more units, counted as both alive.
+  if (l.fsdp_version == 2) s.gathered += 2 * unit;
   return s;
 }
 

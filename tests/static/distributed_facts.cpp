@@ -65,6 +65,21 @@ static_assert(require_fits_per_rank<r3>);
 static_assert(r3.params.total == 6'738'415'616);
 static_assert(r3.params.largest_unit == 202'383'360);  // one decoder layer: FSDP's unit
 
+// --- Expert parallelism (twins of tests/fail/expert_parallel_*_ko.cpp): a tiny Mixtral, 4 experts
+// of 3 x 64 x 128 weights in each of 2 layers; ep 2 of 4 data-parallel ranks keeps 2 per layer ---
+namespace tiny_moe {
+constexpr auto net = models::mixtral(models::llama_config{1000, 64, 2, 4, 4, 128, 128, 32, false, 0}, models::moe_config{4, 2, 100});
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+constexpr auto f = rank_facts(net, per_gpu, devices::a100_40gb);
+static_assert(f.experts.experts == 4);
+static_assert(f.experts.params == 2 * 4 * 3 * 64 * 128);
+static_assert(per_rank(f, parallel_layout{.world_size = 4, .expert_parallel = 2}).params.total == f.params.total - f.experts.params / 2);
+static_assert(per_rank(f, parallel_layout{.world_size = 4, .expert_parallel = 4}).params.total == f.params.total - 3 * f.experts.params / 4);
+// FSDP2 holds two more units than FSDP1: its flat all-gather output and reduce-scatter input.
+static_assert(per_rank(f, fsdp2(fsdp_strategy::full_shard, 4)).gathered_parameters ==
+              per_rank(f, fsdp(fsdp_strategy::full_shard, 4)).gathered_parameters * 5 / 3);
+}  // namespace tiny_moe
+
 // --- Megatron-LM's theoretical_memory_usage.py, compute_weight_and_optimizer_memory ----------------
 // (megatron/training/theoretical_memory_usage.py at NVIDIA/Megatron-LM d98e8a64: most loaded shard
 // = (transformer layers / pp + embedding) / tp parameters + the norms / pp, replicated over tp;
