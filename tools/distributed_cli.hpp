@@ -232,11 +232,12 @@ inline nlohmann::ordered_json stages_json(const step_facts& f, const parallel_la
   return out;
 }
 
-inline std::string ranking_table(const step_facts& f, std::int64_t world) {
-  std::string out = "\nData-parallel layouts on " + std::to_string(world) +
-                    " GPUs, fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes):\n\n"
+inline std::string ranking_table(const step_facts& f, const parallel_layout& base) {
+  const auto world = base.world_size;
+  std::string out = "\nData-parallel layouts on " + std::to_string(world) + " GPUs" + (base.model_parallel() > 1 ? " (model parallel as given)" : "") +
+                    ", fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes):\n\n"
                     "| Layout | Per rank | Model states | Fits | Cost per step |\n|---|---:|---:|---|---:|\n";
-  for (const auto& c : rank_layouts(f, world)) {
+  for (const auto& c : rank_layouts(f, world, base)) {
     if (!c.valid) continue;
     out += "| " + layout_name(c.layout) + " | " + format_bytes(c.budget.total()) + " | " + format_bytes(c.budget.model_states()) + " | " +
            (c.fits ? "yes" : "no") + " | " + format_bytes(c.cost) + " |\n";
@@ -264,7 +265,7 @@ inline int print_distributed(const distributed_request& d, const std::string& fo
   } else {
     std::cout << rank_table(title, r);
     if (d.layout.pipeline_parallel > 1) std::cout << stage_table(f, d.layout);
-    std::cout << ranking_table(f, d.layout.world_size);
+    std::cout << ranking_table(f, d.layout);
   }
   return require_fit && !fits_per_rank(r) ? 1 : 0;
 }

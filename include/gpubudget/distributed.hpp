@@ -1,6 +1,6 @@
 // gpubudget/distributed.hpp — per-rank budgets when one model is trained on many GPUs with
-// DeepSpeed ZeRO, PyTorch FSDP, plain DDP, and Megatron-style tensor / sequence / pipeline
-// parallelism.
+// DeepSpeed ZeRO, PyTorch FSDP (FSDP1 and FSDP2), plain DDP, and Megatron-style tensor /
+// sequence / pipeline / context / expert parallelism.
 //
 //   training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};  // per-rank micro-batch
 //   constexpr auto r = per_rank_budget(llama(llama2_7b(2048)), per_gpu, zero(3, 8), devices::a100_40gb);
@@ -8,6 +8,7 @@
 //   constexpr auto f = rank_facts(model, per_gpu, devices::a100_40gb);
 //   min_gpus(f, zero(3, 1));                    // smallest world size at which every rank fits
 //   cheapest_layout(f, 8);                      // ZeRO stage / FSDP strategy / offload, by cost
+//   per_rank_at_stage(f, megatron(64, 8, 4, true, true), 3);  // one pipeline stage's rank
 //
 // What a rank holds:
 //  * model states (parameters, gradients, optimizer state) as the engine shards and stores them,
@@ -15,7 +16,9 @@
 //  * communication buffers (ZeRO reduce buckets and prefetch window, NCCL's channel buffers);
 //  * activations and temporaries of its own micro-batch: the single-GPU liveness walk of the
 //    per-rank plan (`training::batch` is the per-rank micro-batch, DeepSpeed's
-//    train_micro_batch_size_per_gpu), split by tensor / sequence / context parallelism;
+//    train_micro_batch_size_per_gpu), split by tensor / sequence / context parallelism, times the
+//    micro-batches its pipeline stage holds in flight;
+//  * with expert parallelism its share of the routed experts and the all-to-all token buffers;
 //  * CUDA context, workspaces, allocator rounding and fragmentation as for one GPU.
 // Frozen parameters count parameters only: no gradients and no optimizer state (estimators that
 // take a total parameter count get this wrong for partial fine-tuning).
@@ -28,6 +31,7 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
+#include <gpubudget/detail/combinations.hpp>
 #include <gpubudget/detail/diagnostics.hpp>
 #include <gpubudget/layers/moe.hpp>
 #include <gpubudget/report.hpp>
@@ -855,31 +859,49 @@ struct ranked_layout {
   bool valid = false;  ///< the layout exists for this world size (HYBRID_SHARD needs several groups)
 };
 
-inline constexpr std::size_t layout_candidates = 12;
+/// Engines × offload choices of the ranking's search space: DDP; ZeRO 1-3; FSDP NO_SHARD,
+/// SHARD_GRAD_OP, FULL_SHARD, HYBRID_SHARD (groups of 8, one node) × no offload, optimizer
+/// offload (ZeRO), parameter + optimizer offload (ZeRO-3, FSDP's CPUOffload).
+inline constexpr std::size_t layout_candidates = 8 * 3;
 
-/// Every data-parallel layout the solver considers on `world` GPUs: DDP, ZeRO 1-3 with and
-/// without offload, FSDP's four strategies (HYBRID_SHARD with groups of 8, one node) and FSDP
-/// with CPU offload.
-constexpr std::array<parallel_layout, layout_candidates> candidate_layouts(std::int64_t world) {
-  const offload_policy opt{true, false}, both{true, true};
-  return {{ddp(world), zero(1, world), zero(2, world), zero(2, world, opt), zero(3, world), zero(3, world, opt),
-           zero(3, world, both), fsdp(fsdp_strategy::no_shard, world), fsdp(fsdp_strategy::shard_grad_op, world),
-           fsdp(fsdp_strategy::full_shard, world), fsdp(fsdp_strategy::hybrid_shard, world, {}, 8),
-           fsdp(fsdp_strategy::full_shard, world, both)}};
+namespace detail {
+/// Candidate `engine` (0 DDP, 1-3 ZeRO stage, 4-7 FSDP strategy) with `offload` (0 none,
+/// 1 optimizer, 2 optimizer and parameters) on `world` GPUs, the model-parallel sizes taken from
+/// `base`; `valid` false where the engines do not offer the combination.
+constexpr ranked_layout candidate_layout(int engine, int offload, std::int64_t world, const parallel_layout& base) {
+  constexpr fsdp_strategy strategies[] = {fsdp_strategy::no_shard, fsdp_strategy::shard_grad_op, fsdp_strategy::full_shard, fsdp_strategy::hybrid_shard};
+  const offload_policy o{offload >= 1, offload == 2};
+  ranked_layout c{};
+  c.layout = engine == 0 ? ddp(world) : engine <= 3 ? zero(engine, world, o) : fsdp(strategies[engine - 4], world, o, engine == 7 ? 8 : 0);
+  c.layout.tensor_parallel = base.tensor_parallel, c.layout.pipeline_parallel = base.pipeline_parallel;
+  c.layout.context_parallel = base.context_parallel, c.layout.expert_parallel = base.expert_parallel;
+  c.layout.sequence_parallel = base.sequence_parallel, c.layout.virtual_pipeline = base.virtual_pipeline;
+  c.layout.micro_batches = base.micro_batches;
+  const bool zero_offload = engine >= 1 && engine <= 3 && (offload == 1 || (offload == 2 && engine == 3));
+  const bool fsdp_offload = engine >= 5 && offload == 2;  // CPUOffload: not with NO_SHARD
+  const auto dp = world / base.model_parallel();
+  c.valid = (offload == 0 || zero_offload || fsdp_offload) && world % base.model_parallel() == 0 && dp % base.expert_parallel == 0 &&
+            !(engine == 7 && (dp <= 8 || dp % 8 != 0));
+  return c;
 }
+}  // namespace detail
 
-/// The candidates on `world` GPUs, fitting ones first, each group by cost (then by total).
-constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_facts& f, std::int64_t world) {
+/// Every data-parallel layout on `world` GPUs with `base`'s tensor / pipeline / context / expert
+/// sizes (default: none), enumerated over the engine and offload dimensions as the planner
+/// enumerates its remedies (detail::for_each_combination); the valid ones with their worst
+/// rank's budget and step_cost, fitting ones first, each group by cost (then by total).
+constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
   std::array<ranked_layout, layout_candidates> out{};
-  const auto c = candidate_layouts(world);
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    out[i].layout = c[i];
-    out[i].valid = !(c[i].engine == sharding::fsdp && c[i].fsdp == fsdp_strategy::hybrid_shard && (world <= 8 || world % 8 != 0));
-    if (!out[i].valid) continue;
-    out[i].budget = per_rank(f, c[i]);
-    out[i].cost = step_cost(out[i].budget);
-    out[i].fits = fits_per_rank(out[i].budget);
-  }
+  std::size_t n = 0;
+  detail::for_each_combination(std::array<int, 2>{7, 2}, [&](const std::array<int, 2>& c) {
+    out[n] = detail::candidate_layout(c[0], c[1], world, base);
+    if (out[n].valid) {
+      out[n].budget = per_rank(f, out[n].layout);
+      out[n].cost = step_cost(out[n].budget);
+      out[n].fits = fits_per_rank(out[n].budget);
+    }
+    ++n;
+  });
   auto before = [](const ranked_layout& a, const ranked_layout& b) {
     if (a.valid != b.valid) return a.valid;
     if (a.fits != b.fits) return a.fits;
@@ -894,9 +916,10 @@ constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_f
   return out;
 }
 
-/// The cheapest layout on `world` GPUs for which every rank fits; a named error if none does.
-constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world) {
-  const auto r = rank_layouts(f, world);
+/// The cheapest layout on `world` GPUs (with `base`'s model-parallel sizes) for which every rank
+/// fits; a named error if none does.
+constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
+  const auto r = rank_layouts(f, world, base);
   if (!r[0].fits) detail::no_layout_fits();
   return r[0].layout;
 }

@@ -6,6 +6,8 @@
 #include <gpubudget/models/transformers.hpp>
 
 #include <algorithm>
+#include <array>
+#include <vector>
 #include <stdexcept>
 
 using namespace gpubudget;
@@ -55,6 +57,23 @@ TEST_CASE("a rank's components add up to its total, for every candidate layout")
     if (!c.valid) continue;
     CHECK(sum_of_components(c.budget) == c.budget.total());
   }
+}
+
+TEST_CASE("the layouts are enumerated as the planner enumerates its remedies") {
+  std::vector<std::array<int, 2>> seen;
+  detail::for_each_combination(std::array<int, 2>{2, 1}, [&](const std::array<int, 2>& c) { seen.push_back(c); });
+  CHECK(seen == std::vector<std::array<int, 2>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}});
+  // DDP; ZeRO-1/2 with and without optimizer offload; ZeRO-3 also with parameter offload; FSDP's
+  // four strategies, CPUOffload with all but NO_SHARD; HYBRID_SHARD only over several nodes of 8.
+  auto valid = [](const std::array<ranked_layout, layout_candidates>& r) { return std::count_if(r.begin(), r.end(), [](const auto& c) { return c.valid; }); };
+  CHECK(valid(rank_layouts(llama7, 16)) == 15);
+  CHECK(valid(rank_layouts(llama7, 8)) == 13);
+  // With a model-parallel base every candidate keeps its sizes: TP 2 x 8 data-parallel ranks.
+  const auto tp2 = rank_layouts(llama7, 16, parallel_layout{.tensor_parallel = 2, .sequence_parallel = true});
+  for (const auto& c : tp2)
+    if (c.valid) CHECK(c.layout.data_parallel() == 8);
+  CHECK(valid(tp2) == 13);
+  CHECK(cheapest_layout(llama7, 16, parallel_layout{.tensor_parallel = 2, .sequence_parallel = true}).tensor_parallel == 2);
 }
 
 TEST_CASE("Llama-2-7B, pure bf16 AdamW, 2048 tokens per GPU on A100 40GB") {
