@@ -481,8 +481,8 @@ struct rank_slice {
 };
 
 /// The parameters one rank of pipeline stage `stage` holds. Megatron splits every linear weight
-/// and the vocabulary over the tensor ranks (norms, a small part, are replicated: left out) and
-/// the layers over the pipeline stages, and replicates the norms; the first stage holds the input
+/// and the vocabulary over the tensor ranks and the layers over the pipeline stages, and
+/// replicates the norms over the tensor ranks; the first stage holds the input
 /// embedding, the last the output layer ("1/pp_size transformer layers + 1 embedding layer" on
 /// the most loaded shard, the norms `replicated_params_on_most_loaded_shard`:
 /// megatron/training/theoretical_memory_usage.py). Expert parallelism shards the
@@ -538,8 +538,9 @@ constexpr std::int64_t chunks_in_flight(const parallel_layout& l, std::int64_t s
 /// stage runs each backward right after its forward) on the last stage with the walk's transient
 /// peak (the bytes at peak beyond everything saved: in language models the loss's); other stages
 /// get one block's backward (or recomputation) temporaries, bounded by what that block saves
-/// without checkpointing (backward makes a gradient per saved tensor) and by the walk's transient. Then Korthikanti et al. 2022 ("Reducing Activation Recomputation in
-/// Large Transformer Models", Table 2): per layer s·b·h·(34 + 5·a·s/h) without parallelism;
+/// without checkpointing (backward makes a gradient per saved tensor) and by the walk's
+/// transient. Then Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+/// Transformer Models", Table 2): per layer s·b·h·(34 + 5·a·s/h) without parallelism;
 /// tensor parallel alone leaves the 10·s·b·h of the norms and dropouts unsplit (10 + 24/t; with
 /// flash attention, which keeps no a·s² scores, the factor is (10 + 24/t)/34); tensor + sequence
 /// parallel divide all of it by t; context parallel splits the sequence (/cp).
@@ -576,9 +577,6 @@ constexpr std::int64_t rank_optimizer_temporaries(const parameter_facts& slice, 
   return optimizer_temporaries(p, slice.largest_layer, shard(slice.trainable, l.shard_degree()), dtype::fp32);
 }
 
-}  // namespace detail
-
-namespace detail {
 /// The states of the dense slice under `l` and of the routed experts under their
 /// expert-data-parallel group, added.
 constexpr rank_states rank_states_of(const rank_slice& slice, const training& p, const parallel_layout& l) {

@@ -2,6 +2,7 @@
 // figures, frozen parameters, the fit check, and the solvers on Llama-2-7B.
 // Twin of tests/fail/rank_exceeds_a100_zero1_ko.cpp.
 #include <gpubudget/distributed.hpp>
+#include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/transformers.hpp>
 
 namespace {
@@ -79,6 +80,16 @@ static_assert(per_rank(f, parallel_layout{.world_size = 4, .expert_parallel = 4}
 static_assert(per_rank(f, fsdp2(fsdp_strategy::full_shard, 4)).gathered_parameters ==
               per_rank(f, fsdp(fsdp_strategy::full_shard, 4)).gathered_parameters * 5 / 3);
 }  // namespace tiny_moe
+
+// --- The worst pipeline stage (twin of tests/fail/rank_exceeds_last_stage_ko.cpp): GPT-2 small,
+// checkpointed blocks, 4 x 1024 tokens, 4 stages; the last stage holds the loss over the logits --
+namespace last_stage {
+constexpr training per_gpu{.batch = 4, .precision = pure_bf16, .optimizer = adamw, .checkpoint_blocks = true};
+constexpr auto r = per_rank_budget(models::gpt(models::gpt2_small(1024)), per_gpu, parallel_layout{.world_size = 4, .pipeline_parallel = 4},
+                                   custom_device("4 GB", 4 * GB));
+static_assert(r.pipeline_stage == 3);
+static_assert(require_fits_per_rank<r>);
+}  // namespace last_stage
 
 // --- Megatron-LM's theoretical_memory_usage.py, compute_weight_and_optimizer_memory ----------------
 // (megatron/training/theoretical_memory_usage.py at NVIDIA/Megatron-LM d98e8a64: most loaded shard
