@@ -273,7 +273,9 @@ TEST_CASE("Megatron's theoretical_memory_usage.py, activations of the first stag
   auto ratio = [](const step_facts& f, const parallel_layout& l, const megatron_args& a) {
     return static_cast<double>(detail::stage_activations(f, l, 0)) / megatron_activation_bytes(a);
   };
-  // GPT-3 175B, TP 8, PP 8, SP, selective recomputation (flash attention keeps no a·s² scores):
+  // GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads, context 2048;
+  // vocabulary padded to 51200 as Megatron does; Korthikanti et al. 2022, Table 3: TP 8, PP 8),
+  // SP, selective recomputation (flash attention keeps no a·s² scores):
   // 36 s·b·h per layer against 34 (the projection keeps a contiguous copy of the attention output),
   // plus one block's backward temporaries.
   const auto gpt3 = rank_facts(models::gpt(models::gpt_config{51200, 2048, 12288, 96, 96, 10, 2048, false, 0, attention_impl::flash}), bf16,
@@ -283,7 +285,8 @@ TEST_CASE("Megatron's theoretical_memory_usage.py, activations of the first stag
                          .sequence_parallel = true, .selective_recompute = true, .use_distributed_optimizer = true};
   CHECK(megatron_activation_bytes(a3) == 10'292'838'400.0);
   CHECK(ratio(gpt3, megatron(1024, 8, 8, true, true), a3) == Approx(1.065).epsilon(0.005));
-  // Llama-2-70B, TP 8, PP 4, SP: HF's RMSNorm keeps fp32 copies (10 s·b·h each, not 2) and SwiGLU
+  // Llama-2-70B (meta-llama/Llama-2-70b-hf config.json: hidden 8192, intermediate 28672, 80
+  // layers, 64 heads, 8 key/value heads, vocabulary 32000), TP 8, PP 4, SP: HF's RMSNorm keeps fp32 copies (10 s·b·h each, not 2) and SwiGLU
   // four FFN-wide tensors (8·f/h, not 4·f/h): 1.83 x the formula, which models a GeLU MLP.
   const auto l70 = rank_facts(models::llama(models::llama2_70b(4096)), bf16, devices::h100_80gb);
   const megatron_args a70{.seq_length = 4096, .hidden_size = 8192, .ffn_hidden_size = 28672, .num_layers = 80, .num_attention_heads = 64,
@@ -293,7 +296,8 @@ TEST_CASE("Megatron's theoretical_memory_usage.py, activations of the first stag
   const auto L70 = megatron(128, 8, 4, true, true);
   CHECK(static_cast<double>(per_rank_at_stage(l70, L70, 0).model_states()) == megatron_weight_and_optimizer_bytes(a70));
   CHECK(ratio(l70, L70, a70) == Approx(1.834).epsilon(0.005));
-  // Llama-2-7B, TP 2, no SP: the (10 + 24/t) split of both, the same per-layer ops as above.
+  // Llama-2-7B (config.json: hidden 4096, intermediate 11008, 32 layers, 32 heads), TP 2, no SP:
+  // the (10 + 24/t) split of both, the same per-layer ops as above.
   const auto l7 = rank_facts(models::llama(models::llama2_7b(4096)), bf16, devices::h100_80gb);
   const megatron_args a7{.seq_length = 4096, .hidden_size = 4096, .ffn_hidden_size = 11008, .num_layers = 32, .num_attention_heads = 32,
                          .padded_vocab_size = 32000, .swiglu = true, .untie_embeddings_and_output_weights = true, .rms_norm = true,
