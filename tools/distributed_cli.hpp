@@ -1,6 +1,6 @@
 // tools/distributed_cli.hpp — the command line's parallel-layout flags (--gpus, --zero, --fsdp,
-// --offload, --shard-group, --tp, --pp, --sp, --cp, --ep) and the per-rank output. Kept apart
-// from estimate.cpp, which calls configure_distributed() and print_distributed() only.
+// --fsdp-version, --offload, --shard-group, --tp, --pp, --vpp, --sp, --cp, --ep) and the per-rank
+// output. Kept apart from estimate.cpp, which calls configure_distributed() and print_distributed() only.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -24,11 +24,13 @@ inline std::vector<cli::option_spec> distributed_options() {
       {"fsdp", true, "S", "PyTorch FSDP sharding: full_shard | shard_grad_op | hybrid_shard | no_shard"},
       {"offload", true, "W", "CPU offload: optimizer | parameters | optimizer,parameters (needs --zero or --fsdp)"},
       {"shard-group", true, "N", "with --fsdp hybrid_shard: GPUs per shard group (default 8, one node)"},
+      {"fsdp-version", true, "V", "with --fsdp: 1 (FullyShardedDataParallel, flat parameters; default) or 2 (fully_shard, per-parameter shards)"},
       {"tp", true, "N", "tensor parallel size (must divide the heads and FFN width), 1 to 1024"},
-      {"pp", true, "N", "pipeline parallel size (1F1B: stage 0 holds pp micro-batches in flight), 1 to 1024"},
+      {"pp", true, "N", "pipeline parallel size (1F1B: stage s holds pp - s micro-batches in flight; every stage is listed), 1 to 1024"},
+      {"vpp", true, "N", "with --pp: interleaved 1F1B with N model chunks per stage (Megatron's --virtual-pipeline-model-parallel-size)"},
       {"sp", false, "", "sequence parallelism (with --tp): activations split by tp (Korthikanti et al. 2022)"},
       {"cp", true, "N", "context parallel size: the sequence split over N GPUs, 1 to 1024"},
-      {"ep", true, "N", "expert parallel size (a hook: no expert layers yet), must divide the data-parallel size"},
+      {"ep", true, "N", "expert parallel size: an MoE model's routed experts sharded over N data-parallel ranks (must divide the experts and the data-parallel size)"},
   };
 }
 
@@ -59,7 +61,7 @@ inline offload_policy parse_offload(const std::string& text) {
   return o;
 }
 
-/// The engine flags: --zero, --fsdp, --offload, --shard-group.
+/// The engine flags: --zero, --fsdp, --fsdp-version, --offload, --shard-group.
 inline void configure_engine(const cli::parsed_args& a, parallel_layout& l) {
   if (a.has("zero") && a.has("fsdp")) throw cli::usage_error("--zero and --fsdp contradict each other (DeepSpeed ZeRO or PyTorch FSDP: give one)");
   if (a.has("zero")) {
@@ -76,6 +78,12 @@ inline void configure_engine(const cli::parsed_args& a, parallel_layout& l) {
     if (!(l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard)) throw cli::usage_error("--shard-group needs --fsdp hybrid_shard");
     l.shard_group = cli::parse_integer("--shard-group", *a.get("shard-group"), 1, 65536);
   }
+  if (a.has("fsdp-version")) {
+    if (l.engine != sharding::fsdp) throw cli::usage_error("--fsdp-version needs --fsdp");
+    l.fsdp_version = std::stoll(cli::parse_choice("--fsdp-version", *a.get("fsdp-version"), {"1", "2"}));
+    if (l.fsdp_version == 2 && l.fsdp == fsdp_strategy::no_shard)
+      throw cli::usage_error("--fsdp no_shard with --fsdp-version 2: fully_shard has no NO_SHARD (use plain data parallelism: drop --fsdp)");
+  }
   if (!a.has("offload")) return;
   l.offload = parse_offload(*a.get("offload"));
   if (l.engine == sharding::none) throw cli::usage_error("--offload needs --zero or --fsdp (plain data parallelism keeps every state on the GPU)");
@@ -91,6 +99,10 @@ inline void configure_model_parallel(const cli::parsed_args& a, parallel_layout&
   auto size = [&](const char* n) { return a.has(n) ? cli::parse_integer(std::string("--") + n, *a.get(n), 1, 1024) : 1; };
   l.tensor_parallel = size("tp"), l.pipeline_parallel = size("pp"), l.context_parallel = size("cp"), l.expert_parallel = size("ep");
   l.sequence_parallel = a.has("sp");
+  if (a.has("vpp")) {
+    l.virtual_pipeline = cli::parse_integer("--vpp", *a.get("vpp"), 1, 1024);
+    if (l.pipeline_parallel == 1) throw cli::usage_error("--vpp needs --pp N with N > 1 (model chunks per pipeline stage)");
+  }
   if (l.sequence_parallel && l.tensor_parallel == 1) throw cli::usage_error("--sp needs --tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
   if (l.world_size % l.model_parallel() != 0)
     throw cli::usage_error("--gpus " + std::to_string(l.world_size) + " is not divisible by --tp " + std::to_string(l.tensor_parallel) + " x --pp " +
@@ -124,7 +136,7 @@ inline distributed_request configure_distributed(const cli::parsed_args& a, cons
 inline std::string layout_name(const parallel_layout& l) {
   static const char* fsdp_names[] = {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"};
   std::string s = l.engine == sharding::zero ? "ZeRO-" + std::to_string(l.zero_stage)
-                  : l.engine == sharding::fsdp     ? std::string("FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
+                  : l.engine == sharding::fsdp     ? std::string(l.fsdp_version == 2 ? "FSDP2 " : "FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
                   : l.engine == sharding::megatron ? std::string(l.distributed_optimizer ? "Megatron (distributed optimizer)" : "Megatron")
                                                : std::string(l.world_size > 1 ? "DDP" : "one GPU");
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard) s += " (groups of " + std::to_string(l.shard_degree()) + ")";
@@ -134,6 +146,7 @@ inline std::string layout_name(const parallel_layout& l) {
   if (l.tensor_parallel > 1) s += " · TP " + std::to_string(l.tensor_parallel);
   if (l.sequence_parallel) s += " · SP";
   if (l.pipeline_parallel > 1) s += " · PP " + std::to_string(l.pipeline_parallel);
+  if (l.virtual_pipeline > 1) s += " (interleaved, " + std::to_string(l.virtual_pipeline) + " chunks)";
   if (l.context_parallel > 1) s += " · CP " + std::to_string(l.context_parallel);
   if (l.expert_parallel > 1) s += " · EP " + std::to_string(l.expert_parallel);
   return s;
@@ -146,6 +159,13 @@ inline rank_budget rank_of(const step_facts& f, const parallel_layout& l, const 
                            "'s attention heads and FFN width (their greatest common divisor is " + std::to_string(f.split.tp_divides) + ")");
   if (f.split.layers > 0 && l.pipeline_parallel > f.split.layers)
     throw cli::usage_error("--pp " + std::to_string(l.pipeline_parallel) + " is larger than " + model + "'s " + std::to_string(f.split.layers) + " layers");
+  if (f.split.layers > 0 && l.pipeline_parallel * l.virtual_pipeline > f.split.layers)
+    throw cli::usage_error("--pp " + std::to_string(l.pipeline_parallel) + " x --vpp " + std::to_string(l.virtual_pipeline) + " model chunks exceed " + model + "'s " +
+                           std::to_string(f.split.layers) + " layers");
+  if (l.expert_parallel > 1 && f.experts.experts == 0)
+    throw cli::usage_error("--ep " + std::to_string(l.expert_parallel) + ": " + model + " has no mixture-of-experts layers to shard");
+  if (l.expert_parallel > 1 && f.experts.experts % l.expert_parallel != 0)
+    throw cli::usage_error("--ep " + std::to_string(l.expert_parallel) + " does not divide " + model + "'s " + std::to_string(f.experts.experts) + " experts");
   try {
     return per_rank(f, l);
   } catch (const std::invalid_argument& e) {
@@ -158,6 +178,7 @@ inline nlohmann::ordered_json rank_json(const rank_budget& r) {
   for (const auto& c : rank_components(r)) comps[std::string(c.key)] = c.bytes;
   return {{"layout", layout_name(r.layout)},
           {"world_size", r.layout.world_size},
+          {"pipeline_stage", r.pipeline_stage},
           {"data_parallel", r.layout.data_parallel()},
           {"sharded_over", r.layout.shard_degree()},
           {"per_rank_bytes", r.total()},
@@ -181,11 +202,42 @@ inline std::string rank_table(const std::string& title, const rank_budget& r) {
   return out;
 }
 
-inline std::string ranking_table(const step_facts& f, std::int64_t world) {
-  std::string out = "\nData-parallel layouts on " + std::to_string(world) +
-                    " GPUs, fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes):\n\n"
+/// What a pipeline stage holds beyond its share of the blocks.
+inline std::string stage_role(std::int64_t s, std::int64_t stages) {
+  if (stages == 1) return "everything";
+  return s == 0 ? "blocks + embedding" : s == stages - 1 ? "blocks + head, loss" : "blocks";
+}
+
+/// One row per pipeline stage (every tensor / data / expert rank of a stage holds the same).
+inline std::string stage_table(const step_facts& f, const parallel_layout& l) {
+  std::string out = "\nPipeline stages (" + std::to_string(l.pipeline_parallel) + (l.virtual_pipeline > 1 ? ", interleaved" : ", 1F1B") +
+                    "), one rank each:\n\n| Stage | Holds | Micro-batches in flight | Model states | Activations + temporaries | Per rank | Fits |\n|---:|---|---:|---:|---:|---:|---|\n";
+  for (std::int64_t s = 0; s < l.pipeline_parallel; ++s) {
+    const auto r = per_rank_at_stage(f, l, s);
+    const auto chunks = detail::chunks_in_flight(l, s);
+    const auto in_flight = l.virtual_pipeline > 1 ? std::to_string(chunks) + " chunks" : std::to_string(chunks);
+    out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
+           format_bytes(r.step_peak) + " | " + format_bytes(r.total()) + " | " + (fits_per_rank(r) ? "yes" : "**no**") + " |\n";
+  }
+  return out;
+}
+
+inline nlohmann::ordered_json stages_json(const step_facts& f, const parallel_layout& l) {
+  auto out = nlohmann::ordered_json::array();
+  for (std::int64_t s = 0; s < l.pipeline_parallel; ++s) {
+    const auto r = per_rank_at_stage(f, l, s);
+    out.push_back({{"stage", s}, {"in_flight", detail::chunks_in_flight(l, s)}, {"per_rank_bytes", r.total()},
+                   {"model_states_per_rank_bytes", r.model_states()}, {"activations_bytes", r.step_peak}, {"fits", fits_per_rank(r)}});
+  }
+  return out;
+}
+
+inline std::string ranking_table(const step_facts& f, const parallel_layout& base) {
+  const auto world = base.world_size;
+  std::string out = "\nData-parallel layouts on " + std::to_string(world) + " GPUs" + (base.model_parallel() > 1 ? " (model parallel as given)" : "") +
+                    ", fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes):\n\n"
                     "| Layout | Per rank | Model states | Fits | Cost per step |\n|---|---:|---:|---|---:|\n";
-  for (const auto& c : rank_layouts(f, world)) {
+  for (const auto& c : rank_layouts(f, world, base)) {
     if (!c.valid) continue;
     out += "| " + layout_name(c.layout) + " | " + format_bytes(c.budget.total()) + " | " + format_bytes(c.budget.model_states()) + " | " +
            (c.fits ? "yes" : "no") + " | " + format_bytes(c.cost) + " |\n";
@@ -197,10 +249,12 @@ inline std::string ranking_table(const step_facts& f, std::int64_t world) {
 inline int print_distributed(const distributed_request& d, const std::string& format, const std::string& model, const std::string& config,
                              const step_facts& f, bool require_fit) {
   const auto r = rank_of(f, d.layout, model);
-  const std::string title = config + ", " + std::to_string(d.layout.world_size) + " x " + std::string(r.device_name) + ", " + layout_name(d.layout) + ": per rank";
+  std::string title = config + ", " + std::to_string(d.layout.world_size) + " x " + std::string(r.device_name) + ", " + layout_name(d.layout) + ": per rank";
+  if (d.layout.pipeline_parallel > 1) title += " (worst: pipeline stage " + std::to_string(r.pipeline_stage) + ")";
   if (format == "json") {
     nlohmann::ordered_json j = {{"model", model}, {"configuration", config}, {"single_gpu_total", f.single.total()}};
     j["distributed"] = rank_json(r);
+    if (d.layout.pipeline_parallel > 1) j["distributed"]["stages"] = stages_json(f, d.layout);
     std::cout << j.dump(2) << "\n";
   } else if (format == "csv") {
     std::string out = "component,bytes\n";
@@ -209,7 +263,9 @@ inline int print_distributed(const distributed_request& d, const std::string& fo
     out += "capacity," + std::to_string(r.capacity) + "\nfits," + (fits_per_rank(r) ? "yes" : "no") + "\n";
     std::cout << out;
   } else {
-    std::cout << rank_table(title, r) << ranking_table(f, d.layout.world_size);
+    std::cout << rank_table(title, r);
+    if (d.layout.pipeline_parallel > 1) std::cout << stage_table(f, d.layout);
+    std::cout << ranking_table(f, d.layout);
   }
   return require_fit && !fits_per_rank(r) ? 1 : 0;
 }

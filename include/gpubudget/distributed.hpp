@@ -1,6 +1,6 @@
 // gpubudget/distributed.hpp — per-rank budgets when one model is trained on many GPUs with
-// DeepSpeed ZeRO, PyTorch FSDP, plain DDP, and Megatron-style tensor / sequence / pipeline
-// parallelism.
+// DeepSpeed ZeRO, PyTorch FSDP (FSDP1 and FSDP2), plain DDP, and Megatron-style tensor /
+// sequence / pipeline / context / expert parallelism.
 //
 //   training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};  // per-rank micro-batch
 //   constexpr auto r = per_rank_budget(llama(llama2_7b(2048)), per_gpu, zero(3, 8), devices::a100_40gb);
@@ -8,6 +8,7 @@
 //   constexpr auto f = rank_facts(model, per_gpu, devices::a100_40gb);
 //   min_gpus(f, zero(3, 1));                    // smallest world size at which every rank fits
 //   cheapest_layout(f, 8);                      // ZeRO stage / FSDP strategy / offload, by cost
+//   per_rank_at_stage(f, megatron(64, 8, 4, true, true), 3);  // one pipeline stage's rank
 //
 // What a rank holds:
 //  * model states (parameters, gradients, optimizer state) as the engine shards and stores them,
@@ -15,7 +16,9 @@
 //  * communication buffers (ZeRO reduce buckets and prefetch window, NCCL's channel buffers);
 //  * activations and temporaries of its own micro-batch: the single-GPU liveness walk of the
 //    per-rank plan (`training::batch` is the per-rank micro-batch, DeepSpeed's
-//    train_micro_batch_size_per_gpu), split by tensor / sequence / context parallelism;
+//    train_micro_batch_size_per_gpu), split by tensor / sequence / context parallelism, times the
+//    micro-batches its pipeline stage holds in flight;
+//  * with expert parallelism its share of the routed experts and the all-to-all token buffers;
 //  * CUDA context, workspaces, allocator rounding and fragmentation as for one GPU.
 // Frozen parameters count parameters only: no gradients and no optimizer state (estimators that
 // take a total parameter count get this wrong for partial fine-tuning).
@@ -28,7 +31,9 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
+#include <gpubudget/detail/combinations.hpp>
 #include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/layers/moe.hpp>
 #include <gpubudget/report.hpp>
 
 namespace gpubudget {
@@ -87,9 +92,14 @@ struct parallel_layout {
   std::int64_t zero_stage = 0;                    ///< engine == zero: 0, 1, 2 or 3
   fsdp_strategy fsdp = fsdp_strategy::full_shard;  ///< engine == fsdp
   std::int64_t shard_group = 0;                   ///< HYBRID_SHARD: GPUs per shard group (0: one node of 8)
+  /// engine == fsdp: 1 for FullyShardedDataParallel (flat parameters), 2 for fully_shard (FSDP2:
+  /// per-parameter DTensor shards; FULL_SHARD is reshard_after_forward=True, SHARD_GRAD_OP False,
+  /// HYBRID_SHARD a 2-D device mesh; there is no NO_SHARD).
+  std::int64_t fsdp_version = 1;
   offload_policy offload{};
   std::int64_t tensor_parallel = 1, pipeline_parallel = 1, context_parallel = 1;
-  /// Expert parallel size: a hook. Expert (MoE) layers are not modelled yet, so it changes nothing.
+  /// Expert parallel size: the routed experts of MoE layers (layers/moe.hpp) sharded over `ep`
+  /// ranks of the data-parallel group; must divide the expert count and the data-parallel size.
   std::int64_t expert_parallel = 1;
   bool sequence_parallel = false;  ///< Megatron sequence parallelism (with tensor_parallel > 1)
   std::int64_t virtual_pipeline = 1;  ///< interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B)
@@ -123,6 +133,12 @@ constexpr parallel_layout zero(std::int64_t stage, std::int64_t gpus, offload_po
 constexpr parallel_layout fsdp(fsdp_strategy strategy, std::int64_t gpus, offload_policy o = {}, std::int64_t group = 0) {
   return {.world_size = gpus, .engine = sharding::fsdp, .fsdp = strategy, .shard_group = group, .offload = o};
 }
+/// FSDP2 (`fully_shard`) with `strategy` over `gpus` GPUs.
+constexpr parallel_layout fsdp2(fsdp_strategy strategy, std::int64_t gpus, offload_policy o = {}, std::int64_t group = 0) {
+  auto l = fsdp(strategy, gpus, o, group);
+  l.fsdp_version = 2;
+  return l;
+}
 
 /// Megatron-LM on `gpus` GPUs: tensor `tp`, pipeline `pp`, sequence parallelism, distributed optimizer.
 constexpr parallel_layout megatron(std::int64_t gpus, std::int64_t tp, std::int64_t pp, bool sp, bool distributed_optimizer) {
@@ -147,13 +163,42 @@ struct split_facts {
   std::int64_t tp_divides = 0;
 };
 
+/// Where parameters and saved activations sit along the model, for pipeline stages: the first
+/// stage holds what comes before the repeated blocks (the input embedding), the last stage what
+/// comes after them (final norm, head, loss), every stage 1/pp of the blocks.
+struct stage_facts {
+  std::int64_t first_params = 0, last_params = 0;        ///< parameter elements before / after the blocks (norms aside)
+  std::int64_t first_trainable = 0, last_trainable = 0;  ///< of which require grad
+  /// Parameters of the norms (LayerNorm, RMSNorm), which tensor parallelism replicates; Megatron's
+  /// accounting spreads them evenly over the stages (replicated_params_in_transformer_block / pp).
+  std::int64_t norm_params = 0, norm_trainable = 0;
+  /// Bytes one micro-batch holds for backward: saved before the blocks, after them, and in all
+  /// blocks (checkpointed blocks: at least their inputs, which the checkpoints keep).
+  std::int64_t first_saved = 0, last_saved = 0, blocks_saved = 0;
+  /// What one block saves when it is not checkpointed: the temporaries of its backward (a gradient
+  /// per saved tensor at most), or of its recomputation when it is checkpointed.
+  std::int64_t one_block_saves = 0;
+};
+
+/// The routed experts of the mixture-of-experts layers (layers/moe.hpp), for expert parallelism.
+struct expert_facts {
+  std::int64_t experts = 0;       ///< gcd of the MoE layers' expert counts (0: no MoE layer)
+  std::int64_t params = 0;        ///< routed experts' parameter elements (routers excluded)
+  std::int64_t trainable = 0;     ///< of which require grad
+  std::int64_t dispatch_bytes = 0;  ///< the largest MoE layer's routed token copies (tokens · top_k · width), one direction
+};
+
 /// What one single-GPU walk of the per-rank plan gives every layout: computed once, then every
 /// layout and world size is arithmetic (min_gpus, cheapest_layout).
 struct step_facts {
   memory_budget single{};          ///< the single-GPU budget of the per-rank plan
   parameter_facts params{};
-  std::int64_t activations = 0;    ///< forward/backward peak minus the .grad tensors then alive
+  /// Activations and temporaries at their peak: the forward's peak, or the forward/backward peak
+  /// minus the .grad tensors then alive, whichever is larger.
+  std::int64_t activations = 0;
   split_facts split{};
+  stage_facts stages{};
+  expert_facts experts{};
 };
 
 /// One rank's budget. Components (rank_components) add up to total().
@@ -164,13 +209,14 @@ struct rank_budget {
   catalog_gpu device_id = catalog_gpu::custom;
   std::int64_t capacity = 0;
   parameter_facts params{};
-  std::int64_t pipeline_stage = 0;  ///< the worst rank's stage (0: the first holds the most in flight)
+  std::int64_t pipeline_stage = 0;  ///< this rank's pipeline stage (per_rank: the worst one)
 
   // Model states on this rank's GPU, as DeepSpeed's estimators count them.
   std::int64_t parameters = 0, gradients = 0, optimizer_state = 0;
   std::int64_t gathered_parameters = 0;  ///< unsharded working copies (ZeRO-3 largest layer, FSDP units)
   // Buffers.
   std::int64_t comm_buckets = 0;  ///< ZeRO reduce buckets, ZeRO-3 prefetch, DDP's gradient buckets
+  std::int64_t expert_all_to_all = 0;  ///< expert parallelism: routed tokens sent and received (one MoE layer)
   std::int64_t nccl_buffers = 0;
   // Per micro-batch, from the single-GPU walk.
   std::int64_t step_peak = 0;  ///< activations, or the optimizer step's temporaries when larger
@@ -180,7 +226,7 @@ struct rank_budget {
 
   /// Parameters + gradients + optimizer state (+ gathered copies): DeepSpeed's estimator figure.
   constexpr std::int64_t model_states() const { return parameters + gradients + optimizer_state + gathered_parameters; }
-  constexpr std::int64_t tensor_bytes() const { return model_states() + comm_buckets + step_peak + buffers + input_batch; }
+  constexpr std::int64_t tensor_bytes() const { return model_states() + comm_buckets + expert_all_to_all + step_peak + buffers + input_batch; }
   constexpr std::int64_t total() const {
     return tensor_bytes() + nccl_buffers + cuda_context + workspace + allocator_rounding + fragmentation;
   }
@@ -188,13 +234,14 @@ struct rank_budget {
 };
 
 /// The lines of a rank's budget, in table order; they add up to r.total().
-constexpr std::array<budget_component, 13> rank_components(const rank_budget& r) {
+constexpr std::array<budget_component, 14> rank_components(const rank_budget& r) {
   using k = component_kind;
   return {{{"parameters", "Parameters (this rank)", r.parameters, k::resident, true},
            {"gradients", "Gradients (this rank)", r.gradients, k::resident, true},
            {"optimizer_state", "Optimizer state + fp32 master (this rank)", r.optimizer_state, k::resident, true},
            {"gathered_parameters", "Gathered (unsharded) parameters", r.gathered_parameters, k::step, false},
            {"comm_buckets", "Reduce / prefetch buckets", r.comm_buckets, k::step, false},
+           {"expert_all_to_all", "Expert all-to-all buffers", r.expert_all_to_all, k::step, false},
            {"step_peak", "Activations + temporaries (at peak)", r.step_peak, k::step, true},
            {"buffers", "Buffers", r.buffers, k::resident, false},
            {"input_batch", "Input batch", r.input_batch, k::resident, true},
@@ -221,12 +268,24 @@ constexpr void validate(const parallel_layout& l) {
   if (l.engine == sharding::fsdp && l.offload.optimizer && !l.offload.parameters) fsdp_offload_moves_parameters_and_optimizer_together();
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard && l.data_parallel() % l.shard_degree() != 0)
     hybrid_shard_group_does_not_divide_data_parallel_size();
+  if (l.engine == sharding::fsdp && (l.fsdp_version < 1 || l.fsdp_version > 2)) fsdp_version_must_be_1_or_2();
+  if (l.engine == sharding::fsdp && l.fsdp_version == 2 && l.fsdp == fsdp_strategy::no_shard) fsdp2_has_no_no_shard();
 }
 
 /// Tensor parallelism must divide the heads and the FFN; pipeline stages need a layer each.
 constexpr void validate_split(const split_facts& s, const parallel_layout& l) {
   if (s.tp_divides > 0 && s.tp_divides % l.tensor_parallel != 0) tensor_parallel_does_not_divide_heads();
   if (s.layers > 0 && l.pipeline_parallel > s.layers) pipeline_parallel_larger_than_layer_count();
+}
+
+/// Expert parallelism needs MoE layers whose expert count it divides, and ranks to take from the
+/// data-parallel group (Megatron-LM: "data_parallel_size % expert_model_parallel_size == 0" when
+/// experts are not tensor-split; DeepSpeed-MoE builds its expert groups out of the data-parallel ranks).
+constexpr void validate_experts(const expert_facts& e, const parallel_layout& l) {
+  if (l.expert_parallel == 1) return;
+  if (l.data_parallel() % l.expert_parallel != 0) expert_parallel_does_not_divide_data_parallel_size();
+  if (e.experts == 0) expert_parallel_needs_a_mixture_of_experts_model();
+  if (e.experts % l.expert_parallel != 0) expert_parallel_does_not_divide_expert_count();
 }
 
 constexpr std::int64_t gcd(std::int64_t a, std::int64_t b) {
@@ -312,7 +371,9 @@ constexpr rank_states zero_states(const parameter_facts& f, const training& p, c
   return s;
 }
 
-/// PyTorch FSDP: flat parameters sharded in full precision (MixedPrecision keeps "the sharded
+/// PyTorch FSDP: parameters sharded in full precision (FSDP1: flat parameters padded to a multiple
+/// of the world size; FSDP2: each parameter split on dim 0, padded to ceil(dim 0 / N) rows: either
+/// way at most a row per tensor more than P/N, left out) (MixedPrecision keeps "the sharded
 /// parameters in full precision" and casts to param_dtype for compute: torch.distributed.fsdp
 /// MixedPrecision docs), their sharded fp32 gradients and the optimizer's state of the shard.
 /// Unsharded: FULL_SHARD / HYBRID_SHARD gather one unit and prefetch the next
@@ -337,6 +398,12 @@ constexpr rank_states fsdp_states(const parameter_facts& f, const training& p, c
     case fsdp_strategy::shard_grad_op: s.gathered = checked_mul(f.total, cb) + unit; break;
     case fsdp_strategy::no_shard: s.gathered = cb == 2 ? checked_mul(f.total, cb) : 0; break;
   }
+  // FSDP2 gathers a unit into one flat all-gather output and copies it out into the
+  // per-parameter unsharded tensors, and copies a unit's unsharded gradients into a flat
+  // reduce-scatter input (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py:
+  // foreach_all_gather, foreach_all_gather_copy_out, foreach_reduce); FSDP1 gathers into and
+  // reduce-scatters from the flat parameter itself. Two more units, counted as both alive.
+  if (l.fsdp_version == 2) s.gathered += 2 * unit;
   return s;
 }
 
@@ -394,50 +461,114 @@ constexpr std::int64_t comm_bucket_bytes(const parameter_facts& f, const trainin
 
 
 /// NCCL staging buffers: a send and a receive buffer per channel for each communicator a rank
-/// uses (data parallel, and tensor / pipeline / context groups when larger than 1).
+/// uses (data parallel, and tensor / pipeline / context / expert groups when larger than 1).
 constexpr std::int64_t nccl_bytes(const parallel_layout& l) {
-  const std::int64_t groups = (l.data_parallel() > 1) + (l.tensor_parallel > 1) + (l.pipeline_parallel > 1) + (l.context_parallel > 1);
+  const std::int64_t groups =
+      (l.data_parallel() > 1) + (l.tensor_parallel > 1) + (l.pipeline_parallel > 1) + (l.context_parallel > 1) + (l.expert_parallel > 1);
   return checked_mul(groups * 2 * l.nccl.channels, l.nccl.buffsize);
 }
 
-/// The parameters the most loaded rank's model-parallel slice holds: Megatron splits every linear
-/// weight and the vocabulary over the tensor ranks (norms, a small part, are replicated: left
-/// out) and the layers over the pipeline stages; the first stage also holds the input embedding
-/// (taken to be the largest parameter tensor, as in language models): "(1/pp_size transformer
-/// layers + 1 embedding layer) / tp_size" (theoretical_memory_usage.py, most loaded shard).
-/// Expert parallelism is a hook (no expert layers yet).
-constexpr std::int64_t first_stage_share(std::int64_t count, std::int64_t embedding, std::int64_t pp) {
-  if (pp == 1 || count <= embedding) return count;
-  return shard(count - embedding, pp) + embedding;
-}
-constexpr parameter_facts model_parallel_slice(parameter_facts f, const parallel_layout& l) {
-  const auto tp = l.tensor_parallel, pp = l.pipeline_parallel;
-  const auto frozen = f.total - f.trainable;
-  f.total = shard(first_stage_share(f.total, f.largest_layer, pp), tp);
-  f.trainable = f.total - shard(frozen / pp, tp);  // frozen parameters: spread evenly
-  if (f.trainable < 0) f.trainable = 0;
-  f.largest_layer = shard(f.largest_layer, tp), f.largest_unit = shard(f.largest_unit, tp);
-  return f;
+/// Elements of a model-wide `total` on pipeline stage `stage` of `pp`: 1/pp of the repeated
+/// blocks, plus what precedes them on the first stage and what follows them on the last.
+constexpr std::int64_t on_stage(std::int64_t total, std::int64_t first, std::int64_t last, std::int64_t stage, std::int64_t pp) {
+  return shard(total - first - last, pp) + (stage == 0 ? first : 0) + (stage == pp - 1 ? last : 0);
 }
 
-/// Activations of one rank from the single-GPU walk (Korthikanti et al. 2022, "Reducing
-/// Activation Recomputation in Large Transformer Models", Table 2): per layer
-/// s·b·h·(34 + 5·a·s/h) without parallelism; tensor parallel alone leaves the 10·s·b·h of the
-/// norms and dropouts unsplit (10 + 24/t, the attention-score term /t too: with flash attention,
-/// which keeps no a·s² scores, the factor is (10 + 24/t)/34); tensor + sequence parallel divide
-/// all of it by t; context parallel splits the sequence (/cp). Pipeline 1F1B: the first stage keeps
-/// pp micro-batches of L/pp layers in flight, the activations of all L layers for one micro-batch
-/// (ibid. §4.2.3), so the single-GPU figure stands for stage 0.
-/// Interleaved schedules multiply stage 0's activations by 1 + (p − 1)/(p·v); fewer
-/// micro-batches than stages (plain 1F1B) by m/p (Megatron-LM theoretical_memory_usage.py,
-/// compute_activation_memory: interleaved_schedule_memory_penalty, min(1, num_microbatches / pp)).
-constexpr std::int64_t rank_activations(std::int64_t single, const parallel_layout& l) {
+/// One rank's parameters: the dense part (sharded over the data-parallel ranks) and the routed
+/// experts (sharded over the expert-data-parallel ranks).
+struct rank_slice {
+  parameter_facts dense{}, experts{};
+};
+
+/// The parameters one rank of pipeline stage `stage` holds. Megatron splits every linear weight
+/// and the vocabulary over the tensor ranks and the layers over the pipeline stages, and
+/// replicates the norms over the tensor ranks; the first stage holds the input
+/// embedding, the last the output layer ("1/pp_size transformer layers + 1 embedding layer" on
+/// the most loaded shard, the norms `replicated_params_on_most_loaded_shard`:
+/// megatron/training/theoretical_memory_usage.py). Expert parallelism shards the
+/// routed experts once more over `ep` ranks while attention, routers, norms and embeddings stay
+/// replicated over the expert group (ibid.: `expert_sharded_params / (expert_tensor_parallel_size
+/// * expert_model_parallel_size)`, the rest `/ tensor_model_parallel_size`; DeepSpeed-MoE's
+/// expert and expert-data-parallel groups, deepspeed/utils/groups.py).
+constexpr rank_slice model_parallel_slice(const step_facts& f, const parallel_layout& l, std::int64_t stage) {
+  const auto tp = l.tensor_parallel, pp = l.pipeline_parallel, ep = l.expert_parallel;
+  const auto& st = f.stages;
+  const auto& ex = f.experts;
+  rank_slice r{};
+  r.dense.total = shard(on_stage(f.params.total - ex.params - st.norm_params, st.first_params, st.last_params, stage, pp), tp) +
+                  shard(st.norm_params, pp);
+  r.dense.trainable =
+      shard(on_stage(f.params.trainable - ex.trainable - st.norm_trainable, st.first_trainable, st.last_trainable, stage, pp), tp) +
+      shard(st.norm_trainable, pp);
+  r.experts.total = shard(ex.params, pp * tp * ep);
+  r.experts.trainable = shard(ex.trainable, pp * tp * ep);
+  // The largest tensor and FSDP's unit (one block) split by tp; a block's routed experts by ep too.
+  const auto experts_per_block = f.split.layers > 0 ? ex.params / f.split.layers : 0;
+  r.dense.largest_layer = shard(f.params.largest_layer, tp);
+  r.dense.largest_unit = shard(f.params.largest_unit - experts_per_block + shard(experts_per_block, ep), tp);
+  return r;
+}
+
+/// The layout the routed experts' states are sharded under: the expert-data-parallel group,
+/// dp / ep ranks (Megatron: expert_data_parallel_size = world_size / (etp · ep · pp)).
+constexpr parallel_layout expert_data_parallel(parallel_layout l) {
+  l.world_size /= l.expert_parallel;
+  l.expert_parallel = 1;
+  if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard && l.shard_degree() > l.data_parallel()) l.shard_group = l.data_parallel();
+  return l;
+}
+
+/// Model chunks × micro-batches whose activations pipeline stage `s` holds at its peak. 1F1B:
+/// p − s (stage s runs p − s − 1 warm-up forwards, then one more before its first backward);
+/// interleaved with v chunks per stage: (p − s − 1)·2 + (v − 1)·p warm-up chunk forwards, + 1
+/// (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
+/// num_warmup_microbatches), each chunk 1/(p·v) of the layers; stage 0 then holds 1 + (p −
+/// 1)/(p·v) of the model's layer activations, Megatron's interleaved_schedule_memory_penalty
+/// (theoretical_memory_usage.py). Fewer micro-batches than that cap it (m·v chunks).
+constexpr std::int64_t chunks_in_flight(const parallel_layout& l, std::int64_t s) {
+  const auto p = l.pipeline_parallel, v = l.virtual_pipeline, m = l.micro_batches;
+  auto w = v > 1 ? (p - s - 1) * 2 + (v - 1) * p + 1 : p - s;
+  if (m > 0 && w > m * v) w = m * v;
+  return w;
+}
+
+/// Activations of one rank of pipeline stage `s`, from the single-GPU walk of one micro-batch.
+/// Pipeline: the stage's 1/(p·v) of the blocks' saved bytes per chunk in flight, the embedding's
+/// saves per micro-batch in flight on stage 0, the head's and loss's (one micro-batch: the last
+/// stage runs each backward right after its forward) on the last stage with the walk's transient
+/// peak (the bytes at peak beyond everything saved: in language models the loss's); other stages
+/// get one block's backward (or recomputation) temporaries, bounded by what that block saves
+/// without checkpointing (backward makes a gradient per saved tensor) and by the walk's
+/// transient. Then Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+/// Transformer Models", Table 2): per layer s·b·h·(34 + 5·a·s/h) without parallelism;
+/// tensor parallel alone leaves the 10·s·b·h of the norms and dropouts unsplit (10 + 24/t; with
+/// flash attention, which keeps no a·s² scores, the factor is (10 + 24/t)/34); tensor + sequence
+/// parallel divide all of it by t; context parallel splits the sequence (/cp).
+constexpr std::int64_t stage_activations(const step_facts& f, const parallel_layout& l, std::int64_t s) {
   const auto t = l.tensor_parallel, p = l.pipeline_parallel, v = l.virtual_pipeline;
-  std::int64_t a = single;
-  if (p > 1 && v > 1) a = shard(checked_mul(a, p * v + p - 1), p * v);
-  else if (p > 1 && l.micro_batches > 0 && l.micro_batches < p) a = shard(checked_mul(a, l.micro_batches), p);
+  std::int64_t a = f.activations;
+  if (p > 1) {
+    const auto& st = f.stages;
+    const auto saved = st.first_saved + st.last_saved + st.blocks_saved;
+    const auto w = chunks_in_flight(l, s);
+    const auto transient = f.activations > saved ? f.activations - saved : 0;
+    a = shard(checked_mul(st.blocks_saved, w), p * v);
+    if (s == 0) a += shard(checked_mul(st.first_saved, w), v);
+    if (s == p - 1) a += st.last_saved + transient;
+    else a += transient < st.one_block_saves ? transient : st.one_block_saves;
+  }
   if (t > 1) a = l.sequence_parallel ? shard(a, t) : shard(checked_mul(a, 10 * t + 24), 34 * t);
   return shard(a, l.context_parallel);
+}
+
+/// Expert parallelism's all-to-all buffers: the routed token copies a rank sends and the ones it
+/// receives, for one MoE layer at a time (Megatron-LM megatron/core/transformer/moe/
+/// token_dispatcher.py, MoEAlltoAllTokenDispatcher.token_dispatch: `global_input_tokens =
+/// all_to_all(ep_group, permutated_local_input_tokens, ...)`, and token_combine the reverse).
+/// Under uniform routing a rank receives as many token copies as it sends.
+constexpr std::int64_t expert_all_to_all_bytes(const expert_facts& e, const parallel_layout& l) {
+  if (l.expert_parallel <= 1) return 0;
+  return shard(checked_mul(2, e.dispatch_bytes), l.context_parallel);
 }
 
 /// Optimizer temporaries of the shard this rank steps (DeepSpeed's fused / CPU Adam: none).
@@ -446,28 +577,55 @@ constexpr std::int64_t rank_optimizer_temporaries(const parameter_facts& slice, 
   return optimizer_temporaries(p, slice.largest_layer, shard(slice.trainable, l.shard_degree()), dtype::fp32);
 }
 
+/// The states of the dense slice under `l` and of the routed experts under their
+/// expert-data-parallel group, added.
+constexpr rank_states rank_states_of(const rank_slice& slice, const training& p, const parallel_layout& l) {
+  const auto d = states_of(slice.dense, p, l);
+  if (slice.experts.total == 0) return d;
+  const auto e = states_of(slice.experts, p, expert_data_parallel(l));
+  return {d.params + e.params, d.grads + e.grads, d.opt + e.opt, d.gathered + e.gathered, d.host + e.host};
+}
 }  // namespace detail
 
-/// One rank's budget under layout `l`, from the single-GPU facts of the per-rank plan.
-constexpr rank_budget per_rank(const step_facts& f, const parallel_layout& l) {
+/// The budget of one rank of pipeline stage `stage` (0 to pp − 1) under layout `l`, from the
+/// single-GPU facts of the per-rank plan; every tensor / data / expert rank of a stage holds the same.
+constexpr rank_budget per_rank_at_stage(const step_facts& f, const parallel_layout& l, std::int64_t stage) {
   detail::validate(l);
   detail::validate_split(f.split, l);
+  detail::validate_experts(f.experts, l);
+  if (stage < 0 || stage >= l.pipeline_parallel) detail::pipeline_stage_out_of_range();
   const auto& b = f.single;
   rank_budget r{};
   r.layout = l, r.plan = b.plan, r.device_name = b.device_name, r.device_id = b.device_id, r.capacity = b.capacity;
-  r.params = detail::model_parallel_slice(f.params, l);
-  const auto s = detail::states_of(r.params, b.plan, l);
+  r.pipeline_stage = stage;
+  const auto slice = detail::model_parallel_slice(f, l, stage);
+  r.params = slice.dense;
+  r.params.total += slice.experts.total, r.params.trainable += slice.experts.trainable;
+  const auto s = detail::rank_states_of(slice, b.plan, l);
   r.parameters = s.params, r.gradients = s.grads, r.optimizer_state = s.opt, r.gathered_parameters = s.gathered;
   r.host_model_states = s.host;
   r.comm_buckets = detail::comm_bucket_bytes(r.params, b.plan, l);
+  r.expert_all_to_all = detail::expert_all_to_all_bytes(f.experts, l);
   r.nccl_buffers = detail::nccl_bytes(l);
-  const auto act = detail::rank_activations(f.activations, l);
+  const auto act = detail::stage_activations(f, l, stage);
   const auto temps = detail::rank_optimizer_temporaries(r.params, l, b.plan);
   r.step_peak = act > temps ? act : temps;
   r.buffers = b.buffers, r.input_batch = b.input_batch;
   r.cuda_context = b.cuda_context, r.workspace = b.workspace(), r.allocator_rounding = b.allocator_rounding;
   r.fragmentation = checked_mul(r.tensor_bytes() + r.allocator_rounding, b.plan.fragmentation_percent) / 100;
   return r;
+}
+
+/// The worst rank's budget under layout `l`: the pipeline stage whose rank needs the most (the
+/// first holds the most micro-batches in flight, the last the head and loss, which can be larger
+/// for a big vocabulary); ties go to the earlier stage.
+constexpr rank_budget per_rank(const step_facts& f, const parallel_layout& l) {
+  auto worst = per_rank_at_stage(f, l, 0);
+  for (std::int64_t s = 1; s < l.pipeline_parallel; ++s) {
+    const auto r = per_rank_at_stage(f, l, s);
+    if (r.total() > worst.total()) worst = r;
+  }
+  return worst;
 }
 
 namespace detail {
@@ -483,6 +641,94 @@ constexpr std::int64_t largest_unit(const model_budget<N>& b) {
     }
   return unit > 0 ? unit : b.parameter_count;
 }
+
+/// A LayerNorm or RMSNorm leaf: weights tensor parallelism keeps whole on every rank.
+constexpr bool is_norm(const layer& L) {
+  return L.kind == node_kind::leaf && (L.op == &op_entry<layer_norm_op>::descriptor || L.op == &op_entry<rms_norm_op>::descriptor);
+}
+
+/// Parameters and saved bytes of the top-level records before the first repeated block, after
+/// the last one, and from the first to the last (the blocks). A model without repeated blocks is
+/// all blocks: a pipeline cannot split it (validate_split knows no layer count then).
+template <std::size_t N>
+constexpr stage_facts stage_facts_of(const model_budget<N>& b) {
+  stage_facts f{};
+  const auto& rs = b.records;
+  for (std::size_t i = 0; i < N; ++i)
+    if (is_norm(rs[i])) f.norm_params += b.per_record[i].parameter_count, f.norm_trainable += b.per_record[i].trainable_count;
+  if (N < 2 || rs[0].kind != node_kind::sequence) {  // only a sequence has stages in order
+    f.blocks_saved = b.per_record[0].saved_bytes;
+    return f;
+  }
+  std::size_t first_block = N, after_blocks = N;
+  for (std::size_t j = 1; j < N; j += static_cast<std::size_t>(rs[j].span))
+    if (rs[j].kind == node_kind::repeat) {
+      if (first_block == N) first_block = j;
+      after_blocks = j + static_cast<std::size_t>(rs[j].span);
+    }
+  if (first_block == N) first_block = 0;  // nothing repeats: all blocks
+  for (std::size_t j = 1; j < N; j += static_cast<std::size_t>(rs[j].span)) {
+    const auto& st = b.per_record[j];
+    const bool before = j < first_block, after = j >= after_blocks;
+    (before ? f.first_saved : after ? f.last_saved : f.blocks_saved) += st.saved_bytes;
+    if (is_norm(rs[j])) continue;  // with the norms
+    if (before) f.first_params += st.parameter_count, f.first_trainable += st.trainable_count;
+    if (after) f.last_params += st.parameter_count, f.last_trainable += st.trainable_count;
+  }
+  return f;
+}
+
+/// Checkpointed blocks keep their inputs (torch.utils.checkpoint), which the 1.13 walk does not
+/// count as saved; what one block saves without checkpointing comes from a walk of the model
+/// with its checkpoints removed (only when there are any).
+template <std::size_t N>
+constexpr void add_block_facts(stage_facts& f, const std::array<layer, N>& records, const model_budget<N>& b, const training& plan,
+                               std::int64_t layers) {
+  bool checkpointed = plan.checkpoint_blocks || plan.checkpoint_all;
+  std::int64_t inputs = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    checkpointed = checkpointed || records[i].flags.checkpoint;
+    if (records[i].kind == node_kind::repeat) inputs += checked_mul(records[i].count, b.per_record[i].output_bytes);
+  }
+  const auto per_block = [&](std::int64_t saved) { return layers > 0 ? shard(saved, layers) : saved; };
+  if (!checkpointed) {
+    f.one_block_saves = per_block(f.blocks_saved);
+    return;
+  }
+  if (inputs > f.blocks_saved) f.blocks_saved = inputs;
+  auto plain = records;
+  for (auto& L : plain) L.flags.checkpoint = false;
+  training unchecked = plan;
+  unchecked.checkpoint_blocks = unchecked.checkpoint_all = false;
+  model_budget<N> u{};
+  u.records = plain;
+  (void)simulate_step(plain, unchecked, &u.per_record);
+  f.one_block_saves = per_block(stage_facts_of(u).blocks_saved);
+}
+
+/// The routed experts of every MoE layer: their parameters (each layer's record counts its
+/// router, width × experts per copy, and its experts), the expert count, and the token copies
+/// one layer routes: tokens × top_k (× capacity) rows of the layer's width, its output's dtype.
+template <std::size_t N>
+constexpr expert_facts expert_facts_of(const model_budget<N>& b) {
+  expert_facts f{};
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto& L = b.records[i];
+    if (L.kind != node_kind::leaf || L.op != &op_entry<moe_op>::descriptor) continue;
+    const auto op = op_of<moe_op>(L);
+    const auto& st = b.per_record[i];
+    const auto tokens = st.output[0], width = st.output[1];
+    const auto experts = st.parameter_count - checked_mul(st.applications, checked_mul(width, op.experts));
+    f.experts = gcd(f.experts, op.experts);
+    f.params += experts;
+    f.trainable += st.trainable_count == 0 ? 0 : st.trainable_count < experts ? st.trainable_count : experts;
+    const auto per_expert = (checked_mul(checked_mul(tokens, op.top_k), op.capacity_percent) + op.experts * 100 - 1) / (op.experts * 100);
+    const auto routed = checked_mul(per_expert < tokens ? per_expert : tokens, op.experts);
+    const auto bytes = tokens > 0 ? checked_mul(st.output_bytes / tokens, routed) : 0;
+    if (bytes > f.dispatch_bytes) f.dispatch_bytes = bytes;
+  }
+  return f;
+}
 }  // namespace detail
 
 /// The single-GPU facts of `m` trained as `per_rank_plan` (its batch is the per-rank micro-batch).
@@ -496,8 +742,15 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
   f.single = b;
   f.params = {b.parameter_count, b.trainable_count, r.totals.largest_trainable, detail::largest_unit(b)};
   if (f.params.largest_layer == 0) f.params.largest_layer = f.params.largest_unit;
-  f.activations = r.fwd_bwd_peak - r.grads_at_peak;
+  // The single GPU's peak can sit late in backward, where its whole .grad set outweighs the
+  // activations already freed (Mixtral-8x7B: 93 GB of gradients, 0.6 GB of activations); a rank
+  // whose gradients are sharded peaks earlier, at the end of forward: take the larger.
+  const auto backward_activations = r.fwd_bwd_peak - r.grads_at_peak;
+  f.activations = r.forward_peak > backward_activations ? r.forward_peak : backward_activations;
   f.split = detail::split_facts_of(m.records);
+  f.stages = detail::stage_facts_of(b);
+  detail::add_block_facts(f.stages, m.records, b, per_rank_plan, f.split.layers);
+  f.experts = detail::expert_facts_of(b);
   return f;
 }
 
@@ -604,31 +857,49 @@ struct ranked_layout {
   bool valid = false;  ///< the layout exists for this world size (HYBRID_SHARD needs several groups)
 };
 
-inline constexpr std::size_t layout_candidates = 12;
+/// Engines × offload choices of the ranking's search space: DDP; ZeRO 1-3; FSDP NO_SHARD,
+/// SHARD_GRAD_OP, FULL_SHARD, HYBRID_SHARD (groups of 8, one node) × no offload, optimizer
+/// offload (ZeRO), parameter + optimizer offload (ZeRO-3, FSDP's CPUOffload).
+inline constexpr std::size_t layout_candidates = 8 * 3;
 
-/// Every data-parallel layout the solver considers on `world` GPUs: DDP, ZeRO 1-3 with and
-/// without offload, FSDP's four strategies (HYBRID_SHARD with groups of 8, one node) and FSDP
-/// with CPU offload.
-constexpr std::array<parallel_layout, layout_candidates> candidate_layouts(std::int64_t world) {
-  const offload_policy opt{true, false}, both{true, true};
-  return {{ddp(world), zero(1, world), zero(2, world), zero(2, world, opt), zero(3, world), zero(3, world, opt),
-           zero(3, world, both), fsdp(fsdp_strategy::no_shard, world), fsdp(fsdp_strategy::shard_grad_op, world),
-           fsdp(fsdp_strategy::full_shard, world), fsdp(fsdp_strategy::hybrid_shard, world, {}, 8),
-           fsdp(fsdp_strategy::full_shard, world, both)}};
+namespace detail {
+/// Candidate `engine` (0 DDP, 1-3 ZeRO stage, 4-7 FSDP strategy) with `offload` (0 none,
+/// 1 optimizer, 2 optimizer and parameters) on `world` GPUs, the model-parallel sizes taken from
+/// `base`; `valid` false where the engines do not offer the combination.
+constexpr ranked_layout candidate_layout(int engine, int offload, std::int64_t world, const parallel_layout& base) {
+  constexpr fsdp_strategy strategies[] = {fsdp_strategy::no_shard, fsdp_strategy::shard_grad_op, fsdp_strategy::full_shard, fsdp_strategy::hybrid_shard};
+  const offload_policy o{offload >= 1, offload == 2};
+  ranked_layout c{};
+  c.layout = engine == 0 ? ddp(world) : engine <= 3 ? zero(engine, world, o) : fsdp(strategies[engine - 4], world, o, engine == 7 ? 8 : 0);
+  c.layout.tensor_parallel = base.tensor_parallel, c.layout.pipeline_parallel = base.pipeline_parallel;
+  c.layout.context_parallel = base.context_parallel, c.layout.expert_parallel = base.expert_parallel;
+  c.layout.sequence_parallel = base.sequence_parallel, c.layout.virtual_pipeline = base.virtual_pipeline;
+  c.layout.micro_batches = base.micro_batches;
+  const bool zero_offload = engine >= 1 && engine <= 3 && (offload == 1 || (offload == 2 && engine == 3));
+  const bool fsdp_offload = engine >= 5 && offload == 2;  // CPUOffload: not with NO_SHARD
+  const auto dp = world / base.model_parallel();
+  c.valid = (offload == 0 || zero_offload || fsdp_offload) && world % base.model_parallel() == 0 && dp % base.expert_parallel == 0 &&
+            !(engine == 7 && (dp <= 8 || dp % 8 != 0));
+  return c;
 }
+}  // namespace detail
 
-/// The candidates on `world` GPUs, fitting ones first, each group by cost (then by total).
-constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_facts& f, std::int64_t world) {
+/// Every data-parallel layout on `world` GPUs with `base`'s tensor / pipeline / context / expert
+/// sizes (default: none), enumerated over the engine and offload dimensions as the planner
+/// enumerates its remedies (detail::for_each_combination); the valid ones with their worst
+/// rank's budget and step_cost, fitting ones first, each group by cost (then by total).
+constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
   std::array<ranked_layout, layout_candidates> out{};
-  const auto c = candidate_layouts(world);
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    out[i].layout = c[i];
-    out[i].valid = !(c[i].engine == sharding::fsdp && c[i].fsdp == fsdp_strategy::hybrid_shard && (world <= 8 || world % 8 != 0));
-    if (!out[i].valid) continue;
-    out[i].budget = per_rank(f, c[i]);
-    out[i].cost = step_cost(out[i].budget);
-    out[i].fits = fits_per_rank(out[i].budget);
-  }
+  std::size_t n = 0;
+  detail::for_each_combination(std::array<int, 2>{7, 2}, [&](const std::array<int, 2>& c) {
+    out[n] = detail::candidate_layout(c[0], c[1], world, base);
+    if (out[n].valid) {
+      out[n].budget = per_rank(f, out[n].layout);
+      out[n].cost = step_cost(out[n].budget);
+      out[n].fits = fits_per_rank(out[n].budget);
+    }
+    ++n;
+  });
   auto before = [](const ranked_layout& a, const ranked_layout& b) {
     if (a.valid != b.valid) return a.valid;
     if (a.fits != b.fits) return a.fits;
@@ -643,9 +914,10 @@ constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_f
   return out;
 }
 
-/// The cheapest layout on `world` GPUs for which every rank fits; a named error if none does.
-constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world) {
-  const auto r = rank_layouts(f, world);
+/// The cheapest layout on `world` GPUs (with `base`'s model-parallel sizes) for which every rank
+/// fits; a named error if none does.
+constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
+  const auto r = rank_layouts(f, world, base);
   if (!r[0].fits) detail::no_layout_fits();
   return r[0].layout;
 }
@@ -662,6 +934,60 @@ constexpr std::int64_t megatron_layer_activation_bytes(std::int64_t s, std::int6
   const auto scores = selective_recompute ? 0 : checked_mul(5 * a, checked_mul(s, checked_mul(s, b)));  // 5·a·s²·b
   if (sequence_parallel || t == 1) return (checked_mul(34, sbh) + scores) / t;
   return checked_mul(10, sbh) + (checked_mul(24, sbh) + scores) / t;
+}
+
+/// The inputs of Megatron-LM's megatron/training/theoretical_memory_usage.py (its argument names;
+/// dense GPT / Llama models, bf16, Adam), for reproducing its figures.
+struct megatron_args {
+  std::int64_t seq_length = 2048, micro_batch_size = 1, hidden_size = 0, ffn_hidden_size = 0, num_layers = 0;
+  std::int64_t num_attention_heads = 0, num_query_groups = 0;  ///< 0: no group-query attention
+  std::int64_t padded_vocab_size = 0;
+  bool swiglu = false, untie_embeddings_and_output_weights = false, rms_norm = false;
+  std::int64_t tensor_model_parallel_size = 1, pipeline_model_parallel_size = 1, data_parallel_size = 1;
+  std::int64_t virtual_pipeline_model_parallel_size = 0;  ///< 0: None (plain 1F1B)
+  std::int64_t num_microbatches = 0;                      ///< 0: None
+  bool sequence_parallel = false, selective_recompute = false, use_distributed_optimizer = false;
+};
+
+/// compute_weight_and_optimizer_memory: the most loaded shard's parameters (its transformer
+/// layers / pp + the embedding, / tp, the norms replicated; the untied output layer too when
+/// pp = 1) × 18 bytes, or 6 + 12/dp with the distributed optimizer.
+constexpr double megatron_weight_and_optimizer_bytes(const megatron_args& a) {
+  const double h = static_cast<double>(a.hidden_size), groups = static_cast<double>(a.num_query_groups > 0 ? a.num_query_groups : a.num_attention_heads);
+  const double attention = 2 * h * h * (1 + groups / static_cast<double>(a.num_attention_heads));
+  const double mlp = 2 * h * static_cast<double>(a.ffn_hidden_size) * (a.swiglu ? 1.5 : 1.0);
+  const double norm = a.rms_norm ? 1 : 2;
+  const double layers = static_cast<double>(a.num_layers), pp = static_cast<double>(a.pipeline_model_parallel_size),
+               tp = static_cast<double>(a.tensor_model_parallel_size);
+  const double embedding = h * static_cast<double>(a.padded_vocab_size);
+  double tp_sharded = ((attention + mlp) * layers / pp + embedding) / tp;
+  const double replicated = (2 * h * norm * layers + norm * h) / pp;
+  if (a.untie_embeddings_and_output_weights && a.pipeline_model_parallel_size == 1) tp_sharded += embedding / tp;
+  const double bytes = a.use_distributed_optimizer ? 6 + 12 / static_cast<double>(a.data_parallel_size) : 18;
+  return (tp_sharded + replicated) * bytes;
+}
+
+/// compute_activation_memory (sequence parallel with selective recomputation: 34·s·b·h per layer
+/// for a 4h FFN, Korthikanti et al. Table 2) or compute_activation_memory_without_sp
+/// (s·b·h·(10 + 24/t) per layer, × 1.05 for temporaries): the first pipeline stage, pp
+/// micro-batches in flight × the interleaved penalty (or × min(1, m/pp)), the output layer and
+/// loss only when pp = 1.
+constexpr double megatron_activation_bytes(const megatron_args& a) {
+  const double s = static_cast<double>(a.seq_length), b = static_cast<double>(a.micro_batch_size), h = static_cast<double>(a.hidden_size);
+  const double p = static_cast<double>(a.pipeline_model_parallel_size), t = static_cast<double>(a.tensor_model_parallel_size);
+  const double v = static_cast<double>(a.virtual_pipeline_model_parallel_size), V = static_cast<double>(a.padded_vocab_size);
+  const bool with_sp = a.sequence_parallel && a.selective_recompute;
+  double m = s * b * h * (with_sp ? 18 + 4 * (static_cast<double>(a.ffn_hidden_size) / h) : 10 + 24 / t) * static_cast<double>(a.num_layers);
+  m += 8 * s * b * p + s * b * h * p;  // embedding input and dropout mask, pp micro-batches in flight
+  if (a.virtual_pipeline_model_parallel_size > 0) m *= 1 + (p - 1) / (p * v);
+  else if (a.pipeline_model_parallel_size > 1 && a.num_microbatches > 0 && static_cast<double>(a.num_microbatches) < p)
+    m *= static_cast<double>(a.num_microbatches) / p;
+  if (with_sp) {
+    if (a.pipeline_model_parallel_size == 1) m += s * b * h * 4 * (1 + V / h);  // output layer input and loss
+    return m / t;
+  }
+  if (a.pipeline_model_parallel_size == 1) m += (s * b * V / t + s * b * h) * 2;  // logits, final norm output
+  return m * 1.05;
 }
 
 // ---- DeepSpeed's own estimators, for pinning ------------------------------------------------

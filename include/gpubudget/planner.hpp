@@ -63,6 +63,7 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
+#include <gpubudget/detail/combinations.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
 #include <gpubudget/flops.hpp>
@@ -435,16 +436,12 @@ struct planner {
   /// Calls `f` on every allowed combination of exactly `size` remedies.
   template <class F>
   constexpr void for_each_choice(const search_space& sp, int size, F&& f) const {
-    for (int pr = 0; pr <= sp.n_prec; ++pr)
-      for (int ck = 0; ck <= sp.n_ckpt; ++ck)
-        for (int fr = 0; fr <= sp.n_freeze; ++fr)
-          for (int te = 0; te <= sp.n_teacher; ++te)
-            for (int op_ = 0; op_ <= sp.n_opt; ++op_)
-              for (int me = 0; me <= sp.n_member; ++me) {
-                const plan_choice ch{static_cast<std::uint8_t>(pr), static_cast<std::uint8_t>(ck), static_cast<std::uint8_t>(fr),
-                                     static_cast<std::uint8_t>(te), static_cast<std::uint8_t>(op_), static_cast<std::uint8_t>(me)};
-                if (ch.size() == size && allowed(ch)) f(ch);  // size 0: the configuration, batch changes only
-              }
+    const std::array<int, 6> last{sp.n_prec, sp.n_ckpt, sp.n_freeze, sp.n_teacher, sp.n_opt, sp.n_member};
+    for_each_combination(last, [&](const std::array<int, 6>& c) {
+      const plan_choice ch{static_cast<std::uint8_t>(c[0]), static_cast<std::uint8_t>(c[1]), static_cast<std::uint8_t>(c[2]),
+                           static_cast<std::uint8_t>(c[3]), static_cast<std::uint8_t>(c[4]), static_cast<std::uint8_t>(c[5])};
+      if (ch.size() == size && allowed(ch)) f(ch);  // size 0: the configuration, batch changes only
+    });
   }
 
   constexpr bool allowed(const plan_choice& ch) const {

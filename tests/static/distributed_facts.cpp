@@ -2,6 +2,7 @@
 // figures, frozen parameters, the fit check, and the solvers on Llama-2-7B.
 // Twin of tests/fail/rank_exceeds_a100_zero1_ko.cpp.
 #include <gpubudget/distributed.hpp>
+#include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/transformers.hpp>
 
 namespace {
@@ -65,26 +66,70 @@ static_assert(require_fits_per_rank<r3>);
 static_assert(r3.params.total == 6'738'415'616);
 static_assert(r3.params.largest_unit == 202'383'360);  // one decoder layer: FSDP's unit
 
+// --- Expert parallelism (twins of tests/fail/expert_parallel_*_ko.cpp): a tiny Mixtral, 4 experts
+// of 3 x 64 x 128 weights in each of 2 layers; ep 2 of 4 data-parallel ranks keeps 2 per layer ---
+namespace tiny_moe {
+constexpr auto net = models::mixtral(models::llama_config{1000, 64, 2, 4, 4, 128, 128, 32, false, 0}, models::moe_config{4, 2, 100});
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+constexpr auto f = rank_facts(net, per_gpu, devices::a100_40gb);
+static_assert(f.experts.experts == 4);
+static_assert(f.experts.params == 2 * 4 * 3 * 64 * 128);
+static_assert(per_rank(f, parallel_layout{.world_size = 4, .expert_parallel = 2}).params.total == f.params.total - f.experts.params / 2);
+static_assert(per_rank(f, parallel_layout{.world_size = 4, .expert_parallel = 4}).params.total == f.params.total - 3 * f.experts.params / 4);
+// FSDP2 holds two more units than FSDP1: its flat all-gather output and reduce-scatter input.
+static_assert(per_rank(f, fsdp2(fsdp_strategy::full_shard, 4)).gathered_parameters ==
+              per_rank(f, fsdp(fsdp_strategy::full_shard, 4)).gathered_parameters * 5 / 3);
+}  // namespace tiny_moe
+
+// --- The worst pipeline stage (twin of tests/fail/rank_exceeds_last_stage_ko.cpp): GPT-2 small,
+// checkpointed blocks, 4 x 1024 tokens, 4 stages; the last stage holds the loss over the logits --
+namespace last_stage {
+constexpr training per_gpu{.batch = 4, .precision = pure_bf16, .optimizer = adamw, .checkpoint_blocks = true};
+constexpr auto r = per_rank_budget(models::gpt(models::gpt2_small(1024)), per_gpu, parallel_layout{.world_size = 4, .pipeline_parallel = 4},
+                                   custom_device("4 GB", 4 * GB));
+static_assert(r.pipeline_stage == 3);
+static_assert(require_fits_per_rank<r>);
+}  // namespace last_stage
+
 // --- Megatron-LM's theoretical_memory_usage.py, compute_weight_and_optimizer_memory ----------------
-// (megatron/training/theoretical_memory_usage.py: most loaded shard = (transformer layers / pp +
-// embedding) / tp parameters; 18 bytes each, or 6 + 12/dp with the distributed optimizer).
-// Parameter counts are Megatron's own formula for each configuration (bf16, Adam); the figures
-// are that script's, in bytes (its MB = 2^20 B in comments).
+// (megatron/training/theoretical_memory_usage.py at NVIDIA/Megatron-LM d98e8a64: most loaded shard
+// = (transformer layers / pp + embedding) / tp parameters + the norms / pp, replicated over tp;
+// 18 bytes each, or 6 + 12/dp with the distributed optimizer). Parameter counts are that script's
+// own formula for each configuration (bf16, Adam), reproduced by megatron_weight_and_optimizer_bytes.
 namespace megatron_check {
-constexpr step_facts lm(std::int64_t total, std::int64_t embedding) {
+constexpr step_facts lm(std::int64_t total, std::int64_t embedding, std::int64_t output, std::int64_t norms) {
   step_facts f{};
   f.single.plan = training{.batch = 1, .precision = pure_bf16, .optimizer = adam};
   f.params = {total, total, embedding, 0};
+  f.stages.first_params = f.stages.first_trainable = embedding;
+  f.stages.last_params = f.stages.last_trainable = output;
+  f.stages.norm_params = f.stages.norm_trainable = norms;
   return f;
 }
-// GPT-3 175B (h 12288, 96 layers, 96 heads, padded vocabulary 51200, tied), TP 8 × PP 8 × DP 16,
-// sequence parallel, distributed optimizer: 2,796,626,304 parameters on stage 0, 18,002.73 MB.
-static_assert(per_rank(lm(174'580'064'256, 629'145'600), megatron(1024, 8, 8, true, true)).model_states() == 18'877'227'552);
+constexpr bool equal(std::int64_t bytes, double megatron) { return static_cast<double>(bytes) == megatron; }
+// GPT-3 175B (h 12288, 96 layers, 96 heads, padded vocabulary 51200, tied, LayerNorm), TP 8 × PP 8
+// × DP 16, sequence parallel, distributed optimizer: 2,797,145,088 parameters on stage 0 × 6.75 B.
+constexpr megatron_args gpt3{.seq_length = 2048, .hidden_size = 12288, .ffn_hidden_size = 4 * 12288, .num_layers = 96, .num_attention_heads = 96,
+                             .padded_vocab_size = 51200, .tensor_model_parallel_size = 8, .pipeline_model_parallel_size = 8, .data_parallel_size = 16,
+                             .sequence_parallel = true, .selective_recompute = true, .use_distributed_optimizer = true};
+constexpr auto gpt3_facts = lm(174'580'064'256, 629'145'600, 0, 96 * 2 * 2 * 12288 + 2 * 12288);
+static_assert(per_rank_at_stage(gpt3_facts, megatron(1024, 8, 8, true, true), 0).params.total == 2'797'145'088);
+static_assert(equal(per_rank_at_stage(gpt3_facts, megatron(1024, 8, 8, true, true), 0).model_states(), megatron_weight_and_optimizer_bytes(gpt3)));
+static_assert(per_rank(gpt3_facts, megatron(1024, 8, 8, true, true)).model_states() == 18'880'729'344);
 // Llama-2-70B (h 8192, 80 layers, 8 query groups, SwiGLU 28672, vocabulary 32000, untied, RMSNorm),
-// TP 8 × DP 8, no distributed optimizer: 8,622,081,024 parameters per rank × 18 B, 148,007.83 MB.
-static_assert(per_rank(lm(68'976'648'192, 262'144'000), megatron(64, 8, 1, true, false)).model_states() == 155'197'458'432);
+// TP 8 × DP 8, no distributed optimizer: 8,623,235,072 parameters per rank × 18 B.
+constexpr megatron_args llama70{.seq_length = 4096, .hidden_size = 8192, .ffn_hidden_size = 28672, .num_layers = 80, .num_attention_heads = 64,
+                                .num_query_groups = 8, .padded_vocab_size = 32000, .swiglu = true, .untie_embeddings_and_output_weights = true,
+                                .rms_norm = true, .tensor_model_parallel_size = 8, .data_parallel_size = 8};
+constexpr auto llama70_facts = lm(68'976'648'192, 262'144'000, 262'144'000, 80 * 2 * 8192 + 8192);
+static_assert(equal(per_rank(llama70_facts, megatron(64, 8, 1, true, false)).model_states(), megatron_weight_and_optimizer_bytes(llama70)));
+static_assert(per_rank(llama70_facts, megatron(64, 8, 1, true, false)).model_states() == 18 * 8'623'235'072LL);
 // A 22B GPT (h 6144, 48 layers, 64 heads; Korthikanti et al.'s 22B), TP 8 × DP 4, distributed
-// optimizer: 2,757,379,584 parameters per rank, 23,666.78 MB.
-static_assert(per_rank(lm(22'059'036'672, 314'572'800), megatron(32, 8, 1, true, true)).model_states() == 24'816'416'256);
+// optimizer: 2,758,422,528 parameters per rank × 9 B.
+constexpr megatron_args gpt22{.hidden_size = 6144, .ffn_hidden_size = 4 * 6144, .num_layers = 48, .num_attention_heads = 64, .padded_vocab_size = 51200,
+                              .tensor_model_parallel_size = 8, .data_parallel_size = 4, .use_distributed_optimizer = true};
+constexpr auto gpt22_facts = lm(22'059'036'672, 314'572'800, 0, 48 * 2 * 2 * 6144 + 2 * 6144);
+static_assert(equal(per_rank(gpt22_facts, megatron(32, 8, 1, true, true)).model_states(), megatron_weight_and_optimizer_bytes(gpt22)));
+static_assert(per_rank(gpt22_facts, megatron(32, 8, 1, true, true)).model_states() == 9 * 2'758'422'528LL);
 }  // namespace megatron_check
 }  // namespace

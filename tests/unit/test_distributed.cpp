@@ -5,6 +5,9 @@
 #include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/transformers.hpp>
 
+#include <algorithm>
+#include <array>
+#include <vector>
 #include <stdexcept>
 
 using namespace gpubudget;
@@ -56,6 +59,23 @@ TEST_CASE("a rank's components add up to its total, for every candidate layout")
   }
 }
 
+TEST_CASE("the layouts are enumerated as the planner enumerates its remedies") {
+  std::vector<std::array<int, 2>> seen;
+  detail::for_each_combination(std::array<int, 2>{2, 1}, [&](const std::array<int, 2>& c) { seen.push_back(c); });
+  CHECK(seen == std::vector<std::array<int, 2>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}});
+  // DDP; ZeRO-1/2 with and without optimizer offload; ZeRO-3 also with parameter offload; FSDP's
+  // four strategies, CPUOffload with all but NO_SHARD; HYBRID_SHARD only over several nodes of 8.
+  auto valid = [](const std::array<ranked_layout, layout_candidates>& r) { return std::count_if(r.begin(), r.end(), [](const auto& c) { return c.valid; }); };
+  CHECK(valid(rank_layouts(llama7, 16)) == 15);
+  CHECK(valid(rank_layouts(llama7, 8)) == 13);
+  // With a model-parallel base every candidate keeps its sizes: TP 2 x 8 data-parallel ranks.
+  const auto tp2 = rank_layouts(llama7, 16, parallel_layout{.tensor_parallel = 2, .sequence_parallel = true});
+  for (const auto& c : tp2)
+    if (c.valid) CHECK(c.layout.data_parallel() == 8);
+  CHECK(valid(tp2) == 13);
+  CHECK(cheapest_layout(llama7, 16, parallel_layout{.tensor_parallel = 2, .sequence_parallel = true}).tensor_parallel == 2);
+}
+
 TEST_CASE("Llama-2-7B, pure bf16 AdamW, 2048 tokens per GPU on A100 40GB") {
   // The single GPU needs ~166 GiB; ZeRO-1/2 keep 4 bytes/parameter unsharded and do not fit on 8.
   CHECK(!fits(llama7.single));
@@ -93,7 +113,8 @@ TEST_CASE("tensor, sequence and context parallelism split the activations") {
   const auto tp = per_rank(llama7, parallel_layout{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .tensor_parallel = 8});
   CHECK(tp_sp.step_peak == (base.step_peak + 7) / 8);
   CHECK(tp.step_peak == (base.step_peak * (10 * 8 + 24) + 34 * 8 - 1) / (34 * 8));
-  CHECK(tp_sp.parameters == (base.parameters + 7) / 8);
+  // Every weight but the norms' (65 x 4096, replicated) is split over the 8 tensor ranks.
+  CHECK(tp_sp.parameters == 2 * ((6'738'415'616 - 65 * 4096) / 8 + 65 * 4096));
   const auto cp = per_rank(llama7, parallel_layout{.world_size = 8, .engine = sharding::zero, .zero_stage = 1, .context_parallel = 2});
   CHECK(cp.step_peak == (base.step_peak + 1) / 2);
 }
@@ -150,24 +171,138 @@ TEST_CASE("frozen parameters carry no gradients and no optimizer state on any ra
   CHECK(full.optimizer_state == 16 * 6'738'415'616 / 8);
 }
 
-TEST_CASE("pipeline stage 0 holds its layers and the input embedding") {
-  // Llama-2-7B over 4 stages: (P - E) / 4 + E parameters on stage 0, E = the 32000 x 4096 embedding.
-  const auto r = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4});
-  constexpr std::int64_t P = 6'738'415'616, E = 131'072'000;
-  CHECK(r.params.total == (P - E + 3) / 4 + E);
-  CHECK(r.parameters == 2 * ((P - E + 3) / 4 + E));
-  // 1F1B: stage 0 keeps pp micro-batches of L/pp layers, the activations of the whole model for one.
-  CHECK(r.step_peak >= llama7.activations);
+TEST_CASE("pipeline stages: the first holds the embedding, the last the head, each 1/pp of the blocks") {
+  // Llama-2-7B over 4 stages: E = the 32000 x 4096 embedding (stage 0) and output layer (stage 3);
+  // the norms (65 x 4096) are spread as Megatron's accounting does.
+  constexpr std::int64_t P = 6'738'415'616, E = 131'072'000, norms = 65 * 4096;
+  const auto l = parallel_layout{.world_size = 4, .pipeline_parallel = 4};
+  CHECK(llama7.stages.first_params == E);
+  CHECK(llama7.stages.last_params == E);
+  CHECK(llama7.stages.norm_params == norms);
+  const auto first = per_rank_at_stage(llama7, l, 0), middle = per_rank_at_stage(llama7, l, 1), last = per_rank_at_stage(llama7, l, 3);
+  CHECK(first.params.total == (P - 2 * E - norms) / 4 + E + norms / 4);
+  CHECK(middle.params.total == (P - 2 * E - norms) / 4 + norms / 4);
+  CHECK(last.params.total == first.params.total);
+  CHECK(first.parameters == 2 * first.params.total);
+  // 1F1B: stage s holds pp - s micro-batches of its quarter of the blocks; stage 0 the embedding's
+  // saves for each, the last stage the head's and loss's and the walk's transient peak.
+  const auto& st = llama7.stages;
+  const auto transient = llama7.activations - st.first_saved - st.last_saved - st.blocks_saved;
+  const auto one_block = (st.blocks_saved + 31) / 32;
+  CHECK(detail::stage_activations(llama7, l, 0) == st.blocks_saved + 4 * st.first_saved + std::min(transient, one_block));
+  CHECK(detail::stage_activations(llama7, l, 2) == (st.blocks_saved * 2 + 3) / 4 + std::min(transient, one_block));
+  CHECK(detail::stage_activations(llama7, l, 3) == (st.blocks_saved + 3) / 4 + st.last_saved + transient);
+  // The worst rank is the stage needing the most, and every stage is listed by per_rank_at_stage.
+  const auto worst = per_rank(llama7, l);
+  for (std::int64_t s = 0; s < 4; ++s) CHECK(per_rank_at_stage(llama7, l, s).total() <= worst.total());
+  CHECK(worst.pipeline_stage == 0);
+  CHECK_THROWS_WITH(per_rank_at_stage(llama7, l, 4), Catch::Contains("pipeline stage must be between"));
 }
 
-TEST_CASE("interleaved pipelines and short pipelines scale stage 0's activations as Megatron does") {
-  const auto plain = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4});
-  // Interleaved with 2 chunks per stage: 1 + (4 - 1) / (4 · 2) = 11/8 of plain 1F1B.
-  const auto interleaved = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4, .virtual_pipeline = 2});
-  const auto two_micro = per_rank(llama7, parallel_layout{.world_size = 4, .pipeline_parallel = 4, .micro_batches = 2});
-  const auto act = llama7.activations;
-  CHECK(detail::rank_activations(act, interleaved.layout) == (act * 11 + 7) / 8);
-  CHECK(detail::rank_activations(act, two_micro.layout) == (act * 2 + 3) / 4);
-  CHECK(detail::rank_activations(act, plain.layout) == act);
-  CHECK(interleaved.step_peak >= plain.step_peak);
+TEST_CASE("a big vocabulary makes the last pipeline stage the worst rank") {
+  // Llama-3-8B (vocabulary 128256) with checkpointed blocks over 8 stages, ZeRO-1 over 2
+  // data-parallel ranks: stage 0 keeps 8 micro-batches' block inputs (4 blocks each), stage 7 the
+  // 128256 x 4096 output layer and the loss over 128256 fp32 logits per token.
+  training ckpt = per_gpu;
+  ckpt.checkpoint_blocks = true;
+  const auto f = rank_facts(models::llama(models::llama3_8b(4096)), ckpt, devices::a100_80gb);
+  constexpr std::int64_t block_input = 4096LL * 4096 * 2;
+  CHECK(f.stages.blocks_saved == 32 * block_input);
+  CHECK(f.stages.one_block_saves > 20 * block_input);  // a recomputed block saves ~56 s·b·h
+  parallel_layout l = zero(1, 16);
+  l.pipeline_parallel = 8;
+  CHECK(detail::stage_activations(f, l, 0) == 8 * 4 * block_input + 8 * f.stages.first_saved + f.stages.one_block_saves);
+  const auto worst = per_rank(f, l);
+  CHECK(worst.pipeline_stage == 7);
+  CHECK(worst.total() > per_rank_at_stage(f, l, 0).total());
+  // Without checkpointing stage 0's eight micro-batches of saved blocks outweigh the loss.
+  CHECK(per_rank(llama7, parallel_layout{.world_size = 8, .pipeline_parallel = 8}).pipeline_stage == 0);
+}
+
+TEST_CASE("interleaved pipelines hold Megatron's in-flight chunks, short pipelines fewer micro-batches") {
+  const auto plain = parallel_layout{.world_size = 4, .pipeline_parallel = 4};
+  // Interleaved, 2 chunks per stage: stage s holds (4 - s - 1)·2 + (2 - 1)·4 + 1 chunks of 1/8 of
+  // the blocks; stage 0's 11 chunks are Megatron's penalty 1 + (4 - 1)/(4 · 2) = 11/8 of plain 1F1B.
+  const auto interleaved = parallel_layout{.world_size = 4, .pipeline_parallel = 4, .virtual_pipeline = 2};
+  CHECK(detail::chunks_in_flight(interleaved, 0) == 11);
+  CHECK(detail::chunks_in_flight(interleaved, 3) == 5);
+  CHECK(detail::chunks_in_flight(plain, 0) == 4);
+  CHECK(detail::chunks_in_flight(plain, 3) == 1);
+  const auto two_micro = parallel_layout{.world_size = 4, .pipeline_parallel = 4, .micro_batches = 2};
+  CHECK(detail::chunks_in_flight(two_micro, 0) == 2);
+  CHECK(detail::chunks_in_flight(two_micro, 3) == 1);
+  const auto& st = llama7.stages;
+  CHECK(detail::stage_activations(llama7, interleaved, 0) - detail::stage_activations(llama7, plain, 0) ==
+        (st.blocks_saved * 11 + 7) / 8 - st.blocks_saved + (st.first_saved * 11 + 1) / 2 - 4 * st.first_saved);
+  CHECK(per_rank(llama7, interleaved).total() > per_rank(llama7, plain).total());
+  CHECK(per_rank(llama7, two_micro).total() < per_rank(llama7, plain).total());
+}
+
+TEST_CASE("expert parallelism shards Mixtral-8x7B's routed experts") {
+  // 46,702,792,704 parameters, of which 32 layers x 8 experts x 3 x 4096 x 14336 = 45,097,156,608
+  // in routed experts (mistralai/Mixtral-8x7B-v0.1 config.json).
+  const auto f = rank_facts(models::mixtral(models::mixtral_8x7b(4096), {}), per_gpu, devices::h100_80gb);
+  constexpr std::int64_t P = 46'702'792'704, experts = 45'097'156'608;
+  CHECK(f.params.total == P);
+  CHECK(f.experts.experts == 8);
+  CHECK(f.experts.params == experts);
+  // 4096 tokens x top 2 x 4096 wide, bf16, dispatched (and received) per MoE layer.
+  CHECK(f.experts.dispatch_bytes == 4096LL * 2 * 4096 * 2);
+  // ep = 8 over 8 data-parallel ranks: one expert per rank, attention, routers, norms and
+  // embeddings replicated: 1,605,636,096 + 5,637,144,576 parameters, 2 bytes each.
+  const auto r = per_rank(f, parallel_layout{.world_size = 8, .expert_parallel = 8});
+  CHECK(r.params.total == P - experts + experts / 8);
+  CHECK(r.parameters == 2 * 7'242'780'672LL);
+  CHECK(r.expert_all_to_all == 2 * f.experts.dispatch_bytes);
+  // ZeRO-1 over 16 ranks, ep 8: the experts' optimizer state is sharded over the 2 ranks of their
+  // expert-data-parallel group, the rest over all 16.
+  const auto z = per_rank(f, parallel_layout{.world_size = 16, .engine = sharding::zero, .zero_stage = 1, .expert_parallel = 8});
+  CHECK(z.optimizer_state == 16 * (P - experts) / 16 + 16 * (experts / 8) / 2);
+  CHECK(per_rank(f, zero(1, 16)).optimizer_state == 16 * P / 16);
+  // Bad expert layouts are named errors.
+  CHECK_THROWS_WITH(per_rank(f, parallel_layout{.world_size = 8, .expert_parallel = 3}), Catch::Contains("does not divide the data-parallel size"));
+  CHECK_THROWS_WITH(per_rank(f, parallel_layout{.world_size = 12, .expert_parallel = 6}), Catch::Contains("does not divide the number of experts"));
+  CHECK_THROWS_WITH(per_rank(llama7, parallel_layout{.world_size = 8, .expert_parallel = 2}), Catch::Contains("mixture-of-experts"));
+}
+
+TEST_CASE("Megatron's theoretical_memory_usage.py, activations of the first stage") {
+  // Walked models against compute_activation_memory (SP + selective) and
+  // compute_activation_memory_without_sp; bf16, micro-batch 1. The differences are the
+  // PyTorch-level ops' saves, explained op by op in docs/distributed.md.
+  constexpr training bf16{.batch = 1, .precision = pure_bf16, .optimizer = adam};
+  auto ratio = [](const step_facts& f, const parallel_layout& l, const megatron_args& a) {
+    return static_cast<double>(detail::stage_activations(f, l, 0)) / megatron_activation_bytes(a);
+  };
+  // GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads, context 2048;
+  // vocabulary padded to 51200 as Megatron does; Korthikanti et al. 2022, Table 3: TP 8, PP 8),
+  // SP, selective recomputation (flash attention keeps no a·s² scores):
+  // 36 s·b·h per layer against 34 (the projection keeps a contiguous copy of the attention output),
+  // plus one block's backward temporaries.
+  const auto gpt3 = rank_facts(models::gpt(models::gpt_config{51200, 2048, 12288, 96, 96, 10, 2048, false, 0, attention_impl::flash}), bf16,
+                               devices::h100_80gb);
+  const megatron_args a3{.seq_length = 2048, .hidden_size = 12288, .ffn_hidden_size = 4 * 12288, .num_layers = 96, .num_attention_heads = 96,
+                         .padded_vocab_size = 51200, .tensor_model_parallel_size = 8, .pipeline_model_parallel_size = 8, .data_parallel_size = 16,
+                         .sequence_parallel = true, .selective_recompute = true, .use_distributed_optimizer = true};
+  CHECK(megatron_activation_bytes(a3) == 10'292'838'400.0);
+  CHECK(ratio(gpt3, megatron(1024, 8, 8, true, true), a3) == Approx(1.065).epsilon(0.005));
+  // Llama-2-70B (meta-llama/Llama-2-70b-hf config.json: hidden 8192, intermediate 28672, 80
+  // layers, 64 heads, 8 key/value heads, vocabulary 32000), TP 8, PP 4, SP: HF's RMSNorm keeps fp32 copies (10 s·b·h each, not 2) and SwiGLU
+  // four FFN-wide tensors (8·f/h, not 4·f/h): 1.83 x the formula, which models a GeLU MLP.
+  const auto l70 = rank_facts(models::llama(models::llama2_70b(4096)), bf16, devices::h100_80gb);
+  const megatron_args a70{.seq_length = 4096, .hidden_size = 8192, .ffn_hidden_size = 28672, .num_layers = 80, .num_attention_heads = 64,
+                          .num_query_groups = 8, .padded_vocab_size = 32000, .swiglu = true, .untie_embeddings_and_output_weights = true,
+                          .rms_norm = true, .tensor_model_parallel_size = 8, .pipeline_model_parallel_size = 4, .data_parallel_size = 4,
+                          .sequence_parallel = true, .selective_recompute = true, .use_distributed_optimizer = true};
+  const auto L70 = megatron(128, 8, 4, true, true);
+  CHECK(static_cast<double>(per_rank_at_stage(l70, L70, 0).model_states()) == megatron_weight_and_optimizer_bytes(a70));
+  CHECK(ratio(l70, L70, a70) == Approx(1.834).epsilon(0.005));
+  // Llama-2-7B (config.json: hidden 4096, intermediate 11008, 32 layers, 32 heads), TP 2, no SP:
+  // the (10 + 24/t) split of both, the same per-layer ops as above.
+  const auto l7 = rank_facts(models::llama(models::llama2_7b(4096)), bf16, devices::h100_80gb);
+  const megatron_args a7{.seq_length = 4096, .hidden_size = 4096, .ffn_hidden_size = 11008, .num_layers = 32, .num_attention_heads = 32,
+                         .padded_vocab_size = 32000, .swiglu = true, .untie_embeddings_and_output_weights = true, .rms_norm = true,
+                         .tensor_model_parallel_size = 2, .data_parallel_size = 4};
+  const auto L7 = megatron(8, 2, 1, false, false);
+  CHECK(static_cast<double>(per_rank(l7, L7).model_states()) == megatron_weight_and_optimizer_bytes(a7));
+  CHECK(ratio(l7, L7, a7) == Approx(1.613).epsilon(0.005));
 }

@@ -34,6 +34,12 @@ namespace gpubudget::detail {
 [[noreturn]] inline void hybrid_shard_group_does_not_divide_data_parallel_size() { fail("gpubudget: HYBRID_SHARD's shard group size must divide the data-parallel size"); }
 [[noreturn]] inline void tensor_parallel_does_not_divide_heads() { fail("gpubudget: tensor parallel size does not divide the attention heads or the FFN width"); }
 [[noreturn]] inline void pipeline_parallel_larger_than_layer_count() { fail("gpubudget: pipeline parallel size is larger than the layer count"); }
+[[noreturn]] inline void expert_parallel_does_not_divide_data_parallel_size() { fail("gpubudget: expert parallel size does not divide the data-parallel size"); }
+[[noreturn]] inline void expert_parallel_does_not_divide_expert_count() { fail("gpubudget: expert parallel size does not divide the number of experts"); }
+[[noreturn]] inline void expert_parallel_needs_a_mixture_of_experts_model() { fail("gpubudget: expert parallelism needs a model with mixture-of-experts layers"); }
+[[noreturn]] inline void pipeline_stage_out_of_range() { fail("gpubudget: pipeline stage must be between 0 and pipeline parallel size - 1"); }
+[[noreturn]] inline void fsdp_version_must_be_1_or_2() { fail("gpubudget: FSDP version must be 1 (FullyShardedDataParallel) or 2 (fully_shard)"); }
+[[noreturn]] inline void fsdp2_has_no_no_shard() { fail("gpubudget: FSDP2 (fully_shard) has no NO_SHARD strategy; use DDP"); }
 [[noreturn]] inline void no_layout_fits() { fail("gpubudget: no parallel layout fits every rank"); }
 
 // Sizes of layers and models (issue C): each names the argument and its valid range.

@@ -1,0 +1,13 @@
+// expect: expert_parallel_does_not_divide_expert_count
+// 4 experts cannot be spread evenly over 3 expert-parallel ranks (twin:
+// tests/static/distributed_facts.cpp, tiny_moe).
+#include <gpubudget/distributed.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+using namespace gpubudget;
+
+constexpr training per_gpu{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+constexpr auto net = models::mixtral(models::llama_config{1000, 64, 2, 4, 4, 128, 128, 32, false, 0}, models::moe_config{4, 2, 100});
+constexpr auto r = per_rank_budget(net, per_gpu, parallel_layout{.world_size = 6, .expert_parallel = 3}, devices::a100_40gb);
+
+int main() { return r.total() > 0 ? 0 : 1; }
