@@ -323,6 +323,7 @@ struct walker {
       n.segment = s.dropping_saves_for;
       n.param_grad_bytes = grads;
       n.param_key = grads > 0 ? next_key++ : -1;
+      n.layer = s.current_layer;  // the copies' last op: backward names it while passing the phantom
       s.autograd_nodes.push_back(n);
       at = static_cast<std::int32_t>(s.autograd_nodes.size() - 1);
     }
