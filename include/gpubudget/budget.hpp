@@ -251,8 +251,8 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   check_shared(records);
   if (plan.train_only) check_train_only(records, plan.train_only);
   sim s{};
-  s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr;
-  s.recorder = recorder;
+  // one statement, as the flag it replaced (constant evaluation counts statements)
+  s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;
   s.batch = plan.micro();
   s.plan = plan;
   s.rules = plan.rules();  // the policy resolved once: the runtime's rules and the tensor types

@@ -19,10 +19,15 @@ using namespace gpubudget;
 constexpr auto tiny = sequential(input(4), linear(8), relu(), linear(2));
 constexpr device dev = custom_device("unit", 80 * GiB);
 
-// Cheap enough for constant evaluation: the peak of the tiny net's timeline is its budget's.
+// Cheap enough for constant evaluation: the peak of a small net's timeline is its budget's
+// (tests/fail/timeline_micro_batch_not_dividing_ko.cpp: a bad plan is named there).
 static_assert([] {
   const auto t = timeline(tiny, training{.batch = 2}, dev);
   return t.points[t.peak_index()].total() == t.budget.peak_tensor_bytes();
+}());
+static_assert([] {
+  const auto t = timeline(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8, .micro_batch = 4}, devices::generic_16gb);
+  return t.points[t.peak_index()].total() == t.budget.peak_tensor_bytes() && t.points.back().micro_batch == 1;
 }());
 
 template <std::size_t N>
