@@ -82,11 +82,16 @@ TEST_CASE("timeline: the tiny net's peak, phases and categories") {
   // parameters 58 fp32 = 232 B (test_peak_walk.cpp), Adam(W): two states each
   CHECK(t.points.front().parameters == 232);
   CHECK(t.points.front().optimizer_state == 464);
-  // forward saves something (relu's output), backward then frees every save
-  bool saved_in_forward = false;
-  for (const auto& p : t.points) saved_in_forward = saved_in_forward || (p.phase == step_phase::forward && p.saved_activations > 0);
-  CHECK(saved_in_forward);
-  CHECK(t.points.back().saved_activations == 0);
+  // Saved for backward at the end of forward (test_peak_walk.cpp's tensors): relu's output y2
+  // (32 B, also linear2's input) and out (8 B, kept by out ** 2) = 40 B. The data x (16 B),
+  // saved by linear1, was allocated before the step: it is the input batch, not a saved byte.
+  std::int64_t saved_in_forward = 0;
+  for (const auto& p : t.points)
+    if (p.phase == step_phase::forward && p.saved_activations > saved_in_forward) saved_in_forward = p.saved_activations;
+  CHECK(t.budget.input_batch == 16);
+  CHECK(saved_in_forward == 40);
+  CHECK(t.points.back().saved_activations == 0);  // backward released every save
+  CHECK(t.points.back().gradients == 232);        // every parameter's .grad
 }
 
 TEST_CASE("timeline: the optimizer step as the peak") {
