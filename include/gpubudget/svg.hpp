@@ -21,8 +21,8 @@
 
 namespace gpubudget {
 
-/// A record as the picture names it: its module name, or its op under the nearest named block
-/// ("layer4.0 / conv2d (record 57)"); "optimizer.step()" or "the teacher" for -1.
+/// A record as the picture names it: its module name (or its nearest named block's), its op and
+/// its index ("layer4 / conv2d #57", "fc / linear #60"); empty for -1 (the teacher, step()).
 inline std::string record_label(const memory_timeline& t, std::int32_t record) {
   if (record < 0 || static_cast<std::size_t>(record) >= t.records.size()) return "";
   const auto& r = t.records;
@@ -31,7 +31,7 @@ inline std::string record_label(const memory_timeline& t, std::int32_t record) {
   std::string where = r[i].name ? std::string(r[i].name) : "";
   for (std::size_t j = i; where.empty() && j-- > 0;)  // the closest enclosing record with a name
     if (r[j].name && j + static_cast<std::size_t>(r[j].span) > i) where = r[j].name;
-  return (where.empty() ? op : where + " / " + op) + " (record " + std::to_string(record) + ")";
+  return (where.empty() ? op : where + " / " + op) + " #" + std::to_string(record);
 }
 
 /// `t` as an SVG picture (see the top of this file); `title` heads it (the model's name, say).
