@@ -20,6 +20,7 @@ import zlib
 
 WIDTH, HEIGHT = 1000, 580         # the picture's size (include/gpubudget/detail/svg_plot.hpp, svg_frame)
 PLOT_LEFT, PLOT_RIGHT = 84, 970   # the plot area inside it
+PLOT_TOP, PLOT_BOTTOM = 92, 520
 CAPACITY_RED = (255, 0, 0)        # capacity_colour
 AREA_COLOURS = {"parameters": (0x4e, 0x79, 0xa7), "saved activations": (0xb0, 0x7a, 0xa1)}
 SKIP = 77
@@ -86,8 +87,9 @@ def check_picture(rows):
     drawn = sum(1 for p in pixels if min(p) < 235)
     if drawn < 0.02 * len(pixels):
         failures.append(f"picture nearly blank: {drawn} of {len(pixels)} pixels are not white")
+    plot_pixels = [p for row in rows[PLOT_TOP:PLOT_BOTTOM] for p in row[PLOT_LEFT:PLOT_RIGHT]]  # not the legend's swatches
     for name, colour in AREA_COLOURS.items():
-        count = sum(1 for p in pixels if near(p, colour))
+        count = sum(1 for p in plot_pixels if near(p, colour))
         if count < 200:
             failures.append(f"the {name} area is missing: {count} pixels of {colour}")
     plot = range(PLOT_LEFT + 2, min(PLOT_RIGHT, len(rows[0])) - 2)

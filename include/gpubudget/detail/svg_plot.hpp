@@ -166,7 +166,7 @@ inline std::string svg_axes(const svg_frame& f, const byte_axis& axis) {
   return s;
 }
 
-/// One filled polygon per category, stacked in stacked_categories' order.
+/// One filled polygon per category, stacked in stacked_categories' order, and the total's line.
 inline std::string svg_areas(const memory_timeline& t, const svg_frame& f, const byte_axis& axis, const phase_layout& at) {
   const auto picked = moments_to_draw(t, at);
   std::vector<double> below(picked.size(), 0.0), above(picked.size(), 0.0);
@@ -181,7 +181,10 @@ inline std::string svg_areas(const memory_timeline& t, const svg_frame& f, const
     s += "<polygon fill=\"" + std::string(c.colour) + "\" points=\"" + pts + "\"/>\n";
     below = above;
   }
-  return s;
+  // the total as a line: an op's temporaries last one moment, a spike thinner than a pixel
+  std::string top;
+  for (std::size_t k = 0; k < picked.size(); ++k) top += coord(at.x(picked[k])) + "," + coord(y_of(f, axis, below[k])) + " ";
+  return s + "<polyline fill=\"none\" stroke=\"#444\" stroke-width=\"1\" points=\"" + top + "\"/>\n";
 }
 
 /// A dashed vertical line and a label where each phase (or micro-batch) begins.
