@@ -464,7 +464,8 @@ void print_help() {
       "\n\nExamples:\n"
       "  gpubudget resnet50 --batch 256 --micro-batch 64 --precision amp_fp16 --devices t4,v100_16gb,a100_80gb\n"
       "  gpubudget llama-2-7b --seq 2048 --precision bf16 --optimizer adamw --step fused --device a100_80gb --require-fit\n"
-      "  gpubudget vit_b_16 --batch 64 --freeze-all-but heads --format json\n";
+      "  gpubudget vit_b_16 --batch 64 --freeze-all-but heads --format json\n"
+      "  gpubudget gpt2-medium --batch 8 --seq 512 --precision amp_fp16 --device t4 --svg step.svg\n";
   std::fputs(out.c_str(), stdout);
 }
 
