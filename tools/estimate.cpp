@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include <gpubudget/svg.hpp>
 #include <nlohmann/json.hpp>
 
 #include "budget_view.hpp"
@@ -386,6 +387,7 @@ std::vector<cli::option_spec> general_options() {
       {"format", true, "F", "md | csv | json (default md)"},
       {"json", false, "", "the reference-case fields of a CPU training step (accuracy checks; see below; --runtime picks 1.13 or 2.6)"},
       {"require-fit", false, "", "exit with status 1 when the budget does not fit (every --devices entry must fit)"},
+      {"svg", true, "FILE", "also write the step's memory timeline to FILE as an SVG picture (one --device; see below)"},
       {"runtime", true, "R", "torch1.13-cpu | torch2.6-cpu | torch2-cuda: the framework/back end whose rules apply (default torch2-cuda; --json: torch1.13-cpu)"},
       {"reference", true, "FILE", "hold every reference case of FILE against its estimate (a table; the file says its PyTorch version)"},
       {"check", false, "", "with --reference: exit 1 when a field leaves its tolerance"},
@@ -438,6 +440,10 @@ void print_help() {
       "optimizer, (out**2).mean() loss) under PyTorch 1.13, or under --runtime torch2.6-cpu; it takes\n"
       "--batch, --optimizer, --checkpoint-blocks, --freeze-all-but, --runtime and the model's sizes only\n"
       "(with --runtime torch2.6-cpu also --step and --precision fp32|amp_bf16).\n"
+      "\nTimeline: --svg FILE draws live tensor bytes over one step (forward, backward, optimizer.step()),\n"
+      "stacked as parameters, optimizer state, gradients, saved activations and the rest, with the peak\n"
+      "and the record that causes it, and the device's capacity as a red line (no script: any browser).\n"
+      "It takes one device and the budget table's options; the table is printed as without it.\n"
       "\nTeacher: --teacher MODEL budgets that zoo model's no-grad forward (at the micro-batch, in the\n"
       "student's precision) and its weights; it reads the student's size options its family takes.\n"
       "\nExit status: 0 ok (with --require-fit: fits), 1 does not fit (only with --require-fit),\n"
@@ -458,7 +464,8 @@ void print_help() {
       "\n\nExamples:\n"
       "  gpubudget resnet50 --batch 256 --micro-batch 64 --precision amp_fp16 --devices t4,v100_16gb,a100_80gb\n"
       "  gpubudget llama-2-7b --seq 2048 --precision bf16 --optimizer adamw --step fused --device a100_80gb --require-fit\n"
-      "  gpubudget vit_b_16 --batch 64 --freeze-all-but heads --format json\n";
+      "  gpubudget vit_b_16 --batch 64 --freeze-all-but heads --format json\n"
+      "  gpubudget gpt2-medium --batch 8 --seq 512 --precision amp_fp16 --device t4 --svg step.svg\n";
   std::fputs(out.c_str(), stdout);
 }
 
@@ -843,6 +850,24 @@ nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
           {"max_context", b.max_context}, {"fits", b.fits()}};
 }
 
+/// --svg: where it cannot apply, said before anything runs.
+void check_svg(const cli::parsed_args& a, const run_config& c, bool distributed) {
+  if (!a.has("svg")) return;
+  if (a.has("serve")) throw usage_error("--svg does not combine with --serve (it draws a training step)");
+  if (c.legacy_json) throw usage_error("--svg does not combine with --json (use --format json for the table and --svg for the picture)");
+  if (distributed) throw usage_error("--svg does not combine with --gpus and its layouts (it draws one device's step)");
+  if (c.devices.size() > 1) throw usage_error("--svg draws one device's timeline: give --device NAME, not --devices");
+  if (a.get("svg")->empty()) throw usage_error("--svg: expected a file name");
+}
+
+/// --svg FILE: the timeline of `e`'s step, written before the table is printed (a path that
+/// cannot be written is bad input: exit status 2 and nothing on stdout).
+void write_svg(const std::string& path, const tools::evaluation& e, const std::string& title) {
+  const std::string picture = timeline_svg(e.timeline(), title);
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !(out << picture) || !out.flush()) throw usage_error("--svg: cannot write " + path);
+}
+
 /// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
 int run_serve(const cli::parsed_args& a, const run_config& c) {
   const auto moe = tools::mixtral_config_of(c.entry->name, c.opts);
@@ -902,6 +927,7 @@ int run(const cli::parsed_args& a) {
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
+  check_svg(a, c, dist.active);
   if (a.has("serve")) return run_serve(a, c);
   // --lora: the zoo entry is replaced by its LoRA'd model; PEFT's counts go to the JSON outputs
   tools::zoo_entry lora_entry;
@@ -958,6 +984,7 @@ int run(const cli::parsed_args& a) {
     evals.push_back(e);
   }
 
+  if (a.has("svg")) write_svg(*a.get("svg"), evals.front(), c.model_arg.empty() ? c.entry->name : c.model_arg);
   if (dist.active) return tools::print_distributed(dist, c.format, c.model_arg, describe_config(c), evals.front().facts, c.require_fit);
   if (c.format == "json") {
     nlohmann::ordered_json cfg = {{"batch", c.plan.batch},

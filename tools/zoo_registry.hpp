@@ -12,6 +12,7 @@
 #include <gpubudget/models/seeds.hpp>
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
+#include <gpubudget/timeline.hpp>
 
 namespace gpubudget::tools {
 
@@ -31,12 +32,13 @@ struct evaluation {
   std::vector<std::string> record_names;     ///< every named record, in order
   std::vector<std::string> top_level_names;  ///< named children of the root
   step_facts facts{};                        ///< for per-rank budgets (--gpus): distributed.hpp
+  std::function<memory_timeline()> timeline; ///< the same step's moments (--svg), walked on demand
 };
 
 /// Budgets `m` and collects its record names. The only place the tools read `layer` fields.
 template <std::size_t N>
 evaluation evaluate(const model<N>& m, const training& t, const device& d) {
-  evaluation e{budget_totals(m, t, d), {}, {}};
+  evaluation e{budget_totals(m, t, d), {}, {}, {}, [m, t, d] { return gpubudget::timeline(m, t, d); }};
   if (!t.inference) e.facts = rank_facts(m, t, d);
   for (const auto& L : m.records)
     if (L.name) e.record_names.emplace_back(L.name);

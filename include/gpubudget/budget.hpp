@@ -241,15 +241,18 @@ constexpr void check_shared(const std::array<layer, N>& r) {
 }
 
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
-/// micro-batch starts with every .grad alive) and optionally fills per-record stats.
+/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
+/// of max_micro_batch or a timeline's moments.
 template <std::size_t N>
 constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
-                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr) {
+                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
+                                    moment_recorder* recorder = nullptr) {
   check_plan(plan);
   check_shared(records);
   if (plan.train_only) check_train_only(records, plan.train_only);
   sim s{};
-  s.tracing = trace != nullptr;
+  // one statement, as the flag it replaced (constant evaluation counts statements)
+  s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;
   s.batch = plan.micro();
   s.plan = plan;
   s.rules = plan.rules();  // the policy resolved once: the runtime's rules and the tensor types

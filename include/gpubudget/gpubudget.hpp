@@ -10,3 +10,5 @@
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
 #include <gpubudget/report.hpp>
+#include <gpubudget/timeline.hpp>
+#include <gpubudget/svg.hpp>

@@ -2,9 +2,13 @@
 #   -DEXE=path -DARGS=a|b|c (arguments joined by '|') -DRC=expected exit status
 #   -DERR=regex stderr must match (optional) -DOUT=regex stdout must match (optional)
 #   -DNOT_ERR=regex stderr must not match (optional)
+#   -DFILE=path a file the run must write (removed first) -DFILE_MATCH=regex its contents must match
 # Every exit status 2 must also be exactly one line on stderr starting with "gpubudget: " and
 # nothing on stdout (never a number for bad input).
 string(REPLACE "|" ";" args "${ARGS}")
+if(DEFINED FILE)
+  file(REMOVE "${FILE}")  # a file left by an earlier run must not pass
+endif()
 execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(shown "gpubudget ${args}\n--- exit status ${rc}\n--- stdout:\n${out}\n--- stderr:\n${err}")
 if(NOT rc STREQUAL RC)
@@ -18,6 +22,15 @@ if(DEFINED NOT_ERR AND err MATCHES "${NOT_ERR}")
 endif()
 if(DEFINED OUT AND NOT out MATCHES "${OUT}")
   message(FATAL_ERROR "stdout does not match '${OUT}'\n${shown}")
+endif()
+if(DEFINED FILE)
+  if(NOT EXISTS "${FILE}")
+    message(FATAL_ERROR "no file ${FILE} written\n${shown}")
+  endif()
+  file(READ "${FILE}" written)
+  if(DEFINED FILE_MATCH AND NOT written MATCHES "${FILE_MATCH}")
+    message(FATAL_ERROR "${FILE} does not match '${FILE_MATCH}'\n${shown}")
+  endif()
 endif()
 if(RC STREQUAL "2")
   if(NOT out STREQUAL "")

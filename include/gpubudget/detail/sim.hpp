@@ -98,6 +98,22 @@ struct segment_record {
   bool repetition = false;            ///< one repetition of a repeat (checkpoint_blocks): re-run its children
 };
 
+/// One moment of a step as a timeline sees it (timeline.hpp): the live bytes and what holds them.
+struct moment {
+  std::int64_t total = 0;      ///< live bytes plus the moment's temporaries
+  std::int64_t gradients = 0;  ///< of which .grad of trainable parameters
+  std::int64_t saved = 0;      ///< of which saved for backward
+  std::int32_t layer = -1;     ///< record being run (forward or backward)
+  bool in_backward = false;
+};
+
+/// Collects every moment of one simulated step (record_timeline_moment).
+struct moment_recorder {
+  dyn_array<moment> moments{};
+  dyn_array<std::int32_t> external_ids{};  ///< storages allocated before the step (not live bytes)
+  std::size_t scanned = 0;                 ///< storages looked at for external_ids so far
+};
+
 struct sim {
   dyn_array<storage> storages{};
   dyn_array<node_record> autograd_nodes{};
@@ -117,10 +133,15 @@ struct sim {
   std::int64_t live = 0;
   std::int64_t live_fixed = 0;           ///< of `live`, batch-independent (see live_point)
   std::int64_t grads_live = 0;
-  /// Every moment's live bytes, when tracing (max_micro_batch): consecutive moments that one of
-  /// them covers are merged.
-  bool tracing = false;
+  /// Who sees every moment's live bytes: nobody (budget()), max_micro_batch's trace
+  /// (trace_moment) or a timeline's recorder (record_timeline_moment). One pointer test per
+  /// moment, as the flag it replaced: budget() pays nothing for the other two.
+  using moment_hook = void (*)(sim&, const live_point&);
+  moment_hook on_moment = nullptr;
+  /// max_micro_batch's trace: consecutive moments that one of them covers are merged.
   dyn_array<live_point> trace{};
+  static constexpr void trace_moment(sim& s, const live_point& p) { s.record_moment(p); }
+  moment_recorder* recorder = nullptr;  ///< a timeline's moments (timeline.hpp), when recording one
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
 
   // checkpointing state
@@ -150,7 +171,7 @@ struct sim {
   peak_point peak{};
 
   constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded, std::int64_t extra_fixed = 0) {
-    if (tracing) record_moment(live_point{live + extra, live_fixed + extra_fixed});
+    if (on_moment) on_moment(*this, live_point{live + extra, live_fixed + extra_fixed});
     if (live + extra > peak.bytes) peak = peak_point{live + extra, grads_live, current_layer, in_backward};
     if (live_rounded + extra_rounded > peak_rounded) peak_rounded = live_rounded + extra_rounded;
   }
@@ -178,7 +199,7 @@ struct sim {
       // one statement: allocate() runs for every tensor, and constant evaluation counts statements
       // (live_rounded is no larger than live + 511 per block: it cannot overflow before live does)
       live = checked_add(live, bytes), live_fixed += fixed, live_rounded += held;
-      if (tracing) record_moment(live_point{live, live_fixed});
+      if (on_moment) on_moment(*this, live_point{live, live_fixed});
       if (live > peak.bytes) peak = peak_point{live, grads_live, current_layer, in_backward};
       if (live_rounded > peak_rounded) peak_rounded = live_rounded;  // (note_peak, inlined: the hottest path)
     }
@@ -356,5 +377,21 @@ struct sim {
   /// Bytes of every storage currently saved for backward, each storage once.
   std::int64_t saved_total = 0;
 };
+
+/// The hook behind timeline(): one moment, split into .grad, saved and the rest. saved_total
+/// also counts storages outside the live bytes (the input batch, resident buffers a node saves):
+/// those are taken out, and what is left is bounded by the non-gradient live bytes (a phantom's
+/// saved share may include its copies' resident buffers).
+constexpr void record_timeline_moment(sim& s, const live_point& p) {
+  auto& rec = *s.recorder;
+  for (; rec.scanned < s.storages.size(); ++rec.scanned)
+    if (s.storages[rec.scanned].external) rec.external_ids.push_back(static_cast<std::int32_t>(rec.scanned));
+  std::int64_t outside = 0;
+  for (auto id : rec.external_ids)
+    if (const auto& st = s.storages[static_cast<std::size_t>(id)]; st.saved > 0) outside += st.bytes;
+  const auto room = s.live - s.grads_live;
+  const auto saved = s.saved_total - outside;
+  rec.moments.push_back(moment{p.total, s.grads_live, saved < 0 ? 0 : saved > room ? room : saved, s.current_layer, s.in_backward});
+}
 
 }  // namespace gpubudget::detail

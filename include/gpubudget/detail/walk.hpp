@@ -298,7 +298,7 @@ struct walker {
         const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
         const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
         if (views > 0) s.add_host(views, s.host_view_bytes);
-        add_phantom(retained, retained_rounded, retained_fixed, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        add_phantom(i, retained, retained_rounded, retained_fixed, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
         r = count - 2;  // next: the last copy
       }
     }
@@ -306,10 +306,10 @@ struct walker {
     return cur;
   }
 
-  /// Stands in for repeated copies: `retained` bytes stay alive from here until backward
-  /// passes this point (`saved` of them count as saved for backward), where `grads` bytes of
-  /// parameter gradients appear.
-  constexpr void add_phantom(std::int64_t retained, std::int64_t retained_rounded, std::int64_t retained_fixed, std::int64_t saved,
+  /// Stands in for the copies of repeat record `repeat`: `retained` bytes stay alive from here
+  /// until backward passes this point (`saved` of them count as saved for backward), where
+  /// `grads` bytes of parameter gradients appear.
+  constexpr void add_phantom(std::int32_t repeat, std::int64_t retained, std::int64_t retained_rounded, std::int64_t retained_fixed, std::int64_t saved,
                              std::int64_t grads) {
     if (s.no_grad) return;
     value held{s.allocate(retained, false, retained_rounded, retained_fixed), {}, dtype::fp32, true};
@@ -323,6 +323,7 @@ struct walker {
       n.segment = s.dropping_saves_for;
       n.param_grad_bytes = grads;
       n.param_key = grads > 0 ? next_key++ : -1;
+      n.layer = repeat;  // backward names the repeat while passing its stand-in
       s.autograd_nodes.push_back(n);
       at = static_cast<std::int32_t>(s.autograd_nodes.size() - 1);
     }
