@@ -7,9 +7,10 @@
 // keeps cos because cos needs no gradient; neg and cat keep nothing); the output is a new
 // q-sized tensor and the forward passes through 2·|q| of temporaries (q·cos and the rotated
 // half alive together with the product). cos and sin are [B, T, head_dim] in the activations'
-// type. They are budgeted per layer (transformers < 4.38 gathered cos[position_ids] in every
-// layer; later versions compute them once per forward and every layer keeps the same pair, so
-// this over-counts by (layers − 1)·2·B·T·head_dim elements — well under 1% of a layer's saves).
+// type, computed once per forward before the decoder layers (transformers >= 4.38) and passed to
+// every layer: one pair per forward, saved by every layer's products, and under checkpointing an
+// input of every checkpointed layer (saved by its NoopSaveInputs node in PyTorch 2.6:
+// llama2l_ckpt_b2_t64 saves 2 × 16 KiB more than its blocks' inputs; sim::shared_input).
 //
 // Use it through the attention option `rotary` (attention(..., attention_impl::flash, rotary)).
 #pragma once
@@ -24,9 +25,13 @@ inline constexpr rotary_t rotary{};
 
 namespace detail {
 
-/// cos/sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim] tensor per sample.
-constexpr value rotary_table(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
-  return s.make(make_shape(tokens, head_dim), t, false);
+/// The model's cos and sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim]
+/// tensor per sample each, shared by every layer (new references).
+struct rotary_tables {
+  value cos, sin;
+};
+constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
+  return {s.shared_input(tokens, head_dim, t, 0), s.shared_input(tokens, head_dim, t, 1)};
 }
 
 /// apply_rotary_pos_emb on one of q, k ([T, heads·head_dim]): returns q_embed (a new reference).
