@@ -228,12 +228,9 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   value q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
   value k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
   value v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
-  const auto rt = rotary_tables_for(s, L, d, q.type);
-  value qr = rotary_op(s, q, rt.cos, rt.sin), kr = rotary_op(s, k, rt.cos, rt.sin);
+  const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
   s.release(k);
-  s.release(rt.cos);
-  s.release(rt.sin);
   value o{};
   if (sdpa_takes_math_path(s, 0, H, KVH)) {
     o = sdpa_math(s, qr, kr, v, H, true, 0, mt);

@@ -176,14 +176,9 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   value q = linear_op(c, x, a.D, op.bias, 0);
   value k = linear_op(c, kv_src, a.KVH * a.d, op.bias, 1);
   value v = linear_op(c, kv_src, a.KVH * a.d, op.bias, 3);
-  auto rq = rotary_tables_for(s, a.Lq, a.d, q.type);
-  value qr = rotary_op(s, q, rq.cos, rq.sin);
+  const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
-  if (a.Lk != a.Lq) { s.release(rq.cos); s.release(rq.sin); rq = rotary_tables_for(s, a.Lk, a.d, k.type); }
-  value kr = rotary_op(s, k, rq.cos, rq.sin);
   s.release(k);
-  s.release(rq.cos);
-  s.release(rq.sin);
   if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
     // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
     value o = sdpa_math(s, qr, kr, v, a.H, true, op.dropout, a.mt);

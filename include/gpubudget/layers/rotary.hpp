@@ -6,11 +6,12 @@
 // What autograd keeps (zoo_op_probe.py `rotary_q`, op_rules.md §7): only cos and sin (q * cos
 // keeps cos because cos needs no gradient; neg and cat keep nothing); the output is a new
 // q-sized tensor and the forward passes through 2·|q| of temporaries (q·cos and the rotated
-// half alive together with the product). cos and sin are [B, T, head_dim] in the activations'
-// type, computed once per forward before the decoder layers (transformers >= 4.38) and passed to
-// every layer: one pair per forward, saved by every layer's products, and under checkpointing an
-// input of every checkpointed layer (saved by its NoopSaveInputs node in PyTorch 2.6:
-// llama2l_ckpt_b2_t64 saves 2 × 16 KiB more than its blocks' inputs; sim::shared_input).
+// half alive together with the product). cos and sin are [B, T, head_dim] in the hidden
+// states' type (fp32 under autocast; rotary_qk), computed once per forward before the decoder
+// layers (transformers >= 4.38) and passed to every layer: one pair per forward, saved by every
+// layer's products, and under checkpointing an input of every checkpointed layer (saved by its
+// NoopSaveInputs node in PyTorch 2.6: llama2l_ckpt_b2_t64 saves 2 × 16 KiB more than its
+// blocks' inputs; op_rules.md 2.6 #39, sim::shared_input).
 //
 // Use it through the attention option `rotary` (attention(..., attention_impl::flash, rotary)).
 #pragma once
@@ -52,6 +53,29 @@ constexpr value rotary_op(sim& s, const value& q, const value& cos, const value&
   s.release(q1);
   s.release(q2);
   return out;
+}
+
+/// q and k after RoPE, as the attention kernel receives them.
+struct rotated_qk {
+  value q, k;
+};
+
+/// RoPE on q ([Lq, ..]) and k ([Lk, ..]) as transformers applies it: the model's cos/sin are in
+/// the hidden states' type `hidden` (cos.to(x.dtype): fp32 under autocast, whose Embedding and
+/// RMSNorm stay fp32), so q·cos is promoted to `hidden`; SDPA, on autocast's 16-bit list, casts the
+/// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
+/// nothing; returns new references.
+constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, dtype hidden, dtype kernel) {
+  auto t = rotary_tables_for(s, q.s[0], head_dim, hidden);
+  value qr = rotary_op(s, q, t.cos, t.sin);
+  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], head_dim, hidden); }
+  value kr = rotary_op(s, k, t.cos, t.sin);
+  s.release(t.cos);
+  s.release(t.sin);
+  value q16 = cast_to(s, qr, kernel), k16 = cast_to(s, kr, kernel);
+  s.release(qr);
+  s.release(kr);
+  return {q16, k16};
 }
 
 }  // namespace detail
