@@ -8,7 +8,6 @@ comparison, one table per reference file:
 Each reference's table sits under its own heading (`### ... (\`reference/FILE\``); the known misses
 of benchmarks/accuracy/CMakeLists.txt are passed along so they show as such."""
 import os
-import re
 import subprocess
 import sys
 
@@ -20,10 +19,16 @@ def known_misses(reference):
     """The CASE:FIELD list CMakeLists.txt excludes for `reference` (only the 2.6 file has one)."""
     if reference != "pytorch-2.6-cpu.json":
         return []
-    text = open(os.path.join(HERE, "CMakeLists.txt")).read()
-    m = re.search(r"set\(known_misses_26(.*?)\)", text, re.S)
-    body = re.sub(r"#[^\n]*", "", m.group(1)) if m else ""
-    return body.split()
+    entries = []
+    lines = iter(open(os.path.join(HERE, "CMakeLists.txt")).read().splitlines())
+    for line in lines:
+        if line.strip().startswith("set(known_misses_26") and not line.strip().endswith(")"):
+            for entry in lines:  # one CASE:FIELD per line, "# ..." comments, up to a lone ")"
+                code = entry.split("#")[0].strip()
+                if code == ")":
+                    break
+                entries += code.split()
+    return entries
 
 
 def comparison(estimator, reference):
