@@ -201,6 +201,16 @@ PW("acw_patch16_96", patch(96), AC(lambda m, x: m(x)), "autocast bf16, W=2304K")
 PW("acw_patch16_224", patch(224), AC(lambda m, x: m(x)), "autocast bf16, W=2304K, X=1176K")
 
 
+def vit_block():
+    from torchvision.models.vision_transformer import EncoderBlock
+    return EncoderBlock(12, 768, 3072, 0.0, 0.0), [leaf(2, 37, 768)]
+
+
+# torchvision's ViT encoder block (vit_b_16 at 96 px: 37 tokens) in fp32 and under autocast bf16
+P("vit_block_fp32", vit_block, lambda m, x: m(x), "x [2,37,768] fp32 = 222K")
+P("ac_vit_block", vit_block, AC(lambda m, x: m(x)), "x [2,37,768] fp32 = 222K; bf16 [2,37,768] = 111K")
+
+
 def sdpa_scan():
     """Forward transient and backward peak of the CPU flash kernel over shapes (fp32 and bf16)."""
     import gc

@@ -264,10 +264,12 @@ constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtyp
 }
 
 /// x + p for a parameter p (bias, positions, a class token's cat): a new tensor, nothing
-/// saved; the gradient passes to x and is summed into p's .grad.
+/// saved; the gradient passes to x and is summed into p's .grad. Type promotion, as `add`: a
+/// 16-bit x (an autocast conv's output) with an fp32 parameter gives fp32 (torchvision ViT's
+/// class-token cat: its residual stream is fp32 under autocast, op_rules.md 2.6 #40).
 constexpr value add_parameter(layer_ctx& c, const value& x, const shape& out, std::int64_t elements, std::int32_t part) {
   c.add_param(elements);
-  value y = c.s.make(out, x.type, c.records(x));
+  value y = c.s.make(out, c.param_type() == dtype::fp32 ? dtype::fp32 : x.type, c.records(x));
   auto n = c.s.record(y);
   c.s.grad_to(n, x, true);
   c.param_grads(n, elements, part);
