@@ -128,6 +128,89 @@ P("ac_mha_need_weights_false", lambda: (nn.MultiheadAttention(256, 4, batch_firs
   AC(lambda m, x: m(x, x, x, need_weights=False)[0]), "x=128K fp32")
 
 
+# ---- CPU autocast bf16, steady state: one warm-up forward + backward first (as a training step's
+# warm-up step does), so the bf16 GEMM workspace that stays allocated after the first backward
+# (#32) is part of the base level and the backward peak is that of every later step.
+def warm(setup, fn):
+    def warmed():
+        mod, inputs = setup()
+        out = fn(mod, *inputs)
+        out.backward(torch.ones_like(out))
+        for t in list(mod.parameters() if mod is not None else []) + [t for t in inputs if torch.is_tensor(t)]:
+            t.grad = None
+        del out
+        return mod, inputs
+    return warmed
+
+
+def PW(name, setup, fn, note=""):
+    P(name, warm(setup, fn), fn, note)
+
+
+PW("acw_linear", lambda: (nn.Linear(256, 512), [leaf(64, 256)]), AC(lambda m, x: m(x)), "x[64,256] fp32=64K W=512K")
+PW("acw_linear_x_nograd", lambda: (nn.Linear(256, 512), [leaf(64, 256, rg=False)]), AC(lambda m, x: m(x)),
+   "W=512K: weight gradient only")
+PW("acw_linear_mlp_fc1", lambda: (nn.Linear(1024, 4096), [leaf(8, 1024, rg=False)]), AC(lambda m, x: m(x)),
+   "x[8,1024] W=16M (mlp_b8's fc1)")
+PW("acw_linear_tall", lambda: (nn.Linear(768, 768), [leaf(2, 512, 768)]), AC(lambda m, x: m(x)),
+   "x[2,512,768]=3M W=2.25M")
+PW("acw_linear_tall_bf16_input", lambda: (nn.Linear(768, 768), [leaf(2, 512, 768, dtype=torch.bfloat16)]),
+   AC(lambda m, x: m(x)), "x bf16 [2,512,768]=1.5M W=2.25M")
+PW("acw_matmul_qkT", lambda: (None, [leaf(2, 4, 64, 32), leaf(2, 4, 64, 32)]),
+   AC(lambda m, q, k: q @ k.transpose(-2, -1)), "fp32 q=k=64K")
+PW("acw_bmm_bf16_L256", lambda: (None, [leaf(2, 12, 256, 64, dtype=torch.bfloat16),
+                                        leaf(2, 12, 256, 64, dtype=torch.bfloat16)]),
+   AC(lambda m, q, k: q @ k.transpose(-2, -1)), "bf16 q=k=768K, scores bf16 3M")
+PW("acw_conv2d", lambda: (nn.Conv2d(16, 32, 3, padding=1), [leaf(2, 16, 32, 32)]), AC(lambda m, x: m(x)),
+   "x=128K W=18K")
+PW("acw_conv2d_x_nograd", lambda: (nn.Conv2d(16, 32, 3, padding=1), [leaf(2, 16, 32, 32, rg=False)]),
+   AC(lambda m, x: m(x)), "x=128K W=18K: weight gradient only")
+PW("acw_conv2d_bf16_input", lambda: (nn.Conv2d(64, 64, 3, padding=1), [leaf(2, 64, 24, 24, dtype=torch.bfloat16)]),
+   AC(lambda m, x: m(x)), "x bf16 [2,64,24,24]=144K W=144K (resnet18_96 layer1)")
+PW("acw_conv2d_first", lambda: (nn.Conv2d(3, 64, 7, 2, 3, bias=False), [leaf(2, 3, 96, 96, rg=False)]),
+   AC(lambda m, x: m(x)), "resnet18's conv1 at 96: x fp32 216K, out bf16 288K")
+PW("acw_conv_bn_relu", lambda: (nn.Sequential(nn.Conv2d(64, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64),
+                                              nn.ReLU(True)), [leaf(2, 64, 24, 24, dtype=torch.bfloat16)]),
+   AC(lambda m, x: m(x)), "bf16 [2,64,24,24]=144K")
+PW("acw_dwconv7", lambda: (nn.Conv2d(96, 96, 7, padding=3, groups=96), [leaf(2, 96, 16, 16, dtype=torch.bfloat16)]),
+   AC(lambda m, x: m(x)), "ConvNeXt depthwise 7x7, bf16 x [2,96,16,16]=96K")
+PW("acw_layernorm_bf16", lambda: (nn.LayerNorm(256), [leaf(4, 64, 256, dtype=torch.bfloat16)]), AC(lambda m, x: m(x)),
+   "bf16 x=128K")
+PW("acw_softmax_bf16", lambda: (None, [leaf(4, 64, 256, dtype=torch.bfloat16)]), AC(lambda m, x: x.softmax(-1)),
+   "bf16 x=128K")
+PW("acw_gelu_bf16", lambda: (None, [leaf(4, 64, 256, dtype=torch.bfloat16)]), AC(lambda m, x: F.gelu(x)),
+   "bf16 x=128K")
+PW("acw_linear_mse_loss", lambda: (nn.Linear(256, 256), [leaf(4, 64, 256)]), AC(lambda m, x: (m(x) ** 2).mean()),
+   "bf16 out 128K -> (out**2).mean()")
+
+# ConvNeXt's depthwise 7x7 on a channels-last-strided input (the block input comes out of permute
+# + residual add; op_rules.md §1b: 258·W of backward scratch in fp32): fp32 x, as the residual stream
+# is fp32 under autocast (layer scale promotes), cast to bf16 by autocast
+cl = lambda B, H, C: (lambda: (nn.Conv2d(C, C, 7, padding=3, groups=C), [leaf(B, H, H, C)]))  # noqa: E731
+P("dwconv_cl_768_fp32", cl(2, 2, 768), lambda m, x: m(x.permute(0, 3, 1, 2)), "fp32, W=147K, X=12K")
+PW("acw_dwconv_cl_768", cl(2, 2, 768), AC(lambda m, x: m(x.permute(0, 3, 1, 2))), "autocast bf16, W=147K")
+P("dwconv_cl_384_fp32", cl(2, 4, 384), lambda m, x: m(x.permute(0, 3, 1, 2)), "fp32, W=73.5K, X=24K")
+PW("acw_dwconv_cl_384", cl(2, 4, 384), AC(lambda m, x: m(x.permute(0, 3, 1, 2))), "autocast bf16, W=73.5K")
+PW("acw_dwconv_cl_96_16", cl(2, 16, 96), AC(lambda m, x: m(x.permute(0, 3, 1, 2))), "autocast bf16, W=18.4K, X=192K")
+
+# ViT's patch embedding Conv2d(3, 768, 16, stride 16) (op_rules.md §1b: 4.4·W of scratch per
+# thread in fp32), first layer (the image needs no gradient): fp32 and autocast bf16
+patch = lambda H: (lambda: (nn.Conv2d(3, 768, 16, 16), [leaf(2, 3, H, H, rg=False)]))  # noqa: E731
+P("patch16_96_fp32", patch(96), lambda m, x: m(x), "W=2304K, X=216K, Y=108K")
+PW("acw_patch16_96", patch(96), AC(lambda m, x: m(x)), "autocast bf16, W=2304K")
+PW("acw_patch16_224", patch(224), AC(lambda m, x: m(x)), "autocast bf16, W=2304K, X=1176K")
+
+
+def vit_block():
+    from torchvision.models.vision_transformer import EncoderBlock
+    return EncoderBlock(12, 768, 3072, 0.0, 0.0), [leaf(2, 37, 768)]
+
+
+# torchvision's ViT encoder block (vit_b_16 at 96 px: 37 tokens) in fp32 and under autocast bf16
+P("vit_block_fp32", vit_block, lambda m, x: m(x), "x [2,37,768] fp32 = 222K")
+P("ac_vit_block", vit_block, AC(lambda m, x: m(x)), "x [2,37,768] fp32 = 222K; bf16 [2,37,768] = 111K")
+
+
 def sdpa_scan():
     """Forward transient and backward peak of the CPU flash kernel over shapes (fp32 and bf16)."""
     import gc

@@ -8,6 +8,9 @@ forward peak, after-forward level, the nodes with the highest peaks, and grads/s
 the peak.
 
 Usage: /usr/bin/python3 benchmarks/accuracy/trace_backward.py CASE [--top N] [--all]
+       scripts/torch26-env run python3 benchmarks/accuracy/trace_backward.py CASE26 [--all]
+CASE26: a measure26.py case (PyTorch 2.6): its optimizer implementation and, for the *_bf16 cases,
+CPU autocast bf16 around forward + loss (measure26.py's step).
 """
 import argparse
 import gc
@@ -32,18 +35,27 @@ def main():
     ap.add_argument("--all", action="store_true", help="print every node in execution order")
     a = ap.parse_args()
     heap = measure.Heap()
-    if a.case not in measure.CASES:
+    autocast, impl = None, None
+    if a.case in measure.CASES:
+        desc, opt_name, build, make_batch = measure.CASES[a.case]
+    elif ":" in a.case:
         m, b, s = a.case.split(":")
         a.case = measure.zoo_case(m, int(b), None, int(s))
-    desc, opt_name, build, make_batch = measure.CASES[a.case]
+        desc, opt_name, build, make_batch = measure.CASES[a.case]
+    else:  # a PyTorch 2.6 case
+        import measure26
+
+        c = measure26.CASES[a.case]
+        opt_name, build, make_batch, impl = c["optimizer"], c["build"], c["make_batch"], c["optimizer_impl"]
+        autocast = torch.bfloat16 if c["precision"] == "bf16_autocast" else None
     torch.manual_seed(0)
     model = build()
     model.train()
     batch = make_batch()
     trainable = [p for p in model.parameters() if p.requires_grad]
-    opt = measure.make_optimizer(opt_name, trainable)
+    opt = measure.make_optimizer(opt_name, trainable, impl) if impl else measure.make_optimizer(opt_name, trainable)
     opt.zero_grad(set_to_none=True)
-    _, loss = measure._run_forward(model, batch)
+    _, loss = measure._run_forward(model, batch, autocast)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
@@ -52,7 +64,7 @@ def main():
 
     base = heap.current()
     heap.reset_peak()
-    out, loss = measure._run_forward(model, batch)
+    out, loss = measure._run_forward(model, batch, autocast)
     fwd_peak = heap.peak() - base
     after = heap.current() - base
     # collect the graph

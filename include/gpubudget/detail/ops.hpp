@@ -46,13 +46,13 @@ struct layer_ctx {
   }
   /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
   /// the weights of different sub-modules of one layer (attention's projections).
-  constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0) {
+  /// `cast`: autocast runs the op on 16-bit copies of these parameters (matmul, conv weights
+  /// and biases; not embeddings or norms, which it leaves in fp32).
+  constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0, bool cast = false) {
     if (!trainable) return;
     if (part + 1 > parts) parts = part + 1;
     s.param_grads(n, bytes_of(elements, param_type()), param_key + part);
-    // Under autocast the matmul produces the 16-bit weight's gradient first; the cast's
-    // backward then materializes the fp32 one.
-    if (amp()) s.backward_temp(n, bytes_of(elements, half_type()), true);
+    if (cast && amp()) s.cast_param_grads(n, bytes_of(elements, half_type()));
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
@@ -81,22 +81,25 @@ constexpr value cast_to(sim& s, const value& x, dtype t) {
 }
 
 /// The autocast cache's 16-bit copy of a weight: alive until the forward ends, saved by the op
-/// when the op must compute its input's gradient (grad_input = grad_output · W).
-constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements) {
+/// when the op must compute its input's gradient (grad_input = grad_output · W), or always
+/// (`saved_always`: convolution_backward takes it either way).
+constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements, bool saved_always) {
   if (!c.amp() || elements == 0) return;
   const auto bytes = bytes_of(elements, c.half_type());
   value w{c.s.allocate(bytes, false, -1, bytes), {}, c.half_type(), false};
-  if (x.requires_grad) c.s.save(n, w);
+  if (x.requires_grad || saved_always) c.s.save(n, w);
   c.s.cache_until_forward_ends(w.id);
 }
 
 /// OpenBLAS's GEMM buffer: every non-tiny matmul on the CPU allocates a constant transient, in
 /// forward and in each backward GEMM (absent for 64³ GEMMs): 512 KiB with 1.13's OpenBLAS 0.3.21
 /// (op_rules.md §0.4), 2 MiB with 2.6's OpenBLAS 0.3.29 (op_rules.md 2.6 #1: linear_2d forward
-/// transient 512.0K -> 2048.0K). Under CPU autocast the GEMM runs in bf16 (oneDNN): none
-/// (op_rules.md 2.6 #9, "bf16: no OpenBLAS part").
-constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k) {
-  if (!s.on_cpu()) return 0;
+/// transient 512.0K -> 2048.0K). A 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in
+/// oneDNN, not OpenBLAS: none, in forward or backward (op_rules.md 2.6 #9 "bf16: no OpenBLAS
+/// part", #34: mlp_b8's fc1 in bf16 has a backward peak of exactly its weight gradient in bf16
+/// and fp32).
+constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k, dtype t) {
+  if (!s.on_cpu() || t == dtype::bf16 || t == dtype::fp16) return 0;
   if (m * n * k <= 64 * 64 * 64) return 0;
   return s.torch26_cpu() ? 2 * MiB : 512 * KiB;
 }
@@ -228,7 +231,7 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
 /// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
 constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
-  const auto gemm = s.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last()) : 0;
+  const auto gemm = s.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last(), t) : 0;
   s.transient(gemm, true);
   auto n = s.record(y);
   s.backward_temp(n, gemm, true);
@@ -241,28 +244,32 @@ constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dt
 
 /// An op with parameters (linear, conv, norm): output, what it saves, parameter gradients.
 /// `saves_input` is whether the node keeps its input (needed for the weight's gradient).
+/// Under autocast `cast_weight_elements` of the parameters run as a cached 16-bit copy, which the
+/// node keeps when the input needs a gradient, or always with `weight_saved_always`.
 constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtype t, std::int64_t param_elements,
                             bool saves_input, std::int64_t extra_saved = 0, std::int64_t forward_temp = 0,
                             std::int64_t backward_temp = 0, std::int64_t cast_weight_elements = 0,
-                            std::int32_t part = 0) {
+                            std::int32_t part = 0, bool weight_saved_always = false) {
   auto& s = c.s;
   value y = s.make(out, t, c.records(x));
   if (forward_temp) s.transient(forward_temp);
   auto n = s.record(y);
   if (saves_input) s.save(n, x);
   if (extra_saved) s.save_new(n, extra_saved);
-  if (cast_weight_elements && c.amp()) autocast_weight(c, n, x, cast_weight_elements);
+  if (cast_weight_elements && c.amp()) autocast_weight(c, n, x, cast_weight_elements, weight_saved_always);
   s.grad_to(n, x);
-  c.param_grads(n, param_elements, part);
+  c.param_grads(n, param_elements, part, cast_weight_elements != 0);
   if (backward_temp) s.backward_temp(n, backward_temp);
   return y;
 }
 
 /// x + p for a parameter p (bias, positions, a class token's cat): a new tensor, nothing
-/// saved; the gradient passes to x and is summed into p's .grad.
+/// saved; the gradient passes to x and is summed into p's .grad. Type promotion, as `add`: a
+/// 16-bit x (an autocast conv's output) with an fp32 parameter gives fp32 (torchvision ViT's
+/// class-token cat: its residual stream is fp32 under autocast, op_rules.md 2.6 #40).
 constexpr value add_parameter(layer_ctx& c, const value& x, const shape& out, std::int64_t elements, std::int32_t part) {
   c.add_param(elements);
-  value y = c.s.make(out, x.type, c.records(x));
+  value y = c.s.make(out, c.param_type() == dtype::fp32 ? dtype::fp32 : x.type, c.records(x));
   auto n = c.s.record(y);
   c.s.grad_to(n, x, true);
   c.param_grads(n, elements, part);
@@ -280,7 +287,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   shape out = x.s;
   out[-1] = out_features;
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last()) : 0;
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
   c.s.release(xin);
   if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view

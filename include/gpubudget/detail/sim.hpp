@@ -60,6 +60,9 @@ struct node_record {
   std::int32_t edges_begin = 0;       ///< its gradient edges: edges[edges_begin, +inputs)
   std::int32_t inputs = 0;
   std::int64_t param_grad_bytes = 0;  ///< .grad of trainable parameters
+  /// Autocast: of those, the 16-bit gradient the node computes for its cast parameters; the
+  /// casts' backward (ToCopyBackward) turns it into param_grad_bytes after the node ran.
+  std::int64_t cast_grad_bytes = 0;
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
@@ -332,6 +335,13 @@ struct sim {
     auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
     nd.param_grad_bytes += bytes, nd.param_key = key;
   }
+  /// Under autocast `n` computes `bytes` of 16-bit gradient for its cast parameters: alive while
+  /// it runs (a backward temporary) and until the casts' backward has made the fp32 .grad of it.
+  constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes) {
+    if (n < 0 || replay_cursor >= 0) return;
+    node(n).cast_grad_bytes += bytes;
+    backward_temp(n, bytes, true);
+  }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;
     node(n).backward_temp += bytes;
@@ -372,6 +382,49 @@ struct sim {
   constexpr void end_forward() {
     for (auto id : forward_cache) release(id);
     forward_cache.clear();
+  }
+
+  /// Tensors a model computes once per forward, before its layers, and passes to every layer
+  /// that uses them (RoPE's cos/sin in transformers >= 4.38): one storage per (tokens, width,
+  /// type, which), held by the forward until it ends and by each node that saves it. A
+  /// checkpointed block receives them as inputs: it holds them (PyTorch 2.6: saves them, its
+  /// NoopSaveInputs node, op_rules.md 2.6 #18) until its own backward has run.
+  dyn_array<std::int64_t> shared_inputs{};   // quintuples: tokens, width, type, which, storage id
+  dyn_array<std::int32_t> segment_inputs{};  // pairs: segment, storage id (-1: released)
+  /// A new reference to the shared input `which` of [tokens, width] per sample in type `t`.
+  constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which) {
+    std::int32_t id = -1;
+    for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)
+      if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && shared_inputs[k + 2] == static_cast<std::int64_t>(t) &&
+          shared_inputs[k + 3] == which && storages[static_cast<std::size_t>(shared_inputs[k + 4])].alive)
+        id = static_cast<std::int32_t>(shared_inputs[k + 4]);
+    const shape sh = make_shape(tokens, width);
+    if (id < 0) {
+      id = allocate(bytes_of_value(sh, t));  // the forward's own reference, dropped when it ends
+      for (auto v : {tokens, width, static_cast<std::int64_t>(t), which, static_cast<std::int64_t>(id)}) shared_inputs.push_back(v);
+      cache_until_forward_ends(id);
+    }
+    retain(id);
+    if (dropping_saves_for >= 0 && replay_cursor < 0) hold_for_segment(id);
+    return value{id, sh, t, false};
+  }
+  constexpr void hold_for_segment(std::int32_t id) {
+    for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2)
+      if (segment_inputs[k] == dropping_saves_for && segment_inputs[k + 1] == id) return;
+    segment_inputs.push_back(dropping_saves_for);
+    segment_inputs.push_back(id);
+    retain(id);
+    if (torch26_cpu() && storages[static_cast<std::size_t>(id)].saved++ == 0) saved_total += storages[static_cast<std::size_t>(id)].bytes;
+  }
+  /// Segment `seg`'s backward has run: it lets go of the shared inputs it held.
+  constexpr void release_segment_inputs(std::int32_t seg) {
+    for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2) {
+      if (segment_inputs[k] != seg) continue;
+      auto& st = storages[static_cast<std::size_t>(segment_inputs[k + 1])];
+      if (torch26_cpu() && --st.saved == 0) saved_total -= st.bytes;
+      release(segment_inputs[k + 1]);
+      segment_inputs[k] = -1;
+    }
   }
 
   /// Bytes of every storage currently saved for backward, each storage once.

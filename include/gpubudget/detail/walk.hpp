@@ -499,6 +499,16 @@ struct walker {
     seen = backward_pass;
   }
 
+  /// Autocast: the casts' backward after node `rec` ran (its saved tensors and incoming gradient
+  /// already freed): the fp32 .grad is made while the 16-bit gradient is still alive (op_rules.md
+  /// 2.6 #35: every Linear/conv of the bf16 cases peaks either in the op's backward, without the
+  /// fp32 .grad, or in ToCopyBackward0, without the op's saved tensors and scratch).
+  constexpr void uncast_param_grads(const node_record& rec) {
+    const auto half = s.allocate(rec.cast_grad_bytes, false, -1, rec.cast_grad_bytes);
+    param_grad(rec.param_key, rec.param_grad_bytes);
+    s.release(half);
+  }
+
   /// Backward from the scalar `loss` storage.
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
@@ -529,15 +539,17 @@ struct walker {
           if (edge.alias || edge.expand) s.retain(g);
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
-        if (rec.param_key >= 0) param_grad(rec.param_key, rec.param_grad_bytes);
+        if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
         if (rec.backward_temp) s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
       if (g >= 0) s.release(g);
+      if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
         if (s.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
         s.release(s.segments[static_cast<std::size_t>(seg)].input);
+        s.release_segment_inputs(seg);
       }
     }
     s.in_backward = false;

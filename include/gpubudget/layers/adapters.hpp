@@ -103,7 +103,7 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last()) : 0;
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt) : 0;
   // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
   const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
   const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
@@ -228,12 +228,9 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   value q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
   value k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
   value v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
-  value cs = rotary_table(s, L, d, q.type), sn = rotary_table(s, L, d, q.type);
-  value qr = rotary_op(s, q, cs, sn), kr = rotary_op(s, k, cs, sn);
+  const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
   s.release(k);
-  s.release(cs);
-  s.release(sn);
   value o{};
   if (sdpa_takes_math_path(s, 0, H, KVH)) {
     o = sdpa_math(s, qr, kr, v, H, true, 0, mt);

@@ -30,6 +30,10 @@ enum class attention_impl : std::int64_t {
   /// Fused qkv Linear + scaled_dot_product_attention's flash kernel: no score matrix; keeps
   /// q, k, v, the output and a per-row fp32 log-sum-exp.
   flash = 2,
+  /// split_qkv with k and v from Linears of their own (transformers' BertSelfAttention): the same
+  /// parameters and, in fp32, the same activations; under autocast each of the three casts its
+  /// input, so three 16-bit copies of it are saved, not two.
+  separate_qkv = 3,
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -176,14 +180,9 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   value q = linear_op(c, x, a.D, op.bias, 0);
   value k = linear_op(c, kv_src, a.KVH * a.d, op.bias, 1);
   value v = linear_op(c, kv_src, a.KVH * a.d, op.bias, 3);
-  value cs = rotary_table(s, a.Lq, a.d, q.type), sn = rotary_table(s, a.Lq, a.d, q.type);
-  value qr = rotary_op(s, q, cs, sn);
+  const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
-  if (a.Lk != a.Lq) { s.release(cs); s.release(sn); cs = rotary_table(s, a.Lk, a.d, k.type); sn = rotary_table(s, a.Lk, a.d, k.type); }
-  value kr = rotary_op(s, k, cs, sn);
   s.release(k);
-  s.release(cs);
-  s.release(sn);
   if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
     // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
     value o = sdpa_math(s, qr, kr, v, a.H, true, op.dropout, a.mt);
@@ -251,10 +250,13 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   value q = linear_op(c, x, a.D, op.bias, 0);
-  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, op.bias, 1);
+  const bool separate = op.impl == attention_impl::separate_qkv;  // parts as rotary_attention's
+  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, op.bias, 1);
+  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, op.bias, 3) : k;  // else both views of one kv
+  if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
-  value kc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value kc = copy(s, k, make_shape(a.Lk, a.KVH * a.d));
   value scores = bmm(s, qc, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
@@ -263,11 +265,11 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   s.release(scaled);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
-  value vc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value vc = copy(s, v, make_shape(a.Lk, a.KVH * a.d));
   value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
   s.release(pd), s.release(vc);
   value result = output_projection(c, o, a.D, op.bias, 2);
-  s.release(q), s.release(kv);  // the function's locals q, k, v die when it returns
+  s.release(q), s.release(k), s.release(v);  // the function's locals q, k, v die when it returns
   return result;
 }
 

@@ -42,18 +42,22 @@ struct conv_transients {
 /// forward max(X, Y) + W, backward max(X + Y, W). The first layer (no input gradient) holds
 /// about one output; depthwise convs one input; and two measured outliers: a patchifying conv
 /// with a weight larger than its output (ViT) keeps ≈4.4·W of scratch per thread, and a
-/// depthwise conv fed a channels-last-strided input ≈258·W. On CUDA the equivalent is cuDNN's
-/// workspace, budgeted at the device level.
+/// depthwise conv fed a channels-last-strided input ≈258·W, 387·W when it runs in 16 bit
+/// (`half`: CPU autocast bf16; op_rules.md 2.6 #36: the fp32 scratch and a bf16 copy of it,
+/// 259·W vs 387·W at 768 channels, 260·W vs 393·W at 384). W: the weight's fp32 bytes. On CUDA
+/// the equivalent is cuDNN's workspace, budgeted at the device level.
 constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std::int64_t Y, std::int64_t W, std::int64_t in_ch,
                                               std::int64_t grp, std::int64_t k, std::int64_t st, bool input_needs_grad,
-                                              bool transposed, bool channels_last) {
+                                              bool transposed, bool channels_last, bool half) {
   if (!s.on_cpu()) return {};
   if (transposed) return {Y * 9 / 2, 5 * Y};
   const bool depthwise_conv = grp == in_ch && grp > 1;
-  if (depthwise_conv && channels_last) return {Y / 20, 258 * W};  // independent of H, B, threads
+  if (depthwise_conv && channels_last) return {Y / 20, (half ? 387 : 258) * W};  // independent of H, B, threads
   if (depthwise_conv) return {Y, X};
   if (!input_needs_grad) {
-    const bool patchify = k == st && k > 1 && W > Y;
+    // the patchifying conv's per-thread scratch is fp32 oneDNN's; in bf16 its backward holds
+    // only the gradients (op_rules.md 2.6 #37: ViT's patch conv at 96 px, 21,509K vs 3,668K)
+    const bool patchify = k == st && k > 1 && W > Y && !half;
     const auto scratch = W * 44 / 10 * s.plan.cpu_threads;
     return {Y + (W < Y ? W : Y), patchify && scratch > Y ? scratch : Y};
   }
@@ -106,9 +110,10 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   value xin = cast_to(c.s, x, t);
   const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), c.s.bytes_of_value(out, t), bytes_of(weight, dtype::fp32), in_ch,
                                       grp, op.kernel, op.stride, x.requires_grad, transposed,
-                                      op.channels_last);
-  // convolution_backward takes the input even when only the input's gradient is wanted.
-  value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part);
+                                      op.channels_last, t != dtype::fp32);
+  // convolution_backward takes the input and the weight even when only one gradient is wanted
+  // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
+  value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
   c.s.release(xin);
   return y;
 }

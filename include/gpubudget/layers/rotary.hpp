@@ -6,10 +6,12 @@
 // What autograd keeps (zoo_op_probe.py `rotary_q`, op_rules.md §7): only cos and sin (q * cos
 // keeps cos because cos needs no gradient; neg and cat keep nothing); the output is a new
 // q-sized tensor and the forward passes through 2·|q| of temporaries (q·cos and the rotated
-// half alive together with the product). cos and sin are [B, T, head_dim] in the activations'
-// type. They are budgeted per layer (transformers < 4.38 gathered cos[position_ids] in every
-// layer; later versions compute them once per forward and every layer keeps the same pair, so
-// this over-counts by (layers − 1)·2·B·T·head_dim elements — well under 1% of a layer's saves).
+// half alive together with the product). cos and sin are [B, T, head_dim] in the hidden
+// states' type (fp32 under autocast; rotary_qk), computed once per forward before the decoder
+// layers (transformers >= 4.38) and passed to every layer: one pair per forward, saved by every
+// layer's products, and under checkpointing an input of every checkpointed layer (saved by its
+// NoopSaveInputs node in PyTorch 2.6: llama2l_ckpt_b2_t64 saves 2 × 16 KiB more than its
+// blocks' inputs; op_rules.md 2.6 #39, sim::shared_input).
 //
 // Use it through the attention option `rotary` (attention(..., attention_impl::flash, rotary)).
 #pragma once
@@ -24,9 +26,13 @@ inline constexpr rotary_t rotary{};
 
 namespace detail {
 
-/// cos/sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim] tensor per sample.
-constexpr value rotary_table(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
-  return s.make(make_shape(tokens, head_dim), t, false);
+/// The model's cos and sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim]
+/// tensor per sample each, shared by every layer (new references).
+struct rotary_tables {
+  value cos, sin;
+};
+constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
+  return {s.shared_input(tokens, head_dim, t, 0), s.shared_input(tokens, head_dim, t, 1)};
 }
 
 /// apply_rotary_pos_emb on one of q, k ([T, heads·head_dim]): returns q_embed (a new reference).
@@ -47,6 +53,29 @@ constexpr value rotary_op(sim& s, const value& q, const value& cos, const value&
   s.release(q1);
   s.release(q2);
   return out;
+}
+
+/// q and k after RoPE, as the attention kernel receives them.
+struct rotated_qk {
+  value q, k;
+};
+
+/// RoPE on q ([Lq, ..]) and k ([Lk, ..]) as transformers applies it: the model's cos/sin are in
+/// the hidden states' type `hidden` (cos.to(x.dtype): fp32 under autocast, whose Embedding and
+/// RMSNorm stay fp32), so q·cos is promoted to `hidden`; SDPA, on autocast's 16-bit list, casts the
+/// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
+/// nothing; returns new references.
+constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, dtype hidden, dtype kernel) {
+  auto t = rotary_tables_for(s, q.s[0], head_dim, hidden);
+  value qr = rotary_op(s, q, t.cos, t.sin);
+  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], head_dim, hidden); }
+  value kr = rotary_op(s, k, t.cos, t.sin);
+  s.release(t.cos);
+  s.release(t.sin);
+  value q16 = cast_to(s, qr, kernel), k16 = cast_to(s, kr, kernel);
+  s.release(qr);
+  s.release(kr);
+  return {q16, k16};
 }
 
 }  // namespace detail

@@ -27,11 +27,10 @@ struct bert_config {
   bool pooler = true;                 ///< BertPooler: tanh(Linear(first token)); the output is then [width]
 };
 
-/// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections (modeled as
-/// a q and a packed kv Linear: the same parameters and activations) and materialized scores,
-/// then LN(h + dropout(Linear(GELU(Linear(h))))).
+/// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections
+/// (attention_impl::separate_qkv) and materialized scores, then LN(h + dropout(Linear(GELU(Linear(h))))).
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::split_qkv, attention_dropout(b.attention_dropout_percent)),
+  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::separate_qkv, attention_dropout(b.attention_dropout_percent)),
                              dropout(b.dropout_percent)),
                     layer_norm(),
                     residual(linear(b.ffn), gelu(), linear(b.width), dropout(b.dropout_percent)), layer_norm());
