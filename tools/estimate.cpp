@@ -58,9 +58,8 @@ struct reference_file {
 };
 
 /// The catalog device a CUDA file's GPU name stands for: the one all of whose name's words appear
-/// in it ("H100 80GB" in "NVIDIA H100 80GB HBM3"; "A100 80GB" in "NVIDIA A100-SXM4-80GB"), else
-/// the A100 80GB (the catalog's default GPU; the device terms are the same cited defaults).
-device device_named_in(const std::string& gpu) {
+/// in it ("H100 80GB" in "NVIDIA H100 80GB HBM3"; "A100 80GB" in "NVIDIA A100-SXM4-80GB"), if any.
+std::optional<device> device_named_in(const std::string& gpu) {
   auto words_in = [&](std::string_view name) {
     for (std::size_t b = 0; b < name.size();) {
       const auto e = std::min(name.find(' ', b), name.size());
@@ -71,6 +70,19 @@ device device_named_in(const std::string& gpu) {
   };
   for (const auto& d : devices::all)
     if (words_in(d.name)) return d;
+  return std::nullopt;
+}
+
+/// The device whose terms (context, workspaces) a reference file's steps ran with: a CPU file
+/// needs none; a GPU outside the catalog gets the cited defaults, and the table says so.
+device measured_device_of(const reference_file& file) {
+  if (file.gpu.empty()) return devices::a100_80gb;
+  if (const auto d = device_named_in(file.gpu)) {
+    std::cout << "device terms: " << d->name << " (the file's GPU: " << file.gpu << ")\n";
+    return *d;
+  }
+  std::cout << "note: GPU '" << file.gpu << "' is not in the device catalog: the device terms are the cited defaults (as for "
+            << devices::a100_80gb.name << ")\n";
   return devices::a100_80gb;
 }
 
@@ -276,7 +288,7 @@ int check_reference(const std::string& path, bool check, const std::set<std::str
   const auto file = read_reference(path);
   const auto& ref = file.cases;
   // the device terms (context, workspaces) are the measured GPU's; a CPU step needs none
-  const device measured_device = file.gpu.empty() ? devices::a100_80gb : device_named_in(file.gpu);
+  const device measured_device = measured_device_of(file);
   const auto z = tools::zoo();
   std::map<std::string, double> worst;
   std::set<std::string> used_misses;
