@@ -56,7 +56,14 @@ inline std::optional<models::llama_config> mixtral_config_of(const std::string& 
 }
 inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
   const auto g = mixtral_config_of(name, o);
-  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, {})) : std::nullopt;
+  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, detail::moe_from(o))) : std::nullopt;
+}
+
+/// `entry` (a Llama-family model, configuration `g`) fine-tuned with LoRA `l`: every base weight
+/// frozen, the adapters trained (models::llama_lora).
+inline zoo_entry lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::lora_config& l) {
+  return {entry.name, entry.family,
+          [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }};
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='

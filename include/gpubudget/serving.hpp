@@ -40,7 +40,7 @@ namespace detail {
 }
 [[noreturn]] inline void kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32() { fail("gpubudget: KV cache dtype must be fp8, fp16, bf16 or fp32"); }
 [[noreturn]] inline void invalid_serving_setting() {
-  fail("gpubudget: serving settings: context, concurrency, block size must be positive, utilization 1..100 percent");
+  fail("gpubudget: serving settings: context, concurrency, block size, prefill sequences must be positive, utilization 1..100 percent");
 }
 }  // namespace detail
 
@@ -54,6 +54,10 @@ struct serving {
   std::int64_t utilization_percent = 90;     ///< vLLM gpu_memory_utilization (default 0.9)
   std::int64_t prefill_chunk = 0;            ///< tokens per prefill step (chunked prefill); 0: the whole context
   bool beyond_positions = false;             ///< allow a context beyond max_position_embeddings (RoPE scaling)
+  std::int64_t prefill_sequences = 1;        ///< sequences prefilled together (the prefill's batch)
+  /// The runtime whose op rules the prefill follows (the CPU ones hold it against
+  /// reference/pytorch-2.6-cpu-llm.json's decode cases).
+  runtime_kind runtime = runtime_kind::torch2_cuda;
 };
 
 /// The memory of serving: what is fixed, the KV cache asked for, and what fits.
@@ -87,7 +91,7 @@ constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype k
 namespace detail {
 
 constexpr void check_serving(const models::llama_config& g, const serving& s) {
-  if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0) invalid_serving_setting();
+  if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0 || s.prefill_sequences <= 0) invalid_serving_setting();
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
@@ -108,7 +112,7 @@ constexpr memory_budget prefill_budget(models::llama_config g, const serving& s,
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
   const auto body = sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
-  return budget_totals(body, training{.batch = 1, .precision = s.precision, .inference = true}, dev);
+  return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
 }
 
 /// The solvers: what fits in `kv_available` bytes.

@@ -8,6 +8,7 @@
 
 #include <gpubudget/detail/sim.hpp>
 #include <gpubudget/layer.hpp>
+#include <gpubudget/layers/options.hpp>
 
 namespace gpubudget::detail {
 
@@ -35,6 +36,17 @@ struct layer_ctx {
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
   constexpr dtype fp32_op_type(dtype in) const { return s.types.fp32_op(in); }
   constexpr bool cpu() const { return s.on_cpu(); }
+  /// Storage type of a frozen weight stored as `b` (layers/options.hpp): a quantized model keeps
+  /// its unquantized modules in the precision's 16-bit type.
+  constexpr dtype stored_type(base_weights b) const {
+    if (is_quantized(b) || b == base_weights::half) return half_type();
+    switch (b) {
+      case base_weights::fp32: return dtype::fp32;
+      case base_weights::fp16: return dtype::fp16;
+      case base_weights::bf16: return dtype::bf16;
+      default: return param_type();
+    }
+  }
 
   /// Registers a parameter tensor of `elements` values.
   constexpr void add_param(std::int64_t elements) {

@@ -162,9 +162,9 @@ struct lora_config {
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
-      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
+      residual(frozen(rms_norm(l.base)), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                   l.dropout_percent, l.base)),
-      residual(frozen(rms_norm()),
+      residual(frozen(rms_norm(l.base)),
                parallel(merge_kind::multiply, sequential(lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base), silu()),
                         lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
                lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
@@ -175,7 +175,7 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
   auto blocks = repeat(g.layers, llama_block_lora(g, l));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
+  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm(l.base)),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
 }
 
