@@ -144,6 +144,7 @@ struct case_config {
   std::string train_only;  ///< storage for plan.train_only
   std::optional<models::lora_config> lora;  ///< "lora": PEFT adapters on the frozen Llama
   std::optional<serving> decode;            ///< "kind": "decode": prefill + decode steps, no grad
+  bool growing_cache = false;               ///< decode with torch.cat: the prompt's KV is written during the prefill
 };
 
 /// A case's "lora" object {r, targets, dropout, base} (measure26_llm.py) as the zoo's LoRA config.
@@ -226,6 +227,8 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   if (str("kind") == "decode") {
     if (family != "llama" || model == "mixtral") throw unsupported("decode of " + model);
     cc.decode = decode_from_fields(c, r, unsupported);
+    if (str("cache") != "static" && str("cache") != "growing") throw unsupported("cache '" + str("cache") + "'");
+    cc.growing_cache = str("cache") == "growing";
     return cc;
   }
   if (!str("kind").empty()) throw unsupported("kind '" + str("kind") + "'");
@@ -292,7 +295,9 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   if (cc.lora || cc.decode) g = tools::llama_config_of(cc.model, cc.options);
   if (cc.decode) {
     const auto b = serve(*g, *cc.decode, devices::a100_80gb);
-    return {{"params", b.parameter_count}, {"kv_cache_bytes_per_token", b.kv_bytes_per_token}, {"prefill_peak_bytes", b.workspace}};
+    // a pre-allocated cache is resident before the prefill; a growing one fills during it
+    const auto prompt_kv = cc.growing_cache ? b.kv_bytes_per_token * cc.decode->prefill_chunk * cc.decode->concurrency : 0;
+    return {{"params", b.parameter_count}, {"kv_cache_bytes_per_token", b.kv_bytes_per_token}, {"prefill_peak_bytes", b.workspace + prompt_kv}};
   }
   training t = cc.plan;
   if (!cc.train_only.empty()) t.train_only = cc.train_only.c_str();
@@ -327,7 +332,7 @@ int check_reference(const std::string& path, bool check, const std::set<std::str
   if (file.runtime == runtime_kind::torch1_13_cpu) {
     // the 1.13 file has no descriptive fields: its cases are registered (tools::reference_cases)
     for (const auto& rc : tools::reference_cases()) {
-      case_config cc{rc.model, rc.options, cpu_reference_step(rc.batch, rc.optimizer), rc.train_only, std::nullopt, std::nullopt};
+      case_config cc{rc.model, rc.options, cpu_reference_step(rc.batch, rc.optimizer), rc.train_only, std::nullopt, std::nullopt, false};
       cc.plan.checkpoint_blocks = rc.checkpoint_blocks;
       todo.emplace_back(rc.name, cc);
     }
@@ -442,7 +447,7 @@ std::vector<cli::option_spec> general_options() {
       {"batch", true, "N", "samples per optimizer step (effective batch), 1 to 1048576 (default 1)"},
       {"micro-batch", true, "N", "samples per forward/backward; must divide --batch (default: --batch, no accumulation)"},
       {"precision", true, "P", "fp32 | amp_fp16 | amp_bf16 | fp16 | bf16 (fp16/bf16: 16-bit weights + fp32 master copy); default fp32"},
-      {"optimizer", true, "O", "sgd | sgd_momentum | adam | adamw (default adamw)"},
+      {"optimizer", true, "O", "sgd | sgd_momentum | adam | adamw | adam8bit | adamw8bit (bitsandbytes' 8-bit state; default adamw)"},
       {"step", true, "S", "optimizer.step() implementation: for_loop | foreach | fused (default foreach, PyTorch's CUDA default)"},
       {"loss", true, "L", "mean_square | cross_entropy (default mean_square)"},
       {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
@@ -701,9 +706,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.plan.precision = p.at(c.precision);
   }
   if (has("optimizer")) {
-    c.optimizer = cli::parse_choice("--optimizer", val("optimizer"), {"sgd", "sgd_momentum", "adam", "adamw"});
-    const std::map<std::string, optimizer_kind> o = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
+    c.optimizer = cli::parse_choice("--optimizer", val("optimizer"), {"sgd", "sgd_momentum", "adam", "adamw", "adam8bit", "adamw8bit"});
+    const std::map<std::string, optimizer_kind> o = {{"sgd", sgd},           {"sgd_momentum", sgd_momentum}, {"adam", adam},
+                                                     {"adamw", adamw},       {"adam8bit", adam8bit},         {"adamw8bit", adamw8bit}};
     c.plan.optimizer = o.at(c.optimizer);
+    if (c.legacy_json && is_8bit(c.plan.optimizer))
+      throw usage_error("--optimizer " + c.optimizer + " does not combine with --json (a CPU reference step; bitsandbytes' 8-bit optimizers run on CUDA; use --format json)");
   }
   if (has("step")) {
     c.step = cli::parse_choice("--step", val("step"), {"for_loop", "foreach", "fused"});

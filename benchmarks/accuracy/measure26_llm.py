@@ -191,27 +191,37 @@ class KVCache:
         return self.k, self.v
 
 
+def _decode_attention(model, m, h, cos, sin, cache):
+    """LlamaAttention.forward with a cache (sdpa): its locals live until it returns, as transformers'."""
+    B, T, _ = h.shape
+    q = m.q(h).view(B, T, model.h, model.hd).transpose(1, 2)
+    k = m.k(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
+    v = m.v(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
+    q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+    k, v = cache.update(k, v)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1, enable_gqa=model.kvh != model.h)
+    return m.o(a.transpose(1, 2).contiguous().view(B, T, -1))
+
+
 def _decode_forward(model, ids, caches, start):
-    """transformers' LlamaForCausalLM.forward with a cache: positions start.., the LM head on the last
-    position only; causal mask in the prefill (start 0), none for a single new token."""
+    """transformers' LlamaForCausalLM.forward with a cache, its lifetimes included (LlamaModel keeps
+    `inputs_embeds` bound through the forward; the decoder layer holds the residual and the normed
+    input while attention runs): positions start.., the LM head on the last position only; causal in
+    the prefill, no mask for one new token."""
     B, T = ids.shape
-    x = model.embed(ids)
+    inputs_embeds = model.embed(ids)
+    x = inputs_embeds
     pos = torch.arange(start, start + T).float()
     freqs = torch.outer(pos, model.inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
     cos, sin = emb.cos().to(x.dtype).unsqueeze(1), emb.sin().to(x.dtype).unsqueeze(1)
+    del freqs, emb
     for m, cache in zip(model.layers, caches):
         h = m.n1(x)
-        q = m.q(h).view(B, T, model.h, model.hd).transpose(1, 2)
-        k = m.k(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
-        v = m.v(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
-        q = q * cos + _rotate_half(q) * sin
-        k = k * cos + _rotate_half(k) * sin
-        k, v = cache.update(k, v)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1, enable_gqa=model.kvh != model.h)
-        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, -1))
+        x = x + _decode_attention(model, m, h, cos, sin, cache)
         h = m.n2(x)
         x = x + m.down(F.silu(m.gate(h)) * m.up(h))
+        del h
     return model.lm_head(model.norm(x[:, -1:]))
 
 

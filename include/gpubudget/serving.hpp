@@ -13,13 +13,16 @@
 //                    "Engine Arguments");
 //  * weights       = parameters in the serving precision;
 //  * workspace     = the inference budget's forward peak of the model at the prefill length (the
-//                    whole prompt, or one chunk with chunked prefill) — gpubudget's own simulation;
+//                    whole prompt, or one chunk with chunked prefill; `prefill_sequences` of them
+//                    at once) — gpubudget's own simulation — or, if larger, the body's output
+//                    with the LM head's logits of the last positions;
 //  * CUDA context and cuBLAS workspace from the device;
 //  * KV cache      = per token 2 (K and V) · layers · kv_heads · head_dim · dtype bytes, in whole
 //                    blocks of `block_size` tokens (vLLM's PagedAttention, --block-size default 16:
 //                    vllm/config.py CacheConfig), a sequence holding min(context, sliding window)
 //                    tokens (Mistral's rolling buffer cache: only the window is kept).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -144,8 +147,10 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   const auto head = checked_mul(g.vocab, g.width);  // untied lm_head
   b.parameter_count = p.parameter_count + head;
   b.weights = p.parameters + bytes_of(head, types_of(s.precision).parameters);
-  // the body's peak, then the last positions' fp32 logits
-  b.workspace = p.step_peak + p.input_batch + bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  // the body's peak, or its output with the last positions' fp32 logits after it (the head runs
+  // once the body's temporaries are gone: op_rules.md LLM features #L4)
+  const auto logits = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  b.workspace = std::max(p.step_peak, p.after_forward + logits) + p.input_batch;
   b.cuda_context = dev.context;
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);

@@ -62,7 +62,7 @@ struct op_traits<rms_norm_op> {
     s.release(h);
     // weight * h: keeps h for the weight's gradient (computed at full size, then reduced); the
     // product has the promoted type of the weight and h (a bf16 weight keeps a bf16 stream:
-    // measure26_llm.py, the *_base_bf16 cases)
+    // op_rules.md LLM features #L1)
     const dtype pt = c.stored_type(op.weight);
     value y = s.make(x.s, pt == dtype::fp32 || hc.type == dtype::fp32 ? dtype::fp32 : hc.type, c.records(hc));
     auto n = s.record(y);
