@@ -936,6 +936,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   std::vector<serving_budget> out;
   for (const auto& d : c.devices) {
     try {
+      if (moe && a.has("quant")) throw usage_error("--quant does not combine with --serve " + c.model_arg + " (quantized experts are not modelled)");
       out.push_back(moe ? serve(g, tools::detail::moe_from(c.opts), r.s, d) : serve(g, r.s, d));
     } catch (const std::invalid_argument& ex) {
       throw usage_error("--serve " + c.model_arg + ": " + strip_prefix(ex.what()));
@@ -944,6 +945,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   if (a.has("json") || c.format == "json") {
     const auto& f = out.front();
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
+                                {"quant", a.has("quant") ? *a.get("quant") : "none"},
                                 {"total_params", f.parameter_count},
                                 {"active_params", moe ? models::mixtral_parameter_counts(g, tools::detail::moe_from(c.opts)).active : f.parameter_count},
                                 {"precision", c.precision}, {"params", f.parameter_count}, {"kv_cache_bytes_per_token", f.kv_bytes_per_token},
@@ -953,7 +955,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   } else {
     for (std::size_t i = 0; i < out.size(); ++i)
       std::cout << (i ? "\n" : "") << "**" << c.model_arg << " served on " << c.devices[i].name << ": " << r.s.concurrency << " x " << r.s.context
-                << " tokens, " << c.precision << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
+                << " tokens, " << (a.has("quant") ? *a.get("quant") : c.precision) << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
   }
   const bool all_fit = std::all_of(out.begin(), out.end(), [](const serving_budget& b) { return b.fits(); });
   return c.require_fit && !all_fit ? 1 : 0;
@@ -983,7 +985,8 @@ int run(const cli::parsed_args& a) {
   const auto zoo = tools::zoo();
   tools::require_serve_for_its_flags(a);
   if (a.has("serve")) tools::reject_with_serve(a);
-  if (a.has("quant") && !a.has("lora")) throw usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
+  if (a.has("quant") && !a.has("lora") && !a.has("serve"))
+    throw usage_error("--quant needs --lora (a quantized base to fine-tune) or --serve (quantized serving weights)");
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
