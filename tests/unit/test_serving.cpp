@@ -147,3 +147,19 @@ TEST_CASE("quantized serving: weights, dequantized temporaries, KV cache unchang
   CHECK_THROWS(serve(g, serving{.context = 512, .weights = base_weights::fp16}, devices::l4));
   CHECK_THROWS(serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 512, .weights = base_weights::nf4}, devices::h200));
 }
+
+// LoRA on Mixtral-8x7B (models::mixtral_lora): adapters on the attention projections, every
+// expert frozen in the precision's type; PEFT's count adds the adapters to all 46.7 B.
+TEST_CASE("Mixtral-8x7B LoRA: adapters on attention, experts frozen") {
+  const auto g = models::mixtral_8x7b(256);
+  const models::lora_config l{16, q_proj | v_proj, 0, base_weights::same};
+  // per layer: q 16·(4096 + 4096), v 16·(4096 + 1024)
+  CHECK(models::mixtral_lora_counts(g, {}, l).trainable == 32 * 16 * (8192 + 5120));
+  CHECK(models::mixtral_lora_counts(g, {}, l).all == 46'702'792'704 + 6'815'744);
+  const auto b = budget_totals(models::mixtral_lora(g, {}, l), training{.batch = 1, .precision = pure_bf16, .optimizer = adamw8bit}, devices::h200);
+  CHECK(b.trainable_count == 6'815'744);
+  // the experts (frozen parameters) and the attention base (buffers) in bf16
+  CHECK(b.parameters + b.buffers == 2 * (46'702'792'704 + 6'815'744));
+  CHECK_THROWS(models::mixtral_lora(g, {}, {16, gate_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::mixtral_lora(g, {}, {16, q_proj, 0, base_weights::nf4}));
+}

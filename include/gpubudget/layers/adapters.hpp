@@ -57,6 +57,9 @@ namespace detail {
 [[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
   fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
 }
+[[noreturn]] inline void mixtral_lora_needs_attention_targets_and_base_same() {
+  fail("gpubudget: LoRA on Mixtral: targets q_proj, k_proj, v_proj, o_proj only, base same (experts are stored in the precision's type)");
+}
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
 }
