@@ -39,10 +39,8 @@ Fields (bytes above the live heap before the phase):
                              estimated yet).
 """
 import gc
-import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
@@ -110,18 +108,8 @@ class Mixtral(Llama):
             del m.gate, m.up, m.down
             m.moe = SparseMoe(d, f, experts, top_k)
 
-    def _layer(self, m, x, cos, sin):
-        B, T, D = x.shape
-        h = m.n1(x)
-        q = m.q(h).view(B, T, self.h, self.hd).transpose(1, 2)
-        k = m.k(h).view(B, T, self.kvh, self.hd).transpose(1, 2)
-        v = m.v(h).view(B, T, self.kvh, self.hd).transpose(1, 2)
-        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = q * c + _rotate_half(q) * s
-        k = k * c + _rotate_half(k) * s
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
-        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, D))
-        return x + m.moe(m.n2(x))
+    def _mlp(self, m, h):
+        return m.moe(h)
 
 
 def _route_counter(model, top_k, experts, log):
@@ -290,41 +278,14 @@ def run(c, heap):
 
 
 def main():
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", help="comma-separated names or substrings (default: all)")
-    ap.add_argument("--out", help="write the JSON here (default: stdout)")
-    ap.add_argument("--list", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        for n, c in CASES.items():
-            print("%-44s %s" % (n, c["description"]))
+    args, names = measure26.select_cases(__doc__, CASES, lambda n, c: "%-44s %s" % (n, c["description"]))
+    if names is None:
         return
-    sel = args.cases.split(",") if args.cases else None
-    names = [n for n in CASES if sel is None or any(s in n for s in sel)]
-    if not names:
-        sys.exit("no case matches %s (see --list)" % args.cases)
-    heap = measure.Heap()
     env = measure26._environment()
     res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE and decode cases "
                      "measured by benchmarks/accuracy/measure26_llm.py (measure26.py's step: malloc shim + "
                      "saved_tensors_hooks)" % env["torch"], "environment": env, "cases": []}
-    t_all = time.time()
-    for n in names:
-        t0 = time.time()
-        r = run(CASES[n], heap)
-        r["seconds"] = round(time.time() - t0, 2)
-        res["cases"].append(r)
-        print("measured %-44s %6.1f s" % (n, r["seconds"]), file=sys.stderr, flush=True)
-        gc.collect()
-    res["environment"]["total_seconds"] = round(time.time() - t_all, 1)
-    text = json.dumps(res, indent=1) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    measure26.measure_cases(names, CASES, run, measure.Heap(), res, args.out)
 
 
 if __name__ == "__main__":
