@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -915,10 +916,23 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
   if (!g) throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b), not " + c.model_arg);
   return *g;
 }
-models::llama_config lora_llama(const cli::parsed_args& a, const run_config& c) {
+/// --lora: the LoRA'd zoo entry (Llama family, or Mixtral with adapters on its attention) and
+/// PEFT's counts.
+std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, const run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
-  return llm_config("--lora", c);
+  if (const auto mg = tools::mixtral_config_of(c.entry->name, c.opts)) {
+    const auto l = tools::parse_lora(*a.get("lora"), mg->width);
+    if (a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
+    if ((l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0 || l.base != base_weights::same)
+      throw usage_error("--lora on " + c.model_arg + ": targets q_proj, k_proj, v_proj, o_proj only (the experts are not modelled as targets) and no base= (the experts are stored in the --precision's type)");
+    const auto m = tools::detail::moe_from(c.opts);
+    return {tools::mixtral_lora_entry(*c.entry, *mg, m, l), models::mixtral_lora_counts(*mg, m, l)};
+  }
+  const auto g = llm_config("--lora", c);
+  auto l = tools::parse_lora(*a.get("lora"), g.width);
+  tools::apply_quant(a, l);
+  return {tools::lora_entry(*c.entry, g, l), models::lora_counts(g, l)};
 }
 
 nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
@@ -995,11 +1009,7 @@ int run(const cli::parsed_args& a) {
   tools::zoo_entry lora_entry;
   std::optional<models::parameter_counts> peft;
   if (a.has("lora")) {
-    const auto g = lora_llama(a, c);
-    auto l = tools::parse_lora(*a.get("lora"), g.width);
-    tools::apply_quant(a, l);
-    peft = models::lora_counts(g, l);
-    lora_entry = tools::lora_entry(*c.entry, g, l);
+    std::tie(lora_entry, peft) = lora_model(a, c);
     c.entry = &lora_entry;
   }
 

@@ -27,7 +27,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family; Mixtral: attention targets): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -65,6 +65,12 @@ inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, 
 inline zoo_entry lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::lora_config& l) {
   return {entry.name, entry.family,
           [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }};
+}
+/// The Mixtral-style `entry` (configuration `g`, experts `m`) with LoRA `l` on its attention
+/// (models::mixtral_lora).
+inline zoo_entry mixtral_lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::moe_config& m, const models::lora_config& l) {
+  return {entry.name, entry.family,
+          [g, m, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }};
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='
