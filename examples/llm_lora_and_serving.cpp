@@ -3,9 +3,11 @@
 //  1. LoRA on Llama-2-7B (bf16 base, r = 16 on all linear layers) at 2k context on a 24 GB card,
 //     and QLoRA (NF4 base with double quantization) at 2k context on a 16 GB GPU: fits, and with
 //     what micro-batch?
-//  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80?
+//     With bitsandbytes' AdamW8bit the adapters' optimizer state shrinks 4x.
+//  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80,
+//     and with NF4 weights (bitsandbytes, the KV cache unchanged)?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
-//  4. Mixtral-8x7B: total vs active parameters, what serving it needs.
+//  4. Mixtral-8x7B: total vs active parameters, what loading, a LoRA fine-tune and serving need.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
 #include <gpubudget/serving.hpp>
@@ -27,6 +29,10 @@ static_assert(on_l4.max_sequences >= 4 && on_l4.max_sequences < 10);
 // (tests/fail/serving_32x8k_l4_ko.cpp: serving_exceeds_gpu_memory<49514, 20321, 3>).
 constexpr auto four_on_l4 = serve(models::llama3_8b(), serving{.context = 4096, .concurrency = 4}, devices::l4);
 static_assert(require_serves<four_on_l4>);
+// NF4 weights (bitsandbytes' 4-bit layout, 16-bit embedding and head) leave far more room for KV.
+constexpr serving four_k_nf4{.context = 4096, .concurrency = 1, .precision = pure_bf16, .kv = dtype::bf16, .weights = base_weights::nf4};
+constexpr auto on_l4_nf4 = serve(models::llama3_8b(), four_k_nf4, devices::l4);
+static_assert(on_l4_nf4.max_sequences > 3 * on_l4.max_sequences);
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
@@ -55,25 +61,44 @@ int main() {
   const auto largest = max_micro_batch(qnet, plan, devices::generic_16gb, {1, 64});
   std::cout << "## QLoRA (NF4 + double quantization) r=16 on all-linear, Llama-2-7B, 2k tokens, 16 GB GPU\n\n"
             << markdown_table(q16) << "\nLargest micro-batch that fits (checkpointed blocks): " << largest << "\n\n";
+  training plan8 = plan;
+  plan8.optimizer = adamw8bit;  // bitsandbytes AdamW8bit: 2 B + absmax per adapter weight instead of 8 B
+  const auto q16_8bit = budget_totals(qnet, plan8, devices::generic_16gb);
+  std::cout << "| QLoRA on a 16 GB GPU | AdamW | AdamW8bit |\n|---|---|---|\n"
+            << "| Optimizer state | " << format_bytes(q16.optimizer_state) << " | " << format_bytes(q16_8bit.optimizer_state) << " |\n"
+            << "| Largest micro-batch | " << largest << " | " << max_micro_batch(qnet, plan8, devices::generic_16gb, {1, 64}) << " |\n\n";
 
   // --- 2. serving -------------------------------------------------------------------------------
   std::cout << "## Llama-3-8B bf16, 4k-token sequences (vLLM-style: 90 % utilization, 16-token blocks)\n\n"
-            << "| Device | Weights | Prefill workspace | KV per token | Max concurrent tokens | Max 4k sequences |\n"
-            << "|---|---|---|---|---|---|\n";
+            << "| Device | Weights | Prefill workspace | KV per token | Max concurrent tokens | Max 4k sequences | NF4 weights | Max 4k sequences, NF4 |\n"
+            << "|---|---|---|---|---|---|---|---|\n";
   for (const auto* s : {&on_l4, &on_a10, &on_a100}) {
-    const char* name = s == &on_l4 ? "L4" : s == &on_a10 ? "A10" : "A100 80GB";
-    std::cout << "| " << name << " | " << format_bytes(s->weights) << " | " << format_bytes(s->workspace) << " | "
-              << format_bytes(s->kv_bytes_per_token) << " | " << s->max_concurrent_tokens << " | " << s->max_sequences << " |\n";
+    const auto& dev = s == &on_l4 ? devices::l4 : s == &on_a10 ? devices::a10 : devices::a100_80gb;
+    const auto q = serve(models::llama3_8b(), four_k_nf4, dev);
+    std::cout << "| " << dev.name << " | " << format_bytes(s->weights) << " | " << format_bytes(s->workspace) << " | "
+              << format_bytes(s->kv_bytes_per_token) << " | " << s->max_concurrent_tokens << " | " << s->max_sequences << " | "
+              << format_bytes(q.weights) << " | " << q.max_sequences << " |\n";
   }
   std::cout << "\n## Mistral-7B, one 16k-token conversation on an L4 (sliding window 4096)\n\n" << markdown_table(mistral_16k);
 
   // --- 4. Mixtral-8x7B ------------------------------------------------------------------------
   const auto mx = models::mixtral_parameter_counts(models::mixtral_8x7b(), {});
+  // LoRA r = 16 on q_proj, v_proj (PEFT's Mixtral default), bf16 base and adapters, 2k tokens,
+  // checkpointed blocks, AdamW8bit
+  const auto mg = models::mixtral_8x7b(2048);
+  const models::lora_config mlora{16, q_proj | v_proj, 0, base_weights::same};
+  const auto mnet = models::mixtral_lora(mg, {}, mlora);
+  const training mplan{.batch = 1, .precision = pure_bf16, .optimizer = adamw8bit, .checkpoint_blocks = true};
+  const auto mcounts = models::mixtral_lora_counts(mg, {}, mlora);
   std::cout << "\n## Mixtral-8x7B: " << mx.total << " parameters, " << mx.active << " active per token (top 2 of 8)\n\n"
-            << "| Device | Weights (bf16) | Max concurrent tokens | Max 4k sequences | Fits one |\n|---|---|---|---|---|\n";
+            << "LoRA r=16 on q_proj,v_proj: trainable params: " << mcounts.trainable << " || all params: " << mcounts.all << "\n\n"
+            << "| Device | Load (bf16 weights) | LoRA fine-tune, 2k tokens, micro 1 | Fits | Serve: max concurrent tokens | Max 4k sequences |\n"
+            << "|---|---|---|---|---|---|\n";
   for (const auto& dev : {devices::a100_80gb, devices::h100_80gb, devices::h200}) {
     const auto s = serve(models::mixtral_8x7b(), models::moe_config{}, four_k, dev);
-    std::cout << "| " << dev.name << " | " << format_bytes(s.weights) << " | " << s.max_concurrent_tokens << " | " << s.max_sequences << " | "
-              << (s.fits() ? "yes" : "no") << " |\n";
+    const auto t = budget_totals(mnet, mplan, dev);
+    std::cout << "| " << dev.name << " | " << format_bytes(s.weights) << " | " << format_bytes(t.total()) << " | " << (fits(t) ? "yes" : "no") << " | "
+              << s.max_concurrent_tokens << " | " << s.max_sequences << " |\n";
   }
+  std::cout << "\n" << markdown_table(budget_totals(mnet, mplan, devices::h200));
 }

@@ -6,6 +6,7 @@
 // --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
 //         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type).
+// --quant  nf4|nf4-dq|fp4|int8: with --lora the frozen base, with --serve the decoder layers' weights.
 // --serve an inference budget with a KV cache (serving.hpp); --context N tokens per sequence
 //         (default: the model's positions; beyond them only with --ctx raised explicitly),
 //         --concurrency N sequences (default 1), --kv-dtype fp8|fp16|bf16 (default: the
@@ -26,8 +27,8 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
-      {"quant", true, "Q", "with --lora: the frozen base quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family; Mixtral: attention targets): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
       {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
@@ -56,7 +57,20 @@ inline std::optional<models::llama_config> mixtral_config_of(const std::string& 
 }
 inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
   const auto g = mixtral_config_of(name, o);
-  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, {})) : std::nullopt;
+  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, detail::moe_from(o))) : std::nullopt;
+}
+
+/// `entry` (a Llama-family model, configuration `g`) fine-tuned with LoRA `l`: every base weight
+/// frozen, the adapters trained (models::llama_lora).
+inline zoo_entry lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::lora_config& l) {
+  return {entry.name, entry.family,
+          [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }};
+}
+/// The Mixtral-style `entry` (configuration `g`, experts `m`) with LoRA `l` on its attention
+/// (models::mixtral_lora).
+inline zoo_entry mixtral_lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::moe_config& m, const models::lora_config& l) {
+  return {entry.name, entry.family,
+          [g, m, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }};
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='
@@ -97,13 +111,18 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   return l;
 }
 
-/// `--quant`: the frozen base's storage (needs --lora; replaces its base=).
+/// `--quant Q`: bitsandbytes' storage of the frozen weights (`same` without the flag).
+inline base_weights parse_quant(const cli::parsed_args& a) {
+  if (!a.has("quant")) return base_weights::same;
+  const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
+  return q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+}
+
+/// `--quant` with `--lora`: the frozen base's storage (replaces its base=).
 inline void apply_quant(const cli::parsed_args& a, models::lora_config& l) {
   if (!a.has("quant")) return;
-  if (!a.has("lora")) throw cli::usage_error("--quant needs --lora (the quantized base of a fine-tune; quantized serving is not modeled)");
   if (l.base != base_weights::same) throw cli::usage_error("--quant and --lora base= contradict each other (give one)");
-  const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
-  l.base = q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+  l.base = parse_quant(a);
 }
 
 /// The serving flags, checked; `precision` is the CLI's --precision name.
@@ -123,12 +142,13 @@ inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_
     throw cli::usage_error("--context: " + std::to_string(r.s.context) + " is longer than the model's " + std::to_string(g.context) +
                            " positions (raise them explicitly with --ctx N, e.g. for RoPE scaling)");
   r.s.concurrency = a.has("concurrency") ? cli::parse_integer("--concurrency", *a.get("concurrency"), 1, 1 << 20) : 1;
+  r.s.weights = parse_quant(a);
   return r;
 }
 
 /// Flags that make no sense with --serve (a training step's settings, or --seq: use --context).
 inline void reject_with_serve(const cli::parsed_args& a) {
-  for (const char* n : {"lora", "quant", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
+  for (const char* n : {"lora", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
                         "freeze-all-but", "freeze-all", "teacher", "teacher-offload", "fragmentation", "runtime", "seq"})
     if (a.has(n)) throw cli::usage_error(std::string("--") + n + " does not combine with --serve" + (std::string(n) == "seq" ? " (use --context N)" : ""));
 }

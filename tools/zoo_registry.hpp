@@ -101,6 +101,8 @@ inline std::map<std::string, std::vector<size_option>> families() {
 /// their own: GPT attention through F.scaled_dot_product_attention; seed 004 with each frame's
 /// CNN under torch.utils.checkpoint.
 inline const std::string hidden_sdpa = "_sdpa", hidden_checkpoint_frames = "_checkpoint-frames";
+/// A Mixtral-style reference case's experts and top-k (default: Mixtral-8x7B's 8 and 2).
+inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 
 namespace detail {
 template <class F>
@@ -155,12 +157,18 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }
+inline models::moe_config moe_from(const model_options& o) {
+  models::moe_config m{};
+  m.experts = o.get(hidden_experts, m.experts);
+  m.top_k = o.get(hidden_top_k, m.top_k);
+  return m;
+}
 /// A Mixtral-style decoder (issue D): the Llama family's size options, MoE MLPs (8 experts, top 2).
 inline zoo_entry mixtral_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
-            return evaluate(models::mixtral(g, {}), t, d);
+            return evaluate(models::mixtral(g, moe_from(o)), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }

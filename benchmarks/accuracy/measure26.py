@@ -154,7 +154,11 @@ class Llama(nn.Module):
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
         x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, D))
         h = m.n2(x)
-        return x + m.down(F.silu(m.gate(h)) * m.up(h))
+        return x + self._mlp(m, h)
+
+    def _mlp(self, m, h):
+        """LlamaMLP (measure26_llm.py's Mixtral replaces it by the sparse MoE block)."""
+        return m.down(F.silu(m.gate(h)) * m.up(h))
 
     def forward(self, ids):
         B, T = ids.shape
@@ -365,54 +369,71 @@ def run_case(c, heap):
     return r
 
 
-def main():
+def select_cases(doc, cases, list_line):
+    """The command line of a measuring script (--cases, --skip, --out, --list): returns the parsed
+    arguments and the selected case names, or None after printing the list (`list_line(name, case)`)."""
     import argparse
-    import time
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", help="comma-separated names or substrings (default: all)")
     ap.add_argument("--skip", help="comma-separated names or substrings to leave out")
     ap.add_argument("--out", help="write the JSON here (default: stdout)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
-        for n, c in CASES.items():
-            print("%-34s %-14s %-8s %-10s %-9s %s" % (n, c["precision"], c["optimizer"], c["optimizer_impl"],
-                                                    c["checkpoint"], c["description"]))
-        return
+        for n, c in cases.items():
+            print(list_line(n, c))
+        return args, None
     sel = args.cases.split(",") if args.cases else None
     skip = args.skip.split(",") if args.skip else []
-    names = [n for n in CASES if (sel is None or n in sel or any(s in n for s in sel)) and
+    names = [n for n in cases if (sel is None or n in sel or any(s in n for s in sel)) and
              not any(s in n for s in skip)]
     if sel and not names:
         sys.exit("no case matches %s (see --list)" % args.cases)
-    heap = measure.Heap()
+    return args, names
+
+
+def measure_cases(names, cases, run, heap, res, out):
+    """Measures each named case with run(case, heap) into res["cases"] (timed), writing res to `out`
+    after every case (a long run keeps what it has), or to stdout at the end."""
+    import time
+
+    def write():
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+
+    t_all = time.time()
+    for n in names:
+        t0 = time.time()
+        r = run(cases[n], heap)
+        r["seconds"] = round(time.time() - t0, 2)
+        res["cases"].append(r)
+        print("measured %-44s %6.1f s  saved %s  peak %s" % (n, r["seconds"], r.get("saved_bytes"),
+                                                           r.get("step_peak_bytes", r.get("prefill_peak_bytes"))),
+              file=sys.stderr, flush=True)
+        if out:
+            write()
+        gc.collect()
+    res["environment"]["total_seconds"] = round(time.time() - t_all, 1)
+    if out:
+        write()
+    else:
+        json.dump(res, sys.stdout, indent=1)
+        print()
+
+
+def main():
+    args, names = select_cases(__doc__, CASES, lambda n, c: "%-34s %-14s %-8s %-10s %-9s %s" % (
+        n, c["precision"], c["optimizer"], c["optimizer_impl"], c["checkpoint"], c["description"]))
+    if names is None:
+        return
     env = _environment()
     res = {"source": "PyTorch %s (CPU) and torchvision %s in a Debian trixie root (scripts/torch26-env); one "
                      "training step; measured by benchmarks/accuracy/measure26.py (malloc shim + "
                      "saved_tensors_hooks)" % (env["torch"], env["torchvision"]),
            "environment": env, "cases": []}
-    t_all = time.time()
-    for n in names:
-        t0 = time.time()
-        r = run_case(CASES[n], heap)
-        r["seconds"] = round(time.time() - t0, 2)
-        res["cases"].append(r)
-        print("measured %-34s %6.1f s  saved %s  peak %d" % (n, r["seconds"], r["saved_bytes"], r["step_peak_bytes"]),
-              file=sys.stderr, flush=True)
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump(res, f, indent=1)
-                f.write("\n")
-        gc.collect()
-    res["environment"]["total_seconds"] = round(time.time() - t_all, 1)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
-    else:
-        json.dump(res, sys.stdout, indent=1)
-        print()
+    measure_cases(names, CASES, run_case, measure.Heap(), res, args.out)
 
 
 if __name__ == "__main__":

@@ -112,11 +112,16 @@ struct model_budget : memory_budget {
 
 namespace detail {
 
-constexpr std::int64_t optimizer_state_per_param(optimizer_kind o) {
+/// Optimizer state bytes per trainable parameter: fp32 buffers, or for 8-bit Adam two uint8
+/// states (its per-tensor fp32 fallback and absmax blocks are in the budget's exact figure,
+/// walk_totals::trainable_adam8bit_state; layouts that only know a parameter count use this).
+constexpr std::int64_t optimizer_state_bytes_per_param(optimizer_kind o) {
   switch (o) {
-    case optimizer_kind::sgd_momentum: return 1;  // momentum_buffer
+    case optimizer_kind::sgd_momentum: return 4;  // momentum_buffer
     case optimizer_kind::adam:
-    case optimizer_kind::adamw: return 2;         // exp_avg, exp_avg_sq
+    case optimizer_kind::adamw: return 8;         // exp_avg, exp_avg_sq
+    case optimizer_kind::adam8bit:
+    case optimizer_kind::adamw8bit: return 2;     // state1, state2 (uint8)
     default: return 0;
   }
 }
@@ -125,7 +130,9 @@ constexpr std::int64_t optimizer_state_per_param(optimizer_kind o) {
 /// Adam(W) computes denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two
 /// parameter-sized tensors alive at once, per parameter in the for-loop version, for all of
 /// them in the foreach version (_foreach_sqrt then _foreach_add). SGD and momentum update in
-/// place. Fused kernels allocate none (also on the 2.6 CPU, op_rules.md 2.6 #21).
+/// place. Fused kernels allocate none (also on the 2.6 CPU, op_rules.md 2.6 #21), nor do
+/// bitsandbytes' 8-bit kernels (optimizer_update_8bit_blockwise dequantizes, updates and
+/// requantizes each block in place).
 constexpr std::int64_t optimizer_temporaries(const training& p, std::int64_t largest, std::int64_t total, dtype state) {
   if (p.optimizer != optimizer_kind::adam && p.optimizer != optimizer_kind::adamw) return 0;
   switch (p.step) {
@@ -314,7 +321,9 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.parameters = bytes_of(b.parameter_count, param_t);
   b.buffers = r.totals.buffer_bytes;
   b.master_weights = pure16 ? bytes_of(b.trainable_count, dtype::fp32) : 0;
-  b.optimizer_state = plan.inference ? 0 : checked_mul(optimizer_state_per_param(plan.optimizer), bytes_of(b.trainable_count, dtype::fp32));
+  b.optimizer_state = plan.inference ? 0
+                      : is_8bit(plan.optimizer) ? r.totals.trainable_adam8bit_state + adam8bit_qmap_bytes
+                                                : checked_mul(optimizer_state_bytes_per_param(plan.optimizer), b.trainable_count);
   b.ema = plan.ema ? bytes_of(b.parameter_count, dtype::fp32) : 0;
   b.input_batch = r.totals.input_bytes;
   const auto& t = plan.teacher;

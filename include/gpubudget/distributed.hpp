@@ -338,7 +338,7 @@ struct element_bytes {
 constexpr element_bytes zero_element_bytes(const training& p) {
   const auto t = types_of(p.precision);
   const auto pb = bytes_of(1, t.parameters);
-  return {pb, pb, 4 * optimizer_state_per_param(p.optimizer) + (t.pure16 ? 8 : 0)};
+  return {pb, pb, optimizer_state_bytes_per_param(p.optimizer) + (t.pure16 ? 8 : 0)};
 }
 
 /// DeepSpeed ZeRO, matching (with `estimator_accounting`) estimate_zero2_model_states_mem_needs (stages 1-2: GPU
@@ -388,7 +388,7 @@ constexpr rank_states fsdp_states(const parameter_facts& f, const training& p, c
   const auto n = l.shard_degree();
   rank_states s{};
   const auto params = shard(checked_mul(f.total, 4), n), grads = shard(checked_mul(f.trainable, 4), n);
-  const auto opt = shard(checked_mul(f.trainable, 4 * optimizer_state_per_param(p.optimizer)), n);
+  const auto opt = shard(checked_mul(f.trainable, optimizer_state_bytes_per_param(p.optimizer)), n);
   if (l.offload.parameters) s.host = params + grads + opt;
   else s.params = params, s.grads = grads, s.opt = opt;
   const auto unit = checked_mul(f.largest_unit, cb);
@@ -414,7 +414,7 @@ constexpr rank_states fsdp_states(const parameter_facts& f, const training& p, c
 /// args.data_parallel_size)`). Frozen parameters keep their 16-bit weights only.
 constexpr rank_states megatron_states(const parameter_facts& f, const training& p, const parallel_layout& l) {
   const auto t = types_of(p.precision);
-  const auto opt = checked_mul(f.trainable, 4 * optimizer_state_per_param(p.optimizer) + (t.pure16 ? 4 : 0));
+  const auto opt = checked_mul(f.trainable, optimizer_state_bytes_per_param(p.optimizer) + (t.pure16 ? 4 : 0));
   return {bytes_of(f.total, t.parameters), checked_mul(f.trainable, 4), shard(opt, l.shard_degree()), 0, 0};
 }
 
@@ -422,7 +422,7 @@ constexpr rank_states megatron_states(const parameter_facts& f, const training& 
 /// pure 16-bit, optimizer state).
 constexpr rank_states replicated_states(const parameter_facts& f, const training& p) {
   const auto t = types_of(p.precision);
-  const auto opt = checked_mul(f.trainable, 4 * optimizer_state_per_param(p.optimizer) + (t.pure16 ? 4 : 0));
+  const auto opt = checked_mul(f.trainable, optimizer_state_bytes_per_param(p.optimizer) + (t.pure16 ? 4 : 0));
   return {bytes_of(f.total, t.parameters), bytes_of(f.trainable, t.parameters), opt, 0, 0};
 }
 

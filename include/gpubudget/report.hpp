@@ -37,6 +37,8 @@ inline std::string_view optimizer_name(optimizer_kind o) {
     case optimizer_kind::sgd_momentum: return "SGD+momentum";
     case optimizer_kind::adam: return "Adam";
     case optimizer_kind::adamw: return "AdamW";
+    case optimizer_kind::adam8bit: return "Adam8bit";
+    case optimizer_kind::adamw8bit: return "AdamW8bit";
   }
   return "?";
 }
@@ -124,7 +126,7 @@ std::string layer_table(const model_budget<N>& b) {
   // 16-bit training, and its optimizer state
   const auto types = types_of(b.plan.precision);
   const std::int64_t per_trainable = bytes_per_element(types.parameters) + (types.pure16 ? 4 : 0) +
-                                     4 * detail::optimizer_state_per_param(b.plan.optimizer);
+                                     detail::optimizer_state_bytes_per_param(b.plan.optimizer);
   std::string out = "| # | Block | Output | Params (trainable) | Grad + optimizer | Saved for backward |\n|---:|---|---|---:|---:|---:|\n";
   if constexpr (N > 0) {
     const std::int32_t end = b.records[0].span;

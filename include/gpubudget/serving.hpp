@@ -13,13 +13,16 @@
 //                    "Engine Arguments");
 //  * weights       = parameters in the serving precision;
 //  * workspace     = the inference budget's forward peak of the model at the prefill length (the
-//                    whole prompt, or one chunk with chunked prefill) — gpubudget's own simulation;
+//                    whole prompt, or one chunk with chunked prefill; `prefill_sequences` of them
+//                    at once) — gpubudget's own simulation — or, if larger, the body's output
+//                    with the LM head's logits of the last positions;
 //  * CUDA context and cuBLAS workspace from the device;
 //  * KV cache      = per token 2 (K and V) · layers · kv_heads · head_dim · dtype bytes, in whole
 //                    blocks of `block_size` tokens (vLLM's PagedAttention, --block-size default 16:
 //                    vllm/config.py CacheConfig), a sequence holding min(context, sliding window)
 //                    tokens (Mistral's rolling buffer cache: only the window is kept).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -39,8 +42,14 @@ namespace detail {
   fail("gpubudget: sliding window larger than the model's context (max_position_embeddings)");
 }
 [[noreturn]] inline void kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32() { fail("gpubudget: KV cache dtype must be fp8, fp16, bf16 or fp32"); }
+[[noreturn]] inline void serving_weights_must_be_same_or_quantized() {
+  fail("gpubudget: serving weights: same (the precision's) or a bitsandbytes quantization (nf4, nf4_dq, fp4, fp4_dq, int8)");
+}
+[[noreturn]] inline void quantized_experts_are_not_modelled() {
+  fail("gpubudget: quantized serving of a mixture of experts is not modelled (serving::weights must be same)");
+}
 [[noreturn]] inline void invalid_serving_setting() {
-  fail("gpubudget: serving settings: context, concurrency, block size must be positive, utilization 1..100 percent");
+  fail("gpubudget: serving settings: context, concurrency, block size, prefill sequences must be positive, utilization 1..100 percent");
 }
 }  // namespace detail
 
@@ -54,6 +63,14 @@ struct serving {
   std::int64_t utilization_percent = 90;     ///< vLLM gpu_memory_utilization (default 0.9)
   std::int64_t prefill_chunk = 0;            ///< tokens per prefill step (chunked prefill); 0: the whole context
   bool beyond_positions = false;             ///< allow a context beyond max_position_embeddings (RoPE scaling)
+  std::int64_t prefill_sequences = 1;        ///< sequences prefilled together (the prefill's batch)
+  /// The decoder layers' linear weights quantized with bitsandbytes (nf4, nf4_dq, fp4, fp4_dq,
+  /// int8: layers/adapters.hpp quantized_weight_bytes); `same`: in the serving precision.
+  /// Embedding, norms and the LM head stay in the precision's 16-bit type.
+  base_weights weights = base_weights::same;
+  /// The runtime whose op rules the prefill follows (the CPU ones hold it against
+  /// reference/pytorch-2.6-cpu-llm.json's decode cases).
+  runtime_kind runtime = runtime_kind::torch2_cuda;
 };
 
 /// The memory of serving: what is fixed, the KV cache asked for, and what fits.
@@ -87,8 +104,9 @@ constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype k
 namespace detail {
 
 constexpr void check_serving(const models::llama_config& g, const serving& s) {
-  if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0) invalid_serving_setting();
+  if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0 || s.prefill_sequences <= 0) invalid_serving_setting();
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
+  if (s.weights != base_weights::same && !is_quantized(s.weights)) serving_weights_must_be_same_or_quantized();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
 }
@@ -107,8 +125,10 @@ template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
-  return budget_totals(body, training{.batch = 1, .precision = s.precision, .inference = true}, dev);
+  const auto body = is_quantized(s.weights)
+                        ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), repeat(g.layers, block(g)), rms_norm(s.weights))
+                        : sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
+  return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
 }
 
 /// The solvers: what fits in `kv_available` bytes.
@@ -138,10 +158,15 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
   const auto p = prefill_budget(g, s, prefill, dev, block);
   const auto head = checked_mul(g.vocab, g.width);  // untied lm_head
-  b.parameter_count = p.parameter_count + head;
-  b.weights = p.parameters + bytes_of(head, types_of(s.precision).parameters);
-  // the body's peak, then the last positions' fp32 logits
-  b.workspace = p.step_peak + p.input_batch + bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  const auto types = types_of(s.precision);
+  b.parameter_count = is_quantized(s.weights) ? models::llama_parameter_count(g) : p.parameter_count + head;
+  // quantized: the frozen layers' packed weights are the body's buffers (embedding included, in
+  // 16 bit); the LM head is kept in 16 bit (transformers' BitsAndBytesConfig skips lm_head)
+  b.weights = p.parameters + p.buffers + bytes_of(head, is_quantized(s.weights) ? types.half : types.parameters);
+  // the body's peak, or its output with the last positions' fp32 logits after it (the head runs
+  // once the body's temporaries are gone: op_rules.md LLM features #L4)
+  const auto logits = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  b.workspace = std::max(p.step_peak, p.after_forward + logits) + p.input_batch;
   b.cuda_context = dev.context;
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
@@ -154,14 +179,22 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
 
 }  // namespace detail
 
-/// The serving budget of Llama-style decoder `g` under `s` on `dev`.
+/// The serving budget of Llama-style decoder `g` under `s` on `dev`. Quantized weights
+/// (`s.weights`): each decoder linear is a frozen bitsandbytes layer whose matmul dequantizes its
+/// weight into a temporary (4-bit) or quantizes its input into int8 with an int32 product (int8)
+/// — layers/adapters.hpp frozen_matmul, the same op QLoRA uses; the KV cache is unchanged.
 constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
+  if (is_quantized(s.weights)) {
+    const models::lora_config frozen{.rank = 0, .targets = 0, .dropout_percent = 0, .base = s.weights};
+    return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::llama_block_lora(c, frozen); });
+  }
   return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
 }
 
 /// The serving budget of a Mixtral-style decoder `g` with experts `m`: every expert's weights
 /// are loaded; the prefill routes its tokens as moe() does.
 constexpr serving_budget serve(const models::llama_config& g, const models::moe_config& m, const serving& s, const device& dev) {
+  if (s.weights != base_weights::same) detail::quantized_experts_are_not_modelled();
   return detail::serve_blocks(g, s, dev, [m](const models::llama_config& c) { return models::mixtral_block(c, m); });
 }
 

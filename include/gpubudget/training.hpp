@@ -44,11 +44,29 @@ constexpr precision_types types_of(precision_mode p, bool cuda = true) {
   return t;
 }
 
-enum class optimizer_kind : std::uint8_t { none, sgd, sgd_momentum, adam, adamw };
+/// The optimizer. adam8bit / adamw8bit: bitsandbytes' Adam8bit / AdamW8bit (block-wise 8-bit
+/// state, optim_8bit.hpp: the state bytes per parameter tensor; its fused kernel updates in place).
+enum class optimizer_kind : std::uint8_t { none, sgd, sgd_momentum, adam, adamw, adam8bit, adamw8bit };
 inline constexpr optimizer_kind sgd = optimizer_kind::sgd;
 inline constexpr optimizer_kind sgd_momentum = optimizer_kind::sgd_momentum;
 inline constexpr optimizer_kind adam = optimizer_kind::adam;
 inline constexpr optimizer_kind adamw = optimizer_kind::adamw;
+inline constexpr optimizer_kind adam8bit = optimizer_kind::adam8bit;
+inline constexpr optimizer_kind adamw8bit = optimizer_kind::adamw8bit;
+constexpr bool is_8bit(optimizer_kind o) { return o == optimizer_kind::adam8bit || o == optimizer_kind::adamw8bit; }
+
+/// bitsandbytes' 8-bit Adam state of one parameter tensor of `n` elements, in bytes
+/// (bitsandbytes/optim/optimizer.py, Optimizer2State.init_state, at commit 06029dd6): a tensor
+/// with fewer than `min_8bit_size` = 4096 elements keeps two fp32 states (state1, state2); a
+/// larger one two uint8 states plus, block-wise (block_wise=True, the default), one fp32 absmax
+/// per 2048 elements for each (`blocks = n // 2048`, +1 for a remainder: absmax1, absmax2).
+/// (Later bitsandbytes versions quantize in blocks of 256.)
+constexpr std::int64_t adam8bit_state_bytes(std::int64_t n) {
+  return n < 4096 ? 8 * n : 2 * n + 8 * ((n + 2047) / 2048);
+}
+/// The two shared quantization maps (qmap1 "dynamic", qmap2 "udynamic": F.create_dynamic_map,
+/// 256 fp32 values each), once per optimizer.
+inline constexpr std::int64_t adam8bit_qmap_bytes = 2 * 256 * 4;
 
 /// How `optimizer.step()` walks the parameters (PyTorch's three implementations).
 enum class step_impl : std::uint8_t {

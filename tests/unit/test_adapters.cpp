@@ -171,3 +171,41 @@ TEST_CASE("LoRA'd 2-layer Llama: saved bytes against PyTorch 2.6 CPU") {
     CHECK(std::abs(b.saved_activations - r.saved) * 100 <= 2 * r.saved);
   }
 }
+
+// The bf16 frozen base (measure26_llm.py *_base_bf16 cases, reference/pytorch-2.6-cpu-llm.json):
+// bf16 norms keep the residual stream in bf16, so the q and v adapters share one bf16 input.
+// Measured saved bytes: q,v 2,936,832; all-linear 3,815,936 (±2 %).
+TEST_CASE("LoRA'd 2-layer Llama with a bf16 base: saved bytes against PyTorch 2.6 CPU") {
+  const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
+  const training plan{.batch = 2, .precision = amp_bf16, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  for (const auto& [targets, measured] : {std::pair<std::int64_t, std::int64_t>{q_proj | v_proj, 2'936'832}, {all_linear, 3'815'936}}) {
+    const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, targets, 0, base_weights::bf16}), plan, devices::a100_80gb);
+    INFO("targets " << targets << " saved " << b.saved_activations);
+    CHECK(std::abs(b.saved_activations - measured) * 100 <= 2 * measured);
+  }
+}
+
+// bitsandbytes AdamW8bit (training.hpp adam8bit_state_bytes): two uint8 states per element and an
+// fp32 absmax per 2048 elements for each, per tensor; tensors under 4096 elements keep two fp32
+// states; the two 256-entry fp32 quantization maps once.
+TEST_CASE("8-bit AdamW state: Llama-2-7B LoRA and full fine-tune") {
+  constexpr auto g = models::llama2_7b(256);
+  // LoRA r = 8 on q, v: 128 adapters of 32768 elements (16 blocks each)
+  constexpr auto lora = budget_totals(models::llama_lora(g, {8, q_proj | v_proj, 0, base_weights::bf16}),
+                                      training{.batch = 1, .precision = amp_bf16, .optimizer = adamw8bit}, devices::a100_80gb);
+  static_assert(lora.trainable_count == 4'194'304);
+  static_assert(lora.optimizer_state == 2 * 4'194'304 + 8 * 128 * 16 + 2048);  // 8,407,040
+  static_assert(lora.optimizer_temporaries == 0);
+  // the full model: 2N + 8 · 3,290,242 blocks (every tensor a multiple of 2048 but the 65 norms'
+  // 4096 = 2 blocks each) + 2048
+  const auto full = budget_totals(models::llama(g), training{.batch = 1, .precision = amp_bf16, .optimizer = adamw8bit}, devices::h200);
+  CHECK(full.trainable_count == 6'738'415'616);
+  CHECK(full.optimizer_state == 13'503'155'216);
+  CHECK(full.optimizer_state < budget_totals(models::llama(g), training{.batch = 1, .precision = amp_bf16}, devices::h200).optimizer_state / 3);
+  // a tensor under min_8bit_size keeps fp32 state: Linear(64, 32) + bias = 2048 + 32 elements
+  const auto small = budget_totals(sequential(input(64), linear(32)), training{.batch = 1, .optimizer = adam8bit}, devices::t4);
+  CHECK(small.optimizer_state == 8 * (2048 + 32) + 2048);
+  // Linear(4096, 1) + bias: the weight goes 8-bit (2 blocks), the bias fp32
+  const auto edge = budget_totals(sequential(input(4096), linear(1)), training{.batch = 1, .optimizer = adamw8bit}, devices::t4);
+  CHECK(edge.optimizer_state == 2 * 4096 + 8 * 2 + 8 * 1 + 2048);
+}

@@ -120,3 +120,46 @@ TEST_CASE("serving Mixtral-8x7B: every expert loaded") {
   CHECK(m.fits());
   CHECK_FALSE(serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 4096}, devices::a100_80gb).fits());
 }
+
+// Quantized serving (serving::weights): the decoder layers' linears in bitsandbytes' layout
+// (quantized_weight_bytes, the QLoRA op), embedding and LM head in 16 bit, KV cache unchanged.
+TEST_CASE("quantized serving: weights, dequantized temporaries, KV cache unchanged") {
+  constexpr auto g = models::llama3_8b();
+  constexpr auto dense = serve(g, serving{.context = 4096, .concurrency = 8}, devices::l4);
+  constexpr auto nf4 = serve(g, serving{.context = 4096, .concurrency = 8, .weights = base_weights::nf4}, devices::l4);
+  static_assert(nf4.parameter_count == dense.parameter_count);
+  static_assert(nf4.kv_bytes_per_token == dense.kv_bytes_per_token && nf4.kv_cache_bytes == dense.kv_cache_bytes);
+  // per layer q, o 4096², k, v 1024 x 4096, gate, up, down 14336 x 4096 in NF4; embedding and head
+  // 128256 x 4096 bf16; 65 norms of 4096 bf16
+  constexpr std::int64_t D = 4096, kv = 1024, F = 14336, V = 128256;
+  constexpr std::int64_t per_layer = 2 * quantized_weight_bytes(D * D, D, base_weights::nf4) + 2 * quantized_weight_bytes(D * kv, kv, base_weights::nf4) +
+                                     3 * quantized_weight_bytes(D * F, F, base_weights::nf4);
+  static_assert(nf4.weights == 32 * per_layer + 2 * V * D * 2 + 65 * D * 2);
+  static_assert(nf4.max_sequences > 3 * dense.max_sequences);
+  // int8: the input's int8 copy and the int32 product are prefill temporaries
+  constexpr auto int8 = serve(g, serving{.context = 4096, .concurrency = 8, .weights = base_weights::int8}, devices::a100_80gb);
+  static_assert(int8.workspace > serve(g, serving{.context = 4096, .concurrency = 8}, devices::a100_80gb).workspace);
+  // a 4-bit weight is dequantized for its matmul: at a short prefill the largest (14336 x 4096,
+  // 112 MiB in bf16) is the peak's largest term
+  constexpr auto short_nf4 = serve(g, serving{.context = 16, .weights = base_weights::nf4}, devices::l4);
+  constexpr auto short_dense = serve(g, serving{.context = 16}, devices::l4);
+  static_assert(short_nf4.workspace >= short_dense.workspace + F * D * 2 / 2);
+  CHECK_THROWS(serve(g, serving{.context = 512, .weights = base_weights::fp16}, devices::l4));
+  CHECK_THROWS(serve(models::mixtral_8x7b(), models::moe_config{}, serving{.context = 512, .weights = base_weights::nf4}, devices::h200));
+}
+
+// LoRA on Mixtral-8x7B (models::mixtral_lora): adapters on the attention projections, every
+// expert frozen in the precision's type; PEFT's count adds the adapters to all 46.7 B.
+TEST_CASE("Mixtral-8x7B LoRA: adapters on attention, experts frozen") {
+  const auto g = models::mixtral_8x7b(256);
+  const models::lora_config l{16, q_proj | v_proj, 0, base_weights::same};
+  // per layer: q 16·(4096 + 4096), v 16·(4096 + 1024)
+  CHECK(models::mixtral_lora_counts(g, {}, l).trainable == 32 * 16 * (8192 + 5120));
+  CHECK(models::mixtral_lora_counts(g, {}, l).all == 46'702'792'704 + 6'815'744);
+  const auto b = budget_totals(models::mixtral_lora(g, {}, l), training{.batch = 1, .precision = pure_bf16, .optimizer = adamw8bit}, devices::h200);
+  CHECK(b.trainable_count == 6'815'744);
+  // the experts (frozen parameters) and the attention base (buffers) in bf16
+  CHECK(b.parameters + b.buffers == 2 * (46'702'792'704 + 6'815'744));
+  CHECK_THROWS(models::mixtral_lora(g, {}, {16, gate_proj, 0, base_weights::same}));
+  CHECK_THROWS(models::mixtral_lora(g, {}, {16, q_proj, 0, base_weights::nf4}));
+}

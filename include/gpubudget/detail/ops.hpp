@@ -8,6 +8,7 @@
 
 #include <gpubudget/detail/sim.hpp>
 #include <gpubudget/layer.hpp>
+#include <gpubudget/layers/options.hpp>
 
 namespace gpubudget::detail {
 
@@ -24,6 +25,7 @@ struct layer_ctx {
   std::int32_t parts = 1;         ///< out: parameter keys used (param_key .. param_key + parts - 1)
   std::int64_t conv_workspace = 0;  ///< out: bytes of its largest convolution's im2col matrix (cuDNN GEMM workspace)
   std::int64_t input_bytes = 0;     ///< out: a source's data batch
+  std::int64_t adam8bit_state = 0;  ///< out: bitsandbytes 8-bit Adam state of its tensors (per tensor: adam8bit_state_bytes)
 
   constexpr bool amp() const { return s.types.autocast; }
   constexpr bool pure16() const { return s.types.pure16; }
@@ -35,11 +37,23 @@ struct layer_ctx {
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
   constexpr dtype fp32_op_type(dtype in) const { return s.types.fp32_op(in); }
   constexpr bool cpu() const { return s.on_cpu(); }
+  /// Storage type of a frozen weight stored as `b` (layers/options.hpp): a quantized model keeps
+  /// its unquantized modules in the precision's 16-bit type.
+  constexpr dtype stored_type(base_weights b) const {
+    if (is_quantized(b) || b == base_weights::half) return half_type();
+    switch (b) {
+      case base_weights::fp32: return dtype::fp32;
+      case base_weights::fp16: return dtype::fp16;
+      case base_weights::bf16: return dtype::bf16;
+      default: return param_type();
+    }
+  }
 
   /// Registers a parameter tensor of `elements` values.
   constexpr void add_param(std::int64_t elements) {
     if (!first_use) return;
     parameter_count = checked_add(parameter_count, elements);
+    adam8bit_state += adam8bit_state_bytes(elements);
     if (elements > largest_param) largest_param = elements;
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
     if (s.count_host && trainable && elements > 0 && !s.no_grad) s.add_host(s.host.node, s.host_view_bytes);
@@ -62,6 +76,7 @@ struct layer_ctx {
   /// Folds a sub-module's counts back into this layer.
   constexpr void absorb(const layer_ctx& c, std::int32_t first_part) {
     parameter_count = checked_add(parameter_count, c.parameter_count);
+    adam8bit_state += c.adam8bit_state;
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;

@@ -23,6 +23,7 @@ struct record_stats {
 struct walk_totals {
   std::int64_t parameter_count = 0, trainable_count = 0, buffer_bytes = 0;
   std::int64_t largest_trainable = 0;  ///< elements of the largest trainable parameter tensor
+  std::int64_t trainable_adam8bit_state = 0;  ///< 8-bit Adam state of the trainable tensors (training.hpp)
   std::int64_t input_bytes = 0;        ///< the data batch(es)
   std::int64_t largest_im2col = 0;     ///< bytes of the largest conv's unfolded input (cuDNN GEMM workspace)
 };
@@ -262,7 +263,8 @@ struct walker {
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
-                 trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
+                 trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
+                 state8_0 = totals.trainable_adam8bit_state;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       dyn_array<record_stats> before{};
       if (measure && counting && !replaying && collect_stats)
@@ -289,6 +291,7 @@ struct walker {
           }
           totals.parameter_count = checked_add(totals.parameter_count, checked_mul(copies, totals.parameter_count - params0));
           totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - trainable0));
+          totals.trainable_adam8bit_state = checked_add(totals.trainable_adam8bit_state, checked_mul(copies, totals.trainable_adam8bit_state - state8_0));
           totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
         }
         // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
@@ -408,6 +411,7 @@ struct walker {
     totals.parameter_count = checked_add(totals.parameter_count, c.parameter_count);
     if (c.trainable) {
       totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count);
+      totals.trainable_adam8bit_state += c.adam8bit_state;
       if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
     }
     totals.buffer_bytes += c.buffer_bytes;

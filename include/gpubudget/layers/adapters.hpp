@@ -31,19 +31,6 @@ enum lora_target : std::int64_t {
   all_linear = 127,
 };
 
-/// Storage of a frozen base weight: `same` follows the training precision's parameter type;
-/// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head
-/// are not quantized (transformers' BitsAndBytesConfig keeps lm_head in 16 bit): with a quantized
-/// base they are stored in the precision's 16-bit type.
-enum class base_weights : std::int64_t {
-  same = 0, fp32 = 1, fp16 = 2, bf16 = 3,
-  nf4 = 4,     ///< 4-bit NormalFloat, block 64, fp32 absmax per block (QLoRA)
-  fp4 = 5,     ///< 4-bit float, same layout
-  nf4_dq = 6,  ///< NF4 with double quantization (bnb_4bit_use_double_quant)
-  fp4_dq = 7,
-  int8 = 8,    ///< LLM.int8(): int8 weights + one fp32 scale per output row
-  half = 9,    ///< the precision's 16-bit type (fp16, or bf16 under a bf16 precision)
-};
 
 /// Bytes of a frozen weight of `elements` values in `rows` output rows stored as a quantized
 /// `base` (0 for the unquantized kinds). bitsandbytes 0.4x, functional.py quantize_4bit
@@ -64,27 +51,19 @@ constexpr std::int64_t quantized_weight_bytes(std::int64_t elements, std::int64_
     default: return 0;
   }
 }
-constexpr bool is_quantized(base_weights b) { return b >= base_weights::nf4 && b <= base_weights::int8; }
 
 namespace detail {
 
 [[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
   fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
 }
+[[noreturn]] inline void mixtral_lora_needs_attention_targets_and_base_same() {
+  fail("gpubudget: LoRA on Mixtral: targets q_proj, k_proj, v_proj, o_proj only, base same (experts are stored in the precision's type)");
+}
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
 }
 
-constexpr dtype base_type(const layer_ctx& c, std::int64_t base) {
-  const auto b = static_cast<base_weights>(base);
-  if (is_quantized(b) || b == base_weights::half) return c.half_type();  // also the unquantized modules of a quantized model
-  switch (static_cast<base_weights>(base)) {
-    case base_weights::fp32: return dtype::fp32;
-    case base_weights::fp16: return dtype::fp16;
-    case base_weights::bf16: return dtype::bf16;
-    default: return c.param_type();
-  }
-}
 
 /// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
 /// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
@@ -97,7 +76,7 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   auto& s = c.s;
   const auto kind = static_cast<base_weights>(base);
   const auto weight = checked_mul(x.s.last(), out_features);
-  const dtype bt = base_type(c, base);
+  const dtype bt = c.stored_type(static_cast<base_weights>(base));
   if (c.first_use) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
   shape out = x.s;
   out[-1] = out_features;
@@ -186,7 +165,7 @@ struct op_traits<frozen_embedding_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const frozen_embedding_op& op, const detail::value& x) {
     if (op.num_embeddings <= 0 || op.dim <= 0) detail::invalid_layer_argument();
     if (x.s.rank >= 5) detail::tensor_rank_unsupported();
-    const dtype bt = detail::base_type(c, static_cast<std::int64_t>(op.base));
+    const dtype bt = c.stored_type(op.base);
     if (c.first_use) c.buffer_bytes += bytes_of(checked_mul(op.num_embeddings, op.dim), bt);
     shape out = x.s;
     out.dim[static_cast<std::size_t>(out.rank++)] = op.dim;

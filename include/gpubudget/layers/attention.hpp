@@ -89,6 +89,36 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
   return o;
 }
 
+/// SDPA's math kernel without grad (PyTorch 2.6 attention.cpp _scaled_dot_product_attention_math):
+/// the scaled q, k and v expanded to all heads (repeat_interleave) and the causal float mask
+/// [Lq, Lk] live to its end; q @ (k·√s)ᵀ adds the scaled k; the mask is added in place;
+/// _safe_softmax holds its input, its output and a bool `== -inf` of the scores; then @ v.
+/// matmul folds [B, H, L, d] into bmm's batch by a reshape, which copies the scaled q (a
+/// transposed view of the projection) when B > 1. Measured: measure26_llm.py's decode cases
+/// (op_rules.md, LLM features #L3).
+constexpr value sdpa_math_no_grad(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool causal, dtype out_type) {
+  value q = cast_to(s, q16, dtype::fp32), k = cast_to(s, k16, dtype::fp32), v = cast_to(s, v16, dtype::fp32);
+  const auto Lq = q.s[0], Lk = k.s[0], D = q.s[1];
+  const auto mask_bytes = causal ? bytes_of(checked_mul(Lq, Lk), dtype::fp32) : 0;
+  const auto mask = mask_bytes > 0 ? s.allocate(mask_bytes, false, -1, mask_bytes) : -1;  // one per call, not per sequence
+  value qs = pointwise(s, q, q.s, q.type, keeps::nothing);            // query * √scale
+  value kx = s.make(make_shape(Lk, D), k.type, false);                // key_expanded
+  value vx = s.make(make_shape(Lk, D), v.type, false);                // value_expanded
+  value ks = pointwise(s, kx, kx.s, kx.type, keeps::nothing);         // key_expanded.transpose(-2, -1) * √scale
+  value qc = s.batch > 1 ? s.make(qs.s, qs.type, false) : value{};    // the reshape's copy of q
+  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), dtype::fp32);
+  s.release(ks), s.release(qc);
+  value p = s.make(scores.s, dtype::fp32, false);                      // _safe_softmax
+  s.transient(s.bytes_of_value(scores.s, dtype::boolean));
+  s.release(scores);
+  value o = bmm(s, p, vx, make_shape(Lq, D), dtype::fp32);
+  s.release(p), s.release(vx), s.release(kx), s.release(qs), s.release(mask);
+  s.release(q), s.release(k), s.release(v);
+  value out = cast_to(s, o, out_type);
+  s.release(o);
+  return out;
+}
+
 /// SDPA's math path (2.6 CPU with dropout_p > 0 or enable_gqa, op_rules.md 2.6 #11, #12):
 /// q·√s and kᵀ·√s (k expanded to all H heads) copies, the scores, a causal mask's add, the fp32
 /// softmax output, the dropout mask and dropped probabilities, v expanded to all heads and
@@ -97,6 +127,7 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
 /// nothing; returns the [Lq, D] output.
 constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool causal,
                           std::int64_t dropout_percent, dtype out_type) {
+  if (s.no_grad) return sdpa_math_no_grad(s, q16, k16, v16, H, causal, out_type);
   // the CPU math kernel computes 16-bit inputs in fp32 (fp32 copies of q, k, v; the output cast
   // back), which is why its softmax output is fp32 under bf16 autocast too (op_rules.md 2.6 #11)
   const dtype mt = dtype::fp32;
@@ -129,7 +160,9 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
 
 /// Does SDPA take its math path here? 2.6 CPU: with dropout or grouped-query heads (enable_gqa).
 constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, std::int64_t heads, std::int64_t kv_heads) {
-  return s.torch26_cpu() && !s.no_grad && (dropout_percent > 0 || kv_heads != heads);
+  // enable_gqa takes the math path without grad too: a no-grad prefill's SDPA holds the [B, H, L, L]
+  // scores and probabilities (measure26_llm.py decode cases; op_rules.md LLM features #L2)
+  return s.torch26_cpu() && ((dropout_percent > 0 && !s.no_grad) || kv_heads != heads);
 }
 
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)

@@ -27,13 +27,16 @@ constexpr auto swiglu(std::int64_t hidden, std::int64_t width) {
                     linear(width, no_bias));
 }
 
-/// LlamaRMSNorm over the last dimension: a weight, no bias.
-struct rms_norm_op {};
+/// LlamaRMSNorm over the last dimension: a weight, no bias, stored as `weight` (`same`: the
+/// precision's parameter type; a frozen base loaded in 16 bit keeps its norms in 16 bit too).
+struct rms_norm_op {
+  base_weights weight = base_weights::same;
+};
 
 template <>
 struct op_traits<rms_norm_op> {
   static constexpr const char* name = "rms_norm";
-  static constexpr detail::value lower(detail::layer_ctx& c, const rms_norm_op&, const detail::value& x) {
+  static constexpr detail::value lower(detail::layer_ctx& c, const rms_norm_op& op, const detail::value& x) {
     using namespace detail;
     auto& s = c.s;
     if (x.s.rank < 1) tensor_rank_unsupported();
@@ -57,8 +60,10 @@ struct op_traits<rms_norm_op> {
     s.release(xf);
     value hc = cast_to(s, h, x.type);  // .to(input_dtype)
     s.release(h);
-    // weight * h: keeps h for the weight's gradient (computed at full size, then reduced)
-    const dtype pt = c.param_type();
+    // weight * h: keeps h for the weight's gradient (computed at full size, then reduced); the
+    // product has the promoted type of the weight and h (a bf16 weight keeps a bf16 stream:
+    // op_rules.md LLM features #L1)
+    const dtype pt = c.stored_type(op.weight);
     value y = s.make(x.s, pt == dtype::fp32 || hc.type == dtype::fp32 ? dtype::fp32 : hc.type, c.records(hc));
     auto n = s.record(y);
     if (c.trainable) s.save(n, hc);
@@ -70,6 +75,6 @@ struct op_traits<rms_norm_op> {
   }
 };
 
-constexpr layer rms_norm() { return as_layer(rms_norm_op{}); }
+constexpr layer rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight}); }
 
 }  // namespace gpubudget

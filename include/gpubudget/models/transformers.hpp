@@ -161,9 +161,9 @@ struct lora_config {
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
-      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
+      residual(frozen(rms_norm(l.base)), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                   l.dropout_percent, l.base)),
-      residual(frozen(rms_norm()),
+      residual(frozen(rms_norm(l.base)),
                parallel(merge_kind::multiply, sequential(lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base), silu()),
                         lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
                lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
@@ -174,8 +174,24 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
   auto blocks = repeat(g.layers, llama_block_lora(g, l));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
+  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm(l.base)),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
+}
+
+/// A Mixtral-style decoder (experts `m`) with every base weight frozen in the precision's parameter
+/// type (`l.base` must be `same`: run it under pure_bf16 for a bf16 base) and LoRA adapters on the
+/// attention projections in `l.targets` (PEFT's Mixtral default: q_proj, v_proj). The experts'
+/// w1/w2/w3, the router and quantized experts are not modelled as targets / storage.
+constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0 || l.base != base_weights::same)
+    gpubudget::detail::mixtral_lora_needs_attention_targets_and_base_same();
+  auto blocks = repeat(g.layers, sequential(residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base)),
+                                            residual(frozen(rms_norm()), frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
+                    named("lm_head", lora_linear(g.vocab, 0, 0, l.base)));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
@@ -200,6 +216,11 @@ constexpr parameter_counts lora_counts(const llama_config& g, const lora_config&
     if (l.targets & (std::int64_t{1} << i)) per_layer += l.rank * (in_out[i][0] + in_out[i][1]);
   const auto trainable = checked_mul(g.layers, per_layer);
   return {trainable, llama_parameter_count(g) + trainable};
+}
+/// PEFT's counts for LoRA `l` on the Mixtral-style decoder `g` with experts `m` (attention targets).
+constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
+  const auto trainable = lora_counts(g, l).trainable;
+  return {trainable, mixtral_parameter_counts(g, m).total + trainable};
 }
 
 }  // namespace gpubudget::models

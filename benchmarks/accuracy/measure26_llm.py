@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""PyTorch 2.6 CPU reference for the LLM features (issue D): LoRA, mixture of experts, decode.
+
+    scripts/torch26-env run python3 benchmarks/accuracy/measure26_llm.py \\
+        --out benchmarks/accuracy/reference/pytorch-2.6-cpu-llm.json
+    scripts/torch26-env run python3 benchmarks/accuracy/measure26_llm.py --list
+
+Training cases are measured exactly as measure26.py measures a case (its run_case: measure.py's
+malloc shim heap reader, saved_tensors_hooks, peaks over zero_grad + forward + backward + step, one
+warm-up step first) and carry its descriptive fields, plus:
+
+  lora    {r, targets, dropout, base}: PEFT LoRA (lora_llama_probe.py's LoraLinear, peft's
+          lora.Linear.forward written out; peft is not in the root) on every base weight frozen.
+          base "fp32": the frozen base in fp32; "bf16": every base weight (embedding, norms,
+          projections, lm_head) in bf16 and the adapters in fp32 (PEFT's get_peft_model default
+          autocast_adapter_dtype=True upcasts bf16/fp16 adapters to fp32).
+  moe     {experts, top_k, tokens_per_expert}: Mixtral-style decoder (moe_probe.py's SparseMoe,
+          transformers' MixtralSparseMoeBlock op for op) with a seeded router. Routing is the
+          router's own (seed 0), not forced: forcing it would change the ops measured. The actual
+          tokens per expert of the measured forward are recorded per layer; every saved tensor of
+          the expert loop is linear in an expert's token count, so saved bytes do not depend on
+          the split, and the peaks move by the largest expert's excess only (see README).
+
+Decode cases ("kind": "decode") measure serving a 2-layer Llama-style decoder without grad
+(model.eval(), torch.no_grad()): prefill `prefill` tokens (the LM head on the last position only,
+as vLLM's LogitsProcessor), then `decode` single-token steps, the KV cache either
+
+  static   pre-allocated for prefill + decode tokens, written in place (transformers' StaticCache);
+  growing  torch.cat of each new K and V onto the layer's cache (transformers' DynamicCache).
+
+Fields (bytes above the live heap before the phase):
+  params                     parameter count;
+  kv_cache_bytes_per_token   the cache's bytes per token per sequence: static, the cache's
+                             allocation / its tokens; growing, the live heap's growth over the
+                             decode steps / (decode · batch);
+  prefill_peak_bytes         peak of the prefill (its prompt included) above weights + (static) cache;
+  decode_step_peak_bytes     the largest peak of one decode step above the heap before it
+                             (growing: the cat's old and new cache of one layer at once; not
+                             estimated yet).
+"""
+import gc
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure  # noqa: E402
+
+if __name__ == "__main__":
+    measure.ensure_shim()
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import measure26  # noqa: E402
+from lora_llama_probe import lora_llama  # noqa: E402
+from measure26 import Llama, _rotate_half  # noqa: E402
+from moe_probe import SparseMoe  # noqa: E402
+
+LLAMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=8, kv_heads=2, ffn=688, context=2048)
+LLAMA_DESC = ("2-layer Llama-style decoder as llama2l_b2_t64 in pytorch-2.6-cpu.json (RMSNorm, RoPE, SwiGLU, "
+              "GQA 8 q / 2 kv heads, SDPA causal, untied head), width 256, ffn 688, vocab 32000")
+TARGETS = {"q_proj,v_proj": ("q", "v"), "all-linear": ("q", "k", "v", "o", "gate", "up", "down")}
+
+CASES = {}
+
+
+def _ids(batch, seq):
+    return lambda: torch.randint(0, LLAMA_SIZES["vocab"], (batch, seq))
+
+
+# --------------------------------------------------------------------------- LoRA
+def _lora_build(targets, r, p, base):
+    def build():
+        m = lora_llama(TARGETS[targets], r, p)
+        if base == "bf16":  # the frozen base in bf16, the adapters fp32 (PEFT autocast_adapter_dtype)
+            for q in m.parameters():
+                if not q.requires_grad:
+                    q.data = q.data.to(torch.bfloat16)
+        return m
+    return build
+
+
+def _define_lora_cases(batch=2, seq=64, r=8):
+    for targets, tag in (("q_proj,v_proj", "qv"), ("all-linear", "all")):
+        for p in (0.0, 0.1):
+            for precision, base in (("fp32", "fp32"), ("bf16_autocast", "fp32"), ("bf16_autocast", "bf16")):
+                name = "llama2l_lora_%s_r%d_d%02d_%s%s_b%d_t%d" % (
+                    tag, r, round(p * 100), "fp32" if precision == "fp32" else "bf16",
+                    "_base_bf16" if base == "bf16" else "", batch, seq)
+                desc = "%s, every base weight frozen (%s), LoRA r=%d on %s, lora_dropout %.1f, %s, batch %d, seq %d" % (
+                    LLAMA_DESC, base, r, targets, p, "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq)
+                CASES[name] = dict(case=name, description=desc, model="llama", batch=batch, image_size=None, seq=seq,
+                                   sizes=dict(LLAMA_SIZES), precision=precision, optimizer="adamw",
+                                   optimizer_impl="for_loop", attention="sdpa", checkpoint="none", dropout=None,
+                                   train_only=None, lora=dict(r=r, targets=targets, dropout=p, base=base),
+                                   build=_lora_build(targets, r, p, base), make_batch=_ids(batch, seq))
+
+
+# --------------------------------------------------------------------------- mixture of experts
+class Mixtral(Llama):
+    """transformers' MixtralForCausalLM at small size: measure26's Llama with each SwiGLU MLP replaced by a
+    MixtralSparseMoeBlock (experts of width ffn)."""
+
+    def __init__(self, experts=4, top_k=2, **kw):
+        super().__init__(**kw)
+        d, f = self.embed.embedding_dim, self.layers[0].gate.out_features
+        for m in self.layers:
+            del m.gate, m.up, m.down
+            m.moe = SparseMoe(d, f, experts, top_k)
+
+    def _mlp(self, m, h):
+        return m.moe(h)
+
+
+def _route_counter(model, top_k, experts, log):
+    """Forward hooks on each router that append the tokens per expert of every forward to `log`."""
+    def hook(_mod, _inp, logits):
+        with torch.no_grad():
+            sel = torch.topk(logits.float().softmax(-1), top_k, dim=-1).indices
+            log.append(torch.bincount(sel.flatten(), minlength=experts).tolist())
+    for m in model.layers:
+        m.moe.gate.register_forward_hook(hook)
+
+
+def _define_moe_cases(batch=2, seq=64, experts=4, top_k=2):
+    for precision in ("fp32", "bf16_autocast"):
+        name = "mixtral2l_e%dk%d_b%d_t%d%s" % (experts, top_k, batch, seq, "_bf16" if precision != "fp32" else "")
+        desc = ("2-layer Mixtral-style decoder: %s with each MLP a MixtralSparseMoeBlock of %d SwiGLU experts "
+                "(ffn 688), top-%d, router seeded (torch.manual_seed(0)), %s, batch %d, seq %d" % (
+                    LLAMA_DESC, experts, top_k, "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq))
+        CASES[name] = dict(case=name, description=desc, model="mixtral", batch=batch, image_size=None, seq=seq,
+                           sizes=dict(LLAMA_SIZES), precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                           attention="sdpa", checkpoint="none", dropout=None, train_only=None,
+                           moe=dict(experts=experts, top_k=top_k),
+                           build=lambda: Mixtral(experts, top_k), make_batch=_ids(batch, seq))
+
+
+def run_moe_case(c, heap):
+    log = []
+    orig = c["build"]
+    c = dict(c)
+
+    def build():
+        m = orig()
+        _route_counter(m, c["moe"]["top_k"], c["moe"]["experts"], log)
+        return m
+    c["build"] = build
+    r = measure26.run_case(c, heap)
+    layers = c["sizes"]["layers"]
+    # forwards: warm-up, the saved_tensors_hooks pass, the measured one (measure.measure_step)
+    r["moe"] = dict(c["moe"], tokens_per_expert=log[2 * layers:3 * layers],
+                    routing="the seeded router's own (not forced uniform)")
+    return r
+
+
+# --------------------------------------------------------------------------- decode
+class KVCache:
+    """One layer's K and V: static (pre-allocated for `capacity` tokens, written in place) or growing
+    (torch.cat of each step's K and V)."""
+
+    def __init__(self, kind, batch, kv_heads, head_dim, capacity, dtype):
+        self.kind, self.len = kind, 0
+        if kind == "static":
+            self.k = torch.zeros(batch, kv_heads, capacity, head_dim, dtype=dtype)
+            self.v = torch.zeros(batch, kv_heads, capacity, head_dim, dtype=dtype)
+        else:
+            self.k = self.v = None
+
+    def update(self, k, v):
+        T = k.shape[2]
+        if self.kind == "static":
+            self.k[:, :, self.len:self.len + T] = k
+            self.v[:, :, self.len:self.len + T] = v
+            self.len += T
+            return self.k[:, :, :self.len], self.v[:, :, :self.len]
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=2)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=2)
+        self.len += T
+        return self.k, self.v
+
+
+def _decode_attention(model, m, h, cos, sin, cache):
+    """LlamaAttention.forward with a cache (sdpa): its locals live until it returns, as transformers'."""
+    B, T, _ = h.shape
+    q = m.q(h).view(B, T, model.h, model.hd).transpose(1, 2)
+    k = m.k(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
+    v = m.v(h).view(B, T, model.kvh, model.hd).transpose(1, 2)
+    q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+    k, v = cache.update(k, v)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1, enable_gqa=model.kvh != model.h)
+    return m.o(a.transpose(1, 2).contiguous().view(B, T, -1))
+
+
+def _decode_forward(model, ids, caches, start):
+    """transformers' LlamaForCausalLM.forward with a cache, its lifetimes included (LlamaModel keeps
+    `inputs_embeds` bound through the forward; the decoder layer holds the residual and the normed
+    input while attention runs): positions start.., the LM head on the last position only; causal in
+    the prefill, no mask for one new token."""
+    B, T = ids.shape
+    inputs_embeds = model.embed(ids)
+    x = inputs_embeds
+    pos = torch.arange(start, start + T).float()
+    freqs = torch.outer(pos, model.inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
+    cos, sin = emb.cos().to(x.dtype).unsqueeze(1), emb.sin().to(x.dtype).unsqueeze(1)
+    del freqs, emb
+    for m, cache in zip(model.layers, caches):
+        h = m.n1(x)
+        x = x + _decode_attention(model, m, h, cos, sin, cache)
+        h = m.n2(x)
+        x = x + m.down(F.silu(m.gate(h)) * m.up(h))
+        del h
+    return model.lm_head(model.norm(x[:, -1:]))
+
+
+def run_decode_case(c, heap):
+    torch.manual_seed(0)
+    model = Llama().eval()
+    B, P, D = c["batch"], c["prefill"], c["decode"]
+    r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
+    r["dtype"] = "float32"
+    with torch.no_grad():
+        gc.collect()
+        before_cache = heap.current()
+        caches = [KVCache(c["cache"], B, model.kvh, model.hd, P + D, torch.float32) for _ in model.layers]
+        static_bytes = sum(x.k.nbytes + x.v.nbytes for x in caches) if c["cache"] == "static" else 0
+        base = heap.current()
+        heap.reset_peak()
+        prompt = torch.randint(0, LLAMA_SIZES["vocab"], (B, P))  # the prompt counts to the prefill, as serve()'s
+        logits = _decode_forward(model, prompt, caches, 0)
+        r["prefill_peak_bytes"] = heap.peak() - base
+        nxt = logits.argmax(-1)
+        del logits, prompt
+        gc.collect()
+        after_prefill = heap.current()
+        step_peak = 0
+        for i in range(D):
+            before = heap.current()
+            heap.reset_peak()
+            logits = _decode_forward(model, nxt, caches, P + i)
+            nxt = logits.argmax(-1)
+            del logits
+            step_peak = max(step_peak, heap.peak() - before)
+        gc.collect()
+        grown = heap.current() - after_prefill
+    r["params"] = sum(p.numel() for p in model.parameters())
+    r["kv_cache_bytes_per_token"] = (static_bytes // ((P + D) * B) if c["cache"] == "static" else grown // (D * B))
+    r["kv_cache_heap_bytes"] = base - before_cache if c["cache"] == "static" else grown
+    r["decode_step_peak_bytes"] = step_peak
+    return r
+
+
+def _define_decode_cases(prefill=128, decode=64):
+    for cache in ("static", "growing"):
+        for batch in (1, 4):
+            name = "llama2l_decode_%s_b%d_p%d_d%d" % (cache, batch, prefill, decode)
+            desc = ("%s, fp32, no grad: prefill %d tokens (LM head on the last position), then %d decode steps, "
+                    "%s KV cache, batch %d" % (LLAMA_DESC, prefill, decode,
+                                               "pre-allocated (static)" if cache == "static" else
+                                               "growing by torch.cat", batch))
+            CASES[name] = dict(case=name, kind="decode", description=desc, model="llama", batch=batch,
+                               sizes=dict(LLAMA_SIZES), precision="fp32", attention="sdpa", prefill=prefill,
+                               decode=decode, cache=cache)
+
+
+_define_lora_cases()
+_define_moe_cases()
+_define_decode_cases()
+
+
+# --------------------------------------------------------------------------- run
+def run(c, heap):
+    if c.get("kind") == "decode":
+        return run_decode_case(c, heap)
+    if "moe" in c:
+        return run_moe_case(c, heap)
+    return measure26.run_case(c, heap)
+
+
+def main():
+    args, names = measure26.select_cases(__doc__, CASES, lambda n, c: "%-44s %s" % (n, c["description"]))
+    if names is None:
+        return
+    env = measure26._environment()
+    res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE and decode cases "
+                     "measured by benchmarks/accuracy/measure26_llm.py (measure26.py's step: malloc shim + "
+                     "saved_tensors_hooks)" % env["torch"], "environment": env, "cases": []}
+    measure26.measure_cases(names, CASES, run, measure.Heap(), res, args.out)
+
+
+if __name__ == "__main__":
+    main()
