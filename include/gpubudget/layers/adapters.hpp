@@ -71,6 +71,9 @@ namespace detail {
 [[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
   fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
 }
+[[noreturn]] inline void lora_needs_a_plain_llama_config() {
+  fail("gpubudget: LoRA is modelled on Llama-family decoders without q/k/v biases, tied head, embedding scale, GeGLU or head_dim != width / heads");
+}
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
 }

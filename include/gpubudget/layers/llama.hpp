@@ -20,12 +20,17 @@
 namespace gpubudget {
 
 
-/// LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
-/// the intermediate size (11008 for Llama-2-7B). Output width = input width `width`.
-constexpr auto swiglu(std::int64_t hidden, std::int64_t width) {
-  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), silu()), linear(hidden, no_bias)),
+/// A gated MLP: down_proj(act(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
+/// the intermediate size, `activation` one activation record (GemmaMLP: gelu with the tanh
+/// approximation, which keeps its input as gelu does). Output width = input width `width`.
+constexpr auto gated_mlp(std::int64_t hidden, std::int64_t width, layer activation) {
+  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), activation), linear(hidden, no_bias)),
                     linear(width, no_bias));
 }
+
+/// LlamaMLP: the gated MLP with SiLU (SwiGLU); `hidden` is the intermediate size (11008 for
+/// Llama-2-7B).
+constexpr auto swiglu(std::int64_t hidden, std::int64_t width) { return gated_mlp(hidden, width, silu()); }
 
 /// LlamaRMSNorm over the last dimension: a weight, no bias.
 struct rms_norm_op {};

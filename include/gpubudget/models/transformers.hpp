@@ -58,7 +58,12 @@ constexpr bert_config bert_large(std::int64_t seq = 512) { return {30522, 512, 2
 
 // --- Llama-style decoders -------------------------------------------------------------------------
 
-/// Sizes of a Llama-style decoder (transformers LlamaForCausalLM / MistralForCausalLM).
+/// The gated MLP's activation: SwiGLU (Llama, Mistral, Qwen2, Phi-3) or GeGLU with the tanh
+/// approximation (Gemma's gelu_pytorch_tanh).
+enum class gated_activation : std::int64_t { silu, gelu_tanh };
+
+/// Sizes of a Llama-style decoder (transformers LlamaForCausalLM, MistralForCausalLM,
+/// Qwen2ForCausalLM, GemmaForCausalLM, Phi3ForCausalLM).
 struct llama_config {
   std::int64_t vocab = 32000;
   std::int64_t width = 4096;
@@ -70,23 +75,45 @@ struct llama_config {
   std::int64_t seq = 4096;         ///< tokens per sample in the step being budgeted
   bool checkpoint_blocks = false;  ///< torch.utils.checkpoint around each decoder layer
   std::int64_t sliding_window = 0; ///< tokens each query attends to (0: all); the KV cache holds at most this many
+  std::int64_t head_dim = 0;       ///< channels per head (0: width / heads)
+  bool qkv_bias = false;           ///< q, k, v projections with a bias, o_proj without (Qwen2)
+  bool tied_head = false;          ///< lm_head shares the token embedding's weight (tie_word_embeddings)
+  gated_activation activation = gated_activation::silu;
+  bool scaled_embedding = false;   ///< embeddings × √width before the first layer (Gemma's normalizer)
+
+  constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
 };
 
-/// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
-/// x + down(silu(gate(RMSNorm(h))) * up(RMSNorm(h))); no biases.
-constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), swiglu(g.ffn, g.width)));
+/// The family's self-attention: grouped-query rotary flash attention, no biases except
+/// Qwen2's on q, k, v; heads of per_head() channels.
+constexpr layer llama_attention(const llama_config& g) {
+  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
+                   qkv_bias(g.qkv_bias));
 }
 
-/// A Llama-style causal LM: token embedding, `layers` decoder layers, final RMSNorm, untied
-/// LM head; the logits [seq, vocab] are the output.
-constexpr auto llama(const llama_config& g) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, llama_block(g));
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+/// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
+/// x + down(act(gate(RMSNorm(h))) * up(RMSNorm(h))). Gemma's RMSNorm scales by (1 + weight):
+/// the same parameters, modelled as Llama's.
+constexpr auto llama_block(const llama_config& g) {
+  return sequential(residual(rms_norm(), llama_attention(g)),
+                    residual(rms_norm(), gated_mlp(g.ffn, g.width, g.activation == gated_activation::gelu_tanh ? gelu() : silu())));
 }
+
+/// The family's input and output around the decoder layers `blocks`: token embedding (× √width
+/// for Gemma), the blocks, final RMSNorm, LM head (tied to the embedding with tied_head); the
+/// logits [seq, vocab] are the output.
+template <std::size_t N>
+constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
+  return sequential(tokens(g.seq), shared(tie, embedding(g.vocab, g.width)), scale_if(g.scaled_embedding), blocks, rms_norm(),
+                    named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+}
+
+/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head.
+constexpr auto llama(const llama_config& g) { return llama_stack(g, repeat(g.layers, llama_block(g))); }
 
 /// Llama-2-7B: 6,738,415,616 parameters.
 constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
@@ -106,6 +133,48 @@ constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096
 /// gate_up_proj hold the same weights as separate projections (same parameters and activations).
 constexpr llama_config phi3_mini(std::int64_t seq = 4096) { return {32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0}; }
 
+/// Qwen2-0.5B: 494,032,768 parameters. Qwen/Qwen2-0.5B config.json: vocab_size 151936,
+/// hidden_size 896, 24 layers, 14 heads, 2 key/value heads, intermediate_size 4864,
+/// max_position_embeddings 131072 (the model card's context: 32768), tie_word_embeddings true;
+/// Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without.
+constexpr llama_config qwen2_0_5b(std::int64_t seq = 32768) {
+  llama_config g{151936, 896, 24, 14, 2, 4864, 32768, seq, false, 0};
+  g.qkv_bias = true;
+  g.tied_head = true;
+  return g;
+}
+/// Qwen2-7B: 7,615,616,512 parameters. Qwen/Qwen2-7B config.json: vocab_size 152064,
+/// hidden_size 3584, 28 layers, 28 heads, 4 key/value heads, intermediate_size 18944,
+/// max_position_embeddings 131072 (context 32768 as above), tie_word_embeddings false.
+constexpr llama_config qwen2_7b(std::int64_t seq = 32768) {
+  llama_config g{152064, 3584, 28, 28, 4, 18944, 32768, seq, false, 0};
+  g.qkv_bias = true;
+  return g;
+}
+/// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
+/// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
+/// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
+/// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
+constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
+  llama_config g{256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0};
+  g.head_dim = 256;
+  g.tied_head = true;
+  g.activation = gated_activation::gelu_tanh;
+  g.scaled_embedding = true;
+  return g;
+}
+
+/// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, and Qwen2's
+/// q, k, v biases.
+constexpr std::int64_t llama_attention_parameter_count(const llama_config& g) {
+  const auto q = g.heads * g.per_head(), kv = g.kv_heads * g.per_head();
+  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0);
+}
+/// Embedding, final norm and (untied) LM head.
+constexpr std::int64_t llama_outside_parameter_count(const llama_config& g) {
+  return (g.tied_head ? 1 : 2) * g.vocab * g.width + g.width;
+}
+
 // --- Mixture of experts (layers/moe.hpp) ------------------------------------------------------------
 
 /// A Mixtral-style decoder: a Llama-style decoder whose MLPs are sparse MoE blocks.
@@ -117,15 +186,9 @@ struct moe_config {
 
 /// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
 constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
+  return sequential(residual(rms_norm(), llama_attention(g)), residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
 }
-constexpr auto mixtral(const llama_config& g, const moe_config& m) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, mixtral_block(g, m));
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
-}
+constexpr auto mixtral(const llama_config& g, const moe_config& m) { return llama_stack(g, repeat(g.layers, mixtral_block(g, m))); }
 
 /// Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active per token (top 2 of 8).
 /// mistralai/Mixtral-8x7B-v0.1 config.json: hidden_size 4096, intermediate_size 14336, 32
@@ -139,10 +202,9 @@ struct moe_counts {
   std::int64_t active = 0;
 };
 constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_config& m) {
-  const auto kv = g.kv_heads * (g.width / g.heads);
-  const auto attn = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + g.width * m.experts;  // norms, q/o, k/v, router
+  const auto attn = 2 * g.width + llama_attention_parameter_count(g) + g.width * m.experts;  // norms, attention, router
   const auto expert = 3 * g.width * g.ffn;
-  const auto outside = 2 * g.vocab * g.width + g.width;
+  const auto outside = llama_outside_parameter_count(g);
   return {outside + g.layers * (attn + m.experts * expert), outside + g.layers * (attn + m.top_k * expert)};
 }
 
@@ -173,6 +235,8 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != gated_activation::silu || g.per_head() * g.heads != g.width)
+    gpubudget::detail::lora_needs_a_plain_llama_config();
   auto blocks = repeat(g.layers, llama_block_lora(g, l));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
@@ -185,16 +249,15 @@ struct parameter_counts {
   std::int64_t all = 0;
 };
 
-/// All parameters of a Llama-style decoder (untied head): the closed form of models::llama.
+/// All parameters of a Llama-style decoder: the closed form of models::llama.
 constexpr std::int64_t llama_parameter_count(const llama_config& g) {
-  const auto d = g.width / g.heads, kv = g.kv_heads * d;
-  const auto block = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + 3 * g.width * g.ffn;
-  return 2 * g.vocab * g.width + g.layers * block + g.width;
+  const auto block = 2 * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;
+  return llama_outside_parameter_count(g) + g.layers * block;
 }
 
 /// PEFT's counts for LoRA `l` on `g`: every adapted projection in→out adds r·(in + out).
 constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
-  const auto kv = g.kv_heads * (g.width / g.heads), D = g.width, F = g.ffn;
+  const auto kv = g.kv_heads * g.per_head(), D = g.width, F = g.ffn;
   const std::int64_t in_out[7][2] = {{D, D}, {D, kv}, {D, kv}, {D, D}, {D, F}, {D, F}, {F, D}};
   std::int64_t per_layer = 0;
   for (std::size_t i = 0; i < 7; ++i)
