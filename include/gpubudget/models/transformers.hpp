@@ -7,6 +7,7 @@
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/t5.hpp>
 
 namespace gpubudget::models {
 

@@ -1,0 +1,39 @@
+// gpubudget/layers/t5.hpp — T5's relative position bias (transformers T5Attention with
+// has_relative_attention_bias): one [buckets, heads] table per stack, in its first layer.
+#pragma once
+#include <gpubudget/detail/op_record.hpp>
+
+namespace gpubudget {
+
+/// The bucket table of a T5 stack. It passes its input on; its parameters get their gradient
+/// from the position bias that every layer of the stack adds to its scores. The bias itself,
+/// one fp32 [heads, Lq, Lk] tensor per step (not per sample: heads · Lq · Lk · 4 bytes, 8 MiB for
+/// t5-small at 512 tokens), is not budgeted; the add into the scores is the materialized
+/// attention's scaling step (the same bytes: a new score-sized tensor, nothing saved).
+struct relative_position_bias_op {
+  std::int64_t buckets = {};  ///< relative_attention_num_buckets (32)
+  std::int64_t heads = {};
+};
+
+template <>
+struct op_traits<relative_position_bias_op> {
+  static constexpr const char* name = "relative_position_bias";
+  static constexpr detail::value lower(detail::layer_ctx& c, const relative_position_bias_op& op, const detail::value& x) {
+    if (op.buckets <= 0 || op.heads <= 0) detail::invalid_layer_argument();
+    const auto table = checked_mul(op.buckets, op.heads);
+    c.add_param(table);
+    detail::value y = c.s.view(x, x.s);
+    auto n = c.s.record(y);
+    c.s.grad_to(n, x, true);
+    c.param_grads(n, table);
+    return y;
+  }
+  static constexpr std::int64_t flops(const relative_position_bias_op&, const shape&, const shape&) { return 0; }
+};
+
+/// T5's relative position bias table of `buckets` × `heads` (relative_attention_bias).
+constexpr layer relative_position_bias(std::int64_t buckets, std::int64_t heads) {
+  return as_layer(relative_position_bias_op{buckets, heads});
+}
+
+}  // namespace gpubudget
