@@ -374,7 +374,7 @@ std::vector<cli::option_spec> general_options() {
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
       {"freeze-all", false, "", "freeze every parameter"},
-      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, gpt2, bert) instead of a zoo name; --seq etc. apply"},
+      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},

@@ -39,7 +39,8 @@ inline std::vector<cli::option_spec> llm_options() {
 inline std::optional<models::llama_config> llama_config_of(const std::string& name, const model_options& o) {
   const std::pair<const char*, models::llama_config> bases[] = {
       {"llama-2-7b", models::llama2_7b(4096)}, {"llama-2-13b", models::llama2_13b(4096)}, {"llama-2-70b", models::llama2_70b(4096)},
-      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}};
+      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}, {"phi-3-mini", models::phi3_mini(4096)},
+      {"qwen2-0.5b", models::qwen2_0_5b(32768)}, {"qwen2-7b", models::qwen2_7b(32768)}, {"gemma-2b", models::gemma_2b(8192)}};
   for (const auto& [n, base] : bases) {
     if (name != n) continue;
     auto g = detail::llama_from(base, o);
