@@ -827,12 +827,15 @@ std::string side_by_side(const run_config& c, const std::vector<tools::budget_vi
 /// The Llama-family configuration of the model given, or a usage error naming the flag.
 models::llama_config llm_config(const char* flag, const run_config& c) {
   const auto g = tools::llama_config_of(c.entry->name, c.opts);
-  if (!g) throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b), not " + c.model_arg);
+  if (!g)
+    throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
+                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + "), not " + c.model_arg);
   return *g;
 }
 models::llama_config lora_llama(const cli::parsed_args& a, const run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
+  if (const auto moe = tools::mixtral_config_of(c.entry->name, c.opts)) return *moe;
   return llm_config("--lora", c);
 }
 
@@ -910,9 +913,9 @@ int run(const cli::parsed_args& a) {
     const auto g = lora_llama(a, c);
     auto l = tools::parse_lora(*a.get("lora"), g.width);
     tools::apply_quant(a, l);
-    peft = models::lora_counts(g, l);
-    lora_entry = {c.entry->name, c.entry->family,
-                  [g, l](const tools::model_options&, const training& t, const device& d) { return tools::evaluate(models::llama_lora(g, l), t, d); }};
+    auto lora = tools::lora_model(*c.entry, g, tools::mixtral_config_of(c.entry->name, c.opts).has_value(), l);
+    peft = lora.counts;
+    lora_entry = std::move(lora.entry);
     c.entry = &lora_entry;
   }
 

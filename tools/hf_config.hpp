@@ -81,6 +81,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.tied_head = flag_or(c, path, "tie_word_embeddings", gemma);  // transformers' defaults: Gemma tied, the others untied
   g.qkv_bias = qwen2;                                             // Qwen2Attention: q_proj, k_proj, v_proj with bias=True
   g.scaled_embedding = gemma;                                     // GemmaModel: hidden_states * hidden_size**0.5
+  g.fused_projections = model_type == "phi3";                     // Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
   require(!flag_or(c, path, "mlp_bias", false), path, "mlp_bias", "false");
   if (gemma) {  // transformers >= 4.39 runs gelu_pytorch_tanh whichever of the two the config names

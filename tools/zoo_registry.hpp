@@ -229,8 +229,8 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
   z.push_back(llama_model("phi-3-mini", models::phi3_mini(4096)));  // issue D
   z.push_back(mixtral_model("mixtral-8x7b", models::mixtral_8x7b(4096)));  // issue D
-  z.push_back(llama_model("qwen2-0.5b", models::qwen2_0_5b(32768)));
-  z.push_back(llama_model("qwen2-7b", models::qwen2_7b(32768)));
+  z.push_back(llama_model("qwen2-0.5b", models::qwen2_0_5b(131072)));
+  z.push_back(llama_model("qwen2-7b", models::qwen2_7b(131072)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));
   z.push_back(t5_model("t5-base", models::t5_base(512)));

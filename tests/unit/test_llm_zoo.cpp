@@ -23,6 +23,57 @@ static_assert(models::t5_parameter_count(models::t5_large()) == 737'668'096);
 static_assert(models::t5_parameter_count(models::t5_3b()) == 2'851'598'336);
 static_assert(models::t5_parameter_count(models::t5_11b()) == 11'307'321'344);
 
+// PEFT's r·(in + out) per adapted Linear (LoraConfig(r=8, target_modules=...)):
+// Phi-3-mini qkv_proj (3072 -> 9216), o_proj: 32 x 8 x (12288 + 6144)
+static_assert(models::lora_counts(models::phi3_mini(), {8, qkv_proj | o_proj, 0, base_weights::same}).trainable == 4'718'592);
+// ... and all-linear: + gate_up_proj (3072 -> 16384), down_proj (8192 -> 3072)
+static_assert(models::lora_counts(models::phi3_mini(), {8, fused_all_linear, 0, base_weights::same}).trainable == 12'582'912);
+// Mixtral-8x7B q_proj, v_proj (PEFT's default for mixtral): Mistral-7B's 3,407,872; all params
+// 46,702,792,704 + 3,407,872
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).trainable == 3'407'872);
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).all == 46'706'200'576);
+// every expert's w1, w2, w3: 32 layers x 8 experts x 3 x 8 x (4096 + 14336)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, w1 | w2 | w3, 0, base_weights::same}).trainable == 113'246'208);
+// the router (block_sparse_moe.gate, 4096 -> 8): 32 x 8 x (4096 + 8)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, router_gate, 0, base_weights::same}).trainable == 1'050'624);
+static_assert(parse_lora_targets("qkv_proj,gate_up_proj") == (qkv_proj | gate_up_proj));
+static_assert(parse_lora_targets("w1,w2,w3,gate") == (w1 | w2 | w3 | router_gate));
+
+TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") {
+  const auto phi = models::phi3_mini(128);
+  for (const std::int64_t targets : {std::int64_t{qkv_proj | o_proj}, std::int64_t{fused_all_linear}, std::int64_t{gate_up_proj}}) {
+    const models::lora_config l{8, targets, 0, base_weights::same};
+    const auto b = budget_totals(models::phi3_lora(phi, l), training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
+    CHECK(b.trainable_count == models::lora_counts(phi, l).trainable);
+    // the frozen base: bf16 buffers, the norms frozen parameters
+    CHECK(b.parameter_count - b.trainable_count + b.buffers / 2 == models::llama_parameter_count(phi));
+  }
+  const auto mix = models::mixtral_8x7b(128);
+  const models::lora_config qv{8, q_proj | v_proj, 0, base_weights::same};
+  const auto b = budget_totals(models::mixtral_lora(mix, {}, qv), training{.batch = 1, .precision = pure_bf16}, devices::h200);
+  CHECK(b.trainable_count == 3'407'872);
+  CHECK(b.parameter_count + b.buffers / 2 == 46'706'200'576);
+  // Phi-3's separate names and Mixtral's experts are errors, not a different model
+  CHECK_THROWS_WITH(models::phi3_lora(phi, qv), Catch::Contains("unknown LoRA target module"));
+  CHECK_THROWS_WITH(models::llama_lora(phi, qv), Catch::Contains("LoRA is modelled on Llama-family decoders"));
+  CHECK_THROWS_WITH(models::mixtral_lora(mix, {}, models::lora_config{8, w1, 0, base_weights::same}), Catch::Contains("unknown LoRA target module"));
+}
+
+TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {
+  // Against q_proj, k_proj, v_proj adapters on the unfused layers, each layer keeps: the whole
+  // [L, 3·3072] qkv output (SDPA saves v, a slice of it) instead of v alone, one [L, 8] adapter
+  // intermediate instead of three, one scaling scalar (8 bytes, CUDA) instead of three.
+  auto unfused = models::phi3_mini(256);
+  unfused.fused_projections = false;
+  const training plan{.batch = 2, .precision = pure_bf16};
+  const auto fused = budget_totals(models::phi3_lora(models::phi3_mini(256), {8, qkv_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+  const auto separate = budget_totals(models::llama_lora(unfused, {8, q_proj | k_proj | v_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+  CHECK(fused.trainable_count < separate.trainable_count);
+  const std::int64_t bf16 = 2, rows = 2 * 256;
+  const auto per_layer = rows * 3 * 3072 * bf16 - rows * 3072 * bf16 - 2 * rows * 8 * bf16 - 2 * 8;
+  CHECK(fused.saved_activations - separate.saved_activations == 32 * per_layer);
+}
+
 TEST_CASE("Qwen2 and Gemma: the simulated models hold the published parameter counts") {
   for (const auto& g : {models::qwen2_0_5b(64), models::qwen2_7b(64), models::gemma_2b(64)})
     CHECK(budget_totals(models::llama(g), training{.batch = 1}, devices::a100_80gb).parameter_count == models::llama_parameter_count(g));
@@ -84,5 +135,8 @@ TEST_CASE("T5 under a checkpointed decoder: the encoder output stays for the re-
   const auto plain = budget_totals(models::t5(t), training{.batch = 2}, devices::a100_80gb);
   const auto ckpt = budget_totals(models::t5(t), training{.batch = 2, .checkpoint_blocks = true}, devices::a100_80gb);
   CHECK(ckpt.parameter_count == plain.parameter_count);
-  CHECK(ckpt.step_peak < plain.step_peak);
+  CHECK(ckpt.saved_activations < plain.saved_activations);
+  // checkpoint_all: the encoder-decoder is one top-level block, re-run whole in backward
+  const auto whole = budget_totals(models::t5(t), training{.batch = 2, .checkpoint_all = true}, devices::a100_80gb);
+  CHECK(whole.saved_activations < ckpt.saved_activations);
 }

@@ -28,6 +28,37 @@ constexpr auto gated_mlp(std::int64_t hidden, std::int64_t width, layer activati
                     linear(width, no_bias));
 }
 
+/// Phi3MLP's middle: gate, up = x.chunk(2, dim=-1); up * silu(gate) on the fused gate_up_proj
+/// output [.., 2·hidden]. Both halves are views of x: SiLU keeps its input (the view, so all of
+/// x), the product keeps SiLU's output and the up view; output [.., hidden].
+struct silu_of_halves_op {};
+
+template <>
+struct op_traits<silu_of_halves_op> {
+  static constexpr const char* name = "silu_of_halves";
+  static constexpr detail::value lower(detail::layer_ctx& c, const silu_of_halves_op&, const detail::value& x) {
+    using namespace detail;
+    auto& s = c.s;
+    if (x.s.rank < 1 || x.s.last() % 2 != 0) shape_mismatch_between_layers();
+    shape half = x.s;
+    half[-1] = x.s.last() / 2;
+    value gate = s.view(x, half), up = s.view(x, half);
+    value act = keep_input_activation(s, gate);
+    s.release(gate);
+    value y = s.make(half, act.type, act.requires_grad || up.requires_grad);
+    auto n = s.record(y);
+    s.save(n, act);
+    s.save(n, up);
+    s.grad_to(n, act);
+    s.grad_to(n, up);
+    s.release(act);
+    s.release(up);
+    return y;
+  }
+};
+
+constexpr layer silu_of_halves() { return as_layer(silu_of_halves_op{}); }
+
 /// LlamaMLP: the gated MLP with SiLU (SwiGLU); `hidden` is the intermediate size (11008 for
 /// Llama-2-7B).
 constexpr auto swiglu(std::int64_t hidden, std::int64_t width) { return gated_mlp(hidden, width, silu()); }

@@ -6,10 +6,12 @@
 namespace gpubudget {
 
 /// The bucket table of a T5 stack. It passes its input on; its parameters get their gradient
-/// from the position bias that every layer of the stack adds to its scores. The bias itself,
-/// one fp32 [heads, Lq, Lk] tensor per step (not per sample: heads · Lq · Lk · 4 bytes, 8 MiB for
-/// t5-small at 512 tokens), is not budgeted; the add into the scores is the materialized
-/// attention's scaling step (the same bytes: a new score-sized tensor, nothing saved).
+/// from the position bias that every layer of the stack adds to its scores. The add into the
+/// scores is the materialized attention's scaling step (the same bytes: a new score-sized
+/// tensor, nothing saved). Not budgeted (a known gap, docs/llm.md): the bias tensor itself,
+/// which transformers builds once per stack with the attention mask added, [batch, heads, Lq,
+/// Lk] fp32 (one in the encoder, two in the decoder: self and cross), alive during that stack's
+/// forward only (nothing saves it): 64 MiB each for t5-small at batch 8 and 512 tokens.
 struct relative_position_bias_op {
   std::int64_t buckets = {};  ///< relative_attention_num_buckets (32)
   std::int64_t heads = {};

@@ -81,6 +81,9 @@ struct llama_config {
   bool tied_head = false;          ///< lm_head shares the token embedding's weight (tie_word_embeddings)
   gated_activation activation = gated_activation::silu;
   bool scaled_embedding = false;   ///< embeddings × √width before the first layer (Gemma's normalizer)
+  /// Phi-3's fused qkv_proj and gate_up_proj: the same weights and activations as separate
+  /// projections, but one LoRA adapter each (phi3_lora)
+  bool fused_projections = false;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
 };
@@ -131,24 +134,29 @@ constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096
 /// Phi-3-mini (4k context): 3,821,079,552 parameters. microsoft/Phi-3-mini-4k-instruct config.json:
 /// hidden_size 3072, intermediate_size 8192, 32 layers, 32 heads (= key/value heads), vocab_size
 /// 32064, max_position_embeddings 4096, untied head, no biases. Its packed qkv_proj and
-/// gate_up_proj hold the same weights as separate projections (same parameters and activations).
-constexpr llama_config phi3_mini(std::int64_t seq = 4096) { return {32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0}; }
+/// gate_up_proj hold the same weights as separate projections (same parameters and activations);
+/// under LoRA they are one module each (phi3_lora).
+constexpr llama_config phi3_mini(std::int64_t seq = 4096) {
+  llama_config g{32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0};
+  g.fused_projections = true;
+  return g;
+}
 
 /// Qwen2-0.5B: 494,032,768 parameters. Qwen/Qwen2-0.5B config.json: vocab_size 151936,
 /// hidden_size 896, 24 layers, 14 heads, 2 key/value heads, intermediate_size 4864,
-/// max_position_embeddings 131072 (the model card's context: 32768), tie_word_embeddings true;
+/// max_position_embeddings 131072, tie_word_embeddings true, use_sliding_window false;
 /// Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without.
-constexpr llama_config qwen2_0_5b(std::int64_t seq = 32768) {
-  llama_config g{151936, 896, 24, 14, 2, 4864, 32768, seq, false, 0};
+constexpr llama_config qwen2_0_5b(std::int64_t seq = 131072) {
+  llama_config g{151936, 896, 24, 14, 2, 4864, 131072, seq, false, 0};
   g.qkv_bias = true;
   g.tied_head = true;
   return g;
 }
 /// Qwen2-7B: 7,615,616,512 parameters. Qwen/Qwen2-7B config.json: vocab_size 152064,
 /// hidden_size 3584, 28 layers, 28 heads, 4 key/value heads, intermediate_size 18944,
-/// max_position_embeddings 131072 (context 32768 as above), tie_word_embeddings false.
-constexpr llama_config qwen2_7b(std::int64_t seq = 32768) {
-  llama_config g{152064, 3584, 28, 28, 4, 18944, 32768, seq, false, 0};
+/// max_position_embeddings 131072, tie_word_embeddings false, use_sliding_window false.
+constexpr llama_config qwen2_7b(std::int64_t seq = 131072) {
+  llama_config g{152064, 3584, 28, 28, 4, 18944, 131072, seq, false, 0};
   g.qkv_bias = true;
   return g;
 }
@@ -232,16 +240,54 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
                         lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
                lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
 }
-constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding, final norm and head.
+template <std::size_t N>
+constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != gated_activation::silu || g.per_head() * g.heads != g.width)
     gpubudget::detail::lora_needs_a_plain_llama_config();
-  auto blocks = repeat(g.layers, llama_block_lora(g, l));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
+}
+constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (g.fused_projections) gpubudget::detail::lora_needs_a_plain_llama_config();  // Phi-3's module names: phi3_lora
+  return lora_stack(g, l, repeat(g.layers, llama_block_lora(g, l)));
+}
+
+/// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
+/// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
+constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
+  auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
+  return sequential(
+      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base)),
+      residual(frozen(rms_norm()), lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base), silu_of_halves(),
+               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+}
+/// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
+/// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
+constexpr auto phi3_lora(const llama_config& g, const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  return lora_stack(g, l, repeat(g.layers, phi3_block_lora(g, l)));
+}
+
+/// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
+/// the experts and the router stay frozen in the precision's parameter type.
+constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  return sequential(
+      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base)),
+      residual(frozen(rms_norm()), frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
+}
+/// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
+/// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
+/// so is a base stored other than in the precision's parameter type (the frozen experts are
+/// parameters of that type).
+constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
+  return lora_stack(g, l, repeat(g.layers, mixtral_block_lora(g, m, l)));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
@@ -257,14 +303,33 @@ constexpr std::int64_t llama_parameter_count(const llama_config& g) {
 }
 
 /// PEFT's counts for LoRA `l` on `g`: every adapted projection in→out adds r·(in + out).
-constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
-  const auto kv = g.kv_heads * g.per_head(), D = g.width, F = g.ffn;
-  const std::int64_t in_out[7][2] = {{D, D}, {D, kv}, {D, kv}, {D, D}, {D, F}, {D, F}, {F, D}};
+/// PEFT's adapter parameters in one decoder layer: r·(in + out) for every targeted Linear, by
+/// lora_target bit; `experts` copies of w1, w2, w3 (Mixtral), a router of `experts` outputs.
+constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lora_config& l, std::int64_t experts) {
+  const auto kv = g.kv_heads * g.per_head(), D = g.width, F = g.ffn, E = experts;
+  const std::int64_t in_out_copies[13][3] = {{D, D, 1},          {D, kv, 1},    {D, kv, 1}, {D, D, 1}, {D, F, 1}, {D, F, 1}, {F, D, 1},
+                                             {D, D + 2 * kv, 1}, {D, 2 * F, 1}, {D, F, E},  {F, D, E}, {D, F, E}, {D, E, 1}};
   std::int64_t per_layer = 0;
-  for (std::size_t i = 0; i < 7; ++i)
-    if (l.targets & (std::int64_t{1} << i)) per_layer += l.rank * (in_out[i][0] + in_out[i][1]);
-  const auto trainable = checked_mul(g.layers, per_layer);
+  for (std::size_t bit = 0; bit < 13; ++bit) {
+    const auto& [in, out, copies] = in_out_copies[bit];
+    if (l.targets & (std::int64_t{1} << bit)) per_layer += checked_mul(l.rank * (in + out), copies);
+  }
+  return per_layer;
+}
+
+/// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
+constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
+  auto dense = l;
+  dense.targets &= ~std::int64_t{w1 | w2 | w3 | router_gate};  // no experts in a dense model
+  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, dense, 0));
   return {trainable, llama_parameter_count(g) + trainable};
+}
+
+/// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
+/// expert) and router (gate) adapters.
+constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
+  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, l, m.experts));
+  return {trainable, mixtral_parameter_counts(g, m).total + trainable};
 }
 
 }  // namespace gpubudget::models
