@@ -30,6 +30,9 @@ enum class attention_impl : std::int64_t {
   /// Fused qkv Linear + scaled_dot_product_attention's flash kernel: no score matrix; keeps
   /// q, k, v, the output and a per-row fp32 log-sum-exp.
   flash = 2,
+  /// split_qkv with separate k and v Linears (transformers' T5Attention): the same bytes in
+  /// fp32; under autocast each projection casts its input, one copy more than a packed kv.
+  separate_qkv = 3,
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -254,17 +257,20 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   return output_projection(c, o, a.D, op.bias, 1);
 }
 
-/// q = Linear(D, D), kv = Linear(D, 2D) split; scores = q @ kᵀ / √d materialized; softmax;
-/// dropout on the probabilities (GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob); @ v;
-/// output Linear.
+/// q = Linear(D, D), kv = Linear(D, 2D) split (separate_qkv: k and v Linears); scores = q @ kᵀ / √d
+/// materialized; softmax; dropout on the probabilities (GPT-2's attn_pdrop, BERT's
+/// attention_probs_dropout_prob); @ v; output Linear.
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
+  const bool separate = op.impl == attention_impl::separate_qkv;
   value q = linear_op(c, x, a.inner, in_bias, 0);
-  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
+  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);  // packed: k and v
+  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;
+  if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
-  value kc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value kc = copy(s, k, make_shape(a.Lk, a.KVH * a.d));
   value scores = bmm(s, qc, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
@@ -273,11 +279,11 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   s.release(scaled);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
-  value vc = copy(s, kv, make_shape(a.Lk, a.KVH * a.d));
+  value vc = copy(s, v, make_shape(a.Lk, a.KVH * a.d));
   value o = bmm(s, pd, vc, make_shape(a.Lq, a.inner), a.mt);
   s.release(pd), s.release(vc);
   value result = output_projection(c, o, a.D, op.bias, 2);
-  s.release(q), s.release(kv);  // the function's locals q, k, v die when it returns
+  s.release(q), s.release(k), s.release(v);  // the function's locals q, k, v die when it returns
   return result;
 }
 

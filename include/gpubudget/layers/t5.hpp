@@ -6,7 +6,8 @@
 namespace gpubudget {
 
 /// The bucket table of a T5 stack. It passes its input on; its parameters get their gradient
-/// from the position bias that every layer of the stack adds to its scores. The add into the
+/// from the position bias that every layer of the stack adds to its scores; the embedding
+/// lookup keeps the [L, L] int64 bucket indices (L: the stack's tokens). The add into the
 /// scores is the materialized attention's scaling step (the same bytes: a new score-sized
 /// tensor, nothing saved). Not budgeted (a known gap, docs/llm.md): the bias tensor itself,
 /// which transformers builds once per stack with the attention mask added, [batch, heads, Lq,
@@ -22,12 +23,15 @@ struct op_traits<relative_position_bias_op> {
   static constexpr const char* name = "relative_position_bias";
   static constexpr detail::value lower(detail::layer_ctx& c, const relative_position_bias_op& op, const detail::value& x) {
     if (op.buckets <= 0 || op.heads <= 0) detail::invalid_layer_argument();
+    if (x.s.rank != 2) detail::shape_mismatch_between_layers();
     const auto table = checked_mul(op.buckets, op.heads);
     c.add_param(table);
     detail::value y = c.s.view(x, x.s);
     auto n = c.s.record(y);
     c.s.grad_to(n, x, true);
     c.param_grads(n, table);
+    // the lookup keeps its [L, L] int64 bucket indices, one table per step (t5_probe.py)
+    if (c.trainable) c.s.save_new(n, checked_mul(checked_mul(x.s[0], x.s[0]), 8), 1, true);
     return y;
   }
   static constexpr std::int64_t flops(const relative_position_bias_op&, const shape&, const shape&) { return 0; }

@@ -29,7 +29,7 @@ struct t5_config {
 /// the stack's bucket table lives here (the first layer).
 template <bool Table>
 constexpr auto t5_self_attention(const t5_config& t) {
-  const auto att = attention(t.width, heads(t.heads), attention_impl::split_qkv, no_bias, head_dim(t.head_width),
+  const auto att = attention(t.width, heads(t.heads), attention_impl::separate_qkv, no_bias, head_dim(t.head_width),
                              attention_dropout(t.dropout_percent));
   if constexpr (Table) return residual(rms_norm(), relative_position_bias(t.buckets, t.heads), att, dropout(t.dropout_percent));
   else return residual(rms_norm(), att, dropout(t.dropout_percent));
@@ -43,7 +43,8 @@ constexpr auto t5_feed_forward(const t5_config& t) {
 /// T5LayerCrossAttention: x + dropout(o(attention(LN(x), encoder output))).
 constexpr auto t5_cross_attention(const t5_config& t) {
   return residual(rms_norm(),
-                  cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), no_bias, head_dim(t.head_width), attention_dropout(t.dropout_percent)),
+                  cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::separate_qkv, no_bias, head_dim(t.head_width),
+                                  attention_dropout(t.dropout_percent)),
                   dropout(t.dropout_percent));
 }
 
