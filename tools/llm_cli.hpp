@@ -3,7 +3,9 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family,
+//         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
+//         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
 //         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type).
 // --serve an inference budget with a KV cache (serving.hpp); --context N tokens per sequence
@@ -26,7 +28,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16"},
       {"quant", true, "Q", "with --lora: the frozen base quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
