@@ -131,16 +131,17 @@ TEST_CASE("cross_attention outside an encoder_decoder, or over the wrong length,
 }
 
 // benchmarks/accuracy/t5_probe.py under PyTorch 2.6 CPU (t5_probe_output-2.6.txt): small T5s
-// (transformers' modeling_t5 op for op), batch 2, dropout 0.1. fp32: parameters and saved bytes
-// exact. bf16 autocast: the model keeps one bf16 score-sized tensor per attention less than
-// measured (3.8-5.5 %; which tensor is not found yet: a known gap, docs/llm.md); the check pins
-// the gap to exactly that, so a change on either side shows.
+// (transformers' modeling_t5 op for op), batch 2, fp32 and bf16 autocast: parameters and saved
+// bytes exact. What it took: the bucket lookup's [L, L] int64 indices, separate q, k, v casts
+// under autocast and softmax(scores.float()) (attention_impl::t5), wo's input cast
+// (to_parameter_type, visible without dropout).
 TEST_CASE("T5: saved bytes against PyTorch 2.6 CPU") {
   struct row { models::t5_config t; std::int64_t params, saved_fp32, saved_bf16; };
   const row rows[] = {
       {{1000, 64, 16, 128, 2, 2, 4, 32, 10, 32, 16}, 228'864, 1'528'704, 1'521'536},
       {{1000, 64, 16, 128, 2, 2, 8, 32, 10, 32, 16}, 327'424, 2'167'680, 2'094'976},  // 8 heads x d_kv 16 = 128 != d_model 64
       {{2000, 128, 32, 512, 3, 3, 4, 32, 10, 64, 64}, 1'634'688, 15'280'640, 13'335'040},
+      {{1000, 64, 16, 128, 2, 2, 4, 32, 0, 32, 16}, 228'864, 938'880, 1'308'544},  // dropout 0
   };
   for (const auto& r : rows) {
     const training fp32_step{.batch = 2, .precision = fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
@@ -149,8 +150,7 @@ TEST_CASE("T5: saved bytes against PyTorch 2.6 CPU") {
     CHECK(b.saved_activations == r.saved_fp32);
     auto amp_step = fp32_step;
     amp_step.precision = amp_bf16;
-    const auto scores = 2 * r.t.heads * (r.t.seq * r.t.seq + r.t.target_seq * r.t.target_seq + r.t.target_seq * r.t.seq);  // per layer
-    CHECK(r.saved_bf16 - budget_totals(models::t5(r.t), amp_step, devices::a100_80gb).saved_activations == r.t.layers * scores * 2);
+    CHECK(budget_totals(models::t5(r.t), amp_step, devices::a100_80gb).saved_activations == r.saved_bf16);
   }
 }
 

@@ -30,9 +30,10 @@ enum class attention_impl : std::int64_t {
   /// Fused qkv Linear + scaled_dot_product_attention's flash kernel: no score matrix; keeps
   /// q, k, v, the output and a per-row fp32 log-sum-exp.
   flash = 2,
-  /// split_qkv with separate k and v Linears (transformers' T5Attention): the same bytes in
-  /// fp32; under autocast each projection casts its input, one copy more than a packed kv.
-  separate_qkv = 3,
+  /// transformers' T5Attention: split_qkv with separate k and v Linears (under autocast each
+  /// projection casts its input: one copy more than a packed kv) and softmax(scores.float())
+  /// .type_as(scores) (under CPU autocast an fp32 softmax output, then a 16-bit copy for @ v).
+  t5 = 3,
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -257,13 +258,24 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   return output_projection(c, o, a.D, op.bias, 1);
 }
 
-/// q = Linear(D, D), kv = Linear(D, 2D) split (separate_qkv: k and v Linears); scores = q @ kᵀ / √d
+/// T5Attention's softmax(scores.float(), dim=-1).type_as(scores): fp32 whatever autocast does
+/// with a softmax (the fp32 output kept), then the scores' type again (the copy @ v keeps).
+constexpr value softmax_of_float(sim& s, const value& scores) {
+  value f = cast_to(s, scores, dtype::fp32);
+  value p = keep_output_activation(s, f);
+  s.release(f);
+  value back = cast_to(s, p, scores.type);
+  s.release(p);
+  return back;
+}
+
+/// q = Linear(D, D), kv = Linear(D, 2D) split (t5: k and v Linears, softmax_of_float); scores = q @ kᵀ / √d
 /// materialized; softmax; dropout on the probabilities (GPT-2's attn_pdrop, BERT's
 /// attention_probs_dropout_prob); @ v; output Linear.
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  const bool separate = op.impl == attention_impl::separate_qkv;
+  const bool separate = op.impl == attention_impl::t5;
   value q = linear_op(c, x, a.inner, in_bias, 0);
   value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);  // packed: k and v
   value v = separate ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;
@@ -275,7 +287,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value p16 = softmax_for_matmul(s, scaled, a.mt);
+  value p16 = separate ? softmax_of_float(s, scaled) : softmax_for_matmul(s, scaled, a.mt);
   s.release(scaled);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);

@@ -42,4 +42,20 @@ constexpr layer relative_position_bias(std::int64_t buckets, std::int64_t heads)
   return as_layer(relative_position_bias_op{buckets, heads});
 }
 
+/// T5DenseActDense's `h.to(self.wo.weight.dtype)` before wo: under autocast the 16-bit
+/// activation becomes an fp32 copy (nothing saved), which wo casts back (a copy wo saves).
+struct to_parameter_type_op {};
+
+template <>
+struct op_traits<to_parameter_type_op> {
+  static constexpr const char* name = "to_parameter_type";
+  static constexpr detail::value lower(detail::layer_ctx& c, const to_parameter_type_op&, const detail::value& x) {
+    return detail::cast_to(c.s, x, c.param_type());
+  }
+  static constexpr std::int64_t flops(const to_parameter_type_op&, const shape&, const shape&) { return 0; }
+};
+
+/// x.to(the parameters' type): a copy where the types differ (autocast), else x itself.
+constexpr layer to_parameter_type() { return as_layer(to_parameter_type_op{}); }
+
 }  // namespace gpubudget

@@ -2,7 +2,8 @@
 // (graph.hpp encoder_decoder) of pre-norm blocks with T5LayerNorm (RMS, no bias), no biases in
 // any Linear, materialized attention with a relative position bias and no 1/√d scaling, a ReLU
 // feed-forward of d_ff, a shared embedding and an LM head tied to it (its input scaled by
-// d_model^-0.5). The encoder reads `seq` tokens, the decoder `target_seq`.
+// d_model^-0.5). The encoder reads `seq` tokens, the decoder `target_seq`. Saved bytes match
+// PyTorch 2.6 CPU exactly in fp32 and bf16 autocast (benchmarks/accuracy/t5_probe.py).
 #pragma once
 #include <cstdint>
 
@@ -29,21 +30,22 @@ struct t5_config {
 /// the stack's bucket table lives here (the first layer).
 template <bool Table>
 constexpr auto t5_self_attention(const t5_config& t) {
-  const auto att = attention(t.width, heads(t.heads), attention_impl::separate_qkv, no_bias, head_dim(t.head_width),
+  const auto att = attention(t.width, heads(t.heads), attention_impl::t5, no_bias, head_dim(t.head_width),
                              attention_dropout(t.dropout_percent));
   if constexpr (Table) return residual(rms_norm(), relative_position_bias(t.buckets, t.heads), att, dropout(t.dropout_percent));
   else return residual(rms_norm(), att, dropout(t.dropout_percent));
 }
 
-/// T5LayerFF: x + dropout(wo(dropout(relu(wi(LN(x)))))).
+/// T5LayerFF: x + dropout(wo(dropout(relu(wi(LN(x)))).to(wo.weight.dtype))).
 constexpr auto t5_feed_forward(const t5_config& t) {
-  return residual(rms_norm(), linear(t.ffn, no_bias), relu(), dropout(t.dropout_percent), linear(t.width, no_bias), dropout(t.dropout_percent));
+  return residual(rms_norm(), linear(t.ffn, no_bias), relu(), dropout(t.dropout_percent), to_parameter_type(), linear(t.width, no_bias),
+                  dropout(t.dropout_percent));
 }
 
 /// T5LayerCrossAttention: x + dropout(o(attention(LN(x), encoder output))).
 constexpr auto t5_cross_attention(const t5_config& t) {
   return residual(rms_norm(),
-                  cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::separate_qkv, no_bias, head_dim(t.head_width),
+                  cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::t5, no_bias, head_dim(t.head_width),
                                   attention_dropout(t.dropout_percent)),
                   dropout(t.dropout_percent));
 }
