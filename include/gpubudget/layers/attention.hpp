@@ -275,11 +275,11 @@ constexpr value softmax_of_float(sim& s, const value& scores) {
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  const bool separate = op.impl == attention_impl::t5;
+  const bool t5 = op.impl == attention_impl::t5;  // separate k and v, softmax(scores.float())
   value q = linear_op(c, x, a.inner, in_bias, 0);
-  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);  // packed: k and v
-  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;
-  if (!separate) s.retain(v.id);
+  value k = linear_op(c, kv_src, (t5 ? 1 : 2) * a.KVH * a.d, in_bias, 1);  // else packed: k and v
+  value v = t5 ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;
+  if (!t5) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
   value kc = copy(s, k, make_shape(a.Lk, a.KVH * a.d));
@@ -287,7 +287,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value p16 = separate ? softmax_of_float(s, scaled) : softmax_for_matmul(s, scaled, a.mt);
+  value p16 = t5 ? softmax_of_float(s, scaled) : softmax_for_matmul(s, scaled, a.mt);
   s.release(scaled);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
