@@ -367,7 +367,7 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   }
   training t = cc.plan;
   if (!cc.train_only.empty()) t.train_only = cc.train_only.c_str();
-  const auto lora = cc.lora ? tools::lora_entry(*entry, *g, *cc.lora) : tools::zoo_entry{};
+  const auto lora = cc.lora ? tools::lora_model(*entry, *g, std::nullopt, *cc.lora).entry : tools::zoo_entry{};
   auto view = tools::view_of((cc.lora ? lora : *entry).run(cc.options, t, dev).budget);
   if (cc.lora) view.parameter_count = models::lora_counts(*g, *cc.lora).all;
   const auto f = reference_fields(view);
@@ -531,7 +531,7 @@ std::vector<cli::option_spec> general_options() {
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
       {"freeze-all", false, "", "freeze every parameter"},
-      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, gpt2, bert) instead of a zoo name; --seq etc. apply"},
+      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},
@@ -993,7 +993,9 @@ std::string side_by_side(const run_config& c, const std::vector<tools::budget_vi
 /// The Llama-family configuration of the model given, or a usage error naming the flag.
 models::llama_config llm_config(const char* flag, const run_config& c) {
   const auto g = tools::llama_config_of(c.entry->name, c.opts);
-  if (!g) throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b), not " + c.model_arg);
+  if (!g)
+    throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
+                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + "), not " + c.model_arg);
   return *g;
 }
 /// --lora: the LoRA'd zoo entry (Llama family, or Mixtral with adapters on its attention) and
@@ -1001,18 +1003,13 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
 std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, const run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
-  if (const auto mg = tools::mixtral_config_of(c.entry->name, c.opts)) {
-    const auto l = tools::parse_lora(*a.get("lora"), mg->width);
-    if (a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
-    if ((l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0 || l.base != base_weights::same)
-      throw usage_error("--lora on " + c.model_arg + ": targets q_proj, k_proj, v_proj, o_proj only (the experts are not modelled as targets) and no base= (the experts are stored in the --precision's type)");
-    const auto m = tools::detail::moe_from(c.opts);
-    return {tools::mixtral_lora_entry(*c.entry, *mg, m, l), models::mixtral_lora_counts(*mg, m, l)};
-  }
-  const auto g = llm_config("--lora", c);
+  const auto mixtral = tools::mixtral_config_of(c.entry->name, c.opts);
+  const auto g = mixtral ? *mixtral : llm_config("--lora", c);
   auto l = tools::parse_lora(*a.get("lora"), g.width);
+  if (mixtral && a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
   tools::apply_quant(a, l);
-  return {tools::lora_entry(*c.entry, g, l), models::lora_counts(g, l)};
+  auto run = tools::lora_model(*c.entry, g, mixtral ? std::optional(tools::detail::moe_from(c.opts)) : std::nullopt, l);
+  return {std::move(run.entry), run.counts};
 }
 
 nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {

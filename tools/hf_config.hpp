@@ -1,10 +1,13 @@
 // tools/hf_config.hpp — a zoo entry from a Hugging Face transformers config.json (--hf-config).
 //
-// The families the zoo builds exactly: llama and mistral (models::llama: RMSNorm, grouped-query
-// rotary attention, SwiGLU, untied head, no biases), gpt2 (models::gpt: tied head, learned
-// positions, 4x MLP), bert (models::bert with the pooler). A setting the builder cannot express
-// (a tied llama head, attention or MLP biases, another activation, head_dim != hidden/heads)
-// is an error naming the key, never a silently different model. The library stays JSON-free:
+// The families the zoo builds exactly: the Llama family (models::llama: RMSNorm, grouped-query
+// rotary attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), gemma (GeGLU, head_dim,
+// embedding × √hidden), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
+// mixtral (models::mixtral: MoE MLPs), each with tie_word_embeddings; gpt2 (models::gpt: tied
+// head, learned positions, 4x MLP); bert (models::bert with the pooler); t5 (models::t5, tied
+// head, ReLU feed-forward). A setting the builder cannot express (Llama's attention_bias or
+// mlp_bias, another activation, T5 v1.1's gated-gelu or untied head) is an error naming the
+// key, never a silently different model. The library stays JSON-free:
 // nlohmann::json is the tool's dependency only.
 #pragma once
 #include <cmath>
@@ -59,7 +62,10 @@ inline void require(bool ok, const std::string& path, const std::string& key, co
   if (!ok) fail(path, "\"" + key + "\" is not supported for this model_type (supported: " + supported + ")");
 }
 
-inline zoo_entry llama_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
+/// The Llama family's keys; `model_type` decides the defaults transformers gives the others
+/// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
+inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
+  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2";
   models::llama_config g{};
   g.vocab = positive(c, path, "vocab_size");
   g.width = positive(c, path, "hidden_size");
@@ -69,15 +75,56 @@ inline zoo_entry llama_entry(const nlohmann::json& c, const std::string& path, c
   g.ffn = positive(c, path, "intermediate_size");
   g.context = positive(c, path, "max_position_embeddings");
   g.seq = g.context;
-  if (g.width % g.heads != 0 || g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must divide \"hidden_size\" and be a multiple of \"num_key_value_heads\"");
-  require(!flag_or(c, path, "tie_word_embeddings", false), path, "tie_word_embeddings", "false (an untied lm_head)");
+  g.head_dim = gemma ? positive(c, path, "head_dim") : positive_or(c, path, "head_dim", 0);
+  if (g.head_dim == 0 && g.width % g.heads != 0) fail(path, "\"num_attention_heads\" must divide \"hidden_size\" (or give \"head_dim\")");
+  if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
+  g.tied_head = flag_or(c, path, "tie_word_embeddings", gemma);  // transformers' defaults: Gemma tied, the others untied
+  g.qkv_bias = qwen2;                                             // Qwen2Attention: q_proj, k_proj, v_proj with bias=True
+  g.scaled_embedding = gemma;                                     // GemmaModel: hidden_states * hidden_size**0.5
+  g.fused_projections = model_type == "phi3";                     // Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
   require(!flag_or(c, path, "mlp_bias", false), path, "mlp_bias", "false");
-  require(!c.contains("hidden_act") || c["hidden_act"] == "silu", path, "hidden_act", "\"silu\"");
-  require(positive_or(c, path, "head_dim", g.width / g.heads) == g.width / g.heads, path, "head_dim", "hidden_size / num_attention_heads");
-  // sliding_window (mistral): a flash kernel's memory does not depend on the window
+  if (gemma) {  // transformers >= 4.39 runs gelu_pytorch_tanh whichever of the two the config names
+    for (const char* key : {"hidden_act", "hidden_activation"})
+      require(!c.contains(key) || c[key].is_null() || c[key] == "gelu" || c[key] == "gelu_pytorch_tanh", path, key, "\"gelu\" or \"gelu_pytorch_tanh\"");
+    g.activation = models::gated_activation::gelu_tanh;
+  } else {
+    require(!c.contains("hidden_act") || c["hidden_act"] == "silu", path, "hidden_act", "\"silu\"");
+  }
+  // sliding_window (mistral, phi3, qwen2): a flash kernel's memory does not depend on the window
   if (c.contains("sliding_window") && !c["sliding_window"].is_null()) positive(c, path, "sliding_window");
-  return detail::llama_model(name, g);
+  return g;
+}
+
+inline zoo_entry llama_entry(const nlohmann::json& c, const std::string& path, const std::string& name, const std::string& model_type) {
+  return detail::llama_model(name, llama_family_config(c, path, model_type));
+}
+
+inline zoo_entry mixtral_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
+  const auto g = llama_family_config(c, path, "mixtral");
+  models::moe_config m{};
+  m.experts = positive(c, path, "num_local_experts");
+  m.top_k = positive(c, path, "num_experts_per_tok");
+  if (m.top_k > m.experts) fail(path, "\"num_experts_per_tok\" must be at most \"num_local_experts\"");
+  return detail::mixtral_model(name, g, m);
+}
+
+inline zoo_entry t5_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
+  models::t5_config t{};
+  t.vocab = positive(c, path, "vocab_size");
+  t.width = positive(c, path, "d_model");
+  t.head_width = positive(c, path, "d_kv");
+  t.ffn = positive(c, path, "d_ff");
+  t.layers = positive(c, path, "num_layers");
+  t.decoder_layers = positive_or(c, path, "num_decoder_layers", t.layers);  // T5Config: defaults to num_layers
+  t.heads = positive(c, path, "num_heads");
+  t.buckets = positive_or(c, path, "relative_attention_num_buckets", 32);
+  t.dropout_percent = percent_or(c, path, "dropout_rate", 10);
+  if (t.layers < 2 || t.decoder_layers < 2) fail(path, "\"num_layers\" and \"num_decoder_layers\" must be at least 2");
+  require(!c.contains("feed_forward_proj") || c["feed_forward_proj"] == "relu", path, "feed_forward_proj", "\"relu\" (the original T5)");
+  require(flag_or(c, path, "tie_word_embeddings", true), path, "tie_word_embeddings", "true (lm_head tied to the shared embedding)");
+  require(flag_or(c, path, "is_encoder_decoder", true), path, "is_encoder_decoder", "true");
+  return detail::t5_model(name, t);
 }
 
 inline zoo_entry gpt2_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
@@ -136,10 +183,13 @@ inline hf_model from_hf_config(const std::string& path) {
   if (!m.torch_dtype.empty() && m.torch_dtype != "float32" && m.torch_dtype != "float16" && m.torch_dtype != "bfloat16")
     hf::fail(path, "\"torch_dtype\" '" + m.torch_dtype + "' is not one of float32, float16, bfloat16");
   const std::string name = "hf:" + m.model_type;
-  if (m.model_type == "llama" || m.model_type == "mistral") m.entry = hf::llama_entry(c, path, name);
-  else if (m.model_type == "gpt2") m.entry = hf::gpt2_entry(c, path, name);
-  else if (m.model_type == "bert") m.entry = hf::bert_entry(c, path, name);
-  else hf::fail(path, "model_type '" + m.model_type + "' is not supported (supported: llama, mistral, gpt2, bert)");
+  const auto& t = m.model_type;
+  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "gemma" || t == "phi3") m.entry = hf::llama_entry(c, path, name, t);
+  else if (t == "mixtral") m.entry = hf::mixtral_entry(c, path, name);
+  else if (t == "gpt2") m.entry = hf::gpt2_entry(c, path, name);
+  else if (t == "bert") m.entry = hf::bert_entry(c, path, name);
+  else if (t == "t5") m.entry = hf::t5_entry(c, path, name);
+  else hf::fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5)");
   return m;
 }
 

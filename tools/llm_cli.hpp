@@ -3,7 +3,9 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16]: PEFT LoRA on the Llama family,
+//         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
+//         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
 //         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type).
 // --quant  nf4|nf4-dq|fp4|int8: with --lora the frozen base, with --serve the decoder layers' weights.
@@ -27,7 +29,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family; Mixtral: attention targets): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear), dropout=P, base=fp32|fp16|bf16"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -40,7 +42,8 @@ inline std::vector<cli::option_spec> llm_options() {
 inline std::optional<models::llama_config> llama_config_of(const std::string& name, const model_options& o) {
   const std::pair<const char*, models::llama_config> bases[] = {
       {"llama-2-7b", models::llama2_7b(4096)}, {"llama-2-13b", models::llama2_13b(4096)}, {"llama-2-70b", models::llama2_70b(4096)},
-      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}};
+      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}, {"phi-3-mini", models::phi3_mini(4096)},
+      {"qwen2-0.5b", models::qwen2_0_5b(131072)}, {"qwen2-7b", models::qwen2_7b(131072)}, {"gemma-2b", models::gemma_2b(8192)}};
   for (const auto& [n, base] : bases) {
     if (name != n) continue;
     auto g = detail::llama_from(base, o);
@@ -58,19 +61,6 @@ inline std::optional<models::llama_config> mixtral_config_of(const std::string& 
 inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
   const auto g = mixtral_config_of(name, o);
   return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, detail::moe_from(o))) : std::nullopt;
-}
-
-/// `entry` (a Llama-family model, configuration `g`) fine-tuned with LoRA `l`: every base weight
-/// frozen, the adapters trained (models::llama_lora).
-inline zoo_entry lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::lora_config& l) {
-  return {entry.name, entry.family,
-          [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }};
-}
-/// The Mixtral-style `entry` (configuration `g`, experts `m`) with LoRA `l` on its attention
-/// (models::mixtral_lora).
-inline zoo_entry mixtral_lora_entry(const zoo_entry& entry, const models::llama_config& g, const models::moe_config& m, const models::lora_config& l) {
-  return {entry.name, entry.family,
-          [g, m, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }};
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='
@@ -106,7 +96,8 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   try {
     l.targets = parse_lora_targets(targets.empty() ? "q_proj,v_proj" : targets);
   } catch (const std::invalid_argument&) {
-    throw cli::usage_error("--lora: unknown target module in '" + targets + "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
+    throw cli::usage_error("--lora: unknown target module in '" + targets +
+                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate)");
   }
   return l;
 }
@@ -116,6 +107,45 @@ inline base_weights parse_quant(const cli::parsed_args& a) {
   if (!a.has("quant")) return base_weights::same;
   const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
   return q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+}
+
+/// A LoRA fine-tune of a zoo model: the entry that budgets it and PEFT's counts.
+struct lora_run {
+  zoo_entry entry;
+  models::parameter_counts counts;
+};
+
+/// The LoRA'd model of `base` (configuration `g`; `mixtral`: a Mixtral decoder's experts) under `l`, with
+/// PEFT's module names of that model: Phi-3's qkv_proj and gate_up_proj ("all-linear": its four
+/// modules), Mixtral's attention adapted (its experts' and router's adapters counted in the
+/// message, not simulated). A usage error for a name the model lacks.
+inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g, const std::optional<models::moe_config>& mixtral, models::lora_config l) {
+  const std::int64_t separate = q_proj | k_proj | v_proj | gate_proj | up_proj, fused = qkv_proj | gate_up_proj,
+                     moe = w1 | w2 | w3 | router_gate, attention = q_proj | k_proj | v_proj | o_proj;
+  const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
+  if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != models::gated_activation::silu)
+    throw cli::usage_error("--lora is modelled on the Llama family's plain layers (llama-2, llama-3, mistral, phi-3-mini, mixtral), not " + base.name +
+                           " (q/k/v biases, a tied head or GeGLU)");
+  if (mixtral) {
+    if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
+    if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
+    if ((l.targets & moe) != 0)
+      throw cli::usage_error("--lora: adapters on Mixtral's experts or router (w1, w2, w3, gate) are not simulated (PEFT's count: " +
+                             std::to_string(models::mixtral_lora_counts(g, *mixtral, l).trainable) + " trainable parameters); adapt q_proj, k_proj, v_proj, o_proj");
+    if (l.base != base_weights::same) throw cli::usage_error("--lora on Mixtral: the frozen experts are modelled in the --precision's type (no base= or --quant)");
+    return {{base.name, base.family, [g, m = *mixtral, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }},
+            models::mixtral_lora_counts(g, *mixtral, l)};
+  }
+  if ((l.targets & moe) != 0) throw lacks("w1, w2, w3 or gate (Mixtral's experts and router)");
+  if (g.fused_projections) {
+    if (l.targets == all_linear) l.targets = fused_all_linear;
+    if ((l.targets & separate) != 0) throw lacks("q_proj, k_proj, v_proj, gate_proj or up_proj (Phi-3 fuses them: qkv_proj, gate_up_proj)");
+    return {{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::phi3_lora(g, l), t, d); }},
+            models::lora_counts(g, l)};
+  }
+  if ((l.targets & fused) != 0) throw lacks("qkv_proj or gate_up_proj (Phi-3's fused projections)");
+  return {{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }},
+          models::lora_counts(g, l)};
 }
 
 /// `--quant` with `--lora`: the frozen base's storage (replaces its base=).

@@ -90,6 +90,15 @@ inline std::map<std::string, std::vector<size_option>> families() {
         {"dropout", 0, 100, "0"},
         {"attn-dropout", 0, 100, "--dropout"},
         {"seq", 1, big, "1024"}}},
+      {"t5",
+       {{"seq", 1, big, "512"},
+        {"target-seq", 1, big, "--seq"},
+        {"vocab", 1, big, "the model's"},
+        {"d-model", 1, 65536, "the model's"},
+        {"d-kv", 1, 65536, "the model's"},
+        {"layers", 2, 1000, "the model's"},
+        {"heads", 1, 1024, "the model's"},
+        {"ffn", 1, big, "the model's"}}},
       {"bev", {{"layers", 1, 64, "2"}, {"channels", 1, 4096, "64"}, {"size", 1, 4096, "64"}, {"heads", 1, 256, "4"}, {"kernel", 1, 63, "7"}}},
       {"dual_vit", {{"image-size", 16, 4096, "448"}, {"classes", 1, big, "200"}}},
       {"gat", {{"nodes", 1, 100000000, "2000"}, {"edges", 1, 1000000000, "20000"}, {"ids", 1, 100000000, "5000"}}},
@@ -157,18 +166,34 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }
-inline models::moe_config moe_from(const model_options& o) {
-  models::moe_config m{};
+/// The experts of a Mixtral-style model: `m` with the reference check's hidden options applied.
+inline models::moe_config moe_from(const model_options& o, models::moe_config m = {}) {
   m.experts = o.get(hidden_experts, m.experts);
   m.top_k = o.get(hidden_top_k, m.top_k);
   return m;
 }
+/// A T5 configuration with the size options of the command line applied (--layers: both stacks).
+inline models::t5_config t5_from(models::t5_config t, const model_options& o) {
+  t.seq = o.get("seq", t.seq);
+  t.target_seq = o.get("target-seq", t.seq);
+  t.vocab = o.get("vocab", t.vocab);
+  t.width = o.get("d-model", t.width);
+  t.head_width = o.get("d-kv", t.head_width);
+  t.layers = o.get("layers", t.layers);
+  t.decoder_layers = o.get("layers", t.decoder_layers);
+  t.heads = o.get("heads", t.heads);
+  t.ffn = o.get("ffn", t.ffn);
+  return t;
+}
+inline zoo_entry t5_model(std::string name, models::t5_config base) {
+  return {name, "t5", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::t5(t5_from(base, o)), t, d); }};
+}
 /// A Mixtral-style decoder (issue D): the Llama family's size options, MoE MLPs (8 experts, top 2).
-inline zoo_entry mixtral_model(std::string name, models::llama_config base) {
+inline zoo_entry mixtral_model(std::string name, models::llama_config base, models::moe_config experts = {}) {
   return {name, "llama",
-          [base](const model_options& o, const training& t, const device& d) {
+          [base, experts](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
-            return evaluate(models::mixtral(g, moe_from(o)), t, d);
+            return evaluate(models::mixtral(g, moe_from(o, experts)), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }
@@ -214,6 +239,14 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(llama_model("mistral-7b", models::mistral_7b(4096)));
   z.push_back(llama_model("phi-3-mini", models::phi3_mini(4096)));  // issue D
   z.push_back(mixtral_model("mixtral-8x7b", models::mixtral_8x7b(4096)));  // issue D
+  z.push_back(llama_model("qwen2-0.5b", models::qwen2_0_5b(131072)));
+  z.push_back(llama_model("qwen2-7b", models::qwen2_7b(131072)));
+  z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
+  z.push_back(t5_model("t5-small", models::t5_small(512)));
+  z.push_back(t5_model("t5-base", models::t5_base(512)));
+  z.push_back(t5_model("t5-large", models::t5_large(512)));
+  z.push_back(t5_model("t5-3b", models::t5_3b(512)));
+  z.push_back(t5_model("t5-11b", models::t5_11b(512)));
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
                  return evaluate(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);

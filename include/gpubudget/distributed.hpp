@@ -313,6 +313,8 @@ constexpr split_facts split_facts_of(const std::array<layer, N>& rs) {
       const auto a = op_of<gpubudget::attention_op>(L);
       f.tp_divides = gcd(gcd(f.tp_divides, a.heads), a.kv_heads);
     }
+    if (L.kind == node_kind::leaf && L.op == &op_entry<gpubudget::cross_attention_op>::descriptor)
+      f.tp_divides = gcd(f.tp_divides, op_of<gpubudget::cross_attention_op>(L).heads);
   }
   f.layers = repeats;
   return f;

@@ -30,7 +30,8 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
   switch (L.kind) {
     case node_kind::sequence:
     case node_kind::residual:
-    case node_kind::repeat: {
+    case node_kind::repeat:
+    case node_kind::encoder_decoder: {  // the decoder starts from its own tokens: `cur` is not its input
       shape cur = in;
       const bool force_children = (i == 0 && plan.checkpoint_all) || (L.kind == node_kind::repeat && plan.checkpoint_blocks);
       for (std::int32_t c = i + 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {

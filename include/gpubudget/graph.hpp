@@ -152,6 +152,14 @@ constexpr auto shared(std::int32_t id, const Parts&... parts) {
   return detail::compose(head, parts...);
 }
 
+/// An encoder-decoder (T5): `encoder` runs on the model's input; `decoder` starts from its own
+/// tokens(...) and its cross_attention(...) layers attend to the encoder's output. The output
+/// is the decoder's.
+template <detail::block_part Encoder, detail::block_part Decoder>
+constexpr auto encoder_decoder(const Encoder& encoder, const Decoder& decoder) {
+  return detail::compose(detail::composite(node_kind::encoder_decoder), encoder, decoder);
+}
+
 /// Gives a block (or layer) a display name for tables.
 template <std::size_t N>
 constexpr model<N> named(const char* name, model<N> m) { m.records[0].name = name; return m; }

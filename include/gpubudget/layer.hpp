@@ -47,6 +47,7 @@ enum class node_kind : std::uint8_t {
   residual,  ///< x + children(x)
   parallel,  ///< every child on the same input, outputs merged
   repeat,    ///< `count` copies of the children in sequence
+  encoder_decoder,  ///< two children: the encoder on the input, then the decoder (from its own tokens) with the encoder's output as memory
 };
 
 /// How the outputs of parallel branches are combined.

@@ -22,3 +22,5 @@
 #include <gpubudget/layers/bert.hpp>
 #include <gpubudget/layers/adapters.hpp>
 #include <gpubudget/layers/moe.hpp>
+#include <gpubudget/layers/cross_attention.hpp>
+#include <gpubudget/layers/t5.hpp>

@@ -49,6 +49,7 @@ inline std::string_view op_name(const layer& l) {
     case node_kind::residual: return "residual";
     case node_kind::parallel: return "parallel";
     case node_kind::repeat: return "repeat";
+    case node_kind::encoder_decoder: return "encoder_decoder";
   }
   return "?";
 }

@@ -96,9 +96,9 @@ struct serving_budget {
 /// KV cache bytes per token over all layers: 2 · layers · kv_heads · head_dim · bytes(kv).
 constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype kv) {
   if (kv != dtype::fp8 && kv != dtype::fp16 && kv != dtype::bf16 && kv != dtype::fp32) detail::kv_cache_dtype_must_be_fp8_fp16_bf16_or_fp32();
-  if (g.heads <= 0 || g.width % g.heads != 0) detail::heads_do_not_divide_model_width();
+  if (g.heads <= 0 || (g.head_dim == 0 && g.width % g.heads != 0)) detail::heads_do_not_divide_model_width();
   const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads;
-  return checked_mul(checked_mul(2 * g.layers, kv_heads), g.width / g.heads) * bytes_per_element(kv);
+  return checked_mul(checked_mul(2 * g.layers, kv_heads), g.per_head()) * bytes_per_element(kv);
 }
 
 namespace detail {
@@ -125,9 +125,9 @@ template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = is_quantized(s.weights)
-                        ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), repeat(g.layers, block(g)), rms_norm(s.weights))
-                        : sequential(tokens(g.seq), embedding(g.vocab, g.width), repeat(g.layers, block(g)), rms_norm());
+  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scaled_embedding),
+                                                        repeat(g.layers, block(g)), rms_norm(s.weights))
+                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scaled_embedding), repeat(g.layers, block(g)), rms_norm());
   return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
 }
 
@@ -157,7 +157,7 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   b.usable = checked_mul(dev.capacity, s.utilization_percent) / 100;
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
   const auto p = prefill_budget(g, s, prefill, dev, block);
-  const auto head = checked_mul(g.vocab, g.width);  // untied lm_head
+  const auto head = g.tied_head ? 0 : checked_mul(g.vocab, g.width);  // an untied lm_head's own weights
   const auto types = types_of(s.precision);
   b.parameter_count = is_quantized(s.weights) ? models::llama_parameter_count(g) : p.parameter_count + head;
   // quantized: the frozen layers' packed weights are the body's buffers (embedding included, in

@@ -50,11 +50,12 @@ TEST_CASE("LoRA Llama-2-7B: trainable parameters and frozen base bytes") {
 
 TEST_CASE("bad LoRA settings are errors") {
   const auto g = models::llama2_7b(64);
-  CHECK_THROWS(parse_lora_targets("qkv_proj"));
+  CHECK_THROWS(parse_lora_targets("qkvproj"));
   CHECK_THROWS(parse_lora_targets("q_proj,"));
   CHECK_THROWS(models::llama_lora(g, models::lora_config{0, q_proj, 0, base_weights::same}));
   CHECK_THROWS(models::llama_lora(g, models::lora_config{4097, q_proj, 0, base_weights::same}));
-  CHECK_THROWS(models::llama_lora(g, models::lora_config{8, 128, 0, base_weights::same}));
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{8, 128, 0, base_weights::same}));  // qkv_proj: Phi-3's name
+  CHECK_THROWS(models::llama_lora(g, models::lora_config{8, 1 << 13, 0, base_weights::same}));  // no such bit
 }
 
 namespace {

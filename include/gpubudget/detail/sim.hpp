@@ -99,6 +99,7 @@ struct segment_record {
   bool recomputed = false;
   std::int32_t key_shift = 0;
   bool repetition = false;            ///< one repetition of a repeat (checkpoint_blocks): re-run its children
+  value encoder_output{};             ///< inside an encoder_decoder's decoder: kept for the re-run (an input of the block)
 };
 
 /// One moment of a step as a timeline sees it (timeline.hpp): the live bytes and what holds them.
@@ -152,6 +153,9 @@ struct sim {
   std::int32_t replay_cursor = -1;       ///< next node to re-attach saves to during recomputation
   bool no_grad = false;                  ///< inference / teacher forward
   std::int32_t last_recorded = -1;
+  /// While an encoder_decoder's decoder runs: the encoder's output, which its cross-attention
+  /// reads (id -1 elsewhere).
+  value encoder_output{};
 
   // --- bytes ---------------------------------------------------------------------------------
   constexpr std::int64_t bytes_of_value(const shape& s, dtype t) const { return s.scaled_numel(checked_mul(batch, bytes_per_element(t))); }

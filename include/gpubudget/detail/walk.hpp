@@ -147,7 +147,9 @@ struct walker {
     seg.trainable = sc.trainable;
     seg.key_shift = sc.key_shift;
     seg.repetition = repetition;
+    seg.encoder_output = s.encoder_output;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
+    s.retain(seg.encoder_output.id);  // a decoder block's second input (encoder_hidden_states)
     // 2.x saves them through an autograd node (NoopSaveInputs) that saved-tensor hooks see:
     // counted as saved (op_rules.md 2.6 #18)
     if (s.torch26_cpu()) hold_saved(in.id, +1);
@@ -241,9 +243,25 @@ struct walker {
       }
       case node_kind::repeat: return walk_repeat(i, in, sc);
       case node_kind::parallel: return walk_parallel(i, in, sc);
+      case node_kind::encoder_decoder: return walk_encoder_decoder(i, in, sc);
       case node_kind::leaf: break;
     }
     return walk_leaf(i, in, sc);
+  }
+
+  /// The encoder on `in`, then the decoder from its own source (tokens) while the encoder's
+  /// output is the memory its cross-attention reads (sim::encoder_output); the output is the
+  /// decoder's. The memory lives as long as something keeps it (each cross-attention's k and v
+  /// projections save it), as the Python reference does.
+  constexpr value walk_encoder_decoder(std::int32_t i, const value& in, const scope& sc) {
+    const std::int32_t encoder = i + 1, decoder = encoder + records[encoder].span;
+    const value memory = walk(encoder, in, sc);
+    const value outer = s.encoder_output;
+    s.encoder_output = memory;
+    const value out = walk(decoder, value{}, sc);
+    s.encoder_output = outer;
+    s.release(memory);
+    return out;
   }
 
   /// `count` copies of a block. Copies 2..count-1 are identical up to a shift of the baseline
@@ -477,7 +495,10 @@ struct walker {
     replaying = true;
     s.replay_cursor = seg.first_node;
     scope sc{seg.trainable, false, seg.key_shift};
+    const value outer = s.encoder_output;
+    s.encoder_output = seg.encoder_output;
     value out = seg.repetition ? run_children(seg.layer_index, seg.input, sc) : walk_inner(seg.layer_index, seg.input, sc);
+    s.encoder_output = outer;
     s.release(out);
     s.replay_cursor = -1;
     replaying = false;
@@ -554,6 +575,7 @@ struct walker {
         if (s.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
         s.release(s.segments[static_cast<std::size_t>(seg)].input);
         s.release_segment_inputs(seg);
+        s.release(s.segments[static_cast<std::size_t>(seg)].encoder_output);
       }
     }
     s.in_backward = false;

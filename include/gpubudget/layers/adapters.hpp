@@ -27,8 +27,16 @@ namespace gpubudget {
 /// Hugging Face module names a LoRA adapter can target (PEFT `target_modules`), as bits.
 enum lora_target : std::int64_t {
   q_proj = 1, k_proj = 2, v_proj = 4, o_proj = 8, gate_proj = 16, up_proj = 32, down_proj = 64,
-  /// PEFT's "all-linear": every linear layer but the output head.
+  /// PEFT's "all-linear": every linear layer but the output head (Llama's module names).
   all_linear = 127,
+  /// Phi-3's fused projections (Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj).
+  qkv_proj = 128, gate_up_proj = 256,
+  /// "all-linear" on Phi-3: its four linear modules per layer.
+  fused_all_linear = qkv_proj | o_proj | gate_up_proj | down_proj,
+  /// Mixtral's experts (block_sparse_moe.experts.N.w1 / w2 / w3: gate, down, up) and router
+  /// (block_sparse_moe.gate): PEFT's counts (models::mixtral_lora_counts); the memory model
+  /// adapts attention only.
+  w1 = 512, w2 = 1024, w3 = 2048, router_gate = 4096,
 };
 
 
@@ -57,13 +65,14 @@ namespace detail {
 [[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
   fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
 }
-[[noreturn]] inline void mixtral_lora_needs_attention_targets_and_base_same() {
-  fail("gpubudget: LoRA on Mixtral: targets q_proj, k_proj, v_proj, o_proj only, base same (experts are stored in the precision's type)");
+[[noreturn]] inline void lora_needs_a_plain_llama_config() {
+  fail("gpubudget: LoRA is modelled on Llama-family decoders without q/k/v biases, tied head, embedding scale, GeGLU or head_dim != width / heads; "
+       "on Mixtral, with the base stored in the precision's type");
 }
 [[noreturn]] inline void unknown_lora_target_module() {
-  fail("gpubudget: unknown LoRA target module (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear)");
+  fail("gpubudget: unknown LoRA target module for this model (Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; "
+       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj)");
 }
-
 
 /// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
 /// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
@@ -184,7 +193,7 @@ struct lora_attention_op {
   std::int64_t heads = {};
   std::int64_t kv_heads = {};
   std::int64_t rank = {};
-  std::int64_t targets = {};  ///< lora_target bits (q_proj, k_proj, v_proj, o_proj)
+  std::int64_t targets = {};  ///< lora_target bits (q_proj, k_proj, v_proj, o_proj; or Phi-3's qkv_proj, o_proj)
   std::int64_t dropout = {};  ///< on the adapter input, percent
   base_weights base = {};
 };
@@ -200,13 +209,22 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   if (D <= 0 || H <= 0 || op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
   if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
   if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
-  if ((op.targets & ~std::int64_t{all_linear}) != 0) unknown_lora_target_module();
+  const bool fused = (op.targets & qkv_proj) != 0;
+  if ((op.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | qkv_proj}) != 0 || (fused && (op.targets & (q_proj | k_proj | v_proj)) != 0))
+    unknown_lora_target_module();
   const auto d = D / H, L = x.s[0];
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
-  value q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
-  value k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
-  value v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
+  value q{}, k{}, v{};
+  if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
+    value qkv = lora_projection(c, x, D + 2 * KVH * d, op.rank, op.dropout, bt, 0);
+    q = s.view(qkv, make_shape(L, D)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
+    s.release(qkv);
+  } else {
+    q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
+    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
+    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
+  }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
   s.release(k);
@@ -254,13 +272,14 @@ constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int6
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")
 /// into lora_target bits; an unknown name is the compile-time error unknown_lora_target_module.
 constexpr std::int64_t parse_lora_targets(std::string_view list) {
-  constexpr std::string_view names[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  constexpr std::string_view names[] = {"q_proj", "k_proj", "v_proj",       "o_proj", "gate_proj", "up_proj", "down_proj",
+                                        "qkv_proj", "gate_up_proj", "w1", "w2", "w3", "gate"};
   std::int64_t bits = 0;
   while (true) {
     const auto comma = list.find(',');
     const auto name = list.substr(0, comma);
     std::int64_t bit = name == "all-linear" || name == "all_linear" ? std::int64_t{all_linear} : 0;
-    for (std::size_t i = 0; i < 7; ++i)
+    for (std::size_t i = 0; i < std::size(names); ++i)
       if (name == names[i]) bit = std::int64_t{1} << i;
     if (bit == 0) detail::unknown_lora_target_module();
     bits |= bit;

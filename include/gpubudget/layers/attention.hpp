@@ -34,10 +34,14 @@ enum class attention_impl : std::int64_t {
   /// parameters and, in fp32, the same activations; under autocast each of the three casts its
   /// input, so three 16-bit copies of it are saved, not two.
   separate_qkv = 3,
+  /// transformers' T5Attention: separate_qkv's projections and softmax(scores.float())
+  /// .type_as(scores) (under CPU autocast an fp32 softmax output, then a 16-bit copy for @ v).
+  t5 = 4,
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
-/// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary.
+/// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary,
+/// heads of head_width channels (0 = width / heads; Gemma, T5-3B: heads · head_width ≠ width).
 struct attention_op {
   std::int64_t width = {};
   std::int64_t heads = {};
@@ -47,6 +51,8 @@ struct attention_op {
   flag bias = {};
   flag rotary = {};
   std::int64_t dropout = {};  ///< attention-probability dropout, percent
+  std::int64_t head_width = {};  ///< channels per head (0: width / heads)
+  flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
@@ -190,6 +196,7 @@ constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64
 struct attention_dims {
   std::int64_t D = 0, H = 0, KVH = 0, d = 0, Lq = 0, Lk = 0;
   dtype mt = dtype::fp32;  ///< the matmuls' type (autocast)
+  std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
 };
 
 constexpr attention_dims check_attention(const layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
@@ -200,9 +207,12 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.kv_tokens < 0) kv_tokens_must_not_be_negative();
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
-  if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
+  if (op.head_width < 0) invalid_layer_argument();
+  if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
-  return {D, H, KVH, D / H, x.s[0], kv_src.s[0], c.matmul_type(x.type)};
+  if (op.head_width > 0 && op.impl == attention_impl::torch_mha) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
+  const auto d = op.head_width > 0 ? op.head_width : D / H;
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
 }
 
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
@@ -210,9 +220,10 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
 /// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
 constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  value q = linear_op(c, x, a.D, op.bias, 0);
-  value k = linear_op(c, kv_src, a.KVH * a.d, op.bias, 1);
-  value v = linear_op(c, kv_src, a.KVH * a.d, op.bias, 3);
+  const bool in_bias = op.bias || op.qkv_bias;
+  value q = linear_op(c, x, a.inner, in_bias, 0);
+  value k = linear_op(c, kv_src, a.KVH * a.d, in_bias, 1);
+  value v = linear_op(c, kv_src, a.KVH * a.d, in_bias, 3);
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
   s.release(k);
@@ -223,15 +234,16 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     return output_projection(c, o, a.D, op.bias, 2);
   }
   const value qkv[] = {qr, kr, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 2);
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H), a.D, op.bias, 2);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
 /// dropout or grouped-query heads: the math path).
 constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  value q = linear_op(c, x, a.D, op.bias, 0);
-  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, op.bias, 1);
+  const bool in_bias = op.bias || op.qkv_bias;
+  value q = linear_op(c, x, a.inner, in_bias, 0);
+  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
   if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
     value o = sdpa_math(s, q, k, k, a.H, false, op.dropout, a.mt);
@@ -239,7 +251,7 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
     return output_projection(c, o, a.D, op.bias, 2);
   }
   const value qkv[] = {q, kv};  // k and v: views of one projection
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 2);
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H), a.D, op.bias, 2);
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.6 (op_rules.md 2.6 #7, no dropout,
@@ -277,15 +289,28 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   return output_projection(c, o, a.D, op.bias, 1);
 }
 
-/// q = Linear(D, D), kv = Linear(D, 2D) split; scores = q @ kᵀ / √d materialized; softmax;
-/// dropout on the probabilities (GPT-2's attn_pdrop, BERT's attention_probs_dropout_prob); @ v;
-/// output Linear.
+/// T5Attention's softmax(scores.float(), dim=-1).type_as(scores): fp32 whatever autocast does
+/// with a softmax (the fp32 output kept), then the scores' type again (the copy @ v keeps).
+constexpr value softmax_of_float(sim& s, const value& scores) {
+  value f = cast_to(s, scores, dtype::fp32);
+  value p = keep_output_activation(s, f);
+  s.release(f);
+  value back = cast_to(s, p, scores.type);
+  s.release(p);
+  return back;
+}
+
+/// q = Linear(D, D), kv = Linear(D, 2D) split (t5: k and v Linears, softmax_of_float); scores = q @ kᵀ / √d
+/// materialized; softmax; dropout on the probabilities (GPT-2's attn_pdrop, BERT's
+/// attention_probs_dropout_prob); @ v; output Linear.
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  value q = linear_op(c, x, a.D, op.bias, 0);
-  const bool separate = op.impl == attention_impl::separate_qkv;  // parts as rotary_attention's
-  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, op.bias, 1);
-  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, op.bias, 3) : k;  // else both views of one kv
+  const bool in_bias = op.bias || op.qkv_bias;
+  const bool t5 = op.impl == attention_impl::t5;  // softmax(scores.float())
+  const bool separate = t5 || op.impl == attention_impl::separate_qkv;  // k and v Linears of their own
+  value q = linear_op(c, x, a.inner, in_bias, 0);
+  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);
+  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;  // else both views of one kv
   if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
@@ -294,12 +319,12 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
-  value p16 = softmax_for_matmul(s, scaled, a.mt);
+  value p16 = t5 ? softmax_of_float(s, scaled) : softmax_for_matmul(s, scaled, a.mt);
   s.release(scaled);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
   value vc = copy(s, v, make_shape(a.Lk, a.KVH * a.d));
-  value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
+  value o = bmm(s, pd, vc, make_shape(a.Lq, a.inner), a.mt);
   s.release(pd), s.release(vc);
   value result = output_projection(c, o, a.D, op.bias, 2);
   s.release(q), s.release(k), s.release(v);  // the function's locals q, k, v die when it returns
@@ -337,8 +362,9 @@ struct op_traits<attention_op> {
   /// Projections (q, output; k and v at their head count), the score and value products.
   static constexpr std::int64_t flops(const attention_op& op, const shape& in, const shape&) {
     const auto D = op.width, H = op.heads > 0 ? op.heads : 1, Lq = in[0], Lk = op.kv_tokens > 0 ? op.kv_tokens : in[0];
-    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads * (D / H) : D);
-    return 2 * Lq * D * D * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * D;
+    const auto d = op.head_width > 0 ? op.head_width : D / H, inner = H * d;
+    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads : H) * d;
+    return 2 * Lq * D * inner * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * inner;
   }
 };
 
@@ -348,6 +374,8 @@ constexpr void apply_attention_option(attention_op& o, attention_impl i) { o.imp
 constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads = h.value; }
 constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
+constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
+constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = o.qkv_bias || b.value; }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
   if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
   o.dropout = p.percent;
@@ -357,10 +385,11 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// Multi-head attention over [tokens, width] with `heads` heads; options: kv_tokens(n) for
 /// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
-/// attention_dropout(percent) on the probabilities.
+/// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
+/// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false};
   (detail::apply_attention_option(o, opts), ...);
   return as_layer(o);
 }

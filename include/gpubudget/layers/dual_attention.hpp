@@ -100,7 +100,7 @@ constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const 
   value tp = tx;
   s.retain(tp.id);  // p = x
   vit_block_parts b{};
-  b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, false, 0};
+  b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false};
   b.mlp = M;
   b.width = D;
   for (std::int64_t l = 0; l < L; ++l) {

@@ -45,17 +45,24 @@ struct op_traits<stochastic_depth_op> {
 
 constexpr layer stochastic_depth(std::int64_t per_mille) { return as_layer(stochastic_depth_op{per_mille}); }
 
-/// Multiplies by a constant (`x * c`): a new tensor, nothing saved.
-struct scale_op {};
+/// Multiplies by a constant (`x * c`): a new tensor, nothing saved. `identity`: a scale that a
+/// model's configuration leaves out (the record stays, so the model's record count does not
+/// depend on the configuration): x itself.
+struct scale_op {
+  flag identity = {};
+};
 
 template <>
 struct op_traits<scale_op> {
   static constexpr const char* name = "scale";
-  static constexpr detail::value lower(detail::layer_ctx& c, const scale_op&, const detail::value& x) {
+  static constexpr detail::value lower(detail::layer_ctx& c, const scale_op& op, const detail::value& x) {
+    if (op.identity) { c.s.retain(x.id); return x; }
     return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing);
   }
 };
 
 constexpr layer scale() { return as_layer(scale_op{}); }
+/// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
+constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
 
 }  // namespace gpubudget

@@ -20,12 +20,48 @@
 namespace gpubudget {
 
 
-/// LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
-/// the intermediate size (11008 for Llama-2-7B). Output width = input width `width`.
-constexpr auto swiglu(std::int64_t hidden, std::int64_t width) {
-  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), silu()), linear(hidden, no_bias)),
+/// A gated MLP: down_proj(act(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
+/// the intermediate size, `activation` one activation record (GemmaMLP: gelu with the tanh
+/// approximation, which keeps its input as gelu does). Output width = input width `width`.
+constexpr auto gated_mlp(std::int64_t hidden, std::int64_t width, layer activation) {
+  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), activation), linear(hidden, no_bias)),
                     linear(width, no_bias));
 }
+
+/// Phi3MLP's middle: gate, up = x.chunk(2, dim=-1); up * silu(gate) on the fused gate_up_proj
+/// output [.., 2·hidden]. Both halves are views of x: SiLU keeps its input (the view, so all of
+/// x), the product keeps SiLU's output and the up view; output [.., hidden].
+struct silu_of_halves_op {};
+
+template <>
+struct op_traits<silu_of_halves_op> {
+  static constexpr const char* name = "silu_of_halves";
+  static constexpr detail::value lower(detail::layer_ctx& c, const silu_of_halves_op&, const detail::value& x) {
+    using namespace detail;
+    auto& s = c.s;
+    if (x.s.rank < 1 || x.s.last() % 2 != 0) shape_mismatch_between_layers();
+    shape half = x.s;
+    half[-1] = x.s.last() / 2;
+    value gate = s.view(x, half), up = s.view(x, half);
+    value act = keep_input_activation(s, gate);
+    s.release(gate);
+    value y = s.make(half, act.type, act.requires_grad || up.requires_grad);
+    auto n = s.record(y);
+    s.save(n, act);
+    s.save(n, up);
+    s.grad_to(n, act);
+    s.grad_to(n, up);
+    s.release(act);
+    s.release(up);
+    return y;
+  }
+};
+
+constexpr layer silu_of_halves() { return as_layer(silu_of_halves_op{}); }
+
+/// LlamaMLP: the gated MLP with SiLU (SwiGLU); `hidden` is the intermediate size (11008 for
+/// Llama-2-7B).
+constexpr auto swiglu(std::int64_t hidden, std::int64_t width) { return gated_mlp(hidden, width, silu()); }
 
 /// LlamaRMSNorm over the last dimension: a weight, no bias, stored as `weight` (`same`: the
 /// precision's parameter type; a frozen base loaded in 16 bit keeps its norms in 16 bit too).

@@ -18,6 +18,11 @@ struct kv_tokens { std::int64_t value = 0; constexpr explicit kv_tokens(std::int
 /// Dropout on the attention probabilities, in percent (GPT-2's attn_pdrop, BERT's
 /// attention_probs_dropout_prob, nn.MultiheadAttention(dropout=...)); 0 = none.
 struct attention_dropout { std::int64_t percent = 0; constexpr explicit attention_dropout(std::int64_t p) : percent(p) {} };
+/// Channels per attention head when heads · head_dim ≠ width (transformers' head_dim, T5's d_kv).
+struct head_dim { std::int64_t value = 0; constexpr explicit head_dim(std::int64_t v) : value(v) {} };
+/// With no_bias: attention whose q, k, v projections still have a bias and whose output
+/// projection has none (Qwen2's attention); qkv_bias(false) changes nothing.
+struct qkv_bias { bool value = true; constexpr explicit qkv_bias(bool v = true) : value(v) {} };
 /// Layer without a bias term.
 struct no_bias_t {};
 inline constexpr no_bias_t no_bias{};

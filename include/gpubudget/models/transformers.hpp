@@ -7,6 +7,7 @@
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/t5.hpp>
 
 namespace gpubudget::models {
 
@@ -57,7 +58,12 @@ constexpr bert_config bert_large(std::int64_t seq = 512) { return {30522, 512, 2
 
 // --- Llama-style decoders -------------------------------------------------------------------------
 
-/// Sizes of a Llama-style decoder (transformers LlamaForCausalLM / MistralForCausalLM).
+/// The gated MLP's activation: SwiGLU (Llama, Mistral, Qwen2, Phi-3) or GeGLU with the tanh
+/// approximation (Gemma's gelu_pytorch_tanh).
+enum class gated_activation : std::int64_t { silu, gelu_tanh };
+
+/// Sizes of a Llama-style decoder (transformers LlamaForCausalLM, MistralForCausalLM,
+/// Qwen2ForCausalLM, GemmaForCausalLM, Phi3ForCausalLM).
 struct llama_config {
   std::int64_t vocab = 32000;
   std::int64_t width = 4096;
@@ -69,23 +75,48 @@ struct llama_config {
   std::int64_t seq = 4096;         ///< tokens per sample in the step being budgeted
   bool checkpoint_blocks = false;  ///< torch.utils.checkpoint around each decoder layer
   std::int64_t sliding_window = 0; ///< tokens each query attends to (0: all); the KV cache holds at most this many
+  std::int64_t head_dim = 0;       ///< channels per head (0: width / heads)
+  bool qkv_bias = false;           ///< q, k, v projections with a bias, o_proj without (Qwen2)
+  bool tied_head = false;          ///< lm_head shares the token embedding's weight (tie_word_embeddings)
+  gated_activation activation = gated_activation::silu;
+  bool scaled_embedding = false;   ///< embeddings × √width before the first layer (Gemma's normalizer)
+  /// Phi-3's fused qkv_proj and gate_up_proj: the same weights and activations as separate
+  /// projections, but one LoRA adapter each (phi3_lora)
+  bool fused_projections = false;
+
+  constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
 };
 
-/// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
-/// x + down(silu(gate(RMSNorm(h))) * up(RMSNorm(h))); no biases.
-constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), swiglu(g.ffn, g.width)));
+/// The family's self-attention: grouped-query rotary flash attention, no biases except
+/// Qwen2's on q, k, v; heads of per_head() channels.
+constexpr layer llama_attention(const llama_config& g) {
+  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
+                   qkv_bias(g.qkv_bias));
 }
 
-/// A Llama-style causal LM: token embedding, `layers` decoder layers, final RMSNorm, untied
-/// LM head; the logits [seq, vocab] are the output.
-constexpr auto llama(const llama_config& g) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, llama_block(g));
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+/// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
+/// x + down(act(gate(RMSNorm(h))) * up(RMSNorm(h))). Gemma's RMSNorm scales by (1 + weight):
+/// the same parameters, modelled as Llama's.
+constexpr auto llama_block(const llama_config& g) {
+  return sequential(residual(rms_norm(), llama_attention(g)),
+                    residual(rms_norm(), gated_mlp(g.ffn, g.width, g.activation == gated_activation::gelu_tanh ? gelu() : silu())));
 }
+
+/// The family's input and output around the decoder layers `blocks`: token embedding (× √width
+/// for Gemma), the blocks, final RMSNorm, LM head (tied to the embedding with tied_head); the
+/// logits [seq, vocab] are the output.
+template <std::size_t N>
+constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
+  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
+  return sequential(tokens(g.seq), shared(tie, embedding(g.vocab, g.width)), scale_if(g.scaled_embedding), blocks, rms_norm(),
+                    named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+}
+
+/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head.
+constexpr auto llama(const llama_config& g) { return llama_stack(g, repeat(g.layers, llama_block(g))); }
 
 /// Llama-2-7B: 6,738,415,616 parameters.
 constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
@@ -102,8 +133,55 @@ constexpr llama_config mistral_7b(std::int64_t seq = 4096) { return {32000, 4096
 /// Phi-3-mini (4k context): 3,821,079,552 parameters. microsoft/Phi-3-mini-4k-instruct config.json:
 /// hidden_size 3072, intermediate_size 8192, 32 layers, 32 heads (= key/value heads), vocab_size
 /// 32064, max_position_embeddings 4096, untied head, no biases. Its packed qkv_proj and
-/// gate_up_proj hold the same weights as separate projections (same parameters and activations).
-constexpr llama_config phi3_mini(std::int64_t seq = 4096) { return {32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0}; }
+/// gate_up_proj hold the same weights as separate projections (same parameters and activations);
+/// under LoRA they are one module each (phi3_lora).
+constexpr llama_config phi3_mini(std::int64_t seq = 4096) {
+  llama_config g{32064, 3072, 32, 32, 32, 8192, 4096, seq, false, 0};
+  g.fused_projections = true;
+  return g;
+}
+
+/// Qwen2-0.5B: 494,032,768 parameters. Qwen/Qwen2-0.5B config.json: vocab_size 151936,
+/// hidden_size 896, 24 layers, 14 heads, 2 key/value heads, intermediate_size 4864,
+/// max_position_embeddings 131072, tie_word_embeddings true, use_sliding_window false;
+/// Qwen2Attention: q_proj, k_proj, v_proj with bias, o_proj without.
+constexpr llama_config qwen2_0_5b(std::int64_t seq = 131072) {
+  llama_config g{151936, 896, 24, 14, 2, 4864, 131072, seq, false, 0};
+  g.qkv_bias = true;
+  g.tied_head = true;
+  return g;
+}
+/// Qwen2-7B: 7,615,616,512 parameters. Qwen/Qwen2-7B config.json: vocab_size 152064,
+/// hidden_size 3584, 28 layers, 28 heads, 4 key/value heads, intermediate_size 18944,
+/// max_position_embeddings 131072, tie_word_embeddings false, use_sliding_window false.
+constexpr llama_config qwen2_7b(std::int64_t seq = 131072) {
+  llama_config g{152064, 3584, 28, 28, 4, 18944, 131072, seq, false, 0};
+  g.qkv_bias = true;
+  return g;
+}
+/// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
+/// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
+/// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
+/// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
+constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
+  llama_config g{256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0};
+  g.head_dim = 256;
+  g.tied_head = true;
+  g.activation = gated_activation::gelu_tanh;
+  g.scaled_embedding = true;
+  return g;
+}
+
+/// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, and Qwen2's
+/// q, k, v biases.
+constexpr std::int64_t llama_attention_parameter_count(const llama_config& g) {
+  const auto q = g.heads * g.per_head(), kv = g.kv_heads * g.per_head();
+  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0);
+}
+/// Embedding, final norm and (untied) LM head.
+constexpr std::int64_t llama_outside_parameter_count(const llama_config& g) {
+  return (g.tied_head ? 1 : 2) * g.vocab * g.width + g.width;
+}
 
 // --- Mixture of experts (layers/moe.hpp) ------------------------------------------------------------
 
@@ -116,15 +194,9 @@ struct moe_config {
 
 /// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
 constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
+  return sequential(residual(rms_norm(), llama_attention(g)), residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
 }
-constexpr auto mixtral(const llama_config& g, const moe_config& m) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, mixtral_block(g, m));
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
-}
+constexpr auto mixtral(const llama_config& g, const moe_config& m) { return llama_stack(g, repeat(g.layers, mixtral_block(g, m))); }
 
 /// Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active per token (top 2 of 8).
 /// mistralai/Mixtral-8x7B-v0.1 config.json: hidden_size 4096, intermediate_size 14336, 32
@@ -138,10 +210,9 @@ struct moe_counts {
   std::int64_t active = 0;
 };
 constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_config& m) {
-  const auto kv = g.kv_heads * (g.width / g.heads);
-  const auto attn = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + g.width * m.experts;  // norms, q/o, k/v, router
+  const auto attn = 2 * g.width + llama_attention_parameter_count(g) + g.width * m.experts;  // norms, attention, router
   const auto expert = 3 * g.width * g.ffn;
-  const auto outside = 2 * g.vocab * g.width + g.width;
+  const auto outside = llama_outside_parameter_count(g);
   return {outside + g.layers * (attn + m.experts * expert), outside + g.layers * (attn + m.top_k * expert)};
 }
 
@@ -168,30 +239,54 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
                         lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
                lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
 }
-constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding, final norm and head.
+template <std::size_t N>
+constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
-  auto blocks = repeat(g.layers, llama_block_lora(g, l));
+  if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != gated_activation::silu || g.per_head() * g.heads != g.width)
+    gpubudget::detail::lora_needs_a_plain_llama_config();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm(l.base)),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
 }
+constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (g.fused_projections) gpubudget::detail::lora_needs_a_plain_llama_config();  // Phi-3's module names: phi3_lora
+  return lora_stack(g, l, repeat(g.layers, llama_block_lora(g, l)));
+}
 
-/// A Mixtral-style decoder (experts `m`) with every base weight frozen in the precision's parameter
-/// type (`l.base` must be `same`: run it under pure_bf16 for a bf16 base) and LoRA adapters on the
-/// attention projections in `l.targets` (PEFT's Mixtral default: q_proj, v_proj). The experts'
-/// w1/w2/w3, the router and quantized experts are not modelled as targets / storage.
+/// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
+/// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
+constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
+  auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
+  return sequential(
+      residual(frozen(rms_norm(l.base)), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base)),
+      residual(frozen(rms_norm(l.base)), lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base), silu_of_halves(),
+               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+}
+/// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
+/// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
+constexpr auto phi3_lora(const llama_config& g, const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  return lora_stack(g, l, repeat(g.layers, phi3_block_lora(g, l)));
+}
+
+/// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
+/// the experts and the router stay frozen in the precision's parameter type.
+constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  return sequential(
+      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base)),
+      residual(frozen(rms_norm()), frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
+}
+/// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
+/// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
+/// so is a base stored other than in the precision's parameter type (the frozen experts are
+/// parameters of that type).
 constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0 || l.base != base_weights::same)
-    gpubudget::detail::mixtral_lora_needs_attention_targets_and_base_same();
-  auto blocks = repeat(g.layers, sequential(residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base)),
-                                            residual(frozen(rms_norm()), frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
-                    named("lm_head", lora_linear(g.vocab, 0, 0, l.base)));
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
+  return lora_stack(g, l, repeat(g.layers, mixtral_block_lora(g, m, l)));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
@@ -200,26 +295,38 @@ struct parameter_counts {
   std::int64_t all = 0;
 };
 
-/// All parameters of a Llama-style decoder (untied head): the closed form of models::llama.
+/// All parameters of a Llama-style decoder: the closed form of models::llama.
 constexpr std::int64_t llama_parameter_count(const llama_config& g) {
-  const auto d = g.width / g.heads, kv = g.kv_heads * d;
-  const auto block = 2 * g.width + 2 * g.width * g.width + 2 * g.width * kv + 3 * g.width * g.ffn;
-  return 2 * g.vocab * g.width + g.layers * block + g.width;
+  const auto block = 2 * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;
+  return llama_outside_parameter_count(g) + g.layers * block;
 }
 
 /// PEFT's counts for LoRA `l` on `g`: every adapted projection in→out adds r·(in + out).
-constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
-  const auto kv = g.kv_heads * (g.width / g.heads), D = g.width, F = g.ffn;
-  const std::int64_t in_out[7][2] = {{D, D}, {D, kv}, {D, kv}, {D, D}, {D, F}, {D, F}, {F, D}};
+/// PEFT's adapter parameters in one decoder layer: r·(in + out) for every targeted Linear, by
+/// lora_target bit; `experts` copies of w1, w2, w3 (Mixtral), a router of `experts` outputs.
+constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lora_config& l, std::int64_t experts) {
+  const auto kv = g.kv_heads * g.per_head(), D = g.width, F = g.ffn, E = experts;
+  const std::int64_t in_out_copies[13][3] = {{D, D, 1},          {D, kv, 1},    {D, kv, 1}, {D, D, 1}, {D, F, 1}, {D, F, 1}, {F, D, 1},
+                                             {D, D + 2 * kv, 1}, {D, 2 * F, 1}, {D, F, E},  {F, D, E}, {D, F, E}, {D, E, 1}};
   std::int64_t per_layer = 0;
-  for (std::size_t i = 0; i < 7; ++i)
-    if (l.targets & (std::int64_t{1} << i)) per_layer += l.rank * (in_out[i][0] + in_out[i][1]);
-  const auto trainable = checked_mul(g.layers, per_layer);
+  for (std::size_t bit = 0; bit < 13; ++bit) {
+    const auto& [in, out, copies] = in_out_copies[bit];
+    if (l.targets & (std::int64_t{1} << bit)) per_layer += checked_mul(l.rank * (in + out), copies);
+  }
+  return per_layer;
+}
+
+/// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
+constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
+  auto dense = l;
+  dense.targets &= ~std::int64_t{w1 | w2 | w3 | router_gate};  // no experts in a dense model
+  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, dense, 0));
   return {trainable, llama_parameter_count(g) + trainable};
 }
-/// PEFT's counts for LoRA `l` on the Mixtral-style decoder `g` with experts `m` (attention targets).
+/// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
+/// expert) and router (gate) adapters.
 constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
-  const auto trainable = lora_counts(g, l).trainable;
+  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, l, m.experts));
   return {trainable, mixtral_parameter_counts(g, m).total + trainable};
 }
 

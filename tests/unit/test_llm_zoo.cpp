@@ -1,0 +1,166 @@
+// The rest of the LLM zoo (issue D): Qwen2, Gemma and T5 parameter counts pinned to the published
+// ones (what transformers' sum(p.numel() for p in model.parameters()) gives), the simulated
+// models agreeing with the closed forms, and the encoder-decoder's shared encoder output.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/transformers.hpp>
+#include <gpubudget/serving.hpp>
+
+using namespace gpubudget;
+
+// Qwen/Qwen2-0.5B and Qwen/Qwen2-7B model cards ("0.49B", "7.6B"; the exact sums from their
+// config.json: tests/cli/data/hf/README.md), google/gemma-2b ("2.5B").
+static_assert(models::llama_parameter_count(models::qwen2_0_5b()) == 494'032'768);
+static_assert(models::llama_parameter_count(models::qwen2_7b()) == 7'615'616'512);
+static_assert(models::llama_parameter_count(models::gemma_2b()) == 2'506'172'416);
+// T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
+static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
+static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);
+static_assert(models::t5_parameter_count(models::t5_large()) == 737'668'096);
+static_assert(models::t5_parameter_count(models::t5_3b()) == 2'851'598'336);
+static_assert(models::t5_parameter_count(models::t5_11b()) == 11'307'321'344);
+
+// PEFT's r·(in + out) per adapted Linear (LoraConfig(r=8, target_modules=...)):
+// Phi-3-mini qkv_proj (3072 -> 9216), o_proj: 32 x 8 x (12288 + 6144)
+static_assert(models::lora_counts(models::phi3_mini(), {8, qkv_proj | o_proj, 0, base_weights::same}).trainable == 4'718'592);
+// ... and all-linear: + gate_up_proj (3072 -> 16384), down_proj (8192 -> 3072)
+static_assert(models::lora_counts(models::phi3_mini(), {8, fused_all_linear, 0, base_weights::same}).trainable == 12'582'912);
+// Mixtral-8x7B q_proj, v_proj (PEFT's default for mixtral): Mistral-7B's 3,407,872; all params
+// 46,702,792,704 + 3,407,872
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).trainable == 3'407'872);
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).all == 46'706'200'576);
+// every expert's w1, w2, w3: 32 layers x 8 experts x 3 x 8 x (4096 + 14336)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, w1 | w2 | w3, 0, base_weights::same}).trainable == 113'246'208);
+// the router (block_sparse_moe.gate, 4096 -> 8): 32 x 8 x (4096 + 8)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, router_gate, 0, base_weights::same}).trainable == 1'050'624);
+static_assert(parse_lora_targets("qkv_proj,gate_up_proj") == (qkv_proj | gate_up_proj));
+static_assert(parse_lora_targets("w1,w2,w3,gate") == (w1 | w2 | w3 | router_gate));
+
+TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") {
+  const auto phi = models::phi3_mini(128);
+  for (const std::int64_t targets : {std::int64_t{qkv_proj | o_proj}, std::int64_t{fused_all_linear}, std::int64_t{gate_up_proj}}) {
+    const models::lora_config l{8, targets, 0, base_weights::same};
+    const auto b = budget_totals(models::phi3_lora(phi, l), training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
+    CHECK(b.trainable_count == models::lora_counts(phi, l).trainable);
+    // the frozen base: bf16 buffers, the norms frozen parameters
+    CHECK(b.parameter_count - b.trainable_count + b.buffers / 2 == models::llama_parameter_count(phi));
+  }
+  const auto mix = models::mixtral_8x7b(128);
+  const models::lora_config qv{8, q_proj | v_proj, 0, base_weights::same};
+  const auto b = budget_totals(models::mixtral_lora(mix, {}, qv), training{.batch = 1, .precision = pure_bf16}, devices::h200);
+  CHECK(b.trainable_count == 3'407'872);
+  CHECK(b.parameter_count + b.buffers / 2 == 46'706'200'576);
+  // Phi-3's separate names and Mixtral's experts are errors, not a different model
+  CHECK_THROWS_WITH(models::phi3_lora(phi, qv), Catch::Contains("unknown LoRA target module"));
+  CHECK_THROWS_WITH(models::llama_lora(phi, qv), Catch::Contains("LoRA is modelled on Llama-family decoders"));
+  CHECK_THROWS_WITH(models::mixtral_lora(mix, {}, models::lora_config{8, w1, 0, base_weights::same}), Catch::Contains("unknown LoRA target module"));
+}
+
+TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {
+  // Against q_proj, k_proj, v_proj adapters on the unfused layers, each layer keeps: the whole
+  // [L, 3·3072] qkv output (SDPA saves v, a slice of it) instead of v alone, one [L, 8] adapter
+  // intermediate instead of three, one scaling scalar (8 bytes, CUDA) instead of three.
+  auto unfused = models::phi3_mini(256);
+  unfused.fused_projections = false;
+  const training plan{.batch = 2, .precision = pure_bf16};
+  const auto fused = budget_totals(models::phi3_lora(models::phi3_mini(256), {8, qkv_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+  const auto separate = budget_totals(models::llama_lora(unfused, {8, q_proj | k_proj | v_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+  CHECK(fused.trainable_count < separate.trainable_count);
+  const std::int64_t bf16 = 2, rows = 2 * 256;
+  const auto per_layer = rows * 3 * 3072 * bf16 - rows * 3072 * bf16 - 2 * rows * 8 * bf16 - 2 * 8;
+  CHECK(fused.saved_activations - separate.saved_activations == 32 * per_layer);
+}
+
+TEST_CASE("Qwen2 and Gemma: the simulated models hold the published parameter counts") {
+  for (const auto& g : {models::qwen2_0_5b(64), models::qwen2_7b(64), models::gemma_2b(64)})
+    CHECK(budget_totals(models::llama(g), training{.batch = 1}, devices::a100_80gb).parameter_count == models::llama_parameter_count(g));
+  // a tied head is the embedding's weight: untying Qwen2-0.5B adds vocab x width
+  auto untied = models::qwen2_0_5b(64);
+  untied.tied_head = false;
+  CHECK(budget_totals(models::llama(untied), training{.batch = 1}, devices::a100_80gb).parameter_count == 494'032'768 + 151'936LL * 896);
+}
+
+TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
+  const auto g = models::gemma_2b(128);
+  // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes
+  CHECK(kv_bytes_per_token(g, dtype::bf16) == 2 * 18 * 256 * 2);
+  // heads x head_dim need not be the width: 8 heads of 192 channels on a 2048-wide model
+  auto narrow = g;
+  narrow.head_dim = 192;
+  const auto attention_per_layer = 2 * 2048 * 8 * 192 + 2 * 2048 * 192;
+  CHECK(models::llama_parameter_count(g) - models::llama_parameter_count(narrow) == 18 * (2 * 2048 * 8 * 256 + 2 * 2048 * 256 - attention_per_layer));
+  CHECK(budget_totals(models::llama(narrow), training{.batch = 1}, devices::a100_80gb).parameter_count == models::llama_parameter_count(narrow));
+  // the √width scale is one more embedding-sized activation in forward (nothing saved)
+  auto unscaled = g;
+  unscaled.scaled_embedding = false;
+  const auto with = budget_totals(models::llama(g), training{.batch = 1, .inference = true}, devices::a100_80gb);
+  const auto without = budget_totals(models::llama(unscaled), training{.batch = 1, .inference = true}, devices::a100_80gb);
+  CHECK(with.step_peak >= without.step_peak);
+}
+
+TEST_CASE("T5: the simulated models hold the published parameter counts") {
+  for (const auto& t : {models::t5_small(64), models::t5_base(64), models::t5_large(64), models::t5_3b(64), models::t5_11b(64)})
+    CHECK(budget_totals(models::t5(t), training{.batch = 1}, devices::a100_80gb).parameter_count == models::t5_parameter_count(t));
+}
+
+TEST_CASE("encoder_decoder: every cross-attention reads the one encoder output") {
+  // a 2-layer decoder whose layers are distinct records: the first cross-attention saves the
+  // encoder output (its k and v projections' input), the second finds it saved already
+  constexpr std::int64_t width = 64, source = 48, target = 16;
+  const auto cross = [] { return cross_attention(width, heads(4), kv_tokens(source), no_bias); };
+  const auto m = sequential(encoder_decoder(sequential(input(source, width), linear(width)),
+                                            sequential(input(target, width), linear(width), cross(), cross())));
+  const auto b = budget(m, training{.batch = 2}, devices::a100_80gb);
+  constexpr std::size_t first = 8, second = 9;  // root, encoder_decoder, encoder (3), decoder, input, linear, cross, cross
+  REQUIRE(b.records[first].op == &detail::op_entry<cross_attention_op>::descriptor);
+  REQUIRE(b.records[second].op == &detail::op_entry<cross_attention_op>::descriptor);
+  const auto memory_bytes = 2 * source * width * 4;
+  CHECK(b.per_record[first].saved_bytes - b.per_record[second].saved_bytes == memory_bytes);
+  // the decoder's output, not the encoder's
+  CHECK(b.per_record[0].output.dim[0] == target);
+}
+
+TEST_CASE("cross_attention outside an encoder_decoder, or over the wrong length, is an error") {
+  const auto alone = sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(16)));
+  CHECK_THROWS_WITH(budget_totals(alone, training{.batch = 1}, devices::a100_80gb), Catch::Contains("cross_attention(...) outside the decoder"));
+  const auto wrong = sequential(encoder_decoder(input(32, 64), sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(16)))));
+  CHECK_THROWS_WITH(budget_totals(wrong, training{.batch = 1}, devices::a100_80gb), Catch::Contains("shape mismatch"));
+}
+
+// benchmarks/accuracy/t5_probe.py under PyTorch 2.6 CPU (t5_probe_output-2.6.txt): small T5s
+// (transformers' modeling_t5 op for op), batch 2, fp32 and bf16 autocast: parameters and saved
+// bytes exact. What it took: the bucket lookup's [L, L] int64 indices, separate q, k, v casts
+// under autocast and softmax(scores.float()) (attention_impl::t5), wo's input cast
+// (to_parameter_type, visible without dropout).
+TEST_CASE("T5: saved bytes against PyTorch 2.6 CPU") {
+  struct row { models::t5_config t; std::int64_t params, saved_fp32, saved_bf16; };
+  const row rows[] = {
+      {{1000, 64, 16, 128, 2, 2, 4, 32, 10, 32, 16}, 228'864, 1'528'704, 1'521'536},
+      {{1000, 64, 16, 128, 2, 2, 8, 32, 10, 32, 16}, 327'424, 2'167'680, 2'094'976},  // 8 heads x d_kv 16 = 128 != d_model 64
+      {{2000, 128, 32, 512, 3, 3, 4, 32, 10, 64, 64}, 1'634'688, 15'280'640, 13'335'040},
+      {{1000, 64, 16, 128, 2, 2, 4, 32, 0, 32, 16}, 228'864, 938'880, 1'308'544},  // dropout 0
+  };
+  for (const auto& r : rows) {
+    const training fp32_step{.batch = 2, .precision = fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const auto b = budget_totals(models::t5(r.t), fp32_step, devices::a100_80gb);
+    CHECK(b.parameter_count == r.params);
+    CHECK(b.saved_activations == r.saved_fp32);
+    auto amp_step = fp32_step;
+    amp_step.precision = amp_bf16;
+    CHECK(budget_totals(models::t5(r.t), amp_step, devices::a100_80gb).saved_activations == r.saved_bf16);
+  }
+}
+
+TEST_CASE("T5 under a checkpointed decoder: the encoder output stays for the re-run") {
+  auto t = models::t5_small(64);
+  const auto plain = budget_totals(models::t5(t), training{.batch = 2}, devices::a100_80gb);
+  const auto ckpt = budget_totals(models::t5(t), training{.batch = 2, .checkpoint_blocks = true}, devices::a100_80gb);
+  CHECK(ckpt.parameter_count == plain.parameter_count);
+  CHECK(ckpt.saved_activations < plain.saved_activations);
+  // checkpoint_all: the encoder-decoder is one top-level block, re-run whole in backward
+  const auto whole = budget_totals(models::t5(t), training{.batch = 2, .checkpoint_all = true}, devices::a100_80gb);
+  CHECK(whole.saved_activations < ckpt.saved_activations);
+}
