@@ -101,6 +101,12 @@ static_assert(budget_totals(train_only_typo_m, training{.batch = 8, .train_only 
 constexpr auto train_only_empty_item_m = sequential(input(64), named("body", sequential(linear(64), relu())), named("head", linear(10)));
 static_assert(budget_totals(train_only_empty_item_m, training{.batch = 8, .train_only = "head,body"}, devices::generic_16gb).parameter_count >= 0);
 
+// train_only_copy_out_of_range: one copy of a repeated block, and one module inside it (64·64 + 64)
+constexpr auto train_only_copy_out_of_range_m = sequential(input(64), named("blocks", repeat(3, named("fc", linear(64)), relu())), named("head", linear(10)));
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks.2"}, devices::generic_16gb).trainable_count == 4160);
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks.0.fc,blocks.2.fc"}, devices::generic_16gb).trainable_count == 2 * 4160);
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks"}, devices::generic_16gb).trainable_count == 3 * 4160);
+
 // device_capacity_zero
 static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, custom_device("one GiB", GiB)).parameter_count >= 0);
 

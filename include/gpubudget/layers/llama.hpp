@@ -23,8 +23,10 @@ namespace gpubudget {
 /// LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)), all three without bias; `hidden` is
 /// the intermediate size (11008 for Llama-2-7B). Output width = input width `width`.
 constexpr auto swiglu(std::int64_t hidden, std::int64_t width) {
-  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), silu()), linear(hidden, no_bias)),
-                    linear(width, no_bias));
+  // transformers' LlamaMLP module names
+  return sequential(parallel(merge_kind::multiply, sequential(named("gate_proj", linear(hidden, no_bias)), named("act_fn", silu())),
+                             named("up_proj", linear(hidden, no_bias))),
+                    named("down_proj", linear(width, no_bias)));
 }
 
 /// LlamaRMSNorm over the last dimension: a weight, no bias.

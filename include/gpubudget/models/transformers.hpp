@@ -30,22 +30,29 @@ struct bert_config {
 /// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections (modeled as
 /// a q and a packed kv Linear: the same parameters and activations) and materialized scores,
 /// then LN(h + dropout(Linear(GELU(Linear(h))))).
+/// Module names are transformers' BertLayer's; the attention op holds attention.self and
+/// attention.output.dense, so `attention` selects them together.
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::split_qkv, attention_dropout(b.attention_dropout_percent)),
-                             dropout(b.dropout_percent)),
-                    layer_norm(),
-                    residual(linear(b.ffn), gelu(), linear(b.width), dropout(b.dropout_percent)), layer_norm());
+  return sequential(residual(named("attention", attention(b.width, heads(b.heads), attention_impl::split_qkv,
+                                                          attention_dropout(b.attention_dropout_percent))),
+                             named("attention.output.dropout", dropout(b.dropout_percent))),
+                    named("attention.output.LayerNorm", layer_norm()),
+                    residual(named("intermediate.dense", linear(b.ffn)), named("intermediate.intermediate_act_fn", gelu()),
+                             named("output.dense", linear(b.width)), named("output.dropout", dropout(b.dropout_percent))),
+                    named("output.LayerNorm", layer_norm()));
 }
 
 /// BertModel: word embeddings + token types + positions → LayerNorm → dropout → `layers`
 /// BertLayers; with the pooler, tanh(Linear(hidden[0])) is the output ([width]), otherwise the
 /// sequence output [seq, width].
 constexpr auto bert_encoder(const bert_config& b) {
-  return sequential(tokens(b.seq), embedding(b.vocab, b.width), bert_embeddings(b.type_vocab, b.max_positions), layer_norm(),
-                    dropout(b.dropout_percent), repeat(b.layers, bert_layer(b)));
+  // BertModel's module names (a BertFor... task model puts them under `bert.`)
+  return sequential(tokens(b.seq), named("embeddings.word_embeddings", embedding(b.vocab, b.width)),
+                    named("embeddings", bert_embeddings(b.type_vocab, b.max_positions)), named("embeddings.LayerNorm", layer_norm()),
+                    named("embeddings.dropout", dropout(b.dropout_percent)), named("encoder.layer", repeat(b.layers, bert_layer(b))));
 }
 constexpr auto bert(const bert_config& b) {
-  return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), linear(b.width), tanh())));
+  return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), named("dense", linear(b.width)), named("activation", tanh()))));
 }
 /// bert-base-uncased: 109,482,240 parameters with the pooler.
 constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, 10, seq, true}; }
@@ -73,19 +80,23 @@ struct llama_config {
 };
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
-/// x + down(silu(gate(RMSNorm(h))) * up(RMSNorm(h))); no biases.
+/// x + down(silu(gate(RMSNorm(h))) * up(RMSNorm(h))); no biases. Module names are transformers'
+/// (input_layernorm, self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is
+/// one op, so its q/k/v/o projections are selected together as `self_attn`.
 constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), swiglu(g.ffn, g.width)));
+  return sequential(residual(named("input_layernorm", rms_norm()),
+                             named("self_attn", attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary))),
+                    residual(named("post_attention_layernorm", rms_norm()), named("mlp", swiglu(g.ffn, g.width))));
 }
 
 /// A Llama-style causal LM: token embedding, `layers` decoder layers, final RMSNorm, untied
 /// LM head; the logits [seq, vocab] are the output.
 constexpr auto llama(const llama_config& g) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, llama_block(g));
+  auto blocks = named("model.layers", repeat(g.layers, llama_block(g)));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), blocks, named("model.norm", rms_norm()),
+                    named("lm_head", linear(g.vocab, no_bias)));
 }
 
 /// Llama-2-7B: 6,738,415,616 parameters.
@@ -117,14 +128,16 @@ struct moe_config {
 
 /// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
 constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
-  return sequential(residual(rms_norm(), attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary)),
-                    residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
+  return sequential(residual(named("input_layernorm", rms_norm()),
+                             named("self_attn", attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary))),
+                    residual(named("post_attention_layernorm", rms_norm()), named("block_sparse_moe", moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
 }
 constexpr auto mixtral(const llama_config& g, const moe_config& m) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
-  auto blocks = repeat(g.layers, mixtral_block(g, m));
+  auto blocks = named("model.layers", repeat(g.layers, mixtral_block(g, m)));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), embedding(g.vocab, g.width), blocks, rms_norm(), named("lm_head", linear(g.vocab, no_bias)));
+  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), blocks, named("model.norm", rms_norm()),
+                    named("lm_head", linear(g.vocab, no_bias)));
 }
 
 /// Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active per token (top 2 of 8).
@@ -162,20 +175,23 @@ struct lora_config {
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
-      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                  l.dropout_percent, l.base)),
-      residual(frozen(rms_norm()),
-               parallel(merge_kind::multiply, sequential(lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base), silu()),
-                        lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
-               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+      residual(named("input_layernorm", frozen(rms_norm())),
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
+                                                 l.dropout_percent, l.base))),
+      residual(named("post_attention_layernorm", frozen(rms_norm())),
+               parallel(merge_kind::multiply,
+                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base)), named("mlp.act_fn", silu())),
+                        named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base))),
+               named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
 }
 constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
-  auto blocks = repeat(g.layers, llama_block_lora(g, l));
+  auto blocks = named("model.layers", repeat(g.layers, llama_block_lora(g, l)));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm()),
+  return sequential(tokens(g.seq), named("model.embed_tokens", frozen_embedding(g.vocab, g.width, l.base)), blocks,
+                    named("model.norm", frozen(rms_norm())),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
 }
 

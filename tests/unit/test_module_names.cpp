@@ -1,0 +1,134 @@
+// PyTorch module paths inside repeated blocks (issue C #13): training::train_only selects
+// `layer4.2.conv3` of torchvision's resnet50 although the model stores layer4's blocks 1 and 2
+// once, as one repeat. Parameter counts are torchvision's (sum of p.numel() over the module's
+// parameters); every expected number below is derived by hand in the comment above it.
+#include <catch2/catch.hpp>
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/torchvision.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace {
+using namespace gpubudget;
+
+constexpr device dev = custom_device("unit", 80 * GiB);
+
+memory_budget trained(const char* names, std::int64_t batch = 2) {
+  training t{};
+  t.batch = batch;
+  t.optimizer = sgd;
+  t.train_only = names;
+  static const auto m = models::resnet50();
+  return budget_totals(m, t, dev);
+}
+
+std::string error_of(const char* names) {
+  try {
+    trained(names);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+// layer4.2.conv3 = Conv2d(512, 2048, 1, bias=False): 512·2048 = 1,048,576 weights.
+TEST_CASE("a module inside a repeated block trains alone", "[names]") {
+  CHECK(trained("layer4.2.conv3").trainable_count == 1'048'576);
+  // layer4.2.bn3 = BatchNorm2d(2048): weight and bias
+  CHECK(trained("layer4.2.bn3").trainable_count == 4'096);
+  // layer4.0's downsample = Conv2d(1024, 2048, 1, stride 2, no bias) + BatchNorm2d(2048)
+  CHECK(trained("layer4.0.downsample").trainable_count == 2'097'152 + 4'096);
+  CHECK(trained("layer4.0.downsample.0").trainable_count == 2'097'152);
+}
+
+// A Bottleneck(2048 -> 512 -> 2048): conv1 2048·512 = 1,048,576, conv2 512·512·9 = 2,359,296,
+// conv3 1,048,576, bn1 + bn2 2·1,024, bn3 4,096: 4,462,592. layer4 = layer4.0 (6,039,552, with
+// its downsample; CLI test freeze_all_but_resnet_block) + 2 such blocks = 14,964,736.
+TEST_CASE("one copy of a repeated block vs the whole stage", "[names]") {
+  const auto block = trained("layer4.2");
+  const auto stage = trained("layer4");
+  CHECK(block.trainable_count == 4'462'592);
+  CHECK(trained("layer4.1").trainable_count == 4'462'592);
+  CHECK(stage.trainable_count == 14'964'736);
+  CHECK(trained("layer4.1,layer4.2").trainable_count == 2 * 4'462'592);
+  // as in PyTorch, no gradient flows into layer4.0 and 4.1 when only 4.2 trains: they save
+  // nothing for backward, so training one block keeps less than training the stage
+  CHECK(block.saved_activations < stage.saved_activations);
+  CHECK(block.step_peak < stage.step_peak);
+  // every copy named one by one is the whole repeat: the copy-by-copy walk agrees with the
+  // walk that stands in for the middle copies
+  const auto layer3 = trained("layer3,fc");
+  const auto each = trained("layer3.0,layer3.1,layer3.2,layer3.3,layer3.4,layer3.5,fc");
+  CHECK(each.trainable_count == layer3.trainable_count);
+  CHECK(each.saved_activations == layer3.saved_activations);
+  CHECK(each.step_peak == layer3.step_peak);
+}
+
+// A copy number is a whole component: in resnet152 (layer3 has 36 blocks) `layer3.2` is one
+// Bottleneck(1024 -> 256 -> 1024): 262,144 + 589,824 + 262,144 + 512 + 512 + 2,048 = 1,117,184,
+// not layer3.20 .. layer3.29 as well.
+TEST_CASE("a copy number is not a prefix of a longer one", "[names]") {
+  training t{};
+  t.batch = 1;
+  t.train_only = "layer3.2";
+  static const auto m = models::resnet152();
+  CHECK(budget_totals(m, t, dev).trainable_count == 1'117'184);
+  t.train_only = "layer3.35";
+  CHECK(budget_totals(m, t, dev).trainable_count == 1'117'184);
+}
+
+TEST_CASE("a copy out of range or an unknown module is an error", "[names]") {
+  const std::string expected = "gpubudget: a train_only prefix matches no record name (or is empty); check the model's named(...) blocks";
+  CHECK(error_of("layer4.3") == expected);     // resnet50's layer4 has blocks 0..2
+  CHECK(error_of("layer4.2.conv4") == expected);
+  CHECK(error_of("layer4.02") == expected);    // no such module name in PyTorch
+  CHECK(error_of("layer4.2conv3") == expected);
+  CHECK(error_of("layer4.2.") == "no error");  // a prefix of layer4.2.conv1 ...
+}
+
+// LlamaDecoderLayer of Llama-2-7B: q, k, v, o 4·4096² = 67,108,864, gate/up/down 3·4096·11008
+// = 135,266,304, two RMSNorms 2·4096: 202,383,360. lm_head 32000·4096 = 131,072,000.
+TEST_CASE("Llama's decoder layers by number", "[names]") {
+  const auto m = models::llama(models::llama2_7b(16));
+  training t{};
+  t.batch = 1;
+  t.precision = amp_bf16;
+  t.train_only = "model.layers.31";
+  CHECK(budget_totals(m, t, dev).trainable_count == 202'383'360);
+  t.train_only = "model.layers.31.mlp.down_proj";
+  CHECK(budget_totals(m, t, dev).trainable_count == 4096 * 11008);
+  t.train_only = "lm_head";
+  CHECK(budget_totals(m, t, dev).trainable_count == 131'072'000);
+  t.train_only = "model.layers.32";
+  CHECK_THROWS_AS(budget_totals(m, t, dev), std::invalid_argument);
+}
+
+// The per-block table prints a repeated block's copies collapsed in one row, numbered as PyTorch
+// numbers them; module_names() lists every path the names may select.
+TEST_CASE("tables and listings print the module paths", "[names][report]") {
+  const auto m = models::llama(models::llama2_7b(16));
+  training t{};
+  t.batch = 1;
+  const auto table = layer_table(budget(m, t, dev));
+  CHECK_THAT(table, Catch::Contains("| model.layers.{0..31} |"));
+  CHECK_THAT(table, Catch::Contains("| lm_head |"));
+  const auto names = module_names(m);
+  const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  CHECK(has("model.layers.{0..31}.self_attn"));
+  CHECK(has("model.layers.{0..31}.mlp.down_proj"));
+  CHECK(names_a_module(m, "model.layers.31.self_attn"));
+  CHECK(!names_a_module(m, "model.layers.32"));
+  const auto resnet = module_names(models::resnet50());
+  CHECK(std::find(resnet.begin(), resnet.end(), "layer4.{1..2}.conv3") != resnet.end());
+  CHECK(std::find(resnet.begin(), resnet.end(), "layer4.0.downsample.0") != resnet.end());
+  const auto vit = module_names(models::vit_b_16());
+  CHECK(std::find(vit.begin(), vit.end(), "encoder.layers.encoder_layer_{0..11}.mlp.3") != vit.end());
+  CHECK(names_a_module(models::vit_b_16(), "encoder.layers.encoder_layer_11.self_attention"));
+  // Swin repeats its blocks in pairs: blocks 0..1 of features.3 are copy 0
+  CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
+  CHECK(!names_a_module(models::swin_t(), "features.5.6"));
+}
