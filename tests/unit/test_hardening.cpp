@@ -136,3 +136,9 @@ TEST_CASE("a layer that cannot apply to its input names itself and the shape") {
   CHECK(error_of(sequential(input(3, 3, 3), max_pool2d(3, stride(2))), batch(8)) == "(no error)");
   CHECK(error_of(sequential(input(3, 1, 1), conv2d(8, 3, padding(1))), batch(8)) == "(no error)");
 }
+
+// A per-sample scalar (mean over the only dimension) has no feature dimension for a Linear: an
+// error, not an index at -1 (out of bounds: what the sanitizer pass of scripts/test reports).
+TEST_CASE("a linear layer on a per-sample scalar is refused") {
+  CHECK(error_of(sequential(input(8), mean_over(0), linear(4)), batch(8)) == "gpubudget: tensor rank not supported by this layer");
+}

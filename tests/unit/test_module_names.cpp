@@ -132,3 +132,27 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
   CHECK(!names_a_module(models::swin_t(), "features.5.6"));
 }
+
+// Checkpointed copies re-run in backward with the copy they ran in forward: naming every copy
+// one by one gives the budget naming the repeat gives. GPT-2 small's block: ln_1 + ln_2 2·1,536,
+// attn 768·2304 + 2304 + 768·768 + 768, mlp 768·3072 + 3072 + 3072·768 + 768: 7,087,872.
+TEST_CASE("named copies of checkpointed blocks", "[names][checkpoint]") {
+  auto g = models::gpt2_small(64);
+  g.checkpoint_blocks = true;
+  const auto m = models::gpt(g);
+  training t{};
+  t.batch = 2;
+  t.train_only = "transformer.h";
+  const auto whole = budget_totals(m, t, dev);
+  t.train_only = "transformer.h.0,transformer.h.1,transformer.h.2,transformer.h.3,transformer.h.4,transformer.h.5,"
+                 "transformer.h.6,transformer.h.7,transformer.h.8,transformer.h.9,transformer.h.10,transformer.h.11";
+  const auto each = budget_totals(m, t, dev);
+  CHECK(each.trainable_count == whole.trainable_count);
+  CHECK(each.step_peak == whole.step_peak);
+  t.train_only = "transformer.h.11";
+  const auto last = budget_totals(m, t, dev);
+  CHECK(last.trainable_count == 7'087'872);
+  CHECK(last.step_peak < whole.step_peak);
+  t.train_only = "transformer.h.11.mlp.c_fc";
+  CHECK(budget_totals(m, t, dev).trainable_count == 768 * 3072 + 3072);
+}

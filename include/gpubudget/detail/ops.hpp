@@ -274,6 +274,7 @@ constexpr value add_parameter(layer_ctx& c, const value& x, const shape& out, st
 constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_features, bool bias, std::int32_t part = 0,
                           bool tied = false) {
   if (out_features <= 0) invalid_layer_argument();
+  if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
   const std::int64_t weight = checked_mul(x.s.last(), out_features);
   const std::int64_t b = bias ? out_features : 0;
   if (!tied) { c.add_param(weight); c.add_param(b); }
