@@ -111,9 +111,7 @@ TEST_CASE("Llama's decoder layers by number", "[names]") {
 // numbers them; module_names() lists every path the names may select.
 TEST_CASE("tables and listings print the module paths", "[names][report]") {
   const auto m = models::llama(models::llama2_7b(16));
-  training t{};
-  t.batch = 1;
-  const auto table = layer_table(budget(m, t, dev));
+  const auto table = layer_table(budget(m, training{}, dev));
   CHECK_THAT(table, Catch::Contains("| model.layers.{0..31} |"));
   CHECK_THAT(table, Catch::Contains("| lm_head |"));
   const auto names = module_names(m);
@@ -128,6 +126,15 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   const auto vit = module_names(models::vit_b_16());
   CHECK(std::find(vit.begin(), vit.end(), "encoder.layers.encoder_layer_{0..11}.mlp.3") != vit.end());
   CHECK(names_a_module(models::vit_b_16(), "encoder.layers.encoder_layer_11.self_attention"));
+  // ConvNeXt stage 1: block 0 apart, blocks 1..2 one repeat numbered from 1; block.3 =
+  // Linear(96, 384): 96·384 + 384 = 37,248
+  training t{};
+  t.batch = 1;
+  t.train_only = "features.1.2.block.3";
+  static const auto convnext = models::convnext_tiny();
+  CHECK(budget_totals(convnext, t, dev).trainable_count == 37'248);
+  t.train_only = "features.1.0.block.3,features.1.1.block.3";
+  CHECK(budget_totals(convnext, t, dev).trainable_count == 2 * 37'248);
   // Swin repeats its blocks in pairs: blocks 0..1 of features.3 are copy 0
   CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
   CHECK(!names_a_module(models::swin_t(), "features.5.6"));

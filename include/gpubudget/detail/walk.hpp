@@ -292,11 +292,7 @@ struct walker {
     const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
       const bool measure = r == 1 && count > 3 && !told_apart;  // also while re-running a checkpointed block
-      scope copy_scope = sc;
-      if (told_apart) {
-        running_copy[static_cast<std::size_t>(i)] = r;
-        if (trains_by_name(i)) copy_scope.trainable = true;
-      }
+      const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
@@ -341,6 +337,13 @@ struct walker {
     if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
+  constexpr scope enter_copy(std::int32_t i, std::int64_t r, scope sc) {
+    running_copy[static_cast<std::size_t>(i)] = r;
+    if (trains_by_name(i)) sc.trainable = true;
+    return sc;
   }
 
   /// Stands in for repeated copies: `retained` bytes stay alive from here until backward
