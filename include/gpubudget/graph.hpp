@@ -181,4 +181,31 @@ template <std::size_t N>
 constexpr model<N> named(const char* name, model<N> m) { m.records[0].name = name; return m; }
 constexpr layer named(const char* name, layer l) { l.name = name; return l; }
 
+namespace detail {
+/// "0" .. "99": the names indexed() gives (static storage, usable in constant expressions).
+struct module_number_texts {
+  char text[100][3]{};
+};
+inline constexpr module_number_texts module_numbers = [] {
+  module_number_texts t{};
+  for (int k = 0; k < 100; ++k) {
+    t.text[k][0] = static_cast<char>(k < 10 ? '0' + k : '0' + k / 10);
+    t.text[k][1] = k < 10 ? '\0' : static_cast<char>('0' + k % 10);
+  }
+  return t;
+}();
+}  // namespace detail
+
+/// Names a block (or layer) by its position `index` (0..99) in the enclosing nn.Sequential, as
+/// PyTorch does: torchvision VGG's features.0 (a conv), features.4 (a pooling).
+template <std::size_t N>
+constexpr model<N> indexed(std::int64_t index, model<N> m) {
+  if (index < 0 || index >= 100) detail::invalid_layer_argument();
+  return named(detail::module_numbers.text[index], m);
+}
+constexpr layer indexed(std::int64_t index, layer l) {
+  if (index < 0 || index >= 100) detail::invalid_layer_argument();
+  return named(detail::module_numbers.text[index], l);
+}
+
 }  // namespace gpubudget

@@ -135,6 +135,17 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   CHECK(budget_totals(convnext, t, dev).trainable_count == 37'248);
   t.train_only = "features.1.0.block.3,features.1.1.block.3";
   CHECK(budget_totals(convnext, t, dev).trainable_count == 2 * 37'248);
+  // VGG16's features.28 (stage 5's third Conv2d(512, 512, 3): 512·512·9 + 512 = 2,359,808) lies in
+  // the stage's repeat of (conv, ReLU) pairs; classifier.6 = Linear(4096, 1000)
+  static const auto vgg = models::vgg16();
+  t.train_only = "features.28";
+  CHECK(budget_totals(vgg, t, dev).trainable_count == 2'359'808);
+  t.train_only = "features.29";  // its ReLU
+  CHECK(budget_totals(vgg, t, dev).trainable_count == 0);
+  t.train_only = "classifier.6";
+  CHECK(budget_totals(vgg, t, dev).trainable_count == 4'097'000);
+  CHECK(!names_a_module(vgg, "features.31"));  // features.30 is the last pooling
+  CHECK(names_a_module(vgg, "features.30"));
   // Swin repeats its blocks in pairs: blocks 0..1 of features.3 are copy 0
   CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
   CHECK(!names_a_module(models::swin_t(), "features.5.6"));

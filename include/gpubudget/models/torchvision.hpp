@@ -178,27 +178,46 @@ constexpr auto vgg_conv(std::int64_t ch) {
   if constexpr (BN) return sequential(conv2d(ch, 3, padding(1)), batch_norm(), relu_inplace());
   else return sequential(conv2d(ch, 3, padding(1)), relu_inplace());
 }
-/// `Convs` convolutions of `ch` channels, then MaxPool2d(2, 2).
-template <bool BN, int Convs>
-constexpr auto vgg_stage(std::int64_t ch) {
-  if constexpr (Convs == 1) return sequential(vgg_conv<BN>(ch), max_pool2d(2, stride(2)));
-  else return sequential(vgg_conv<BN>(ch), repeat(Convs - 1, vgg_conv<BN>(ch)), max_pool2d(2, stride(2)));
+/// Modules one VGG convolution adds to torchvision's `features`: Conv2d [, BatchNorm2d], ReLU.
+template <bool BN>
+inline constexpr std::int64_t vgg_conv_modules = BN ? 3 : 2;
+/// The same convolution, its modules named features.`first`, `first` + 1, ...
+template <bool BN>
+constexpr auto vgg_conv_at(std::int64_t ch, std::int64_t first) {
+  if constexpr (BN) return sequential(indexed(first, conv2d(ch, 3, padding(1))), indexed(first + 1, batch_norm()), indexed(first + 2, relu_inplace()));
+  else return sequential(indexed(first, conv2d(ch, 3, padding(1))), indexed(first + 1, relu_inplace()));
 }
+/// `Convs` convolutions of `ch` channels, then MaxPool2d(2, 2); its modules are features.`first`..
+template <bool BN, int Convs>
+constexpr auto vgg_stage(std::int64_t ch, std::int64_t first) {
+  constexpr auto w = vgg_conv_modules<BN>;
+  const auto pool = indexed(first + Convs * w, max_pool2d(2, stride(2)));
+  if constexpr (Convs == 1) return sequential(vgg_conv_at<BN>(ch, first), pool);
+  else return sequential(vgg_conv_at<BN>(ch, first), numbered_from(first + w, repeat(Convs - 1, vgg_conv<BN>(ch)), w), pool);
+}
+/// Index in `features` of the module after a stage of `Convs` convolutions from `first` on.
+template <bool BN, int Convs>
+constexpr std::int64_t vgg_stage_end(std::int64_t first) { return first + Convs * vgg_conv_modules<BN> + 1; }
 
 }  // namespace detail
 
 /// torchvision VGG: five stages of S1..S5 3×3 convolutions (64, 128, 256, 512, 512 channels),
 /// AdaptiveAvgPool2d(7, 7), classifier Linear(25088, 4096) → ReLU(inplace) → Dropout(0.5) →
-/// Linear(4096, 4096) → ReLU(inplace) → Dropout(0.5) → Linear(4096, classes).
+/// Linear(4096, 4096) → ReLU(inplace) → Dropout(0.5) → Linear(4096, classes). Module names are
+/// torchvision's: features.0 .. (every conv, batch norm, ReLU and pooling numbered), avgpool,
+/// classifier.0 .. classifier.6.
 template <bool BN, int S1, int S2, int S3, int S4, int S5>
 constexpr auto vgg(std::int64_t image, std::int64_t classes) {
   using namespace detail;
+  constexpr std::int64_t f2 = vgg_stage_end<BN, S1>(0), f3 = vgg_stage_end<BN, S2>(f2), f4 = vgg_stage_end<BN, S3>(f3),
+                         f5 = vgg_stage_end<BN, S4>(f4);
   return sequential(input(3, image, image),
-                    named("features", sequential(vgg_stage<BN, S1>(64), vgg_stage<BN, S2>(128), vgg_stage<BN, S3>(256),
-                                                 vgg_stage<BN, S4>(512), vgg_stage<BN, S5>(512))),
+                    named("features", sequential(vgg_stage<BN, S1>(64, 0), vgg_stage<BN, S2>(128, f2), vgg_stage<BN, S3>(256, f3),
+                                                 vgg_stage<BN, S4>(512, f4), vgg_stage<BN, S5>(512, f5))),
                     named("avgpool", adaptive_avg_pool2d(7, 7)), flatten(),
-                    named("classifier", sequential(linear(4096), relu_inplace(), dropout(50), linear(4096), relu_inplace(),
-                                                   dropout(50), linear(classes))));
+                    named("classifier", sequential(indexed(0, linear(4096)), indexed(1, relu_inplace()), indexed(2, dropout(50)),
+                                                   indexed(3, linear(4096)), indexed(4, relu_inplace()), indexed(5, dropout(50)),
+                                                   indexed(6, linear(classes)))));
 }
 constexpr auto vgg11(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<false, 1, 1, 2, 2, 2>(image, classes); }
 constexpr auto vgg11_bn(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<true, 1, 1, 2, 2, 2>(image, classes); }
