@@ -372,7 +372,7 @@ std::vector<cli::option_spec> general_options() {
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
-      {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
+      {"freeze-all-but", true, "NAMES", "train only the modules these comma-separated PyTorch module paths (or prefixes of them) select, e.g. layer4.2.conv3"},
       {"freeze-all", false, "", "freeze every parameter"},
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, gpt2, bert) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},

@@ -146,6 +146,19 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   CHECK(budget_totals(vgg, t, dev).trainable_count == 4'097'000);
   CHECK(!names_a_module(vgg, "features.31"));  // features.30 is the last pooling
   CHECK(names_a_module(vgg, "features.30"));
+  // numbered features of the mobile nets: MobileNetV2's features.18 = Conv2d(320, 1280, 1) +
+  // BatchNorm2d(1280); EfficientNet-B0's features.2.1 is stage 2's second MBConv; DenseNet's
+  // norm5 = BatchNorm2d(1024)
+  t.train_only = "features.18";
+  CHECK(budget_totals(models::mobilenet_v2(), t, dev).trainable_count == 320 * 1280 + 2 * 1280);
+  CHECK(names_a_module(models::mobilenet_v2(), "features.10"));
+  CHECK(!names_a_module(models::mobilenet_v2(), "features.19"));
+  CHECK(names_a_module(models::mobilenet_v3_large(), "features.15"));
+  CHECK(!names_a_module(models::mobilenet_v3_large(), "features.17"));
+  CHECK(names_a_module(models::efficientnet_b0(), "features.2.1"));
+  CHECK(!names_a_module(models::efficientnet_b0(), "features.2.2"));
+  t.train_only = "features.norm5";
+  CHECK(budget_totals(models::densenet121(), t, dev).trainable_count == 2 * 1024);
   // Swin repeats its blocks in pairs: blocks 0..1 of features.3 are copy 0
   CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
   CHECK(!names_a_module(models::swin_t(), "features.5.6"));

@@ -255,8 +255,11 @@ constexpr auto mbv2_body(std::int64_t out, std::int64_t hidden, std::int64_t s) 
 constexpr auto mbv2_body_no_expand(std::int64_t out, std::int64_t s) {
   return sequential(dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
 }
-/// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place).
-constexpr auto mbv2_repeats(std::int64_t n, std::int64_t c, std::int64_t t) { return repeat(n, residual(mbv2_body(c, c * t, 1))); }
+/// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place);
+/// torchvision's features.`first`...
+constexpr auto mbv2_repeats(std::int64_t n, std::int64_t c, std::int64_t t, std::int64_t first) {
+  return numbered_from(first, repeat(n, residual(mbv2_body(c, c * t, 1))));
+}
 
 /// MobileNetV3 block body (torchvision InvertedResidual): [1×1 expand → BN → act] → k×k
 /// depthwise → BN → act → [squeeze-excitation (ReLU, Hardsigmoid)] → 1×1 project → BN.
@@ -283,10 +286,11 @@ constexpr auto mbconv_body(std::int64_t in, std::int64_t exp, std::int64_t out, 
 }
 /// An MBConv stage: its first block (stride `s`, in → out) and `n - 1` residual blocks
 /// (stochastic depth, then `result += input`).
+/// Its blocks are the stage's modules 0, 1, ... (torchvision's features.2.1).
 constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std::int64_t s, std::int64_t in, std::int64_t out,
                             std::int64_t sd_per_mille) {
-  return sequential(mbconv_body<true>(in, in * t, out, k, s),
-                    repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille))));
+  return sequential(indexed(0, mbconv_body<true>(in, in * t, out, k, s)),
+                    numbered_from(1, repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille)))));
 }
 
 }  // namespace detail
@@ -296,15 +300,16 @@ constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std:
 /// → global average pool → Dropout(0.2) → Linear(1280, classes).
 constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  auto features = sequential(conv_bn_act(32, 3, 2, relu6_inplace()), mbv2_body_no_expand(16, 1),
-                             mbv2_body(24, 16 * 6, 2), mbv2_repeats(1, 24, 6),
-                             mbv2_body(32, 24 * 6, 2), mbv2_repeats(2, 32, 6),
-                             mbv2_body(64, 32 * 6, 2), mbv2_repeats(3, 64, 6),
-                             mbv2_body(96, 64 * 6, 1), mbv2_repeats(2, 96, 6),
-                             mbv2_body(160, 96 * 6, 2), mbv2_repeats(2, 160, 6),
-                             mbv2_body(320, 160 * 6, 1), conv_bn_act(1280, 1, 1, relu6_inplace()));
+  // torchvision's features.0 .. features.18 (the blocks' own modules are not named)
+  auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, relu6_inplace())), indexed(1, mbv2_body_no_expand(16, 1)),
+                             indexed(2, mbv2_body(24, 16 * 6, 2)), mbv2_repeats(1, 24, 6, 3),
+                             indexed(4, mbv2_body(32, 24 * 6, 2)), mbv2_repeats(2, 32, 6, 5),
+                             indexed(7, mbv2_body(64, 32 * 6, 2)), mbv2_repeats(3, 64, 6, 8),
+                             indexed(11, mbv2_body(96, 64 * 6, 1)), mbv2_repeats(2, 96, 6, 12),
+                             indexed(14, mbv2_body(160, 96 * 6, 2)), mbv2_repeats(2, 160, 6, 15),
+                             indexed(17, mbv2_body(320, 160 * 6, 1)), indexed(18, conv_bn_act(1280, 1, 1, relu6_inplace())));
   return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
-                    named("classifier", sequential(dropout(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, dropout(20)), indexed(1, linear(classes)))));
 }
 
 /// torchvision mobilenet_v3_large: Conv 3×3/2 (16, Hardswish) → 15 bneck blocks (residuals are
@@ -312,23 +317,25 @@ constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 100
 /// Hardswish(inplace) → Dropout(0.2, inplace) → Linear(1280, classes).
 constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
+  // torchvision's features.0 .. features.16 (the blocks' own modules are not named)
   auto features = sequential(
-      conv_bn_act(16, 3, 2, hardswish_inplace()),
-      residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1)),
-      mbv3_body<true, false>(3, 64, 24, false, 2),
-      residual_inplace(mbv3_body<true, false>(3, 72, 24, false, 1)),
-      mbv3_body<true, true>(5, 72, 40, false, 2),
-      repeat(2, residual_inplace(mbv3_body<true, true>(5, 120, 40, false, 1))),
-      mbv3_body<true, false>(3, 240, 80, true, 2),
-      residual_inplace(mbv3_body<true, false>(3, 200, 80, true, 1)),
-      repeat(2, residual_inplace(mbv3_body<true, false>(3, 184, 80, true, 1))),
-      mbv3_body<true, true>(3, 480, 112, true, 1),
-      residual_inplace(mbv3_body<true, true>(3, 672, 112, true, 1)),
-      mbv3_body<true, true>(5, 672, 160, true, 2),
-      repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1))),
-      conv_bn_act(960, 1, 1, hardswish_inplace()));
+      indexed(0, conv_bn_act(16, 3, 2, hardswish_inplace())),
+      indexed(1, residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1))),
+      indexed(2, mbv3_body<true, false>(3, 64, 24, false, 2)),
+      indexed(3, residual_inplace(mbv3_body<true, false>(3, 72, 24, false, 1))),
+      indexed(4, mbv3_body<true, true>(5, 72, 40, false, 2)),
+      numbered_from(5, repeat(2, residual_inplace(mbv3_body<true, true>(5, 120, 40, false, 1)))),
+      indexed(7, mbv3_body<true, false>(3, 240, 80, true, 2)),
+      indexed(8, residual_inplace(mbv3_body<true, false>(3, 200, 80, true, 1))),
+      numbered_from(9, repeat(2, residual_inplace(mbv3_body<true, false>(3, 184, 80, true, 1)))),
+      indexed(11, mbv3_body<true, true>(3, 480, 112, true, 1)),
+      indexed(12, residual_inplace(mbv3_body<true, true>(3, 672, 112, true, 1))),
+      indexed(13, mbv3_body<true, true>(5, 672, 160, true, 2)),
+      numbered_from(14, repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1)))),
+      indexed(16, conv_bn_act(960, 1, 1, hardswish_inplace())));
   return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
-                    named("classifier", sequential(linear(1280), hardswish_inplace(), dropout_inplace(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, linear(1280)), indexed(1, hardswish_inplace()), indexed(2, dropout_inplace(20)),
+                                                   indexed(3, linear(classes)))));
 }
 
 /// torchvision efficientnet_b0: Conv 3×3/2 (32, SiLU) → 16 MBConv blocks (expand, kernel,
@@ -338,13 +345,14 @@ constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes
 /// Linear(1280, classes).
 constexpr auto efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  auto features = sequential(conv_bn_act(32, 3, 2, silu_inplace()), mbconv_body<false>(32, 32, 16, 3, 1),
-                             mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16), mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16),
-                             mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16), mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16),
-                             mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16), mbconv_body<true>(192, 192 * 6, 320, 3, 1),
-                             conv_bn_act(1280, 1, 1, silu_inplace()));
+  // torchvision's features.0 .. features.8, the stages' blocks features.2.0, features.2.1, ...
+  auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, silu_inplace())), named("1.0", mbconv_body<false>(32, 32, 16, 3, 1)),
+                             indexed(2, mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16)), indexed(3, mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16)),
+                             indexed(4, mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16)), indexed(5, mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16)),
+                             indexed(6, mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16)), named("7.0", mbconv_body<true>(192, 192 * 6, 320, 3, 1)),
+                             indexed(8, conv_bn_act(1280, 1, 1, silu_inplace())));
   return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
-                    named("classifier", sequential(dropout_inplace(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, dropout_inplace(20)), indexed(1, linear(classes)))));
 }
 
 // --- DenseNet -----------------------------------------------------------------------------------
@@ -367,7 +375,8 @@ constexpr auto dense_block(std::index_sequence<I...>, std::int64_t growth, std::
 }
 /// _Transition: BN → ReLU(inplace) → Conv 1×1 (`out`) → AvgPool2d(2, 2).
 constexpr auto dense_transition(std::int64_t out) {
-  return sequential(batch_norm(), relu_inplace(), conv2d(out, 1, no_bias), avg_pool2d(2, stride(2)));
+  return sequential(named("norm", batch_norm()), named("relu", relu_inplace()), named("conv", conv2d(out, 1, no_bias)),
+                    named("pool", avg_pool2d(2, stride(2))));
 }
 
 }  // namespace detail
@@ -382,12 +391,14 @@ constexpr auto densenet(std::int64_t growth, std::int64_t init, std::int64_t ima
   const auto c1 = init + static_cast<std::int64_t>(B1) * growth;
   const auto c2 = c1 / 2 + static_cast<std::int64_t>(B2) * growth;
   const auto c3 = c2 / 2 + static_cast<std::int64_t>(B3) * growth;
-  auto features = sequential(conv2d(init, 7, stride(2), padding(3), no_bias), batch_norm(), relu_inplace(),
-                             max_pool2d(3, stride(2), padding(1)),
-                             dense_block(std::make_index_sequence<B1>{}, growth, bn_size), dense_transition(c1 / 2),
-                             dense_block(std::make_index_sequence<B2>{}, growth, bn_size), dense_transition(c2 / 2),
-                             dense_block(std::make_index_sequence<B3>{}, growth, bn_size), dense_transition(c3 / 2),
-                             dense_block(std::make_index_sequence<B4>{}, growth, bn_size), batch_norm());
+  // torchvision's module names down to the dense blocks and transitions (a block's layers
+  // denselayer1.. are not named)
+  auto features = sequential(named("conv0", conv2d(init, 7, stride(2), padding(3), no_bias)), named("norm0", batch_norm()),
+                             named("relu0", relu_inplace()), named("pool0", max_pool2d(3, stride(2), padding(1))),
+                             named("denseblock1", dense_block(std::make_index_sequence<B1>{}, growth, bn_size)), named("transition1", dense_transition(c1 / 2)),
+                             named("denseblock2", dense_block(std::make_index_sequence<B2>{}, growth, bn_size)), named("transition2", dense_transition(c2 / 2)),
+                             named("denseblock3", dense_block(std::make_index_sequence<B3>{}, growth, bn_size)), named("transition3", dense_transition(c3 / 2)),
+                             named("denseblock4", dense_block(std::make_index_sequence<B4>{}, growth, bn_size)), named("norm5", batch_norm()));
   return sequential(input(3, image, image), named("features", features), relu_inplace(), adaptive_avg_pool2d(1, 1), flatten(),
                     named("classifier", linear(classes)));
 }
