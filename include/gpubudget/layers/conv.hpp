@@ -80,9 +80,10 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
     const auto i = in[d];
     const auto o = transposed ? (i - 1) * st - 2 * pad + dil * (k - 1) + op.output_padding + 1
                               : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
-    if (!transposed && i + 2 * pad < dil * (k - 1) + 1)
-      require_input(false, conv_kernel_larger_than_padded_input, dil * (k - 1) + 1, padded(in, pad));
-    if (o <= 0) output_size_not_positive();
+    if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) {  // one test on the common path
+      if (!transposed) require_input(false, conv_kernel_larger_than_padded_input, dil * (k - 1) + 1, padded(in, pad));
+      output_size_not_positive();
+    }
     out[d] = o;
   }
   return out;
