@@ -159,6 +159,16 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   CHECK(!names_a_module(models::efficientnet_b0(), "features.2.2"));
   t.train_only = "features.norm5";
   CHECK(budget_totals(models::densenet121(), t, dev).trainable_count == 2 * 1024);
+  // BERT-base's encoder.layer.11.intermediate.dense = Linear(768, 3072); torchvision ViT-B/16's
+  // encoder_layer_11 = ln_1, ln_2 2·1,536, in_proj 768·2304 + 2304, out_proj 768·768 + 768, mlp
+  // 768·3072 + 3072 + 3072·768 + 768: 7,087,872
+  t.train_only = "encoder.layer.11.intermediate.dense";
+  CHECK(budget_totals(models::bert(models::bert_base(16)), t, dev).trainable_count == 768 * 3072 + 3072);
+  t.train_only = "encoder.layers.encoder_layer_11";
+  static const auto vit_b = models::vit_b_16();
+  CHECK(budget_totals(vit_b, t, dev).trainable_count == 7'087'872);
+  t.train_only = "encoder_layer_1";  // copy 1 only, not 10 and 11
+  CHECK(budget_totals(vit_b, t, dev).trainable_count == 7'087'872);
   // Swin repeats its blocks in pairs: blocks 0..1 of features.3 are copy 0
   CHECK(names_a_module(models::swin_t(), "features.5.5.attn"));
   CHECK(!names_a_module(models::swin_t(), "features.5.6"));
