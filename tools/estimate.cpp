@@ -529,7 +529,7 @@ std::vector<cli::option_spec> general_options() {
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
-      {"freeze-all-but", true, "PREFIXES", "train only records whose name starts with one of these comma-separated prefixes"},
+      {"freeze-all-but", true, "NAMES", "train only the modules these comma-separated PyTorch module paths (or prefixes of them) select, e.g. layer4.2.conv3"},
       {"freeze-all", false, "", "freeze every parameter"},
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
@@ -1070,23 +1070,35 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   return c.require_fit && !all_fit ? 1 : 0;
 }
 
-/// --freeze-all-but: every prefix names a module of the model. Checked on a run without the
-/// restriction (the library refuses a prefix that matches nothing), so that the message can list
-/// the model's names and suggest a close one.
+/// Every module path of `e` and every shorter path it starts with (`encoder.layers` of
+/// `encoder.layers.encoder_layer_{0..11}`), once each: what a misspelt name may have meant.
+std::vector<std::string> name_candidates(const tools::evaluation& e) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) { if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n); };
+  for (const auto& path : e.module_paths) {
+    for (auto dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) add(path.substr(0, dot));
+    add(path);
+  }
+  return out;
+}
+
+/// --freeze-all-but: every name selects a module of the model (the library's rule: a module path
+/// such as layer4.2.conv3, or a prefix of one). Checked on a run without the restriction (the
+/// library refuses a name that selects nothing), so that the message can list the model's
+/// top-level names and suggest a close module path.
 void check_freeze_prefixes(const run_config& c, training t) {
   if (c.freeze_prefixes.empty()) return;
   t.train_only = nullptr;
   const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
   for (const auto& p : c.freeze_prefixes) {
-    bool hit = false;
-    for (const auto& n : e.record_names) hit = hit || n.rfind(p, 0) == 0;
-    if (hit) continue;
-    const auto& names = e.top_level_names.empty() ? e.record_names : e.top_level_names;
+    if (e.names_a_module(p)) continue;
+    const auto& names = e.top_level_names.empty() ? e.module_paths : e.top_level_names;
     std::string list;
     for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
     if (names.size() > 16) list += ", ...";
     throw usage_error("--freeze-all-but: '" + p + "' matches no module of " + c.model_arg +
-                      (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") + cli::did_you_mean(p, names));
+                      (list.empty() ? std::string(" (the model names no modules)") : " (its names include: " + list + ")") +
+                      cli::did_you_mean(p, name_candidates(e)));
   }
 }
 

@@ -5,9 +5,11 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gpubudget/distributed.hpp>
+#include <gpubudget/report.hpp>
 #include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/seeds.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -25,12 +27,14 @@ struct model_options {
   }
 };
 
-/// What one run of a zoo model gives: the totals, and the names of its records (for checking
-/// `--freeze-all-but` prefixes: every named record, and the top-level ones for the message).
+/// What one run of a zoo model gives: the totals, and its module names (for checking
+/// `--freeze-all-but` names: the library's rule, every module path, the top-level ones for the
+/// message).
 struct evaluation {
   memory_budget budget{};
-  std::vector<std::string> record_names;     ///< every named record, in order
+  std::vector<std::string> module_paths;     ///< every module path, in order (copies as ranges)
   std::vector<std::string> top_level_names;  ///< named children of the root
+  std::function<bool(std::string_view)> names_a_module;  ///< gpubudget::names_a_module on the model
   step_facts facts{};                        ///< for per-rank budgets (--gpus): distributed.hpp
   std::function<memory_timeline()> timeline; ///< the same step's moments (--svg), walked on demand
 };
@@ -38,13 +42,12 @@ struct evaluation {
 /// Budgets `m` and collects its record names. The only place the tools read `layer` fields.
 template <std::size_t N>
 evaluation evaluate(const model<N>& m, const training& t, const device& d) {
-  evaluation e{budget_totals(m, t, d), {}, {}, {}, [m, t, d] { return gpubudget::timeline(m, t, d); }};
+  evaluation e{budget_totals(m, t, d), module_names(m), {}, [m](std::string_view name) { return gpubudget::names_a_module(m, name); }, {},
+               [m, t, d] { return gpubudget::timeline(m, t, d); }};
   if (!t.inference) e.facts = rank_facts(m, t, d);
-  for (const auto& L : m.records)
-    if (L.name) e.record_names.emplace_back(L.name);
   if constexpr (N > 0) {
     for (std::int32_t c = 1; c < m.records[0].span; c += m.records[static_cast<std::size_t>(c)].span)
-      if (const char* n = m.records[static_cast<std::size_t>(c)].name) e.top_level_names.emplace_back(n);
+      if (const char* n = m.records[static_cast<std::size_t>(c)].name) e.top_level_names.push_back(detail::copies_path(m.records[static_cast<std::size_t>(c)], n));
   }
   return e;
 }

@@ -191,28 +191,6 @@ constexpr void check_device(const device& dev) {
   if (dev.context < 0 || dev.cublas_workspace < 0) device_memory_terms_must_not_be_negative();
 }
 
-/// Does `name` start with the `len` characters at `prefix`?
-constexpr bool starts_with(const char* name, const char* prefix, std::ptrdiff_t len) {
-  for (std::ptrdiff_t k = 0; k < len; ++k)
-    if (name[k] != prefix[k]) return false;  // a shorter name stops at its '\0'
-  return true;
-}
-
-/// Every comma-separated prefix of training::train_only names at least one record (an empty
-/// prefix names none): a typo would otherwise freeze the whole model.
-template <std::size_t N>
-constexpr void check_train_only(const std::array<layer, N>& records, const char* list) {
-  for (const char* p = list;; ++p) {
-    const char* e = p;
-    while (*e && *e != ',') ++e;
-    bool found = false;
-    for (std::size_t i = 0; i < N && !found && e > p; ++i) found = records[i].name && starts_with(records[i].name, p, e - p);
-    if (!found) train_only_prefix_matches_no_record_name();
-    if (!*e) return;
-    p = e;
-  }
-}
-
 /// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
 /// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
 /// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
@@ -256,7 +234,6 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
                                     moment_recorder* recorder = nullptr) {
   check_plan(plan);
   check_shared(records);
-  if (plan.train_only) check_train_only(records, plan.train_only);
   sim s{};
   // one statement, as the flag it replaced (constant evaluation counts statements)
   s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;

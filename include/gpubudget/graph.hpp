@@ -112,6 +112,27 @@ constexpr auto repeat(const Parts&... parts) {
   return repeat(Count, parts...);
 }
 
+/// Numbers a repeat's copies from `first` instead of 0, below the repeat's name or else below
+/// the enclosing name: torchvision's layer4 = Sequential(block 0, block 1, block 2) is
+/// named("layer4", sequential(named("0", block_down), numbered_from(1, repeat(2, block)))), so
+/// `layer4.2` is the repeat's copy 1. A repeat whose name ends in '_' puts the number in that
+/// component: named("encoder.layers.encoder_layer_", repeat(12, b)) has `encoder_layer_11`.
+/// `modules_per_copy` > 1: each copy is that many consecutive modules of the enclosing
+/// nn.Sequential (the parts of the one sequential(...) block repeated): VGG's repeat(2,
+/// sequential(conv, relu)) after module 4 is numbered_from(5, ..., 2), modules 5..8.
+template <std::size_t N>
+constexpr model<N> numbered_from(std::int64_t first, model<N> m, std::int64_t modules_per_copy = 1) {
+  const auto& body = m.records[N > 1 ? 1 : 0];
+  std::int64_t parts = 0;
+  for (std::size_t k = 2; N > 1 && k < N; k += static_cast<std::size_t>(m.records[k].span)) ++parts;
+  const bool one_block = N > 1 && body.span + 1 == m.records[0].span && body.kind == node_kind::sequence;
+  if (m.records[0].kind != node_kind::repeat || first < 0 || modules_per_copy < 1 || (modules_per_copy > 1 && (!one_block || parts != modules_per_copy)))
+    detail::invalid_layer_argument();
+  m.records[0].fields[0] = first;  // a composite record's op fields are free
+  m.records[0].fields[1] = modules_per_copy;
+  return m;
+}
+
 /// A repeat whose copies are further blocks of the enclosing nn.Sequential, not a nested
 /// module: torchvision's layer1 = Sequential(Bottleneck-with-downsample, Bottleneck, Bottleneck)
 /// is sequential(bottleneck_down, continue_sequence(repeat(2, bottleneck))). The sequence
@@ -160,9 +181,39 @@ constexpr auto encoder_decoder(const Encoder& encoder, const Decoder& decoder) {
   return detail::compose(detail::composite(node_kind::encoder_decoder), encoder, decoder);
 }
 
-/// Gives a block (or layer) a display name for tables.
+/// Gives a block (or layer) its module name, relative to the nearest named block around it, as
+/// PyTorch names submodules: named("layer4", sequential(named("0", block), ...)) is `layer4.0`;
+/// a name may hold several components ("encoder.ln"). training::train_only selects records by
+/// these names (detail/module_names.hpp); tables print them.
 template <std::size_t N>
 constexpr model<N> named(const char* name, model<N> m) { m.records[0].name = name; return m; }
 constexpr layer named(const char* name, layer l) { l.name = name; return l; }
+
+namespace detail {
+/// "0" .. "99": the names indexed() gives (static storage, usable in constant expressions).
+struct module_number_texts {
+  char text[100][3]{};
+};
+inline constexpr module_number_texts module_numbers = [] {
+  module_number_texts t{};
+  for (int k = 0; k < 100; ++k) {
+    t.text[k][0] = static_cast<char>(k < 10 ? '0' + k : '0' + k / 10);
+    t.text[k][1] = k < 10 ? '\0' : static_cast<char>('0' + k % 10);
+  }
+  return t;
+}();
+}  // namespace detail
+
+/// Names a block (or layer) by its position `index` (0..99) in the enclosing nn.Sequential, as
+/// PyTorch does: torchvision VGG's features.0 (a conv), features.4 (a pooling).
+template <std::size_t N>
+constexpr model<N> indexed(std::int64_t index, model<N> m) {
+  if (index < 0 || index >= 100) detail::invalid_layer_argument();
+  return named(detail::module_numbers.text[index], m);
+}
+constexpr layer indexed(std::int64_t index, layer l) {
+  if (index < 0 || index >= 100) detail::invalid_layer_argument();
+  return named(detail::module_numbers.text[index], l);
+}
 
 }  // namespace gpubudget

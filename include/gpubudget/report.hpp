@@ -55,6 +55,22 @@ inline std::string_view op_name(const layer& l) {
 }
 }  // namespace detail
 
+/// Every module path of `m`, as training::train_only and `--freeze-all-but` take them, in order;
+/// the copies of a repeated block appear once, as a range (`layer4.{1..2}.conv3`).
+template <std::size_t N>
+std::vector<std::string> module_names(const model<N>& m) {
+  std::vector<std::string> out;
+  if constexpr (N > 0) detail::list_module_paths(m.records.data(), 0, "", out);
+  return out;
+}
+
+/// Does `name` select a module of `m` (the rule of training::train_only: detail/module_names.hpp)?
+template <std::size_t N>
+bool names_a_module(const model<N>& m, std::string_view name) {
+  detail::module_selection found;
+  return detail::select_modules(m.records.data(), static_cast<std::int32_t>(N), name.data(), name.data() + name.size(), found);
+}
+
 /// One line describing the configuration.
 inline std::string describe(const memory_budget& b) {
   std::string s = std::string(b.device_name) + ", batch " + std::to_string(b.plan.batch);
@@ -100,7 +116,7 @@ std::string markdown_table(const model_budget<N>& b) {
   if (b.peak_record >= 0 && static_cast<std::size_t>(b.peak_record) < N) {
     const auto& L = b.records[static_cast<std::size_t>(b.peak_record)];
     out += "Peak: during the " + std::string(b.peak_in_backward ? "backward" : "forward") + " of record #" +
-           std::to_string(b.peak_record) + " (" + (L.name ? std::string(L.name) : std::string(detail::op_name(L))) + ").\n";
+           std::to_string(b.peak_record) + " (" + (L.name ? detail::module_path_of(b.records.data(), b.peak_record) : std::string(detail::op_name(L))) + ").\n";
   } else if (b.peak_record < 0 && b.step_peak > b.fwd_bwd_peak) {
     out += "Peak: during optimizer.step().\n";
   }
@@ -135,8 +151,9 @@ std::string layer_table(const model_budget<N>& b) {
     for (std::int32_t c = 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
       const auto& L = b.records[static_cast<std::size_t>(c)];
       const auto& st = b.per_record[static_cast<std::size_t>(c)];
-      std::string name = L.name ? L.name : std::string(detail::op_name(L));
-      if (L.kind == node_kind::repeat) name += " x" + std::to_string(L.count);
+      // a named repeat's copies as PyTorch numbers them, collapsed in one row (model.layers.{0..31})
+      std::string name = L.name ? detail::copies_path(L, L.name) : std::string(detail::op_name(L));
+      if (L.kind == node_kind::repeat && !L.name) name += " x" + std::to_string(L.count);
       const auto trainable = b.plan.inference ? 0 : st.trainable_count;
       out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.parameter_count) + " (" +
              std::to_string(trainable) + ") | " + format_bytes(trainable * per_trainable) + " | " + format_bytes(st.saved_bytes) + " |\n";

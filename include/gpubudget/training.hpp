@@ -120,9 +120,11 @@ struct training {
   bool inference = false;                 ///< forward only, under no_grad
   bool checkpoint_all = false;            ///< checkpoint every top-level block of the model
   bool checkpoint_blocks = false;         ///< checkpoint every repetition inside repeat(...) blocks
-  /// Only records whose name starts with one of these comma-separated prefixes (and everything
-  /// under them) train; the rest is frozen (`--freeze-all-but`), e.g. "stage4,decoder".
-  /// nullptr: no such restriction.
+  /// Only the modules these comma-separated names select (and everything under them) train; the
+  /// rest is frozen (`--freeze-all-but`), e.g. "stage4,decoder" or "layer4.2.conv3" (PyTorch
+  /// module paths, copies of repeated blocks included: detail/module_names.hpp). A name that
+  /// selects nothing is the error train_only_prefix_matches_no_record_name. nullptr: no such
+  /// restriction.
   const char* train_only = nullptr;
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;

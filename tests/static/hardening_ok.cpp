@@ -101,6 +101,27 @@ static_assert(budget_totals(train_only_typo_m, training{.batch = 8, .train_only 
 constexpr auto train_only_empty_item_m = sequential(input(64), named("body", sequential(linear(64), relu())), named("head", linear(10)));
 static_assert(budget_totals(train_only_empty_item_m, training{.batch = 8, .train_only = "head,body"}, devices::generic_16gb).parameter_count >= 0);
 
+// train_only_copy_out_of_range: one copy of a repeated block, and one module inside it (64·64 + 64)
+constexpr auto train_only_copy_out_of_range_m = sequential(input(64), named("blocks", repeat(3, named("fc", linear(64)), relu())), named("head", linear(10)));
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks.2"}, devices::generic_16gb).trainable_count == 4160);
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks.0.fc,blocks.2.fc"}, devices::generic_16gb).trainable_count == 2 * 4160);
+static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks"}, devices::generic_16gb).trainable_count == 3 * 4160);
+
+// conv_kernel_larger_than_input: the kernel fits once padded (4 + 2·2 >= 7)
+static_assert(budget_totals(sequential(input(3, 4, 4), conv2d(8, 7, padding(2))), training{.batch = 8}, devices::generic_16gb).parameter_count == 8 * 3 * 49 + 8);
+
+// pooling_window_larger_than_input: a window as large as the map gives 1x1
+static_assert(budget_totals(sequential(input(3, 3, 3), max_pool2d(3, stride(2)), flatten(), linear(2)), training{.batch = 8}, devices::generic_16gb).parameter_count == 3 * 2 + 2);
+
+// unfold_kernel_larger_than_input
+static_assert(budget_totals(sequential(input(4, 5, 5), unfold(5)), training{.batch = 8}, devices::generic_16gb).parameter_count == 0);
+
+// patch_larger_than_image
+static_assert(budget_totals(sequential(input(3, 16, 16), patch_embedding(64, 16)), training{.batch = 8}, devices::generic_16gb).parameter_count > 0);
+
+// embedding_on_float_input
+static_assert(budget_totals(sequential(tokens(32), embedding(1000, 64)), training{.batch = 8}, devices::generic_16gb).parameter_count == 64000);
+
 // device_capacity_zero
 static_assert(budget_totals(sequential(input(512), linear(256), relu(), linear(10)), training{.batch = 8}, custom_device("one GiB", GiB)).parameter_count >= 0);
 

@@ -114,3 +114,31 @@ TEST_CASE("budget sums are overflow-checked, never wrapped") {
   training huge = batch(std::int64_t{1} << 50);
   CHECK_THAT(error_of(sequential(input(3, 224, 224), conv2d(64, 3), relu()), huge), Catch::Contains("byte count overflows 64 bits"));
 }
+
+// A layer that cannot apply to its input names itself and the shape it got (tests/fail twins:
+// conv_kernel_larger_than_input, pooling_window_larger_than_input, unfold_kernel_larger_than_input,
+// patch_larger_than_image, embedding_on_float_input).
+TEST_CASE("a layer that cannot apply to its input names itself and the shape") {
+  CHECK(error_of(sequential(input(3, 4, 4), conv2d(8, 7)), batch(8)) ==
+        "gpubudget: convolution kernel larger than its padded input (kernel (dilated) 7, input [3,4,4])");
+  CHECK(error_of(sequential(input(3, 4, 4), conv2d(8, 3, dilation(3))), batch(8)) ==
+        "gpubudget: convolution kernel larger than its padded input (kernel (dilated) 7, input [3,4,4])");
+  CHECK(error_of(sequential(input(3, 2, 2), max_pool2d(3, stride(2))), batch(8)) ==
+        "gpubudget: pooling window larger than its padded input: the map would shrink to nothing (window 3, input [3,2,2])");
+  CHECK(error_of(sequential(input(3, 2, 2), avg_pool2d(5, stride(1), padding(1))), batch(8)) ==
+        "gpubudget: pooling window larger than its padded input: the map would shrink to nothing (window 5, input [3,4,4])");
+  CHECK(error_of(sequential(input(4, 3, 3), unfold(5)), batch(8)) == "gpubudget: unfold kernel larger than its padded input (kernel 5, input [4,3,3])");
+  CHECK(error_of(sequential(input(3, 8, 8), patch_embedding(64, 16)), batch(8)) ==
+        "gpubudget: patch embedding's patch larger than the image (patch 16, input [3,8,8])");
+  CHECK(error_of(sequential(input(3, 32, 32), embedding(1000, 64)), batch(8)) ==
+        "gpubudget: embedding needs token ids (tokens(n)), not a float tensor (num_embeddings 1000, input [3,32,32])");
+  // what does fit still runs: a window as large as the padded map gives a 1x1 map
+  CHECK(error_of(sequential(input(3, 3, 3), max_pool2d(3, stride(2))), batch(8)) == "(no error)");
+  CHECK(error_of(sequential(input(3, 1, 1), conv2d(8, 3, padding(1))), batch(8)) == "(no error)");
+}
+
+// A per-sample scalar (mean over the only dimension) has no feature dimension for a Linear: an
+// error, not an index at -1 (out of bounds: what the sanitizer pass of scripts/test reports).
+TEST_CASE("a linear layer on a per-sample scalar is refused") {
+  CHECK(error_of(sequential(input(8), mean_over(0), linear(4)), batch(8)) == "gpubudget: tensor rank not supported by this layer");
+}

@@ -295,7 +295,8 @@ constexpr value add_parameter(layer_ctx& c, const value& x, const shape& out, st
 /// weight trains. `tied`: the weight belongs to another layer (counted there).
 constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_features, bool bias, std::int32_t part = 0,
                           bool tied = false) {
-  if (out_features <= 0) invalid_layer_argument();
+  // (one test on the common path; a per-sample scalar has no feature dimension)
+  if (out_features <= 0 || x.s.rank < 1) out_features <= 0 ? invalid_layer_argument() : tensor_rank_unsupported();
   const std::int64_t weight = checked_mul(x.s.last(), out_features);
   const std::int64_t b = bias ? out_features : 0;
   if (!tied) { c.add_param(weight); c.add_param(b); }

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/detail/module_names.hpp>
 
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/detail/sim.hpp>
@@ -56,17 +57,60 @@ struct walker {
     resolve_policy();
   }
 
-  /// The policy's per-record facts, resolved once before the walk: which records
-  /// training::train_only names (prefix match on their module names). Empty: no train_only.
+  /// training::train_only resolved once before the walk (detail/module_names.hpp): per record,
+  /// bit 0 = a name selects it, bit 1 = a name selects it in some copies of the repeats above
+  /// it only (the conditions in train_only_matches), bit 2 = a repeat whose copies a name tells
+  /// apart (walked copy by copy). Empty: no train_only.
   dyn_array<std::uint8_t> named_to_train{};
+  module_selection train_only_matches{};
+  /// The copy each told-apart repeat is running (-1: none), and those repeats (for checkpoints,
+  /// which re-run a copy in backward: segment_copies holds their copies at each segment).
+  dyn_array<std::int64_t> running_copy{};
+  dyn_array<std::int32_t> split_repeats{};
+  dyn_array<std::int64_t> segment_copies{};
+  static constexpr std::uint8_t named_always = 1, named_in_some_copies = 2, copies_told_apart = 4;
+
   constexpr void resolve_policy() {
     if (!s.plan.train_only) return;
     named_to_train.resize(static_cast<std::size_t>(count), 0);
-    for (std::int32_t i = 0; i < count; ++i)
-      if (records[i].name && matches_any_prefix(records[i].name, s.plan.train_only)) named_to_train[static_cast<std::size_t>(i)] = 1;
+    for_each_list_item(s.plan.train_only, [&](const char* begin, const char* end) {
+      if (!select_modules(records, count, begin, end, train_only_matches)) train_only_prefix_matches_no_record_name();
+    });
+    for (const auto& m : train_only_matches.matches)
+      named_to_train[static_cast<std::size_t>(m.record)] |= m.conditions_count == 0 ? named_always : named_in_some_copies;
+    for (const auto& c : train_only_matches.conditions) {
+      auto& flags = named_to_train[static_cast<std::size_t>(c.repeat)];
+      if (!(flags & copies_told_apart)) split_repeats.push_back(c.repeat);
+      flags |= copies_told_apart;
+    }
+    if (!split_repeats.empty()) running_copy.resize(static_cast<std::size_t>(count), -1);
   }
+  constexpr std::uint8_t name_flags(std::int32_t i) const {
+    return named_to_train.empty() ? 0 : named_to_train[static_cast<std::size_t>(i)];
+  }
+  /// Does train_only select record `i` in the copies now running? (One expression: it is asked
+  /// of every record.)
   constexpr bool trains_by_name(std::int32_t i) const {
-    return !named_to_train.empty() && named_to_train[static_cast<std::size_t>(i)] != 0;
+    return !named_to_train.empty() && ((named_to_train[static_cast<std::size_t>(i)] & named_always) ||
+                                       ((named_to_train[static_cast<std::size_t>(i)] & named_in_some_copies) && named_in_running_copies(i)));
+  }
+  /// Does a match of record `i` hold for the copies now running?
+  constexpr bool named_in_running_copies(std::int32_t i) const {
+    for (const auto& m : train_only_matches.matches) {
+      bool holds = m.record == i;
+      for (std::int32_t k = 0; holds && k < m.conditions_count; ++k) {
+        const auto& c = train_only_matches.conditions[static_cast<std::size_t>(m.conditions_begin + k)];
+        holds = running_copy[static_cast<std::size_t>(c.repeat)] == c.repetition;
+      }
+      if (holds) return true;
+    }
+    return false;
+  }
+  /// Sets the running copies of the told-apart repeats: those at checkpoint segment `seg`, or
+  /// none (seg < 0).
+  constexpr void restore_copies(std::int32_t seg) {
+    for (std::size_t k = 0; k < split_repeats.size(); ++k)
+      running_copy[static_cast<std::size_t>(split_repeats[k])] = seg < 0 ? -1 : segment_copies[static_cast<std::size_t>(seg) * split_repeats.size() + k];
   }
 
   struct scope {
@@ -154,6 +198,7 @@ struct walker {
     // counted as saved (op_rules.md 2.6 #18)
     if (s.torch26_cpu()) hold_saved(in.id, +1);
     s.segments.push_back(seg);
+    for (const auto r : split_repeats) segment_copies.push_back(running_copy[static_cast<std::size_t>(r)]);
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
@@ -172,21 +217,6 @@ struct walker {
     auto& st = s.storages[static_cast<std::size_t>(id)];
     if (delta > 0 && st.saved++ == 0) s.saved_total += st.bytes;
     if (delta < 0 && --st.saved == 0) s.saved_total -= st.bytes;
-  }
-
-  /// Does `name` start with one of the comma-separated prefixes in `list`?
-  static constexpr bool matches_any_prefix(const char* name, const char* list) {
-    while (*list) {
-      const char* n = name;
-      bool match = true;
-      for (; *list && *list != ','; ++list) {
-        match = match && *n == *list;  // stops reading `name` at its first mismatch (or its end)
-        if (match) ++n;
-      }
-      if (match) return true;
-      if (*list == ',') ++list;
-    }
-    return false;
   }
 
   /// Runs the children of composite `i` in sequence on `in`; returns a new reference.
@@ -278,8 +308,10 @@ struct walker {
     const bool take = hand_over >= 0 && hand_over == in.id;
     hand_over = -1;
     bool taken = false;
+    const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
-      const bool measure = r == 1 && count > 3;  // also while re-running a checkpointed block
+      const bool measure = r == 1 && count > 3 && !told_apart;  // also while re-running a checkpointed block
+      const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
                  state8_0 = totals.trainable_adam8bit_state;
@@ -288,7 +320,7 @@ struct walker {
       if (measure && counting && !replaying && collect_stats)
         for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
       // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part
-      const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, sc, true) : run_children(i, cur, sc);
+      const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, copy_scope, true) : run_children(i, cur, copy_scope);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       s.release(cur);
       if (take && !taken) { s.release(in); taken = true; }  // the caller's reference (hand_over)
@@ -323,8 +355,16 @@ struct walker {
         r = count - 2;  // next: the last copy
       }
     }
+    if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
+  constexpr scope enter_copy(std::int32_t i, std::int64_t r, scope sc) {
+    running_copy[static_cast<std::size_t>(i)] = r;
+    if (trains_by_name(i)) sc.trainable = true;
+    return sc;
   }
 
   /// Stands in for the copies of repeat record `repeat`: `retained` bytes stay alive from here
@@ -497,7 +537,9 @@ struct walker {
     scope sc{seg.trainable, false, seg.key_shift};
     const value outer = s.encoder_output;
     s.encoder_output = seg.encoder_output;
+    if (!split_repeats.empty()) restore_copies(seg_index);  // the copies the segment ran in
     value out = seg.repetition ? run_children(seg.layer_index, seg.input, sc) : walk_inner(seg.layer_index, seg.input, sc);
+    if (!split_repeats.empty()) restore_copies(-1);
     s.encoder_output = outer;
     s.release(out);
     s.replay_cursor = -1;

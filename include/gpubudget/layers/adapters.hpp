@@ -84,6 +84,7 @@ namespace detail {
 constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base) {
   auto& s = c.s;
   const auto kind = static_cast<base_weights>(base);
+  if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
   const auto weight = checked_mul(x.s.last(), out_features);
   const dtype bt = c.stored_type(static_cast<base_weights>(base));
   if (c.first_use) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);

@@ -3,6 +3,7 @@
 // Square kernels: one size for every spatial dimension. The autograd node saves the input (and
 // the weight, a parameter); backward allocates the input gradient and the weight/bias gradients.
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
@@ -83,7 +84,10 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
     const auto i = in[d];
     const auto o = transposed ? (i - 1) * st - 2 * pad + dil * (k - 1) + op.output_padding + 1
                               : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
-    if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) output_size_not_positive();
+    if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) {  // one test on the common path
+      if (!transposed) require_input(false, conv_kernel_larger_than_padded_input, dil * (k - 1) + 1, padded(in, pad));
+      output_size_not_positive();
+    }
     out[d] = o;
   }
   return out;

@@ -5,6 +5,7 @@
 // gradient) and the weight (a parameter, not counted as an activation). Backward allocates the
 // input's gradient and the weight/bias gradients.
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
@@ -50,6 +51,7 @@ struct op_traits<embedding_op> {
     if (op.num_embeddings <= 0) detail::vocabulary_size_must_be_positive();
     if (op.dim <= 0) detail::invalid_layer_argument();
     if (x.s.rank >= 5) detail::tensor_rank_unsupported();
+    if (x.type != dtype::int64) detail::require_input(false, detail::embedding_needs_token_ids, op.num_embeddings, x.s);
     const auto table = checked_mul(op.num_embeddings, op.dim);
     c.add_param(table);
     shape out = x.s;

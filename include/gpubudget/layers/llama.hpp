@@ -24,8 +24,10 @@ namespace gpubudget {
 /// the intermediate size, `activation` one activation record (GemmaMLP: gelu with the tanh
 /// approximation, which keeps its input as gelu does). Output width = input width `width`.
 constexpr auto gated_mlp(std::int64_t hidden, std::int64_t width, layer activation) {
-  return sequential(parallel(merge_kind::multiply, sequential(linear(hidden, no_bias), activation), linear(hidden, no_bias)),
-                    linear(width, no_bias));
+  // transformers' LlamaMLP / GemmaMLP module names
+  return sequential(parallel(merge_kind::multiply, sequential(named("gate_proj", linear(hidden, no_bias)), named("act_fn", activation)),
+                             named("up_proj", linear(hidden, no_bias))),
+                    named("down_proj", linear(width, no_bias)));
 }
 
 /// Phi3MLP's middle: gate, up = x.chunk(2, dim=-1); up * silu(gate) on the fused gate_up_proj

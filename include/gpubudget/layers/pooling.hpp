@@ -5,6 +5,7 @@
 // pool whose backward needs only the shape (op_rules.md §0.7). PyTorch 2.6: adaptive_avg_pool2d
 // keeps nothing, avg_pool2d still keeps its input (op_rules.md 2.6 #3).
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
@@ -23,8 +24,10 @@ struct pool2d_op {
     if (padding < 0) detail::invalid_layer_argument();
     shape out = in;
     for (int d = 1; d <= 2; ++d) {
+      // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
+      if (in[d] + 2 * padding < kernel)
+        detail::require_input(false, detail::pooling_window_larger_than_padded_input, kernel, detail::padded(in, padding));
       out[d] = (in[d] + 2 * padding - kernel) / stride + 1;
-      if (out[d] <= 0) detail::output_size_not_positive();
     }
     return out;
   }

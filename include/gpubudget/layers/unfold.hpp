@@ -1,6 +1,7 @@
 // gpubudget/layers/unfold.hpp — im2col (F.unfold) and the local attention built on it, with its
 // depthwise-separable replacement (the two layers of seed report 000).
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/conv.hpp>
 #include <gpubudget/layers/norm.hpp>
@@ -28,8 +29,8 @@ constexpr shape unfolded_shape(const shape& in, std::int64_t k, std::int64_t pad
   if (k <= 0) kernel_size_must_be_positive();
   if (st <= 0) stride_must_be_positive();
   if (pad < 0) invalid_layer_argument();
+  if (in[1] + 2 * pad < k || in[2] + 2 * pad < k) require_input(false, unfold_kernel_larger_than_padded_input, k, padded(in, pad));
   const auto oh = (in[1] + 2 * pad - k) / st + 1, ow = (in[2] + 2 * pad - k) / st + 1;
-  if (oh <= 0 || ow <= 0) output_size_not_positive();
   return make_shape(checked_mul(in[0], k * k), checked_mul(oh, ow));
 }
 

@@ -1,5 +1,6 @@
 // gpubudget/layers/vision.hpp — ViT patch embedding.
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/conv.hpp>
 
@@ -26,7 +27,7 @@ struct op_traits<patch_embedding_op> {
     if (x.s.rank != 3) detail::tensor_rank_unsupported();
     const auto D = op.width, P = op.patch;
     if (D <= 0 || P <= 0) detail::invalid_layer_argument();
-    if (x.s[1] < P || x.s[2] < P) detail::output_size_not_positive();
+    if (x.s[1] < P || x.s[2] < P) detail::require_input(false, detail::patch_larger_than_image, P, x.s);
     const auto grid = (x.s[1] / P) * (x.s[2] / P);
     const auto T = grid + (op.class_token ? 1 : 0);
     detail::value conv = detail::convolution(c, x, detail::make_conv(false, 2, D, P, stride(P)), 0);  // Conv2d(C, D, P, stride=P)

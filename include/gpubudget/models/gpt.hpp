@@ -23,18 +23,24 @@ struct gpt_config {
   attention_impl attention = attention_impl::split_qkv;
 };
 
+/// GPT2Block with transformers' module names; the attention op holds attn.c_attn and
+/// attn.c_proj, so `attn` selects them together.
 constexpr auto gpt_block(const gpt_config& g) {
-  return sequential(residual(layer_norm(), attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent)),
-                             dropout(g.dropout_percent)),
-                    residual(layer_norm(), linear(4 * g.width), gelu(), linear(g.width), dropout(g.dropout_percent)));
+  return sequential(residual(named("ln_1", layer_norm()),
+                             named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent))),
+                             named("attn.resid_dropout", dropout(g.dropout_percent))),
+                    residual(named("ln_2", layer_norm()), named("mlp.c_fc", linear(4 * g.width)), named("mlp.act", gelu()),
+                             named("mlp.c_proj", linear(g.width)), named("mlp.dropout", dropout(g.dropout_percent))));
 }
 
 /// A GPT (tied head): logits [seq, vocab] are the output.
 constexpr auto gpt(const gpt_config& g) {
-  auto blocks = repeat(g.layers, gpt_block(g));
+  auto blocks = named("transformer.h", repeat(g.layers, gpt_block(g)));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), shared(1, embedding(g.vocab, g.width)), learned_positions(g.context), dropout(g.dropout_percent),
-                    blocks, layer_norm(), shared(1, tied_linear(g.vocab)));
+  // GPT2LMHeadModel's module names; lm_head is tied to transformer.wte (no weights of its own)
+  return sequential(tokens(g.seq), named("transformer.wte", shared(1, embedding(g.vocab, g.width))),
+                    named("transformer.wpe", learned_positions(g.context)), named("transformer.drop", dropout(g.dropout_percent)), blocks,
+                    named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, tied_linear(g.vocab))));
 }
 
 constexpr gpt_config gpt2_small(std::int64_t seq = 1024) { return {50257, 1024, 768, 12, 12, 0, seq, false}; }

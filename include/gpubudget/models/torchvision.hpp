@@ -12,36 +12,46 @@ namespace gpubudget::models {
 
 namespace detail {
 
+// ResNet records carry torchvision's module names, relative to the block around them
+// (graph.hpp named()): conv1, bn1, relu, maxpool, layer1..layer4 with their blocks `layer4.2` and
+// the blocks' modules `layer4.2.conv3`, `layer4.0.downsample.0`, avgpool, fc; so `train_only =
+// "fc"` / `--freeze-all-but layer4.2.conv3` select what they select in PyTorch. A block's one
+// nn.ReLU module runs after each BatchNorm: every ReLU record is named "relu".
+
 /// torchvision.models.resnet.BasicBlock without / with a downsample branch.
 constexpr auto basic_block(std::int64_t planes) {
-  return sequential(residual_inplace(conv2d(planes, 3, padding(1), no_bias), batch_norm(), relu_inplace(),
-                                     conv2d(planes, 3, padding(1), no_bias), batch_norm()),
-                    relu_inplace());
+  return sequential(residual_inplace(named("conv1", conv2d(planes, 3, padding(1), no_bias)), named("bn1", batch_norm()),
+                                     named("relu", relu_inplace()), named("conv2", conv2d(planes, 3, padding(1), no_bias)),
+                                     named("bn2", batch_norm())),
+                    named("relu", relu_inplace()));
+}
+/// The downsample branch: Sequential(Conv2d 1×1 with stride, BatchNorm2d).
+constexpr auto downsample(std::int64_t out, std::int64_t s) {
+  return named("downsample", sequential(named("0", conv2d(out, 1, stride(s), no_bias)), named("1", batch_norm())));
 }
 constexpr auto basic_block_down(std::int64_t planes, std::int64_t s) {
   return sequential(parallel(merge_kind::add_inplace,
-                             sequential(conv2d(planes, 3, stride(s), padding(1), no_bias), batch_norm(), relu_inplace(),
-                                        conv2d(planes, 3, padding(1), no_bias), batch_norm()),
-                             sequential(conv2d(planes, 1, stride(s), no_bias), batch_norm())),
-                    relu_inplace());
+                             sequential(named("conv1", conv2d(planes, 3, stride(s), padding(1), no_bias)), named("bn1", batch_norm()),
+                                        named("relu", relu_inplace()), named("conv2", conv2d(planes, 3, padding(1), no_bias)),
+                                        named("bn2", batch_norm())),
+                             downsample(planes, s)),
+                    named("relu", relu_inplace()));
 }
 /// torchvision.models.resnet.Bottleneck (stride on the 3×3, "ResNet v1.5"); `width` is
 /// planes · width_per_group / 64.
 constexpr auto bottleneck_main(std::int64_t planes, std::int64_t width, std::int64_t s) {
-  return sequential(conv2d(width, 1, no_bias), batch_norm(), relu_inplace(), conv2d(width, 3, stride(s), padding(1), no_bias),
-                    batch_norm(), relu_inplace(), conv2d(planes * 4, 1, no_bias), batch_norm());
+  return sequential(named("conv1", conv2d(width, 1, no_bias)), named("bn1", batch_norm()), named("relu", relu_inplace()),
+                    named("conv2", conv2d(width, 3, stride(s), padding(1), no_bias)), named("bn2", batch_norm()),
+                    named("relu", relu_inplace()), named("conv3", conv2d(planes * 4, 1, no_bias)), named("bn3", batch_norm()));
 }
 constexpr auto bottleneck(std::int64_t planes, std::int64_t width) {
-  return sequential(residual_inplace(bottleneck_main(planes, width, 1)), relu_inplace());
+  return sequential(residual_inplace(bottleneck_main(planes, width, 1)), named("relu", relu_inplace()));
 }
 constexpr auto bottleneck_down(std::int64_t planes, std::int64_t width, std::int64_t s) {
-  return sequential(parallel(merge_kind::add_inplace, bottleneck_main(planes, width, s),
-                             sequential(conv2d(planes * 4, 1, stride(s), no_bias), batch_norm())),
-                    relu_inplace());
+  return sequential(parallel(merge_kind::add_inplace, bottleneck_main(planes, width, s), downsample(planes * 4, s)),
+                    named("relu", relu_inplace()));
 }
 
-// ResNet records carry torchvision's module names (conv1, bn1, relu, maxpool, layer1..layer4,
-// avgpool, fc), so `train_only = "fc"` / `--freeze-all-but fc` select what they select in PyTorch.
 constexpr auto resnet_stem(std::int64_t image) {
   return sequential(input(3, image, image), named("conv1", conv2d(64, 7, stride(2), padding(3), no_bias)), named("bn1", batch_norm()),
                     named("relu", relu_inplace()), named("maxpool", max_pool2d(3, stride(2), padding(1))));
@@ -49,15 +59,25 @@ constexpr auto resnet_stem(std::int64_t image) {
 constexpr auto resnet_head(std::int64_t classes) {
   return sequential(named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(), named("fc", linear(classes)));
 }
+/// torchvision's _make_layer: block 0 (with the downsample branch when it has one), then
+/// `blocks - 1` blocks numbered 1.. in the same nn.Sequential.
+template <std::size_t First, std::size_t Rest>
+constexpr auto resnet_stage(const char* name, const model<First>& first, std::int64_t blocks, const model<Rest>& block) {
+  return named(name, sequential(named("0", first), numbered_from(1, continue_sequence(repeat(blocks - 1, block)))));
+}
 
 /// ConvNeXt's LayerNorm2d: permute to channels-last, LayerNorm, permute back.
 constexpr auto layer_norm_2d() { return sequential(permute(1, 2, 0), layer_norm(), permute(2, 0, 1)); }
 
 /// torchvision CNBlock: the depthwise conv's input is channels-last-strided (it comes out of a
 /// permute + in-place residual add). `drop` = stochastic depth > 0.
+/// Module names are torchvision's: block.0 .. block.6, layer_scale (a parameter of the block),
+/// stochastic_depth.
 constexpr auto cn_block(std::int64_t dim, bool drop) {
-  return residual_inplace(depthwise_conv2d(7, padding(3), channels_last_input), permute(1, 2, 0), layer_norm(), linear(4 * dim),
-                          gelu(), linear(dim), permute(2, 0, 1), layer_scale(), stochastic_depth(drop ? 1 : 0));
+  return residual_inplace(named("block.0", depthwise_conv2d(7, padding(3), channels_last_input)), named("block.1", permute(1, 2, 0)),
+                          named("block.2", layer_norm()), named("block.3", linear(4 * dim)), named("block.4", gelu()),
+                          named("block.5", linear(dim)), named("block.6", permute(2, 0, 1)), named("layer_scale", layer_scale()),
+                          named("stochastic_depth", stochastic_depth(drop ? 1 : 0)));
 }
 
 }  // namespace detail
@@ -68,10 +88,9 @@ constexpr auto cn_block(std::int64_t dim, bool drop) {
 constexpr auto resnet_basic(std::int64_t b1, std::int64_t b2, std::int64_t b3, std::int64_t b4, std::int64_t image, std::int64_t classes) {
   using namespace detail;
   return sequential(resnet_stem(image), named("layer1", sequential(continue_sequence(repeat(b1, basic_block(64))))),
-                    named("layer2", sequential(named("layer2.0", basic_block_down(128, 2)), continue_sequence(repeat(b2 - 1, basic_block(128))))),
-                    named("layer3", sequential(named("layer3.0", basic_block_down(256, 2)), continue_sequence(repeat(b3 - 1, basic_block(256))))),
-                    named("layer4", sequential(named("layer4.0", basic_block_down(512, 2)), continue_sequence(repeat(b4 - 1, basic_block(512))))),
-                    resnet_head(classes));
+                    resnet_stage("layer2", basic_block_down(128, 2), b2, basic_block(128)),
+                    resnet_stage("layer3", basic_block_down(256, 2), b3, basic_block(256)),
+                    resnet_stage("layer4", basic_block_down(512, 2), b4, basic_block(512)), resnet_head(classes));
 }
 constexpr auto resnet18(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(2, 2, 2, 2, image, classes); }
 constexpr auto resnet34(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_basic(3, 4, 6, 3, image, classes); }
@@ -83,11 +102,10 @@ constexpr auto resnet_bottleneck(std::int64_t b1, std::int64_t b2, std::int64_t 
   using namespace detail;
   const auto w = width_factor;
   return sequential(resnet_stem(image),
-                    named("layer1", sequential(named("layer1.0", bottleneck_down(64, 64 * w, 1)), continue_sequence(repeat(b1 - 1, bottleneck(64, 64 * w))))),
-                    named("layer2", sequential(named("layer2.0", bottleneck_down(128, 128 * w, 2)), continue_sequence(repeat(b2 - 1, bottleneck(128, 128 * w))))),
-                    named("layer3", sequential(named("layer3.0", bottleneck_down(256, 256 * w, 2)), continue_sequence(repeat(b3 - 1, bottleneck(256, 256 * w))))),
-                    named("layer4", sequential(named("layer4.0", bottleneck_down(512, 512 * w, 2)), continue_sequence(repeat(b4 - 1, bottleneck(512, 512 * w))))),
-                    resnet_head(classes));
+                    resnet_stage("layer1", bottleneck_down(64, 64 * w, 1), b1, bottleneck(64, 64 * w)),
+                    resnet_stage("layer2", bottleneck_down(128, 128 * w, 2), b2, bottleneck(128, 128 * w)),
+                    resnet_stage("layer3", bottleneck_down(256, 256 * w, 2), b3, bottleneck(256, 256 * w)),
+                    resnet_stage("layer4", bottleneck_down(512, 512 * w, 2), b4, bottleneck(512, 512 * w)), resnet_head(classes));
 }
 constexpr auto resnet50(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_bottleneck(3, 4, 6, 3, image, classes); }
 constexpr auto resnet101(std::int64_t image = 224, std::int64_t classes = 1000) { return resnet_bottleneck(3, 4, 23, 3, image, classes); }
@@ -96,15 +114,24 @@ constexpr auto wide_resnet50_2(std::int64_t image = 224, std::int64_t classes = 
 
 // --- Vision Transformer -------------------------------------------------------------------------
 
+namespace detail {
+/// torchvision's EncoderBlock with its module names (ln_1, self_attention, ln_2, mlp.0 Linear,
+/// mlp.1 GELU, mlp.3 Linear): transformer_block_mlp(width, heads, mlp, torch_mha), named.
+constexpr auto vit_encoder_block(std::int64_t width, std::int64_t num_heads, std::int64_t mlp) {
+  return sequential(residual(named("ln_1", layer_norm()), named("self_attention", attention(width, heads(num_heads), attention_impl::torch_mha))),
+                    residual(named("ln_2", layer_norm()), named("mlp.0", linear(mlp)), named("mlp.1", gelu()), named("mlp.3", linear(width))));
+}
+}  // namespace detail
+
 /// torchvision VisionTransformer: patch embedding (+ class token, + positions), `layers`
 /// EncoderBlocks (nn.MultiheadAttention, GELU MLP), final LayerNorm, head on the class token.
 /// Dropout(0.0) layers are identities and are left out.
 constexpr auto vision_transformer(std::int64_t patch, std::int64_t layers, std::int64_t width, std::int64_t num_heads,
                                   std::int64_t mlp, std::int64_t image, std::int64_t classes) {
   // torchvision's module names: conv_proj (here with the class token and encoder.pos_embedding,
-  // which the patch embedding op holds), encoder.layers, encoder.ln, heads.head
+  // which the patch embedding op holds), encoder.layers.encoder_layer_0.., encoder.ln, heads.head
   return sequential(input(3, image, image), named("conv_proj", patch_embedding(width, patch)),
-                    named("encoder.layers", repeat(layers, transformer_block_mlp(width, heads(num_heads), mlp, attention_impl::torch_mha))),
+                    named("encoder.layers.encoder_layer_", repeat(layers, detail::vit_encoder_block(width, num_heads, mlp))),
                     named("encoder.ln", layer_norm()), select_token(0), named("heads.head", linear(classes)));
 }
 constexpr auto vit_b_16(std::int64_t image = 224, std::int64_t classes = 1000) { return vision_transformer(16, 12, 768, 12, 3072, image, classes); }
@@ -118,19 +145,20 @@ constexpr auto vit_l_16(std::int64_t image = 224, std::int64_t classes = 1000) {
 constexpr auto convnext(std::int64_t d1, std::int64_t d2, std::int64_t d3, std::int64_t d4, std::int64_t c, std::int64_t image,
                         std::int64_t classes, bool frozen_backbone) {
   using namespace detail;
-  // torchvision's features.0 (stem) .. features.7 (stage 4): a stage's records all carry its name
-  auto features = sequential(named("features.0", conv2d(c, 4, stride(4))), named("features.0", layer_norm_2d()),
-                             named("features.1", cn_block(c, false)), named("features.1", repeat(d1 - 1, cn_block(c, true))),
-                             named("features.2", layer_norm_2d()), named("features.2", conv2d(2 * c, 2, stride(2))),
-                             named("features.3", repeat(d2, cn_block(2 * c, true))),
-                             named("features.4", layer_norm_2d()), named("features.4", conv2d(4 * c, 2, stride(2))),
-                             named("features.5", repeat(d3, cn_block(4 * c, true))),
-                             named("features.6", layer_norm_2d()), named("features.6", conv2d(8 * c, 2, stride(2))),
-                             named("features.7", repeat(d4, cn_block(8 * c, true))));
+  // torchvision's features.0 (stem) .. features.7 (stage 4), with their modules (features.1.0,
+  // features.2.1, ...); stage 1's first block (no stochastic depth) is modeled apart from the rest
+  auto features = sequential(named("0.0", conv2d(c, 4, stride(4))), named("0.1", layer_norm_2d()),
+                             named("1.0", cn_block(c, false)), named("1", numbered_from(1, repeat(d1 - 1, cn_block(c, true)))),
+                             named("2.0", layer_norm_2d()), named("2.1", conv2d(2 * c, 2, stride(2))),
+                             named("3", repeat(d2, cn_block(2 * c, true))),
+                             named("4.0", layer_norm_2d()), named("4.1", conv2d(4 * c, 2, stride(2))),
+                             named("5", repeat(d3, cn_block(4 * c, true))),
+                             named("6.0", layer_norm_2d()), named("6.1", conv2d(8 * c, 2, stride(2))),
+                             named("7", repeat(d4, cn_block(8 * c, true))));
   features.records[0].flags.frozen = frozen_backbone;
   features.records[0].name = "features";
   return sequential(input(3, image, image), features, named("avgpool", adaptive_avg_pool2d(1, 1)),
-                    named("classifier", sequential(layer_norm_2d(), flatten(), linear(classes))));
+                    named("classifier", sequential(named("0", layer_norm_2d()), named("1", flatten()), named("2", linear(classes)))));
 }
 constexpr auto convnext_tiny(std::int64_t image = 224, std::int64_t classes = 1000, bool frozen_backbone = false) {
   return convnext(3, 3, 9, 3, 96, image, classes, frozen_backbone);
@@ -150,27 +178,46 @@ constexpr auto vgg_conv(std::int64_t ch) {
   if constexpr (BN) return sequential(conv2d(ch, 3, padding(1)), batch_norm(), relu_inplace());
   else return sequential(conv2d(ch, 3, padding(1)), relu_inplace());
 }
-/// `Convs` convolutions of `ch` channels, then MaxPool2d(2, 2).
-template <bool BN, int Convs>
-constexpr auto vgg_stage(std::int64_t ch) {
-  if constexpr (Convs == 1) return sequential(vgg_conv<BN>(ch), max_pool2d(2, stride(2)));
-  else return sequential(vgg_conv<BN>(ch), repeat(Convs - 1, vgg_conv<BN>(ch)), max_pool2d(2, stride(2)));
+/// Modules one VGG convolution adds to torchvision's `features`: Conv2d [, BatchNorm2d], ReLU.
+template <bool BN>
+inline constexpr std::int64_t vgg_conv_modules = BN ? 3 : 2;
+/// The same convolution, its modules named features.`first`, `first` + 1, ...
+template <bool BN>
+constexpr auto vgg_conv_at(std::int64_t ch, std::int64_t first) {
+  if constexpr (BN) return sequential(indexed(first, conv2d(ch, 3, padding(1))), indexed(first + 1, batch_norm()), indexed(first + 2, relu_inplace()));
+  else return sequential(indexed(first, conv2d(ch, 3, padding(1))), indexed(first + 1, relu_inplace()));
 }
+/// `Convs` convolutions of `ch` channels, then MaxPool2d(2, 2); its modules are features.`first`..
+template <bool BN, int Convs>
+constexpr auto vgg_stage(std::int64_t ch, std::int64_t first) {
+  constexpr auto w = vgg_conv_modules<BN>;
+  const auto pool = indexed(first + Convs * w, max_pool2d(2, stride(2)));
+  if constexpr (Convs == 1) return sequential(vgg_conv_at<BN>(ch, first), pool);
+  else return sequential(vgg_conv_at<BN>(ch, first), numbered_from(first + w, repeat(Convs - 1, vgg_conv<BN>(ch)), w), pool);
+}
+/// Index in `features` of the module after a stage of `Convs` convolutions from `first` on.
+template <bool BN, int Convs>
+constexpr std::int64_t vgg_stage_end(std::int64_t first) { return first + Convs * vgg_conv_modules<BN> + 1; }
 
 }  // namespace detail
 
 /// torchvision VGG: five stages of S1..S5 3×3 convolutions (64, 128, 256, 512, 512 channels),
 /// AdaptiveAvgPool2d(7, 7), classifier Linear(25088, 4096) → ReLU(inplace) → Dropout(0.5) →
-/// Linear(4096, 4096) → ReLU(inplace) → Dropout(0.5) → Linear(4096, classes).
+/// Linear(4096, 4096) → ReLU(inplace) → Dropout(0.5) → Linear(4096, classes). Module names are
+/// torchvision's: features.0 .. (every conv, batch norm, ReLU and pooling numbered), avgpool,
+/// classifier.0 .. classifier.6.
 template <bool BN, int S1, int S2, int S3, int S4, int S5>
 constexpr auto vgg(std::int64_t image, std::int64_t classes) {
   using namespace detail;
+  constexpr std::int64_t f2 = vgg_stage_end<BN, S1>(0), f3 = vgg_stage_end<BN, S2>(f2), f4 = vgg_stage_end<BN, S3>(f3),
+                         f5 = vgg_stage_end<BN, S4>(f4);
   return sequential(input(3, image, image),
-                    named("features", sequential(vgg_stage<BN, S1>(64), vgg_stage<BN, S2>(128), vgg_stage<BN, S3>(256),
-                                                 vgg_stage<BN, S4>(512), vgg_stage<BN, S5>(512))),
+                    named("features", sequential(vgg_stage<BN, S1>(64, 0), vgg_stage<BN, S2>(128, f2), vgg_stage<BN, S3>(256, f3),
+                                                 vgg_stage<BN, S4>(512, f4), vgg_stage<BN, S5>(512, f5))),
                     named("avgpool", adaptive_avg_pool2d(7, 7)), flatten(),
-                    named("classifier", sequential(linear(4096), relu_inplace(), dropout(50), linear(4096), relu_inplace(),
-                                                   dropout(50), linear(classes))));
+                    named("classifier", sequential(indexed(0, linear(4096)), indexed(1, relu_inplace()), indexed(2, dropout(50)),
+                                                   indexed(3, linear(4096)), indexed(4, relu_inplace()), indexed(5, dropout(50)),
+                                                   indexed(6, linear(classes)))));
 }
 constexpr auto vgg11(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<false, 1, 1, 2, 2, 2>(image, classes); }
 constexpr auto vgg11_bn(std::int64_t image = 224, std::int64_t classes = 1000) { return vgg<true, 1, 1, 2, 2, 2>(image, classes); }
@@ -208,8 +255,11 @@ constexpr auto mbv2_body(std::int64_t out, std::int64_t hidden, std::int64_t s) 
 constexpr auto mbv2_body_no_expand(std::int64_t out, std::int64_t s) {
   return sequential(dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
 }
-/// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place).
-constexpr auto mbv2_repeats(std::int64_t n, std::int64_t c, std::int64_t t) { return repeat(n, residual(mbv2_body(c, c * t, 1))); }
+/// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place);
+/// torchvision's features.`first`...
+constexpr auto mbv2_repeats(std::int64_t n, std::int64_t c, std::int64_t t, std::int64_t first) {
+  return numbered_from(first, repeat(n, residual(mbv2_body(c, c * t, 1))));
+}
 
 /// MobileNetV3 block body (torchvision InvertedResidual): [1×1 expand → BN → act] → k×k
 /// depthwise → BN → act → [squeeze-excitation (ReLU, Hardsigmoid)] → 1×1 project → BN.
@@ -236,10 +286,11 @@ constexpr auto mbconv_body(std::int64_t in, std::int64_t exp, std::int64_t out, 
 }
 /// An MBConv stage: its first block (stride `s`, in → out) and `n - 1` residual blocks
 /// (stochastic depth, then `result += input`).
+/// Its blocks are the stage's modules 0, 1, ... (torchvision's features.2.1).
 constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std::int64_t s, std::int64_t in, std::int64_t out,
                             std::int64_t sd_per_mille) {
-  return sequential(mbconv_body<true>(in, in * t, out, k, s),
-                    repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille))));
+  return sequential(indexed(0, mbconv_body<true>(in, in * t, out, k, s)),
+                    numbered_from(1, repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille)))));
 }
 
 }  // namespace detail
@@ -249,15 +300,16 @@ constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std:
 /// → global average pool → Dropout(0.2) → Linear(1280, classes).
 constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  auto features = sequential(conv_bn_act(32, 3, 2, relu6_inplace()), mbv2_body_no_expand(16, 1),
-                             mbv2_body(24, 16 * 6, 2), mbv2_repeats(1, 24, 6),
-                             mbv2_body(32, 24 * 6, 2), mbv2_repeats(2, 32, 6),
-                             mbv2_body(64, 32 * 6, 2), mbv2_repeats(3, 64, 6),
-                             mbv2_body(96, 64 * 6, 1), mbv2_repeats(2, 96, 6),
-                             mbv2_body(160, 96 * 6, 2), mbv2_repeats(2, 160, 6),
-                             mbv2_body(320, 160 * 6, 1), conv_bn_act(1280, 1, 1, relu6_inplace()));
+  // torchvision's features.0 .. features.18 (the blocks' own modules are not named)
+  auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, relu6_inplace())), indexed(1, mbv2_body_no_expand(16, 1)),
+                             indexed(2, mbv2_body(24, 16 * 6, 2)), mbv2_repeats(1, 24, 6, 3),
+                             indexed(4, mbv2_body(32, 24 * 6, 2)), mbv2_repeats(2, 32, 6, 5),
+                             indexed(7, mbv2_body(64, 32 * 6, 2)), mbv2_repeats(3, 64, 6, 8),
+                             indexed(11, mbv2_body(96, 64 * 6, 1)), mbv2_repeats(2, 96, 6, 12),
+                             indexed(14, mbv2_body(160, 96 * 6, 2)), mbv2_repeats(2, 160, 6, 15),
+                             indexed(17, mbv2_body(320, 160 * 6, 1)), indexed(18, conv_bn_act(1280, 1, 1, relu6_inplace())));
   return sequential(input(3, image, image), named("features", features), adaptive_avg_pool2d(1, 1), flatten(),
-                    named("classifier", sequential(dropout(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, dropout(20)), indexed(1, linear(classes)))));
 }
 
 /// torchvision mobilenet_v3_large: Conv 3×3/2 (16, Hardswish) → 15 bneck blocks (residuals are
@@ -265,23 +317,25 @@ constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 100
 /// Hardswish(inplace) → Dropout(0.2, inplace) → Linear(1280, classes).
 constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
+  // torchvision's features.0 .. features.16 (the blocks' own modules are not named)
   auto features = sequential(
-      conv_bn_act(16, 3, 2, hardswish_inplace()),
-      residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1)),
-      mbv3_body<true, false>(3, 64, 24, false, 2),
-      residual_inplace(mbv3_body<true, false>(3, 72, 24, false, 1)),
-      mbv3_body<true, true>(5, 72, 40, false, 2),
-      repeat(2, residual_inplace(mbv3_body<true, true>(5, 120, 40, false, 1))),
-      mbv3_body<true, false>(3, 240, 80, true, 2),
-      residual_inplace(mbv3_body<true, false>(3, 200, 80, true, 1)),
-      repeat(2, residual_inplace(mbv3_body<true, false>(3, 184, 80, true, 1))),
-      mbv3_body<true, true>(3, 480, 112, true, 1),
-      residual_inplace(mbv3_body<true, true>(3, 672, 112, true, 1)),
-      mbv3_body<true, true>(5, 672, 160, true, 2),
-      repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1))),
-      conv_bn_act(960, 1, 1, hardswish_inplace()));
+      indexed(0, conv_bn_act(16, 3, 2, hardswish_inplace())),
+      indexed(1, residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1))),
+      indexed(2, mbv3_body<true, false>(3, 64, 24, false, 2)),
+      indexed(3, residual_inplace(mbv3_body<true, false>(3, 72, 24, false, 1))),
+      indexed(4, mbv3_body<true, true>(5, 72, 40, false, 2)),
+      numbered_from(5, repeat(2, residual_inplace(mbv3_body<true, true>(5, 120, 40, false, 1)))),
+      indexed(7, mbv3_body<true, false>(3, 240, 80, true, 2)),
+      indexed(8, residual_inplace(mbv3_body<true, false>(3, 200, 80, true, 1))),
+      numbered_from(9, repeat(2, residual_inplace(mbv3_body<true, false>(3, 184, 80, true, 1)))),
+      indexed(11, mbv3_body<true, true>(3, 480, 112, true, 1)),
+      indexed(12, residual_inplace(mbv3_body<true, true>(3, 672, 112, true, 1))),
+      indexed(13, mbv3_body<true, true>(5, 672, 160, true, 2)),
+      numbered_from(14, repeat(2, residual_inplace(mbv3_body<true, true>(5, 960, 160, true, 1)))),
+      indexed(16, conv_bn_act(960, 1, 1, hardswish_inplace())));
   return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
-                    named("classifier", sequential(linear(1280), hardswish_inplace(), dropout_inplace(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, linear(1280)), indexed(1, hardswish_inplace()), indexed(2, dropout_inplace(20)),
+                                                   indexed(3, linear(classes)))));
 }
 
 /// torchvision efficientnet_b0: Conv 3×3/2 (32, SiLU) → 16 MBConv blocks (expand, kernel,
@@ -291,13 +345,14 @@ constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes
 /// Linear(1280, classes).
 constexpr auto efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  auto features = sequential(conv_bn_act(32, 3, 2, silu_inplace()), mbconv_body<false>(32, 32, 16, 3, 1),
-                             mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16), mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16),
-                             mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16), mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16),
-                             mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16), mbconv_body<true>(192, 192 * 6, 320, 3, 1),
-                             conv_bn_act(1280, 1, 1, silu_inplace()));
+  // torchvision's features.0 .. features.8, the stages' blocks features.2.0, features.2.1, ...
+  auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, silu_inplace())), named("1.0", mbconv_body<false>(32, 32, 16, 3, 1)),
+                             indexed(2, mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16)), indexed(3, mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16)),
+                             indexed(4, mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16)), indexed(5, mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16)),
+                             indexed(6, mbconv_stage(4, 6, 5, 2, 112, 192, 200 * 12 / 16)), named("7.0", mbconv_body<true>(192, 192 * 6, 320, 3, 1)),
+                             indexed(8, conv_bn_act(1280, 1, 1, silu_inplace())));
   return sequential(input(3, image, image), named("features", features), named("avgpool", adaptive_avg_pool2d(1, 1)), flatten(),
-                    named("classifier", sequential(dropout_inplace(20), linear(classes))));
+                    named("classifier", sequential(indexed(0, dropout_inplace(20)), indexed(1, linear(classes)))));
 }
 
 // --- DenseNet -----------------------------------------------------------------------------------
@@ -320,7 +375,8 @@ constexpr auto dense_block(std::index_sequence<I...>, std::int64_t growth, std::
 }
 /// _Transition: BN → ReLU(inplace) → Conv 1×1 (`out`) → AvgPool2d(2, 2).
 constexpr auto dense_transition(std::int64_t out) {
-  return sequential(batch_norm(), relu_inplace(), conv2d(out, 1, no_bias), avg_pool2d(2, stride(2)));
+  return sequential(named("norm", batch_norm()), named("relu", relu_inplace()), named("conv", conv2d(out, 1, no_bias)),
+                    named("pool", avg_pool2d(2, stride(2))));
 }
 
 }  // namespace detail
@@ -335,12 +391,14 @@ constexpr auto densenet(std::int64_t growth, std::int64_t init, std::int64_t ima
   const auto c1 = init + static_cast<std::int64_t>(B1) * growth;
   const auto c2 = c1 / 2 + static_cast<std::int64_t>(B2) * growth;
   const auto c3 = c2 / 2 + static_cast<std::int64_t>(B3) * growth;
-  auto features = sequential(conv2d(init, 7, stride(2), padding(3), no_bias), batch_norm(), relu_inplace(),
-                             max_pool2d(3, stride(2), padding(1)),
-                             dense_block(std::make_index_sequence<B1>{}, growth, bn_size), dense_transition(c1 / 2),
-                             dense_block(std::make_index_sequence<B2>{}, growth, bn_size), dense_transition(c2 / 2),
-                             dense_block(std::make_index_sequence<B3>{}, growth, bn_size), dense_transition(c3 / 2),
-                             dense_block(std::make_index_sequence<B4>{}, growth, bn_size), batch_norm());
+  // torchvision's module names down to the dense blocks and transitions (a block's layers
+  // denselayer1.. are not named)
+  auto features = sequential(named("conv0", conv2d(init, 7, stride(2), padding(3), no_bias)), named("norm0", batch_norm()),
+                             named("relu0", relu_inplace()), named("pool0", max_pool2d(3, stride(2), padding(1))),
+                             named("denseblock1", dense_block(std::make_index_sequence<B1>{}, growth, bn_size)), named("transition1", dense_transition(c1 / 2)),
+                             named("denseblock2", dense_block(std::make_index_sequence<B2>{}, growth, bn_size)), named("transition2", dense_transition(c2 / 2)),
+                             named("denseblock3", dense_block(std::make_index_sequence<B3>{}, growth, bn_size)), named("transition3", dense_transition(c3 / 2)),
+                             named("denseblock4", dense_block(std::make_index_sequence<B4>{}, growth, bn_size)), named("norm5", batch_norm()));
   return sequential(input(3, image, image), named("features", features), relu_inplace(), adaptive_avg_pool2d(1, 1), flatten(),
                     named("classifier", linear(classes)));
 }
@@ -352,9 +410,13 @@ namespace detail {
 
 /// torchvision SwinTransformerBlock: x + SD(attn(LN(x))), then x + SD(MLP(LN(x))) with a GELU
 /// MLP of 4·dim (its Dropout(0.0) layers are identities). `sd_per_mille` 0: no stochastic depth.
+/// Module names are torchvision's (norm1, attn, stochastic_depth, norm2, mlp.0 Linear, mlp.1 GELU,
+/// mlp.3 Linear).
 constexpr auto swin_block(std::int64_t dim, std::int64_t num_heads, std::int64_t window, std::int64_t shift, std::int64_t sd_per_mille) {
-  return sequential(residual(layer_norm(), window_attention(heads(num_heads), window, shift), stochastic_depth(sd_per_mille)),
-                    residual(layer_norm(), linear(4 * dim), gelu(), linear(dim), stochastic_depth(sd_per_mille)));
+  return sequential(residual(named("norm1", layer_norm()), named("attn", window_attention(heads(num_heads), window, shift)),
+                             named("stochastic_depth", stochastic_depth(sd_per_mille))),
+                    residual(named("norm2", layer_norm()), named("mlp.0", linear(4 * dim)), named("mlp.1", gelu()), named("mlp.3", linear(dim)),
+                             named("stochastic_depth", stochastic_depth(sd_per_mille))));
 }
 /// Two blocks: unshifted, then shifted by window/2.
 constexpr auto swin_pair(std::int64_t dim, std::int64_t num_heads, std::int64_t window, std::int64_t sd_per_mille) {
@@ -373,11 +435,12 @@ constexpr auto swin(std::int64_t p2, std::int64_t p3, std::int64_t p4, std::int6
   using namespace detail;
   constexpr std::int64_t w = 7, sd = 100;  // a nonzero stochastic-depth probability (per mille)
   // torchvision's features.0 (patch embedding) .. features.7 (stage 4), norm, permute, avgpool, flatten, head
-  auto features = sequential(named("features.0", sequential(conv2d(c, 4, stride(4)), permute(1, 2, 0), layer_norm())),
-                             named("features.1", swin_block(c, h1, w, 0, 0)), named("features.1", swin_block(c, h1, w, w / 2, sd)),
-                             named("features.2", patch_merging()), named("features.3", repeat(p2, swin_pair(2 * c, h2, w, sd))),
-                             named("features.4", patch_merging()), named("features.5", repeat(p3, swin_pair(4 * c, h3, w, sd))),
-                             named("features.6", patch_merging()), named("features.7", repeat(p4, swin_pair(8 * c, h4, w, sd))));
+  // (a stage's blocks are repeated in pairs: numbered_from(0, ..., 2) numbers them one by one)
+  auto features = sequential(named("0", sequential(named("0", conv2d(c, 4, stride(4))), named("1", permute(1, 2, 0)), named("2", layer_norm()))),
+                             named("1.0", swin_block(c, h1, w, 0, 0)), named("1.1", swin_block(c, h1, w, w / 2, sd)),
+                             named("2", patch_merging()), named("3", numbered_from(0, repeat(p2, swin_pair(2 * c, h2, w, sd)), 2)),
+                             named("4", patch_merging()), named("5", numbered_from(0, repeat(p3, swin_pair(4 * c, h3, w, sd)), 2)),
+                             named("6", patch_merging()), named("7", numbered_from(0, repeat(p4, swin_pair(8 * c, h4, w, sd)), 2)));
   return sequential(input(3, image, image), named("features", features), named("norm", layer_norm()), named("permute", permute(2, 0, 1)),
                     named("avgpool", adaptive_avg_pool2d(1, 1)), named("flatten", flatten()), named("head", linear(classes)));
 }

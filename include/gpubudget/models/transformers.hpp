@@ -30,22 +30,29 @@ struct bert_config {
 
 /// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections
 /// (attention_impl::separate_qkv) and materialized scores, then LN(h + dropout(Linear(GELU(Linear(h))))).
+/// Module names are transformers' BertLayer's; the attention op holds attention.self and
+/// attention.output.dense, so `attention` selects them together.
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(attention(b.width, heads(b.heads), attention_impl::separate_qkv, attention_dropout(b.attention_dropout_percent)),
-                             dropout(b.dropout_percent)),
-                    layer_norm(),
-                    residual(linear(b.ffn), gelu(), linear(b.width), dropout(b.dropout_percent)), layer_norm());
+  return sequential(residual(named("attention", attention(b.width, heads(b.heads), attention_impl::separate_qkv,
+                                                          attention_dropout(b.attention_dropout_percent))),
+                             named("attention.output.dropout", dropout(b.dropout_percent))),
+                    named("attention.output.LayerNorm", layer_norm()),
+                    residual(named("intermediate.dense", linear(b.ffn)), named("intermediate.intermediate_act_fn", gelu()),
+                             named("output.dense", linear(b.width)), named("output.dropout", dropout(b.dropout_percent))),
+                    named("output.LayerNorm", layer_norm()));
 }
 
 /// BertModel: word embeddings + token types + positions → LayerNorm → dropout → `layers`
 /// BertLayers; with the pooler, tanh(Linear(hidden[0])) is the output ([width]), otherwise the
 /// sequence output [seq, width].
 constexpr auto bert_encoder(const bert_config& b) {
-  return sequential(tokens(b.seq), embedding(b.vocab, b.width), bert_embeddings(b.type_vocab, b.max_positions), layer_norm(),
-                    dropout(b.dropout_percent), repeat(b.layers, bert_layer(b)));
+  // BertModel's module names (a BertFor... task model puts them under `bert.`)
+  return sequential(tokens(b.seq), named("embeddings.word_embeddings", embedding(b.vocab, b.width)),
+                    named("embeddings", bert_embeddings(b.type_vocab, b.max_positions)), named("embeddings.LayerNorm", layer_norm()),
+                    named("embeddings.dropout", dropout(b.dropout_percent)), named("encoder.layer", repeat(b.layers, bert_layer(b))));
 }
 constexpr auto bert(const bert_config& b) {
-  return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), linear(b.width), tanh())));
+  return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), named("dense", linear(b.width)), named("activation", tanh()))));
 }
 /// bert-base-uncased: 109,482,240 parameters with the pooler.
 constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, 10, seq, true}; }
@@ -96,10 +103,13 @@ constexpr layer llama_attention(const llama_config& g) {
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
 /// x + down(act(gate(RMSNorm(h))) * up(RMSNorm(h))). Gemma's RMSNorm scales by (1 + weight):
-/// the same parameters, modelled as Llama's.
+/// the same parameters, modelled as Llama's. Module names are transformers' (input_layernorm,
+/// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op, so its
+/// q/k/v/o projections are selected together as `self_attn`.
 constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(rms_norm(), llama_attention(g)),
-                    residual(rms_norm(), gated_mlp(g.ffn, g.width, g.activation == gated_activation::gelu_tanh ? gelu() : silu())));
+  return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
+                    residual(named("post_attention_layernorm", rms_norm()),
+                             named("mlp", gated_mlp(g.ffn, g.width, g.activation == gated_activation::gelu_tanh ? gelu() : silu()))));
 }
 
 /// The family's input and output around the decoder layers `blocks`: token embedding (× √width
@@ -111,8 +121,8 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
   if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
-  return sequential(tokens(g.seq), shared(tie, embedding(g.vocab, g.width)), scale_if(g.scaled_embedding), blocks, rms_norm(),
-                    named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+  return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), scale_if(g.scaled_embedding),
+                    named("model.layers", blocks), named("model.norm", rms_norm()), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
 }
 
 /// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head.
@@ -194,7 +204,8 @@ struct moe_config {
 
 /// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
 constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
-  return sequential(residual(rms_norm(), llama_attention(g)), residual(rms_norm(), moe(m.experts, m.top_k, g.ffn, m.capacity_percent)));
+  return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
+                    residual(named("post_attention_layernorm", rms_norm()), named("block_sparse_moe", moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
 }
 constexpr auto mixtral(const llama_config& g, const moe_config& m) { return llama_stack(g, repeat(g.layers, mixtral_block(g, m))); }
 
@@ -232,12 +243,14 @@ struct lora_config {
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
-      residual(frozen(rms_norm(l.base)), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                  l.dropout_percent, l.base)),
-      residual(frozen(rms_norm(l.base)),
-               parallel(merge_kind::multiply, sequential(lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base), silu()),
-                        lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base)),
-               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+      residual(named("input_layernorm", frozen(rms_norm(l.base))),
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
+                                                 l.dropout_percent, l.base))),
+      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))),
+               parallel(merge_kind::multiply,
+                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base)), named("mlp.act_fn", silu())),
+                        named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base))),
+               named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
 }
 /// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding, final norm and head.
 template <std::size_t N>
@@ -247,7 +260,8 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> 
   if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != gated_activation::silu || g.per_head() * g.heads != g.width)
     gpubudget::detail::lora_needs_a_plain_llama_config();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, l.base), blocks, frozen(rms_norm(l.base)),
+  return sequential(tokens(g.seq), named("model.embed_tokens", frozen_embedding(g.vocab, g.width, l.base)), named("model.layers", blocks),
+                    named("model.norm", frozen(rms_norm(l.base))),
                     named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
 }
 constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
@@ -261,9 +275,10 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
-      residual(frozen(rms_norm(l.base)), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base)),
-      residual(frozen(rms_norm(l.base)), lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base), silu_of_halves(),
-               lora_linear(g.width, r(down_proj), l.dropout_percent, l.base)));
+      residual(named("input_layernorm", frozen(rms_norm(l.base))),
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base))),
+      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base)),
+               named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
 }
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
@@ -276,8 +291,8 @@ constexpr auto phi3_lora(const llama_config& g, const lora_config& l) {
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return sequential(
-      residual(frozen(rms_norm()), lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base)),
-      residual(frozen(rms_norm()), frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
+      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base))),
+      residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
 /// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;

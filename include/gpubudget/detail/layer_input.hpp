@@ -1,0 +1,68 @@
+// gpubudget/detail/layer_input.hpp — a layer that cannot apply to the input it got names
+// itself and the shape (issue C #13): a kernel or window larger than the padded map, a pooling
+// that shrinks a map to nothing, a patch larger than the image, an embedding fed a float image.
+//
+// Each diagnostic is a non-constexpr function named after the layer and the problem, as in
+// diagnostics.hpp, taking the layer's size and the per-sample shape it got. Layers call it
+// through require_input(), a constexpr function: in a constant expression both compilers print
+// the diagnostic's name and, in the call trace, require_input's arguments (the size and the
+// shape). At run time the message spells them out: std::invalid_argument, as every diagnostic.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/shape.hpp>
+
+namespace gpubudget::detail {
+
+/// "gpubudget: <problem> (<size_name> <size>, input <shape>)".
+[[noreturn]] inline void fail_on_input(const char* problem, const char* size_name, std::int64_t size, const shape& got) {
+  fail((std::string("gpubudget: ") + problem + " (" + size_name + " " + std::to_string(size) + ", input " + to_string(got) + ")").c_str());
+}
+
+[[noreturn]] inline void conv_kernel_larger_than_padded_input(std::int64_t kernel_extent, const shape& padded) {
+  fail_on_input("convolution kernel larger than its padded input", "kernel (dilated)", kernel_extent, padded);
+}
+[[noreturn]] inline void pooling_window_larger_than_padded_input(std::int64_t window, const shape& padded) {
+  fail_on_input("pooling window larger than its padded input: the map would shrink to nothing", "window", window, padded);
+}
+[[noreturn]] inline void unfold_kernel_larger_than_padded_input(std::int64_t kernel, const shape& padded) {
+  fail_on_input("unfold kernel larger than its padded input", "kernel", kernel, padded);
+}
+[[noreturn]] inline void patch_larger_than_image(std::int64_t patch, const shape& image) {
+  fail_on_input("patch embedding's patch larger than the image", "patch", patch, image);
+}
+[[noreturn]] inline void embedding_needs_token_ids(std::int64_t num_embeddings, const shape& got) {
+  fail_on_input("embedding needs token ids (tokens(n)), not a float tensor", "num_embeddings", num_embeddings, got);
+}
+
+using layer_input_diagnostic = void (*)(std::int64_t, const shape&);
+
+/// Calls `diagnostic` with the size and the shape of rank `rank`, dimensions `d0`..`d3`: numbers
+/// as arguments, which Clang prints in its trace ("in call to 'stop_at_input(&..., 7, 3, 3, 4,
+/// 4, 0)'": size 7, rank 3, [3, 4, 4]).
+constexpr void stop_at_input(layer_input_diagnostic diagnostic, std::int64_t size, int rank, std::int64_t d0, std::int64_t d1, std::int64_t d2,
+                             std::int64_t d3) {
+  diagnostic(size, shape{{d0, d1, d2, d3}, rank});
+}
+
+/// Stops at `diagnostic(size, got)` unless `ok`.
+constexpr void require_input(bool ok, layer_input_diagnostic diagnostic, std::int64_t size, const shape& got) {
+  if (!ok) stop_at_input(diagnostic, size, got.rank, got[0], got[1], got[2], got[3]);
+}
+
+/// `in` with `padding` added on both sides of every dimension but the first (channels).
+constexpr shape padded(shape in, std::int64_t padding) {
+  for (int d = 1; d < in.rank; ++d) in[d] += 2 * padding;
+  return in;
+}
+
+/// A window of `window` elements fits every spatial dimension of `padded_in`.
+constexpr bool window_fits(std::int64_t window, const shape& padded_in) {
+  bool fits = true;
+  for (int d = 1; d < padded_in.rank; ++d) fits = fits && padded_in[d] >= window;
+  return fits;
+}
+
+}  // namespace gpubudget::detail
