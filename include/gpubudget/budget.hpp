@@ -243,6 +243,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.types = types_of(plan.precision, !plan.on_cpu());
   s.no_grad = plan.inference;
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
+  s.count_adam8bit = is_8bit(plan.optimizer);
   s.host = host_costs_of(plan);
   walker w(records.data(), static_cast<std::int32_t>(N), s);
   w.collect_stats = per_record != nullptr;

@@ -131,6 +131,7 @@ struct sim {
   constexpr bool on_cpu() const { return backend_of(rules) == backend_kind::cpu; }
   constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }
   bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
+  bool count_adam8bit = false;           ///< sum bitsandbytes' 8-bit state per tensor (8-bit optimizers only)
   host_costs host{};
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
 
