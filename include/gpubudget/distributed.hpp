@@ -7,7 +7,7 @@
 //   static_assert(require_fits_per_rank<r>);   // names the failing rank and its MiB
 //   constexpr auto f = rank_facts(model, per_gpu, devices::a100_40gb);
 //   min_gpus(f, zero(3, 1));                    // smallest world size at which every rank fits
-//   cheapest_layout(f, 8);                      // ZeRO stage / FSDP strategy / offload, by cost
+//   cheapest_layout(f, 8);                      // TP x PP x ZeRO stage / FSDP strategy / offload, by cost
 //   per_rank_at_stage(f, megatron(64, 8, 4, true, true), 3);  // one pipeline stage's rank
 //
 // What a rank holds:
