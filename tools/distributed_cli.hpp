@@ -209,10 +209,11 @@ inline std::string rank_table(const std::string& title, const rank_budget& r) {
   return out;
 }
 
-/// What a pipeline stage holds beyond its share of the blocks.
-inline std::string stage_role(std::int64_t s, std::int64_t stages) {
+/// What a pipeline stage holds beyond its share of the blocks (a tied head: its copy of the embedding).
+inline std::string stage_role(std::int64_t s, std::int64_t stages, bool tied_head) {
   if (stages == 1) return "everything";
-  return s == 0 ? "blocks + embedding" : s == stages - 1 ? "blocks + head, loss" : "blocks";
+  if (s == stages - 1) return tied_head ? "blocks + head (a copy of the tied embedding), loss" : "blocks + head, loss";
+  return s == 0 ? "blocks + embedding" : "blocks";
 }
 
 /// One row per pipeline stage (every tensor / data / expert rank of a stage holds the same).
@@ -223,7 +224,7 @@ inline std::string stage_table(const step_facts& f, const parallel_layout& l) {
     const auto r = per_rank_at_stage(f, l, s);
     const auto chunks = detail::chunks_in_flight(l, s);
     const auto in_flight = l.virtual_pipeline > 1 ? std::to_string(chunks) + " chunks" : std::to_string(chunks);
-    out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
+    out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel, f.stages.tied_params > 0) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
            format_bytes(r.step_peak) + " | " + format_bytes(r.total()) + " | " + (fits_per_rank(r) ? "yes" : "**no**") + " |\n";
   }
   return out;
