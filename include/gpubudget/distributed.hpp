@@ -698,7 +698,9 @@ constexpr stage_facts stage_facts_of(const model_budget<N>& b) {
       after_blocks = j + static_cast<std::size_t>(rs[j].span);
     }
   if (first_block == N) first_block = 0;  // nothing repeats: all blocks
+  std::size_t last_child = 1;
   for (std::size_t j = 1; j < N; j += static_cast<std::size_t>(rs[j].span)) {
+    last_child = j;
     const auto& st = b.per_record[j];
     const bool before = j < first_block, after = j >= after_blocks;
     (before ? f.first_saved : after ? f.last_saved : f.blocks_saved) += st.saved_bytes;
@@ -706,7 +708,10 @@ constexpr stage_facts stage_facts_of(const model_budget<N>& b) {
     if (before) f.first_params += st.parameter_count, f.first_trainable += st.trainable_count;
     if (after) f.last_params += st.parameter_count, f.last_trainable += st.trainable_count;
   }
+  // The head after the blocks; with no repeated block at the top (T5: its stacks sit inside
+  // encoder_decoder), the last top-level record.
   if (first_block > 0) add_tied_head(f, b, after_blocks, N, first_block);
+  else add_tied_head(f, b, last_child, N, last_child);
   return f;
 }
 

@@ -371,6 +371,8 @@ TEST_CASE("a tied output layer has a copy on the last pipeline stage") {
   tied_copy(rank_facts(models::gpt(models::gpt2_small(128)), step, devices::a100_40gb), 50257, 768);
   tied_copy(rank_facts(models::llama(models::qwen2_0_5b(128)), step, devices::a100_40gb), 151936, 896);
   tied_copy(rank_facts(models::llama(models::gemma_2b(128)), step, devices::a100_40gb), 256000, 2048);
+  // T5: the encoder-decoder is split evenly over the stages; the head's copy of the shared table too.
+  tied_copy(rank_facts(models::t5(models::t5_small(64)), step, devices::a100_40gb), 32128, 512);
   // An untied head (Llama-2) has its own weight on the last stage already: no copy.
   CHECK(llama7.stages.tied_params == 0);
   // Its states follow the engine: ZeRO-1's 2 + 2 bytes per element on the last stage, 16 sharded.
