@@ -46,7 +46,9 @@ std::string name(const parallel_layout& l) {
   std::string s = l.engine == sharding::fsdp ? std::string("FSDP ") + fsdp_names[static_cast<int>(l.fsdp)]
                   : l.engine == sharding::zero ? "ZeRO-" + std::to_string(l.zero_stage) : std::string("DDP");
   if (l.offload.optimizer || l.offload.parameters) s += l.offload.parameters ? " + full offload" : " + opt. offload";
-  if (l.tensor_parallel > 1) s += ", TP " + std::to_string(l.tensor_parallel) + " × DP " + std::to_string(l.data_parallel());
+  if (l.tensor_parallel > 1) s += ", TP " + std::to_string(l.tensor_parallel);
+  if (l.pipeline_parallel > 1) s += ", PP " + std::to_string(l.pipeline_parallel);
+  if (l.model_parallel() > 1) s += " × DP " + std::to_string(l.data_parallel());
   return s;
 }
 
@@ -66,7 +68,8 @@ int main() {
   std::cout << "One rank of 8 GPUs:\n\n" << rank_comparison_table(cols);
   std::vector<labelled_rank> stages;
   for (std::int64_t s = 0; s < tp2_pp2.pipeline_parallel; ++s) stages.push_back({"stage " + std::to_string(s), per_rank_at_stage(facts, tp2_pp2, s)});
-  std::cout << "\nZeRO-1, TP 2 × PP 2 × DP 2, every pipeline stage:\n\n" << rank_comparison_table(stages) << "\nThe planner's ranking on 8 GPUs (fitting first, then by bytes sent per step + 10 × host traffic):\n\n";
+  std::cout << "\nZeRO-1, TP 2 × PP 2 × DP 2, every pipeline stage:\n\n" << rank_comparison_table(stages) << "\nThe planner's ranking on 8 GPUs over TP × PP × engine × offload (fitting first, then by bytes sent per step + 10 × host\n"
+               "traffic + tensor-parallel all-reduces, pipeline sends and the pipeline bubble):\n\n";
   for (const auto& c : rank_layouts(facts, 8))
     if (c.valid)
       std::cout << "- " << name(c.layout) << ": " << format_bytes(c.budget.total()) << " per rank, " << (c.fits ? "fits" : "does not fit") << ", cost "

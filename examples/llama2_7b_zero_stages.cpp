@@ -37,17 +37,22 @@ static_assert(require_fits_per_rank<zero3>);
 // whose largest layer (the embedding) has 131 M: 4 × 131,072,000 + 18 × 6,738,415,616 / 8.
 static_assert(zero3.model_states() == deepspeed_zero3_gpu_bytes(6'738'415'616, 131'072'000, 8, false, false));
 
-// Without offload, ZeRO-3 needs 6 GPUs and FSDP FULL_SHARD 6; on 8, FULL_SHARD is the cheapest
-// layout that fits (3Ψ per step like ZeRO-3, with a smaller rank: no 5e8-element reduce bucket).
+// Without offload, ZeRO-3 needs 6 GPUs and FSDP FULL_SHARD 6; on 8 with data parallelism only,
+// FULL_SHARD is the cheapest layout that fits (3Ψ per step like ZeRO-3, with a smaller rank: no
+// 5e8-element reduce bucket).
+constexpr parallel_layout data_parallel_only{};
 static_assert(min_gpus(facts, zero(3, 1)) == 6);
-static_assert(cheapest_layout(facts, 8).engine == sharding::fsdp);
+static_assert(cheapest_layout(facts, 8, data_parallel_only).engine == sharding::fsdp);
 
 std::string name(const parallel_layout& l) {
   static const char* fsdp_names[] = {"FSDP FULL_SHARD", "FSDP SHARD_GRAD_OP", "FSDP HYBRID_SHARD", "FSDP NO_SHARD"};
   std::string s = l.engine == sharding::fsdp ? fsdp_names[static_cast<int>(l.fsdp)]
                   : l.engine == sharding::zero ? "ZeRO-" + std::to_string(l.zero_stage) : std::string("DDP");
-  if (l.offload.parameters) return s + " + full offload";
-  return l.offload.optimizer ? s + " + opt. offload" : s;
+  if (l.offload.parameters) s += " + full offload";
+  else if (l.offload.optimizer) s += " + opt. offload";
+  if (l.tensor_parallel > 1) s += ", TP " + std::to_string(l.tensor_parallel);
+  if (l.pipeline_parallel > 1) s += ", PP " + std::to_string(l.pipeline_parallel);
+  return s;
 }
 
 int main() {
@@ -58,7 +63,11 @@ int main() {
   std::cout << rank_comparison_table(cols) << "\n";
   std::cout << "Smallest world size that fits: ZeRO-3 " << min_gpus(facts, zero(3, 1)) << ", FSDP FULL_SHARD "
             << min_gpus(facts, fsdp(fsdp_strategy::full_shard, 1)) << ", ZeRO-2 + optimizer offload " << min_gpus(facts, zero(2, 1, optimizer_to_cpu))
-            << " GPUs.\n\nLayouts on 8 GPUs that fit, cheapest first (bytes one rank sends per step + 10 × host traffic):\n\n";
-  for (const auto& c : rank_layouts(facts, 8))
-    if (c.fits) std::cout << "- " << name(c.layout) << ": " << format_bytes(c.budget.total()) << " per rank, cost " << format_bytes(step_cost(c.budget)) << "\n";
+            << " GPUs.\n\nData-parallel layouts on 8 GPUs that fit, cheapest first (bytes one rank sends per step + 10 × host traffic):\n\n";
+  for (const auto& c : rank_layouts(facts, 8, data_parallel_only))
+    if (c.fits) std::cout << "- " << name(c.layout) << ": " << format_bytes(c.budget.total()) << " per rank, cost " << format_bytes(c.cost) << "\n";
+  std::cout << "\nWith tensor (in the node) and pipeline parallelism too (+ all-reduces, sends and the bubble), the five cheapest:\n\n";
+  const auto ranked = rank_layouts(facts, 8);
+  for (std::size_t i = 0; i < 5 && ranked[i].fits; ++i)
+    std::cout << "- " << name(ranked[i].layout) << ": " << format_bytes(ranked[i].budget.total()) << " per rank, cost " << format_bytes(ranked[i].cost) << "\n";
 }

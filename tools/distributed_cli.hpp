@@ -1,5 +1,5 @@
 // tools/distributed_cli.hpp — the command line's parallel-layout flags (--gpus, --zero, --fsdp,
-// --fsdp-version, --offload, --shard-group, --tp, --pp, --vpp, --sp, --cp, --ep) and the per-rank
+// --fsdp-version, --offload, --zero-whole-gradients, --shard-group, --tp, --pp, --vpp, --sp, --cp, --ep) and the per-rank
 // output. Kept apart from estimate.cpp, which calls configure_distributed() and print_distributed() only.
 #pragma once
 #include <cstdint>
@@ -23,6 +23,7 @@ inline std::vector<cli::option_spec> distributed_options() {
       {"zero", true, "S", "DeepSpeed ZeRO stage 0 | 1 | 2 | 3 (16-bit engines: --precision fp16 or bf16)"},
       {"fsdp", true, "S", "PyTorch FSDP sharding: full_shard | shard_grad_op | hybrid_shard | no_shard"},
       {"offload", true, "W", "CPU offload: optimizer | parameters | optimizer,parameters (needs --zero or --fsdp)"},
+      {"zero-whole-gradients", false, "", "with --zero 2: count whole 16-bit gradients, as DeepSpeed's estimator did before its PR #5099 (its docs' figures)"},
       {"shard-group", true, "N", "with --fsdp hybrid_shard: GPUs per shard group (default 8, one node)"},
       {"fsdp-version", true, "V", "with --fsdp: 1 (FullyShardedDataParallel, flat parameters; default) or 2 (fully_shard, per-parameter shards)"},
       {"tp", true, "N", "tensor parallel size (must divide the heads and FFN width), 1 to 1024"},
@@ -38,6 +39,7 @@ inline std::vector<cli::option_spec> distributed_options() {
 struct distributed_request {
   bool active = false;
   parallel_layout layout{};
+  bool model_parallel_given = false;  ///< --tp, --pp, --sp, --cp, --ep or --vpp: the ranking keeps them
 };
 
 /// What the rest of the command line says, for the checks that combine flags.
@@ -73,6 +75,10 @@ inline void configure_engine(const cli::parsed_args& a, parallel_layout& l) {
     const auto s = cli::parse_choice("--fsdp", *a.get("fsdp"), {"full_shard", "shard_grad_op", "hybrid_shard", "no_shard"});
     l.fsdp = s == "full_shard" ? fsdp_strategy::full_shard : s == "shard_grad_op" ? fsdp_strategy::shard_grad_op
              : s == "hybrid_shard"                         ? fsdp_strategy::hybrid_shard : fsdp_strategy::no_shard;
+  }
+  if (a.has("zero-whole-gradients")) {
+    if (!(l.engine == sharding::zero && l.zero_stage == 2)) throw cli::usage_error("--zero-whole-gradients needs --zero 2 (ZeRO-1 keeps whole gradients anyway)");
+    l.deepspeed.estimator_accounting = true;
   }
   if (a.has("shard-group")) {
     if (!(l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard)) throw cli::usage_error("--shard-group needs --fsdp hybrid_shard");
@@ -129,6 +135,7 @@ inline distributed_request configure_distributed(const cli::parsed_args& a, cons
   r.layout.world_size = cli::parse_integer("--gpus", *a.get("gpus"), 1, 65536);
   configure_engine(a, r.layout);
   configure_model_parallel(a, r.layout);
+  for (const char* n : {"tp", "pp", "sp", "cp", "ep", "vpp"}) r.model_parallel_given = r.model_parallel_given || a.has(n);
   return r;
 }
 
@@ -202,10 +209,11 @@ inline std::string rank_table(const std::string& title, const rank_budget& r) {
   return out;
 }
 
-/// What a pipeline stage holds beyond its share of the blocks.
-inline std::string stage_role(std::int64_t s, std::int64_t stages) {
+/// What a pipeline stage holds beyond its share of the blocks (a tied head: its copy of the embedding).
+inline std::string stage_role(std::int64_t s, std::int64_t stages, bool tied_head) {
   if (stages == 1) return "everything";
-  return s == 0 ? "blocks + embedding" : s == stages - 1 ? "blocks + head, loss" : "blocks";
+  if (s == stages - 1) return tied_head ? "blocks + head (a copy of the tied embedding), loss" : "blocks + head, loss";
+  return s == 0 ? "blocks + embedding" : "blocks";
 }
 
 /// One row per pipeline stage (every tensor / data / expert rank of a stage holds the same).
@@ -216,7 +224,7 @@ inline std::string stage_table(const step_facts& f, const parallel_layout& l) {
     const auto r = per_rank_at_stage(f, l, s);
     const auto chunks = detail::chunks_in_flight(l, s);
     const auto in_flight = l.virtual_pipeline > 1 ? std::to_string(chunks) + " chunks" : std::to_string(chunks);
-    out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
+    out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel, f.stages.tied_params > 0) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
            format_bytes(r.step_peak) + " | " + format_bytes(r.total()) + " | " + (fits_per_rank(r) ? "yes" : "**no**") + " |\n";
   }
   return out;
@@ -232,12 +240,17 @@ inline nlohmann::ordered_json stages_json(const step_facts& f, const parallel_la
   return out;
 }
 
-inline std::string ranking_table(const step_facts& f, const parallel_layout& base) {
+/// The planner's ranking on the world size: over TP x PP x engines x offload when the command line
+/// fixes no model-parallel size (`search`), else over engines x offload with its sizes.
+inline std::string ranking_table(const step_facts& f, const parallel_layout& base, bool search) {
   const auto world = base.world_size;
-  std::string out = "\nData-parallel layouts on " + std::to_string(world) + " GPUs" + (base.model_parallel() > 1 ? " (model parallel as given)" : "") +
-                    ", fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes):\n\n"
-                    "| Layout | Per rank | Model states | Fits | Cost per step |\n|---|---:|---:|---|---:|\n";
-  for (const auto& c : rank_layouts(f, world, base)) {
+  std::string out = "\n" + std::string(search ? "Layouts" : "Data-parallel layouts") + " on " + std::to_string(world) + " GPUs" +
+                    (search ? " (TP up to 8 in a node x PP x data parallel)" : " (model parallel as given)") +
+                    ", fitting first, cheapest first (cost: bytes one rank sends per step + 10 x host<->GPU bytes" +
+                    (search ? " + the pipeline bubble at 520 FLOPs per byte" : "") +
+                    "):\n\n| Layout | Per rank | Model states | Fits | Cost per step |\n|---|---:|---:|---|---:|\n";
+  const auto ranked = search ? rank_layouts(f, world) : rank_layouts(f, world, base);
+  for (const auto& c : ranked) {
     if (!c.valid) continue;
     out += "| " + layout_name(c.layout) + " | " + format_bytes(c.budget.total()) + " | " + format_bytes(c.budget.model_states()) + " | " +
            (c.fits ? "yes" : "no") + " | " + format_bytes(c.cost) + " |\n";
@@ -265,7 +278,7 @@ inline int print_distributed(const distributed_request& d, const std::string& fo
   } else {
     std::cout << rank_table(title, r);
     if (d.layout.pipeline_parallel > 1) std::cout << stage_table(f, d.layout);
-    std::cout << ranking_table(f, d.layout);
+    std::cout << ranking_table(f, d.layout, !d.model_parallel_given);
   }
   return require_fit && !fits_per_rank(r) ? 1 : 0;
 }

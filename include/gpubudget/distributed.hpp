@@ -7,7 +7,7 @@
 //   static_assert(require_fits_per_rank<r>);   // names the failing rank and its MiB
 //   constexpr auto f = rank_facts(model, per_gpu, devices::a100_40gb);
 //   min_gpus(f, zero(3, 1));                    // smallest world size at which every rank fits
-//   cheapest_layout(f, 8);                      // ZeRO stage / FSDP strategy / offload, by cost
+//   cheapest_layout(f, 8);                      // TP x PP x ZeRO stage / FSDP strategy / offload, by cost
 //   per_rank_at_stage(f, megatron(64, 8, 4, true, true), 3);  // one pipeline stage's rank
 //
 // What a rank holds:
@@ -33,6 +33,7 @@
 #include <gpubudget/check.hpp>
 #include <gpubudget/detail/combinations.hpp>
 #include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/flops.hpp>
 #include <gpubudget/layers/moe.hpp>
 #include <gpubudget/report.hpp>
 
@@ -69,10 +70,13 @@ struct deepspeed_settings {
   /// overlap_comm: ZeRO-1/2 then keep two reduce buffers instead of one (stage_1_and_2.py,
   /// ipg_buffer: buf_0, and buf_1 when overlap_comm). DeepSpeed's default is off for stages 1-2.
   bool overlap_comm = false;
-  /// Count as DeepSpeed's estimators do: they give ZeRO-2 the whole 16-bit gradients (`4 *
-  /// total_params` for parameters + gradients, as for ZeRO-1). At run time ZeRO-2 reduces each
-  /// gradient into its bucket as backward produces it and keeps only its partition
-  /// (stage_1_and_2.py, partition_gradients), which is what gpubudget counts by default.
+  /// Count as DeepSpeed's ZeRO-2 estimator did from 2021 until DeepSpeed PR #5099 (June 2024):
+  /// the whole 16-bit gradients (`4 * total_params + int(16 * total_params / total_gpus)`, as for
+  /// ZeRO-1); its docs (docs/code-docs/source/memory.rst: 15.93 GB per GPU for T5-3B on 8) still
+  /// print that. At run time ZeRO-2 reduces each gradient into its bucket as backward produces it
+  /// and keeps only its partition (stage_1_and_2.py, partition_gradients), which is what gpubudget
+  /// counts by default and what the estimator counts since #5099 (`2 * total_params +
+  /// int(18 * total_params / total_gpus)`).
   bool estimator_accounting = false;
 };
 
@@ -172,12 +176,20 @@ struct stage_facts {
   /// Parameters of the norms (LayerNorm, RMSNorm), which tensor parallelism replicates; Megatron's
   /// accounting spreads them evenly over the stages (replicated_params_in_transformer_block / pp).
   std::int64_t norm_params = 0, norm_trainable = 0;
+  /// A weight the head after the blocks shares with a layer before them (a tied word embedding):
+  /// with pp > 1 the last stage holds a copy of its own with gradients and optimizer state, and
+  /// all-reduces its gradient with the first stage (Megatron-LM, megatron/core/models/common/
+  /// language_module/language_module.py, setup_embeddings_and_output_layer).
+  std::int64_t tied_params = 0, tied_trainable = 0;
   /// Bytes one micro-batch holds for backward: saved before the blocks, after them, and in all
   /// blocks (checkpointed blocks: at least their inputs, which the checkpoints keep).
   std::int64_t first_saved = 0, last_saved = 0, blocks_saved = 0;
   /// What one block saves when it is not checkpointed: the temporaries of its backward (a gradient
   /// per saved tensor at most), or of its recomputation when it is checkpointed.
   std::int64_t one_block_saves = 0;
+  /// One repeated block's output for one micro-batch: what tensor parallelism all-reduces and a
+  /// pipeline stage sends to the next (s·b·h 16-bit elements in a transformer).
+  std::int64_t block_output_bytes = 0;
 };
 
 /// The routed experts of the mixture-of-experts layers (layers/moe.hpp), for expert parallelism.
@@ -196,6 +208,7 @@ struct step_facts {
   /// Activations and temporaries at their peak: the forward's peak, or the forward/backward peak
   /// minus the .grad tensors then alive, whichever is larger.
   std::int64_t activations = 0;
+  std::int64_t forward_flops = 0;  ///< forward FLOPs of one micro-batch (flops.hpp), for the pipeline bubble
   split_facts split{};
   stage_facts stages{};
   expert_facts experts{};
@@ -343,9 +356,10 @@ constexpr element_bytes zero_element_bytes(const training& p) {
   return {pb, pb, optimizer_state_bytes_per_param(p.optimizer) + (t.pure16 ? 8 : 0)};
 }
 
-/// DeepSpeed ZeRO, matching (with `estimator_accounting`) estimate_zero2_model_states_mem_needs (stages 1-2: GPU
-/// `4 * total_params + int(16 * total_params / total_gpus)`, with cpu_offload `2 * total_params`)
-/// and estimate_zero3_model_states_mem_needs (stage 3: `4 * largest_layer_params +
+/// DeepSpeed ZeRO, matching estimate_zero2_model_states_mem_needs (stage 2: GPU `2 * total_params +
+/// int(18 * total_params / total_gpus)` since DeepSpeed PR #5099, `4 * total_params + int(16 *
+/// total_params / total_gpus)` before it and for ZeRO-1 or with `estimator_accounting`; with
+/// cpu_offload `2 * total_params`) and estimate_zero3_model_states_mem_needs (stage 3: `4 * largest_layer_params +
 /// int(18 * total_params / total_gpus)`; offload_optimizer `4 * largest + int(2 * total / gpus)`;
 /// both offloads `4 * largest`), with `total` split into trainable and frozen elements. By default
 /// ZeRO-2's 16-bit gradients are partitioned (2·T/N), as the engine keeps them.
@@ -502,6 +516,7 @@ constexpr rank_slice model_parallel_slice(const step_facts& f, const parallel_la
   r.dense.trainable =
       shard(on_stage(f.params.trainable - ex.trainable - st.norm_trainable, st.first_trainable, st.last_trainable, stage, pp), tp) +
       shard(st.norm_trainable, pp);
+  if (pp > 1 && stage == pp - 1) r.dense.total += shard(st.tied_params, tp), r.dense.trainable += shard(st.tied_trainable, tp);
   r.experts.total = shard(ex.params, pp * tp * ep);
   r.experts.trainable = shard(ex.trainable, pp * tp * ep);
   // The largest tensor and FSDP's unit (one block) split by tp; a block's routed experts by ep too.
@@ -649,6 +664,20 @@ constexpr bool is_norm(const layer& L) {
   return L.kind == node_kind::leaf && (L.op == &op_entry<layer_norm_op>::descriptor || L.op == &op_entry<rms_norm_op>::descriptor);
 }
 
+/// The parameters of the subtree before record `before` that a subtree inside [from, to) shares
+/// (same share_id): a head tied to the input embedding. Only the first use counts parameters.
+template <std::size_t N>
+constexpr void add_tied_head(stage_facts& f, const model_budget<N>& b, std::size_t from, std::size_t to, std::size_t before) {
+  for (std::size_t k = from; k < to; ++k) {
+    if (b.records[k].share_id == 0) continue;
+    for (std::size_t m = 0; m < before; ++m)
+      if (b.records[m].share_id == b.records[k].share_id) {
+        f.tied_params += b.per_record[m].parameter_count, f.tied_trainable += b.per_record[m].trainable_count;
+        break;
+      }
+  }
+}
+
 /// Parameters and saved bytes of the top-level records before the first repeated block, after
 /// the last one, and from the first to the last (the blocks). A model without repeated blocks is
 /// all blocks: a pipeline cannot split it (validate_split knows no layer count then).
@@ -669,7 +698,9 @@ constexpr stage_facts stage_facts_of(const model_budget<N>& b) {
       after_blocks = j + static_cast<std::size_t>(rs[j].span);
     }
   if (first_block == N) first_block = 0;  // nothing repeats: all blocks
+  std::size_t last_child = 1;
   for (std::size_t j = 1; j < N; j += static_cast<std::size_t>(rs[j].span)) {
+    last_child = j;
     const auto& st = b.per_record[j];
     const bool before = j < first_block, after = j >= after_blocks;
     (before ? f.first_saved : after ? f.last_saved : f.blocks_saved) += st.saved_bytes;
@@ -677,6 +708,10 @@ constexpr stage_facts stage_facts_of(const model_budget<N>& b) {
     if (before) f.first_params += st.parameter_count, f.first_trainable += st.trainable_count;
     if (after) f.last_params += st.parameter_count, f.last_trainable += st.trainable_count;
   }
+  // The head after the blocks; with no repeated block at the top (T5: its stacks sit inside
+  // encoder_decoder), the last top-level record.
+  if (first_block > 0) add_tied_head(f, b, after_blocks, N, first_block);
+  else add_tied_head(f, b, last_child, N, last_child);
   return f;
 }
 
@@ -690,7 +725,9 @@ constexpr void add_block_facts(stage_facts& f, const std::array<layer, N>& recor
   std::int64_t inputs = 0;
   for (std::size_t i = 0; i < N; ++i) {
     checkpointed = checkpointed || records[i].flags.checkpoint;
-    if (records[i].kind == node_kind::repeat) inputs += checked_mul(records[i].count, b.per_record[i].output_bytes);
+    if (records[i].kind != node_kind::repeat) continue;
+    inputs += checked_mul(records[i].count, b.per_record[i].output_bytes);
+    if (b.per_record[i].output_bytes > f.block_output_bytes) f.block_output_bytes = b.per_record[i].output_bytes;
   }
   const auto per_block = [&](std::int64_t saved) { return layers > 0 ? shard(saved, layers) : saved; };
   if (!checkpointed) {
@@ -749,6 +786,7 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
   // whose gradients are sharded peaks earlier, at the end of forward: take the larger.
   const auto backward_activations = r.fwd_bwd_peak - r.grads_at_peak;
   f.activations = r.forward_peak > backward_activations ? r.forward_peak : backward_activations;
+  f.forward_flops = checked_mul(subtree_flops(b, 0, shape{}, per_rank_plan, false, false).total, per_rank_plan.micro());
   f.split = detail::split_facts_of(m.records);
   f.stages = detail::stage_facts_of(b);
   detail::add_block_facts(f.stages, m.records, b, per_rank_plan, f.split.layers);
@@ -828,26 +866,72 @@ constexpr std::int64_t min_gpus(const step_facts& f, parallel_layout l, std::int
 /// 600 GB/s per A100, PCIe 4.0 x16 64 GB/s (NVIDIA A100 datasheet), about 10 to 1.
 inline constexpr std::int64_t offload_byte_weight = 10;
 
-/// The explicit cost by which layouts are ranked: bytes one rank sends per optimizer step over
-/// the GPU fabric, plus offload traffic weighted by `offload_byte_weight`. Communication
-/// (Rajbhandari et al. 2020, "ZeRO", §7: Ψ = the 16-bit model size): DDP's all-reduce and
+/// FLOPs an A100 computes in the time NVLink moves one byte: 312 TFLOPS of dense BF16 tensor
+/// math against 600 GB/s (NVIDIA A100 datasheet), 520. Converts the pipeline bubble's idle
+/// compute into fabric bytes, the unit of `step_cost`.
+inline constexpr std::int64_t flops_per_fabric_byte = 520;
+
+/// The explicit cost of data parallelism and offload: bytes one rank sends per optimizer step
+/// over the GPU fabric, plus offload traffic weighted by `offload_byte_weight`. Communication
+/// (Rajbhandari et al. 2020, "ZeRO", §7: Ψ = the rank's 16-bit parameters): DDP's all-reduce and
 /// ZeRO-1/2's reduce-scatter + all-gather move 2Ψ, ZeRO-3 3Ψ (parameters gathered in forward and
 /// again in backward); FSDP FULL_SHARD 3Ψ, SHARD_GRAD_OP 2Ψ, NO_SHARD 2Ψ, HYBRID_SHARD 3Ψ in its
-/// group + 2Ψ/g across groups. Offload: gradients down and updated parameters up per step
-/// (optimizer offload), parameters up in forward and again in backward (parameter offload).
+/// group + 2Ψ/g across groups; nothing with one data-parallel rank. Offload: gradients down and
+/// updated parameters up per step (optimizer offload), parameters up in forward and again in
+/// backward (parameter offload).
 constexpr std::int64_t step_cost(const rank_budget& r) {
   const auto& l = r.layout;
-  if (l.world_size <= 1) return 0;
   const auto psi = checked_mul(r.params.total, 2), n = l.shard_degree();
   std::int64_t comm = 2 * psi;
   if ((l.engine == sharding::zero && l.zero_stage == 3) ||
       (l.engine == sharding::fsdp && (l.fsdp == fsdp_strategy::full_shard || l.fsdp == fsdp_strategy::hybrid_shard)))
     comm = 3 * psi;
   if (l.engine == sharding::fsdp && l.fsdp == fsdp_strategy::hybrid_shard) comm += 2 * psi / n;
+  if (l.data_parallel() <= 1) comm = 0;
   std::int64_t host = 0;
   if (l.offload.optimizer || (l.engine == sharding::fsdp && l.offload.parameters)) host += 2 * detail::shard(psi, n);
   if (l.offload.parameters) host += 2 * detail::shard(psi, n);
   return comm + checked_mul(host, offload_byte_weight);
+}
+
+namespace detail {
+/// Micro-batches per step a pipeline runs: as given, else as many as stages (the fewest that
+/// fill a 1F1B pipeline).
+constexpr std::int64_t pipeline_micro_batches(const parallel_layout& l) {
+  return l.micro_batches > 0 ? l.micro_batches : l.pipeline_parallel;
+}
+
+/// The pipeline bubble in fabric bytes: p − 1 micro-batches' forward and backward (2 × forward)
+/// of idle time per step on every stage, a bubble fraction of (p − 1)/m of the ideal step
+/// (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+/// Using Megatron-LM", §2.2.1), converted at `flops_per_fabric_byte`.
+constexpr std::int64_t pipeline_bubble_cost(const step_facts& f, const parallel_layout& l) {
+  if (l.pipeline_parallel <= 1) return 0;
+  const auto per_stage = shard(checked_mul(3, f.forward_flops), l.tensor_parallel * l.pipeline_parallel * l.context_parallel);
+  return checked_mul(l.pipeline_parallel - 1, per_stage) / flops_per_fabric_byte;
+}
+
+/// Tensor and pipeline parallelism's traffic per step and rank, for m micro-batches of one block
+/// output (b·s·h 16-bit elements, x): each layer all-reduces x twice in forward and twice in
+/// backward (Shoeybi et al. 2019, "Megatron-LM", §3), a ring moving 2(t − 1)/t of it: 8·x·(t −
+/// 1)/t per layer and micro-batch (Narayanan et al. 2021, §3.2; sequence parallelism's all-gather
+/// + reduce-scatter move the same, Korthikanti et al. 2022 §4.2.2); a pipeline stage sends x
+/// forward and its gradient back per micro-batch, split over the tensor ranks (ibid. §4.1,
+/// scatter/gather). Plus the bubble.
+constexpr std::int64_t model_parallel_cost(const step_facts& f, const parallel_layout& l) {
+  const auto t = l.tensor_parallel, p = l.pipeline_parallel, m = pipeline_micro_batches(l);
+  const auto x = shard(f.stages.block_output_bytes, l.context_parallel);
+  std::int64_t bytes = 0;
+  if (t > 1) bytes += checked_mul(checked_mul(m, shard(f.split.layers, p)), checked_mul(8 * (t - 1), x) / t);
+  if (p > 1) bytes += checked_mul(m, 2 * shard(x, t));
+  return bytes + pipeline_bubble_cost(f, l);
+}
+}  // namespace detail
+
+/// The cost by which layouts are ranked: `step_cost(r)` (data-parallel traffic and offload) plus
+/// tensor / pipeline traffic and the pipeline bubble (detail::model_parallel_cost), in bytes.
+constexpr std::int64_t step_cost(const step_facts& f, const rank_budget& r) {
+  return step_cost(r) + detail::model_parallel_cost(f, r.layout);
 }
 
 /// A candidate layout with its worst rank's budget and cost.
@@ -859,10 +943,20 @@ struct ranked_layout {
   bool valid = false;  ///< the layout exists for this world size (HYBRID_SHARD needs several groups)
 };
 
-/// Engines × offload choices of the ranking's search space: DDP; ZeRO 1-3; FSDP NO_SHARD,
+/// Engines × offload choices of one model-parallel layout: DDP; ZeRO 1-3; FSDP NO_SHARD,
 /// SHARD_GRAD_OP, FULL_SHARD, HYBRID_SHARD (groups of 8, one node) × no offload, optimizer
-/// offload (ZeRO), parameter + optimizer offload (ZeRO-3, FSDP's CPUOffload).
+/// offload (ZeRO), parameter + optimizer offload (ZeRO-3, FSDP's CPUOffload). A ranking keeps
+/// this many of its best layouts.
 inline constexpr std::size_t layout_candidates = 8 * 3;
+
+/// What the ranking varies besides the engine and offload: tensor-parallel sizes that divide the
+/// heads and linear widths (split_facts::tp_divides) up to one node's GPUs (Narayanan et al.
+/// 2021, takeaway #1: tensor parallelism inside a node, over NVLink), with sequence parallelism;
+/// pipeline sizes that divide the layer count; their product dividing the world size.
+struct layout_search {
+  std::int64_t gpus_per_node = 8;
+  std::int64_t micro_batches = 0;  ///< per step, for the pipeline (0: as many as stages)
+};
 
 namespace detail {
 /// Candidate `engine` (0 DDP, 1-3 ZeRO stage, 4-7 FSDP strategy) with `offload` (0 none,
@@ -884,41 +978,83 @@ constexpr ranked_layout candidate_layout(int engine, int offload, std::int64_t w
             !(engine == 7 && (dp <= 8 || dp % 8 != 0));
   return c;
 }
+
+/// Fitting layouts first, each group by cost, then by the rank's total.
+constexpr bool ranks_before(const ranked_layout& a, const ranked_layout& b) {
+  if (a.valid != b.valid) return a.valid;
+  if (a.fits != b.fits) return a.fits;
+  if (a.cost != b.cost) return a.cost < b.cost;
+  return a.budget.total() < b.budget.total();
+}
+
+using ranking = std::array<ranked_layout, layout_candidates>;
+
+/// Budgets a valid candidate and inserts it into the sorted `out` (stable: ties keep the earlier
+/// candidate first), dropping what falls off the end.
+constexpr void rank_candidate(ranking& out, const step_facts& f, ranked_layout c) {
+  if (!c.valid) return;
+  c.budget = per_rank(f, c.layout);
+  c.cost = step_cost(f, c.budget);
+  c.fits = fits_per_rank(c.budget);
+  if (!ranks_before(c, out.back())) return;
+  auto j = out.size() - 1;
+  out[j] = c;
+  for (; j > 0 && ranks_before(out[j], out[j - 1]); --j) {
+    const auto t = out[j];
+    out[j] = out[j - 1], out[j - 1] = t;
+  }
+}
+
+/// The sizes from 1 to `most` that divide `n` (any size when n is 0) and `world`.
+struct size_choices {
+  std::array<std::int64_t, 64> at{};
+  int count = 0;
+};
+constexpr size_choices divisors_within(std::int64_t n, std::int64_t most, std::int64_t world) {
+  size_choices c{};
+  for (std::int64_t d = 1; d <= most && c.count < 64; ++d)
+    if ((n == 0 || n % d == 0) && world % d == 0) c.at[static_cast<std::size_t>(c.count++)] = d;
+  return c;
+}
 }  // namespace detail
 
 /// Every data-parallel layout on `world` GPUs with `base`'s tensor / pipeline / context / expert
-/// sizes (default: none), enumerated over the engine and offload dimensions as the planner
-/// enumerates its remedies (detail::for_each_combination); the valid ones with their worst
-/// rank's budget and step_cost, fitting ones first, each group by cost (then by total).
-constexpr std::array<ranked_layout, layout_candidates> rank_layouts(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
-  std::array<ranked_layout, layout_candidates> out{};
-  std::size_t n = 0;
+/// sizes, enumerated over the engine and offload dimensions as the planner enumerates its
+/// remedies (detail::for_each_combination); the valid ones with their worst rank's budget and
+/// step_cost, fitting ones first, each group by cost (then by total); invalid entries last.
+constexpr detail::ranking rank_layouts(const step_facts& f, std::int64_t world, const parallel_layout& base) {
+  detail::ranking out{};
   detail::for_each_combination(std::array<int, 2>{7, 2}, [&](const std::array<int, 2>& c) {
-    out[n] = detail::candidate_layout(c[0], c[1], world, base);
-    if (out[n].valid) {
-      out[n].budget = per_rank(f, out[n].layout);
-      out[n].cost = step_cost(out[n].budget);
-      out[n].fits = fits_per_rank(out[n].budget);
-    }
-    ++n;
+    detail::rank_candidate(out, f, detail::candidate_layout(c[0], c[1], world, base));
   });
-  auto before = [](const ranked_layout& a, const ranked_layout& b) {
-    if (a.valid != b.valid) return a.valid;
-    if (a.fits != b.fits) return a.fits;
-    if (a.cost != b.cost) return a.cost < b.cost;
-    return a.budget.total() < b.budget.total();
-  };
-  for (std::size_t i = 1; i < out.size(); ++i)  // insertion sort: stable, constexpr
-    for (std::size_t j = i; j > 0 && before(out[j], out[j - 1]); --j) {
-      const auto t = out[j];
-      out[j] = out[j - 1], out[j - 1] = t;
-    }
   return out;
 }
 
-/// The cheapest layout on `world` GPUs (with `base`'s model-parallel sizes) for which every rank
+/// The best `layout_candidates` layouts on `world` GPUs over tensor-parallel × pipeline sizes
+/// (layout_search) × engines × offload, ranked as above by step_cost(f, r): data-parallel and
+/// offload traffic, tensor-parallel all-reduces, pipeline sends and the pipeline bubble.
+constexpr detail::ranking rank_layouts(const step_facts& f, std::int64_t world, const layout_search& s = {}) {
+  const auto tps = detail::divisors_within(f.split.tp_divides, s.gpus_per_node < world ? s.gpus_per_node : world, world);
+  const auto pps = detail::divisors_within(f.split.layers, f.split.layers > 0 ? f.split.layers : 1, world);
+  detail::ranking out{};
+  detail::for_each_combination(std::array<int, 4>{tps.count - 1, pps.count - 1, 7, 2}, [&](const std::array<int, 4>& c) {
+    parallel_layout base{};
+    base.tensor_parallel = tps.at[static_cast<std::size_t>(c[0])], base.pipeline_parallel = pps.at[static_cast<std::size_t>(c[1])];
+    base.sequence_parallel = base.tensor_parallel > 1, base.micro_batches = s.micro_batches;
+    if (world % base.model_parallel() == 0) detail::rank_candidate(out, f, detail::candidate_layout(c[2], c[3], world, base));
+  });
+  return out;
+}
+
+/// The cheapest layout on `world` GPUs (over TP × PP × engines × offload) for which every rank
 /// fits; a named error if none does.
-constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world, const parallel_layout& base = {}) {
+constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world, const layout_search& s = {}) {
+  const auto r = rank_layouts(f, world, s);
+  if (!r[0].fits) detail::no_layout_fits();
+  return r[0].layout;
+}
+/// The cheapest layout on `world` GPUs with `base`'s model-parallel sizes.
+constexpr parallel_layout cheapest_layout(const step_facts& f, std::int64_t world, const parallel_layout& base) {
   const auto r = rank_layouts(f, world, base);
   if (!r[0].fits) detail::no_layout_fits();
   return r[0].layout;
@@ -994,8 +1130,17 @@ constexpr double megatron_activation_bytes(const megatron_args& a) {
 
 // ---- DeepSpeed's own estimators, for pinning ------------------------------------------------
 
-/// estimate_zero2_model_states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py), GPU bytes.
+/// estimate_zero2_model_states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py), GPU bytes, as
+/// DeepSpeed computes it since PR #5099 (June 2024): `2 * total_params + int(18 * total_params /
+/// total_gpus)` ("2 = params_16bit, 18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit +
+/// 8_optimizer_states_32bit"), with cpu_offload `2 * total_params`.
 constexpr std::int64_t deepspeed_zero2_gpu_bytes(std::int64_t total_params, std::int64_t gpus, bool cpu_offload) {
+  return cpu_offload ? 2 * total_params : 2 * total_params + 18 * total_params / gpus;
+}
+/// The same estimator from its introduction (DeepSpeed PR #965, 2021) until PR #5099: `4 *
+/// total_params + int(16 * total_params / total_gpus)`, the figures DeepSpeed's docs print
+/// (docs/code-docs/source/memory.rst: T5-3B on 8 GPUs, 15.93 GB per GPU).
+constexpr std::int64_t deepspeed_zero2_gpu_bytes_before_5099(std::int64_t total_params, std::int64_t gpus, bool cpu_offload) {
   return cpu_offload ? 2 * total_params : 4 * total_params + 16 * total_params / gpus;
 }
 /// estimate_zero3_model_states_mem_needs (deepspeed/runtime/zero/stage3.py), GPU bytes.

@@ -27,8 +27,11 @@ constexpr parallel_layout zero_est(std::int64_t stage, std::int64_t gpus, offloa
   return l;
 }
 // Exactly DeepSpeed's estimator formulas ...
-static_assert(states(zero_est(2, 8)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, false));
-static_assert(states(zero_est(2, 8, opt)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, true));
+static_assert(states(zero_est(2, 8)) == deepspeed_zero2_gpu_bytes_before_5099(2'851'000'000, 8, false));
+static_assert(states(zero_est(2, 8, opt)) == deepspeed_zero2_gpu_bytes_before_5099(2'851'000'000, 8, true));
+// DeepSpeed's estimator since PR #5099 partitions the 16-bit gradients, as the engine (and gpubudget) do.
+static_assert(states(zero(2, 8)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, false));
+static_assert(states(zero(2, 8, opt)) == deepspeed_zero2_gpu_bytes(2'851'000'000, 8, true));
 static_assert(states(zero(3, 8)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, false, false));
 static_assert(states(zero(3, 8, opt)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, false));
 static_assert(states(zero(3, 8, both)) == deepspeed_zero3_gpu_bytes(2'851'000'000, 32'000'000, 8, true, true));

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <gpubudget/distributed.hpp>
 #include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/t5.hpp>
 #include <gpubudget/models/transformers.hpp>
 
 #include <algorithm>
@@ -53,7 +54,7 @@ TEST_CASE("bad layouts are named errors") {
 }
 
 TEST_CASE("a rank's components add up to its total, for every candidate layout") {
-  for (const auto& c : rank_layouts(llama7, 16)) {
+  for (const auto& c : rank_layouts(llama7, 16)) {  // over TP x PP too
     if (!c.valid) continue;
     CHECK(sum_of_components(c.budget) == c.budget.total());
   }
@@ -65,9 +66,10 @@ TEST_CASE("the layouts are enumerated as the planner enumerates its remedies") {
   CHECK(seen == std::vector<std::array<int, 2>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}});
   // DDP; ZeRO-1/2 with and without optimizer offload; ZeRO-3 also with parameter offload; FSDP's
   // four strategies, CPUOffload with all but NO_SHARD; HYBRID_SHARD only over several nodes of 8.
-  auto valid = [](const std::array<ranked_layout, layout_candidates>& r) { return std::count_if(r.begin(), r.end(), [](const auto& c) { return c.valid; }); };
-  CHECK(valid(rank_layouts(llama7, 16)) == 15);
-  CHECK(valid(rank_layouts(llama7, 8)) == 13);
+  auto valid = [](const detail::ranking& r) { return std::count_if(r.begin(), r.end(), [](const auto& c) { return c.valid; }); };
+  const parallel_layout data_parallel_only{};
+  CHECK(valid(rank_layouts(llama7, 16, data_parallel_only)) == 15);
+  CHECK(valid(rank_layouts(llama7, 8, data_parallel_only)) == 13);
   // With a model-parallel base every candidate keeps its sizes: TP 2 x 8 data-parallel ranks.
   const auto tp2 = rank_layouts(llama7, 16, parallel_layout{.tensor_parallel = 2, .sequence_parallel = true});
   for (const auto& c : tp2)
@@ -94,17 +96,22 @@ TEST_CASE("Llama-2-7B, pure bf16 AdamW, 2048 tokens per GPU on A100 40GB") {
   CHECK(min_gpus(llama7, ddp(1)) == 0);
   // Cheapest on 8: FULL_SHARD and ZeRO-3 both move 3Ψ; FULL_SHARD's rank is smaller (DeepSpeed's
   // default 5e8-element reduce bucket).
-  const auto ranked = rank_layouts(llama7, 8);
+  const parallel_layout data_parallel_only{};
+  const auto ranked = rank_layouts(llama7, 8, data_parallel_only);
   CHECK(ranked[0].fits);
   CHECK(ranked[0].layout.engine == sharding::fsdp);
   CHECK(ranked[0].layout.fsdp == fsdp_strategy::full_shard);
   CHECK(ranked[1].layout.engine == sharding::zero);
   CHECK(ranked[1].layout.zero_stage == 3);
-  CHECK(cheapest_layout(llama7, 8).fsdp == fsdp_strategy::full_shard);
-  // Offloading everything fits even one GPU; an 8 GB card cannot hold one sequence's activations.
-  CHECK(cheapest_layout(llama7, 1).offload.parameters);
+  CHECK(cheapest_layout(llama7, 8, data_parallel_only).fsdp == fsdp_strategy::full_shard);
+  // Offloading the optimizer state fits even one GPU (the cheapest offload: parameters stay);
+  // an 8 GB card cannot hold one sequence's activations without a model-parallel split.
+  CHECK(cheapest_layout(llama7, 1).offload.optimizer);
+  CHECK(!cheapest_layout(llama7, 1).offload.parameters);
   const auto small = rank_facts(models::llama(models::llama2_7b(2048)), per_gpu, custom_device("8 GB", 8 * GB));
-  CHECK_THROWS_WITH(cheapest_layout(small, 64), Catch::Contains("no parallel layout fits"));
+  CHECK_THROWS_WITH(cheapest_layout(small, 64, data_parallel_only), Catch::Contains("no parallel layout fits"));
+  // Split by tensor and pipeline parallelism, its ranks fit.
+  CHECK(cheapest_layout(small, 64).model_parallel() > 1);
 }
 
 TEST_CASE("tensor, sequence and context parallelism split the activations") {
@@ -305,4 +312,117 @@ TEST_CASE("Megatron's theoretical_memory_usage.py, activations of the first stag
   const auto L7 = megatron(8, 2, 1, false, false);
   CHECK(static_cast<double>(per_rank(l7, L7).model_states()) == megatron_weight_and_optimizer_bytes(a7));
   CHECK(ratio(l7, L7, a7) == Approx(1.613).epsilon(0.005));
+}
+
+TEST_CASE("DeepSpeed's T5-3B estimates from the zoo model's own counts") {
+  // DeepSpeed's docs (docs/code-docs/source/memory.rst) run estimate_zero{2,3}_model_states_mem_needs_all_live
+  // on transformers' T5-3B: "2851M total params, 32M largest layer params" (int(count / 1e6)),
+  // fp16 + Adam, 1 node x 8 GPUs. The zoo model's records give the counts themselves.
+  const training fp16_adam{.batch = 1, .precision = pure_fp16, .optimizer = adam};
+  const auto t5 = rank_facts(models::t5(models::t5_3b(128)), fp16_adam, devices::a100_80gb);
+  const std::int64_t P = t5.params.total, L = t5.params.largest_layer;
+  CHECK(P == 2'851'598'336);
+  CHECK(t5.params.trainable == P);
+  // The largest parameter tensor is the shared embedding (encoder, decoder and the tied head),
+  // larger than a T5-3B FFN weight (16384 x 1024): DeepSpeed's "32M" (model_to_params: the
+  // largest module's own parameters) is that table.
+  CHECK(L == 32128 * 1024);
+  CHECK(L > 16384 * 1024);
+  CHECK(P / 1'000'000 == 2851);
+  CHECK(L / 1'000'000 == 32);
+  auto states = [&](parallel_layout l) { return per_rank(t5, l).model_states(); };
+  auto whole_gradients = zero(2, 8);
+  whole_gradients.deepspeed.estimator_accounting = true;
+  CHECK(states(whole_gradients) == deepspeed_zero2_gpu_bytes_before_5099(P, 8, false));
+  CHECK(states(zero(2, 8)) == deepspeed_zero2_gpu_bytes(P, 8, false));
+  CHECK(states(zero(2, 8, {true, false})) == deepspeed_zero2_gpu_bytes(P, 8, true));
+  CHECK(states(zero(3, 8)) == deepspeed_zero3_gpu_bytes(P, L, 8, false, false));
+  CHECK(states(zero(3, 8, {true, false})) == deepspeed_zero3_gpu_bytes(P, L, 8, true, false));
+  CHECK(states(zero(3, 8, {true, true})) == deepspeed_zero3_gpu_bytes(P, L, 8, true, true));
+  // The GiB the docs print for the live model (Python's f"{x:.2f}"): 15.93, 5.31; 6.10, 0.79, 0.12.
+  auto centi_gib = [](std::int64_t bytes) { return (bytes * 100 + GiB / 2) / GiB; };
+  CHECK(centi_gib(states(whole_gradients)) == 1593);
+  CHECK(centi_gib(states(zero(2, 8, {true, false}))) == 531);
+  CHECK(centi_gib(states(zero(3, 8))) == 610);
+  CHECK(centi_gib(states(zero(3, 8, {true, false}))) == 79);
+  CHECK(centi_gib(states(zero(3, 8, {true, true}))) == 12);
+}
+
+TEST_CASE("a tied output layer has a copy on the last pipeline stage") {
+  // Megatron-LM (language_module.py, setup_embeddings_and_output_layer): with pp > 1 the last
+  // stage holds the word embedding for its output layer, with gradients and optimizer state.
+  auto tied_copy = [](const step_facts& f, std::int64_t vocab, std::int64_t width) {
+    CHECK(f.stages.tied_params == vocab * width);
+    const auto one = parallel_layout{.world_size = 2, .pipeline_parallel = 2};
+    const auto two = parallel_layout{.world_size = 4, .tensor_parallel = 2, .pipeline_parallel = 2};
+    // The last stage's blocks and final norm, plus the tied table (split over the tensor ranks).
+    const auto last = per_rank_at_stage(f, one, 1), first = per_rank_at_stage(f, one, 0);
+    CHECK(last.params.total + first.params.total == f.params.total + vocab * width);
+    CHECK(last.params.trainable + first.params.trainable == f.params.trainable + vocab * width);
+    if (f.split.tp_divides % 2 != 0) return;  // Gemma-2B: one key/value head, no tensor parallelism
+    auto untied = f;
+    untied.stages.tied_params = untied.stages.tied_trainable = 0;
+    CHECK(per_rank_at_stage(f, two, 1).params.total - per_rank_at_stage(untied, two, 1).params.total == (vocab * width + 1) / 2);
+    CHECK(per_rank_at_stage(f, two, 0).params.total == per_rank_at_stage(untied, two, 0).params.total);
+    // No pipeline: one copy only.
+    CHECK(per_rank(f, ddp(1)).params.total == f.params.total);
+  };
+  const training step{.batch = 1, .precision = pure_bf16, .optimizer = adamw};
+  tied_copy(rank_facts(models::gpt(models::gpt2_small(128)), step, devices::a100_40gb), 50257, 768);
+  tied_copy(rank_facts(models::llama(models::qwen2_0_5b(128)), step, devices::a100_40gb), 151936, 896);
+  tied_copy(rank_facts(models::llama(models::gemma_2b(128)), step, devices::a100_40gb), 256000, 2048);
+  // T5: the encoder-decoder is split evenly over the stages; the head's copy of the shared table too.
+  tied_copy(rank_facts(models::t5(models::t5_small(64)), step, devices::a100_40gb), 32128, 512);
+  // An untied head (Llama-2) has its own weight on the last stage already: no copy.
+  CHECK(llama7.stages.tied_params == 0);
+  // Its states follow the engine: ZeRO-1's 2 + 2 bytes per element on the last stage, 16 sharded.
+  const auto gpt2 = rank_facts(models::gpt(models::gpt2_small(128)), step, devices::a100_40gb);
+  auto z1 = zero(1, 4);
+  z1.pipeline_parallel = 2;
+  const auto last = per_rank_at_stage(gpt2, z1, 1);
+  CHECK(last.parameters == 2 * last.params.total);
+  CHECK(last.gradients == 2 * last.params.trainable);
+}
+
+TEST_CASE("the planner varies tensor and pipeline parallelism: Llama-2-70B on 16 x A100-80GB") {
+  // 1.1 TB of model states (16 bytes per parameter and 2-byte weights and gradients) on 1.28 TB
+  // of GPUs: only a split over TP x PP with optimizer offload fits.
+  const auto f = rank_facts(models::llama(models::llama2_70b(4096)), per_gpu, devices::a100_80gb);
+  CHECK(f.split.tp_divides == 8);
+  CHECK(f.split.layers == 80);
+  CHECK(f.stages.block_output_bytes == 4096 * 8192 * 2);
+  const auto ranked = rank_layouts(f, 16);
+  REQUIRE(ranked[0].fits);
+  // The cheapest: TP 8 (one node, sequence parallel) x 2 data-parallel ranks, ZeRO-1 with the
+  // optimizer offloaded (ZeRO-2 + offload keeps the same states and costs the same: second).
+  const auto& best = ranked[0].layout;
+  CHECK(best.tensor_parallel == 8);
+  CHECK(best.pipeline_parallel == 1);
+  CHECK(best.sequence_parallel);
+  CHECK(best.engine == sharding::zero);
+  CHECK(best.offload.optimizer);
+  // The stated cost, term by term: data-parallel traffic 2 Psi and 10 x the host traffic (gradients
+  // down, parameters up) of this rank's shard, plus TP's 4 all-reduces per layer of s x h 16-bit
+  // elements, a ring moving 2 (t - 1) / t of each.
+  const auto psi = 2 * ranked[0].budget.params.total;
+  const std::int64_t x = 4096 * 8192 * 2, tp_bytes = 80 * (8 * 7 * x / 8);
+  CHECK(ranked[0].cost == 2 * psi + 10 * 2 * ((psi + 1) / 2) + tp_bytes);
+  CHECK(ranked[0].cost == step_cost(f, per_rank(f, best)));
+  // Every other layout that fits costs as much or more; the first with another split costs more.
+  for (const auto& c : ranked)
+    if (c.fits) CHECK(c.cost >= ranked[0].cost);
+  const auto other_split = std::find_if(ranked.begin(), ranked.end(), [&](const ranked_layout& c) {
+    return c.layout.tensor_parallel != best.tensor_parallel || c.layout.pipeline_parallel != best.pipeline_parallel;
+  });
+  REQUIRE(other_split != ranked.end());
+  CHECK(other_split->fits);
+  CHECK(other_split->cost > ranked[0].cost);
+  // A pipeline pays its bubble (Narayanan et al. 2021): p - 1 micro-batches' forward and backward
+  // (3 x the forward FLOPs, ~2 x parameters x tokens) of a rank's share, at 520 FLOPs per fabric byte.
+  CHECK(f.forward_flops > 2 * 68'976'648'192 * 4096);
+  auto pipelined = best;
+  pipelined.pipeline_parallel = 2;
+  CHECK(detail::pipeline_bubble_cost(f, pipelined) == (3 * f.forward_flops + 15) / 16 / 520);
+  const auto r = per_rank(f, pipelined);
+  CHECK(step_cost(f, r) == step_cost(r) + 2 * 40 * (8 * 7 * x / 8) + 2 * 2 * (x / 8) + detail::pipeline_bubble_cost(f, pipelined));
 }
