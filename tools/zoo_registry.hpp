@@ -83,7 +83,8 @@ inline std::map<std::string, std::vector<size_option>> families() {
         {"layers", 1, 1000, "the model's"},
         {"heads", 1, 1024, "the model's"},
         {"kv-heads", 1, 1024, "the model's"},
-        {"ffn", 1, big, "the model's"}}},
+        {"ffn", 1, big, "the model's"},
+        {"head-dim", 1, 65536, "the model's (width / heads unless the config sets head_dim)"}}},
       {"gpt",
        {{"vocab", 1, big, "50257"},
         {"ctx", 1, big, "1024"},
@@ -159,6 +160,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.heads = o.get("heads", g.heads);
   g.kv_heads = o.get("kv-heads", g.kv_heads);
   g.ffn = o.get("ffn", g.ffn);
+  g.head_dim = o.get("head-dim", g.head_dim);
   return g;
 }
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
