@@ -163,11 +163,12 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.head_dim = o.get("head-dim", g.head_dim);
   return g;
 }
+/// A Llama-family zoo entry: models::llama, or models::phi3 for Phi-3's packed projections.
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
-            return evaluate(models::llama(g), t, d);
+            return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }

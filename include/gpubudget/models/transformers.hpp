@@ -95,10 +95,11 @@ struct llama_config {
 };
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
-/// Qwen2's on q, k, v; heads of per_head() channels.
-constexpr layer llama_attention(const llama_config& g) {
+/// Qwen2's on q, k, v; heads of per_head() channels; `extra`: further attention options.
+template <class... Extra>
+constexpr layer llama_attention(const llama_config& g, Extra... extra) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   qkv_bias(g.qkv_bias));
+                   qkv_bias(g.qkv_bias), extra...);
 }
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
@@ -125,8 +126,21 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
                     named("model.layers", blocks), named("model.norm", rms_norm()), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
 }
 
-/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head.
+/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
+/// (Phi-3's packed projections: phi3).
 constexpr auto llama(const llama_config& g) { return llama_stack(g, repeat(g.layers, llama_block(g))); }
+
+/// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
+/// qkv_proj whose q, k, v are slices (fused_qkv) and one gate_up_proj chunked into gate and up
+/// (silu_of_halves): the same weights as separate projections; the packed outputs stay whole
+/// while a slice is saved, and under autocast each packed projection casts its input once.
+constexpr auto phi3_block(const llama_config& g) {
+  return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g, fused_qkv))),
+                    residual(named("post_attention_layernorm", rms_norm()), named("mlp.gate_up_proj", linear(2 * g.ffn, no_bias)),
+                             named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", linear(g.width, no_bias))));
+}
+/// Phi-3 (phi3_mini): `layers` Phi3DecoderLayers between the embedding and the LM head.
+constexpr auto phi3(const llama_config& g) { return llama_stack(g, repeat(g.layers, phi3_block(g))); }
 
 /// Llama-2-7B: 6,738,415,616 parameters.
 constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
