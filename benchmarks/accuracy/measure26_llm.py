@@ -302,6 +302,7 @@ def _define_zoo_cases():
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("qwen2_2l_lora_qv_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen2", precision,
                   lora=dict(r=8, targets="q_proj,v_proj", dropout=0.0))
+    _zoo_case("gemma_2l_lora_all_r8_b2_t64", "gemma", "fp32", lora=dict(r=8, targets="all-linear", dropout=0.0))
 
 # --------------------------------------------------------------------------- decode
 class KVCache:
@@ -433,7 +434,7 @@ def main():
     if names is None:
         return
     env = measure26._environment()
-    res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE and decode cases "
+    res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE, decode and zoo-family cases "
                      "measured by benchmarks/accuracy/measure26_llm.py (measure26.py's step: malloc shim + "
                      "saved_tensors_hooks)" % env["torch"], "environment": env, "cases": []}
     measure26.measure_cases(names, CASES, run, measure.Heap(), res, args.out)
