@@ -84,7 +84,7 @@ inline std::map<std::string, std::vector<size_option>> families() {
         {"heads", 1, 1024, "the model's"},
         {"kv-heads", 1, 1024, "the model's"},
         {"ffn", 1, big, "the model's"},
-        {"head-dim", 1, 65536, "the model's (width / heads unless the config sets head_dim)"}}},
+        {"head-dim", 1, 65536, "the model's"}}},
       {"gpt",
        {{"vocab", 1, big, "50257"},
         {"ctx", 1, big, "1024"},

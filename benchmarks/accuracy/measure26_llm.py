@@ -53,7 +53,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import measure26  # noqa: E402
-from lora_llama_probe import LoraLinear, lora_llama  # noqa: E402
+from lora_llama_probe import lora_llama, lora_model  # noqa: E402
 from measure26 import Llama, _rotate_half  # noqa: E402
 from moe_probe import SparseMoe  # noqa: E402
 from t5_probe import T5  # noqa: E402
@@ -262,16 +262,7 @@ ZOO_SIZES = {"qwen2": QWEN2_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5
 
 def _lora_on(model, targets, r, p):
     """PEFT's LoRA (lora_llama_probe.py's LoraLinear) on `targets` of a decoder built by `model`."""
-    def build():
-        torch.manual_seed(0)
-        m = model()
-        for q in m.parameters():
-            q.requires_grad_(False)
-        for layer in m.layers:
-            for name in targets:
-                setattr(layer, name, LoraLinear(getattr(layer, name), r, p))
-        return m.train()
-    return build
+    return lambda: lora_model(model, targets, r, p)
 
 
 def _zoo_case(name, model, precision, checkpoint="none", lora=None, batch=2, seq=64):
