@@ -130,7 +130,10 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
 
 /// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
 /// (Phi-3's packed projections: phi3).
-constexpr auto llama(const llama_config& g) { return llama_stack(g, repeat(g.layers, llama_block(g))); }
+constexpr auto llama(const llama_config& g) {
+  if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
+  return llama_stack(g, repeat(g.layers, llama_block(g)));
+}
 
 /// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
 /// qkv_proj whose q, k, v are slices (fused_qkv) and one gate_up_proj chunked into gate and up
