@@ -54,8 +54,8 @@ struct op_traits<transposed_tied_linear_op> {
     if (const auto n = c.s.record_of(y); n >= 0 && c.amp() && c.s.replay_cursor < 0) c.s.node(n).cast_grad_through_view = true;
     return y;
   }
-  static constexpr std::int64_t flops(const transposed_tied_linear_op&, const shape& in, const shape& out) {
-    return 2 * in.last() * out.numel();
+  static constexpr std::int64_t flops(const transposed_tied_linear_op& op, const shape& in, const shape& out) {
+    return op_traits<linear_op>::flops(linear_op{op.out_features, false, true}, in, out);
   }
 };
 /// x @ W.t() with W an earlier layer's weight (wrap both in `shared(id, ...)`, as tied_linear).
