@@ -293,7 +293,9 @@ def _define_zoo_cases():
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("qwen2_2l_lora_qv_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen2", precision,
                   lora=dict(r=8, targets="q_proj,v_proj", dropout=0.0))
-    _zoo_case("gemma_2l_lora_all_r8_b2_t64", "gemma", "fp32", lora=dict(r=8, targets="all-linear", dropout=0.0))
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
 
 # --------------------------------------------------------------------------- decode
 class KVCache:
