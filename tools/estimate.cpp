@@ -272,7 +272,10 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   const std::string model = str("model");
   if (model.empty()) throw unsupported("no \"model\" field");
   // the 2-layer Llama (Mixtral): llama-2-7b's (mixtral-8x7b's) family with its sizes
-  cc.model = model == "llama" ? "llama-2-7b" : model == "mixtral" ? "mixtral-8x7b" : model;
+  // the small decoders of issue D's zoo (measure26_llm.py): their family's zoo model with the case's sizes
+  const std::map<std::string, std::string> small_models = {{"llama", "llama-2-7b"}, {"mixtral", "mixtral-8x7b"}, {"qwen2", "qwen2-0.5b"},
+                                                           {"gemma", "gemma-2b"},   {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
+  cc.model = small_models.count(model) ? small_models.at(model) : model;
   std::string family;
   for (const auto& e : tools::zoo())
     if (e.name == cc.model) family = e.family;
@@ -282,7 +285,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   if (c.contains("seq") && c["seq"].is_number_integer()) o["seq"] = c["seq"].get<std::int64_t>();
   if (c.contains("sizes") && c["sizes"].is_object()) {
     // the C++ config's field names -> the CLI's size options
-    const std::map<std::string, std::string> names = {{"width", "d-model"}, {"context", "ctx"}, {"kv_heads", "kv-heads"}};
+    const std::map<std::string, std::string> names = {{"width", "d-model"}, {"context", "ctx"}, {"kv_heads", "kv-heads"}, {"head_dim", "head-dim"}, {"head_width", "d-kv"}};
     for (const auto& [k, v] : c["sizes"].items()) {
       if (!v.is_number_integer()) throw unsupported("size '" + k + "' is not a whole number");
       if (family == "bert") {  // the zoo's bert-base has these sizes and no size options
@@ -338,6 +341,8 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
     o["attn-dropout"] = pct("attention_probs");
   } else if (family == "bert") {
     if (pct("embedding") != 10 || pct("residual") != 10 || pct("attention_probs") != 10) throw unsupported("bert dropout other than 0.1 everywhere");
+  } else if (family == "t5") {  // the zoo's T5 configs: dropout_rate 0.1
+    if (pct("embedding") != 10 || pct("residual") != 10 || pct("attention_probs") != 10) throw unsupported("t5 dropout other than 0.1 everywhere");
   } else if (has_dropout) {
     throw unsupported("dropout on " + model);
   }

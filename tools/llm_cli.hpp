@@ -117,15 +117,12 @@ struct lora_run {
 
 /// The LoRA'd model of `base` (configuration `g`; `mixtral`: a Mixtral decoder's experts) under `l`, with
 /// PEFT's module names of that model: Phi-3's qkv_proj and gate_up_proj ("all-linear": its four
-/// modules), Mixtral's attention adapted (its experts' and router's adapters counted in the
+/// modules; Qwen2's and Gemma's are Llama's), Mixtral's attention adapted (its experts' and router's adapters counted in the
 /// message, not simulated). A usage error for a name the model lacks.
 inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g, const std::optional<models::moe_config>& mixtral, models::lora_config l) {
   const std::int64_t separate = q_proj | k_proj | v_proj | gate_proj | up_proj, fused = qkv_proj | gate_up_proj,
                      moe = w1 | w2 | w3 | router_gate, attention = q_proj | k_proj | v_proj | o_proj;
   const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
-  if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != models::gated_activation::silu)
-    throw cli::usage_error("--lora is modelled on the Llama family's plain layers (llama-2, llama-3, mistral, phi-3-mini, mixtral), not " + base.name +
-                           " (q/k/v biases, a tied head or GeGLU)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");

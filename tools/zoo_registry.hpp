@@ -83,7 +83,8 @@ inline std::map<std::string, std::vector<size_option>> families() {
         {"layers", 1, 1000, "the model's"},
         {"heads", 1, 1024, "the model's"},
         {"kv-heads", 1, 1024, "the model's"},
-        {"ffn", 1, big, "the model's"}}},
+        {"ffn", 1, big, "the model's"},
+        {"head-dim", 1, 65536, "the model's"}}},
       {"gpt",
        {{"vocab", 1, big, "50257"},
         {"ctx", 1, big, "1024"},
@@ -159,13 +160,15 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.heads = o.get("heads", g.heads);
   g.kv_heads = o.get("kv-heads", g.kv_heads);
   g.ffn = o.get("ffn", g.ffn);
+  g.head_dim = o.get("head-dim", g.head_dim);
   return g;
 }
+/// A Llama-family zoo entry: models::llama, or models::phi3 for Phi-3's packed projections.
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
-            return evaluate(models::llama(g), t, d);
+            return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }};
 }

@@ -34,15 +34,20 @@ class LoraLinear(nn.Module):
         return self.base(x) + self.B(self.A(self.drop(x))) * self.scaling
 
 
-def lora_llama(targets, r, p):
+def lora_model(build, targets, r, p):
+    """The decoder `build()` (seed 0) with every weight frozen and LoraLinear on `targets` of each layer."""
     torch.manual_seed(0)
-    m = Llama()
+    m = build()
     for q in m.parameters():
         q.requires_grad_(False)
     for layer in m.layers:
         for name in targets:
             setattr(layer, name, LoraLinear(getattr(layer, name), r, p))
     return m.train()
+
+
+def lora_llama(targets, r, p):
+    return lora_model(Llama, targets, r, p)
 
 
 def main():

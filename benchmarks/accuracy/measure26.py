@@ -143,26 +143,35 @@ class Llama(nn.Module):
                              persistent=False)
 
     def _layer(self, m, x, cos, sin):
-        B, T, D = x.shape
+        B, T, _ = x.shape
         h = m.n1(x)
-        q = m.q(h).view(B, T, self.h, self.hd).transpose(1, 2)
-        k = m.k(h).view(B, T, self.kvh, self.hd).transpose(1, 2)
-        v = m.v(h).view(B, T, self.kvh, self.hd).transpose(1, 2)
+        q, k, v = self._qkv(m, h)
+        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
+        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
+        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
         c, s = cos.unsqueeze(1), sin.unsqueeze(1)
         q = q * c + _rotate_half(q) * s
         k = k * c + _rotate_half(k) * s
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
-        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, D))
+        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
         h = m.n2(x)
         return x + self._mlp(m, h)
+
+    def _qkv(self, m, h):
+        """The q, k, v projections (measure26_llm.py's Phi3 slices one fused qkv_proj)."""
+        return m.q(h), m.k(h), m.v(h)
 
     def _mlp(self, m, h):
         """LlamaMLP (measure26_llm.py's Mixtral replaces it by the sparse MoE block)."""
         return m.down(F.silu(m.gate(h)) * m.up(h))
 
+    def _embed(self, ids):
+        """embed_tokens (measure26_llm.py's Gemma scales it by √hidden_size)."""
+        return self.embed(ids)
+
     def forward(self, ids):
         B, T = ids.shape
-        x = self.embed(ids)
+        x = self._embed(ids)
         pos = torch.arange(T).float()
         freqs = torch.outer(pos, self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)

@@ -49,12 +49,14 @@ if __name__ == "__main__":
     measure.ensure_shim()
 
 import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import measure26  # noqa: E402
-from lora_llama_probe import lora_llama  # noqa: E402
+from lora_llama_probe import lora_llama, lora_model  # noqa: E402
 from measure26 import Llama, _rotate_half  # noqa: E402
 from moe_probe import SparseMoe  # noqa: E402
+from t5_probe import T5  # noqa: E402
 
 LLAMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=8, kv_heads=2, ffn=688, context=2048)
 LLAMA_DESC = ("2-layer Llama-style decoder as llama2l_b2_t64 in pytorch-2.6-cpu.json (RMSNorm, RoPE, SwiGLU, "
@@ -152,6 +154,148 @@ def run_moe_case(c, heap):
                     routing="the seeded router's own (not forced uniform)")
     return r
 
+
+
+# --------------------------------------------------------------------------- the new zoo families
+# transformers v4.48.0 written op for op (transformers is not in the root): models/qwen2/modeling_qwen2.py,
+# models/gemma/modeling_gemma.py, models/phi3/modeling_phi3.py, models/t5/modeling_t5.py (t5_probe.py's T5).
+class Qwen2(Llama):
+    """Qwen2ForCausalLM (sdpa): Llama's layers with bias=True on q_proj, k_proj, v_proj (o_proj
+    without), lm_head tied to embed_tokens (tie_word_embeddings, Qwen2-0.5B)."""
+
+    def __init__(self, tied=True, **kw):
+        super().__init__(**kw)
+        for m in self.layers:
+            for name in ("q", "k", "v"):
+                old = getattr(m, name)
+                setattr(m, name, nn.Linear(old.in_features, old.out_features, bias=True))
+        if tied:
+            self.lm_head.weight = self.embed.weight
+
+
+class GemmaRMSNorm(nn.Module):
+    """GemmaRMSNorm: normalized in fp32, scaled by (1 + weight) in fp32, cast back (weight init zeros)."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(d))
+        self.eps = eps
+
+    def forward(self, x):
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (h * (1.0 + self.weight.float())).type_as(x)
+
+
+class Gemma(Llama):
+    """GemmaForCausalLM (sdpa): heads of head_dim channels (≠ width / heads), multi-query (one kv head),
+    GemmaRMSNorm, the embeddings × √hidden_size (a tensor in their dtype), GeGLU with
+    gelu_pytorch_tanh, lm_head tied to embed_tokens."""
+
+    def __init__(self, vocab=32000, d=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, ctx=2048, ckpt=False):
+        super().__init__(vocab, d, layers, heads, kv_heads, ffn, ctx, ckpt)
+        self.hd = head_dim
+        for m in self.layers:
+            m.n1, m.n2 = GemmaRMSNorm(d), GemmaRMSNorm(d)
+            m.q = nn.Linear(d, heads * head_dim, bias=False)
+            m.k = nn.Linear(d, kv_heads * head_dim, bias=False)
+            m.v = nn.Linear(d, kv_heads * head_dim, bias=False)
+            m.o = nn.Linear(heads * head_dim, d, bias=False)
+        self.norm = GemmaRMSNorm(d)
+        self.lm_head.weight = self.embed.weight
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)),
+                             persistent=False)
+
+    def _embed(self, ids):
+        x = self.embed(ids)
+        return x * torch.tensor(self.embed.embedding_dim ** 0.5, dtype=x.dtype)
+
+    def _mlp(self, m, h):
+        return m.down(F.gelu(m.gate(h), approximate="tanh") * m.up(h))
+
+
+class Phi3(Llama):
+    """Phi3ForCausalLM (sdpa): one qkv_proj whose output is sliced into q, k, v (views), one
+    gate_up_proj chunked into gate and up, up * silu(gate), untied head."""
+
+    def __init__(self, vocab=32000, d=256, layers=2, heads=8, kv_heads=8, ffn=688, ctx=2048, ckpt=False):
+        super().__init__(vocab, d, layers, heads, kv_heads, ffn, ctx, ckpt)
+        for m in self.layers:
+            del m.q, m.k, m.v, m.gate, m.up
+            m.qkv = nn.Linear(d, (heads + 2 * kv_heads) * self.hd, bias=False)
+            m.gate_up = nn.Linear(d, 2 * ffn, bias=False)
+
+    def _qkv(self, m, h):
+        qkv = m.qkv(h)
+        qp, kvp = self.h * self.hd, self.kvh * self.hd
+        return qkv[..., :qp], qkv[..., qp:qp + kvp], qkv[..., qp + kvp:]
+
+    def _mlp(self, m, h):
+        gate, up = m.gate_up(h).chunk(2, dim=-1)
+        return m.down(up * F.silu(gate))
+
+
+
+QWEN2_SIZES = dict(LLAMA_SIZES)
+GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
+PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
+T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
+ZOO_DESC = {
+    "qwen2": "2-layer Qwen2-style decoder: %s, with bias on q_proj, k_proj, v_proj and lm_head tied to "
+             "embed_tokens (Qwen2-0.5B)" % LLAMA_DESC.replace(", untied head", ""),
+    "gemma": "2-layer Gemma-style decoder (GemmaRMSNorm (1 + w) in fp32, embeddings x sqrt(256), RoPE, GeGLU "
+             "gelu_pytorch_tanh, multi-query 4 q / 1 kv head of head_dim 128 != 256 / 4, SDPA causal, tied head), "
+             "width 256, ffn 688, vocab 32000",
+    "phi3": "2-layer Phi-3-style decoder (RMSNorm, RoPE, fused qkv_proj sliced into q, k, v, fused gate_up_proj "
+            "chunked, up * silu(gate), 8 heads = kv heads, SDPA causal, untied head), width 256, ffn 688, vocab 32000",
+    "t5": "T5ForConditionalGeneration (t5_probe.py's T5: 2 + 2 layers, d_model 128, d_kv 32, 4 heads, d_ff 512, "
+          "vocab 2000, relative position bias, dropout 0.1 everywhere, tied head), 64 source + 64 target tokens",
+}
+ZOO_BUILD = {
+    "qwen2": lambda ckpt: Qwen2(ckpt=ckpt),
+    "gemma": lambda ckpt: Gemma(ckpt=ckpt),
+    "phi3": lambda ckpt: Phi3(ckpt=ckpt),
+    "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
+}
+ZOO_SIZES = {"qwen2": QWEN2_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
+
+
+def _lora_on(model, targets, r, p):
+    """PEFT's LoRA (lora_llama_probe.py's LoraLinear) on `targets` of a decoder built by `model`."""
+    return lambda: lora_model(model, targets, r, p)
+
+
+def _zoo_case(name, model, precision, checkpoint="none", lora=None, batch=2, seq=64):
+    desc = "%s, %s, batch %d, seq %d" % (ZOO_DESC[model], "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq)
+    if checkpoint != "none":
+        desc += ", each decoder layer checkpointed (non-reentrant)"
+    build = lambda: ZOO_BUILD[model](checkpoint != "none")  # noqa: E731
+    if lora:
+        desc += ", every base weight frozen, LoRA r=%d on %s" % (lora["r"], lora["targets"])
+        build = _lora_on(build, TARGETS[lora["targets"]], lora["r"], lora["dropout"])
+    tokens = 2 * seq if model == "t5" else seq  # T5: the encoder's ids, then the decoder's
+    vocab = ZOO_SIZES[model]["vocab"]
+    CASES[name] = dict(case=name, description=desc, model=model, batch=batch, image_size=None, seq=seq,
+                       sizes=dict(ZOO_SIZES[model]), precision=precision, optimizer="adamw",
+                       optimizer_impl="for_loop", attention="materialized" if model == "t5" else "sdpa",
+                       checkpoint=checkpoint, train_only=None,
+                       dropout=dict(embedding=0.1, residual=0.1, attention_probs=0.1) if model == "t5" else None,
+                       build=build, make_batch=lambda: torch.randint(0, vocab, (batch, tokens)))
+    if lora:
+        CASES[name]["lora"] = dict(lora, base="fp32")
+
+
+def _define_zoo_cases():
+    for model in ("qwen2", "gemma", "phi3", "t5"):
+        for precision in ("fp32", "bf16_autocast"):
+            _zoo_case("%s_%s_b2_t64%s" % (model, "2p2l" if model == "t5" else "2l", "_bf16" if precision != "fp32" else ""), model, precision)
+    _zoo_case("qwen2_2l_ckpt_b2_t64", "qwen2", "fp32", checkpoint="blocks")
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("qwen2_2l_lora_qv_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen2", precision,
+                  lora=dict(r=8, targets="q_proj,v_proj", dropout=0.0))
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
 
 # --------------------------------------------------------------------------- decode
 class KVCache:
@@ -266,6 +410,7 @@ def _define_decode_cases(prefill=128, decode=64):
 _define_lora_cases()
 _define_moe_cases()
 _define_decode_cases()
+_define_zoo_cases()
 
 
 # --------------------------------------------------------------------------- run
@@ -282,7 +427,7 @@ def main():
     if names is None:
         return
     env = measure26._environment()
-    res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE and decode cases "
+    res = {"source": "PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env); LoRA, MoE, decode and zoo-family cases "
                      "measured by benchmarks/accuracy/measure26_llm.py (measure26.py's step: malloc shim + "
                      "saved_tensors_hooks)" % env["torch"], "environment": env, "cases": []}
     measure26.measure_cases(names, CASES, run, measure.Heap(), res, args.out)

@@ -194,16 +194,18 @@ constexpr void check_device(const device& dev) {
 /// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
 /// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
 /// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
-/// tied_linear(V))). Other fields may differ (seed 001 shares one attention over two key
+/// tied_linear(V)) or transposed_tied_linear(V)). Other fields may differ (seed 001 shares one attention over two key
 /// lengths), except a linear's output width, which shapes its weight.
 template <std::size_t N>
 constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::size_t b) {
   if (r[a].span != r[b].span) return false;
   constexpr const op_descriptor* lin = &op_entry<gpubudget::linear_op>::descriptor;
+  constexpr const op_descriptor* transposed = &op_entry<gpubudget::transposed_tied_linear_op>::descriptor;
+  auto owns_no_weight = [&](const layer& l) { return l.op == transposed || (l.op == lin && op_of<gpubudget::linear_op>(l).tied); };
   for (std::size_t k = 0; k < static_cast<std::size_t>(r[a].span); ++k) {
     const layer &x = r[a + k], &y = r[b + k];
     if (x.kind != y.kind || x.span != y.span || x.count != y.count || x.merge != y.merge) return false;
-    const bool tied = (x.op == lin && op_of<gpubudget::linear_op>(x).tied) || (y.op == lin && op_of<gpubudget::linear_op>(y).tied);
+    const bool tied = owns_no_weight(x) || owns_no_weight(y);
     if (x.op != y.op && !tied) return false;
     if (x.op == lin && y.op == lin && !tied && op_of<gpubudget::linear_op>(x).out_features != op_of<gpubudget::linear_op>(y).out_features) return false;
   }

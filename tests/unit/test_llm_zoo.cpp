@@ -37,6 +37,15 @@ static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, w1 | w
 // the router (block_sparse_moe.gate, 4096 -> 8): 32 x 8 x (4096 + 8)
 static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, router_gate, 0, base_weights::same}).trainable == 1'050'624);
 static_assert(parse_lora_targets("qkv_proj,gate_up_proj") == (qkv_proj | gate_up_proj));
+// Qwen2 and Gemma (PEFT r·(in + out); q_proj width -> heads·head_dim, v_proj width -> kv_heads·head_dim):
+// Qwen2-0.5B q_proj, v_proj: 24 x 8 x ((896 + 896) + (896 + 128)); all params count the tied
+// head and the frozen biases once: 494,032,768 + 540,672
+static_assert(models::lora_counts(models::qwen2_0_5b(), {8, q_proj | v_proj, 0, base_weights::same}).trainable == 540'672);
+static_assert(models::lora_counts(models::qwen2_0_5b(), {8, q_proj | v_proj, 0, base_weights::same}).all == 494'573'440);
+// Qwen2-7B: 28 x 8 x ((3584 + 3584) + (3584 + 512))
+static_assert(models::lora_counts(models::qwen2_7b(), {8, q_proj | v_proj, 0, base_weights::same}).trainable == 2'523'136);
+// Gemma-2B: 18 x 8 x ((2048 + 8·256) + (2048 + 256))
+static_assert(models::lora_counts(models::gemma_2b(), {8, q_proj | v_proj, 0, base_weights::same}).trainable == 921'600);
 static_assert(parse_lora_targets("w1,w2,w3,gate") == (w1 | w2 | w3 | router_gate));
 
 TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") {
@@ -99,6 +108,51 @@ TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the em
   const auto with = budget_totals(models::llama(g), training{.batch = 1, .inference = true}, devices::a100_80gb);
   const auto without = budget_totals(models::llama(unscaled), training{.batch = 1, .inference = true}, devices::a100_80gb);
   CHECK(with.step_peak >= without.step_peak);
+}
+
+TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {
+  const auto narrow = [] {  // heads x head_dim != width: o_proj and q_proj adapters follow 8 x 192
+    auto g = models::gemma_2b(64);
+    g.head_dim = 192;
+    return g;
+  }();
+  for (const auto& g : {models::qwen2_0_5b(64), models::qwen2_7b(64), models::gemma_2b(64), narrow}) {
+    for (const std::int64_t targets : {std::int64_t{q_proj | v_proj}, std::int64_t{all_linear}}) {
+      const models::lora_config l{8, targets, 0, base_weights::same};
+      const auto b = budget_totals(models::llama_lora(g, l), training{.batch = 1, .precision = pure_bf16}, devices::h200);
+      CHECK(b.trainable_count == models::lora_counts(g, l).trainable);
+      // the frozen base (biases, one tied table): bf16 buffers, the norms frozen parameters
+      CHECK(b.parameter_count - b.trainable_count + b.buffers / 2 == models::llama_parameter_count(g));
+    }
+  }
+}
+
+TEST_CASE("LoRA on a tied head: the table is the embedding's, the activations those of an untied head") {
+  const auto tied = models::qwen2_0_5b(256);
+  auto untied = tied;
+  untied.tied_head = false;
+  const models::lora_config qv{8, q_proj | v_proj, 0, base_weights::same};
+  const training plan{.batch = 2, .precision = pure_bf16};
+  const auto a = budget_totals(models::llama_lora(tied, qv), plan, devices::a100_80gb);
+  const auto b = budget_totals(models::llama_lora(untied, qv), plan, devices::a100_80gb);
+  CHECK(b.buffers - a.buffers == 2 * 151'936LL * 896);  // one bf16 vocab x width table less
+  CHECK(a.saved_activations == b.saved_activations);
+}
+
+// zoo_llm_probe.py fusedqkv (zoo_llm_probe_output-2.6.txt) and the reference case phi3_2l_b2_t64:
+// SDPA's saved v, a slice of the packed qkv_proj output, keeps all of it; under autocast the
+// packed projections cast their input once (qkv: not three times, gate_up: not twice).
+TEST_CASE("Phi-3's packed projections: the saved v keeps the whole qkv output; one autocast cast") {
+  const auto fused = models::phi3_mini(64);
+  auto separate = fused;
+  separate.fused_projections = false;
+  const std::int64_t rows = 64, width = 3072, kv = 3072, layers = 32;
+  const auto saved = [](const auto& m, precision_mode p) {
+    return budget_totals(m, training{.batch = 1, .precision = p, .runtime = runtime_kind::torch2_6_cpu}, devices::a100_80gb).saved_activations;
+  };
+  CHECK(saved(models::phi3(fused), fp32) - saved(models::llama(separate), fp32) == layers * rows * (width + kv) * 4);
+  // bf16: + the whole bf16 projection, - two of the input's three bf16 copies (q/k/v), - one of two (gate/up)
+  CHECK(saved(models::phi3(fused), amp_bf16) - saved(models::llama(separate), amp_bf16) == layers * rows * ((width + kv) * 2 - 3 * width * 2));
 }
 
 TEST_CASE("T5: the simulated models hold the published parameter counts") {

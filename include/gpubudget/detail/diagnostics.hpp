@@ -74,4 +74,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void device_capacity_must_be_positive() { fail("gpubudget: device capacity must be positive (bytes >= 1)"); }
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
+// The LLM zoo (issue D).
+[[noreturn]] inline void fused_projections_are_built_by_phi3() { fail("gpubudget: a llama_config with fused_projections (Phi-3's qkv_proj, gate_up_proj) is built by models::phi3, not models::llama"); }
+
 }  // namespace gpubudget::detail

@@ -72,6 +72,10 @@ struct node_record {
   std::int64_t phantom_saved = 0;     ///< phantoms only: bytes of their storage counted as saved
   std::int64_t host_bytes = 0;        ///< host bookkeeping of this node (CPU reference only)
   std::int32_t layer = -1;            ///< the model record whose forward created it
+  /// Autocast: the fp32 gradient of its cast parameters reaches them through a view (x @ W.t():
+  /// TBackward after ToCopyBackward), which the engine cannot add a shared weight's other
+  /// gradient into in place (op_rules.md L5)
+  bool cast_grad_through_view = false;
 };
 
 /// Host-side bookkeeping that a CPU malloc count sees next to tensor data: autograd nodes,

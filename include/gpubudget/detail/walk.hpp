@@ -478,7 +478,11 @@ struct walker {
 
   // --- backward ------------------------------------------------------------------------------
   dyn_array<std::int32_t> grad_of{};   ///< storage -> storage of its gradient (-1: none yet)
-  dyn_array<std::uint8_t> key_has_grad{};      ///< parameter key -> .grad exists
+  /// parameter key -> the backward pass (1, 2) whose gradient it holds (0: none), | owned_grad
+  dyn_array<std::uint8_t> key_has_grad{};
+  /// key_has_grad bit: the first gradient is a buffer the engine owns alone (an autocast cast's
+  /// fp32 gradient), so a shared weight's second gradient is added into it in place
+  static constexpr std::uint8_t owned_grad = 4;
 
   constexpr std::int32_t& grad_slot(std::int32_t storage_id) {
     if (static_cast<std::size_t>(storage_id) >= grad_of.size()) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
@@ -549,21 +553,24 @@ struct walker {
   std::uint8_t backward_pass = 0;  ///< 1 for the first micro-batch's backward, 2 for the next
 
   /// A parameter gradient of `bytes` arriving for the weights `key`.
-  constexpr void param_grad(std::int32_t key, std::int64_t bytes) {
+  /// `owned`: the gradient is a fresh buffer only the engine references (see owned_grad).
+  constexpr void param_grad(std::int32_t key, std::int64_t bytes, bool owned = false) {
     if (key < 0 || bytes == 0) return;
     if (static_cast<std::size_t>(key) >= key_has_grad.size()) key_has_grad.resize(static_cast<std::size_t>(key) + 1, 0);
     auto& seen = key_has_grad[static_cast<std::size_t>(key)];
     if (seen == 0) {
       s.grads_live += bytes;  // before allocate(): the peak it may set includes this .grad
       s.allocate(bytes, false, -1, bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
-    } else if (seen == backward_pass) {
-      // shared weights: the earlier gradient waits in AccumulateGrad's input buffer and is summed
-      // out of place with this one (held + incoming + sum, op_rules.md §3)
-      s.transient(2 * bytes, true);
+      seen = static_cast<std::uint8_t>(backward_pass | (owned ? owned_grad : 0));
+    } else if ((seen & 3) == backward_pass) {
+      // shared weights: the earlier gradient waits in AccumulateGrad's input buffer; the engine
+      // adds into it in place when it owns it alone (input_buffer.cpp can_accumulate_inplace;
+      // op_rules.md L5), else out of place (held + incoming + sum, op_rules.md §3)
+      s.transient(seen & owned_grad ? bytes : 2 * bytes, true);
     } else {
       s.transient(bytes, true);  // an existing .grad (accumulation): the incoming is added in place
+      seen = backward_pass;
     }
-    seen = backward_pass;
   }
 
   /// Autocast: the casts' backward after node `rec` ran (its saved tensors and incoming gradient
@@ -572,7 +579,7 @@ struct walker {
   /// fp32 .grad, or in ToCopyBackward0, without the op's saved tensors and scratch).
   constexpr void uncast_param_grads(const node_record& rec) {
     const auto half = s.allocate(rec.cast_grad_bytes, false, -1, rec.cast_grad_bytes);
-    param_grad(rec.param_key, rec.param_grad_bytes);
+    param_grad(rec.param_key, rec.param_grad_bytes, !rec.cast_grad_through_view);
     s.release(half);
   }
 
@@ -593,7 +600,7 @@ struct walker {
         // incoming gradient is a transient no larger than the real copies' around it
         const auto key = rec.param_key;
         if (key >= 0 && static_cast<std::size_t>(key) < key_has_grad.size() && key_has_grad[static_cast<std::size_t>(key)] != 0 &&
-            key_has_grad[static_cast<std::size_t>(key)] != backward_pass)
+            (key_has_grad[static_cast<std::size_t>(key)] & 3) != backward_pass)
           key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
         else
           param_grad(key, rec.param_grad_bytes);

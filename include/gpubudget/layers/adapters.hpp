@@ -66,7 +66,7 @@ namespace detail {
   fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
 }
 [[noreturn]] inline void lora_needs_a_plain_llama_config() {
-  fail("gpubudget: LoRA is modelled on Llama-family decoders without q/k/v biases, tied head, embedding scale, GeGLU or head_dim != width / heads; "
+  fail("gpubudget: LoRA is modelled on Llama-family decoders with separate projections (Phi-3's fused ones: phi3_lora); "
        "on Mixtral, with the base stored in the precision's type");
 }
 [[noreturn]] inline void unknown_lora_target_module() {
@@ -80,14 +80,18 @@ namespace detail {
 /// F.linear(A, dequantize_4bit(B).to(A.dtype).t()) and its backward dequantizes again for
 /// grad_A, keeping only the packed weight; MatMul8bitLt's forward quantizes A row-wise to int8
 /// and multiplies into an int32 result (then scaled to A's type), its backward dequantizes CB·SCB
-/// for grad_A. Those temporaries are the transients below.
-constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base) {
+/// for grad_A. Those temporaries are the transients below. `bias`: a frozen bias too (Qwen2's
+/// q, k, v: addmm, no activation of its own; bitsandbytes keeps it unquantized, in 16 bit);
+/// `tied`: the weight is another layer's (a tied LM head: no bytes of its own).
+constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base, bool bias = false,
+                              bool tied = false) {
   auto& s = c.s;
   const auto kind = static_cast<base_weights>(base);
   if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
   const auto weight = checked_mul(x.s.last(), out_features);
   const dtype bt = c.stored_type(static_cast<base_weights>(base));
-  if (c.first_use) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
+  if (c.first_use && !tied) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
+  if (c.first_use && bias) c.buffer_bytes += bytes_of(out_features, is_quantized(kind) ? c.half_type() : bt);
   shape out = x.s;
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
@@ -110,13 +114,13 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
 }
 
 /// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
-/// weights use parameter keys `part`, `part + 1`.
+/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul).
 constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
-                                std::int64_t dropout, std::int64_t base, std::int32_t part) {
+                                std::int64_t dropout, std::int64_t base, std::int32_t part, bool bias = false, bool tied = false) {
   auto& s = c.s;
   if (out_features <= 0) invalid_layer_argument();
   if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
-  value base_out = frozen_matmul(c, x, out_features, base);
+  value base_out = frozen_matmul(c, x, out_features, base, bias, tied);
   if (rank == 0) return base_out;
   layer_ctx ad = c.sub(part);
   value xd = dropout_op(s, x, dropout);
@@ -136,20 +140,22 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
 }  // namespace detail
 
 /// A linear layer (no bias) with a frozen base weight and, at rank > 0, a LoRA adapter:
-/// `lora_linear(out, 8)`; `dropout` in percent on the adapter input; `base` its storage type.
+/// `lora_linear(out, 8)`; `dropout` in percent on the adapter input; `base` its storage type;
+/// `tied`: the base weight is an earlier layer's (a tied LM head over a frozen embedding).
 struct lora_linear_op {
   std::int64_t out_features = {};
   std::int64_t rank = {};
   std::int64_t dropout = {};
   base_weights base = {};
+  flag tied = {};
 };
 
 template <>
 struct op_traits<lora_linear_op> {
-  static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : "linear (frozen)"; }
+  static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : op.tied ? "linear (frozen, tied)" : "linear (frozen)"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const lora_linear_op& op, const detail::value& x) {
     if (op.dropout < 0 || op.dropout > 100) detail::invalid_layer_argument();
-    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0);
+    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0, false, op.tied);
   }
   static constexpr std::int64_t flops(const lora_linear_op& op, const shape& in, const shape& out) {
     return 2 * in.last() * out.numel() + 2 * op.rank * (in.last() + out.last()) * (out.numel() / out.last());
@@ -159,7 +165,11 @@ struct op_traits<lora_linear_op> {
 /// A frozen linear layer (no bias) with a LoRA adapter of rank `rank` (0: frozen base only).
 constexpr layer lora_linear(std::int64_t out_features, std::int64_t rank, std::int64_t dropout_percent = 0,
                             base_weights base = base_weights::same) {
-  return as_layer(lora_linear_op{out_features, rank, dropout_percent, base});
+  return as_layer(lora_linear_op{out_features, rank, dropout_percent, base, false});
+}
+/// A frozen LM head whose weight is the frozen embedding's (tie_word_embeddings): no adapter.
+constexpr layer frozen_tied_linear(std::int64_t out_features, base_weights base = base_weights::same) {
+  return as_layer(lora_linear_op{out_features, 0, 0, base, true});
 }
 
 /// A frozen nn.Embedding whose table is stored as `base` (non-trainable state).
@@ -187,8 +197,9 @@ constexpr layer frozen_embedding(std::int64_t num_embeddings, std::int64_t dim, 
   return as_layer(frozen_embedding_op{num_embeddings, dim, base});
 }
 
-/// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases) with frozen
-/// q/k/v/o projections and LoRA adapters of rank `rank` on the projections in `targets`.
+/// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases but Qwen2's on
+/// q, k, v) with frozen q/k/v/o projections and LoRA adapters of rank `rank` on the
+/// projections in `targets`; heads of head_width channels (0: width / heads; Gemma).
 struct lora_attention_op {
   std::int64_t width = {};
   std::int64_t heads = {};
@@ -197,6 +208,8 @@ struct lora_attention_op {
   std::int64_t targets = {};  ///< lora_target bits (q_proj, k_proj, v_proj, o_proj; or Phi-3's qkv_proj, o_proj)
   std::int64_t dropout = {};  ///< on the adapter input, percent
   base_weights base = {};
+  std::int64_t head_width = {};
+  flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
 };
 
 namespace detail {
@@ -209,22 +222,24 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto D = op.width, H = op.heads, KVH = op.kv_heads > 0 ? op.kv_heads : op.heads;
   if (D <= 0 || H <= 0 || op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
   if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
-  if (D % H != 0 || H % KVH != 0) heads_do_not_divide_model_width();
+  if (op.head_width < 0) invalid_layer_argument();
+  if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   const bool fused = (op.targets & qkv_proj) != 0;
   if ((op.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | qkv_proj}) != 0 || (fused && (op.targets & (q_proj | k_proj | v_proj)) != 0))
     unknown_lora_target_module();
-  const auto d = D / H, L = x.s[0];
+  const auto d = op.head_width > 0 ? op.head_width : D / H, L = x.s[0], inner = H * d;
+  const bool bias = op.qkv_bias;
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
   value q{}, k{}, v{};
   if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
-    value qkv = lora_projection(c, x, D + 2 * KVH * d, op.rank, op.dropout, bt, 0);
-    q = s.view(qkv, make_shape(L, D)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
+    value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias);
+    q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
   } else {
-    q = lora_projection(c, x, D, rank_for(op, q_proj), op.dropout, bt, 0);
-    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2);
-    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4);
+    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias);
+    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias);
+    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias);
   }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
@@ -237,7 +252,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     s.release(v);
   } else {
     const value qkv[] = {qr, kr, v};
-    o = flash_kernel(s, qkv, make_shape(L, D), mt, H);
+    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H);
   }
   if (!s.torch26_cpu() || sdpa_takes_math_path(s, 0, H, KVH)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
@@ -259,15 +274,17 @@ struct op_traits<lora_attention_op> {
   }
   static constexpr std::int64_t flops(const lora_attention_op& op, const shape& in, const shape&) {
     const auto D = op.width, H = op.heads > 0 ? op.heads : 1, L = in[0];
-    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads * (D / H) : D);
-    return 2 * L * D * D * 2 + 2 * L * D * kvw + 2 * 2 * L * L * D + 2 * L * op.rank * 8 * D;
+    const auto d = op.head_width > 0 ? op.head_width : D / H, inner = H * d;
+    const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads : H) * d;
+    return 2 * L * D * inner * 2 + 2 * L * D * kvw + 2 * 2 * L * L * inner + 2 * L * op.rank * 8 * D;
   }
 };
 
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
-                               std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same) {
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base});
+                               std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
+                               std::int64_t head_width = 0, bool qkv_bias = false) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

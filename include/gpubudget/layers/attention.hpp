@@ -53,6 +53,7 @@ struct attention_op {
   std::int64_t dropout = {};  ///< attention-probability dropout, percent
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
+  flag fused_qkv = {};           ///< rotary: q, k, v views of one packed projection (Phi-3)
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
@@ -210,6 +211,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (op.fused_qkv && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
   if (op.head_width > 0 && op.impl == attention_impl::torch_mha) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
@@ -221,9 +223,15 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
 constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  value q = linear_op(c, x, a.inner, in_bias, 0);
-  value k = linear_op(c, kv_src, a.KVH * a.d, in_bias, 1);
-  value v = linear_op(c, kv_src, a.KVH * a.d, in_bias, 3);
+  value q{}, k{}, v{};
+  if (op.fused_qkv) {  // qkv[..., :q], [q:q + kv], [q + kv:]: views, each keeping the whole projection
+    if (a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
+    value packed = linear_op(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
+    q = s.view(packed, make_shape(a.Lq, a.inner)), k = s.view(packed, make_shape(a.Lk, a.KVH * a.d)), v = s.view(packed, make_shape(a.Lk, a.KVH * a.d));
+    s.release(packed);
+  } else {
+    q = linear_op(c, x, a.inner, in_bias, 0), k = linear_op(c, kv_src, a.KVH * a.d, in_bias, 1), v = linear_op(c, kv_src, a.KVH * a.d, in_bias, 3);
+  }
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
   s.release(k);
@@ -376,6 +384,7 @@ constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = fal
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = o.qkv_bias || b.value; }
+constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.fused_qkv = true; }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
   if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
   o.dropout = p.percent;
@@ -386,10 +395,11 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
 /// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
-/// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2).
+/// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), fused_qkv
+/// (with rotary: one packed q, k, v projection, as Phi-3).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, false};
   (detail::apply_attention_option(o, opts), ...);
   return as_layer(o);
 }

@@ -38,6 +38,29 @@ constexpr layer linear(std::int64_t out_features, no_bias_t) { return as_layer(l
 /// the tied weight's row count.
 constexpr layer tied_linear(std::int64_t out_features) { return as_layer(linear_op{out_features, false, true}); }
 
+/// `x @ W.t()` on an earlier layer's weight W [out_features, in] (minGPT's head on the token
+/// embedding, measure.py's GPT2): as tied_linear, except that under autocast the 16-bit copy
+/// is of the transposed view, so W's gradient arrives through a view (TBackward), which the
+/// autograd engine sums with W's other gradient out of place (op_rules.md L5).
+struct transposed_tied_linear_op {
+  std::int64_t out_features = {};
+};
+
+template <>
+struct op_traits<transposed_tied_linear_op> {
+  static constexpr const char* name = "linear (tied, transposed)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const transposed_tied_linear_op& op, const detail::value& x) {
+    detail::value y = detail::linear_op(c, x, op.out_features, false, 0, true);
+    if (const auto n = c.s.record_of(y); n >= 0 && c.amp() && c.s.replay_cursor < 0) c.s.node(n).cast_grad_through_view = true;
+    return y;
+  }
+  static constexpr std::int64_t flops(const transposed_tied_linear_op& op, const shape& in, const shape& out) {
+    return op_traits<linear_op>::flops(linear_op{op.out_features, false, true}, in, out);
+  }
+};
+/// x @ W.t() with W an earlier layer's weight (wrap both in `shared(id, ...)`, as tied_linear).
+constexpr layer transposed_tied_linear(std::int64_t out_features) { return as_layer(transposed_tied_linear_op{out_features}); }
+
 /// nn.Embedding(num_embeddings, dim) over int64 ids: output [..., dim].
 struct embedding_op {
   std::int64_t num_embeddings = {};

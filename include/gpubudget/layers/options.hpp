@@ -23,6 +23,11 @@ struct head_dim { std::int64_t value = 0; constexpr explicit head_dim(std::int64
 /// With no_bias: attention whose q, k, v projections still have a bias and whose output
 /// projection has none (Qwen2's attention); qkv_bias(false) changes nothing.
 struct qkv_bias { bool value = true; constexpr explicit qkv_bias(bool v = true) : value(v) {} };
+/// Rotary attention whose q, k and v come from one packed projection (Phi3Attention.qkv_proj):
+/// the same weights, but under autocast one 16-bit copy of the input instead of three, and SDPA's
+/// saved v is a view of the whole packed output (op_rules.md L6).
+struct fused_qkv_t {};
+inline constexpr fused_qkv_t fused_qkv{};
 /// Layer without a bias term.
 struct no_bias_t {};
 inline constexpr no_bias_t no_bias{};

@@ -40,7 +40,7 @@ constexpr auto gpt(const gpt_config& g) {
   // GPT2LMHeadModel's module names; lm_head is tied to transformer.wte (no weights of its own)
   return sequential(tokens(g.seq), named("transformer.wte", shared(1, embedding(g.vocab, g.width))),
                     named("transformer.wpe", learned_positions(g.context)), named("transformer.drop", dropout(g.dropout_percent)), blocks,
-                    named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, tied_linear(g.vocab))));
+                    named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, transposed_tied_linear(g.vocab))));
 }
 
 constexpr gpt_config gpt2_small(std::int64_t seq = 1024) { return {50257, 1024, 768, 12, 12, 0, seq, false}; }

@@ -95,10 +95,11 @@ struct llama_config {
 };
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
-/// Qwen2's on q, k, v; heads of per_head() channels.
-constexpr layer llama_attention(const llama_config& g) {
+/// Qwen2's on q, k, v; heads of per_head() channels; `extra`: further attention options.
+template <class... Extra>
+constexpr layer llama_attention(const llama_config& g, Extra... extra) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   qkv_bias(g.qkv_bias));
+                   qkv_bias(g.qkv_bias), extra...);
 }
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
@@ -106,10 +107,12 @@ constexpr layer llama_attention(const llama_config& g) {
 /// the same parameters, modelled as Llama's. Module names are transformers' (input_layernorm,
 /// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op, so its
 /// q/k/v/o projections are selected together as `self_attn`.
+/// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
+constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
+
 constexpr auto llama_block(const llama_config& g) {
   return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
-                    residual(named("post_attention_layernorm", rms_norm()),
-                             named("mlp", gated_mlp(g.ffn, g.width, g.activation == gated_activation::gelu_tanh ? gelu() : silu()))));
+                    residual(named("post_attention_layernorm", rms_norm()), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
 }
 
 /// The family's input and output around the decoder layers `blocks`: token embedding (× √width
@@ -125,8 +128,24 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
                     named("model.layers", blocks), named("model.norm", rms_norm()), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
 }
 
-/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head.
-constexpr auto llama(const llama_config& g) { return llama_stack(g, repeat(g.layers, llama_block(g))); }
+/// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
+/// (Phi-3's packed projections: phi3).
+constexpr auto llama(const llama_config& g) {
+  if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
+  return llama_stack(g, repeat(g.layers, llama_block(g)));
+}
+
+/// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
+/// qkv_proj whose q, k, v are slices (fused_qkv) and one gate_up_proj chunked into gate and up
+/// (silu_of_halves): the same weights as separate projections; the packed outputs stay whole
+/// while a slice is saved, and under autocast each packed projection casts its input once.
+constexpr auto phi3_block(const llama_config& g) {
+  return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g, fused_qkv))),
+                    residual(named("post_attention_layernorm", rms_norm()), named("mlp.gate_up_proj", linear(2 * g.ffn, no_bias)),
+                             named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", linear(g.width, no_bias))));
+}
+/// Phi-3 (phi3_mini): `layers` Phi3DecoderLayers between the embedding and the LM head.
+constexpr auto phi3(const llama_config& g) { return llama_stack(g, repeat(g.layers, phi3_block(g))); }
 
 /// Llama-2-7B: 6,738,415,616 parameters.
 constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
@@ -239,30 +258,32 @@ struct lora_config {
 
 /// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
 /// the projections in `l.targets`, as PEFT's get_peft_model builds it: embedding, norms and
-/// lm_head frozen (lm_head is not part of "all-linear").
+/// lm_head frozen (lm_head is not part of "all-linear"). Qwen2's q/k/v biases and Gemma's
+/// head_dim and GeGLU as in llama_block.
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(l.base))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base))),
+                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias))),
       residual(named("post_attention_layernorm", frozen(rms_norm(l.base))),
                parallel(merge_kind::multiply,
-                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base)), named("mlp.act_fn", silu())),
+                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base)), named("mlp.act_fn", gate_activation(g))),
                         named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base))),
                named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
 }
-/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding, final norm and head.
+/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma),
+/// final norm and head (tied: the embedding's table, counted once, as PEFT counts it).
 template <std::size_t N>
 constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks) {
-  if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (g.seq > g.context || g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (g.qkv_bias || g.tied_head || g.scaled_embedding || g.activation != gated_activation::silu || g.per_head() * g.heads != g.width)
-    gpubudget::detail::lora_needs_a_plain_llama_config();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  return sequential(tokens(g.seq), named("model.embed_tokens", frozen_embedding(g.vocab, g.width, l.base)), named("model.layers", blocks),
-                    named("model.norm", frozen(rms_norm(l.base))),
-                    named("lm_head", lora_linear(g.vocab, 0, 0, is_quantized(l.base) ? base_weights::half : l.base)));
+  // bitsandbytes quantizes the Linear layers only: the head stays 16 bit (a tied one: the embedding's)
+  const auto head_base = is_quantized(l.base) ? base_weights::half : l.base;
+  return sequential(tokens(g.seq), named("model.embed_tokens", frozen_embedding(g.vocab, g.width, l.base)), scale_if(g.scaled_embedding),
+                    named("model.layers", blocks), named("model.norm", frozen(rms_norm(l.base))),
+                    named("lm_head", g.tied_head ? frozen_tied_linear(g.vocab, head_base) : lora_linear(g.vocab, 0, 0, head_base)));
 }
 constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
@@ -320,9 +341,9 @@ constexpr std::int64_t llama_parameter_count(const llama_config& g) {
 /// PEFT's adapter parameters in one decoder layer: r·(in + out) for every targeted Linear, by
 /// lora_target bit; `experts` copies of w1, w2, w3 (Mixtral), a router of `experts` outputs.
 constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lora_config& l, std::int64_t experts) {
-  const auto kv = g.kv_heads * g.per_head(), D = g.width, F = g.ffn, E = experts;
-  const std::int64_t in_out_copies[13][3] = {{D, D, 1},          {D, kv, 1},    {D, kv, 1}, {D, D, 1}, {D, F, 1}, {D, F, 1}, {F, D, 1},
-                                             {D, D + 2 * kv, 1}, {D, 2 * F, 1}, {D, F, E},  {F, D, E}, {D, F, E}, {D, E, 1}};
+  const auto kv = g.kv_heads * g.per_head(), q = g.heads * g.per_head(), D = g.width, F = g.ffn, E = experts;
+  const std::int64_t in_out_copies[13][3] = {{D, q, 1},          {D, kv, 1},    {D, kv, 1}, {q, D, 1}, {D, F, 1}, {D, F, 1}, {F, D, 1},
+                                             {D, q + 2 * kv, 1}, {D, 2 * F, 1}, {D, F, E},  {F, D, E}, {D, F, E}, {D, E, 1}};
   std::int64_t per_layer = 0;
   for (std::size_t bit = 0; bit < 13; ++bit) {
     const auto& [in, out, copies] = in_out_copies[bit];
