@@ -137,9 +137,10 @@ constexpr std::int64_t optimizer_temporaries(const training& p, std::int64_t lar
   if (p.optimizer != optimizer_kind::adam && p.optimizer != optimizer_kind::adamw) return 0;
   switch (p.step) {
     case step_impl::for_loop: return 2 * bytes_of(largest, state);
-    // 2.6 divides the sqrt in place (_foreach_div_): 1 x ΣP (op_rules.md 2.6 #21: 2.626 -> 1.313
-    // P_max); CUDA keeps 1.13's 2 x ΣP until measured
-    case step_impl::foreach: return (p.torch26_cpu() ? 1 : 2) * bytes_of(total, state);
+    // 2.x divides the sqrt in place (_foreach_div_, then _foreach_add_): 1 x ΣP (op_rules.md 2.6
+    // #21: 2.626 -> 1.313 P_max). torch/optim/adam.py's _multi_tensor_adam runs the same list ops
+    // on CUDA (its default there), so CUDA takes the rule too.
+    case step_impl::foreach: return (p.torch2() ? 1 : 2) * bytes_of(total, state);
     case step_impl::fused: return 0;
   }
   return 0;

@@ -85,11 +85,17 @@ enum class backend_kind : std::uint8_t { cuda, cpu };
 enum class runtime_kind : std::uint8_t {
   torch1_13_cpu,  ///< PyTorch 1.13 CPU (OpenBLAS, oneDNN): reference/pytorch-1.13-cpu.json
   torch2_6_cpu,   ///< PyTorch 2.6 CPU (OpenBLAS 0.3.29, oneDNN): reference/pytorch-2.6-cpu.json
-  /// PyTorch 2.x on CUDA: what a user on a GPU runs. Not yet measured: CUDA keeps the rules that
-  /// held before runtime profiles existed (fused dropout's bool mask, flash attention where the
-  /// model's attention_impl says so, 1.13's autograd and optimizer temporaries); see budget.hpp.
+  /// PyTorch 2.x on CUDA: what a user on a GPU runs. Not yet measured on a GPU. It takes 2.6's
+  /// device-independent rules (torch2(): autograd formulas, the autograd engine, checkpointing,
+  /// the Python foreach optimizers; op_rules.md "applies to torch2-cuda") and CUDA's own kernels
+  /// (fused dropout's bool mask, cuBLAS/cuDNN workspaces, flash attention where the model's
+  /// attention_impl says so); never the CPU kernels' transients (torch26_cpu()).
   torch2_cuda,
 };
+
+/// Does `r` follow PyTorch 2.x's device-independent rules (tools/autograd/derivatives.yaml, the
+/// autograd engine, torch/utils/checkpoint.py, torch/optim)? Every runtime but 1.13.
+constexpr bool is_torch2(runtime_kind r) { return r != runtime_kind::torch1_13_cpu; }
 
 /// The back end a runtime runs on.
 constexpr backend_kind backend_of(runtime_kind r) { return r == runtime_kind::torch2_cuda ? backend_kind::cuda : backend_kind::cpu; }
@@ -148,7 +154,10 @@ struct training {
   }
   /// Does the step run on the CPU (host bookkeeping, OpenBLAS/oneDNN transients, CPU dropout)?
   constexpr bool on_cpu() const { return backend_of(rules()) == backend_kind::cpu; }
-  /// PyTorch 2.6 CPU's rules (op_rules.md "PyTorch 2.6 CPU: what changed").
+  /// PyTorch 2.x's device-independent rules: 2.6 CPU and 2.x CUDA (op_rules.md "PyTorch 2.6
+  /// CPU: what changed", rows marked "applies to torch2-cuda: yes").
+  constexpr bool torch2() const { return is_torch2(rules()); }
+  /// PyTorch 2.6's CPU kernels only (OpenBLAS 0.3.29, the CPU flash kernel, host bookkeeping).
   constexpr bool torch26_cpu() const { return rules() == runtime_kind::torch2_6_cpu; }
 
   constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }

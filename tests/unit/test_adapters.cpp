@@ -73,12 +73,14 @@ TEST_CASE("autograd through a frozen base linear and its adapter") {
   const std::int64_t x = 2 * 16 * 64 * 4, a = 2 * 16 * 4 * 4;
   // frozen base alone: its weight needs no gradient, so its input is not kept
   CHECK(saved_by_adapter(lora_linear(32, 0)) == 0);
-  // adapter: lora_A keeps x, lora_B keeps A's output [16, r]; `* scaling` keeps its 8-byte
-  // scalar operand outside PyTorch 2.6 CPU (scalar_operand_saved)
-  CHECK(saved_by_adapter(lora_linear(32, 4)) == x + a + 8);
+  // adapter: lora_A keeps x, lora_B keeps A's output [16, r]; `* scaling` keeps nothing in
+  // PyTorch 2.x (CUDA and 2.6 CPU), an 8-byte scalar operand in 1.13 (scalar_operand_saved,
+  // op_rules.md 2.6 #5)
+  CHECK(saved_by_adapter(lora_linear(32, 4)) == x + a);
   CHECK(saved_by_adapter(lora_linear(32, 4), training{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu}) == x + a);
+  CHECK(saved_by_adapter(lora_linear(32, 4), training{.batch = 2, .runtime = runtime_kind::torch1_13_cpu, .backend = backend_kind::cpu}) == x + a + 8);
   // dropout on the adapter input: the bool mask (CUDA) and the dropped copy instead of x
-  CHECK(saved_by_adapter(lora_linear(32, 4, 10)) == x / 4 + x + a + 8);
+  CHECK(saved_by_adapter(lora_linear(32, 4, 10)) == x / 4 + x + a);
   // a trainable linear of the same shape keeps x: the adapter adds only [16, r]
   CHECK(saved_by_adapter(linear(32, no_bias)) == x);
 }

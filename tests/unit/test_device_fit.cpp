@@ -3,14 +3,15 @@
 // of test_peak_walk.cpp: input(4) → linear(8) → relu → linear(2), batch 1, CUDA, fp32, AdamW
 // with the foreach step.
 //   parameters 58 (232 B), AdamW state 2·232 = 464 B, data batch 16 B → resident 712 B
-//   fwd_bwd_peak 276 B; step: .grad 232 + foreach temporaries 2·232 = 696 B → step_peak 696 B
-//   live tensor bytes at the peak: 712 + 696 = 1,408 B
+//   fwd_bwd_peak 276 B; step: .grad 232 + foreach temporaries 232 (PyTorch 2.x: one list,
+//   op_rules.md 2.6 #21) = 464 B → step_peak 464 B
+//   live tensor bytes at the peak: 712 + 464 = 1,176 B
 // Rounded to the caching allocator's 512-byte blocks (kMinBlockSize), every tensor of this model
 // is one block; at most six are alive at once (during PowBackward: y2, y3, loss, grad x**2,
 // grad y3 and the 16-byte transient; during linear2's backward: y2, y3, loss, grad y3, grad y2,
 // .grad W2), so the rounded backward peak is 6·512 = 3,072. The
-// step's part above the backward peak (696 − 276 = 420) is added unrounded:
-//   step_peak_rounded = 3,072 + 420 = 3,492 → allocator_rounding = 3,492 − 696 = 2,796 B.
+// step's part above the backward peak (464 − 276 = 188) is added unrounded:
+//   step_peak_rounded = 3,072 + 188 = 3,260 → allocator_rounding = 3,260 − 464 = 2,796 B.
 #include <catch2/catch.hpp>
 #include <gpubudget/gpubudget.hpp>
 
@@ -43,28 +44,28 @@ TEST_CASE("the 512-byte block rounding", "[device]") {
 TEST_CASE("device-level terms of a budget", "[device]") {
   constexpr auto b = budget_totals(mlp, adamw1, unit);
   REQUIRE(b.resident() == 712);
-  REQUIRE(b.step_peak == 696);
-  REQUIRE(b.peak_tensor_bytes() == 1408);
+  REQUIRE(b.step_peak == 464);
+  REQUIRE(b.peak_tensor_bytes() == 1176);
   REQUIRE(b.cuda_context == 100000000);
   REQUIRE(b.cublas_workspace == 8 * MiB + 128 * KiB);  // 8,519,680
   REQUIRE(b.cudnn_workspace == 0);                     // no convolution
-  REQUIRE(b.step_peak_rounded == 3492);
+  REQUIRE(b.step_peak_rounded == 3260);
   REQUIRE(b.allocator_rounding == 2796);
-  // fragmentation reserve: 10 % of (live tensor bytes + rounding) = 4,204 · 10 / 100 = 420
-  REQUIRE(b.fragmentation == 420);
-  // total: 1,408 + 100,000,000 + 8,519,680 + 2,796 + 420
-  REQUIRE(b.total() == 108524304);
+  // fragmentation reserve: 10 % of (live tensor bytes + rounding) = 3,972 · 10 / 100 = 397
+  REQUIRE(b.fragmentation == 397);
+  // total: 1,176 + 100,000,000 + 8,519,680 + 2,796 + 397
+  REQUIRE(b.total() == 108524049);
   REQUIRE(b.capacity == 1073741824);
-  REQUIRE(b.headroom() == 1073741824 - 108524304);
+  REQUIRE(b.headroom() == 1073741824 - 108524049);
 
-  // The percentage is a policy knob: 0 % and 50 % (4,204 / 2 = 2,102).
+  // The percentage is a policy knob: 0 % and 50 % (3,972 / 2 = 1,986).
   training p0 = adamw1;
   p0.fragmentation_percent = 0;
   REQUIRE(budget_totals(mlp, p0, unit).fragmentation == 0);
-  REQUIRE(budget_totals(mlp, p0, unit).total() == 108524304 - 420);
+  REQUIRE(budget_totals(mlp, p0, unit).total() == 108524049 - 397);
   training p50 = adamw1;
   p50.fragmentation_percent = 50;
-  REQUIRE(budget_totals(mlp, p50, unit).fragmentation == 2102);
+  REQUIRE(budget_totals(mlp, p50, unit).fragmentation == 1986);
 
   // SGD: the backward peak (276) is the step peak; the rounding is the same 3,072 − 276.
   constexpr auto s = budget_totals(mlp, training{.batch = 1, .optimizer = sgd}, unit);
@@ -109,7 +110,7 @@ TEST_CASE("cuDNN workspace of 1-D and 3-D convolutions: k^dims", "[device]") {
 }
 
 TEST_CASE("fits: total against capacity, with a utilization cap", "[device][fits]") {
-  constexpr std::int64_t total = 108524304;  // derived above
+  constexpr std::int64_t total = 108524049;  // derived above
   REQUIRE(fits(budget_totals(mlp, adamw1, custom_device("exact", total, 100 * MB))));
   REQUIRE_FALSE(fits(budget_totals(mlp, adamw1, custom_device("short", total - 1, 100 * MB))));
   // with a 50 % cap: fits a card of twice the total, not one byte less
@@ -118,7 +119,7 @@ TEST_CASE("fits: total against capacity, with a utilization cap", "[device][fits
   // the compile-time form
   constexpr auto b = budget_totals(mlp, adamw1, unit);
   STATIC_REQUIRE(require_fits<b>);
-  STATIC_REQUIRE(fit_summary(b).needed_mib == 104);  // 108,524,304 B = 103.50 MiB, rounded up
+  STATIC_REQUIRE(fit_summary(b).needed_mib == 104);  // 108,524,049 B = 103.50 MiB, rounded up
   STATIC_REQUIRE(fit_summary(b).available_mib == 1024);
 }
 

@@ -280,12 +280,15 @@ TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[l
   constexpr auto mx3 = budget(pool(max_pool2d(3, stride(2), padding(1))), on_cuda(2), dev);
   REQUIRE(shape_of(mx3.per_record[3]) == "[4,4,4]");
   REQUIRE(mx3.per_record[3].saved_bytes == 3072);
-  // AvgPool2d(2) and global AdaptiveAvgPool2d keep their whole input (op_rules §0.7): 2,048 B
+  // AvgPool2d(2) keeps its whole input (op_rules §0.7): 2,048 B. Global AdaptiveAvgPool2d is
+  // mean(-1, -2): its input in 1.13 (§0.7), nothing in PyTorch 2.x, CUDA included (2.6 #3)
   constexpr auto avg = budget(pool(avg_pool2d(2)), on_cuda(2), dev);
   REQUIRE(avg.per_record[3].saved_bytes == 2048);
   constexpr auto gap = budget(pool(adaptive_avg_pool2d(1, 1)), on_cuda(2), dev);
   REQUIRE(shape_of(gap.per_record[3]) == "[4,1,1]");
-  REQUIRE(gap.per_record[3].saved_bytes == 2048);
+  REQUIRE(gap.per_record[3].saved_bytes == 0);
+  const auto gap113 = budget(pool(adaptive_avg_pool2d(1, 1)), cpu_reference_step(2, optimizer_kind::adamw), dev);
+  REQUIRE(gap113.per_record[3].saved_bytes == 2048);
 }
 
 // --- views ----------------------------------------------------------------------------------------
@@ -383,12 +386,15 @@ TEST_CASE("attention: parameters and output shape", "[layers][attention]") {
 
 TEST_CASE("unfold: C·k² rows by L positions", "[layers][unfold]") {
   // conv2d(2, 1) makes y1 = 2·36·4 = 288 B; F.unfold(3, padding=1) on [2, 6, 6]: L = 6·6 = 36,
-  // output [2·9, 36] = B·C·k²·L·4 = 1·2·9·36·4 = 2,592 B; keeps its input y1 (op_rules §1).
+  // output [2·9, 36] = B·C·k²·L·4 = 1·2·9·36·4 = 2,592 B; keeps nothing in PyTorch 2.x (im2col's
+  // derivative reads sizes only, op_rules.md 2.6 #4), its input y1 in 1.13 (op_rules §1).
   constexpr auto u = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1))), on_cuda(1), dev);
   REQUIRE(shape_of(u.per_record[3]) == "[18,36]");
   REQUIRE(u.per_record[3].output_bytes == 2592);
   REQUIRE(unfold_bytes(1, 2, 3, 36, dtype::fp32) == 2592);
-  REQUIRE(u.per_record[3].saved_bytes == 288);
+  REQUIRE(u.per_record[3].saved_bytes == 0);
+  const auto u113 = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1))), cpu_reference_step(1, optimizer_kind::adamw), dev);
+  REQUIRE(u113.per_record[3].saved_bytes == 288);
   // stride 2: (6 + 2 − 3)/2 + 1 = 3 per side, L = 9
   constexpr auto u2 = budget(sequential(input(2, 6, 6), conv2d(2, 1), unfold(3, padding(1), stride(2))), on_cuda(1), dev);
   REQUIRE(shape_of(u2.per_record[3]) == "[18,9]");

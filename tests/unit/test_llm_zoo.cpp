@@ -71,7 +71,7 @@ TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") 
 TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {
   // Against q_proj, k_proj, v_proj adapters on the unfused layers, each layer keeps: the whole
   // [L, 3·3072] qkv output (SDPA saves v, a slice of it) instead of v alone, one [L, 8] adapter
-  // intermediate instead of three, one scaling scalar (8 bytes, CUDA) instead of three.
+  // intermediate instead of three (`* scaling` saves no scalar in PyTorch 2.x, op_rules.md 2.6 #5).
   auto unfused = models::phi3_mini(256);
   unfused.fused_projections = false;
   const training plan{.batch = 2, .precision = pure_bf16};
@@ -79,7 +79,7 @@ TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {
   const auto separate = budget_totals(models::llama_lora(unfused, {8, q_proj | k_proj | v_proj, 0, base_weights::same}), plan, devices::a100_80gb);
   CHECK(fused.trainable_count < separate.trainable_count);
   const std::int64_t bf16 = 2, rows = 2 * 256;
-  const auto per_layer = rows * 3 * 3072 * bf16 - rows * 3072 * bf16 - 2 * rows * 8 * bf16 - 2 * 8;
+  const auto per_layer = rows * 3 * 3072 * bf16 - rows * 3072 * bf16 - 2 * rows * 8 * bf16;
   CHECK(fused.saved_activations - separate.saved_activations == 32 * per_layer);
 }
 

@@ -86,12 +86,15 @@ TEST_CASE("peak walk: gradients alive at a peak set by a .grad allocation", "[wa
 
 TEST_CASE("peak walk: the step peak with AdamW", "[walk][optimizer]") {
   constexpr auto mlp = sequential(input(4), linear(8), relu(), linear(2));
-  // foreach (CUDA default): denom for all parameters at once, two tensors: 2·58·4 = 464 B on
-  // top of the 232 B of .grad = 696 > 276 → step_peak 696 (op_rules §4).
+  // foreach (CUDA default), PyTorch 2.x: denom for all parameters at once, one list (_foreach_sqrt,
+  // then _foreach_div_ and _foreach_add_ in place): 58·4 = 232 B on top of the 232 B of .grad =
+  // 464 > 276 → step_peak 464 (op_rules.md 2.6 #21; adam.py's _multi_tensor_adam, any device).
   constexpr auto fe = budget_totals(mlp, plan(1, adamw, step_impl::foreach), dev);
-  REQUIRE(fe.optimizer_temporaries == 464);
-  REQUIRE(fe.step_peak == 696);
+  REQUIRE(fe.optimizer_temporaries == 232);
+  REQUIRE(fe.step_peak == 464);
   REQUIRE(fe.gradients_at_peak == 232);
+  // PyTorch 1.13's foreach made a second list (_foreach_add out of place): 2·58·4 = 464 B (op_rules §4)
+  REQUIRE(budget_totals(mlp, for_runtime(plan(1, adamw, step_impl::foreach), runtime_kind::torch1_13_cpu), dev).optimizer_temporaries == 464);
   // for-loop: 2 × the largest parameter (W1, 32 elements): 256 B → 232 + 256 = 488
   constexpr auto fl = budget_totals(mlp, plan(1, adamw, step_impl::for_loop), dev);
   REQUIRE(fl.optimizer_temporaries == 256);

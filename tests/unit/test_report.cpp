@@ -1,9 +1,9 @@
 // The tables contain the expected rows, with the numbers derived in test_device_fit.cpp for the
 // three-layer MLP (input(4) → linear(8) → relu → linear(2), batch 1, AdamW foreach) on a 1 GiB
 // card with a 100 MB context:
-//   parameters 232 B, optimizer state 464 B, data 16 B, step peak 696 B of which .grad 232 B
-//   (activations + temporaries 464 B), rounding 2,796 B, fragmentation 420 B,
-//   live tensors 1,408 B, total 108,524,304 B.
+//   parameters 232 B, optimizer state 464 B, data 16 B, step peak 464 B of which .grad 232 B
+//   (activations + temporaries 232 B: PyTorch 2.x's one foreach list), rounding 2,796 B,
+//   fragmentation 397 B, live tensors 1,176 B, total 108,524,049 B.
 #include <catch2/catch.hpp>
 #include <gpubudget/gpubudget.hpp>
 
@@ -45,19 +45,19 @@ TEST_CASE("markdown_table: one row per non-zero component", "[report]") {
   CHECK_THAT(t, Contains("| Optimizer state | 464 B |"));
   CHECK_THAT(t, Contains("| Input batch | 16 B |"));
   CHECK_THAT(t, Contains("| Gradients (at peak) | 232 B |"));
-  CHECK_THAT(t, Contains("| Activations + temporaries (at peak) | 464 B |"));
-  // 10⁸ of 108,524,304: 92.1 %
+  CHECK_THAT(t, Contains("| Activations + temporaries (at peak) | 232 B |"));
+  // 10⁸ of 108,524,049: 92.1 %
   CHECK_THAT(t, Contains("| CUDA context | 95.37 MiB | 92.1 % |"));
   CHECK_THAT(t, Contains("| cuBLAS + cuDNN workspace |"));
   CHECK_THAT(t, Contains("| Allocator rounding (512 B blocks) | 2.73 KiB |"));  // 2,796 / 1,024
-  CHECK_THAT(t, Contains("| Fragmentation reserve (10 %) | 420 B |"));
-  // 108,524,304 B = 103.497 MiB
+  CHECK_THAT(t, Contains("| Fragmentation reserve (10 %) | 397 B |"));
+  // 108,524,049 B = 103.497 MiB
   CHECK_THAT(t, Contains("| **Device total** | **103.50 MiB** | 100.0 % |"));
   CHECK_THAT(t, Contains("| Capacity | 1.00 GiB | |"));
-  // 1,073,741,824 − 108,524,304 = 965,217,520 B = 920.50 MiB
+  // 1,073,741,824 − 108,524,049 = 965,217,775 B = 920.50 MiB
   CHECK_THAT(t, Contains("| Headroom | 920.50 MiB | fits |"));
   CHECK_THAT(t, Contains("Step detail: saved for backward 48 B, after forward 44 B, forward peak 64 B, "
-                         "forward+backward peak 276 B, step peak 696 B (optimizer temporaries 464 B)."));
+                         "forward+backward peak 276 B, step peak 464 B (optimizer temporaries 232 B)."));
   // components that are zero have no row
   CHECK_THAT(t, !Contains("Buffers"));
   CHECK_THAT(t, !Contains("master weights"));
@@ -86,20 +86,20 @@ TEST_CASE("csv_table: every component in bytes", "[report]") {
       "teacher,0\n"
       "input_batch,16\n"
       "gradients_at_peak,232\n"
-      "activations_at_peak,464\n"
+      "activations_at_peak,232\n"
       "cuda_context,100000000\n"
       "workspace,8519680\n"
       "allocator_rounding,2796\n"
-      "fragmentation,420\n"
-      "live_tensor_bytes_at_peak,1408\n"
-      "device_total,108524304\n"
+      "fragmentation,397\n"
+      "live_tensor_bytes_at_peak,1176\n"
+      "device_total,108524049\n"
       "capacity,1073741824\n";
   REQUIRE(csv_table(budget_totals(mlp, adamw1, unit)) == expected);
 }
 
 TEST_CASE("comparison_table and comparison_csv: one row per configuration", "[report]") {
-  // tiny: 64 MiB with the default 500 MB context: total 500,000,000 + 8,519,680 + 1,408 + 2,796
-  // + 420 = 508,524,304 > 67,108,864.
+  // tiny: 64 MiB with the default 500 MB context: total 500,000,000 + 8,519,680 + 1,176 + 2,796
+  // + 397 = 508,524,049 > 67,108,864.
   const std::vector<labelled_budget> rows = {
       {"mlp", budget_totals(mlp, adamw1, unit)},
       {"mlp small card", budget_totals(mlp, adamw1, custom_device("tiny", 64 * MiB))},
@@ -107,15 +107,15 @@ TEST_CASE("comparison_table and comparison_csv: one row per configuration", "[re
   const std::string t = comparison_table(rows);
   CHECK_THAT(t, Contains("| Configuration | Device | Params + optimizer | Activations (peak) | Live tensors (peak) |"));
   // params + master + optimizer = 232 + 0 + 464 = 696 B
-  CHECK_THAT(t, Contains("| mlp | unit | 696 B | 464 B |"));
+  CHECK_THAT(t, Contains("| mlp | unit | 696 B | 232 B |"));
   CHECK_THAT(t, Contains("| 103.50 MiB | 1.00 GiB | 920.50 MiB | yes |\n"));
-  CHECK_THAT(t, Contains("| mlp small card | tiny | 696 B | 464 B |"));
+  CHECK_THAT(t, Contains("| mlp small card | tiny | 696 B | 232 B |"));
   CHECK_THAT(t, Contains("| **no** |\n"));
 
   const std::string c = comparison_csv(rows);
   CHECK_THAT(c, Contains("configuration,device,params_optimizer,activations_peak,live_tensors_peak,device_total,capacity,fits\n"));
-  CHECK_THAT(c, Contains("mlp,unit,696,464,1408,108524304,1073741824,yes\n"));
-  CHECK_THAT(c, Contains("mlp small card,tiny,696,464,1408,508524304,67108864,no\n"));
+  CHECK_THAT(c, Contains("mlp,unit,696,232,1176,108524049,1073741824,yes\n"));
+  CHECK_THAT(c, Contains("mlp small card,tiny,696,232,1176,508524049,67108864,no\n"));
 }
 
 TEST_CASE("layer_table: top-level blocks with output, parameters and saved bytes", "[report]") {

@@ -61,9 +61,11 @@ TEST_CASE("checkpointing keeps only block inputs; one block's recomputed set in 
   REQUIRE(plain.forward_peak == 14852);
   REQUIRE(plain.fwd_bwd_peak == 16968);
 
-  REQUIRE(ckpt.per_record[3].saved_bytes == 0);  // nothing saved inside a checkpointed block
-  REQUIRE(ckpt.per_record[7].saved_bytes == 0);
-  REQUIRE(ckpt.saved_activations == 4096);
+  // nothing saved inside a checkpointed block but its input, which PyTorch 2.x saves through the
+  // checkpoint's NoopSaveInputs node (op_rules.md 2.6 #18; torch/utils/checkpoint.py, any device)
+  CHECK(ckpt.per_record[3].saved_bytes == 2048);
+  CHECK(ckpt.per_record[7].saved_bytes == 2048);
+  CHECK(ckpt.saved_activations == 4096 + 2 * 2048);
   REQUIRE(ckpt.after_forward == 6404);
   REQUIRE(ckpt.forward_peak == 8192);
   REQUIRE(ckpt.fwd_bwd_peak == 12872);
@@ -86,8 +88,9 @@ TEST_CASE("checkpoint_blocks checkpoints every repetition of a repeated block", 
   REQUIRE(rep.saved_activations == two.saved_activations);
   REQUIRE(rep.after_forward == two.after_forward);
   REQUIRE(rep.fwd_bwd_peak == two.fwd_bwd_peak);
-  // batch 16: a = 512 B. Saved: x (by L0) and the last block's output (by the final linear).
-  REQUIRE(two.saved_activations == 2 * 512);
+  // batch 16: a = 512 B. Saved: x (by L0), the last block's output (by the final linear) and,
+  // in PyTorch 2.x, the two block inputs (NoopSaveInputs, op_rules.md 2.6 #18).
+  REQUIRE(two.saved_activations == 4 * 512);
   // after forward: both block inputs, the last block output, out, loss = 4a + 4
   REQUIRE(two.after_forward == 4 * 512 + 4);
 }
@@ -202,8 +205,9 @@ TEST_CASE("gradient accumulation halves activations and keeps resident state", "
   REQUIRE(m.optimizer_state == f.optimizer_state);
   REQUIRE(m.optimizer_state == 464);
   REQUIRE(m.gradients == 232);
-  // AdamW foreach step: 232 + 2·232 = 696, above micro's 652, below full's 908
-  REQUIRE(m.step_peak == 696);
+  // AdamW foreach step (PyTorch 2.x: one list of temporaries, op_rules.md 2.6 #21): 232 + 232 =
+  // 464, below micro's 652 and full's 908
+  REQUIRE(m.step_peak == 652);
   REQUIRE(f.step_peak == 908);
 }
 
@@ -264,12 +268,13 @@ TEST_CASE("optimizer state per parameter: SGD 0, momentum 4 B, Adam(W) 8 B", "[p
   REQUIRE(budget_totals(mlp, plan(1, adamw), dev).optimizer_state == 58 * 8);
   // step temporaries (op_rules §4): SGD and momentum update in place: none
   REQUIRE(budget_totals(mlp, plan(1, sgd_momentum), dev).optimizer_temporaries == 0);
-  // Adam for-loop: 2 × the largest parameter (W1 [8, 4]: 32 elements) = 256 B; foreach:
-  // 2 × all 58 = 464 B
+  // Adam for-loop: 2 × the largest parameter (W1 [8, 4]: 32 elements) = 256 B; foreach: 1 × all
+  // 58 = 232 B in PyTorch 2.x (op_rules.md 2.6 #21), 2 × = 464 B in 1.13
   training fl = plan(1, adam);
   fl.step = step_impl::for_loop;
   REQUIRE(budget_totals(mlp, fl, dev).optimizer_temporaries == 256);
-  REQUIRE(budget_totals(mlp, plan(1, adam), dev).optimizer_temporaries == 464);
+  REQUIRE(budget_totals(mlp, plan(1, adam), dev).optimizer_temporaries == 232);
+  REQUIRE(budget_totals(mlp, for_runtime(plan(1, adam), runtime_kind::torch1_13_cpu), dev).optimizer_temporaries == 464);
 }
 
 TEST_CASE("EMA keeps an fp32 copy of every parameter", "[policy][ema]") {

@@ -181,15 +181,17 @@ constexpr value reduce(sim& s, const value& x, const shape& out) {
 }
 
 /// mean(dim): keeps its input in PyTorch 1.13 (its derivative reads self.numel()), nothing in
-/// 2.6 (op_rules.md 2.6 #2: x[4,64,256] saved 256K -> 0); CUDA keeps the 1.13 rule (not
-/// measured). Its backward, grad.expand(sizes) / n, allocates an input-sized gradient.
+/// 2.x on any device (op_rules.md 2.6 #2: x[4,64,256] saved 256K -> 0; 2.x's derivatives.yaml
+/// formula reads only self.sym_sizes() and self.sym_numel(), saved as integers). Its backward,
+/// grad.expand(sizes) / n, allocates an input-sized gradient.
 constexpr value mean_reduce(sim& s, const value& x, const shape& out) {
-  return pointwise(s, x, out, x.type, s.torch26_cpu() ? keeps::nothing : keeps::input);
+  return pointwise(s, x, out, x.type, s.torch2() ? keeps::nothing : keeps::input);
 }
 
 /// x * scalar, x / scalar (a Python number): 1.13 keeps the scalar as a 0-d fp64 tensor (8 B);
-/// 2.6 keeps nothing (op_rules.md 2.6 #5). Bytes the node saves.
-constexpr std::int64_t scalar_operand_saved(const sim& s) { return s.torch26_cpu() ? 0 : 8; }
+/// 2.x keeps nothing (op_rules.md 2.6 #5: mul.Scalar / div.Scalar in derivatives.yaml keep the
+/// Scalar, not a tensor; any device). Bytes the node saves.
+constexpr std::int64_t scalar_operand_saved(const sim& s) { return s.torch2() ? 0 : 8; }
 
 /// Dropout on attention probabilities `p` ([.., L, L], materialized attention: GPT-2's
 /// attn_pdrop, BERT's attention_probs_dropout_prob, nn.MultiheadAttention(dropout=...)): the

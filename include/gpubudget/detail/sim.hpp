@@ -133,7 +133,8 @@ struct sim {
   precision_types types{};               ///< plan.precision resolved (types_of)
   runtime_kind rules = runtime_kind::torch2_cuda;  ///< plan.rules() resolved: whose op rules apply
   constexpr bool on_cpu() const { return backend_of(rules) == backend_kind::cpu; }
-  constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }
+  constexpr bool torch2() const { return is_torch2(rules); }  ///< see training::torch2()
+  constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }  ///< CPU kernels only
   bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
   bool count_adam8bit = false;           ///< sum bitsandbytes' 8-bit state per tensor (8-bit optimizers only)
   host_costs host{};
@@ -423,14 +424,14 @@ struct sim {
     segment_inputs.push_back(dropping_saves_for);
     segment_inputs.push_back(id);
     retain(id);
-    if (torch26_cpu() && storages[static_cast<std::size_t>(id)].saved++ == 0) saved_total += storages[static_cast<std::size_t>(id)].bytes;
+    if (torch2() && storages[static_cast<std::size_t>(id)].saved++ == 0) saved_total += storages[static_cast<std::size_t>(id)].bytes;
   }
   /// Segment `seg`'s backward has run: it lets go of the shared inputs it held.
   constexpr void release_segment_inputs(std::int32_t seg) {
     for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2) {
       if (segment_inputs[k] != seg) continue;
       auto& st = storages[static_cast<std::size_t>(segment_inputs[k + 1])];
-      if (torch26_cpu() && --st.saved == 0) saved_total -= st.bytes;
+      if (torch2() && --st.saved == 0) saved_total -= st.bytes;
       release(segment_inputs[k + 1]);
       segment_inputs[k] = -1;
     }

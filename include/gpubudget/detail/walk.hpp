@@ -194,9 +194,9 @@ struct walker {
     seg.encoder_output = s.encoder_output;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
     s.retain(seg.encoder_output.id);  // a decoder block's second input (encoder_hidden_states)
-    // 2.x saves them through an autograd node (NoopSaveInputs) that saved-tensor hooks see:
-    // counted as saved (op_rules.md 2.6 #18)
-    if (s.torch26_cpu()) hold_saved(in.id, +1);
+    // 2.x saves them through an autograd node (NoopSaveInputs, torch/utils/checkpoint.py, any
+    // device) that saved-tensor hooks see: counted as saved (op_rules.md 2.6 #18)
+    if (s.torch2()) hold_saved(in.id, +1);
     s.segments.push_back(seg);
     for (const auto r : split_repeats) segment_copies.push_back(running_copy[static_cast<std::size_t>(r)]);
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
@@ -519,9 +519,10 @@ struct walker {
       s.release(g);
       return;
     }
-    // A second gradient for the same tensor. PyTorch 2.6: the engine's InputBuffer adds it into
-    // the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6 #17).
-    if (s.torch26_cpu() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
+    // A second gradient for the same tensor. PyTorch 2.x, any device: the engine's InputBuffer
+    // adds it into the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6
+    // #17; torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace).
+    if (s.torch2() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
       s.release(g);
       return;
     }
@@ -621,7 +622,7 @@ struct walker {
       if (g >= 0) s.release(g);
       if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
-        if (s.torch26_cpu()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
+        if (s.torch2()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
         s.release(s.segments[static_cast<std::size_t>(seg)].input);
         s.release_segment_inputs(seg);
         s.release(s.segments[static_cast<std::size_t>(seg)].encoder_output);

@@ -262,23 +262,21 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H), a.D, op.bias, 2);
 }
 
-/// torch.nn.MultiheadAttention's training path. PyTorch 2.6 (op_rules.md 2.6 #7, no dropout,
-/// self-attention): the in_proj input copy, the packed qkv projection (q, k, v are views of it),
-/// SDPA's flash kernel (output stored [B, L, H, d], so out_proj reads it without a copy;
-/// log-sum-exp fp32); no probabilities. PyTorch 1.13 (F.multi_head_attention_forward, batch_first):
-/// in_proj on the transposed input (matmul folds it with reshape, which copies); q, k, v =
-/// proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
+/// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, no dropout,
+/// self-attention; torch/nn/functional.py multi_head_attention_forward calls
+/// scaled_dot_product_attention when need_weights=False, on any device): the in_proj input copy,
+/// the packed qkv projection (q, k, v are views of it), SDPA's flash kernel (log-sum-exp fp32; no
+/// probabilities), then out_proj (flash_output_projection: the CPU kernel's output needs no copy).
+/// PyTorch 1.13 (F.multi_head_attention_forward, batch_first): in_proj on the transposed input
+/// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
 constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
   auto& s = c.s;
   value xf = copy(s, x, x.s);
   value proj = linear_op(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
-  if (s.torch26_cpu() && op.dropout == 0 && a.Lq == a.Lk) {
+  if (s.torch2() && op.dropout == 0 && a.Lq == a.Lk) {
     const value qkv[] = {proj};
-    value o = flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H);
-    value result = linear_op(c, o, a.D, op.bias, 1);
-    s.release(o);
-    return result;
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 1);
   }
   value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));
   s.release(proj);

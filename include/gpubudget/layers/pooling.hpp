@@ -61,9 +61,12 @@ struct op_traits<adaptive_avg_pool2d_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_avg_pool2d_op& op, const detail::value& x) {
     if (x.s.rank != 3) detail::tensor_rank_unsupported();
     if (op.out_h <= 0 || op.out_w <= 0) detail::invalid_layer_argument();
-    // 1.13 keeps the input; 2.6 nothing (op_rules.md 2.6 #3: x[2,32,32,32] saved 256K -> 0;
-    // temporal_64_128_256_b2_t5 saved -1,484,816 B). CUDA: the 1.13 rule (not measured).
-    const auto keeps = c.s.torch26_cpu() ? detail::keeps::nothing : detail::keeps::input;
+    // 1.13 keeps the input; 2.x nothing for a 1x1 output (op_rules.md 2.6 #3: x[2,32,32,32] saved
+    // 256K -> 0; temporal_64_128_256_b2_t5 saved -1,484,816 B): that is mean(-1, -2) on any device
+    // but XPU (AdaptiveAveragePooling.cpp), and mean saves nothing in 2.x (#2). Other outputs run
+    // _adaptive_avg_pool2d, whose backward takes the input (derivatives.yaml).
+    const bool global = op.out_h == 1 && op.out_w == 1;
+    const auto keeps = c.s.torch2() && global ? detail::keeps::nothing : detail::keeps::input;
     return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, keeps);
   }
   static constexpr std::int64_t flops(const adaptive_avg_pool2d_op&, const shape& in, const shape&) { return in.numel(); }

@@ -34,12 +34,13 @@ constexpr shape unfolded_shape(const shape& in, std::int64_t k, std::int64_t pad
   return make_shape(checked_mul(in[0], k * k), checked_mul(oh, ow));
 }
 
-/// F.unfold: keeps its input in 1.13 (a view keeps the whole base), nothing in 2.6 (op_rules.md
-/// 2.6 #4: x[1,16,32,32] saved 64K -> 0; CUDA: the 1.13 rule, not measured); on the CPU it pads a
+/// F.unfold: keeps its input in 1.13 (a view keeps the whole base), nothing in 2.x (op_rules.md
+/// 2.6 #4: x[1,16,32,32] saved 64K -> 0; im2col's derivatives.yaml formula reads only the input's
+/// sizes, any device); on the CPU it pads a
 /// copy of the input first and its backward (col2im) holds an output-sized temporary (op_rules.md §1).
 constexpr value unfold(sim& s, const value& x, const shape& out) {
   const bool cpu = s.on_cpu();
-  const auto k = s.torch26_cpu() ? keeps::nothing : keeps::input;
+  const auto k = s.torch2() ? keeps::nothing : keeps::input;
   return pointwise(s, x, out, x.type, k, 0, cpu ? s.bytes_of_value(x) : 0, cpu ? s.bytes_of_value(out, x.type) : 0);
 }
 
