@@ -68,7 +68,16 @@ std::vector<std::string> module_names(const model<N>& m) {
 template <std::size_t N>
 bool names_a_module(const model<N>& m, std::string_view name) {
   detail::module_selection found;
-  return detail::select_modules(m.records.data(), static_cast<std::int32_t>(N), name.data(), name.data() + name.size(), found);
+  return detail::select_modules(m.records.data(), static_cast<std::int32_t>(N), name.data(), name.data() + name.size(), found) ==
+         detail::name_selects::modules;
+}
+
+/// The sub-modules of the op that `name` less its last component names ("q_proj, k_proj,
+/// v_proj, o_proj" for `model.layers.31.self_attn.x_proj` in a Llama), for a message; "" when
+/// it names no op with named parts.
+template <std::size_t N>
+std::string part_names_below(const model<N>& m, std::string_view name) {
+  return detail::part_names_below(m.records.data(), static_cast<std::int32_t>(N), name);
 }
 
 /// One line describing the configuration.
