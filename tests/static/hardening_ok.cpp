@@ -112,6 +112,11 @@ constexpr auto train_only_unknown_part_m = sequential(input(8, 64), named("attn"
 static_assert(budget_totals(train_only_unknown_part_m, training{.batch = 2, .train_only = "attn.c_attn"}, devices::generic_16gb).trainable_count == 64 * 192 + 192);
 static_assert(budget_totals(train_only_unknown_part_m, training{.batch = 2, .train_only = "attn.c_proj"}, devices::generic_16gb).trainable_count == 64 * 64 + 64);
 
+// projection_names_misfit: Llama's names on rotary flash attention; q_proj 64·64 (no biases)
+constexpr auto projection_names_misfit_m =
+    sequential(input(8, 64), named("self_attn", attention(64, heads(4), attention_impl::flash, rotary, no_bias, projection_names::llama)));
+static_assert(budget_totals(projection_names_misfit_m, training{.batch = 2, .train_only = "self_attn.q_proj"}, devices::generic_16gb).trainable_count == 64 * 64);
+
 // conv_kernel_larger_than_input: the kernel fits once padded (4 + 2·2 >= 7)
 static_assert(budget_totals(sequential(input(3, 4, 4), conv2d(8, 7, padding(2))), training{.batch = 8}, devices::generic_16gb).parameter_count == 8 * 3 * 49 + 8);
 

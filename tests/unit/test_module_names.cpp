@@ -114,6 +114,11 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   const auto table = layer_table(budget(m, training{}, dev));
   CHECK_THAT(table, Catch::Contains("| model.layers.{0..31} |"));
   CHECK_THAT(table, Catch::Contains("| lm_head |"));
+  // an unnamed block is labelled by the modules it holds (resnet50's stem and head)
+  const auto resnet_table = layer_table(budget(models::resnet50(), training{}, dev));
+  CHECK_THAT(resnet_table, Catch::Contains("| conv1, bn1, relu, maxpool |"));
+  CHECK_THAT(resnet_table, Catch::Contains("| layer3 |"));
+  CHECK_THAT(resnet_table, Catch::Contains("| avgpool, fc |"));
   const auto names = module_names(m);
   const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
   CHECK(has("model.layers.{0..31}.self_attn"));
@@ -334,4 +339,26 @@ TEST_CASE("modules inside mobile and dense blocks", "[names]") {
   // a prefix of denselayer1 is not denselayer10 .. 16 as well: the whole layer 1 of block 4
   // (in 512 + 0·32): norm1 2·512 + conv1 512·128 + norm2 2·128 + conv2 128·32·9
   CHECK(trains(dn, "features.denseblock4.denselayer1.") == 2 * 512 + 512 * 128 + 2 * 128 + 128 * 32 * 9);
+}
+
+// T5-small (transformers modeling_t5.py names): SelfAttention.q = Linear(512, 8·64, bias=False);
+// EncDecAttention.o = Linear(512, 512); DenseReluDense.wi = Linear(512, 2048); the first block's
+// SelfAttention also holds relative_attention_bias = Embedding(32, 8).
+TEST_CASE("T5's attention projections and feed-forward by name", "[names][parts]") {
+  static const auto t5 = models::t5(models::t5_small(16));
+  training t{};
+  t.batch = 1;
+  const auto trains = [&](const char* name) {
+    t.train_only = name;
+    return budget_totals(t5, t, dev).trainable_count;
+  };
+  CHECK(trains("encoder.block.3.layer.0.SelfAttention.q") == 512 * 512);
+  CHECK(trains("decoder.block.5.layer.1.EncDecAttention.o") == 512 * 512);
+  CHECK(trains("encoder.block.0.layer.1.DenseReluDense.wi") == 512 * 2048);
+  CHECK(trains("encoder.block.0.layer.0.SelfAttention") == 4 * 512 * 512 + 32 * 8);
+  CHECK(trains("encoder.block.5.layer.0.SelfAttention") == 4 * 512 * 512);
+  CHECK(trains("encoder.final_layer_norm") == 512);
+  t.train_only = "encoder.block.3.layer.0.SelfAttention.x";
+  CHECK_THROWS_AS(budget_totals(t5, t, dev), std::invalid_argument);
+  CHECK(!names_a_module(t5, "encoder.block.6"));
 }

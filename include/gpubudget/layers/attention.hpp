@@ -48,6 +48,7 @@ enum class projection_names : std::int64_t {
   gpt2 = 2,         ///< transformers' GPT2Attention: c_attn (q, k and v), c_proj (split_qkv or flash)
   bert = 3,         ///< transformers' BertAttention: self.query, self.key, self.value, output.dense (separate_qkv)
   torchvision = 4,  ///< nn.MultiheadAttention: out_proj (q, k and v are one parameter, in_proj_weight; torch_mha)
+  t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -375,11 +376,12 @@ struct named_projection {
   const char* name;
   std::uint8_t parts;
 };
-// transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py; torch.nn.MultiheadAttention
+// transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py; torch.nn.MultiheadAttention
 inline constexpr named_projection llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
 inline constexpr named_projection gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
 inline constexpr named_projection bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
 inline constexpr named_projection torchvision_projections[] = {{"out_proj", 2}};
+inline constexpr named_projection t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
 
 /// The k-th of `names` (nullptr past the last), its parts in `parts`.
 template <std::size_t N>
@@ -397,6 +399,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
     case projection_names::bert: return op.impl == attention_impl::separate_qkv;
     case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
+    case projection_names::t5: return op.impl == attention_impl::t5;
   }
   return false;
 }
@@ -412,6 +415,7 @@ struct op_traits<attention_op> {
       case projection_names::gpt2: return detail::nth_projection(detail::gpt2_projections, k, parts);
       case projection_names::bert: return detail::nth_projection(detail::bert_projections, k, parts);
       case projection_names::torchvision: return detail::nth_projection(detail::torchvision_projections, k, parts);
+      case projection_names::t5: return detail::nth_projection(detail::t5_projections, k, parts);
       case projection_names::none: break;
     }
     return nullptr;
@@ -463,7 +467,7 @@ template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
   attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none};
   (detail::apply_attention_option(o, opts), ...);
-  if (!detail::projection_names_fit(o)) detail::invalid_layer_argument();
+  if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(o);
 }
 
