@@ -328,6 +328,13 @@ TEST_CASE("modules inside mobile and dense blocks", "[names]") {
   CHECK(trains(v3, "features.4.block.2") == 72 * 24 + 24 + 24 * 72 + 72);
   CHECK(trains(v3, "features.4.block.3.0") == 72 * 40);
   CHECK(trains(v3, "features.1.block.0.0") == 16 * 9);
+  // SqueezeExcitation's fc1 and fc2 (torchvision/ops/misc.py) are parts of its op
+  CHECK(trains(v3, "features.4.block.2.fc1") == 72 * 24 + 24);
+  CHECK(trains(v3, "features.4.block.2.fc2") == 24 * 72 + 72);
+  CHECK(trains(b0, "features.2.1.block.2.fc2") == 6 * 144 + 144);
+  CHECK(names_a_module(v3, "features.4.block.2.fc1"));
+  CHECK(!names_a_module(v3, "features.4.block.2.fc3"));
+  CHECK(part_names_below(v3, "features.4.block.2.fc3") == "fc1, fc2");
   // DenseNet-121 denseblock1's third layer sees 64 + 2·32 = 128 channels: norm1 BN(128),
   // conv1 Conv2d(128, 128, 1), conv2 Conv2d(128, 32, 3)
   static const auto dn = models::densenet121();

@@ -84,6 +84,21 @@ constexpr Op unpack_fields(const layer& L) {
   }
 }
 
+/// One sub-module's name in an op_traits<Op>::part_name table, and the part indices (bits) the
+/// op's lowering gives its weights.
+struct named_part {
+  const char* name;
+  std::uint8_t parts;
+};
+
+/// part_name over a table: the k-th of `names` (nullptr past the last), its parts in `parts`.
+template <std::size_t N>
+constexpr const char* nth_part(const named_part (&names)[N], std::int32_t k, std::uint8_t& parts) {
+  if (k < 0 || static_cast<std::size_t>(k) >= N) return nullptr;
+  parts = names[k].parts;
+  return names[k].name;
+}
+
 /// The descriptor of `Op`: its traits behind plain function pointers, so the walk, the planner
 /// and the report dispatch through one table instead of a switch each.
 template <class Op>

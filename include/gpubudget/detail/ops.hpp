@@ -92,6 +92,23 @@ struct layer_ctx {
   constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
 };
 
+/// Runs `op(ctx)` for the sub-module of a layer whose weights are part `part` (attention's
+/// q_proj): with `c` itself, or, when a train_only name leaves that part frozen (frozen_parts),
+/// with a frozen context: no gradient for its weights, no optimizer state, its input saved only
+/// when that input needs a gradient (PyTorch's rule for any frozen module); its parameters
+/// count into `c` as frozen ones.
+template <class Op>
+constexpr value on_part(layer_ctx& c, std::int32_t part, Op op) {
+  if (!((c.frozen_parts >> part) & 1)) return op(c);
+  layer_ctx frozen = c.sub(0);
+  frozen.trainable = false;
+  value y = op(frozen);
+  c.parameter_count = checked_add(c.parameter_count, frozen.parameter_count);
+  c.frozen_parameter_count = checked_add(c.frozen_parameter_count, frozen.parameter_count);
+  if (frozen.conv_workspace > c.conv_workspace) c.conv_workspace = frozen.conv_workspace;
+  return y;
+}
+
 /// Casts `x` to `t` as autocast does (a copy with its own node), or returns another reference.
 constexpr value cast_to(sim& s, const value& x, dtype t) {
   if (x.type == t || x.type == dtype::int64) { s.retain(x.id); return x; }

@@ -186,16 +186,9 @@ constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, 
 
 /// The projection of part `part` (q 0, k or kv 1, output 2, separate v 3; torch_mha: in_proj 0,
 /// out_proj 1): an nn.Linear that trains unless a train_only name selected only other parts of
-/// this attention. A frozen one needs no gradient for its weight, so it saves its input only
-/// when that input needs one (PyTorch's rule for any frozen Linear); it has no optimizer state.
+/// this attention (on_part).
 constexpr value projection(layer_ctx& c, const value& x, std::int64_t width, bool bias, std::int32_t part) {
-  if (!((c.frozen_parts >> part) & 1)) return linear_op(c, x, width, bias, part);
-  layer_ctx frozen = c.sub(0);
-  frozen.trainable = false;
-  value y = linear_op(frozen, x, width, bias, part);
-  c.parameter_count = checked_add(c.parameter_count, frozen.parameter_count);
-  c.frozen_parameter_count = checked_add(c.frozen_parameter_count, frozen.parameter_count);
-  return y;
+  return on_part(c, part, [&](layer_ctx& pc) { return linear_op(pc, x, width, bias, part); });
 }
 
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
@@ -371,25 +364,12 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
 }  // namespace detail
 
 namespace detail {
-/// One projection's module name and the part indices (bits) the lowerings give its weights.
-struct named_projection {
-  const char* name;
-  std::uint8_t parts;
-};
 // transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py; torch.nn.MultiheadAttention
-inline constexpr named_projection llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
-inline constexpr named_projection gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
-inline constexpr named_projection bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
-inline constexpr named_projection torchvision_projections[] = {{"out_proj", 2}};
-inline constexpr named_projection t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
-
-/// The k-th of `names` (nullptr past the last), its parts in `parts`.
-template <std::size_t N>
-constexpr const char* nth_projection(const named_projection (&names)[N], std::int32_t k, std::uint8_t& parts) {
-  if (k < 0 || static_cast<std::size_t>(k) >= N) return nullptr;
-  parts = names[k].parts;
-  return names[k].name;
-}
+inline constexpr named_part llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
+inline constexpr named_part gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
+inline constexpr named_part bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
+inline constexpr named_part torchvision_projections[] = {{"out_proj", 2}};
+inline constexpr named_part t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
 
 /// Does naming scheme `n` fit the implementation (the part indices its lowering gives)?
 constexpr bool projection_names_fit(const attention_op& op) {
@@ -411,11 +391,11 @@ struct op_traits<attention_op> {
   /// The projections' module names (projection_names), which train_only selects one by one.
   static constexpr const char* part_name(const attention_op& op, std::int32_t k, std::uint8_t& parts) {
     switch (op.names) {
-      case projection_names::llama: return detail::nth_projection(detail::llama_projections, k, parts);
-      case projection_names::gpt2: return detail::nth_projection(detail::gpt2_projections, k, parts);
-      case projection_names::bert: return detail::nth_projection(detail::bert_projections, k, parts);
-      case projection_names::torchvision: return detail::nth_projection(detail::torchvision_projections, k, parts);
-      case projection_names::t5: return detail::nth_projection(detail::t5_projections, k, parts);
+      case projection_names::llama: return detail::nth_part(detail::llama_projections, k, parts);
+      case projection_names::gpt2: return detail::nth_part(detail::gpt2_projections, k, parts);
+      case projection_names::bert: return detail::nth_part(detail::bert_projections, k, parts);
+      case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
+      case projection_names::t5: return detail::nth_part(detail::t5_projections, k, parts);
       case projection_names::none: break;
     }
     return nullptr;
