@@ -49,6 +49,7 @@ enum class projection_names : std::int64_t {
   bert = 3,         ///< transformers' BertAttention: self.query, self.key, self.value, output.dense (separate_qkv)
   torchvision = 4,  ///< nn.MultiheadAttention: out_proj (q, k and v are one parameter, in_proj_weight; torch_mha)
   t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
+  phi3 = 6,         ///< transformers' Phi3Attention: qkv_proj (q, k and v), o_proj (rotary flash)
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -364,18 +365,21 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
 }  // namespace detail
 
 namespace detail {
-// transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py; torch.nn.MultiheadAttention
+// transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py, modeling_phi3.py;
+// torch.nn.MultiheadAttention
 inline constexpr named_part llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
 inline constexpr named_part gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
 inline constexpr named_part bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
 inline constexpr named_part torchvision_projections[] = {{"out_proj", 2}};
 inline constexpr named_part t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
+inline constexpr named_part phi3_projections[] = {{"qkv_proj", 1 | 2 | 8}, {"o_proj", 4}};
 
 /// Does naming scheme `n` fit the implementation (the part indices its lowering gives)?
 constexpr bool projection_names_fit(const attention_op& op) {
   switch (op.names) {
     case projection_names::none: return true;
-    case projection_names::llama: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
+    case projection_names::llama:
+    case projection_names::phi3: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
     case projection_names::bert: return op.impl == attention_impl::separate_qkv;
     case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
@@ -396,6 +400,7 @@ struct op_traits<attention_op> {
       case projection_names::bert: return detail::nth_part(detail::bert_projections, k, parts);
       case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
       case projection_names::t5: return detail::nth_part(detail::t5_projections, k, parts);
+      case projection_names::phi3: return detail::nth_part(detail::phi3_projections, k, parts);
       case projection_names::none: break;
     }
     return nullptr;

@@ -95,10 +95,11 @@ struct llama_config {
 };
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
-/// Qwen2's on q, k, v; heads of per_head() channels.
+/// Qwen2's on q, k, v; heads of per_head() channels; its projections named as transformers
+/// names them (Phi-3: qkv_proj, o_proj).
 constexpr layer llama_attention(const llama_config& g) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   qkv_bias(g.qkv_bias), projection_names::llama);
+                   qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama);
 }
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
