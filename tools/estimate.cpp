@@ -1097,6 +1097,8 @@ void check_freeze_prefixes(const run_config& c, training t) {
   const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
   for (const auto& p : c.freeze_prefixes) {
     if (e.names_a_module(p)) continue;
+    if (const auto parts = e.part_names_below(p); !parts.empty())
+      throw usage_error("--freeze-all-but: '" + p + "' names no part of " + p.substr(0, p.rfind('.')) + " (its parts: " + parts + ")");
     const auto& names = e.top_level_names.empty() ? e.module_paths : e.top_level_names;
     std::string list;
     for (std::size_t i = 0; i < names.size() && i < 16; ++i) list += (i ? ", " : "") + names[i];
@@ -1206,7 +1208,8 @@ int run(const cli::parsed_args& a) {
     for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
     std::cout << out << "\n";
   } else if (views.size() == 1) {
-    std::cout << markdown_table(evals.front().budget);  // one device: the library's full table
+    // one device: the library's full table, then the per-block one with PyTorch's module names
+    std::cout << markdown_table(evals.front().budget) << "\n" << evals.front().block_table();
   } else {
     std::cout << side_by_side(c, views);
   }

@@ -36,6 +36,11 @@ struct op_descriptor {
   detail::value (*lower)(detail::layer_ctx& ctx, const detail::value& x);
   /// Forward FLOPs per sample for input shape `in` and output shape `out`.
   std::int64_t (*flops)(const layer&, const shape& in, const shape& out);
+  /// Sub-modules one record holds (attention's q_proj, k_proj, ...), which training::train_only
+  /// may select one by one: the k-th one's name relative to the record's (nullptr past the last;
+  /// always nullptr for most ops), and in `parts` the bits of the lowering's part indices (bit p:
+  /// the weights of part p) it stands for.
+  const char* (*part_name)(const layer&, std::int32_t k, std::uint8_t& parts);
   /// A source (the model's input): takes no input tensor.
   bool source = false;
 };

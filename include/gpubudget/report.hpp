@@ -68,7 +68,16 @@ std::vector<std::string> module_names(const model<N>& m) {
 template <std::size_t N>
 bool names_a_module(const model<N>& m, std::string_view name) {
   detail::module_selection found;
-  return detail::select_modules(m.records.data(), static_cast<std::int32_t>(N), name.data(), name.data() + name.size(), found);
+  return detail::select_modules(m.records.data(), static_cast<std::int32_t>(N), name.data(), name.data() + name.size(), found) ==
+         detail::name_selects::modules;
+}
+
+/// The sub-modules of the op that `name` less its last component names ("q_proj, k_proj,
+/// v_proj, o_proj" for `model.layers.31.self_attn.x_proj` in a Llama), for a message; "" when
+/// it names no op with named parts.
+template <std::size_t N>
+std::string part_names_below(const model<N>& m, std::string_view name) {
+  return detail::part_names_below(m.records.data(), static_cast<std::int32_t>(N), name);
 }
 
 /// One line describing the configuration.
@@ -134,9 +143,34 @@ inline std::string csv_table(const memory_budget& b) {
   return out;
 }
 
-/// Per-block table: the model's top-level blocks (children of the root) with their output,
-/// parameters (trainable), what training them keeps resident (gradient + optimizer state) and
-/// the bytes they save for backward.
+namespace detail {
+/// The module paths of the outermost named records inside record `i` (copies of repeats as
+/// ranges), at most `limit` of them, "..." after.
+inline void outermost_names(const layer* records, std::int32_t i, std::size_t limit, std::vector<std::string>& out) {
+  for (std::int32_t c = i + 1; c < i + records[i].span && out.size() <= limit; c += records[c].span) {
+    if (records[c].name) out.push_back(out.size() == limit ? "..." : copies_path(records[c], records[c].name));
+    else outermost_names(records, c, limit, out);
+  }
+}
+
+/// A top-level block's label: its module path (a named repeat's copies as PyTorch numbers them,
+/// model.layers.{0..31}); for an unnamed block, the named modules it holds ("conv1, bn1, relu,
+/// maxpool"), else its op's name ("input", "repeat x12").
+inline std::string block_label(const layer* records, std::int32_t c) {
+  const layer& L = records[c];
+  if (L.name) return copies_path(L, L.name);
+  std::vector<std::string> inside;
+  outermost_names(records, c, 4, inside);
+  std::string label;
+  for (const auto& n : inside) label += (label.empty() ? "" : ", ") + n;
+  if (!label.empty()) return label;
+  return L.kind == node_kind::repeat ? "repeat x" + std::to_string(L.count) : std::string(op_name(L));
+}
+}  // namespace detail
+
+/// Per-block table: the model's top-level blocks (children of the root), labelled by their
+/// PyTorch module paths (block_label), with their output, parameters (trainable), what training
+/// them keeps resident (gradient + optimizer state) and the bytes they save for backward.
 template <std::size_t N>
 std::string layer_table(const model_budget<N>& b) {
   // a trainable parameter keeps its gradient (parameter type), an fp32 master copy in pure
@@ -149,11 +183,8 @@ std::string layer_table(const model_budget<N>& b) {
     const std::int32_t end = b.records[0].span;
     int row = 0;
     for (std::int32_t c = 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
-      const auto& L = b.records[static_cast<std::size_t>(c)];
       const auto& st = b.per_record[static_cast<std::size_t>(c)];
-      // a named repeat's copies as PyTorch numbers them, collapsed in one row (model.layers.{0..31})
-      std::string name = L.name ? detail::copies_path(L, L.name) : std::string(detail::op_name(L));
-      if (L.kind == node_kind::repeat && !L.name) name += " x" + std::to_string(L.count);
+      const std::string name = detail::block_label(b.records.data(), c);
       const auto trainable = b.plan.inference ? 0 : st.trainable_count;
       out += "| " + std::to_string(row++) + " | " + name + " | " + to_string(st.output) + " | " + std::to_string(st.parameter_count) + " (" +
              std::to_string(trainable) + ") | " + format_bytes(trainable * per_trainable) + " | " + format_bytes(st.saved_bytes) + " |\n";

@@ -107,6 +107,16 @@ static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8,
 static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks.0.fc,blocks.2.fc"}, devices::generic_16gb).trainable_count == 2 * 4160);
 static_assert(budget_totals(train_only_copy_out_of_range_m, training{.batch = 8, .train_only = "blocks"}, devices::generic_16gb).trainable_count == 3 * 4160);
 
+// train_only_unknown_part: GPT-2's attention parts; c_attn = q (64·64 + 64) and kv (64·128 + 128)
+constexpr auto train_only_unknown_part_m = sequential(input(8, 64), named("attn", attention(64, heads(4), projection_names::gpt2)), named("head", linear(10)));
+static_assert(budget_totals(train_only_unknown_part_m, training{.batch = 2, .train_only = "attn.c_attn"}, devices::generic_16gb).trainable_count == 64 * 192 + 192);
+static_assert(budget_totals(train_only_unknown_part_m, training{.batch = 2, .train_only = "attn.c_proj"}, devices::generic_16gb).trainable_count == 64 * 64 + 64);
+
+// projection_names_misfit: Llama's names on rotary flash attention; q_proj 64·64 (no biases)
+constexpr auto projection_names_misfit_m =
+    sequential(input(8, 64), named("self_attn", attention(64, heads(4), attention_impl::flash, rotary, no_bias, projection_names::llama)));
+static_assert(budget_totals(projection_names_misfit_m, training{.batch = 2, .train_only = "self_attn.q_proj"}, devices::generic_16gb).trainable_count == 64 * 64);
+
 // conv_kernel_larger_than_input: the kernel fits once padded (4 + 2·2 >= 7)
 static_assert(budget_totals(sequential(input(3, 4, 4), conv2d(8, 7, padding(2))), training{.batch = 8}, devices::generic_16gb).parameter_count == 8 * 3 * 49 + 8);
 

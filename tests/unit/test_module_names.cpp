@@ -114,6 +114,11 @@ TEST_CASE("tables and listings print the module paths", "[names][report]") {
   const auto table = layer_table(budget(m, training{}, dev));
   CHECK_THAT(table, Catch::Contains("| model.layers.{0..31} |"));
   CHECK_THAT(table, Catch::Contains("| lm_head |"));
+  // an unnamed block is labelled by the modules it holds (resnet50's stem and head)
+  const auto resnet_table = layer_table(budget(models::resnet50(), training{}, dev));
+  CHECK_THAT(resnet_table, Catch::Contains("| conv1, bn1, relu, maxpool |"));
+  CHECK_THAT(resnet_table, Catch::Contains("| layer3 |"));
+  CHECK_THAT(resnet_table, Catch::Contains("| avgpool, fc |"));
   const auto names = module_names(m);
   const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
   CHECK(has("model.layers.{0..31}.self_attn"));
@@ -196,4 +201,177 @@ TEST_CASE("named copies of checkpointed blocks", "[names][checkpoint]") {
   CHECK(last.step_peak < whole.step_peak);
   t.train_only = "transformer.h.11.mlp.c_fc";
   CHECK(budget_totals(m, t, dev).trainable_count == 768 * 3072 + 3072);
+}
+
+// One projection inside an attention op (its parts: projection_names). Llama-2-7B's q_proj is
+// Linear(4096, 4096, bias=False): 16,777,216 weights; Llama-3-8B's k_proj Linear(4096, 1024)
+// (8 key-value heads of 128 channels): 4,194,304.
+TEST_CASE("one projection of an attention trains alone", "[names][parts]") {
+  static const auto llama2 = models::llama(models::llama2_7b(16));
+  training t{};
+  t.batch = 1;
+  t.precision = amp_bf16;
+  t.train_only = "model.layers.31.self_attn.q_proj";
+  const auto q_only = budget_totals(llama2, t, dev);
+  CHECK(q_only.trainable_count == 4096 * 4096);
+  t.train_only = "model.layers.31.self_attn";
+  const auto whole = budget_totals(llama2, t, dev);
+  CHECK(whole.trainable_count == 4 * 4096 * 4096);
+  // the frozen k, v and o save nothing for their weights (their inputs need no gradient)
+  CHECK(q_only.saved_activations <= whole.saved_activations);
+  CHECK(q_only.saved_activations < whole.saved_activations);
+  // every part named is the whole attention
+  t.train_only = "model.layers.31.self_attn.q_proj,model.layers.31.self_attn.k_proj,model.layers.31.self_attn.v_proj,"
+                 "model.layers.31.self_attn.o_proj";
+  const auto parts = budget_totals(llama2, t, dev);
+  CHECK(parts.trainable_count == whole.trainable_count);
+  CHECK(parts.saved_activations == whole.saved_activations);
+  CHECK(parts.step_peak == whole.step_peak);
+  static const auto llama3 = models::llama(models::llama3_8b(16));
+  t.train_only = "model.layers.31.self_attn.k_proj";
+  CHECK(budget_totals(llama3, t, dev).trainable_count == 4096 * 1024);
+  t.train_only = "model.layers.0.self_attn.o_proj";
+  CHECK(budget_totals(llama3, t, dev).trainable_count == 4096 * 4096);
+  // Phi-3-mini's fused qkv_proj = Linear(3072, 3 · 3072) (modeling_phi3.py); it has no q_proj
+  static const auto phi3 = models::llama(models::phi3_mini(16));
+  t.train_only = "model.layers.31.self_attn.qkv_proj";
+  CHECK(budget_totals(phi3, t, dev).trainable_count == 3072 * 9216);
+  t.train_only = "model.layers.31.self_attn.q_proj";
+  CHECK_THROWS_AS(budget_totals(phi3, t, dev), std::invalid_argument);
+}
+
+// PEFT's default LoRA targets for Llama (q_proj, v_proj) name the base weights they adapt:
+// 32 layers x (4096·4096 + 4096·4096) = 1,073,741,824 for Llama-2-7B, the count freezing all
+// but those names trains. A bare part name selects it in every layer (PEFT's target_modules).
+TEST_CASE("q_proj and v_proj of every layer", "[names][parts]") {
+  static const auto llama2 = models::llama(models::llama2_7b(16));
+  training t{};
+  t.batch = 1;
+  t.train_only = "q_proj,v_proj";
+  CHECK(budget_totals(llama2, t, dev).trainable_count == 32LL * 2 * 4096 * 4096);
+  t.train_only = "model.layers.31.self_attn.v_proj";
+  CHECK(budget_totals(llama2, t, dev).trainable_count == 4096 * 4096);
+}
+
+// GPT-2 small: c_attn = Conv1D(768, 2304) with bias (q, k and v), c_proj = Conv1D(768, 768);
+// BERT-base: attention.self.query = Linear(768, 768), attention.output.dense = Linear(768, 768);
+// torchvision ViT-B/16: self_attention.out_proj = NonDynamicallyQuantizableLinear(768, 768), its
+// q, k, v being one parameter (in_proj_weight) that no module name selects apart.
+TEST_CASE("projections of GPT-2, BERT and ViT", "[names][parts]") {
+  training t{};
+  t.batch = 1;
+  static const auto gpt2 = models::gpt(models::gpt2_small(64));
+  t.train_only = "transformer.h.11.attn.c_attn";
+  CHECK(budget_totals(gpt2, t, dev).trainable_count == 768 * 2304 + 2304);
+  t.train_only = "transformer.h.11.attn.c_proj";
+  CHECK(budget_totals(gpt2, t, dev).trainable_count == 768 * 768 + 768);
+  static const auto bert = models::bert(models::bert_base(16));
+  t.train_only = "encoder.layer.3.attention.self.query";
+  CHECK(budget_totals(bert, t, dev).trainable_count == 768 * 768 + 768);
+  t.train_only = "encoder.layer.3.attention.self";  // query, key, value
+  CHECK(budget_totals(bert, t, dev).trainable_count == 3 * (768 * 768 + 768));
+  t.train_only = "encoder.layer.3.attention.output.dense";
+  CHECK(budget_totals(bert, t, dev).trainable_count == 768 * 768 + 768);
+  static const auto vit = models::vit_b_16();
+  t.train_only = "encoder.layers.encoder_layer_11.self_attention.out_proj";
+  CHECK(budget_totals(vit, t, dev).trainable_count == 768 * 768 + 768);
+  t.train_only = "encoder.layers.encoder_layer_11.self_attention.in_proj";
+  CHECK_THROWS_AS(budget_totals(vit, t, dev), std::invalid_argument);
+  const auto names = module_names(vit);
+  CHECK(std::find(names.begin(), names.end(), "encoder.layers.encoder_layer_{0..11}.self_attention.out_proj") != names.end());
+}
+
+TEST_CASE("an unknown part is an error of its own", "[names][parts]") {
+  static const auto llama2 = models::llama(models::llama2_7b(16));
+  training t{};
+  t.batch = 1;
+  t.train_only = "model.layers.31.self_attn.x_proj";
+  try {
+    budget_totals(llama2, t, dev);
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    CHECK_THAT(e.what(), Catch::Contains("part its op does not name"));
+  }
+  CHECK(part_names_below(llama2, "model.layers.31.self_attn.x_proj") == "q_proj, k_proj, v_proj, o_proj");
+  CHECK(part_names_below(llama2, "model.layers.31.mlp.x_proj").empty());
+  CHECK(!names_a_module(llama2, "model.layers.31.self_attn.x_proj"));
+  CHECK(names_a_module(llama2, "model.layers.31.self_attn.q_proj"));
+  const auto names = module_names(llama2);
+  CHECK(std::find(names.begin(), names.end(), "model.layers.{0..31}.self_attn.q_proj") != names.end());
+}
+
+// Modules inside the mobile nets' and DenseNet's blocks, named as torchvision names them
+// (Conv2dNormActivation's 0 conv, 1 norm, 2 activation; mobilenetv2.py InvertedResidual.conv,
+// mobilenetv3.py and efficientnet.py .block; densenet.py _DenseLayer, "denselayer%d").
+TEST_CASE("modules inside mobile and dense blocks", "[names]") {
+  training t{};
+  t.batch = 1;
+  const auto trains = [&](const auto& m, const char* name) {
+    t.train_only = name;
+    return budget_totals(m, t, dev).trainable_count;
+  };
+  static const auto v2 = models::mobilenet_v2();
+  // features.3 (24 -> 144 -> 24): its expand conv Conv2d(24, 144, 1); features.1 has no expand:
+  // conv.0.0 is the depthwise Conv2d(32, 32, 3, groups 32), conv.1 Conv2d(32, 16, 1), conv.2 BN(16)
+  CHECK(trains(v2, "features.3.conv.0.0") == 24 * 144);
+  CHECK(trains(v2, "features.3.conv.3") == 2 * 24);
+  CHECK(trains(v2, "features.1.conv.0.0") == 32 * 9);
+  CHECK(trains(v2, "features.1.conv.1") == 32 * 16);
+  CHECK(trains(v2, "features.1.conv.2") == 2 * 16);
+  CHECK(trains(v2, "features.18.0") == 320 * 1280);
+  // EfficientNet-B0 stage 2's block 0 (16 -> 96 -> 24, stride 2): depthwise Conv2d(96, 96, 3);
+  // block 1 (24 -> 144 -> 24): SqueezeExcitation(144, 6): fc1 144·6 + 6, fc2 6·144 + 144;
+  // project Conv2d(144, 24, 1)
+  static const auto b0 = models::efficientnet_b0();
+  CHECK(trains(b0, "features.2.0.block.1.0") == 96 * 9);
+  CHECK(trains(b0, "features.2.1.block.2") == 144 * 6 + 6 + 6 * 144 + 144);
+  CHECK(trains(b0, "features.2.1.block.3.0") == 144 * 24);
+  CHECK(trains(b0, "features.1.0.block.0.0") == 32 * 9);  // no expand: the depthwise conv first
+  CHECK(names_a_module(b0, "features.2.1.stochastic_depth"));
+  // MobileNetV3-Large features.4 (24 -> 72 -> 40, SE): SqueezeExcitation(72, 24) = 72·24 + 24 +
+  // 24·72 + 72; project Conv2d(72, 40, 1)
+  static const auto v3 = models::mobilenet_v3_large();
+  CHECK(trains(v3, "features.4.block.2") == 72 * 24 + 24 + 24 * 72 + 72);
+  CHECK(trains(v3, "features.4.block.3.0") == 72 * 40);
+  CHECK(trains(v3, "features.1.block.0.0") == 16 * 9);
+  // SqueezeExcitation's fc1 and fc2 (torchvision/ops/misc.py) are parts of its op
+  CHECK(trains(v3, "features.4.block.2.fc1") == 72 * 24 + 24);
+  CHECK(trains(v3, "features.4.block.2.fc2") == 24 * 72 + 72);
+  CHECK(trains(b0, "features.2.1.block.2.fc2") == 6 * 144 + 144);
+  CHECK(names_a_module(v3, "features.4.block.2.fc1"));
+  CHECK(!names_a_module(v3, "features.4.block.2.fc3"));
+  CHECK(part_names_below(v3, "features.4.block.2.fc3") == "fc1, fc2");
+  // DenseNet-121 denseblock1's third layer sees 64 + 2·32 = 128 channels: norm1 BN(128),
+  // conv1 Conv2d(128, 128, 1), conv2 Conv2d(128, 32, 3)
+  static const auto dn = models::densenet121();
+  CHECK(trains(dn, "features.denseblock1.denselayer3.conv1") == 128 * 128);
+  CHECK(trains(dn, "features.denseblock1.denselayer3.norm1") == 2 * 128);
+  CHECK(trains(dn, "features.denseblock1.denselayer3.conv2") == 128 * 32 * 9);
+  CHECK(names_a_module(dn, "features.denseblock3.denselayer24"));
+  CHECK(!names_a_module(dn, "features.denseblock3.denselayer25"));
+  // a prefix of denselayer1 is not denselayer10 .. 16 as well: the whole layer 1 of block 4
+  // (in 512 + 0·32): norm1 2·512 + conv1 512·128 + norm2 2·128 + conv2 128·32·9
+  CHECK(trains(dn, "features.denseblock4.denselayer1.") == 2 * 512 + 512 * 128 + 2 * 128 + 128 * 32 * 9);
+}
+
+// T5-small (transformers modeling_t5.py names): SelfAttention.q = Linear(512, 8·64, bias=False);
+// EncDecAttention.o = Linear(512, 512); DenseReluDense.wi = Linear(512, 2048); the first block's
+// SelfAttention also holds relative_attention_bias = Embedding(32, 8).
+TEST_CASE("T5's attention projections and feed-forward by name", "[names][parts]") {
+  static const auto t5 = models::t5(models::t5_small(16));
+  training t{};
+  t.batch = 1;
+  const auto trains = [&](const char* name) {
+    t.train_only = name;
+    return budget_totals(t5, t, dev).trainable_count;
+  };
+  CHECK(trains("encoder.block.3.layer.0.SelfAttention.q") == 512 * 512);
+  CHECK(trains("decoder.block.5.layer.1.EncDecAttention.o") == 512 * 512);
+  CHECK(trains("encoder.block.0.layer.1.DenseReluDense.wi") == 512 * 2048);
+  CHECK(trains("encoder.block.0.layer.0.SelfAttention") == 4 * 512 * 512 + 32 * 8);
+  CHECK(trains("encoder.block.5.layer.0.SelfAttention") == 4 * 512 * 512);
+  CHECK(trains("encoder.final_layer_norm") == 512);
+  t.train_only = "encoder.block.3.layer.0.SelfAttention.x";
+  CHECK_THROWS_AS(budget_totals(t5, t, dev), std::invalid_argument);
+  CHECK(!names_a_module(t5, "encoder.block.6"));
 }

@@ -8,6 +8,10 @@
 // *condition* on the repetition ("record 17, while repeat 12 runs its copy 1"), which the walk
 // tests as it runs the copies; nothing is expanded per copy.
 //
+// Below a named leaf, a name may go on into the sub-modules its op names (op_descriptor::
+// part_name: attention's `self_attn.q_proj`); it then selects "record R, parts mask M". A name
+// that reaches such a leaf but spells none of its parts is an unknown part (an error of its own).
+//
 // A name matches where it spells a run of path components starting at a component of some
 // record's name (PEFT's target_modules rule, so `conv3` names every conv3, `layers.31` Llama's
 // `model.layers.31` and `stage3` a block nested under another name); its last component may be a prefix of a name ("he" selects
@@ -15,6 +19,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gpubudget/detail/dyn_array.hpp>
@@ -28,11 +33,20 @@ struct repetition_condition {
   std::int64_t repetition = 0;
 };
 
-/// Record `record` (and everything under it) is selected when all its conditions hold.
+/// Every part of a record (a match of the record itself, not of some of its op's sub-modules).
+inline constexpr std::uint8_t all_parts = 0xFF;
+
+/// Record `record` (and everything under it; of a leaf, the weights of `parts` only) is selected
+/// when all its conditions hold.
 struct module_match {
   std::int32_t record = -1;
   std::int32_t conditions_begin = 0, conditions_count = 0;
+  std::uint8_t parts = all_parts;
 };
+
+/// What a name selects: some modules, nothing, or nothing because it names a sub-module an op
+/// does not have (`self_attn.x_proj`).
+enum class name_selects : std::uint8_t { modules, nothing, unknown_part };
 
 /// Every match of a list of names, and the conditions they carry.
 struct module_selection {
@@ -64,9 +78,10 @@ struct module_matcher {
   module_selection& out;
   dyn_array<repetition_condition> pinned{};  ///< conditions on the way down
   bool found = false;
+  bool unknown_part = false;  ///< a name went on below a leaf into a part its op does not name
 
-  constexpr void add_match(std::int32_t record) {
-    out.matches.push_back({record, static_cast<std::int32_t>(out.conditions.size()), static_cast<std::int32_t>(pinned.size())});
+  constexpr void add_match(std::int32_t record, std::uint8_t parts = all_parts) {
+    out.matches.push_back({record, static_cast<std::int32_t>(out.conditions.size()), static_cast<std::int32_t>(pinned.size()), parts});
     for (const auto& c : pinned) out.conditions.push_back(c);
     found = true;
   }
@@ -80,7 +95,27 @@ struct module_matcher {
     if (*n) return;                              // differs inside the name
     if (numbers_in_its_name(L)) return match_copy_number(c, p);
     if (*p != '.') return;                       // "layer41" is not "layer4"
+    if (L.kind == node_kind::leaf) return match_parts(c, p + 1, true);
     match_unnamed(c, p + 1);
+  }
+
+  /// Pattern at `p` against the sub-modules leaf `c`'s op names (attention's q_proj): every part
+  /// name it spells or begins (the same prefix rule as for records). `below_name`: the pattern
+  /// went on below the leaf's name, so a leaf whose op names parts but none of these is an
+  /// unknown part.
+  constexpr void match_parts(std::int32_t c, const char* p, bool below_name) {
+    const layer& L = records[c];
+    std::uint8_t selected = 0, parts = 0;
+    std::int32_t k = 0;
+    for (const char* n = nullptr; L.op && (n = L.op->part_name(L, k, parts)) != nullptr; ++k)
+      if (begins(p, n)) selected = static_cast<std::uint8_t>(selected | parts);
+    if (selected) add_match(c, selected);
+    else if (below_name && k > 0) unknown_part = true;
+  }
+  /// Does the pattern at `p` spell `name` or its beginning?
+  constexpr bool begins(const char* p, const char* name) const {
+    while (p != end && *name && *p == *name) ++p, ++name;
+    return p == end;
   }
 
   /// Pattern at `p` against what lies below record `c` (its name, if any, is consumed).
@@ -120,15 +155,17 @@ struct module_matcher {
   }
 };
 
-/// Adds to `out` every record the name [begin, end) selects; false when it selects none (an
-/// empty name selects none).
-constexpr bool select_modules(const layer* records, std::int32_t count, const char* begin, const char* end, module_selection& out) {
-  if (begin == end) return false;
+/// Adds to `out` every record (or part of a leaf's op) the name [begin, end) selects; an empty
+/// name selects nothing.
+constexpr name_selects select_modules(const layer* records, std::int32_t count, const char* begin, const char* end, module_selection& out) {
+  if (begin == end) return name_selects::nothing;
   module_matcher m{records, count, end, out};
-  for (std::int32_t i = 0; i < count; ++i)
+  for (std::int32_t i = 0; i < count; ++i) {
     for (const char* n = records[i].name; n && *n; ++n)
       if (n == records[i].name || n[-1] == '.') m.match_name(i, n, begin);  // from each component of the name
-  return m.found;
+    if (records[i].kind == node_kind::leaf) m.match_parts(i, begin, false);   // `q_proj`: every q_proj
+  }
+  return m.found ? name_selects::modules : m.unknown_part ? name_selects::unknown_part : name_selects::nothing;
 }
 
 /// Calls `on_item(begin, end)` for every comma-separated item of `list`.
@@ -145,6 +182,23 @@ constexpr void for_each_list_item(const char* list, F on_item) {
 
 // --- run time: the paths, for tables and messages ---------------------------------------------
 
+/// The part names of the ops of the leaves that `name` less its last component selects
+/// ("q_proj, k_proj, v_proj, o_proj" for `model.layers.31.self_attn.x_proj`), for a message;
+/// "" when that selects no leaf whose op names parts.
+inline std::string part_names_below(const layer* records, std::int32_t count, std::string_view name) {
+  const auto dot = name.rfind('.');
+  module_selection leaves{};
+  if (dot == std::string_view::npos || select_modules(records, count, name.data(), name.data() + dot, leaves) != name_selects::modules) return "";
+  for (const auto& m : leaves.matches) {
+    const layer& L = records[m.record];
+    std::string list;
+    std::uint8_t parts = 0;
+    for (std::int32_t k = 0; const char* n = L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) list += (k ? ", " : "") + std::string(n);
+    if (!list.empty()) return list;
+  }
+  return "";
+}
+
 /// `path.name`, or whichever of them is not empty.
 inline std::string join_path(const std::string& path, const std::string& name) {
   return path.empty() ? name : name.empty() ? path : path + "." + name;
@@ -159,11 +213,14 @@ inline std::string copies_path(const layer& L, const std::string& path) {
   return numbers_in_its_name(L) ? path + numbers : join_path(path, numbers);
 }
 
-/// Every module path of the subtree at `i` below `path`, in order (copies as ranges).
+/// Every module path of the subtree at `i` below `path`, in order (copies as ranges; a named
+/// leaf's op parts after it: `self_attn.q_proj`).
 inline void list_module_paths(const layer* records, std::int32_t i, const std::string& path, std::vector<std::string>& out) {
   const layer& L = records[i];
   const std::string own = L.name ? join_path(path, L.name) : path;
   if (L.name) out.push_back(own);
+  std::uint8_t parts = 0;
+  for (std::int32_t k = 0; const char* n = L.name && L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) out.push_back(own + "." + n);
   const std::string below = copies_path(L, own);
   if (below != own) out.push_back(below);
   for (std::int32_t c = i + 1; c < i + L.span; c += records[c].span) list_module_paths(records, c, below, out);

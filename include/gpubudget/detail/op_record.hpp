@@ -10,9 +10,11 @@
 //     static constexpr value lower(layer_ctx&, const linear_op&, const value& x);  // required
 //     static constexpr std::int64_t flops(const linear_op&, const shape& in, const shape& out);
 //     static constexpr bool source = true;                                 // only `input`
+//     static constexpr const char* part_name(const Op&, std::int32_t k, std::uint8_t& parts);
 //   };
 //
-// `flops` defaults to one per output element; `source` to false. A record carries the op's
+// `flops` defaults to one per output element; `source` to false; `part_name` (sub-modules a
+// name may select, layer.hpp) to none. A record carries the op's
 // fields as words (std::bit_cast both ways: a single step of constant evaluation, where a
 // field-by-field reflection through Boost.Hana's struct accessors cost ~190 Clang steps per op
 // visit, +60 % on a chain of ReLUs; benchmarks/compile_time/README.md).
@@ -82,6 +84,21 @@ constexpr Op unpack_fields(const layer& L) {
   }
 }
 
+/// One sub-module's name in an op_traits<Op>::part_name table, and the part indices (bits) the
+/// op's lowering gives its weights.
+struct named_part {
+  const char* name;
+  std::uint8_t parts;
+};
+
+/// part_name over a table: the k-th of `names` (nullptr past the last), its parts in `parts`.
+template <std::size_t N>
+constexpr const char* nth_part(const named_part (&names)[N], std::int32_t k, std::uint8_t& parts) {
+  if (k < 0 || static_cast<std::size_t>(k) >= N) return nullptr;
+  parts = names[k].parts;
+  return names[k].name;
+}
+
 /// The descriptor of `Op`: its traits behind plain function pointers, so the walk, the planner
 /// and the report dispatch through one table instead of a switch each.
 template <class Op>
@@ -96,11 +113,15 @@ struct op_entry {
     if constexpr (requires(const Op& o) { traits::flops(o, in, out); }) return traits::flops(unpack_fields<Op>(L), in, out);
     else return out.numel();
   }
+  static constexpr const char* part_name(const layer& L, std::int32_t k, std::uint8_t& parts) {
+    if constexpr (requires(const Op& o) { traits::part_name(o, k, parts); }) return traits::part_name(unpack_fields<Op>(L), k, parts);
+    else return nullptr;
+  }
   static constexpr bool is_source() {
     if constexpr (requires { traits::source; }) return traits::source;
     else return false;
   }
-  static constexpr op_descriptor descriptor{&name, &lower, &flops, is_source()};
+  static constexpr op_descriptor descriptor{&name, &lower, &flops, &part_name, is_source()};
 };
 
 }  // namespace detail

@@ -19,6 +19,9 @@ struct layer_ctx {
   std::int32_t param_key = -1;  ///< identity of this layer's weights (shared weights share one)
   bool trainable = true;        ///< its parameters require grad
   bool first_use = true;        ///< parameters counted here (false for later uses of shared weights)
+  /// Of a trainable layer, the parts (bit p: part p's weights) a train_only name leaves frozen:
+  /// `model.layers.31.self_attn.q_proj` trains part 0 of the attention only.
+  std::uint8_t frozen_parts = 0;
   std::int64_t parameter_count = 0;  ///< out: parameter elements this layer owns
   std::int64_t buffer_bytes = 0;  ///< out: non-trainable state (BatchNorm running statistics)
   std::int64_t largest_param = 0; ///< out: elements of its largest single parameter tensor
@@ -26,6 +29,7 @@ struct layer_ctx {
   std::int64_t conv_workspace = 0;  ///< out: bytes of its largest convolution's im2col matrix (cuDNN GEMM workspace)
   std::int64_t input_bytes = 0;     ///< out: a source's data batch
   std::int64_t adam8bit_state = 0;  ///< out: bitsandbytes 8-bit Adam state of its tensors (per tensor: adam8bit_state_bytes)
+  std::int64_t frozen_parameter_count = 0;  ///< out: of parameter_count, the elements of frozen_parts
 
   constexpr bool amp() const { return s.types.autocast; }
   constexpr bool pure16() const { return s.types.pure16; }
@@ -70,13 +74,15 @@ struct layer_ctx {
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
-    layer_ctx c{s, L, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts};
+    layer_ctx c{s, L, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts,
+                static_cast<std::uint8_t>(frozen_parts >> first_part)};
     return c;
   }
   /// Folds a sub-module's counts back into this layer.
   constexpr void absorb(const layer_ctx& c, std::int32_t first_part) {
     parameter_count = checked_add(parameter_count, c.parameter_count);
     adam8bit_state += c.adam8bit_state;
+    frozen_parameter_count += c.frozen_parameter_count;
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;
@@ -85,6 +91,23 @@ struct layer_ctx {
   /// Does an op with these weights need an autograd node?
   constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
 };
+
+/// Runs `op(ctx)` for the sub-module of a layer whose weights are part `part` (attention's
+/// q_proj): with `c` itself, or, when a train_only name leaves that part frozen (frozen_parts),
+/// with a frozen context: no gradient for its weights, no optimizer state, its input saved only
+/// when that input needs a gradient (PyTorch's rule for any frozen module); its parameters
+/// count into `c` as frozen ones.
+template <class Op>
+constexpr value on_part(layer_ctx& c, std::int32_t part, Op op) {
+  if (!((c.frozen_parts >> part) & 1)) return op(c);
+  layer_ctx frozen = c.sub(0);
+  frozen.trainable = false;
+  value y = op(frozen);
+  c.parameter_count = checked_add(c.parameter_count, frozen.parameter_count);
+  c.frozen_parameter_count = checked_add(c.frozen_parameter_count, frozen.parameter_count);
+  if (frozen.conv_workspace > c.conv_workspace) c.conv_workspace = frozen.conv_workspace;
+  return y;
+}
 
 /// Casts `x` to `t` as autocast does (a copy with its own node), or returns another reference.
 constexpr value cast_to(sim& s, const value& x, dtype t) {

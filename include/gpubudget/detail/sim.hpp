@@ -102,6 +102,7 @@ struct segment_record {
   bool trainable = true;
   bool recomputed = false;
   std::int32_t key_shift = 0;
+  std::uint8_t frozen_parts = 0;      ///< of a checkpointed leaf a name selects some parts of: the others
   bool repetition = false;            ///< one repetition of a repeat (checkpoint_blocks): re-run its children
   value encoder_output{};             ///< inside an encoder_decoder's decoder: kept for the re-run (an input of the block)
 };

@@ -74,10 +74,13 @@ struct walker {
     if (!s.plan.train_only) return;
     named_to_train.resize(static_cast<std::size_t>(count), 0);
     for_each_list_item(s.plan.train_only, [&](const char* begin, const char* end) {
-      if (!select_modules(records, count, begin, end, train_only_matches)) train_only_prefix_matches_no_record_name();
+      const auto selects = select_modules(records, count, begin, end, train_only_matches);
+      if (selects == name_selects::unknown_part) train_only_names_an_unknown_part();
+      if (selects == name_selects::nothing) train_only_prefix_matches_no_record_name();
     });
+    // a match of some parts of a leaf is tested like one in some copies (parts_named_now)
     for (const auto& m : train_only_matches.matches)
-      named_to_train[static_cast<std::size_t>(m.record)] |= m.conditions_count == 0 ? named_always : named_in_some_copies;
+      named_to_train[static_cast<std::size_t>(m.record)] |= m.conditions_count == 0 && m.parts == all_parts ? named_always : named_in_some_copies;
     for (const auto& c : train_only_matches.conditions) {
       auto& flags = named_to_train[static_cast<std::size_t>(c.repeat)];
       if (!(flags & copies_told_apart)) split_repeats.push_back(c.repeat);
@@ -92,19 +95,21 @@ struct walker {
   /// of every record.)
   constexpr bool trains_by_name(std::int32_t i) const {
     return !named_to_train.empty() && ((named_to_train[static_cast<std::size_t>(i)] & named_always) ||
-                                       ((named_to_train[static_cast<std::size_t>(i)] & named_in_some_copies) && named_in_running_copies(i)));
+                                       ((named_to_train[static_cast<std::size_t>(i)] & named_in_some_copies) && parts_named_now(i)));
   }
-  /// Does a match of record `i` hold for the copies now running?
-  constexpr bool named_in_running_copies(std::int32_t i) const {
+  /// The parts of record `i` (all_parts: the record itself) that the matches holding for the
+  /// copies now running select; 0: none holds.
+  constexpr std::uint8_t parts_named_now(std::int32_t i) const {
+    std::uint8_t parts = 0;
     for (const auto& m : train_only_matches.matches) {
       bool holds = m.record == i;
       for (std::int32_t k = 0; holds && k < m.conditions_count; ++k) {
         const auto& c = train_only_matches.conditions[static_cast<std::size_t>(m.conditions_begin + k)];
         holds = running_copy[static_cast<std::size_t>(c.repeat)] == c.repetition;
       }
-      if (holds) return true;
+      if (holds) parts = static_cast<std::uint8_t>(parts | m.parts);
     }
-    return false;
+    return parts;
   }
   /// Sets the running copies of the told-apart repeats: those at checkpoint segment `seg`, or
   /// none (seg < 0).
@@ -117,6 +122,7 @@ struct walker {
     bool trainable = true;
     bool count_params = true;
     std::int32_t key_shift = 0;  ///< maps a shared block's records to its first occurrence
+    std::uint8_t frozen_parts = 0;  ///< of a trainable leaf, the parts no name selected (layer_ctx)
   };
 
   /// Compact identity of a leaf's weights: fresh for every application that owns weights
@@ -150,7 +156,7 @@ struct walker {
   /// shared block's later occurrences map to the first one's weights (counted once).
   constexpr scope enter(std::int32_t i, scope sc) {
     const layer& L = records[i];
-    if (trains_by_name(i)) sc.trainable = true;
+    if (trains_by_name(i)) sc = trained_by_name(i, sc);
     if (L.flags.frozen) sc.trainable = false;
     if (L.share_id > 0) {
       std::int32_t root = -1;
@@ -158,6 +164,15 @@ struct walker {
       if (root < 0) { share_ids.push_back(L.share_id); share_roots.push_back(i + sc.key_shift); }
       else { sc.key_shift = root - i; sc.count_params = false; }
     }
+    return sc;
+  }
+
+  /// The scope of record `i`, which a name selects: trainable; when the names select some parts
+  /// of its op only (attention's q_proj) and nothing above it trains, the others stay frozen.
+  constexpr scope trained_by_name(std::int32_t i, scope sc) const {
+    const std::uint8_t parts = sc.trainable || (name_flags(i) & named_always) ? all_parts : parts_named_now(i);
+    sc.trainable = true;
+    sc.frozen_parts = static_cast<std::uint8_t>(~parts);
     return sc;
   }
 
@@ -190,6 +205,7 @@ struct walker {
     seg.first_node = static_cast<std::int32_t>(s.autograd_nodes.size());
     seg.trainable = sc.trainable;
     seg.key_shift = sc.key_shift;
+    seg.frozen_parts = sc.frozen_parts;
     seg.repetition = repetition;
     seg.encoder_output = s.encoder_output;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
@@ -454,12 +470,12 @@ struct walker {
     const bool source = in.id < 0;
     s.current_layer = i;
     const auto saved_before = s.saved_total;
-    layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying};
+    layer_ctx c{s, L, replaying || source ? -1 : key_of(i, sc), sc.trainable && !s.plan.freeze_all, sc.count_params && !replaying, sc.frozen_parts};
     const value out = L.op->lower(c, in);
     if (!replaying && c.param_key == next_key) next_key += c.parts;
     // one test for the common op that owns nothing (most of them)
     if (!replaying && (c.parameter_count | c.buffer_bytes | c.input_bytes | c.conv_workspace) != 0) add_totals(c);
-    if (collecting()) add_stats(i, c.parameter_count, c.trainable ? c.parameter_count : 0, c.buffer_bytes, s.saved_total - saved_before, out);
+    if (collecting()) add_stats(i, c.parameter_count, c.trainable ? c.parameter_count - c.frozen_parameter_count : 0, c.buffer_bytes, s.saved_total - saved_before, out);
     return out;
   }
 
@@ -468,7 +484,7 @@ struct walker {
     if (!counting) return;  // a later micro-batch: the same weights, counted already
     totals.parameter_count = checked_add(totals.parameter_count, c.parameter_count);
     if (c.trainable) {
-      totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count);
+      totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count - c.frozen_parameter_count);
       totals.trainable_adam8bit_state += c.adam8bit_state;
       if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
     }
@@ -539,7 +555,7 @@ struct walker {
     seg.recomputed = true;
     replaying = true;
     s.replay_cursor = seg.first_node;
-    scope sc{seg.trainable, false, seg.key_shift};
+    scope sc{seg.trainable, false, seg.key_shift, seg.frozen_parts};
     const value outer = s.encoder_output;
     s.encoder_output = seg.encoder_output;
     if (!split_repeats.empty()) restore_copies(seg_index);  // the copies the segment ran in

@@ -39,6 +39,19 @@ enum class attention_impl : std::int64_t {
   t5 = 4,
 };
 
+/// Module names of the projections an attention op holds, as its PyTorch source names them
+/// (relative to the op's own name), so that training::train_only can select one projection:
+/// `model.layers.31.self_attn.q_proj`. Each scheme fits the implementation that source uses.
+enum class projection_names : std::int64_t {
+  none = 0,         ///< the projections are not selectable one by one
+  llama = 1,        ///< transformers' LlamaAttention (also Qwen2, Gemma, Mixtral): q_proj, k_proj, v_proj, o_proj (rotary flash)
+  gpt2 = 2,         ///< transformers' GPT2Attention: c_attn (q, k and v), c_proj (split_qkv or flash)
+  bert = 3,         ///< transformers' BertAttention: self.query, self.key, self.value, output.dense (separate_qkv)
+  torchvision = 4,  ///< nn.MultiheadAttention: out_proj (q, k and v are one parameter, in_proj_weight; torch_mha)
+  t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
+  phi3 = 6,         ///< transformers' Phi3Attention: qkv_proj (q, k and v), o_proj (rotary flash)
+};
+
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
 /// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary,
 /// heads of head_width channels (0 = width / heads; Gemma, T5-3B: heads · head_width ≠ width).
@@ -54,6 +67,7 @@ struct attention_op {
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
   flag fused_qkv = {};           ///< rotary: q, k, v views of one packed projection (Phi-3)
+  projection_names names = {};   ///< module names of the projections (train_only selects them)
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
@@ -172,12 +186,19 @@ constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, 
   return s.torch26_cpu() && ((dropout_percent > 0 && !s.no_grad) || kv_heads != heads);
 }
 
+/// The projection of part `part` (q 0, k or kv 1, output 2, separate v 3; torch_mha: in_proj 0,
+/// out_proj 1): an nn.Linear that trains unless a train_only name selected only other parts of
+/// this attention (on_part).
+constexpr value projection(layer_ctx& c, const value& x, std::int64_t width, bool bias, std::int32_t part) {
+  return on_part(c, part, [&](layer_ctx& pc) { return linear_op(pc, x, width, bias, part); });
+}
+
 /// o (the [Lq, D] attention output, heads interleaved) -> transpose(..).contiguous() (a copy)
 /// -> the output Linear. Consumes `o`.
 constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
   value oc = copy(c.s, o, o.s);
   c.s.release(o);
-  value result = linear_op(c, oc, D, bias, part);
+  value result = projection(c, oc, D, bias, part);
   c.s.release(oc);
   return result;
 }
@@ -188,7 +209,7 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
 /// than with a copy); CUDA keeps the copy (assumed, not measured). Consumes `o`.
 constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
   if (!c.s.torch26_cpu()) return output_projection(c, o, D, bias, part);
-  value result = linear_op(c, o, D, bias, part);
+  value result = projection(c, o, D, bias, part);
   c.s.release(o);
   return result;
 }
@@ -226,11 +247,11 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   value q{}, k{}, v{};
   if (op.fused_qkv) {  // qkv[..., :q], [q:q + kv], [q + kv:]: views, each keeping the whole projection
     if (a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
-    value packed = linear_op(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
+    value packed = projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
     q = s.view(packed, make_shape(a.Lq, a.inner)), k = s.view(packed, make_shape(a.Lk, a.KVH * a.d)), v = s.view(packed, make_shape(a.Lk, a.KVH * a.d));
     s.release(packed);
   } else {
-    q = linear_op(c, x, a.inner, in_bias, 0), k = linear_op(c, kv_src, a.KVH * a.d, in_bias, 1), v = linear_op(c, kv_src, a.KVH * a.d, in_bias, 3);
+    q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
@@ -250,8 +271,8 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
 constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  value q = linear_op(c, x, a.inner, in_bias, 0);
-  value kv = linear_op(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
+  value q = projection(c, x, a.inner, in_bias, 0);
+  value kv = projection(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
   if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
     value o = sdpa_math(s, q, k, k, a.H, false, op.dropout, a.mt);
@@ -272,7 +293,7 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
 constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
   auto& s = c.s;
   value xf = copy(s, x, x.s);
-  value proj = linear_op(c, xf, 3 * a.D, op.bias, 0);
+  value proj = projection(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
   if (s.torch2() && op.dropout == 0 && a.Lq == a.Lk) {
     const value qkv[] = {proj};
@@ -314,9 +335,9 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   const bool in_bias = op.bias || op.qkv_bias;
   const bool t5 = op.impl == attention_impl::t5;  // softmax(scores.float())
   const bool separate = t5 || op.impl == attention_impl::separate_qkv;  // k and v Linears of their own
-  value q = linear_op(c, x, a.inner, in_bias, 0);
-  value k = linear_op(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);
-  value v = separate ? linear_op(c, kv_src, a.KVH * a.d, in_bias, 3) : k;  // else both views of one kv
+  value q = projection(c, x, a.inner, in_bias, 0);
+  value k = projection(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);
+  value v = separate ? projection(c, kv_src, a.KVH * a.d, in_bias, 3) : k;  // else both views of one kv
   if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
@@ -349,9 +370,47 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
 
 }  // namespace detail
 
+namespace detail {
+// transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py, modeling_phi3.py;
+// torch.nn.MultiheadAttention
+inline constexpr named_part llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
+inline constexpr named_part gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
+inline constexpr named_part bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
+inline constexpr named_part torchvision_projections[] = {{"out_proj", 2}};
+inline constexpr named_part t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
+inline constexpr named_part phi3_projections[] = {{"qkv_proj", 1 | 2 | 8}, {"o_proj", 4}};
+
+/// Does naming scheme `n` fit the implementation (the part indices its lowering gives)?
+constexpr bool projection_names_fit(const attention_op& op) {
+  switch (op.names) {
+    case projection_names::none: return true;
+    case projection_names::llama:
+    case projection_names::phi3: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
+    case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
+    case projection_names::bert: return op.impl == attention_impl::separate_qkv;
+    case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
+    case projection_names::t5: return op.impl == attention_impl::t5;
+  }
+  return false;
+}
+}  // namespace detail
+
 template <>
 struct op_traits<attention_op> {
   static constexpr const char* name = "attention";
+  /// The projections' module names (projection_names), which train_only selects one by one.
+  static constexpr const char* part_name(const attention_op& op, std::int32_t k, std::uint8_t& parts) {
+    switch (op.names) {
+      case projection_names::llama: return detail::nth_part(detail::llama_projections, k, parts);
+      case projection_names::gpt2: return detail::nth_part(detail::gpt2_projections, k, parts);
+      case projection_names::bert: return detail::nth_part(detail::bert_projections, k, parts);
+      case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
+      case projection_names::t5: return detail::nth_part(detail::t5_projections, k, parts);
+      case projection_names::phi3: return detail::nth_part(detail::phi3_projections, k, parts);
+      case projection_names::none: break;
+    }
+    return nullptr;
+  }
   static constexpr detail::value lower(detail::layer_ctx& c, const attention_op& op, const detail::value& x) {
     const auto Lk = op.kv_tokens > 0 ? op.kv_tokens : x.s[0];
     if (Lk == x.s[0]) return detail::multi_head_attention(c, op, x, x);
@@ -383,6 +442,7 @@ constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = tr
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = o.qkv_bias || b.value; }
 constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.fused_qkv = true; }
+constexpr void apply_attention_option(attention_op& o, projection_names n) { o.names = n; }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
   if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
   o.dropout = p.percent;
@@ -394,11 +454,12 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
 /// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
 /// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), fused_qkv
-/// (with rotary: one packed q, k, v projection, as Phi-3).
+/// (with rotary: one packed q, k, v projection, as Phi-3), a projection_names scheme (one that fits the attention_impl) naming the projections.
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, false};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, false, projection_names::none};
   (detail::apply_attention_option(o, opts), ...);
+  if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(o);
 }
 

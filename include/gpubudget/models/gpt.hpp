@@ -23,11 +23,11 @@ struct gpt_config {
   attention_impl attention = attention_impl::split_qkv;
 };
 
-/// GPT2Block with transformers' module names; the attention op holds attn.c_attn and
-/// attn.c_proj, so `attn` selects them together.
+/// GPT2Block with transformers' module names; the attention op holds attn.c_attn (q, k and v)
+/// and attn.c_proj as its parts (projection_names::gpt2).
 constexpr auto gpt_block(const gpt_config& g) {
   return sequential(residual(named("ln_1", layer_norm()),
-                             named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent))),
+                             named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), projection_names::gpt2)),
                              named("attn.resid_dropout", dropout(g.dropout_percent))),
                     residual(named("ln_2", layer_norm()), named("mlp.c_fc", linear(4 * g.width)), named("mlp.act", gelu()),
                              named("mlp.c_proj", linear(g.width)), named("mlp.dropout", dropout(g.dropout_percent))));

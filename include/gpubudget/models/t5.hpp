@@ -27,33 +27,40 @@ struct t5_config {
 };
 
 /// T5LayerSelfAttention: x + dropout(o(attention(LN(x)))), scores + position bias; `Table`:
-/// the stack's bucket table lives here (the first layer).
+/// the stack's bucket table lives here (the first layer). Module names are transformers'
+/// (modeling_t5.py): layer_norm, SelfAttention (its q, k, v, o: projection_names::t5,
+/// relative_attention_bias), dropout.
 template <bool Table>
 constexpr auto t5_self_attention(const t5_config& t) {
-  const auto att = attention(t.width, heads(t.heads), attention_impl::t5, no_bias, head_dim(t.head_width),
-                             attention_dropout(t.dropout_percent));
-  if constexpr (Table) return residual(rms_norm(), relative_position_bias(t.buckets, t.heads), att, dropout(t.dropout_percent));
-  else return residual(rms_norm(), att, dropout(t.dropout_percent));
+  const auto att = named("SelfAttention", attention(t.width, heads(t.heads), attention_impl::t5, no_bias, head_dim(t.head_width),
+                                                    attention_dropout(t.dropout_percent), projection_names::t5));
+  if constexpr (Table)
+    return residual(named("layer_norm", rms_norm()), named("SelfAttention.relative_attention_bias", relative_position_bias(t.buckets, t.heads)), att,
+                    named("dropout", dropout(t.dropout_percent)));
+  else return residual(named("layer_norm", rms_norm()), att, named("dropout", dropout(t.dropout_percent)));
 }
 
 /// T5LayerFF: x + dropout(wo(dropout(relu(wi(LN(x)))).to(wo.weight.dtype))).
 constexpr auto t5_feed_forward(const t5_config& t) {
-  return residual(rms_norm(), linear(t.ffn, no_bias), relu(), dropout(t.dropout_percent), to_parameter_type(), linear(t.width, no_bias),
-                  dropout(t.dropout_percent));
+  return residual(named("layer_norm", rms_norm()), named("DenseReluDense.wi", linear(t.ffn, no_bias)), named("DenseReluDense.act", relu()),
+                  named("DenseReluDense.dropout", dropout(t.dropout_percent)), to_parameter_type(),
+                  named("DenseReluDense.wo", linear(t.width, no_bias)), named("dropout", dropout(t.dropout_percent)));
 }
 
 /// T5LayerCrossAttention: x + dropout(o(attention(LN(x), encoder output))).
 constexpr auto t5_cross_attention(const t5_config& t) {
-  return residual(rms_norm(),
-                  cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::t5, no_bias, head_dim(t.head_width),
-                                  attention_dropout(t.dropout_percent)),
-                  dropout(t.dropout_percent));
+  return residual(named("layer_norm", rms_norm()),
+                  named("EncDecAttention", cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::t5, no_bias, head_dim(t.head_width),
+                                                           attention_dropout(t.dropout_percent), projection_names::t5)),
+                  named("dropout", dropout(t.dropout_percent)));
 }
 
 template <bool Table>
-constexpr auto t5_encoder_block(const t5_config& t) { return sequential(t5_self_attention<Table>(t), t5_feed_forward(t)); }
+constexpr auto t5_encoder_block(const t5_config& t) { return sequential(named("layer.0", t5_self_attention<Table>(t)), named("layer.1", t5_feed_forward(t))); }
 template <bool Table>
-constexpr auto t5_decoder_block(const t5_config& t) { return sequential(t5_self_attention<Table>(t), t5_cross_attention(t), t5_feed_forward(t)); }
+constexpr auto t5_decoder_block(const t5_config& t) {
+  return sequential(named("layer.0", t5_self_attention<Table>(t)), named("layer.1", t5_cross_attention(t)), named("layer.2", t5_feed_forward(t)));
+}
 
 /// A T5 stack: its tokens, the shared embedding (shared(1, ...): one table for both stacks and
 /// the head), dropout, the first block (with the bucket table), the others, final LN, dropout.
@@ -61,8 +68,11 @@ template <std::size_t First, std::size_t Other>
 constexpr auto t5_stack(const t5_config& t, std::int64_t tokens_per_sample, std::int64_t layers, const model<First>& first,
                         const model<Other>& other) {
   if (layers < 2) gpubudget::detail::repeat_count_must_be_positive();  // the first block plus a repeat of the others
-  return sequential(tokens(tokens_per_sample), shared(1, embedding(t.vocab, t.width)), dropout(t.dropout_percent), first,
-                    repeat(layers - 1, other), rms_norm(), dropout(t.dropout_percent));
+  // T5Stack's module names: embed_tokens (the model's `shared` table), block.0 .., final_layer_norm;
+  // its one `dropout` module runs after the embedding and at the end
+  return sequential(tokens(tokens_per_sample), named("embed_tokens", shared(1, embedding(t.vocab, t.width))), named("dropout", dropout(t.dropout_percent)),
+                    named("block", sequential(indexed(0, first), numbered_from(1, repeat(layers - 1, other)))),
+                    named("final_layer_norm", rms_norm()), named("dropout", dropout(t.dropout_percent)));
 }
 
 /// T5ForConditionalGeneration: encoder on `seq` tokens, decoder on `target_seq` tokens

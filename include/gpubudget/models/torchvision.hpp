@@ -118,7 +118,7 @@ namespace detail {
 /// torchvision's EncoderBlock with its module names (ln_1, self_attention, ln_2, mlp.0 Linear,
 /// mlp.1 GELU, mlp.3 Linear): transformer_block_mlp(width, heads, mlp, torch_mha), named.
 constexpr auto vit_encoder_block(std::int64_t width, std::int64_t num_heads, std::int64_t mlp) {
-  return sequential(residual(named("ln_1", layer_norm()), named("self_attention", attention(width, heads(num_heads), attention_impl::torch_mha))),
+  return sequential(residual(named("ln_1", layer_norm()), named("self_attention", attention(width, heads(num_heads), attention_impl::torch_mha, projection_names::torchvision))),
                     residual(named("ln_2", layer_norm()), named("mlp.0", linear(mlp)), named("mlp.1", gelu()), named("mlp.3", linear(width))));
 }
 }  // namespace detail
@@ -236,24 +236,33 @@ constexpr std::int64_t make_divisible(std::int64_t v, std::int64_t divisor = 8) 
   return r;
 }
 
+// Module names inside the blocks are torchvision's (torchvision/ops/misc.py Conv2dNormActivation,
+// an nn.Sequential of conv 0, norm 1, activation 2; models/mobilenetv2.py InvertedResidual.conv;
+// models/mobilenetv3.py InvertedResidual.block; models/efficientnet.py MBConv.block and
+// stochastic_depth): features.3.conv.0.0, features.2.0.block.1.0.
+
 /// Conv2dNormActivation: Conv2d(k, stride, padding (k-1)/2, no bias) → BatchNorm2d → `act`.
 constexpr auto conv_bn_act(std::int64_t out, std::int64_t k, std::int64_t s, layer act) {
-  return sequential(conv2d(out, k, stride(s), padding((k - 1) / 2), no_bias), batch_norm(), act);
+  return sequential(indexed(0, conv2d(out, k, stride(s), padding((k - 1) / 2), no_bias)), indexed(1, batch_norm()), indexed(2, act));
 }
 /// The same with a depthwise convolution (groups = channels).
 constexpr auto dw_bn_act(std::int64_t k, std::int64_t s, layer act) {
-  return sequential(depthwise_conv2d(k, stride(s), padding((k - 1) / 2), no_bias), batch_norm(), act);
+  return sequential(indexed(0, depthwise_conv2d(k, stride(s), padding((k - 1) / 2), no_bias)), indexed(1, batch_norm()), indexed(2, act));
 }
-/// A 1×1 projection without activation: Conv2d(1×1, no bias) → BatchNorm2d.
-constexpr auto conv_bn(std::int64_t out) { return sequential(conv2d(out, 1, no_bias), batch_norm()); }
+/// A 1×1 projection without activation: Conv2d(1×1, no bias) → BatchNorm2d, modules `first` and
+/// `first` + 1 of the enclosing nn.Sequential (0 and 1: a Conv2dNormActivation without activation).
+constexpr auto conv_bn(std::int64_t out, std::int64_t first = 0) {
+  return sequential(indexed(first, conv2d(out, 1, no_bias)), indexed(first + 1, batch_norm()));
+}
 
-/// MobileNetV2 InvertedResidual body: [1×1 expand to `hidden` → BN → ReLU6] → 3×3 depthwise
-/// (stride) → BN → ReLU6 → 1×1 project to `out` → BN. ReLU6 is in place (Conv2dNormActivation).
+/// MobileNetV2 InvertedResidual body (its `conv`): [1×1 expand to `hidden` → BN → ReLU6] → 3×3
+/// depthwise (stride) → BN → ReLU6 → 1×1 project to `out` → BN (plain modules 2 and 3 of `conv`).
+/// ReLU6 is in place (Conv2dNormActivation).
 constexpr auto mbv2_body(std::int64_t out, std::int64_t hidden, std::int64_t s) {
-  return sequential(conv_bn_act(hidden, 1, 1, relu6_inplace()), dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
+  return sequential(named("conv", sequential(indexed(0, conv_bn_act(hidden, 1, 1, relu6_inplace())), indexed(1, dw_bn_act(3, s, relu6_inplace())), conv_bn(out, 2))));
 }
 constexpr auto mbv2_body_no_expand(std::int64_t out, std::int64_t s) {
-  return sequential(dw_bn_act(3, s, relu6_inplace()), conv_bn(out));
+  return sequential(named("conv", sequential(indexed(0, dw_bn_act(3, s, relu6_inplace())), conv_bn(out, 1))));
 }
 /// `n` blocks of one MobileNetV2 stage after its first: stride 1, x + conv(x) (out of place);
 /// torchvision's features.`first`...
@@ -269,10 +278,11 @@ constexpr auto mbv3_body(std::int64_t k, std::int64_t exp, std::int64_t out, boo
   const layer act = hs ? hardswish_inplace() : relu_inplace();
   const auto dw = dw_bn_act(k, s, act);
   const auto se = squeeze_excitation(make_divisible(exp / 4), se_activation::relu, se_gate::hardsigmoid);
-  if constexpr (Expand && SE) return sequential(conv_bn_act(exp, 1, 1, act), dw, se, conv_bn(out));
-  else if constexpr (Expand) return sequential(conv_bn_act(exp, 1, 1, act), dw, conv_bn(out));
-  else if constexpr (SE) return sequential(dw, se, conv_bn(out));
-  else return sequential(dw, conv_bn(out));
+  // its `block`: the Conv2dNormActivations and SqueezeExcitation numbered in order
+  if constexpr (Expand && SE) return sequential(named("block", sequential(indexed(0, conv_bn_act(exp, 1, 1, act)), indexed(1, dw), indexed(2, se), indexed(3, conv_bn(out)))));
+  else if constexpr (Expand) return sequential(named("block", sequential(indexed(0, conv_bn_act(exp, 1, 1, act)), indexed(1, dw), indexed(2, conv_bn(out)))));
+  else if constexpr (SE) return sequential(named("block", sequential(indexed(0, dw), indexed(1, se), indexed(2, conv_bn(out)))));
+  else return sequential(named("block", sequential(indexed(0, dw), indexed(1, conv_bn(out)))));
 }
 
 /// EfficientNet MBConv body: [1×1 expand → BN → SiLU] → k×k depthwise → BN → SiLU →
@@ -281,8 +291,10 @@ constexpr auto mbv3_body(std::int64_t k, std::int64_t exp, std::int64_t out, boo
 template <bool Expand>
 constexpr auto mbconv_body(std::int64_t in, std::int64_t exp, std::int64_t out, std::int64_t k, std::int64_t s) {
   const auto se = squeeze_excitation(in / 4 > 1 ? in / 4 : 1, se_activation::silu_inplace, se_gate::sigmoid);
-  if constexpr (Expand) return sequential(conv_bn_act(exp, 1, 1, silu_inplace()), dw_bn_act(k, s, silu_inplace()), se, conv_bn(out));
-  else return sequential(dw_bn_act(k, s, silu_inplace()), se, conv_bn(out));
+  if constexpr (Expand)
+    return sequential(named("block", sequential(indexed(0, conv_bn_act(exp, 1, 1, silu_inplace())), indexed(1, dw_bn_act(k, s, silu_inplace())), indexed(2, se),
+                                     indexed(3, conv_bn(out)))));
+  else return sequential(named("block", sequential(indexed(0, dw_bn_act(k, s, silu_inplace())), indexed(1, se), indexed(2, conv_bn(out)))));
 }
 /// An MBConv stage: its first block (stride `s`, in → out) and `n - 1` residual blocks
 /// (stochastic depth, then `result += input`).
@@ -290,7 +302,7 @@ constexpr auto mbconv_body(std::int64_t in, std::int64_t exp, std::int64_t out, 
 constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std::int64_t s, std::int64_t in, std::int64_t out,
                             std::int64_t sd_per_mille) {
   return sequential(indexed(0, mbconv_body<true>(in, in * t, out, k, s)),
-                    numbered_from(1, repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), stochastic_depth(sd_per_mille)))));
+                    numbered_from(1, repeat(n - 1, residual_inplace(mbconv_body<true>(out, out * t, out, k, 1), named("stochastic_depth", stochastic_depth(sd_per_mille))))));
 }
 
 }  // namespace detail
@@ -300,7 +312,7 @@ constexpr auto mbconv_stage(std::int64_t n, std::int64_t t, std::int64_t k, std:
 /// → global average pool → Dropout(0.2) → Linear(1280, classes).
 constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  // torchvision's features.0 .. features.18 (the blocks' own modules are not named)
+  // torchvision's features.0 .. features.18 and their modules (features.3.conv.0.0)
   auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, relu6_inplace())), indexed(1, mbv2_body_no_expand(16, 1)),
                              indexed(2, mbv2_body(24, 16 * 6, 2)), mbv2_repeats(1, 24, 6, 3),
                              indexed(4, mbv2_body(32, 24 * 6, 2)), mbv2_repeats(2, 32, 6, 5),
@@ -317,7 +329,7 @@ constexpr auto mobilenet_v2(std::int64_t image = 224, std::int64_t classes = 100
 /// Hardswish(inplace) → Dropout(0.2, inplace) → Linear(1280, classes).
 constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  // torchvision's features.0 .. features.16 (the blocks' own modules are not named)
+  // torchvision's features.0 .. features.16 and their modules (features.4.block.2)
   auto features = sequential(
       indexed(0, conv_bn_act(16, 3, 2, hardswish_inplace())),
       indexed(1, residual_inplace(mbv3_body<false, false>(3, 16, 16, false, 1))),
@@ -345,7 +357,8 @@ constexpr auto mobilenet_v3_large(std::int64_t image = 224, std::int64_t classes
 /// Linear(1280, classes).
 constexpr auto efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
   using namespace detail;
-  // torchvision's features.0 .. features.8, the stages' blocks features.2.0, features.2.1, ...
+  // torchvision's features.0 .. features.8, the stages' blocks features.2.0, features.2.1, ... and
+  // their modules (features.2.0.block.1.0)
   auto features = sequential(indexed(0, conv_bn_act(32, 3, 2, silu_inplace())), named("1.0", mbconv_body<false>(32, 32, 16, 3, 1)),
                              indexed(2, mbconv_stage(2, 6, 3, 2, 16, 24, 200 * 2 / 16)), indexed(3, mbconv_stage(2, 6, 5, 2, 24, 40, 200 * 4 / 16)),
                              indexed(4, mbconv_stage(3, 6, 3, 2, 40, 80, 200 * 6 / 16)), indexed(5, mbconv_stage(3, 6, 5, 1, 80, 112, 200 * 9 / 16)),
@@ -364,14 +377,34 @@ namespace detail {
 /// block's features in a list and each layer concatenates all of them into a new tensor that
 /// its first BatchNorm keeps: the same tensors, of the same sizes, as this chain of
 /// concatenations (the list's separate pieces, not kept by autograd, are not modeled).
+/// Module names as torchvision/models/densenet.py gives them: _DenseLayer's norm1, relu1, conv1,
+/// norm2, relu2, conv2.
 constexpr auto dense_layer(std::int64_t growth, std::int64_t bn_size) {
   return parallel(merge_kind::concat, sequential(),
-                  sequential(batch_norm(), relu_inplace(), conv2d(bn_size * growth, 1, no_bias), batch_norm(), relu_inplace(),
-                             conv2d(growth, 3, padding(1), no_bias)));
+                  sequential(named("norm1", batch_norm()), named("relu1", relu_inplace()), named("conv1", conv2d(bn_size * growth, 1, no_bias)),
+                             named("norm2", batch_norm()), named("relu2", relu_inplace()), named("conv2", conv2d(growth, 3, padding(1), no_bias))));
 }
+
+/// "denselayer1" .. "denselayer64": _DenseBlock's keys ("denselayer%d" % (i + 1), densenet.py),
+/// in static storage for named().
+struct dense_layer_name_texts {
+  char text[64][13]{};
+};
+inline constexpr dense_layer_name_texts dense_layer_names = [] {
+  dense_layer_name_texts t{};
+  for (int k = 0; k < 64; ++k) {
+    int at = 0;
+    for (const char* p = "denselayer"; *p; ++p) t.text[k][at++] = *p;
+    if (k + 1 >= 10) t.text[k][at++] = static_cast<char>('0' + (k + 1) / 10);
+    t.text[k][at] = static_cast<char>('0' + (k + 1) % 10);
+  }
+  return t;
+}();
+
 template <std::size_t... I>
 constexpr auto dense_block(std::index_sequence<I...>, std::int64_t growth, std::int64_t bn_size) {
-  return sequential(((void)I, dense_layer(growth, bn_size))...);
+  static_assert(sizeof...(I) <= 64, "a dense block of more than 64 layers (dense_layer_names)");
+  return sequential(named(dense_layer_names.text[I], dense_layer(growth, bn_size))...);
 }
 /// _Transition: BN → ReLU(inplace) → Conv 1×1 (`out`) → AvgPool2d(2, 2).
 constexpr auto dense_transition(std::int64_t out) {
@@ -391,8 +424,7 @@ constexpr auto densenet(std::int64_t growth, std::int64_t init, std::int64_t ima
   const auto c1 = init + static_cast<std::int64_t>(B1) * growth;
   const auto c2 = c1 / 2 + static_cast<std::int64_t>(B2) * growth;
   const auto c3 = c2 / 2 + static_cast<std::int64_t>(B3) * growth;
-  // torchvision's module names down to the dense blocks and transitions (a block's layers
-  // denselayer1.. are not named)
+  // torchvision's module names (features.denseblock1.denselayer3.conv1)
   auto features = sequential(named("conv0", conv2d(init, 7, stride(2), padding(3), no_bias)), named("norm0", batch_norm()),
                              named("relu0", relu_inplace()), named("pool0", max_pool2d(3, stride(2), padding(1))),
                              named("denseblock1", dense_block(std::make_index_sequence<B1>{}, growth, bn_size)), named("transition1", dense_transition(c1 / 2)),

@@ -30,11 +30,11 @@ struct bert_config {
 
 /// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections
 /// (attention_impl::separate_qkv) and materialized scores, then LN(h + dropout(Linear(GELU(Linear(h))))).
-/// Module names are transformers' BertLayer's; the attention op holds attention.self and
-/// attention.output.dense, so `attention` selects them together.
+/// Module names are transformers' BertLayer's; the attention op holds attention.self.query, .key,
+/// .value and attention.output.dense as its parts (projection_names::bert).
 constexpr auto bert_layer(const bert_config& b) {
   return sequential(residual(named("attention", attention(b.width, heads(b.heads), attention_impl::separate_qkv,
-                                                          attention_dropout(b.attention_dropout_percent))),
+                                                          attention_dropout(b.attention_dropout_percent), projection_names::bert)),
                              named("attention.output.dropout", dropout(b.dropout_percent))),
                     named("attention.output.LayerNorm", layer_norm()),
                     residual(named("intermediate.dense", linear(b.ffn)), named("intermediate.intermediate_act_fn", gelu()),
@@ -95,21 +95,22 @@ struct llama_config {
 };
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
-/// Qwen2's on q, k, v; heads of per_head() channels; `extra`: further attention options.
+/// Qwen2's on q, k, v; heads of per_head() channels; its projections named as transformers
+/// names them (Phi-3: qkv_proj, o_proj); `extra`: further attention options.
 template <class... Extra>
 constexpr layer llama_attention(const llama_config& g, Extra... extra) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   qkv_bias(g.qkv_bias), extra...);
+                   qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
 }
+
+/// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
+constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
 
 /// LlamaDecoderLayer: x + o(flash(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..))), then
 /// x + down(act(gate(RMSNorm(h))) * up(RMSNorm(h))). Gemma's RMSNorm scales by (1 + weight):
 /// the same parameters, modelled as Llama's. Module names are transformers' (input_layernorm,
-/// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op, so its
-/// q/k/v/o projections are selected together as `self_attn`.
-/// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
-constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
-
+/// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op whose
+/// projections are its parts self_attn.q_proj, k_proj, v_proj, o_proj (projection_names::llama).
 constexpr auto llama_block(const llama_config& g) {
   return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
                     residual(named("post_attention_layernorm", rms_norm()), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
