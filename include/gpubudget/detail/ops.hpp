@@ -75,7 +75,7 @@ struct layer_ctx {
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
     layer_ctx c{s, L, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts,
-                static_cast<std::uint8_t>(frozen_parts >> first_part)};
+                static_cast<std::uint8_t>(first_part < 8 ? frozen_parts >> first_part : 0)};  // parts past the mask's 8 bits: none frozen
     return c;
   }
   /// Folds a sub-module's counts back into this layer.

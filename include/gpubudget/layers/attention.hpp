@@ -49,7 +49,8 @@ enum class projection_names : std::int64_t {
   bert = 3,         ///< transformers' BertAttention: self.query, self.key, self.value, output.dense (separate_qkv)
   torchvision = 4,  ///< nn.MultiheadAttention: out_proj (q, k and v are one parameter, in_proj_weight; torch_mha)
   t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
-  phi3 = 6,         ///< transformers' Phi3Attention: qkv_proj (q, k and v), o_proj (rotary flash)
+  phi3 = 6,         ///< transformers' Phi3Attention: qkv_proj (q, k and v), o_proj (rotary flash); the module
+                    ///< structure itself: one packed projection whose q, k, v are views (fused_qkv)
 };
 
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
@@ -66,7 +67,6 @@ struct attention_op {
   std::int64_t dropout = {};  ///< attention-probability dropout, percent
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
-  flag fused_qkv = {};           ///< rotary: q, k, v views of one packed projection (Phi-3)
   projection_names names = {};   ///< module names of the projections (train_only selects them)
 };
 
@@ -232,7 +232,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
-  if (op.fused_qkv && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
+  if (op.names == projection_names::phi3 && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
   if (op.head_width > 0 && op.impl == attention_impl::torch_mha) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
@@ -245,7 +245,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
   value q{}, k{}, v{};
-  if (op.fused_qkv) {  // qkv[..., :q], [q:q + kv], [q + kv:]: views, each keeping the whole projection
+  if (op.names == projection_names::phi3) {  // one packed qkv_proj: qkv[..., :q], [q:q + kv], [q + kv:]: views, each keeping the whole projection
     if (a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
     value packed = projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
     q = s.view(packed, make_shape(a.Lq, a.inner)), k = s.view(packed, make_shape(a.Lk, a.KVH * a.d)), v = s.view(packed, make_shape(a.Lk, a.KVH * a.d));
@@ -441,7 +441,9 @@ constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = fal
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = o.qkv_bias || b.value; }
-constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.fused_qkv = true; }
+/// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
+/// a record: detail::max_op_fields).
+constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.names = projection_names::phi3; }
 constexpr void apply_attention_option(attention_op& o, projection_names n) { o.names = n; }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
   if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
@@ -457,7 +459,7 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// (with rotary: one packed q, k, v projection, as Phi-3), a projection_names scheme (one that fits the attention_impl) naming the projections.
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, false, projection_names::none};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none};
   (detail::apply_attention_option(o, opts), ...);
   if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(o);
