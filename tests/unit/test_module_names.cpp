@@ -233,7 +233,7 @@ TEST_CASE("one projection of an attention trains alone", "[names][parts]") {
   t.train_only = "model.layers.0.self_attn.o_proj";
   CHECK(budget_totals(llama3, t, dev).trainable_count == 4096 * 4096);
   // Phi-3-mini's fused qkv_proj = Linear(3072, 3 · 3072) (modeling_phi3.py); it has no q_proj
-  static const auto phi3 = models::llama(models::phi3_mini(16));
+  static const auto phi3 = models::phi3(models::phi3_mini(16));
   t.train_only = "model.layers.31.self_attn.qkv_proj";
   CHECK(budget_totals(phi3, t, dev).trainable_count == 3072 * 9216);
   t.train_only = "model.layers.31.self_attn.q_proj";
