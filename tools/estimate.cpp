@@ -1171,7 +1171,7 @@ int run(const cli::parsed_args& a) {
   }
 
   if (a.has("svg")) write_svg(*a.get("svg"), evals.front(), c.model_arg.empty() ? c.entry->name : c.model_arg);
-  if (dist.active) return tools::print_distributed(dist, c.format, c.model_arg, describe_config(c), evals.front().facts, c.require_fit);
+  if (dist.active) return tools::print_distributed(dist, c.format, c.model_arg, describe_config(c), evals.front().facts(), c.require_fit);
   if (c.format == "json") {
     nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
                           {"micro_batch", c.plan.micro()},

@@ -36,7 +36,7 @@ struct evaluation {
   std::vector<std::string> top_level_names;  ///< named children of the root
   std::function<bool(std::string_view)> names_a_module;  ///< gpubudget::names_a_module on the model
   std::function<std::string(std::string_view)> part_names_below;  ///< gpubudget::part_names_below on the model
-  step_facts facts{};                        ///< for per-rank budgets (--gpus): distributed.hpp
+  std::function<step_facts()> facts;         ///< for per-rank budgets (--gpus; distributed.hpp), walked on demand
   std::function<memory_timeline()> timeline; ///< the same step's moments (--svg), walked on demand
   std::function<std::string()> block_table;  ///< gpubudget::layer_table of the same step (--format md), on demand
 };
@@ -47,7 +47,7 @@ evaluation evaluate(const model<N>& m, const training& t, const device& d) {
   evaluation e{budget_totals(m, t, d), module_names(m), {}, [m](std::string_view name) { return gpubudget::names_a_module(m, name); },
                [m](std::string_view name) { return gpubudget::part_names_below(m, name); }, {},
                [m, t, d] { return gpubudget::timeline(m, t, d); }, [m, t, d] { return layer_table(budget(m, t, d)); }};
-  if (!t.inference) e.facts = rank_facts(m, t, d);
+  e.facts = [m, t, d] { return t.inference ? step_facts{} : rank_facts(m, t, d); };
   if constexpr (N > 0) {
     for (std::int32_t c = 1; c < m.records[0].span; c += m.records[static_cast<std::size_t>(c)].span)
       if (const char* n = m.records[static_cast<std::size_t>(c)].name) e.top_level_names.push_back(detail::copies_path(m.records[static_cast<std::size_t>(c)], n));

@@ -8,30 +8,23 @@ comparison, one table per reference file:
 Each reference's table sits under its own heading (`### ... (\`reference/FILE\``); the known misses
 of benchmarks/accuracy/CMakeLists.txt are passed along so they show as such."""
 import os
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCES = ["pytorch-1.13-cpu.json", "pytorch-2.6-cpu.json", "pytorch-2.6-cpu-llm.json"]
-# the CMake list of known misses (CASE:FIELD) that CMakeLists.txt passes with each reference
-KNOWN_MISS_LISTS = {"pytorch-2.6-cpu.json": "known_misses_26", "pytorch-2.6-cpu-llm.json": "known_misses_26_llm"}
 
 
 def known_misses(reference):
-    """The CASE:FIELD list CMakeLists.txt excludes for `reference` (KNOWN_MISS_LISTS)."""
-    if reference not in KNOWN_MISS_LISTS:
-        return []
-    entries = []
-    lines = iter(open(os.path.join(HERE, "CMakeLists.txt")).read().splitlines())
-    for line in lines:
-        words = line.strip().split()
-        if words and words[0] == "set(" + KNOWN_MISS_LISTS[reference] and not line.strip().endswith(")"):
-            for entry in lines:  # one CASE:FIELD per line, "# ..." comments, up to a lone ")"
-                code = entry.split("#")[0].strip()
-                if code == ")":
-                    break
-                entries += code.split()
-    return entries
+    """The CASE:FIELD known misses CMakeLists.txt passes with `reference`: the words after the file
+    name in its accuracy_reference(NAME FILE [CASE:FIELD ...]) call (comments dropped)."""
+    text = open(os.path.join(HERE, "CMakeLists.txt")).read()
+    for call in re.finditer(r"^accuracy_reference\((.*?)\)", text, re.S | re.M):
+        words = " ".join(line.split("#")[0] for line in call.group(1).splitlines()).split()
+        if len(words) >= 2 and words[1] == reference:
+            return words[2:]
+    return []
 
 
 def comparison(estimator, reference):

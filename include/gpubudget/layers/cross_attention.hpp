@@ -5,6 +5,8 @@
 // every decoder layer's k and v projections save that one tensor and its gradient sums the
 // contributions of all of them — what PyTorch keeps for encoder_hidden_states.
 #pragma once
+#include <type_traits>
+
 #include <gpubudget/detail/diagnostics.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
@@ -53,13 +55,14 @@ struct op_traits<cross_attention_op> {
 };
 
 namespace detail {
-constexpr void apply_cross_attention_option(cross_attention_op& o, attention_impl i) { o.impl = i; }
-constexpr void apply_cross_attention_option(cross_attention_op& o, no_bias_t) { o.bias = false; }
-constexpr void apply_cross_attention_option(cross_attention_op& o, head_dim h) { o.head_width = h.value; }
-constexpr void apply_cross_attention_option(cross_attention_op& o, projection_names n) { o.names = n; }
-constexpr void apply_cross_attention_option(cross_attention_op& o, gpubudget::attention_dropout p) {
-  if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
-  o.dropout = p.percent;
+/// The options cross_attention takes: attention's, less those its reading of the encoder's
+/// output does not model (kv_heads, rotary, qkv_bias, fused_qkv).
+template <class Opt>
+inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_impl> || std::is_same_v<Opt, no_bias_t> ||
+                                               std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
+                                               std::is_same_v<Opt, gpubudget::attention_dropout>;
+constexpr cross_attention_op as_cross_attention(const attention_op& a) {
+  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names};
 }
 }  // namespace detail
 
@@ -69,10 +72,12 @@ constexpr void apply_cross_attention_option(cross_attention_op& o, gpubudget::at
 /// projection_names scheme (as attention's).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
-  cross_attention_op o{width, h.value, encoder_tokens.value, attention_impl::split_qkv, true, 0, 0, projection_names::none};
-  (detail::apply_cross_attention_option(o, opts), ...);
-  if (!detail::projection_names_fit(detail::as_attention(o))) detail::projection_names_do_not_fit_the_attention_impl();
-  return as_layer(o);
+  static_assert((detail::cross_attention_option<Opts> && ...),
+                "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout or projection_names");
+  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none};
+  (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
+  if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
+  return as_layer(detail::as_cross_attention(a));
 }
 
 }  // namespace gpubudget
