@@ -16,7 +16,7 @@ constexpr auto net = sequential(
     repeat<12>(transformer_block(768, heads(12))),
     layer_norm(), mean_over(0), linear(1000));
 
-constexpr auto plan = training{.batch = 32, .micro_batch = 8, .precision = amp_bf16, .optimizer = adamw};
+constexpr auto plan = training{.batch = 32, .micro_batch = 8, .precision = amp_fp16, .optimizer = adamw};
 constexpr auto b = budget(net, plan, devices::v100_16gb);
 
 // Fails the build if the configuration stops fitting; the diagnostic shows needed and
@@ -33,6 +33,6 @@ int main() {
   std::cout << markdown_table(b) << "\n" << layer_table(b) << "\n";
   std::cout << "Largest micro-batch on " << devices::v100_16gb.name << ": " << largest << "\n\n";
   std::vector<labelled_budget> rows;
-  for (const auto& dev : devices::all) rows.push_back({"micro 8, AMP bf16", budget_totals(net, plan, dev)});
+  for (const auto& dev : devices::all) rows.push_back({"micro 8, AMP fp16", budget_totals(net, plan, dev)});
   std::cout << comparison_table(rows);
 }

@@ -869,6 +869,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   const bool bf16 = c.plan.precision == amp_bf16 || c.plan.precision == pure_bf16;
   if (has("allow-emulated-bf16") && !bf16)
     throw usage_error("--allow-emulated-bf16 applies only with --precision amp_bf16 or bf16 (got " + c.precision + ")");
+  c.plan.emulated_bf16 = has("allow-emulated-bf16");
   if (bf16 && !has("allow-emulated-bf16")) {
     for (const auto& d : c.devices) {
       if (d.compute_capability > 0 && d.compute_capability < 80) {
@@ -1135,6 +1136,7 @@ int run(const cli::parsed_args& a) {
     t.train_only = c.plan.train_only;
     if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
     if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
+    t.emulated_bf16 = c.plan.emulated_bf16;
     check_freeze_prefixes(c, t);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
     auto view = tools::view_of(e.budget);
@@ -1153,6 +1155,7 @@ int run(const cli::parsed_args& a) {
     t.batch = c.plan.micro();
     t.inference = true;
     t.precision = c.plan.precision;
+    t.emulated_bf16 = c.plan.emulated_bf16;
     const auto tv = tools::view_of(run_model(*c.teacher, "--teacher " + c.teacher->name, topts, t, c.devices.front()).budget);
     const dtype pt = c.precision == "fp16" ? dtype::fp16 : c.precision == "bf16" ? dtype::bf16 : dtype::fp32;
     c.plan.teacher = teacher_policy{true, c.teacher_offload, tv.parameter_count, tv.forward_peak, pt};

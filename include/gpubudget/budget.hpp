@@ -192,6 +192,13 @@ constexpr void check_device(const device& dev) {
   if (dev.context < 0 || dev.cublas_workspace < 0) device_memory_terms_must_not_be_negative();
 }
 
+/// bf16 needs compute capability 8.0 (Ampere) or an explicit `emulated_bf16`; a custom device
+/// with no capability (0) is taken at its word.
+constexpr void check_bf16_support(const training& plan, const device& dev) {
+  const bool bf16 = plan.precision == precision_mode::amp_bf16 || plan.precision == precision_mode::pure_bf16;
+  if (bf16 && !plan.emulated_bf16 && dev.compute_capability > 0 && dev.compute_capability < 80) bf16_needs_compute_capability_8();
+}
+
 /// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
 /// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
 /// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
@@ -290,6 +297,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
 /// Fills a budget from a simulated step.
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
   check_device(dev);
+  check_bf16_support(plan, dev);
   const auto types = types_of(plan.precision);
   const bool pure16 = types.pure16;
   const dtype param_t = types.parameters;

@@ -143,6 +143,10 @@ struct training {
   /// measurements use 2.
   std::int64_t cpu_threads = 2;
   teacher_policy teacher{};
+  /// Budget bf16 on a GPU without bf16 arithmetic (compute capability < 8.0: T4, V100), where
+  /// PyTorch refuses or emulates it; without it such a budget is the error
+  /// bf16_needs_compute_capability_8 (the CLI's --allow-emulated-bf16).
+  bool emulated_bf16 = false;
   /// Reserve for the caching allocator's fragmentation, in percent of the allocated peak.
   /// Default 10: FRAGMENTATION_BUFFER = 0.10 of seed report 002's pipeline/memory.py.
   std::int64_t fragmentation_percent = 10;
@@ -161,7 +165,8 @@ struct training {
   constexpr bool torch26_cpu() const { return rules() == runtime_kind::torch2_6_cpu; }
 
   constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }
-  constexpr std::int64_t accumulation_steps() const { return (batch + micro() - 1) / micro(); }
+  /// ceil(batch / micro), without the overflow of (batch + micro - 1) near INT64_MAX.
+  constexpr std::int64_t accumulation_steps() const { return batch / micro() + (batch % micro() != 0 ? 1 : 0); }
 };
 
 /// `t` estimated for runtime `r` (sets `runtime` and the matching `backend`).

@@ -146,3 +146,23 @@ static_assert(max_micro_batch(sequential(input(512), linear(256), relu(), linear
                               batch_bounds{8, 64}) == 64);
 
 }  // namespace
+
+// Issue G item 5: the twins of the misuses PyTorch refuses.
+namespace {
+using namespace gpubudget;
+// conv_transpose_output_padding: output_padding 1 below stride 2 is valid ([8,16,16] -> [16,32,32])
+constexpr auto conv_transpose_output_padding_m = sequential(input(8, 16, 16), conv_transpose2d(16, 3, stride(2), padding(1), output_padding(1)));
+static_assert(budget_totals(conv_transpose_output_padding_m, training{.batch = 8}, devices::generic_16gb).parameter_count == 8 * 16 * 9 + 16);
+// pooling_padding_over_half_kernel: padding 1 of a 3-window is half the kernel
+constexpr auto pooling_padding_over_half_kernel_m = sequential(input(3, 32, 32), max_pool2d(3, stride(2), padding(1)));
+static_assert(budget_totals(pooling_padding_over_half_kernel_m, training{.batch = 8}, devices::generic_16gb).parameter_count == 0);
+// linear_on_token_ids: an embedding between the ids and the linear
+constexpr auto linear_on_token_ids_m = sequential(tokens(128), embedding(1000, 32), linear(64));
+static_assert(budget_totals(linear_on_token_ids_m, training{.batch = 8}, devices::generic_16gb).parameter_count == 1000 * 32 + 32 * 64 + 64);
+// bf16_on_v100: said to be emulated, or on an Ampere GPU
+constexpr auto bf16_on_v100_m = sequential(input(512), linear(256), relu(), linear(10));
+static_assert(budget_totals(bf16_on_v100_m, training{.batch = 8, .precision = amp_bf16, .emulated_bf16 = true}, devices::v100_16gb).parameter_count > 0);
+static_assert(budget_totals(bf16_on_v100_m, training{.batch = 8, .precision = amp_bf16}, devices::a100_80gb).parameter_count > 0);
+// a batch near INT64_MAX: its accumulation steps are computed without overflowing
+static_assert(training{.batch = INT64_MAX, .micro_batch = 2}.accumulation_steps() == INT64_MAX / 2 + 1);
+}  // namespace

@@ -56,10 +56,10 @@ static_assert(vit.per_record[3].parameter_count == 12 * 7087872);  // the repeat
 static_assert(vit.per_record[vit.records.size() - 1].output == make_shape(1000));
 
 // Mixed precision keeps fp32 parameters; pure bf16 stores them in 2 bytes plus fp32 masters.
-constexpr auto vit_pure = budget_totals(vit_b16, training{.batch = 1, .precision = pure_bf16}, devices::v100_16gb);
+constexpr auto vit_pure = budget_totals(vit_b16, training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
 static_assert(vit_pure.parameters == 86567656 * 2);
 static_assert(vit_pure.master_weights == 86567656 * 4);
-constexpr auto vit_amp = budget_totals(vit_b16, training{.batch = 1, .precision = amp_bf16}, devices::v100_16gb);
+constexpr auto vit_amp = budget_totals(vit_b16, training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
 static_assert(vit_amp.parameters == 86567656 * 4);
 static_assert(vit_amp.master_weights == 0);
 

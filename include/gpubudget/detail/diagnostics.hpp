@@ -55,6 +55,9 @@ namespace gpubudget::detail {
 [[noreturn]] inline void sequence_longer_than_positions() { fail("gpubudget: sequence longer than the model's positions (tokens <= context / max_positions)"); }
 [[noreturn]] inline void repeat_count_must_be_positive() { fail("gpubudget: repeat count must be positive (repeat(n, ...): n >= 1)"); }
 [[noreturn]] inline void dropout_percent_out_of_range() { fail("gpubudget: dropout percent out of range (0 to 100)"); }
+/// A linear, convolution, norm or attention fed int64 token ids: PyTorch raises (addmm and conv
+/// have no Long kernels: "not implemented for 'Long'"); an embedding belongs in between.
+[[noreturn]] inline void layer_needs_float_features_not_token_ids() { fail("gpubudget: layer needs float features, not token ids (put an embedding(...) between tokens(n) and it)"); }
 [[noreturn]] inline void permute_repeats_an_axis() { fail("gpubudget: permute names an axis twice (a permutation of 0..rank-1 is needed)"); }
 
 // Structure of a model (issue C).
@@ -74,6 +77,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void batch_bounds_out_of_order() { fail("gpubudget: batch bounds out of order (1 <= min <= max)"); }
 [[noreturn]] inline void max_remedies_must_not_be_negative() { fail("gpubudget: plan_constraints::max_remedies must be 0 or positive"); }
 [[noreturn]] inline void device_capacity_must_be_positive() { fail("gpubudget: device capacity must be positive (bytes >= 1)"); }
+[[noreturn]] inline void bf16_needs_compute_capability_8() { fail("gpubudget: bf16 precision on a GPU below compute capability 8.0 (T4, V100: no bf16 arithmetic); use amp_fp16, an Ampere or newer GPU, or training::emulated_bf16 = true"); }
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
 // The LLM zoo (issue D).

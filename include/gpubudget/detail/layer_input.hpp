@@ -36,6 +36,17 @@ namespace gpubudget::detail {
 [[noreturn]] inline void embedding_needs_token_ids(std::int64_t num_embeddings, const shape& got) {
   fail_on_input("embedding needs token ids (tokens(n)), not a float tensor", "num_embeddings", num_embeddings, got);
 }
+/// ConvTranspose's output_padding must be smaller than its stride or its dilation (PyTorch:
+/// "output padding must be smaller than either stride or dilation", torch/nn/modules/conv.py
+/// _ConvTransposeNd and ATen's slow_conv_transpose shape check).
+[[noreturn]] inline void conv_transpose_output_padding_not_below_stride_or_dilation(std::int64_t output_padding, const shape& got) {
+  fail_on_input("conv_transpose output_padding must be smaller than its stride or its dilation", "output_padding", output_padding, got);
+}
+/// Pooling padding may be at most half the kernel (PyTorch's pool2d_shape_check: "pad should be
+/// at most half of effective kernel size"; avg_pool2d: "pad should be at most half of kernel size").
+[[noreturn]] inline void pooling_padding_over_half_the_kernel(std::int64_t padding, const shape& got) {
+  fail_on_input("pooling padding over half the kernel (PyTorch refuses it: pad <= kernel / 2)", "padding", padding, got);
+}
 
 using layer_input_diagnostic = void (*)(std::int64_t, const shape&);
 

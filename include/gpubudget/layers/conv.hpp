@@ -78,6 +78,8 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   if (st <= 0) stride_must_be_positive();
   if (dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
   if (in_ch % grp != 0 || out_ch % grp != 0) channels_not_divisible_by_groups();
+  if (op.output_padding < 0 || (transposed && op.output_padding >= st && op.output_padding >= dil))
+    require_input(false, conv_transpose_output_padding_not_below_stride_or_dilation, op.output_padding, in);
   shape out = in;
   out[0] = out_ch;
   for (int d = 1; d <= op.dims; ++d) {

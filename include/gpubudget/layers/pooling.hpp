@@ -22,6 +22,7 @@ struct pool2d_op {
     if (kernel <= 0) detail::kernel_size_must_be_positive();
     if (stride <= 0) detail::stride_must_be_positive();
     if (padding < 0) detail::invalid_layer_argument();
+    if (2 * padding > kernel) detail::require_input(false, detail::pooling_padding_over_half_the_kernel, padding, in);
     shape out = in;
     for (int d = 1; d <= 2; ++d) {
       // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
