@@ -363,7 +363,7 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   const auto* entry = find_model(z, cc.model);
   if (!entry) throw usage_error("case " + name + ": unknown model " + cc.model);
   std::optional<models::llama_config> g;
-  if (cc.lora || cc.decode) g = tools::llama_config_of(cc.model, cc.options);
+  if (cc.lora || cc.decode) g = tools::llama_config_of(*entry, cc.options);
   if (cc.decode) {
     const auto b = serve(*g, *cc.decode, dev);
     // a pre-allocated cache is resident before the prefill; a growing one fills during it
@@ -998,10 +998,11 @@ std::string side_by_side(const run_config& c, const std::vector<tools::budget_vi
 
 /// The Llama-family configuration of the model given, or a usage error naming the flag.
 models::llama_config llm_config(const char* flag, const run_config& c) {
-  const auto g = tools::llama_config_of(c.entry->name, c.opts);
+  const auto g = tools::llama_config_of(*c.entry, c.opts);
   if (!g)
     throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
-                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + "), not " + c.model_arg);
+                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + ", or --hf-config of a llama, mistral, qwen2, gemma, phi3" +
+                      (std::string(flag) == "--lora" ? " or mixtral" : "") + " config.json), not " + c.model_arg);
   return *g;
 }
 /// --lora: the LoRA'd zoo entry (Llama family, or Mixtral with adapters on its attention) and
@@ -1009,12 +1010,12 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
 std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, const run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
-  const auto mixtral = tools::mixtral_config_of(c.entry->name, c.opts);
+  const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);
   const auto g = mixtral ? *mixtral : llm_config("--lora", c);
   auto l = tools::parse_lora(*a.get("lora"), g.width);
   if (mixtral && a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
   tools::apply_quant(a, l);
-  auto run = tools::lora_model(*c.entry, g, mixtral ? std::optional(tools::detail::moe_from(c.opts)) : std::nullopt, l);
+  auto run = tools::lora_model(*c.entry, g, tools::experts_of(*c.entry, c.opts), l);
   return {std::move(run.entry), run.counts};
 }
 
@@ -1045,14 +1046,14 @@ void write_svg(const std::string& path, const tools::evaluation& e, const std::s
 
 /// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
 int run_serve(const cli::parsed_args& a, const run_config& c) {
-  const auto moe = tools::mixtral_config_of(c.entry->name, c.opts);
+  const auto moe = tools::mixtral_config_of(*c.entry, c.opts);
   const auto g = moe ? *moe : llm_config("--serve", c);
   const auto r = tools::parse_serve(a, g, c.precision);
   std::vector<serving_budget> out;
   for (const auto& d : c.devices) {
     try {
       if (moe && a.has("quant")) throw usage_error("--quant does not combine with --serve " + c.model_arg + " (quantized experts are not modelled)");
-      out.push_back(moe ? serve(g, tools::detail::moe_from(c.opts), r.s, d) : serve(g, r.s, d));
+      out.push_back(moe ? serve(g, *tools::experts_of(*c.entry, c.opts), r.s, d) : serve(g, r.s, d));
     } catch (const std::invalid_argument& ex) {
       throw usage_error("--serve " + c.model_arg + ": " + strip_prefix(ex.what()));
     }
@@ -1062,7 +1063,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
                                 {"quant", a.has("quant") ? *a.get("quant") : "none"},
                                 {"total_params", f.parameter_count},
-                                {"active_params", moe ? models::mixtral_parameter_counts(g, tools::detail::moe_from(c.opts)).active : f.parameter_count},
+                                {"active_params", moe ? models::mixtral_parameter_counts(g, *tools::experts_of(*c.entry, c.opts)).active : f.parameter_count},
                                 {"precision", c.precision}, {"params", f.parameter_count}, {"kv_cache_bytes_per_token", f.kv_bytes_per_token},
                                 {"max_concurrent_tokens", f.max_concurrent_tokens}, {"max_context", f.max_context}, {"budgets", nlohmann::ordered_json::array()}};
     for (std::size_t i = 0; i < out.size(); ++i) j["budgets"].push_back(serving_json(out[i], c.devices[i]));
@@ -1194,7 +1195,7 @@ int run(const cli::parsed_args& a) {
                           {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
     nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
     if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
-    if (const auto moe = tools::moe_counts_of(c.entry->name, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
+    if (const auto moe = tools::moe_counts_of(*c.entry, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
     for (const auto& v : views) j["budgets"].push_back(budget_json(v));
     std::cout << j.dump(2) << "\n";
   } else if (c.format == "csv") {

@@ -39,28 +39,26 @@ inline std::vector<cli::option_spec> llm_options() {
 }
 
 /// The Llama-family configuration a zoo entry stands for, with the size options applied.
-inline std::optional<models::llama_config> llama_config_of(const std::string& name, const model_options& o) {
-  const std::pair<const char*, models::llama_config> bases[] = {
-      {"llama-2-7b", models::llama2_7b(4096)}, {"llama-2-13b", models::llama2_13b(4096)}, {"llama-2-70b", models::llama2_70b(4096)},
-      {"llama-3-8b", models::llama3_8b(8192)}, {"mistral-7b", models::mistral_7b(4096)}, {"phi-3-mini", models::phi3_mini(4096)},
-      {"qwen2-0.5b", models::qwen2_0_5b(131072)}, {"qwen2-7b", models::qwen2_7b(131072)}, {"gemma-2b", models::gemma_2b(8192)}};
-  for (const auto& [n, base] : bases) {
-    if (name != n) continue;
-    auto g = detail::llama_from(base, o);
-    if (g.sliding_window > g.context) g.sliding_window = g.context;  // a shorter --ctx bounds the window too
-    return g;
-  }
-  return std::nullopt;
+/// The dense Llama-family configuration `e` was built from (a zoo name or a --hf-config), with
+/// the command line's size options applied; nullopt for other models and for Mixtral.
+inline std::optional<models::llama_config> llama_config_of(const zoo_entry& e, const model_options& o) {
+  if (!e.llama || e.experts) return std::nullopt;
+  auto g = detail::llama_from(*e.llama, o);
+  if (g.sliding_window > g.context) g.sliding_window = g.context;  // a shorter --ctx bounds the window too
+  return g;
 }
 
-/// The Mixtral configuration of a mixture-of-experts zoo entry (nullopt for dense models).
-inline std::optional<models::llama_config> mixtral_config_of(const std::string& name, const model_options& o) {
-  if (name != "mixtral-8x7b") return std::nullopt;
-  return detail::llama_from(models::mixtral_8x7b(), o);
+/// The Mixtral configuration of a mixture-of-experts entry (nullopt for dense models).
+inline std::optional<models::llama_config> mixtral_config_of(const zoo_entry& e, const model_options& o) {
+  if (!e.llama || !e.experts) return std::nullopt;
+  return detail::llama_from(*e.llama, o);
 }
-inline std::optional<models::moe_counts> moe_counts_of(const std::string& name, const model_options& o) {
-  const auto g = mixtral_config_of(name, o);
-  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, detail::moe_from(o))) : std::nullopt;
+inline std::optional<models::moe_config> experts_of(const zoo_entry& e, const model_options& o) {
+  return e.experts ? std::optional(detail::moe_from(o, *e.experts)) : std::nullopt;
+}
+inline std::optional<models::moe_counts> moe_counts_of(const zoo_entry& e, const model_options& o) {
+  const auto g = mixtral_config_of(e, o);
+  return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, *experts_of(e, o))) : std::nullopt;
 }
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05`: a key=value list in which items without '='

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -62,6 +63,10 @@ struct zoo_entry {
   /// The longest --seq the model's positions allow (bert: max_position_embeddings, llama:
   /// max_position_embeddings, gpt: --ctx); empty for models without a sequence.
   std::function<std::int64_t(const model_options&)> max_seq{};
+  /// A Llama-family decoder's configuration (zoo name or --hf-config alike): what --lora and
+  /// --serve build on. `experts` is set for a Mixtral-style mixture of experts.
+  std::optional<models::llama_config> llama{};
+  std::optional<models::moe_config> experts{};
 };
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.
@@ -173,7 +178,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
             const auto g = llama_from(base, o);
             return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
-          [base](const model_options& o) { return o.get("ctx", base.context); }};
+          [base](const model_options& o) { return o.get("ctx", base.context); }, base, std::nullopt};
 }
 /// The experts of a Mixtral-style model: `m` with the reference check's hidden options applied.
 inline models::moe_config moe_from(const model_options& o, models::moe_config m = {}) {
@@ -204,7 +209,7 @@ inline zoo_entry mixtral_model(std::string name, models::llama_config base, mode
             const auto g = llama_from(base, o);
             return evaluate(models::mixtral(g, moe_from(o, experts)), t, d);
           },
-          [base](const model_options& o) { return o.get("ctx", base.context); }};
+          [base](const model_options& o) { return o.get("ctx", base.context); }, base, experts};
 }
 }  // namespace detail
 
