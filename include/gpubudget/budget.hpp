@@ -192,6 +192,14 @@ constexpr void check_device(const device& dev) {
   if (dev.context < 0 || dev.cublas_workspace < 0) device_memory_terms_must_not_be_negative();
 }
 
+/// Does the model hold a repeat<N>(block), which training::checkpoint_blocks checkpoints?
+template <std::size_t N>
+constexpr bool has_repeated_block(const std::array<layer, N>& records) {
+  for (const auto& L : records)
+    if (L.kind == node_kind::repeat) return true;
+  return false;
+}
+
 /// bf16 needs compute capability 8.0 (Ampere) or an explicit `emulated_bf16`; a custom device
 /// with no capability (0) is taken at its word.
 constexpr void check_bf16_support(const training& plan, const device& dev) {
@@ -244,6 +252,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
                                     moment_recorder* recorder = nullptr) {
   check_plan(plan);
   check_shared(records);
+  if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
   sim s{};
   // one statement, as the flag it replaced (constant evaluation counts statements)
   s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;

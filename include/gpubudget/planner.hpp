@@ -232,6 +232,7 @@ struct member_info {
   std::int64_t declared_lost = -1;
   flop_profile flops{};
   bool profiled = false;
+  bool has_repeat = true;  ///< holds a repeat(...) block: checkpoint_blocks is a remedy for it
 };
 
 template <std::size_t Capacity, class... Members>
@@ -445,7 +446,7 @@ struct planner {
   }
 
   constexpr bool allowed(const plan_choice& ch) const {
-    if (ch.ckpt == 1 && (!has(c.allowed, remedy::checkpoint_blocks) || base.checkpoint_blocks)) return false;
+    if (ch.ckpt == 1 && (!has(c.allowed, remedy::checkpoint_blocks) || base.checkpoint_blocks || !info[ch.member].has_repeat)) return false;
     if (ch.ckpt == 2 && (!has(c.allowed, remedy::checkpoint_all) || base.checkpoint_all)) return false;
     return dimension_ok(ch);
   }
@@ -546,7 +547,7 @@ constexpr planner<Capacity, Members...> make_planner(const training& base, const
                                                      const Members&... members) {
   planner<Capacity, Members...> p{base, dev, c, family_view<Members...>{std::tuple<const Members&...>(members...)}};
   std::size_t k = 0;
-  ((p.info[k++] = member_info{members.label, members.kind, members.lost_capacity_permille, {}, false}), ...);
+  ((p.info[k++] = member_info{members.label, members.kind, members.lost_capacity_permille, {}, false, has_repeated_block(members.net.records)}), ...);
   if (c.max_remedies < 0) max_remedies_must_not_be_negative();
   if (c.utilization_percent <= 0 || c.utilization_percent > 100) percent_of_capacity_out_of_range();
   if (base.batch <= 0 || base.micro() <= 0) batch_must_be_positive();

@@ -165,4 +165,9 @@ static_assert(budget_totals(bf16_on_v100_m, training{.batch = 8, .precision = am
 static_assert(budget_totals(bf16_on_v100_m, training{.batch = 8, .precision = amp_bf16}, devices::a100_80gb).parameter_count > 0);
 // a batch near INT64_MAX: its accumulation steps are computed without overflowing
 static_assert(training{.batch = INT64_MAX, .micro_batch = 2}.accumulation_steps() == INT64_MAX / 2 + 1);
+// checkpoint_blocks_without_repeat: with a repeated block it checkpoints each repetition
+constexpr auto checkpoint_blocks_without_repeat_m = sequential(input(16, 64), repeat<2>(transformer_block(64, heads(4))), linear(10));
+static_assert(budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8, .checkpoint_blocks = true}, devices::generic_16gb).saved_activations <
+              budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8}, devices::generic_16gb).saved_activations);
 }  // namespace
+
