@@ -181,6 +181,10 @@ class Stats:
         free, total = self.torch.cuda.mem_get_info(self.dev)
         return total - free
 
+    def cap(self, fraction):
+        """torch.cuda.set_per_process_memory_fraction: the caching allocator refuses beyond it."""
+        self._call("set_per_process_memory_fraction", fraction, self.dev)
+
     def total(self):
         return self.torch.cuda.get_device_properties(self.dev).total_memory if self.cuda else None
 
@@ -363,7 +367,7 @@ def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
     res = {"cap_total": cap_total, "non_allocator": non_allocator}
     if stats.cuda:
         res["allocator_cap"] = cap_total - non_allocator
-        torch.cuda.set_per_process_memory_fraction(res["allocator_cap"] / stats.total(), dev)
+        stats.cap(res["allocator_cap"] / stats.total())
     else:
         res["allocator_cap"] = None
 
@@ -457,6 +461,7 @@ def select(args):
 
 
 def write(path, doc):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
