@@ -12,6 +12,7 @@
 // estimated (a malformed one is a usage error naming the case and the key); a well-formed spec
 // the estimator cannot express yet is listed as such by the check, never passed.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -35,8 +36,10 @@ namespace gpubudget::tools::real_libraries {
 /// cuBLAS handles of a training step, each with its workspace inside the caching allocator: the
 /// main thread's and autograd's device thread's (PyTorch keeps a handle and a workspace per
 /// thread and stream: aten/src/ATen/cuda/CublasHandlePool.cpp, getCurrentCUDABlasHandle and
-/// getCUDABlasLtWorkspace). Measured: issue F, two 32 MiB workspaces in real-libraries-h100.json's
-/// "resident" (allocated after step 3 with the gradients freed).
+/// getCUDABlasLtWorkspace). Trace: cuda-h100/resnet18_b2.json.gz events 285 (forward, main thread,
+/// via getCUDABlasLtWorkspace) and 304 (backward, autograd's thread), 33,554,432 B each from
+/// at::cuda::setWorkspaceForHandle; gpt2_small_b2_t64 the same (events 207, 692). Both stay
+/// allocated: real-libraries-h100.json's "resident" (after step 3, gradients freed) holds them.
 inline constexpr std::int64_t cublas_handles_in_a_training_step = 2;
 
 /// A file of this format: "cases" and "specs" are objects keyed by case name.
@@ -240,6 +243,26 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   }
 }
 
+/// BertForSequenceClassification: BertModel (pooler included), dropout (classifier_dropout, else
+/// hidden_dropout_prob) and classifier Linear(hidden_size, num_labels); num_labels is the
+/// config's id2label size, else PretrainedConfig's default 2 (transformers
+/// models/bert/modeling_bert.py, BertForSequenceClassification.__init__).
+inline zoo_entry bert_classifier(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  const auto c = nlohmann::json::parse(in);
+  const auto b = hf::bert_config_of(c, path);
+  const std::int64_t labels = c.contains("id2label") && c["id2label"].is_object() && !c["id2label"].empty() ? static_cast<std::int64_t>(c["id2label"].size()) : 2;
+  const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();
+  const std::int64_t drop = own ? std::llround(c["classifier_dropout"].get<double>() * 100) : b.dropout_percent;
+  return {name, "bert",
+          [b, labels, drop](const model_options& o, const training& t, const device& d) {
+            auto g = b;
+            g.seq = o.get("seq", g.seq);
+            return evaluate(sequential(models::bert(g), named("dropout", dropout(drop)), named("classifier", linear(labels))), t, d);
+          },
+          [b](const model_options&) { return b.max_positions; }};
+}
+
 /// An hf spec: the --hf-config builder's model, the task its arch names.
 inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::int64_t batch) {
   const auto path = f.configs + "/" + s["cfg"].get<std::string>();
@@ -253,7 +276,7 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   const auto& t = m.model_type;
   const bool ok = arch == "cls" ? t == "bert" : arch == "s2s" ? t == "t5" : t != "bert" && t != "t5";
   if (!ok) throw not_expressible{"arch " + arch + " of model_type " + t + " (the --hf-config builder has bert: cls, t5: s2s, the decoders: causal)"};
-  built_case b{m.entry, {}, step_of(s, batch), std::nullopt};
+  built_case b{arch == "cls" ? bert_classifier(path, m.entry.name) : m.entry, {}, step_of(s, batch), std::nullopt};
   b.options.values["seq"] = s["seq"].get<std::int64_t>();  // t5: the labels (input_ids) have the same length
   if (s.contains("lora")) apply_lora(b, path, t, s);
   return b;
@@ -322,9 +345,11 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   auto v = run_view(b, b.plan, measured);
   if (b.peft) v.parameter_count = b.peft->all, v.trainable_count = b.peft->trainable;
   const auto dev = cuda_fields(v);
-  // max_memory_allocated: the live tensors at the peak, the cuBLAS workspaces and cuDNN's (both
-  // served by the caching allocator on CUDA)
-  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace + v.cudnn_workspace;
+  // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
+  // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,
+  // a CPU GEMM algorithm's staging) is not added: cuDNN's CUDA workspaces are transients of the
+  // conv that asks for them, which the walk's step peak must hold where they are live.
+  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
   return {{"params", v.parameter_count},
           {"trainable", v.trainable_count},
           {"alloc_peak", allocated},
