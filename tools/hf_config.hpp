@@ -145,7 +145,8 @@ inline zoo_entry gpt2_entry(const nlohmann::json& c, const std::string& path, co
   return detail::gpt_model(name, g);
 }
 
-inline zoo_entry bert_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
+/// BertModel's sizes and dropout from a bert config.json (the pooler included).
+inline models::bert_config bert_config_of(const nlohmann::json& c, const std::string& path) {
   models::bert_config b{};
   b.vocab = positive(c, path, "vocab_size");
   b.width = positive(c, path, "hidden_size");
@@ -159,7 +160,11 @@ inline zoo_entry bert_entry(const nlohmann::json& c, const std::string& path, co
   require(!c.contains("hidden_act") || c["hidden_act"] == "gelu", path, "hidden_act", "\"gelu\"");
   b.dropout_percent = percent_or(c, path, "hidden_dropout_prob", 10);
   b.attention_dropout_percent = percent_or(c, path, "attention_probs_dropout_prob", 10);
-  return detail::bert_model(name, b);
+  return b;
+}
+
+inline zoo_entry bert_entry(const nlohmann::json& c, const std::string& path, const std::string& name) {
+  return detail::bert_model(name, bert_config_of(c, path));
 }
 
 }  // namespace hf

@@ -16,6 +16,19 @@
 # EAGER context child come after the cases), so the whole command fits
 # one 10-minute call; the JSON is rewritten after every case, so a cut-off run keeps what it measured.
 # Extra arguments go to measure_cuda.py (--quick, --cases a,b, --no-probe, ...).
+#
+# The real-library cases and the largest-batch-under-16-GiB searches (measure_real_libraries.py)
+# run after it, twice: with the default allocator (real-libraries-<gpu>.json) and with
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (real-libraries-<gpu>-expandable.json); the
+# file's environment records the setting and `gpubudget --reference FILE` estimates with it.
+# GB_PARTS picks what runs (default "cuda,real,real-expandable": everything, ~20 minutes on an
+# H100); each part gets GB_LIMIT_S seconds. In 10-minute device calls, one part per call:
+#     run(command="GB_PARTS=cuda bash benchmarks/gpu/run_on_device.sh", carry=[".gpucarry"])
+#     run(command="GB_PARTS=real bash benchmarks/gpu/run_on_device.sh")
+#     run(command="GB_PARTS=real-expandable bash benchmarks/gpu/run_on_device.sh")
+# GB_REAL_ARGS passes arguments to measure_real_libraries.py (e.g. "--cases tv_,maxbatch16_resnet18").
+# Any GPU: the device is whichever the machine has (an H200 names its files -h200; the maxbatch
+# cases emulate a 16 GiB device on it from that GPU's own measured non-allocator bytes).
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 
@@ -51,6 +64,28 @@ cd "$repo"
   [ "$hana" = yes ] || echo "no Boost.Hana found (the C++ probe will be skipped; run --prepare here and carry .gpucarry)"
 } >"$out/machine.txt" 2>&1
 
+parts=",${GB_PARTS:-cuda,real,real-expandable},"
+rc=0
+case "$parts" in *,cuda,*) ;; *) skip_cuda=yes ;; esac
+
+# The real-library cases, in the allocator setting given ("" = PyTorch's default): $1 = file suffix.
+real_libraries() {
+  local suffix="$1" conf="$2" json="$out/real-libraries$1.json" name r
+  echo "== measure_real_libraries.py PYTORCH_CUDA_ALLOC_CONF=$conf" | tee -a "$out/measure_real_libraries.log"
+  # shellcheck disable=SC2086  # GB_REAL_ARGS is a list of arguments
+  PYTORCH_CUDA_ALLOC_CONF="$conf" timeout -k 10 "$limit" python3 benchmarks/gpu/measure_real_libraries.py --out "$json" \
+    --budget "$((limit - 60))" ${GB_REAL_ARGS:-} 2>&1 | tee -a "$out/measure_real_libraries.log"
+  r=${PIPESTATUS[0]}
+  echo "measure_real_libraries.py$suffix exit $r" | tee -a "$out/measure_real_libraries.log"
+  # Named as the reference it becomes: real-libraries-<gpu>[-expandable].json (h100, h200, ...)
+  if [ -f "$json" ]; then
+    name="$(python3 -c 'import json, sys; g = (json.load(open(sys.argv[1]))["environment"].get("gpu") or "cpu").lower().replace("nvidia", "").split(); print(g[0] if g else "unknown")' "$json")"
+    mv "$json" "$out/real-libraries-$name$suffix.json" && echo "result: $out/real-libraries-$name$suffix.json"
+  fi
+  [ "$r" = 0 ] || rc=$r
+}
+
+if [ -z "${skip_cuda:-}" ]; then
 build="$(mktemp -d /tmp/gpubudget_probe.XXXXXX)"
 json="$out/pytorch-cuda.json"
 timeout -k 10 "$limit" python3 benchmarks/gpu/measure_cuda.py --out "$json" --probe-build-dir "$build" \
@@ -70,4 +105,8 @@ PY
 )" && [ -n "$name" ] && mv "$json" "$out/$name" && echo "result: $out/$name" | tee -a "$log"
 fi
 rm -rf "$build"
+fi
+
+case "$parts" in *,real,*) real_libraries "" "" ;; esac
+case "$parts" in *,real-expandable,*) real_libraries "-expandable" "expandable_segments:True" ;; esac
 exit "$rc"

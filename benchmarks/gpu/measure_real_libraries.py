@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""Real training loops on real library code, on a CUDA GPU: the real-library reference (issue F
+items 2 and 6). Makes benchmarks/accuracy/reference/cuda-h100/real-libraries-h100.json (and, run
+with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, its -expandable twin); `gpubudget
+--reference FILE --check` holds the estimator to it (tools/real_library_reference.hpp).
+
+    python3 benchmarks/gpu/measure_real_libraries.py --out $OUT/real-libraries.json       # every case
+    python3 benchmarks/gpu/measure_real_libraries.py --list                                # the case table
+    python3 benchmarks/gpu/measure_real_libraries.py --cases tv_,maxbatch16_resnet18 --out F
+    python3 benchmarks/gpu/measure_real_libraries.py --device cpu --out F                  # dry run (no GPU)
+
+Each case runs alone in a fresh process (a child of this script), so that its device figures
+(context, cuBLAS/cuDNN handles, the caching allocator's segments) are what that job alone costs.
+
+Training cases (`tv`, `hf`): the model on the device (torchvision `models.<name>(weights=None)`,
+or transformers `AutoModelFor{SequenceClassification,Seq2SeqLM,CausalLM}.from_config` of
+hf-configs/<cfg> with the config's dropout and the attention implementation transformers picks),
+`base` = dtype of the weights before PEFT, `lora` = PEFT `get_peft_model(LoraConfig(r, target_modules))`,
+`ckpt` = `gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})`;
+AdamW (PyTorch's default implementation: foreach on CUDA) over the trainable parameters, 3 steps of
+zero_grad(set_to_none) + forward + CrossEntropy (torchvision: nn.CrossEntropyLoss on random labels;
+transformers: its own loss with labels = input_ids, or random class labels for `cls`) + backward +
+step, under torch.autocast for amp_fp16 (with a GradScaler) and amp_bf16. Fields (bytes, absolute):
+  alloc_peak_step1 / reserved_peak_step1, alloc_peak_step3 / reserved_peak_step3   per step
+      (torch.cuda.reset_peak_memory_stats before the step; max_memory_allocated / _reserved after it)
+  alloc_peak, reserved_peak   the largest of the three steps
+  resident        memory_allocated after step 3 with the gradients freed (parameters, optimizer
+                  state, the cuBLAS workspaces the allocator holds, the input batch)
+  params, trainable, param_bytes   parameter elements, of which require grad, and their bytes
+  device_used     cudaMemGetInfo total - free at the end (what nvidia-smi shows for the job)
+  reserved_now    memory_reserved at the end; non_allocator = device_used - reserved_now
+  seconds
+Generate cases (`gen`): the config's model in its torch_dtype (bf16 if none), `generate()` of `new`
+tokens (greedy, min_new_tokens = new) after a random `prompt` for `batch` sequences, under
+inference_mode: weights = memory_allocated before generate, alloc_peak / reserved_peak over it,
+out_tokens, params, device_used, reserved_now, non_allocator, seconds.
+Largest batch under a capped device (`max`, `maxbatch16_*`): in one fresh process, a batch-1 step
+of the same model first (loads cuBLAS and cuDNN), then non_allocator = device_used - memory_reserved
+after emptying the cache, and the caching allocator is capped at cap_total = --cap-gib GiB less it
+(torch.cuda.set_per_process_memory_fraction(allocator_cap / total_memory)): the device a job with a
+--cap-gib GiB GPU would have. Then the trials, each a fresh model + optimizer running the 3 steps
+(OOM = torch.cuda.OutOfMemoryError): the start batch doubled until one fails (halved if the start
+fails), then bisection; fields cap_total, non_allocator, allocator_cap, largest_ok, smallest_oom,
+trials [[batch, ok], ...], exact (smallest_oom == largest_ok + 1), seconds.
+
+The file: {"environment": {... "gpu", "total_memory", "PYTORCH_CUDA_ALLOC_CONF"}, "cap_gib",
+"cases": {name: fields}, "specs": {name: [kind, spec]}}; it is rewritten after every case, so a
+cut-off run keeps what it measured (--resume FILE measures only what is missing).
+
+--device cpu is a dry run of the same code on the CPU at small sizes (memory fields null, the
+search capped by --cpu-max-batch): it exercises the model building, the training loop and the
+search, not the numbers. benchmarks/gpu/check_real_libraries_without_gpu.py runs it.
+"""
+import argparse
+import datetime
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CONFIGS = os.path.join(REPO, "benchmarks", "accuracy", "reference", "cuda-h100", "hf-configs")
+SCRIPT = os.path.abspath(__file__)
+STEPS = 3
+GiB = 1 << 30
+
+# The cases of real-libraries-h100.json, as its "specs" say (check_real_libraries_without_gpu.py
+# holds this table to the committed file).
+CASES = {
+    "tv_resnet18_b64_224_fp32": ["tv", {"model": "resnet18", "batch": 64, "size": 224, "prec": "fp32"}],
+    "tv_resnet101_b32_224_fp16": ["tv", {"model": "resnet101", "batch": 32, "size": 224, "prec": "amp_fp16"}],
+    "tv_mobilenet_v3_large_b64_224_bf16": ["tv", {"model": "mobilenet_v3_large", "batch": 64, "size": 224, "prec": "amp_bf16"}],
+    "tv_vgg16_b16_224_fp16": ["tv", {"model": "vgg16", "batch": 16, "size": 224, "prec": "amp_fp16"}],
+    "tv_vit_b_16_b16_224_fp32": ["tv", {"model": "vit_b_16", "batch": 16, "size": 224, "prec": "fp32"}],
+    "tv_convnext_small_b16_224_fp16": ["tv", {"model": "convnext_small", "batch": 16, "size": 224, "prec": "amp_fp16"}],
+    "tv_wide_resnet50_2_b32_224_bf16": ["tv", {"model": "wide_resnet50_2", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    "tv_efficientnet_b0_b32_224_fp32": ["tv", {"model": "efficientnet_b0", "batch": 32, "size": 224, "prec": "fp32"}],
+    "hf_bert_cls_b16_t512_fp16": ["hf", {"cfg": "bert-base-uncased.json", "arch": "cls", "batch": 16, "seq": 512, "prec": "amp_fp16"}],
+    "hf_t5_small_b16_t512_bf16": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16"}],
+    "hf_tinyllama_b4_t1024_bf16": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_tinyllama_b4_t2048_bf16_ckpt": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16", "ckpt": True}],
+    "hf_gemma_2b_b2_t1024_lora_bf16base": ["hf", {"cfg": "gemma-2b.json", "batch": 2, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                  "lora": {"r": 8, "targets": ["q_proj", "v_proj"]}}],
+    "hf_phi3_mini_b1_t2048_lora_bf16base_ckpt": ["hf", {"cfg": "phi-3-mini-4k-instruct.json", "batch": 1, "seq": 2048, "prec": "amp_bf16",
+                                                        "base": "bf16", "ckpt": True, "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_tinyllama_gen_b16_p512_n128": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 512, "new": 128}],
+    "hf_qwen2_7b_gen_b8_p1024_n128": ["gen", {"cfg": "qwen2-7b.json", "batch": 8, "prompt": 1024, "new": 128}],
+    "maxbatch16_resnet18_224_fp32": ["max", {"kind": "tv", "model": "resnet18", "size": 224, "prec": "fp32", "start": 64}],
+    "maxbatch16_resnet101_224_fp16": ["max", {"kind": "tv", "model": "resnet101", "size": 224, "prec": "amp_fp16", "start": 64}],
+    "maxbatch16_vit_b_16_224_fp32": ["max", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "start": 32}],
+    "maxbatch16_tinyllama_t1024_bf16_ckpt": ["max", {"kind": "hf", "cfg": "tinyllama-1.1b.json", "seq": 1024, "prec": "amp_bf16",
+                                                     "ckpt": True, "start": 2}],
+    "maxbatch16_t5_small_t512_bf16": ["max", {"kind": "hf", "cfg": "t5-small.json", "arch": "s2s", "seq": 512, "prec": "amp_bf16",
+                                              "start": 16}],
+}
+
+# The dry run's sizes (--device cpu): the same code at sizes a CPU runs in seconds.
+DRY = {"size": 64, "seq": 32, "prompt": 16, "new": 4, "batch": 2, "layers": 2}
+
+
+# --------------------------------------------------------------------------- the search (no torch)
+def search_largest(fits, start, limit=1 << 20):
+    """The largest batch for which fits(batch) is true, as the measurement searches it: `start`
+    doubled until a trial fails (halved while the start fails), then bisection between the last
+    success and the first failure. Returns (largest_ok, smallest_oom, trials)."""
+    trials = []
+
+    def trial(b):
+        ok = bool(fits(b))
+        trials.append([b, ok])
+        return ok
+
+    b = max(1, int(start))
+    if trial(b):
+        lo, hi = b, None
+        while hi is None:
+            b *= 2
+            if b > limit:
+                return lo, None, trials
+            if trial(b):
+                lo = b
+            else:
+                hi = b
+    else:
+        lo, hi = 0, b
+        while lo == 0 and hi > 1:
+            b = hi // 2
+            if trial(b):
+                lo = b
+            else:
+                hi = b
+        if lo == 0:
+            return 0, hi, trials
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if trial(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi, trials
+
+
+# --------------------------------------------------------------------------- device statistics
+class Stats:
+    """torch.cuda's allocator statistics; on the CPU (dry run) every figure is None."""
+
+    def __init__(self, torch, dev):
+        self.torch, self.dev, self.cuda = torch, dev, dev.type == "cuda"
+
+    def _call(self, name, *a):
+        return getattr(self.torch.cuda, name)(*a) if self.cuda else None
+
+    def sync(self):
+        self._call("synchronize", self.dev)
+
+    def allocated(self):
+        return self._call("memory_allocated", self.dev)
+
+    def peak(self):
+        return self._call("max_memory_allocated", self.dev)
+
+    def reserved(self):
+        return self._call("memory_reserved", self.dev)
+
+    def reserved_peak(self):
+        return self._call("max_memory_reserved", self.dev)
+
+    def reset_peak(self):
+        self._call("reset_peak_memory_stats", self.dev)
+
+    def empty_cache(self):
+        self._call("empty_cache")
+
+    def device_used(self):
+        if not self.cuda:
+            return None
+        free, total = self.torch.cuda.mem_get_info(self.dev)
+        return total - free
+
+    def cap(self, fraction):
+        """torch.cuda.set_per_process_memory_fraction: the caching allocator refuses beyond it."""
+        self._call("set_per_process_memory_fraction", fraction, self.dev)
+
+    def total(self):
+        return self.torch.cuda.get_device_properties(self.dev).total_memory if self.cuda else None
+
+
+def _sub(a, b):
+    return None if a is None or b is None else a - b
+
+
+# --------------------------------------------------------------------------- building the models
+def load_config(name):
+    with open(os.path.join(CONFIGS, name)) as f:
+        return json.load(f)
+
+
+def hf_model(spec, dev, dry, dtype=None):
+    """A transformers model from hf-configs/<cfg> (from_config: random weights), its task the
+    spec's arch; PEFT LoRA and gradient checkpointing as the spec says. The weights get their
+    dtype (`dtype`, or the spec's base) on the host, before they move to the device, so that no
+    fp32 copy passes through the caching allocator."""
+    import torch
+    import transformers
+
+    d = load_config(spec["cfg"])
+    model_type = d.pop("model_type")
+    if dry:  # the same architecture at a CPU's size
+        for k in ("num_hidden_layers", "num_layers", "num_decoder_layers"):
+            if k in d:
+                d[k] = DRY["layers"]
+    config = transformers.AutoConfig.for_model(model_type, **d)
+    arch = spec.get("arch", "causal")
+    auto = {"cls": transformers.AutoModelForSequenceClassification, "s2s": transformers.AutoModelForSeq2SeqLM,
+            "causal": transformers.AutoModelForCausalLM}[arch]
+    model = auto.from_config(config)
+    if spec.get("base"):
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["base"]]
+    if dtype is not None:
+        model.to(dtype)
+    if spec.get("ckpt"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if spec.get("lora"):
+        import peft
+
+        lora = spec["lora"]
+        model = peft.get_peft_model(model, peft.LoraConfig(r=lora["r"], target_modules=lora["targets"],
+                                                           task_type={"cls": "SEQ_CLS", "s2s": "SEQ_2_SEQ_LM"}.get(arch, "CAUSAL_LM")))
+    model.to(dev).train()
+    return model, config
+
+
+def make_job(kind, spec, batch, dev, dry):
+    """(model, batch_inputs, loss_fn): loss_fn(model, inputs) -> the step's loss."""
+    import torch
+
+    if kind == "tv":
+        import torchvision
+
+        size = DRY["size"] if dry else spec["size"]
+        model = getattr(torchvision.models, spec["model"])(weights=None).to(dev).train()
+        x = torch.randn(batch, 3, size, size, device=dev)
+        y = torch.randint(0, 1000, (batch,), device=dev)
+        ce = torch.nn.CrossEntropyLoss()
+        return model, (x, y), lambda m, xy: ce(m(xy[0]), xy[1])
+    model, config = hf_model(spec, dev, dry)
+    seq = DRY["seq"] if dry else spec["seq"]
+    ids = torch.randint(0, config.vocab_size, (batch, seq), device=dev)
+    if spec.get("arch") == "cls":
+        labels = torch.randint(0, config.num_labels, (batch,), device=dev)
+        return model, (ids, labels), lambda m, il: m(input_ids=il[0], labels=il[1]).loss
+    return model, (ids,), lambda m, i: m(input_ids=i[0], labels=i[0]).loss
+
+
+def autocast_of(prec, dev):
+    import contextlib
+
+    import torch
+
+    if prec == "fp32":
+        return contextlib.nullcontext
+    dtype = torch.float16 if prec == "amp_fp16" else torch.bfloat16
+    return lambda: torch.autocast(dev.type, dtype=dtype)
+
+
+# --------------------------------------------------------------------------- one training run
+def train(kind, spec, batch, dev, stats, dry):
+    """The 3-step training loop; returns its fields (see the module's docstring)."""
+    import torch
+
+    t0 = time.time()
+    model, inputs, loss_fn = make_job(kind, spec, batch, dev, dry)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-4)  # PyTorch's default implementation (foreach on CUDA)
+    scaler = torch.amp.GradScaler(dev.type) if spec["prec"] == "amp_fp16" and dev.type == "cuda" else None
+    autocast = autocast_of(spec["prec"], dev)
+    out = {}
+    for step in range(1, STEPS + 1):
+        stats.sync()
+        stats.reset_peak()
+        opt.zero_grad(set_to_none=True)
+        with autocast():
+            loss = loss_fn(model, inputs)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        del loss
+        stats.sync()
+        out["alloc_peak_step%d" % step], out["reserved_peak_step%d" % step] = stats.peak(), stats.reserved_peak()
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+    stats.sync()
+    peaks = [out.pop("alloc_peak_step2"), out["alloc_peak_step1"], out["alloc_peak_step3"]]
+    reserved = [out.pop("reserved_peak_step2"), out["reserved_peak_step1"], out["reserved_peak_step3"]]
+    res = {k: out[k] for k in ("alloc_peak_step1", "reserved_peak_step1", "alloc_peak_step3", "reserved_peak_step3")}
+    res["resident"] = stats.allocated()
+    res["alloc_peak"] = None if None in peaks else max(peaks)
+    res["reserved_peak"] = None if None in reserved else max(reserved)
+    res.update(_counts(model))
+    res.update(_device_fields(stats))
+    res["seconds"] = round(time.time() - t0, 1)
+    return res
+
+
+def _counts(model):
+    ps = list(model.parameters())
+    return {"params": sum(p.numel() for p in ps), "trainable": sum(p.numel() for p in ps if p.requires_grad),
+            "param_bytes": sum(p.numel() * p.element_size() for p in ps)}
+
+
+def _device_fields(stats):
+    used, reserved = stats.device_used(), stats.reserved()
+    return {"device_used": used, "reserved_now": reserved, "non_allocator": _sub(used, reserved)}
+
+
+def generate(spec, dev, stats, dry):
+    """generate() of `new` tokens after a `prompt` for `batch` sequences (no grad)."""
+    import torch
+
+    t0 = time.time()
+    d = load_config(spec["cfg"])
+    dtype = {"float32": torch.float32, "float16": torch.float16}.get(d.get("torch_dtype"), torch.bfloat16)
+    model, config = hf_model(dict(spec, arch="causal"), dev, dry, dtype)
+    model.eval()
+    batch = DRY["batch"] if dry else spec["batch"]
+    prompt, new = (DRY["prompt"], DRY["new"]) if dry else (spec["prompt"], spec["new"])
+    ids = torch.randint(0, config.vocab_size, (batch, prompt), device=dev)
+    mask = torch.ones_like(ids)
+    stats.sync()
+    weights = stats.allocated()
+    stats.reset_peak()
+    with torch.inference_mode():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new, min_new_tokens=new, do_sample=False,
+                             pad_token_id=config.pad_token_id if config.pad_token_id is not None else 0)
+    stats.sync()
+    res = {"weights": weights, "alloc_peak": stats.peak(), "reserved_peak": stats.reserved_peak(), "out_tokens": int(out.shape[1]),
+           "params": _counts(model)["params"]}
+    res.update(_device_fields(stats))
+    res["seconds"] = round(time.time() - t0, 1)
+    return res
+
+
+def is_oom(e):
+    text = str(e)
+    return "out of memory" in text or "ALLOC_FAILED" in text or "CUDNN_STATUS_NOT_ENOUGH_WORKSPACE" in text
+
+
+def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
+    """The largest batch that trains under a cap_gib device (see the module's docstring)."""
+    import torch
+
+    t0 = time.time()
+    kind = spec["kind"]
+    train(kind, spec, 1, dev, stats, dry)  # loads cuBLAS, cuBLASLt and cuDNN as the trials will
+    gc.collect()
+    stats.empty_cache()
+    cap_total = int(cap_gib * GiB)
+    non_allocator = _sub(stats.device_used(), stats.reserved())
+    res = {"cap_total": cap_total, "non_allocator": non_allocator}
+    if stats.cuda:
+        res["allocator_cap"] = cap_total - non_allocator
+        stats.cap(res["allocator_cap"] / stats.total())
+    else:
+        res["allocator_cap"] = None
+
+    def fits(batch):
+        if not stats.cuda and batch > cpu_max_batch:  # the dry run's stand-in for an OOM
+            return False
+        try:
+            train(kind, spec, batch, dev, stats, dry)
+            return True
+        except torch.cuda.OutOfMemoryError:
+            return False
+        except RuntimeError as e:  # cuBLAS / cuDNN report a failed workspace allocation their own way
+            if is_oom(e):
+                return False
+            raise
+        finally:
+            gc.collect()
+            stats.empty_cache()
+
+    largest, smallest_oom, trials = search_largest(fits, spec.get("start", 1))
+    res.update({"largest_ok": largest, "smallest_oom": smallest_oom, "trials": trials,
+                "exact": smallest_oom is not None and smallest_oom == largest + 1, "seconds": round(time.time() - t0, 1)})
+    return res
+
+
+def child(name, device, cap_gib, cpu_max_batch):
+    """One case in this (fresh) process: its fields as one JSON line on stdout."""
+    import torch
+
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", 0)
+    stats = Stats(torch, dev)
+    dry = dev.type != "cuda"
+    torch.manual_seed(0)
+    kind, spec = CASES[name]
+    try:
+        if kind == "gen":
+            res = generate(spec, dev, stats, dry)
+        elif kind == "max":
+            res = largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch)
+        else:
+            res = train(kind, spec, DRY["batch"] if dry else spec["batch"], dev, stats, dry)
+    except Exception as e:  # noqa: BLE001  (recorded in the file, the run goes on)
+        res = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-3000:]}
+    print(json.dumps(res), flush=True)
+
+
+# --------------------------------------------------------------------------- the parent
+def run_child(name, args, timeout):
+    cmd = [sys.executable, SCRIPT, "--child", name, "--device", args.device, "--cap-gib", str(args.cap_gib),
+           "--cpu-max-batch", str(args.cpu_max_batch)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after %d s" % timeout}
+    lines = [ln for ln in p.stdout.strip().splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"error": "child exited %d" % p.returncode, "stderr_tail": p.stderr[-2000:]}
+    return json.loads(lines[-1])
+
+
+def environment(device):
+    import torch
+
+    env = {"torch": torch.__version__, "cuda": torch.version.cuda,
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if device.startswith("cuda"):
+        props = torch.cuda.get_device_properties(torch.device(device))
+        env.update({"cudnn": torch.backends.cudnn.version(), "gpu": props.name, "total_memory": props.total_memory})
+    else:
+        env.update({"gpu": None, "total_memory": None, "note": "CPU dry run of measure_real_libraries.py: not a CUDA reference"})
+    for mod in ("transformers", "torchvision", "peft"):
+        try:
+            env[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001
+            env[mod] = None
+    # the allocator settings the cases ran with: `gpubudget --reference` estimates with them
+    env["PYTORCH_CUDA_ALLOC_CONF"] = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    return env
+
+
+def select(args):
+    names = list(CASES)
+    if args.cases:
+        want = [w for w in args.cases.split(",") if w]
+        names = [n for n in names if any(w == n or w in n for w in want)]
+    if args.skip:
+        names = [n for n in names if not any(w in n for w in args.skip.split(",") if w)]
+    return names
+
+
+def write(path, doc):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu (dry run)")
+    ap.add_argument("--out", help="the JSON (default: $OUT/real-libraries.json when $OUT is set, else ./real-libraries.json)")
+    ap.add_argument("--cases", help="comma-separated names or substrings (default: all)")
+    ap.add_argument("--skip", help="comma-separated substrings to leave out")
+    ap.add_argument("--list", action="store_true", help="print the case table and exit (no device needed)")
+    ap.add_argument("--cap-gib", type=float, default=16.0, help="the device the maxbatch cases emulate, in GiB (default 16)")
+    ap.add_argument("--budget", type=float, default=1e9, help="seconds: start no case after this many (the file keeps what ran)")
+    ap.add_argument("--case-timeout", type=int, default=300, help="seconds for one case's process (default 300)")
+    ap.add_argument("--resume", help="an earlier (cut-off) output: keep its cases, measure the rest")
+    ap.add_argument("--cpu-max-batch", type=int, default=3, help=argparse.SUPPRESS)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child, args.device, args.cap_gib, args.cpu_max_batch)
+    if args.list:
+        for n, (kind, spec) in CASES.items():
+            print("%-44s %-4s %s" % (n, kind, json.dumps(spec)))
+        return 0
+    out = args.out or os.path.join(os.environ.get("OUT", "."), "real-libraries.json")
+    doc = {"environment": environment(args.device), "cap_gib": args.cap_gib, "cases": {}, "specs": {}}
+    if args.resume and os.path.exists(args.resume):
+        with open(args.resume) as f:
+            old = json.load(f)
+        doc["cases"] = {k: v for k, v in old.get("cases", {}).items() if "error" not in v}
+        doc["specs"] = {k: old["specs"][k] for k in doc["cases"] if k in old.get("specs", {})}
+    t0 = time.time()
+    for name in select(args):
+        if name in doc["cases"]:
+            continue
+        if time.time() - t0 > args.budget:
+            print("budget reached: %s and later cases not run" % name, flush=True)
+            break
+        res = run_child(name, args, args.case_timeout)
+        doc["cases"][name], doc["specs"][name] = res, CASES[name]
+        write(out, doc)
+        brief = {k: res[k] for k in ("alloc_peak", "reserved_peak", "device_used", "largest_ok", "error") if k in res}
+        print("%-44s %s" % (name, json.dumps(brief)), flush=True)
+    errors = [n for n, r in doc["cases"].items() if "error" in r]
+    print("wrote %s: %d cases, %d with an error%s" % (out, len(doc["cases"]), len(errors), (": " + ", ".join(errors)) if errors else ""))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,360 @@
+// tools/real_library_reference.hpp — the real-library CUDA references for `--reference FILE`:
+// benchmarks/accuracy/reference/cuda-h100/real-libraries-h100.json and its expandable_segments
+// twin, made by benchmarks/gpu/measure_real_libraries.py (issue F items 2 and 6). Their format:
+//
+//   {"environment": {"gpu": ..., "PYTORCH_CUDA_ALLOC_CONF": ...}, "cap_gib": 16,
+//    "cases": {NAME: {measured fields}}, "specs": {NAME: [KIND, {how the case was built}]}}
+//
+// KIND tv {model, batch, size, prec}: a torchvision model; hf {cfg, arch cls|s2s|causal (default),
+// batch, seq, prec, ckpt, base, lora {r, targets}}: a transformers model from hf-configs/CFG;
+// gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf, the same keys without batch}: the
+// largest batch that trained under a cap_gib device. Every spec is validated before anything is
+// estimated (a malformed one is a usage error naming the case and the key); a well-formed spec
+// the estimator cannot express yet is listed as such by the check, never passed.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "budget_view.hpp"
+#include "cli_args.hpp"
+#include "hf_config.hpp"
+#include "llm_cli.hpp"
+#include "zoo_registry.hpp"
+
+namespace gpubudget::tools::real_libraries {
+
+/// cuBLAS handles of a training step, each with its workspace inside the caching allocator: the
+/// main thread's and autograd's device thread's (PyTorch keeps a handle and a workspace per
+/// thread and stream: aten/src/ATen/cuda/CublasHandlePool.cpp, getCurrentCUDABlasHandle and
+/// getCUDABlasLtWorkspace). Trace: cuda-h100/resnet18_b2.json.gz events 285 (forward, main thread,
+/// via getCUDABlasLtWorkspace) and 304 (backward, autograd's thread), 33,554,432 B each from
+/// at::cuda::setWorkspaceForHandle; gpt2_small_b2_t64 the same (events 207, 692). Both stay
+/// allocated: real-libraries-h100.json's "resident" (after step 3, gradients freed) holds them.
+inline constexpr std::int64_t cublas_handles_in_a_training_step = 2;
+
+/// A file of this format: "cases" and "specs" are objects keyed by case name.
+inline bool is_library_file(const nlohmann::json& j) {
+  return j.is_object() && j.contains("cases") && j["cases"].is_object() && j.contains("specs");
+}
+
+/// One case of the file, validated.
+struct library_case {
+  std::string name, kind;                                        ///< kind: tv, hf, gen or max
+  nlohmann::json spec;                                           ///< the spec's object (max: its own keys)
+  std::map<std::string, std::optional<std::int64_t>> measured;   ///< the numeric fields
+};
+
+struct library_file {
+  std::string path, configs;  ///< configs: the folder of the hf specs' config files
+  std::string gpu, alloc_conf;
+  double cap_gib = 16.0;
+  std::vector<library_case> cases;
+};
+
+namespace detail {
+
+[[noreturn]] inline void malformed(const library_file& f, const std::string& c, const std::string& what) {
+  throw cli::usage_error("--reference: " + f.path + ": case " + c + ": malformed spec: " + what);
+}
+
+inline void need_int(const library_file& f, const std::string& c, const nlohmann::json& s, const char* key) {
+  if (!s.contains(key) || !s[key].is_number_integer() || s[key].get<std::int64_t>() < 1)
+    malformed(f, c, std::string("\"") + key + "\" must be a whole number >= 1");
+}
+inline void need_choice(const library_file& f, const std::string& c, const nlohmann::json& s, const char* key, const std::set<std::string>& ok,
+                        bool required) {
+  if (!s.contains(key) && !required) return;
+  std::string list;
+  for (const auto& o : ok) list += (list.empty() ? "" : ", ") + o;
+  if (!s.contains(key) || !s[key].is_string() || !ok.count(s[key].get<std::string>()))
+    malformed(f, c, std::string("\"") + key + "\" must be one of " + list);
+}
+
+/// An hf spec's config file (hf-configs/CFG next to the reference file), which must exist.
+inline void need_config(const library_file& f, const std::string& c, const nlohmann::json& s) {
+  if (!s.contains("cfg") || !s["cfg"].is_string()) malformed(f, c, "\"cfg\" must name a file of hf-configs/");
+  const auto path = f.configs + "/" + s["cfg"].get<std::string>();
+  if (!std::ifstream(path)) malformed(f, c, "\"cfg\": cannot open " + path);
+}
+
+inline void check_lora(const library_file& f, const std::string& c, const nlohmann::json& l) {
+  if (!l.is_object()) malformed(f, c, "\"lora\" must be an object {r, targets}");
+  need_int(f, c, l, "r");
+  const bool names = l.contains("targets") && (l["targets"].is_string() || l["targets"].is_array());
+  if (!names) malformed(f, c, "\"lora\".\"targets\" must be a module name list or \"all-linear\"");
+  if (l["targets"].is_array())
+    for (const auto& t : l["targets"])
+      if (!t.is_string()) malformed(f, c, "\"lora\".\"targets\" must list names (strings)");
+}
+
+/// The keys of a training spec (tv or hf) other than "batch", which `max` leaves out.
+inline void check_model_keys(const library_file& f, const std::string& c, const std::string& kind, const nlohmann::json& s) {
+  const std::set<std::string> precisions = {"fp32", "amp_fp16", "amp_bf16"};
+  need_choice(f, c, s, "prec", precisions, true);
+  if (kind == "tv") {
+    if (!s.contains("model") || !s["model"].is_string()) malformed(f, c, "\"model\" must name a torchvision model");
+    need_int(f, c, s, "size");
+    return;
+  }
+  need_int(f, c, s, "seq");
+  need_choice(f, c, s, "arch", {"cls", "s2s", "causal"}, false);
+  need_choice(f, c, s, "base", {"fp32", "fp16", "bf16"}, false);
+  if (s.contains("ckpt") && !s["ckpt"].is_boolean()) malformed(f, c, "\"ckpt\" must be true or false");
+  if (s.contains("lora")) check_lora(f, c, s["lora"]);
+  need_config(f, c, s);
+}
+
+inline void check_spec(const library_file& f, const std::string& c, const nlohmann::json& spec, library_case& out) {
+  if (!spec.is_array() || spec.size() != 2 || !spec[0].is_string() || !spec[1].is_object())
+    malformed(f, c, "expected [KIND, {...}] with KIND tv, hf, gen or max");
+  out.kind = spec[0].get<std::string>();
+  out.spec = spec[1];
+  const auto& s = out.spec;
+  if (out.kind == "tv" || out.kind == "hf") {
+    need_int(f, c, s, "batch");
+    check_model_keys(f, c, out.kind, s);
+  } else if (out.kind == "gen") {
+    need_config(f, c, s);
+    for (const char* k : {"batch", "prompt", "new"}) need_int(f, c, s, k);
+  } else if (out.kind == "max") {
+    need_choice(f, c, s, "kind", {"tv", "hf"}, true);
+    if (s.contains("batch")) malformed(f, c, "a max spec has no \"batch\" (the batch is what it searched)");
+    if (s.contains("start")) need_int(f, c, s, "start");
+    check_model_keys(f, c, s["kind"].get<std::string>(), s);
+  } else {
+    malformed(f, c, "kind '" + out.kind + "' is not tv, hf, gen or max");
+  }
+}
+
+inline std::string text_at(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+}  // namespace detail
+
+/// Reads and validates a real-library file (`j`, parsed from `path`).
+inline library_file read_library_file(const nlohmann::json& j, const std::string& path) {
+  library_file f;
+  f.path = path;
+  const auto slash = path.find_last_of('/');
+  f.configs = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/hf-configs";
+  if (!j["specs"].is_object()) throw cli::usage_error("--reference: " + path + ": \"specs\" must be an object keyed by case name");
+  const auto env = j.contains("environment") ? j["environment"] : nlohmann::json::object();
+  f.gpu = detail::text_at(env, "gpu");
+  f.alloc_conf = detail::text_at(env, "PYTORCH_CUDA_ALLOC_CONF");
+  if (j.contains("cap_gib")) {
+    if (!j["cap_gib"].is_number() || j["cap_gib"].get<double>() <= 0) throw cli::usage_error("--reference: " + path + ": \"cap_gib\" must be a positive number");
+    f.cap_gib = j["cap_gib"].get<double>();
+  }
+  for (const auto& [name, fields] : j["cases"].items()) {
+    library_case c;
+    c.name = name;
+    if (!fields.is_object()) throw cli::usage_error("--reference: " + path + ": case " + name + ": its fields must be an object");
+    if (!j["specs"].contains(name)) throw cli::usage_error("--reference: " + path + ": case " + name + " has no spec in \"specs\"");
+    detail::check_spec(f, name, j["specs"][name], c);
+    for (const auto& [k, v] : fields.items()) {
+      if (v.is_null()) c.measured[k] = std::nullopt;
+      else if (v.is_number_integer()) c.measured[k] = v.get<std::int64_t>();
+      else if (v.is_number_float()) c.measured[k] = static_cast<std::int64_t>(v.get<double>());
+    }
+    f.cases.push_back(std::move(c));
+  }
+  return f;
+}
+
+/// TODO(issue F item 3, --alloc-conf): the one place the file's PYTORCH_CUDA_ALLOC_CONF reaches
+/// the estimate. When the caching-allocator model and its `--alloc-conf` land, apply `conf` to
+/// `t` here (t.allocator = alloc_conf(conf), as the CLI's --alloc-conf does). Until then it is
+/// not applied, and the returned note says so above the table.
+inline std::string apply_alloc_conf(training& t, const std::string& conf) {
+  (void)t;
+  if (conf.empty()) return "";
+  return "note: the file ran with PYTORCH_CUDA_ALLOC_CONF=" + conf +
+         "; the estimator has no --alloc-conf on this branch yet (TODO issue F item 3): estimated with the default allocator";
+}
+
+/// A case the estimator can run: the zoo entry, its sizes and the training step.
+struct built_case {
+  zoo_entry entry;
+  model_options options;
+  training plan{};
+  std::optional<models::parameter_counts> peft;  ///< PEFT's counts of a LoRA case
+};
+
+/// Thrown for a well-formed spec the estimator cannot express yet (listed, not checked).
+struct not_expressible {
+  std::string why;
+};
+
+namespace detail {
+
+inline precision_mode precision_of(const std::string& p) { return p == "amp_fp16" ? amp_fp16 : p == "amp_bf16" ? amp_bf16 : fp32; }
+
+/// The step the script runs: AdamW (PyTorch's CUDA default, foreach), cross-entropy, on CUDA.
+inline training step_of(const nlohmann::json& s, std::int64_t batch) {
+  training t = for_runtime(training{}, runtime_kind::torch2_cuda);
+  t.batch = batch;
+  t.optimizer = adamw;
+  t.step = step_impl::foreach;
+  t.loss = loss_kind::cross_entropy;
+  t.precision = precision_of(s["prec"].get<std::string>());
+  t.checkpoint_blocks = s.value("ckpt", false);  // gradient_checkpointing_enable: every decoder layer
+  return t;
+}
+
+/// PEFT's LoRA on an hf config of the Llama family (bf16 or other frozen base).
+inline void apply_lora(built_case& b, const std::string& path, const std::string& model_type, const nlohmann::json& s) {
+  const std::set<std::string> llama_family = {"llama", "mistral", "qwen2", "gemma", "phi3"};
+  if (!llama_family.count(model_type)) throw not_expressible{"LoRA on model_type " + model_type + " (the zoo's LoRA is the Llama family's)"};
+  std::ifstream in(path);
+  const auto config = nlohmann::json::parse(in);
+  auto g = tools::detail::llama_from(hf::llama_family_config(config, path, model_type), b.options);
+  if (g.sliding_window > g.context) g.sliding_window = g.context;
+  const auto& l = s["lora"];
+  std::string targets;
+  if (l["targets"].is_string()) targets = l["targets"].get<std::string>();
+  else
+    for (const auto& t : l["targets"]) targets += (targets.empty() ? "" : ",") + t.get<std::string>();
+  models::lora_config lc{};
+  lc.rank = l["r"].get<std::int64_t>();
+  try {
+    lc.targets = parse_lora_targets(targets);
+  } catch (const std::invalid_argument&) {
+    throw not_expressible{"LoRA targets '" + targets + "'"};
+  }
+  const auto base = s.value("base", std::string());
+  lc.base = base == "bf16" ? base_weights::bf16 : base == "fp16" ? base_weights::fp16 : base == "fp32" ? base_weights::fp32 : base_weights::same;
+  try {
+    auto run = tools::lora_model(b.entry, g, std::nullopt, lc);
+    b.entry = std::move(run.entry);
+    b.peft = run.counts;
+  } catch (const cli::usage_error& e) {
+    throw not_expressible{e.what()};
+  }
+}
+
+/// BertForSequenceClassification: BertModel (pooler included), dropout (classifier_dropout, else
+/// hidden_dropout_prob) and classifier Linear(hidden_size, num_labels); num_labels is the
+/// config's id2label size, else PretrainedConfig's default 2 (transformers
+/// models/bert/modeling_bert.py, BertForSequenceClassification.__init__).
+inline zoo_entry bert_classifier(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  const auto c = nlohmann::json::parse(in);
+  const auto b = hf::bert_config_of(c, path);
+  const std::int64_t labels = c.contains("id2label") && c["id2label"].is_object() && !c["id2label"].empty() ? static_cast<std::int64_t>(c["id2label"].size()) : 2;
+  const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();
+  const std::int64_t drop = own ? std::llround(c["classifier_dropout"].get<double>() * 100) : b.dropout_percent;
+  return {name, "bert",
+          [b, labels, drop](const model_options& o, const training& t, const device& d) {
+            auto g = b;
+            g.seq = o.get("seq", g.seq);
+            return evaluate(sequential(models::bert(g), named("dropout", dropout(drop)), named("classifier", linear(labels))), t, d);
+          },
+          [b](const model_options&) { return b.max_positions; }};
+}
+
+/// An hf spec: the --hf-config builder's model, the task its arch names.
+inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::int64_t batch) {
+  const auto path = f.configs + "/" + s["cfg"].get<std::string>();
+  hf_model m;
+  try {
+    m = from_hf_config(path);
+  } catch (const std::invalid_argument& e) {
+    throw not_expressible{e.what()};
+  }
+  const auto arch = s.value("arch", std::string("causal"));
+  const auto& t = m.model_type;
+  const bool ok = arch == "cls" ? t == "bert" : arch == "s2s" ? t == "t5" : t != "bert" && t != "t5";
+  if (!ok) throw not_expressible{"arch " + arch + " of model_type " + t + " (the --hf-config builder has bert: cls, t5: s2s, the decoders: causal)"};
+  built_case b{arch == "cls" ? bert_classifier(path, m.entry.name) : m.entry, {}, step_of(s, batch), std::nullopt};
+  b.options.values["seq"] = s["seq"].get<std::int64_t>();  // t5: the labels (input_ids) have the same length
+  if (s.contains("lora")) apply_lora(b, path, t, s);
+  return b;
+}
+
+}  // namespace detail
+
+/// The estimator's model of a tv or hf spec (or a max spec's model) at `batch`.
+inline built_case build(const library_file& f, const std::vector<zoo_entry>& zoo, const std::string& kind, const nlohmann::json& s, std::int64_t batch) {
+  if (kind == "hf") return detail::build_hf(f, s, batch);
+  const auto model = s["model"].get<std::string>();
+  for (const auto& e : zoo)
+    if (e.name == model && e.family == "image") {
+      built_case b{e, {}, detail::step_of(s, batch), std::nullopt};
+      b.options.values["image-size"] = s["size"].get<std::int64_t>();
+      return b;
+    }
+  throw not_expressible{"torchvision model '" + model + "' is not in the zoo"};
+}
+
+inline budget_view run_view(const built_case& b, const training& t, const device& d) {
+  try {
+    return view_of(b.entry.run(b.options, t, d).budget);
+  } catch (const std::invalid_argument& e) {
+    throw not_expressible{e.what()};
+  }
+}
+
+/// The largest batch whose budget fits `d` (0 if none): doubling, then bisection, as the
+/// measurement searched (fits() is monotone in the batch).
+inline std::int64_t largest_fitting_batch(const built_case& b, const device& d) {
+  auto fits_at = [&](std::int64_t batch) {
+    training t = b.plan;
+    t.batch = batch;
+    return run_view(b, t, d).fits;
+  };
+  if (!fits_at(1)) return 0;
+  std::int64_t ok = 1, bad = 2;
+  while (bad <= (std::int64_t{1} << 20) && fits_at(bad)) ok = bad, bad *= 2;
+  if (bad > (std::int64_t{1} << 20)) return ok;
+  while (bad - ok > 1) {
+    const auto mid = ok + (bad - ok) / 2;
+    (fits_at(mid) ? ok : bad) = mid;
+  }
+  return ok;
+}
+
+/// The estimated fields of one case. `cuda_fields` is the CLI's reading of a budget's device
+/// side (reserved_peak_bytes, device_total_fresh_bytes: estimate.cpp's cuda_device_fields), so
+/// that both CUDA references are held to the same definitions.
+using device_reading = std::function<std::map<std::string, std::int64_t>(const budget_view&)>;
+
+inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_file& f, const library_case& c, const std::vector<zoo_entry>& zoo,
+                                                                  const device& measured, const device_reading& cuda_fields) {
+  if (c.kind == "gen")
+    throw not_expressible{"needs issue G: --serve with --hf-config, and generate()'s growing KV cache"};
+  if (c.kind == "max") {
+    auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, 1);
+    (void)apply_alloc_conf(b.plan, f.alloc_conf);
+    device d = measured;  // --memory-gib CAP on the measured GPU: its context and workspaces
+    d.capacity = static_cast<std::int64_t>(f.cap_gib * static_cast<double>(GiB));
+    return {{"largest_ok", largest_fitting_batch(b, d)}};
+  }
+  auto b = build(f, zoo, c.kind, c.spec, c.spec["batch"].get<std::int64_t>());
+  (void)apply_alloc_conf(b.plan, f.alloc_conf);
+  auto v = run_view(b, b.plan, measured);
+  if (b.peft) v.parameter_count = b.peft->all, v.trainable_count = b.peft->trainable;
+  const auto dev = cuda_fields(v);
+  // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
+  // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,
+  // a CPU GEMM algorithm's staging) is not added: cuDNN's CUDA workspaces are transients of the
+  // conv that asks for them, which the walk's step peak must hold where they are live.
+  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
+  return {{"params", v.parameter_count},
+          {"trainable", v.trainable_count},
+          {"alloc_peak", allocated},
+          {"reserved_peak", dev.at("reserved_peak_bytes")},
+          {"device_used", dev.at("device_total_fresh_bytes")}};
+}
+
+}  // namespace gpubudget::tools::real_libraries
