@@ -161,6 +161,11 @@ def report(path):
     print("  step peak (replayed) %d  measured fwd_bwd %d step %d  at event %d: %s" % (
         peak, r["fwd_bwd_peak_bytes"], r["step_peak_bytes"], peak_at, describe(ev[peak_at][4])))
     print("  saved_bytes (measured) %d" % r["saved_bytes"])
+    for i, e in enumerate(ev):  # cuBLAS / cuBLASLt workspaces: which window allocates them
+        ws = [f for f in e[4] if "setWorkspaceForHandle" in f or "getCUDABlasLtWorkspace" in f]
+        if e[0] == "alloc" and ws:
+            print("  %s workspace %d B at event %d (%s the measured step)" % (
+                ws[0].split("::")[-1], e[1], i, "inside" if i >= start else "before"))
     table("live after forward", fwd_blocks, start)
     table("live at the peak", peak_blocks, start)
 
