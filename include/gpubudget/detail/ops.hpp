@@ -150,7 +150,8 @@ constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_
 /// 132 SMs x (2048 / 128) blocks (the H100's multiprocessors, the CUDA file's environment).
 /// op_rules.md CT6: vit_b_16_b16_224_bf16_foreach, sum_to of [3152, 3072]: 78643200 B.
 constexpr std::int64_t cuda_row_sum_workspace(const sim& s, std::int64_t rows, std::int64_t cols) {
-  if (s.on_cpu() || rows < 256 || cols <= 0) return 0;  // per thread >= 256 values needs >= 256 rows
+  // per thread >= 256 values: the block has >= 4 rows of threads (below), so > 1020 rows
+  if (s.on_cpu() || rows <= 1020 || cols <= 0) return 0;
   constexpr std::int64_t sms = 132, threads_per_sm = 2048, max_threads = 512;
   std::int64_t vec = 4;
   while (cols % vec != 0) vec /= 2;
@@ -168,6 +169,14 @@ constexpr std::int64_t cuda_row_sum_workspace(const sim& s, std::int64_t rows, s
   const std::int64_t by_grid = (target + grid - 1) / grid, by_min = (per_thread + 15) / 16, by_max = (per_thread + 255) / 256;
   const std::int64_t ctas = (by_grid < by_min ? by_grid : by_min) > by_max ? (by_grid < by_min ? by_grid : by_min) : by_max;
   return ctas > 1 ? checked_mul(checked_mul(4 * cols, ctas), width * vec) : 0;
+}
+
+/// The backward transient of a trained Linear bias's gradient on CUDA (cuda_row_sum_workspace;
+/// op_rules.md CT6). `y`: the Linear's output, `cols` its features.
+constexpr void bias_grad_workspace(layer_ctx& c, const value& y, std::int64_t cols) {
+  if (!c.trainable || c.cpu()) return;
+  const auto rows = c.s.storages[static_cast<std::size_t>(y.id)].bytes / checked_mul(cols, bytes_per_element(y.type));
+  c.s.backward_temp(c.s.record_of(y), cuda_row_sum_workspace(c.s, rows, cols));
 }
 
 enum class keeps : std::uint8_t { nothing, input, output };
@@ -356,10 +365,10 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   shape out = x.s;
   out[-1] = out_features;
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  const auto rows = checked_mul(c.s.batch, x.s.numel() / x.s.last());
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, rows, out_features, x.s.last(), c.matmul_type(x.type)) : 0;
-  const auto bias_sum = b > 0 && c.trainable ? cuda_row_sum_workspace(c.s, rows, out_features) : 0;
-  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm + bias_sum, weight, part);
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
+  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
+  // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
+  if (b > 0 && c.s.storages[static_cast<std::size_t>(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
   c.s.release(xin);
   if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view
     auto n = c.s.record_of(y);
