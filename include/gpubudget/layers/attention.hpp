@@ -10,8 +10,9 @@
 //    SDPA with dropout or grouped-query heads (enable_gqa) takes the math path (#11, #12);
 //    the CPU flash kernel has per-thread buffers (#9, #10).
 //  * PyTorch 1.13 CPU: the materialized paths (no SDPA).
-//  * PyTorch 2.x CUDA (not measured, assumed): flash where attention_impl says so (with dropout
-//    and grouped-query heads natively), torch_mha materialized as in 1.13.
+//  * PyTorch 2.11 CUDA (H100, op_rules.md CT2-CT4): SDPA where attention_impl says so, through
+//    the backend sdp_utils.cpp picks (sdpa_kernel_for: cuDNN, flash, efficient or math); torch_mha
+//    takes SDPA without dropout, the materialized path as in 1.13 with it.
 //  * Attention-probability dropout (attention_dropout(p)) on a materialized path: the softmax
 //    output, the mask and the dropped probabilities are all kept (#14, both versions).
 #pragma once
