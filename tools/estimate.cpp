@@ -311,11 +311,11 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   if (precision == "bf16_autocast") pm = amp_bf16;
   else if (precision == "fp16_autocast") pm = amp_fp16;
   else if (precision != "fp32") throw unsupported("precision '" + precision + "'");
-  // SDPA's backends on CUDA: flash and memory-efficient keep the inputs, the output and a
-  // log-sum-exp (the zoo's flash path); the math backend is not modelled yet
-  const std::string backend = str("sdpa_backend");
-  if (!backend.empty() && backend != "default" && backend != "flash" && backend != "efficient")
-    throw unsupported("sdpa_backend '" + backend + "' (not modelled)");
+  // torch.nn.attention.sdpa_kernel(backend) around the step: the SDPA kernels allowed
+  const std::map<std::string, sdpa_backend> backends = {{"", sdpa_backend::automatic},      {"default", sdpa_backend::automatic},
+                                                        {"flash", sdpa_backend::flash},     {"efficient", sdpa_backend::efficient},
+                                                        {"cudnn", sdpa_backend::cudnn},     {"math", sdpa_backend::math}};
+  if (!backends.count(str("sdpa_backend"))) throw unsupported("sdpa_backend '" + str("sdpa_backend") + "'");
   const std::map<std::string, optimizer_kind> opts = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
   if (!opts.count(str("optimizer"))) throw unsupported("optimizer '" + str("optimizer") + "'");
   if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
@@ -326,6 +326,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
   }
   cc.plan.precision = pm;
+  cc.plan.sdpa = backends.at(str("sdpa_backend"));
   const std::string impl = str("optimizer_impl");
   if (impl == "foreach") cc.plan.step = step_impl::foreach;
   else if (impl == "fused") cc.plan.step = step_impl::fused;

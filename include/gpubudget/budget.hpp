@@ -164,8 +164,12 @@ constexpr value append_loss(sim& s, const value& out) {
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
   } else {
-    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries
-    per_element = pointwise(s, out, out.s, out.type, keeps::input, 0, 0, 2 * s.bytes_of_value(out));
+    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries.
+    // CUDA autocast runs pow in fp32 (autocast_mode.cpp: KERNEL_CUDA(pow, Tensor_Scalar, fp32)):
+    // a 16-bit out is cast to an fp32 copy, which pow keeps (op_rules.md CT1); CPU autocast does not.
+    value x = cast_to(s, out, s.types.fp32_op(out.type));
+    per_element = pointwise(s, x, x.s, x.type, keeps::input, 0, 0, 2 * s.bytes_of_value(x));
+    s.release(x);
   }
   value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);

@@ -100,6 +100,11 @@ constexpr bool is_torch2(runtime_kind r) { return r != runtime_kind::torch1_13_c
 /// The back end a runtime runs on.
 constexpr backend_kind backend_of(runtime_kind r) { return r == runtime_kind::torch2_cuda ? backend_kind::cuda : backend_kind::cpu; }
 
+/// Which kernels F.scaled_dot_product_attention may run on CUDA, as
+/// torch.nn.attention.sdpa_kernel(backend) restricts them around a step; `automatic`: PyTorch's
+/// own choice (layers/attention.hpp, sdpa_kernel_for, says which it picks).
+enum class sdpa_backend : std::uint8_t { automatic, flash, efficient, cudnn, math };
+
 /// The loss appended to the model's output.
 enum class loss_kind : std::uint8_t {
   mean_square,    ///< (out ** 2).mean(): what the reference measurements use
@@ -134,6 +139,7 @@ struct training {
   const char* train_only = nullptr;
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;
+  sdpa_backend sdpa = sdpa_backend::automatic;  ///< CUDA: the SDPA kernels allowed (sdpa_kernel)
   /// The framework/back end estimated for (default: what a user on a GPU has, PyTorch 2.x CUDA).
   runtime_kind runtime = runtime_kind::torch2_cuda;
   /// Kept for existing call sites: backend_of(runtime). A plan that sets only `backend = cpu`

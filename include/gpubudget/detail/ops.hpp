@@ -147,6 +147,43 @@ constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_
   return s.torch26_cpu() ? 2 * MiB : 512 * KiB;
 }
 
+/// CUDA's reduction kernel (ATen/native/cuda/Reduce.cuh, setReduceConfig) summing a contiguous
+/// [rows, cols] gradient over its rows (a Linear bias's gradient: the autograd engine's sum_to of
+/// AddmmBackward's full-size grad) stages partial sums in a global buffer when each thread would
+/// sum >= 256 values: 4 B (float accumulator) x cols x ctas_per_output x block.x x output_vec_size.
+/// Outputs vectorized by 4 (get_output_vec_size), 512 / 4 threads: block 32 x 4; the grid fills
+/// 132 SMs x (2048 / 128) blocks (the H100's multiprocessors, the CUDA file's environment).
+/// op_rules.md CT6: vit_b_16_b16_224_bf16_foreach, sum_to of [3152, 3072]: 78643200 B.
+constexpr std::int64_t cuda_row_sum_workspace(const sim& s, std::int64_t rows, std::int64_t cols) {
+  // per thread >= 256 values: the block has >= 4 rows of threads (below), so > 1020 rows
+  if (s.on_cpu() || rows <= 1020 || cols <= 0) return 0;
+  constexpr std::int64_t sms = 132, threads_per_sm = 2048, max_threads = 512;
+  std::int64_t vec = 4;
+  while (cols % vec != 0) vec /= 2;
+  auto pow2_below = [](std::int64_t n) { std::int64_t p = 1; while (p * 2 <= n) p *= 2; return p; };
+  const std::int64_t limit = max_threads / vec, outputs = cols / vec;
+  const std::int64_t d0 = outputs < limit ? pow2_below(outputs) : limit, d1 = rows < limit ? pow2_below(rows) : limit;
+  std::int64_t width = d0 < 32 ? d0 : 32;
+  const std::int64_t height = d1 < limit / width ? d1 : limit / width;
+  width = d0 < limit / height ? d0 : limit / height;
+  const std::int64_t warp_split = height * 16 < 256 ? height * 16 : 256;
+  if (rows < warp_split) return 0;  // each warp sums its own outputs: no global reduction
+  const std::int64_t per_thread = (rows + height - 1) / height, grid = (outputs + width - 1) / width;
+  const std::int64_t target = sms * (threads_per_sm / (width * height));
+  if (per_thread < 256 || grid > target) return 0;
+  const std::int64_t by_grid = (target + grid - 1) / grid, by_min = (per_thread + 15) / 16, by_max = (per_thread + 255) / 256;
+  const std::int64_t ctas = (by_grid < by_min ? by_grid : by_min) > by_max ? (by_grid < by_min ? by_grid : by_min) : by_max;
+  return ctas > 1 ? checked_mul(checked_mul(4 * cols, ctas), width * vec) : 0;
+}
+
+/// The backward transient of a trained Linear bias's gradient on CUDA (cuda_row_sum_workspace;
+/// op_rules.md CT6). `y`: the Linear's output, `cols` its features.
+constexpr void bias_grad_workspace(layer_ctx& c, const value& y, std::int64_t cols) {
+  if (!c.trainable || c.cpu()) return;
+  const auto rows = c.s.storages[static_cast<std::size_t>(y.id)].bytes / checked_mul(cols, bytes_per_element(y.type));
+  c.s.backward_temp(c.s.record_of(y), cuda_row_sum_workspace(c.s, rows, cols));
+}
+
 enum class keeps : std::uint8_t { nothing, input, output };
 
 /// y = f(x): a new tensor; the node keeps nothing, the input or the output; the gradient of x is
@@ -335,6 +372,8 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
+  // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
+  if (b > 0 && c.s.storages[static_cast<std::size_t>(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
   c.s.release(xin);
   if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view
     auto n = c.s.record_of(y);

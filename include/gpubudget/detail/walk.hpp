@@ -332,6 +332,7 @@ struct walker {
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
                  state8_0 = totals.trainable_adam8bit_state;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
+      const auto cache0 = s.forward_cache.size();
       dyn_array<record_stats> before{};
       if (measure && counting && !replaying && collect_stats)
         for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
@@ -367,13 +368,32 @@ struct walker {
         const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
         const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
         if (views > 0) s.add_host(views, s.host_view_bytes);
-        add_phantom(i, retained, retained_rounded, retained_fixed, checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
+        // forward ends, not with the phantom in backward (op_rules.md CT5)
+        const auto cached = cache_only(cache0);
+        add_phantom(i, retained - checked_mul(copies, cached.bytes), retained_rounded - checked_mul(copies, cached.rounded),
+                    retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
+        if (cached.bytes > 0)
+          s.cache_until_forward_ends(s.allocate(checked_mul(copies, cached.bytes), false, checked_mul(copies, cached.rounded), checked_mul(copies, cached.fixed)));
         r = count - 2;  // next: the last copy
       }
     }
     if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved them).
+  struct held_bytes {
+    std::int64_t bytes = 0, rounded = 0, fixed = 0;
+  };
+  constexpr held_bytes cache_only(std::size_t first) const {
+    held_bytes h{};
+    for (auto k = first; k < s.forward_cache.size(); ++k) {
+      const auto& st = s.storages[static_cast<std::size_t>(s.forward_cache[k])];
+      if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
+    }
+    return h;
   }
 
   /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
@@ -563,6 +583,9 @@ struct walker {
     if (!split_repeats.empty()) restore_copies(-1);
     s.encoder_output = outer;
     s.release(out);
+    // torch/utils/checkpoint.py re-enters torch.autocast for the recomputation: leaving it clears
+    // the cache, freeing the casts no recomputed node saved (op_rules.md CT5)
+    s.end_forward();
     s.replay_cursor = -1;
     replaying = false;
   }

@@ -245,16 +245,17 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   s.release(q);
   s.release(k);
   value o{};
-  if (sdpa_takes_math_path(s, 0, H, KVH)) {
+  const auto kind = sdpa_kernel_for(s, mt, H, KVH, d, 0);
+  if (kind == sdpa_kernel::math) {
     o = sdpa_math(s, qr, kr, v, H, true, 0, mt);
     s.release(qr);
     s.release(kr);
     s.release(v);
   } else {
     const value qkv[] = {qr, kr, v};
-    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H);
+    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H, kind);
   }
-  if (!s.torch26_cpu() || sdpa_takes_math_path(s, 0, H, KVH)) {  // transpose(1, 2).contiguous()
+  if (sdpa_output_needs_copy(kind, false)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
     s.release(o);
     o = oc;

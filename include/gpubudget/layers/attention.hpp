@@ -10,8 +10,9 @@
 //    SDPA with dropout or grouped-query heads (enable_gqa) takes the math path (#11, #12);
 //    the CPU flash kernel has per-thread buffers (#9, #10).
 //  * PyTorch 1.13 CPU: the materialized paths (no SDPA).
-//  * PyTorch 2.x CUDA (not measured, assumed): flash where attention_impl says so (with dropout
-//    and grouped-query heads natively), torch_mha materialized as in 1.13.
+//  * PyTorch 2.11 CUDA (H100, op_rules.md CT2-CT4): SDPA where attention_impl says so, through
+//    the backend sdp_utils.cpp picks (sdpa_kernel_for: cuDNN, flash, efficient or math); torch_mha
+//    takes SDPA without dropout, the materialized path as in 1.13 with it.
 //  * Attention-probability dropout (attention_dropout(p)) on a materialized path: the softmax
 //    output, the mask and the dropped probabilities are all kept (#14, both versions).
 #pragma once
@@ -88,11 +89,48 @@ constexpr std::int64_t cpu_flash_transient(const sim& s, std::int64_t lq, std::i
   return blocks + (t == dtype::fp32 && lq >= 256 ? T * 2 * MiB : 0);
 }
 
-/// The flash kernel (scaled_dot_product_attention): a new [Lq, D] output and a per-row fp32
+/// The kernel F.scaled_dot_product_attention runs: 2.6 CPU's flash kernel, or CUDA's cuDNN,
+/// flash, memory-efficient or math backend (the math path on both).
+enum class sdpa_kernel : std::uint8_t { cpu_flash, cudnn, flash, efficient, math };
+
+/// Which kernel SDPA (no mask; is_causal or not) takes for inputs of type `t` with `head_dim`.
+/// 2.6 CPU: math with dropout or grouped-query heads (#11, #12), else flash. CUDA, PyTorch 2.11
+/// (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, select_sdp_backend): the kernels
+/// `training::sdpa` allows, tried in priority_order: cuDNN first on sm90/sm100 with cuDNN > 9.15
+/// (check_prefer_cudnn_attention; the H100 run: cuDNN 9.19), then flash, efficient, math.
+/// cuDNN and flash need fp16/bf16 (check_dtypes_low_precision); cuDNN a head size that is a
+/// multiple of 8 up to 128 (check_cudnn_tensor_shapes; 256 with newer cuDNN frontends: flash takes
+/// those, with the same memory), flash up to 256 (check_head_dim_size_flash); efficient a head
+/// size divisible by 4 (fp32) or 8 (16 bit), and in 2.11 no grouped-query heads (the H100 run's
+/// llama2l_sdpa_efficient_b2_t64_bf16: "No available kernel"). op_rules.md CT3.
+constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                      std::int64_t dropout_percent) {
+  const bool gqa = kv_heads != heads;
+  // enable_gqa takes the CPU math path without grad too: a no-grad prefill's SDPA holds the [B, H, L, L]
+  // scores and probabilities (measure26_llm.py decode cases; op_rules.md LLM features #L2)
+  if (s.on_cpu()) return s.torch26_cpu() && ((dropout_percent > 0 && !s.no_grad) || gqa) ? sdpa_kernel::math : sdpa_kernel::cpu_flash;
+  switch (s.plan.sdpa) {
+    case sdpa_backend::flash: return sdpa_kernel::flash;
+    case sdpa_backend::efficient: return sdpa_kernel::efficient;
+    case sdpa_backend::cudnn: return sdpa_kernel::cudnn;
+    case sdpa_backend::math: return sdpa_kernel::math;
+    case sdpa_backend::automatic: break;
+  }
+  const bool half = t == dtype::fp16 || t == dtype::bf16;
+  if (half && head_dim % 8 == 0 && head_dim <= 128) return sdpa_kernel::cudnn;
+  if (half && head_dim <= 256) return sdpa_kernel::flash;
+  if (!gqa && head_dim % (half ? 8 : 4) == 0) return sdpa_kernel::efficient;
+  return sdpa_kernel::math;
+}
+
+/// A fused SDPA kernel (scaled_dot_product_attention): a new [Lq, D] output and a per-row fp32
 /// log-sum-exp [B, H, Lq]; keeps its inputs (views keep their bases), the output and the
-/// log-sum-exp; no score matrix (op_rules.md 2.6 #8). Consumes the inputs.
+/// log-sum-exp; no score matrix, with dropout too (op_rules.md 2.6 #8, CT4). CUDA's efficient
+/// kernel pads the log-sum-exp to a multiple of 32 rows (mem_eff_attention kernel_forward.h,
+/// kAlignLSE); cuDNN and flash keep two 8-byte CUDA tensors more (cuDNN's philox seed and offset,
+/// flash's rng_state; the seed and offset of the efficient kernel live on the host). Consumes the inputs.
 template <std::size_t K>
-constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads) {
+constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads, sdpa_kernel kind) {
   bool rg = false;
   for (const auto& v : inputs) rg = rg || v.requires_grad;
   value o = s.make(out, t, rg);
@@ -104,7 +142,9 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
   s.backward_temp(n, buffers > 0 ? buffers + s.bytes_of_value(out, t) : 0);
   for (const auto& v : inputs) s.save(n, v);
   s.save(n, o);
-  s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, heads), out[0]), dtype::fp32));
+  const auto rows = kind == sdpa_kernel::efficient ? (out[0] + 31) / 32 * 32 : out[0];
+  s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, heads), rows), dtype::fp32));
+  if (kind == sdpa_kernel::cudnn || kind == sdpa_kernel::flash) s.save_new(n, 8, 2, true);
   for (const auto& v : inputs) s.grad_to(n, v);
   for (const auto& v : inputs) s.release(v);
   return o;
@@ -179,13 +219,6 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   return out;
 }
 
-/// Does SDPA take its math path here? 2.6 CPU: with dropout or grouped-query heads (enable_gqa).
-constexpr bool sdpa_takes_math_path(const sim& s, std::int64_t dropout_percent, std::int64_t heads, std::int64_t kv_heads) {
-  // enable_gqa takes the math path without grad too: a no-grad prefill's SDPA holds the [B, H, L, L]
-  // scores and probabilities (measure26_llm.py decode cases; op_rules.md LLM features #L2)
-  return s.torch26_cpu() && ((dropout_percent > 0 && !s.no_grad) || kv_heads != heads);
-}
-
 /// The projection of part `part` (q 0, k or kv 1, output 2, separate v 3; torch_mha: in_proj 0,
 /// out_proj 1): an nn.Linear that trains unless a train_only name selected only other parts of
 /// this attention (on_part).
@@ -203,12 +236,22 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
   return result;
 }
 
-/// The flash kernel's output -> transpose(1, 2).contiguous() -> the output Linear. PyTorch 2.6's
-/// CPU kernel stores the output [B, L, H, d], so the transpose is contiguous already and nothing
-/// is copied (op_rules.md 2.6 #7; gpt2_small_sdpa_b2_t128 saves 12 x [2,128,768] fp32 less
-/// than with a copy); CUDA keeps the copy (assumed, not measured). Consumes `o`.
-constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part) {
-  if (!c.s.torch26_cpu()) return output_projection(c, o, D, bias, part);
+/// Does SDPA's output need a copy for the model's transpose(1, 2).contiguous() (nn.MultiheadAttention:
+/// permute(2, 0, 1, 3).contiguous(), `seq_first_q`: q is [L, B, H, d] in memory)? Not where the
+/// kernel stores it in the layout the model wants. PyTorch 2.6's CPU flash kernel: [B, L, H, d]
+/// (op_rules.md 2.6 #7). CUDA (op_rules.md CT2): cuDNN and flash allocate it like q
+/// (alloc_with_matching_layout, empty_like), which the model laid out [B, L, H, d] (or
+/// [L, B, H, d]) and viewed as [B, H, L, d]: never a copy; the efficient kernel allocates
+/// [B, L, H, d] (_efficient_attention_forward: {B, M, num_heads, Kv}): a copy for
+/// nn.MultiheadAttention only. The math path's bmm output is [B, H, L, d]: always a copy.
+constexpr bool sdpa_output_needs_copy(sdpa_kernel kind, bool seq_first_q) {
+  return kind == sdpa_kernel::math || (kind == sdpa_kernel::efficient && seq_first_q);
+}
+
+/// The fused kernel's output -> transpose(1, 2).contiguous() -> the output Linear. Consumes `o`.
+constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part, sdpa_kernel kind,
+                                        bool seq_first_q = false) {
+  if (sdpa_output_needs_copy(kind, seq_first_q)) return output_projection(c, o, D, bias, part);
   value result = projection(c, o, D, bias, part);
   c.s.release(o);
   return result;
@@ -256,14 +299,15 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
   s.release(k);
-  if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  if (kind == sdpa_kernel::math) {
     // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
     value o = sdpa_math(s, qr, kr, v, a.H, true, op.dropout, a.mt);
     s.release(qr), s.release(kr), s.release(v);
     return output_projection(c, o, a.D, op.bias, 2);
   }
   const value qkv[] = {qr, kr, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H), a.D, op.bias, 2);
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
@@ -273,14 +317,15 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   const bool in_bias = op.bias || op.qkv_bias;
   value q = projection(c, x, a.inner, in_bias, 0);
   value kv = projection(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
-  if (sdpa_takes_math_path(s, op.dropout, a.H, a.KVH)) {
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
     value o = sdpa_math(s, q, k, k, a.H, false, op.dropout, a.mt);
     s.release(k), s.release(q), s.release(kv);
     return output_projection(c, o, a.D, op.bias, 2);
   }
   const value qkv[] = {q, kv};  // k and v: views of one projection
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H), a.D, op.bias, 2);
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, no dropout,
@@ -297,7 +342,8 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   s.release(xf);
   if (s.torch2() && op.dropout == 0 && a.Lq == a.Lk) {
     const value qkv[] = {proj};
-    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H), a.D, op.bias, 1);
+    const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, 0);
+    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true);
   }
   value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));
   s.release(proj);
