@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -145,6 +146,22 @@ inline zoo_entry gpt2_entry(const nlohmann::json& c, const std::string& path, co
   return detail::gpt_model(name, g);
 }
 
+/// The config's attn_implementation (transformers 5 writes `_attn_implementation` when one was
+/// asked for; from_config's default is "sdpa", modeling_utils.py _check_and_adjust_attn_implementation),
+/// one of `supported` or an error naming the key.
+inline std::string attention_of(const nlohmann::json& c, const std::string& path, std::initializer_list<const char*> supported) {
+  std::string key = c.contains("attn_implementation") ? "attn_implementation" : "_attn_implementation";
+  if (!c.contains(key) || c[key].is_null()) return "sdpa";
+  const auto v = c[key].is_string() ? c[key].get<std::string>() : std::string();
+  std::string names;
+  for (const char* n : supported) {
+    if (v == n) return v;
+    names += std::string(names.empty() ? "\"" : ", \"") + n + "\"";
+  }
+  require(false, path, key, names);
+  return v;
+}
+
 /// BertModel's sizes and dropout from a bert config.json (the pooler included).
 inline models::bert_config bert_config_of(const nlohmann::json& c, const std::string& path) {
   models::bert_config b{};
@@ -160,6 +177,7 @@ inline models::bert_config bert_config_of(const nlohmann::json& c, const std::st
   require(!c.contains("hidden_act") || c["hidden_act"] == "gelu", path, "hidden_act", "\"gelu\"");
   b.dropout_percent = percent_or(c, path, "hidden_dropout_prob", 10);
   b.attention_dropout_percent = percent_or(c, path, "attention_probs_dropout_prob", 10);
+  b.attention = attention_of(c, path, {"eager", "sdpa"}) == "eager" ? attention_impl::separate_qkv : attention_impl::separate_qkv_sdpa;
   return b;
 }
 

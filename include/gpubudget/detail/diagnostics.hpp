@@ -70,7 +70,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void micro_batch_does_not_divide_batch() { fail("gpubudget: micro_batch does not divide batch (batch = micro_batch x accumulation steps)"); }
 [[noreturn]] inline void checkpoint_blocks_needs_a_repeated_block() { fail("gpubudget: checkpoint_blocks checkpoints the repetitions of repeat(...) blocks and the model has none: it would change nothing (checkpointed(...) or checkpoint_all checkpoint other blocks)"); }
 [[noreturn]] inline void fragmentation_percent_out_of_range() { fail("gpubudget: fragmentation_percent out of range (0 to 100)"); }
-[[noreturn]] inline void projection_names_do_not_fit_the_attention_impl() { fail("gpubudget: attention projection_names that do not fit its attention_impl (llama, phi3: flash with rotary; gpt2: split_qkv or flash; bert: separate_qkv; torchvision: torch_mha; t5: t5)"); }
+[[noreturn]] inline void projection_names_do_not_fit_the_attention_impl() { fail("gpubudget: attention projection_names that do not fit its attention_impl (llama, phi3: flash with rotary; gpt2: split_qkv or flash; bert: separate_qkv or separate_qkv_sdpa; torchvision: torch_mha; t5: t5)"); }
 [[noreturn]] inline void train_only_names_an_unknown_part() { fail("gpubudget: a train_only name goes below a module into a part its op does not name (self_attn.x_proj); module_names() lists the parts"); }
 [[noreturn]] inline void train_only_prefix_matches_no_record_name() { fail("gpubudget: a train_only prefix matches no record name (or is empty); check the model's named(...) blocks"); }
 [[noreturn]] inline void freeze_all_contradicts_train_only() { fail("gpubudget: freeze_all and train_only contradict each other (set one)"); }

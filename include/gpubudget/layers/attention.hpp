@@ -38,6 +38,10 @@ enum class attention_impl : std::int64_t {
   /// transformers' T5Attention: separate_qkv's projections and softmax(scores.float())
   /// .type_as(scores) (under CPU autocast an fp32 softmax output, then a 16-bit copy for @ v).
   t5 = 4,
+  /// transformers 5's BertSelfAttention with attn_implementation="sdpa" (its default): separate_qkv's
+  /// projections, then scaled_dot_product_attention with the probability dropout inside the
+  /// kernel (dropout_p = attention_probs_dropout_prob in training): no score matrix kept.
+  separate_qkv_sdpa = 5,
 };
 
 /// Module names of the projections an attention op holds, as its PyTorch source names them
@@ -404,6 +408,28 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   return result;
 }
 
+/// transformers 5's sdpa_attention_forward (integrations/sdpa_attention.py) under BertSelfAttention:
+/// query, key and value Linears, each viewed [B, H, L, d]; scaled_dot_product_attention(q, k, v,
+/// dropout_p) through the backend sdp_utils picks (the fused ones keep no probabilities, dropout
+/// included: op_rules.md CT4); transpose(1, 2).contiguous() of an output laid out like q is no copy
+/// (CT2); the output Linear. PyTorch 1.13 has no SDPA: the materialized path.
+constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  auto& s = c.s;
+  if (!s.torch2()) return materialized_attention(c, op, a, x, kv_src);
+  const bool in_bias = op.bias || op.qkv_bias;
+  value q = projection(c, x, a.inner, in_bias, 0);
+  value k = projection(c, kv_src, a.KVH * a.d, in_bias, 1);
+  value v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  if (kind == sdpa_kernel::math) {
+    value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt);
+    s.release(q), s.release(k), s.release(v);
+    return output_projection(c, o, a.D, op.bias, 2);
+  }
+  const value qkv[] = {q, k, v};
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+}
+
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
 /// same value as `x` for self-attention), with the settings of `op`. Each implementation replays
 /// the op sequence of its PyTorch source.
@@ -411,6 +437,7 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
   const auto a = check_attention(c, op, x, kv_src);
   if (op.impl == attention_impl::flash) return op.rotary ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::torch_mha) return torch_mha_attention(c, op, a, x);
+  if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
   return materialized_attention(c, op, a, x, kv_src);
 }
 
@@ -433,7 +460,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::llama:
     case projection_names::phi3: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
-    case projection_names::bert: return op.impl == attention_impl::separate_qkv;
+    case projection_names::bert: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
     case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
     case projection_names::t5: return op.impl == attention_impl::t5;
   }

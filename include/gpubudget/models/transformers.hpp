@@ -26,6 +26,9 @@ struct bert_config {
   std::int64_t attention_dropout_percent = 10;  ///< attention_probs_dropout_prob
   std::int64_t seq = 512;             ///< tokens per sample in the step being budgeted
   bool pooler = true;                 ///< BertPooler: tanh(Linear(first token)); the output is then [width]
+  /// separate_qkv: transformers 4's eager BertSelfAttention (the zoo's bert-base, the CPU and CUDA
+  /// reference cases); separate_qkv_sdpa: transformers 5's default attn_implementation="sdpa".
+  attention_impl attention = attention_impl::separate_qkv;
 };
 
 /// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections
@@ -33,7 +36,7 @@ struct bert_config {
 /// Module names are transformers' BertLayer's; the attention op holds attention.self.query, .key,
 /// .value and attention.output.dense as its parts (projection_names::bert).
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(named("attention", attention(b.width, heads(b.heads), attention_impl::separate_qkv,
+  return sequential(residual(named("attention", attention(b.width, heads(b.heads), b.attention,
                                                           attention_dropout(b.attention_dropout_percent), projection_names::bert)),
                              named("attention.output.dropout", dropout(b.dropout_percent))),
                     named("attention.output.LayerNorm", layer_norm()),
