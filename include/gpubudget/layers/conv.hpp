@@ -66,6 +66,33 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
   return {mx + W, X + Y > W ? X + Y : W};
 }
 
+constexpr std::int64_t kernel_volume(const conv_op& op) {
+  std::int64_t v = 1;
+  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
+  return v;
+}
+
+/// cuDNN's weight-gradient workspace on CUDA (benchmarks/accuracy/op_rules.md CV1, CV2; traces in
+/// reference/cuda-h100, read by trace_cuda.py). It comes from PyTorch's caching allocator
+/// (at::native::run_conv_plan under raw_cudnn_convolution_backward_weight_out), so it counts in
+/// max_memory_allocated while the weight gradient is computed, on top of dx and dw.
+/// CV1: a stride-1 1x1 convolution keeps two weight gradients (2·W: 22 pointwise convs of
+/// mobilenet_v2 / efficientnet_b0, every one exactly). CV2: a dense k>1 convolution splits its
+/// reduction over N·output positions (K) into ⌊K/64⌋ chunks, one partial W each — an envelope of
+/// resnet18 (224 / 96 px) and temporal traces (observed K per chunk 52-271, none split below 72);
+/// cuDNN's heuristics choose the engine, so this is a model, not its formula. Grouped, depthwise,
+/// strided 1x1 and transposed convs: no rule (their workspaces are < 1.1 MB in the traces but for
+/// bev's depthwise 3x3, 33-36·W). W: the weight in the compute type.
+constexpr std::int64_t cuda_wgrad_workspace(const sim& s, const conv_op& op, std::int64_t groups, const shape& out, dtype t,
+                                            std::int64_t weight_elements) {
+  if (s.on_cpu() || op.transposed || groups != 1) return 0;
+  const auto W = bytes_of(weight_elements, t);
+  if (kernel_volume(op) == 1) return op.stride == 1 ? 2 * W : 0;
+  const auto reduction = s.bytes_of_value(out, t) / bytes_per_element(t) / out[0];  // N · output positions
+  constexpr std::int64_t reduction_per_chunk = 128;  // the traces' K per chunk: 52-271, median ~105 (op_rules.md CV2)
+  return checked_mul(W, (reduction + reduction_per_chunk / 2) / reduction_per_chunk);  // K/128, rounded
+}
+
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   if (in.rank != op.dims + 1) shape_mismatch_between_layers();
@@ -93,12 +120,6 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   return out;
 }
 
-constexpr std::int64_t kernel_volume(const conv_op& op) {
-  std::int64_t v = 1;
-  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
-  return v;
-}
-
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -118,6 +139,8 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
+  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
+  if (weight_trains) c.s.backward_temp(c.s.record_of(y), cuda_wgrad_workspace(c.s, op, grp, out, t, weight), op.kernel == 1);
   c.s.release(xin);
   return y;
 }
