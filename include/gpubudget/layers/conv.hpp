@@ -78,19 +78,24 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
 /// max_memory_allocated while the weight gradient is computed, on top of dx and dw.
 /// CV1: a stride-1 1x1 convolution keeps two weight gradients (2·W: 22 pointwise convs of
 /// mobilenet_v2 / efficientnet_b0, every one exactly). CV2: a dense k>1 convolution splits its
-/// reduction over N·output positions (K) into ⌊K/64⌋ chunks, one partial W each — an envelope of
-/// resnet18 (224 / 96 px) and temporal traces (observed K per chunk 52-271, none split below 72);
-/// cuDNN's heuristics choose the engine, so this is a model, not its formula. Grouped, depthwise,
-/// strided 1x1 and transposed convs: no rule (their workspaces are < 1.1 MB in the traces but for
-/// bev's depthwise 3x3, 33-36·W). W: the weight in the compute type.
+/// reduction over N·output positions (K) into chunks of >= 64 (none shorter in the traces), one
+/// partial W each, as many as fill the GPU: at most 11.25 MiB of partials (the largest of the
+/// traced split reductions; 5.3-11.25 MiB where K allowed more chunks), at least one W.
+/// An upper envelope of the resnet18 (224 / 96 px) and temporal traces: cuDNN's heuristics pick
+/// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped, depthwise,
+/// strided 1x1 and transposed convs: no rule (op_rules.md CV3). W: the weight in the compute type.
 constexpr std::int64_t cuda_wgrad_workspace(const sim& s, const conv_op& op, std::int64_t groups, const shape& out, dtype t,
                                             std::int64_t weight_elements) {
   if (s.on_cpu() || op.transposed || groups != 1) return 0;
   const auto W = bytes_of(weight_elements, t);
   if (kernel_volume(op) == 1) return op.stride == 1 ? 2 * W : 0;
+  constexpr std::int64_t shortest_chunk = 64;                    // K per chunk: 52-271 observed (CV2)
+  constexpr std::int64_t filled_gpu = 11 * 1048576 + 262144;     // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
   const auto reduction = s.bytes_of_value(out, t) / bytes_per_element(t) / out[0];  // N · output positions
-  constexpr std::int64_t reduction_per_chunk = 128;  // the traces' K per chunk: 52-271, median ~105 (op_rules.md CV2)
-  return checked_mul(W, (reduction + reduction_per_chunk / 2) / reduction_per_chunk);  // K/128, rounded
+  const auto chunks = reduction / shortest_chunk;
+  if (chunks == 0) return 0;
+  const auto cap = W > filled_gpu ? W : filled_gpu;
+  return chunks > cap / W ? cap : W * chunks;
 }
 
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
