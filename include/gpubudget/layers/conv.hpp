@@ -83,15 +83,12 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
 /// traced split reductions; 5.3-11.25 MiB where K allowed more chunks), at least one W.
 /// An upper envelope of the resnet18 (224 / 96 px) and temporal traces: cuDNN's heuristics pick
 /// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped, depthwise,
-/// strided 1x1 and transposed convs: no rule (op_rules.md CV3). W: the weight in the compute type.
-constexpr std::int64_t cuda_wgrad_workspace(const sim& s, const conv_op& op, std::int64_t groups, const shape& out, dtype t,
-                                            std::int64_t weight_elements) {
-  if (s.on_cpu() || op.transposed || groups != 1) return 0;
-  const auto W = bytes_of(weight_elements, t);
-  if (kernel_volume(op) == 1) return op.stride == 1 ? 2 * W : 0;
-  constexpr std::int64_t shortest_chunk = 64;                    // K per chunk: 52-271 observed (CV2)
-  constexpr std::int64_t filled_gpu = 11 * 1048576 + 262144;     // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
-  const auto reduction = s.bytes_of_value(out, t) / bytes_per_element(t) / out[0];  // N · output positions
+/// strided 1x1 and transposed convs: no rule (op_rules.md CV3); the caller applies it on CUDA to a
+/// dense conv whose weight trains. W: the weight in the compute type; reduction: K.
+constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction) {
+  if (kvol == 1) return op.stride == 1 ? 2 * W : 0;
+  constexpr std::int64_t shortest_chunk = 64;                 // K per chunk: 52-271 observed (CV2)
+  constexpr std::int64_t filled_gpu = 11 * MiB + 256 * KiB;   // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
   const auto chunks = reduction / shortest_chunk;
   if (chunks == 0) return 0;
   const auto cap = W > filled_gpu ? W : filled_gpu;
@@ -138,14 +135,17 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   c.add_param(bias);
   const dtype t = c.matmul_type(x.type);
   value xin = cast_to(c.s, x, t);
-  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), c.s.bytes_of_value(out, t), bytes_of(weight, dtype::fp32), in_ch,
+  const auto Y = c.s.bytes_of_value(out, t);
+  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch,
                                       grp, op.kernel, op.stride, x.requires_grad, transposed,
                                       op.channels_last, t != dtype::fp32);
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
-  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
-  if (weight_trains) c.s.backward_temp(c.s.record_of(y), cuda_wgrad_workspace(c.s, op, grp, out, t, weight), op.kernel == 1);
+  if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
+    const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)));
+    c.s.backward_temp(c.s.record_of(y), ws, kvol == 1);
+  }
   c.s.release(xin);
   return y;
 }
