@@ -6,6 +6,8 @@ The measured step starts after the last event of the saved-bytes pass (frame
 'measure_cuda.py:411'); forward + loss end at the first event of `loss.backward()` (frame
 'measure_cuda.py:313 backward' or an autograd node); backward ends at the first optimizer frame
 ('optim' in a frame) or 'measure_cuda.py:429'. Printed per case:
+  - memory_allocated replayed with the caching allocator's split rule (allocated_replay), against
+    the reference's after_forward / fwd_bwd_peak: the gap to the requested bytes is the allocator's
   - resident base, after-forward and fwd+bwd peak (above the base, as the reference fields are)
   - the blocks live above the base at after-forward and at the peak, grouped by allocating op/node
   - every cuDNN workspace (allocation under at::native::run_conv_plan) of the measured step, with
@@ -60,6 +62,56 @@ def replay(ev, upto, live=None, start=0):
     return live
 
 
+SMALL_SEGMENT = 2 * 1024 * 1024  # kSmallBuffer: the small pool's segments (requests <= 1 MiB)
+SMALL_SIZE = 1024 * 1024  # kSmallSize: a large-pool block is split only when more than this is left
+
+
+def allocated_replay(ev):
+    """memory_allocated after each event, by replaying the caching allocator's block splitting
+    (c10/cuda/CUDACachingAllocator.cpp: round_size to 512 B; should_split: small pool when >= 512 B
+    remain, large pool when > kSmallSize remain; free blocks merge with free neighbours). The trace
+    gives each block's address, so only the split decision is modelled. Returns a list."""
+    segs = {}  # segment start -> (size, {block addr: [size, allocated]})
+    out, allocated = [], 0
+    for e in ev:
+        act, size, addr = e[0], e[1], e[2]
+        if act == "segment_alloc":
+            segs[addr] = (size, {addr: [size, False]})
+        elif act == "segment_free":
+            segs.pop(addr, None)
+        elif act in ("alloc", "free_requested", "free_completed"):
+            start = next((a for a, (n, _) in segs.items() if a <= addr < a + n), None)
+            if start is None:
+                out.append(allocated)
+                continue
+            seg_size, blocks = segs[start]
+            if act == "alloc":
+                bsize = blocks[addr][0]
+                rounded = max(512, -(-size // 512) * 512)
+                rest = bsize - rounded
+                if rest >= 512 if seg_size == SMALL_SEGMENT else rest > SMALL_SIZE:
+                    blocks[addr] = [rounded, True]
+                    blocks[addr + rounded] = [rest, False]
+                else:
+                    blocks[addr] = [bsize, True]
+                allocated += blocks[addr][0]
+            elif act == "free_requested":
+                allocated -= blocks[addr][0]
+            else:
+                blocks[addr][1] = False
+                _merge(blocks)
+        out.append(allocated)
+    return out
+
+
+def _merge(blocks):
+    keys = sorted(blocks)
+    for a, b in zip(keys, keys[1:]):
+        if a in blocks and not blocks[a][1] and not blocks[b][1] and a + blocks[a][0] == b:
+            blocks[a][0] += blocks.pop(b)[0]
+            return _merge(blocks)
+
+
 def total(live):
     return sum(v[0] for v in live.values())
 
@@ -92,7 +144,10 @@ def report(case):
                 peak, peak_at, peak_live = total(live) - base_bytes, i, dict(live)
         elif e[0] == "free_requested":
             live.pop(e[2], None)
+    alloc = allocated_replay(ev)
     print(f"=== {case}: events {s}..{f} forward+loss, {f}..{b} backward")
+    print(f"allocated (allocator replay, CV0): after forward {alloc[f - 1] - alloc[s - 1]} (reference "
+          f"{res['after_forward_bytes']}), fwd+bwd peak {max(alloc[s:b]) - alloc[s - 1]} (reference {res['fwd_bwd_peak_bytes']})")
     print(f"resident base {base_bytes}  (reference resident_bytes {res['resident_bytes']})")
     print(f"after forward {total(after) - base_bytes}  (reference {res['after_forward_bytes']})")
     print(f"fwd+bwd peak  {peak} at event {peak_at}  (reference {res['fwd_bwd_peak_bytes']})")
