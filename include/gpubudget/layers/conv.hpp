@@ -77,7 +77,7 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
 /// (at::native::run_conv_plan under raw_cudnn_convolution_backward_weight_out), so it counts in
 /// max_memory_allocated while the weight gradient is computed, on top of dx and dw.
 /// CV1: a stride-1 1x1 convolution keeps two weight gradients (2·W: 22 pointwise convs of
-/// mobilenet_v2 / efficientnet_b0, every one exactly). CV2: a dense k>1 convolution splits its
+/// mobilenet_v2 / efficientnet_b0, every one exactly), none on a 1x1 map (efficientnet_b0's SE convs). CV2: a dense k>1 convolution splits its
 /// reduction over N·output positions (K) into chunks of >= 64 (none shorter in the traces), one
 /// partial W each, as many as fill the GPU: at most 11.25 MiB of partials (the largest of the
 /// traced split reductions; 5.3-11.25 MiB where K allowed more chunks), at least one W.
@@ -85,8 +85,9 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
 /// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped, depthwise,
 /// strided 1x1 and transposed convs: no rule (op_rules.md CV3); the caller applies it on CUDA to a
 /// dense conv whose weight trains. W: the weight in the compute type; reduction: K.
-constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction) {
-  if (kvol == 1) return op.stride == 1 ? 2 * W : 0;
+constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction,
+                                            std::int64_t batch) {
+  if (kvol == 1) return op.stride == 1 && reduction > batch ? 2 * W : 0;  // a 1x1 map (SE's convs): none
   constexpr std::int64_t shortest_chunk = 64;                 // K per chunk: 52-271 observed (CV2)
   constexpr std::int64_t filled_gpu = 11 * MiB + 256 * KiB;   // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
   const auto chunks = reduction / shortest_chunk;
@@ -143,7 +144,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
   if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
-    const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)));
+    const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)), c.s.batch);
     c.s.backward_temp(c.s.record_of(y), ws, kvol == 1);
   }
   c.s.release(xin);
