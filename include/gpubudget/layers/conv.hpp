@@ -66,6 +66,36 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
   return {mx + W, X + Y > W ? X + Y : W};
 }
 
+constexpr std::int64_t kernel_volume(const conv_op& op) {
+  std::int64_t v = 1;
+  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
+  return v;
+}
+
+/// cuDNN's weight-gradient workspace on CUDA (benchmarks/accuracy/op_rules.md CV1, CV2; traces in
+/// reference/cuda-h100, read by trace_cuda.py). It comes from PyTorch's caching allocator
+/// (at::native::run_conv_plan under raw_cudnn_convolution_backward_weight_out), so it counts in
+/// max_memory_allocated while the weight gradient is computed, on top of dx and dw.
+/// CV1: a stride-1 1x1 convolution keeps two weight gradients (2·W: 22 pointwise convs of
+/// mobilenet_v2 / efficientnet_b0, every one exactly), none on a 1x1 map (efficientnet_b0's SE convs). CV2: a dense k>1 convolution splits its
+/// reduction over N·output positions (K) into chunks of >= 64 (none shorter in the traces), one
+/// partial W each, as many as fill the GPU: at most 11.25 MiB of partials (the largest of the
+/// traced split reductions; 5.3-11.25 MiB where K allowed more chunks), at least one W.
+/// An upper envelope of the resnet18 (224 / 96 px) and temporal traces: cuDNN's heuristics pick
+/// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped, depthwise,
+/// strided 1x1 and transposed convs: no rule (op_rules.md CV3); the caller applies it on CUDA to a
+/// dense conv whose weight trains. W: the weight in the compute type; reduction: K.
+constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction,
+                                            std::int64_t batch) {
+  if (kvol == 1) return op.stride == 1 && reduction > batch ? 2 * W : 0;  // a 1x1 map (SE's convs): none
+  constexpr std::int64_t shortest_chunk = 64;                 // K per chunk: 52-271 observed (CV2)
+  constexpr std::int64_t filled_gpu = 11 * MiB + 256 * KiB;   // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
+  const auto chunks = reduction / shortest_chunk;
+  if (chunks == 0) return 0;
+  const auto cap = W > filled_gpu ? W : filled_gpu;
+  return chunks > cap / W ? cap : W * chunks;
+}
+
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   if (in.rank != op.dims + 1) shape_mismatch_between_layers();
@@ -95,12 +125,6 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   return out;
 }
 
-constexpr std::int64_t kernel_volume(const conv_op& op) {
-  std::int64_t v = 1;
-  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
-  return v;
-}
-
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -114,12 +138,17 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   c.add_param(bias);
   const dtype t = c.matmul_type(x.type);
   value xin = cast_to(c.s, x, t);
-  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), c.s.bytes_of_value(out, t), bytes_of(weight, dtype::fp32), in_ch,
+  const auto Y = c.s.bytes_of_value(out, t);
+  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch,
                                       grp, op.kernel, op.stride, x.requires_grad, transposed,
                                       op.channels_last, t != dtype::fp32);
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
+  if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
+    const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)), c.s.batch);
+    c.s.backward_temp(c.s.record_of(y), ws, kvol == 1);
+  }
   c.s.release(xin);
   return y;
 }
