@@ -383,7 +383,6 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   if (!cc.train_only.empty()) t.train_only = cc.train_only.c_str();
   const auto lora = cc.lora ? tools::lora_model(*entry, *g, std::nullopt, *cc.lora).entry : tools::zoo_entry{};
   auto view = tools::view_of((cc.lora ? lora : *entry).run(cc.options, t, dev).budget);
-  if (cc.lora) view.parameter_count = models::lora_counts(*g, *cc.lora).all;
   const auto f = reference_fields(view);
   std::vector<std::pair<std::string, std::int64_t>> out;
   for (const char* k : reference_field_order) out.emplace_back(k, f.at(k));
@@ -1209,7 +1208,6 @@ int run(const cli::parsed_args& a) {
     check_freeze_prefixes(c, t);
     const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
     auto view = tools::view_of(e.budget);
-    if (peft) view.parameter_count = peft->all;  // PEFT's "all params" (the frozen base included)
     print_reference_json(view);
     return 0;
   }

@@ -343,7 +343,6 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   auto b = build(f, zoo, c.kind, c.spec, c.spec["batch"].get<std::int64_t>());
   (void)apply_alloc_conf(b.plan, f.alloc_conf);
   auto v = run_view(b, b.plan, measured);
-  if (b.peft) v.parameter_count = b.peft->all, v.trainable_count = b.peft->trainable;
   const auto dev = cuda_fields(v);
   // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
   // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,

@@ -29,6 +29,9 @@ struct memory_budget {
 
   std::int64_t parameter_count = 0;  ///< parameter elements
   std::int64_t trainable_count = 0;  ///< of which require grad
+  /// Of parameter_count, frozen base weights stored in a type of their own (LoRA's base_layer in
+  /// bf16, fp16 or 4/8-bit) and their bytes, which `parameters` includes.
+  std::int64_t base_weight_count = 0, base_weight_bytes = 0;
 
   // Resident state: lives across steps.
   std::int64_t parameters = 0, buffers = 0, master_weights = 0, optimizer_state = 0, ema = 0, teacher = 0;
@@ -320,13 +323,15 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.plan = plan;
   b.parameter_count = r.totals.parameter_count;
   b.trainable_count = plan.inference ? 0 : r.totals.trainable_count;
-  b.parameters = bytes_of(b.parameter_count, param_t);
+  b.base_weight_count = r.totals.base_weight_count;
+  b.base_weight_bytes = r.totals.base_weight_bytes;
+  b.parameters = checked_add(bytes_of(b.parameter_count - b.base_weight_count, param_t), b.base_weight_bytes);
   b.buffers = r.totals.buffer_bytes;
   b.master_weights = pure16 ? bytes_of(b.trainable_count, dtype::fp32) : 0;
   b.optimizer_state = plan.inference ? 0
                       : is_8bit(plan.optimizer) ? r.totals.trainable_adam8bit_state + adam8bit_qmap_bytes
                                                 : checked_mul(optimizer_state_bytes_per_param(plan.optimizer), b.trainable_count);
-  b.ema = plan.ema ? bytes_of(b.parameter_count, dtype::fp32) : 0;
+  b.ema = plan.ema ? bytes_of(b.parameter_count - b.base_weight_count, dtype::fp32) : 0;  // of what trains and its own-typed peers
   b.input_batch = r.totals.input_bytes;
   const auto& t = plan.teacher;
   const auto teacher_bytes = t.present ? bytes_of(t.parameter_count, t.parameter_type) : 0;

@@ -627,7 +627,7 @@ constexpr rank_budget per_rank_at_stage(const step_facts& f, const parallel_layo
   const auto act = detail::stage_activations(f, l, stage);
   const auto temps = detail::rank_optimizer_temporaries(r.params, l, b.plan);
   r.step_peak = act > temps ? act : temps;
-  r.buffers = b.buffers, r.input_batch = b.input_batch;
+  r.buffers = checked_add(b.buffers, b.base_weight_bytes), r.input_batch = b.input_batch;
   r.cuda_context = b.cuda_context, r.workspace = b.workspace(), r.allocator_rounding = b.allocator_rounding;
   r.fragmentation = checked_mul(r.tensor_bytes() + r.allocator_rounding, b.plan.fragmentation_percent) / 100;
   return r;
@@ -779,7 +779,8 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
   detail::fill_budget(b, r, per_rank_plan, dev);
   step_facts f{};
   f.single = b;
-  f.params = {b.parameter_count, b.trainable_count, r.totals.largest_trainable, detail::largest_unit(b)};
+  // a frozen base in a type of its own (LoRA) stays whole on every rank, like a buffer
+  f.params = {b.parameter_count - b.base_weight_count, b.trainable_count, r.totals.largest_trainable, detail::largest_unit(b)};
   if (f.params.largest_layer == 0) f.params.largest_layer = f.params.largest_unit;
   // The single GPU's peak can sit late in backward, where its whole .grad set outweighs the
   // activations already freed (Mixtral-8x7B: 93 GB of gradients, 0.6 GB of activations); a rank

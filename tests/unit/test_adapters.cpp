@@ -38,10 +38,15 @@ TEST_CASE("LoRA Llama-2-7B: trainable parameters and frozen base bytes") {
   const auto g = models::llama2_7b(256);
   const auto b = budget_totals(models::llama_lora(g, qv8), training{.batch = 1, .precision = pure_bf16}, devices::a100_80gb);
   CHECK(b.trainable_count == 4'194'304);
-  // everything but the trainable adapters and the frozen norms is base weight, in bf16 here
+  // everything but the trainable adapters and the frozen norms is base weight, in bf16 here; all
+  // of it is parameters, as PEFT counts them ("all params")
   const auto norms = (2 * g.layers + 1) * g.width;
-  CHECK(b.parameter_count == 4'194'304 + norms);
-  CHECK(b.buffers == 2 * (models::llama_parameter_count(g) - norms));
+  CHECK(b.parameter_count == models::llama_parameter_count(g) + 4'194'304);
+  CHECK(b.parameter_count == models::lora_counts(g, qv8).all);
+  CHECK(b.base_weight_count == models::llama_parameter_count(g) - norms);
+  CHECK(b.base_weight_bytes == 2 * (models::llama_parameter_count(g) - norms));
+  CHECK(b.parameters == b.base_weight_bytes + 2 * (4'194'304 + norms));  // pure bf16: adapters and norms in bf16 too
+  CHECK(b.buffers == 0);
   // Adam: two fp32 moments per trainable parameter only; bf16 master copies of adapters only
   CHECK(b.optimizer_state == 8 * 4'194'304);
   const auto all = models::lora_counts(g, models::lora_config{16, parse_lora_targets("all-linear"), 5, base_weights::bf16});
@@ -127,7 +132,8 @@ TEST_CASE("QLoRA Llama-2-7B: 4-bit base, 16-bit embeddings and head") {
   const std::int64_t D = 4096, F = 11008, V = 32000;
   const auto per_layer = 4 * quantized_weight_bytes(D * D, D, base_weights::nf4_dq) + 2 * quantized_weight_bytes(D * F, F, base_weights::nf4_dq) +
                          quantized_weight_bytes(F * D, D, base_weights::nf4_dq);
-  CHECK(b.buffers == 32 * per_layer + 2 * (2 * V * D));  // bf16 embedding and lm_head
+  CHECK(b.base_weight_bytes == 32 * per_layer + 2 * (2 * V * D));  // bf16 embedding and lm_head
+  CHECK(b.parameter_count == models::lora_counts(g, q).all);  // PEFT counts 4-bit weights unpacked
   // about 0.5 + 0.127/8 bytes per quantized weight: 3.3 GB for the 6.5e9 weights of the layers
   CHECK(32 * per_layer > 3'200'000'000);
   CHECK(32 * per_layer < 3'400'000'000);

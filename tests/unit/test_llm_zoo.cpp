@@ -121,8 +121,10 @@ TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {
       const models::lora_config l{8, targets, 0, base_weights::same};
       const auto b = budget_totals(models::llama_lora(g, l), training{.batch = 1, .precision = pure_bf16}, devices::h200);
       CHECK(b.trainable_count == models::lora_counts(g, l).trainable);
-      // the frozen base (biases, one tied table): bf16 buffers, the norms frozen parameters
-      CHECK(b.parameter_count - b.trainable_count + b.buffers / 2 == models::llama_parameter_count(g));
+      // PEFT's "all params": the frozen base (biases, one tied table) in bf16, the norms, the adapters
+      CHECK(b.parameter_count == models::lora_counts(g, l).all);
+      CHECK(b.parameter_count - b.trainable_count == models::llama_parameter_count(g));
+      CHECK(b.buffers == 0);
     }
   }
 }
@@ -135,7 +137,8 @@ TEST_CASE("LoRA on a tied head: the table is the embedding's, the activations th
   const training plan{.batch = 2, .precision = pure_bf16};
   const auto a = budget_totals(models::llama_lora(tied, qv), plan, devices::a100_80gb);
   const auto b = budget_totals(models::llama_lora(untied, qv), plan, devices::a100_80gb);
-  CHECK(b.buffers - a.buffers == 2 * 151'936LL * 896);  // one bf16 vocab x width table less
+  CHECK(b.base_weight_bytes - a.base_weight_bytes == 2 * 151'936LL * 896);  // one bf16 vocab x width table less
+  CHECK(b.parameter_count - a.parameter_count == 151'936LL * 896);
   CHECK(a.saved_activations == b.saved_activations);
 }
 

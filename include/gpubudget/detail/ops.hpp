@@ -30,6 +30,9 @@ struct layer_ctx {
   std::int64_t input_bytes = 0;     ///< out: a source's data batch
   std::int64_t adam8bit_state = 0;  ///< out: bitsandbytes 8-bit Adam state of its tensors (per tensor: adam8bit_state_bytes)
   std::int64_t frozen_parameter_count = 0;  ///< out: of parameter_count, the elements of frozen_parts
+  /// out: of parameter_count, frozen base weights kept in a type of their own (PEFT's base_layer
+  /// under LoRA: bf16, fp16 or quantized) and their bytes
+  std::int64_t base_weight_count = 0, base_weight_bytes = 0;
 
   constexpr bool amp() const { return s.types.autocast; }
   constexpr bool pure16() const { return s.types.pure16; }
@@ -67,6 +70,15 @@ struct layer_ctx {
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
     if (s.count_host && trainable && elements > 0 && !s.no_grad) s.add_host(s.host.node, s.host_view_bytes);
   }
+  /// Registers a frozen base weight of `elements` values stored in `bytes` (PEFT counts it in
+  /// "all params", quantized ones by their unpacked elements; it never trains).
+  constexpr void add_frozen_base(std::int64_t elements, std::int64_t bytes) {
+    if (!first_use) return;
+    parameter_count = checked_add(parameter_count, elements);
+    frozen_parameter_count = checked_add(frozen_parameter_count, elements);
+    base_weight_count = checked_add(base_weight_count, elements);
+    base_weight_bytes = checked_add(base_weight_bytes, bytes);
+  }
   /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
   /// the weights of different sub-modules of one layer (attention's projections).
   /// `cast`: autocast runs the op on 16-bit copies of these parameters (matmul, conv weights
@@ -88,6 +100,7 @@ struct layer_ctx {
     parameter_count = checked_add(parameter_count, c.parameter_count);
     adam8bit_state += c.adam8bit_state;
     frozen_parameter_count += c.frozen_parameter_count;
+    base_weight_count += c.base_weight_count, base_weight_bytes += c.base_weight_bytes;
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;
@@ -110,6 +123,7 @@ constexpr value on_part(layer_ctx& c, std::int32_t part, Op op) {
   value y = op(frozen);
   c.parameter_count = checked_add(c.parameter_count, frozen.parameter_count);
   c.frozen_parameter_count = checked_add(c.frozen_parameter_count, frozen.parameter_count);
+  c.base_weight_count += frozen.base_weight_count, c.base_weight_bytes += frozen.base_weight_bytes;
   if (frozen.conv_workspace > c.conv_workspace) c.conv_workspace = frozen.conv_workspace;
   return y;
 }

@@ -23,6 +23,7 @@ struct record_stats {
 
 struct walk_totals {
   std::int64_t parameter_count = 0, trainable_count = 0, buffer_bytes = 0;
+  std::int64_t base_weight_count = 0, base_weight_bytes = 0;  ///< of parameter_count: frozen base weights in their own type
   std::int64_t largest_trainable = 0;  ///< elements of the largest trainable parameter tensor
   std::int64_t trainable_adam8bit_state = 0;  ///< 8-bit Adam state of the trainable tensors (training.hpp)
   std::int64_t input_bytes = 0;        ///< the data batch(es)
@@ -330,7 +331,7 @@ struct walker {
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
-                 state8_0 = totals.trainable_adam8bit_state;
+                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       const auto cache0 = s.forward_cache.size();
       dyn_array<record_stats> before{};
@@ -360,6 +361,8 @@ struct walker {
           totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - trainable0));
           totals.trainable_adam8bit_state = checked_add(totals.trainable_adam8bit_state, checked_mul(copies, totals.trainable_adam8bit_state - state8_0));
           totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
+          totals.base_weight_count = checked_add(totals.base_weight_count, checked_mul(copies, totals.base_weight_count - base0));
+          totals.base_weight_bytes = checked_add(totals.base_weight_bytes, checked_mul(copies, totals.base_weight_bytes - base_bytes0));
         }
         // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
         // phantom's storage (which backward frees where the phantom stands)
@@ -509,6 +512,7 @@ struct walker {
       if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
     }
     totals.buffer_bytes += c.buffer_bytes;
+    totals.base_weight_count += c.base_weight_count, totals.base_weight_bytes += c.base_weight_bytes;
     totals.input_bytes += c.input_bytes;
   }
 

@@ -11,11 +11,10 @@
 //  * dropout keeps its mask (CUDA: 1 byte per element; CPU: an input-typed noise tensor);
 //  * lora_A keeps its input (the dropped x, or x itself at dropout 0), lora_B keeps A's output
 //    [tokens, r]; the scalar multiply and the add keep nothing.
-// The frozen base weights are budgeted as non-trainable state (memory_budget::buffers) in their
-// own storage type, so a bf16 base under amp_bf16 (fp32 adapters) costs 2 bytes per weight; the
-// adapters are the layer's (trainable) parameters. PEFT's "all params" count is lora_counts()
-// (models/transformers.hpp), since memory_budget::parameter_count then holds only what trains
-// plus the frozen norms.
+// The frozen base weights are parameters that never train (PEFT's "all params" counts them:
+// memory_budget::parameter_count equals lora_counts().all), stored in their own type, so a bf16
+// base under amp_bf16 (fp32 adapters) costs 2 bytes per weight (memory_budget::base_weight_bytes,
+// part of memory_budget::parameters); the adapters are the layer's trainable parameters.
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
@@ -90,8 +89,8 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
   const auto weight = checked_mul(x.s.last(), out_features);
   const dtype bt = c.stored_type(static_cast<base_weights>(base));
-  if (c.first_use && !tied) c.buffer_bytes += is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt);
-  if (c.first_use && bias) c.buffer_bytes += bytes_of(out_features, is_quantized(kind) ? c.half_type() : bt);
+  if (!tied) c.add_frozen_base(weight, is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt));
+  if (bias) c.add_frozen_base(out_features, bytes_of(out_features, is_quantized(kind) ? c.half_type() : bt));
   shape out = x.s;
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
@@ -186,7 +185,7 @@ struct op_traits<frozen_embedding_op> {
     if (op.num_embeddings <= 0 || op.dim <= 0) detail::invalid_layer_argument();
     if (x.s.rank >= 5) detail::tensor_rank_unsupported();
     const dtype bt = c.stored_type(op.base);
-    if (c.first_use) c.buffer_bytes += bytes_of(checked_mul(op.num_embeddings, op.dim), bt);
+    c.add_frozen_base(checked_mul(op.num_embeddings, op.dim), bytes_of(checked_mul(op.num_embeddings, op.dim), bt));
     shape out = x.s;
     out.dim[static_cast<std::size_t>(out.rank++)] = op.dim;
     return c.s.make(out, bt, false);
