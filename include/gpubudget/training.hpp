@@ -30,7 +30,10 @@ struct precision_types {
   /// CPU autocast keeps them in the input's type (op_rules.md, PyTorch 2.6 CPU #28, same in 1.13).
   bool upcasts_fp32_ops = true;
   /// Type of matmul/conv outputs for an input of type `in`.
-  constexpr dtype matmul(dtype in) const { return autocast || pure16 ? half : (in == dtype::int64 ? dtype::fp32 : in); }
+  /// Token ids (int64) are no GEMM or convolution input: an embedding belongs in between.
+  constexpr dtype matmul(dtype in) const {
+    return in == dtype::int64 ? (detail::layer_needs_float_features_not_token_ids(), in) : autocast || pure16 ? half : in;
+  }
   /// Type of ops autocast runs in fp32 (softmax, layer/group norm, losses).
   constexpr dtype fp32_op(dtype in) const { return autocast && upcasts_fp32_ops ? dtype::fp32 : in; }
 };

@@ -40,14 +40,10 @@ struct layer_ctx {
   /// Storage type of parameters and their gradients.
   constexpr dtype param_type() const { return s.types.parameters; }
   /// Activation type for ops that autocast runs in 16 bit (matmul, conv).
-  constexpr dtype matmul_type(dtype in) const { return s.types.matmul(float_features(in)); }
+  constexpr dtype matmul_type(dtype in) const { return s.types.matmul(in); }
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
-  constexpr dtype fp32_op_type(dtype in) const { return s.types.fp32_op(float_features(in)); }
-  /// `in`, which a GEMM, convolution or norm reads as features: token ids are refused by name.
-  constexpr dtype float_features(dtype in) const {
-    if (in == dtype::int64) layer_needs_float_features_not_token_ids();
-    return in;
-  }
+  /// (A norm reads features: token ids are refused by name, as matmul_type refuses them.)
+  constexpr dtype fp32_op_type(dtype in) const { return in == dtype::int64 ? (layer_needs_float_features_not_token_ids(), in) : s.types.fp32_op(in); }
   constexpr bool cpu() const { return s.on_cpu(); }
   /// Storage type of a frozen weight stored as `b` (layers/options.hpp): a quantized model keeps
   /// its unquantized modules in the precision's 16-bit type.
