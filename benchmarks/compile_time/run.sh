@@ -4,7 +4,7 @@
 #   run.sh             full run: every case of generate.py x every compiler, median of 3 runs;
 #                      prints a markdown table (about 2 minutes on 2 cores); exit 1 if any case
 #                      fails with the default flags
-#   run.sh --smoke     CTest smoke test: builds distinct_100 and repeat_1000 once with the default
+#   run.sh --smoke     CTest smoke test: builds distinct_100 and repeat_1000 (or --cases) once with the default
 #                      compiler ($CXX, else c++); exit 1 if either fails
 #   run.sh --limits    the smallest constexpr evaluation limit each case needs, by bisection to
 #                      1%: Clang's -fconstexpr-steps, GCC's -fconstexpr-ops-limit (about 5 minutes)
@@ -143,7 +143,7 @@ fi
 if [ "$mode" = smoke ]; then
   cxx=${CXX:-c++}
   status=0
-  for c in distinct_100 repeat_1000; do
+  for c in ${cases:-distinct_100 repeat_1000}; do
     if "$cxx" "${base_flags[@]}" "$build_dir/$c.cpp" 2>"$build_dir/$c.smoke.err"; then
       echo "compile_time smoke: $c: ok ($cxx)"
     else
