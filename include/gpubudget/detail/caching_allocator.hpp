@@ -16,22 +16,11 @@
 #include <array>
 #include <cstdint>
 
+#include <gpubudget/alloc_conf.hpp>
 #include <gpubudget/detail/dyn_array.hpp>
 #include <gpubudget/probe/caching_allocator_model.hpp>
 
 namespace gpubudget {
-
-/// PYTORCH_CUDA_ALLOC_CONF's settings that change how much the allocator reserves
-/// (c10/core/AllocatorConfig.h, AcceleratorAllocatorConfig; parse it with alloc_conf()).
-struct allocator_settings {
-  bool expandable_segments = false;
-  std::int64_t max_split_size = 0;  ///< bytes; 0: unlimited (PyTorch's default SIZE_MAX)
-  /// roundup_power2_divisions per power-of-two interval, from [1 MiB, 2 MiB) (index 0, and
-  /// everything below) to >= 32 GiB (index 15); 0 or 1: plain 512 B rounding
-  std::array<std::int64_t, 16> roundup_power2_divisions{};
-  friend constexpr bool operator==(const allocator_settings&, const allocator_settings&) = default;
-};
-
 namespace detail {
 
 namespace pa = probe::pytorch_allocator;
