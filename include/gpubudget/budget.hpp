@@ -173,7 +173,8 @@ constexpr value append_loss(sim& s, const value& out) {
     s.release(x32);
   } else {
     // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries
-    per_element = pointwise(s, out, out.s, out.type, keeps::input, 0, 0, 2 * s.bytes_of_value(out));
+    per_element = pointwise(s, out, out.s, out.type, keeps::input, 0, 0, s.bytes_of_value(out));
+    s.backward_temp(s.record_of(per_element), s.bytes_of_value(out));  // the second (two blocks)
   }
   value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);

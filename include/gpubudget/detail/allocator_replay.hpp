@@ -70,8 +70,9 @@ class step_replay {
   /// Op temporaries: allocated together, freed together.
   constexpr void temporaries(std::size_t t) {
     std::array<std::int32_t, 4> held{-1, -1, -1, -1};
-    const auto blocks = s_.temporaries[t + 2] < 4 ? s_.temporaries[t + 2] : 4;
-    for (std::int64_t b = 0; b < blocks; ++b) held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1]);
+    const auto blocks = s_.temporaries[t + 2], kept = blocks < 4 ? blocks : 4;
+    for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
+      held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
     for (auto h : held) a_.free(h);
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {

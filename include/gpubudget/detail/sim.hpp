@@ -68,6 +68,7 @@ struct node_record {
   std::int64_t cast_grad_bytes = 0;
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
+  std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -391,7 +392,7 @@ struct sim {
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).backward_temp += bytes;
+    node(n).backward_temp += bytes, ++node(n).backward_temp_blocks;
     if (fixed) node(n).backward_temp_fixed += bytes;
   }
 

@@ -653,7 +653,7 @@ struct walker {
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
         if (rec.backward_temp) {
           s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
-          if (s.log_allocator) s.log_temporary(rec.backward_temp);
+          if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
         }
       }
       if (rec.saved_count) s.release_saved(n);
