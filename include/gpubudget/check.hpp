@@ -40,7 +40,15 @@ struct fit_summary {
   device_label device{};
   constexpr fit_summary() = default;
   constexpr fit_summary(const memory_budget& b)
-      : needed_mib(to_mib_ceil(b.total())), available_mib(b.capacity / MiB), id(b.device_id), device(b.device_name) {}
+      : needed_mib(needed_for(b)), available_mib(b.capacity / MiB), id(b.device_id), device(b.device_name) {}
+  /// The total; with the allocator model, on the side of the capacity fits(b) puts it (a capped
+  /// allocator may run a step whose uncapped reserved peak is larger).
+  static constexpr std::int64_t needed_for(const memory_budget& b) {
+    const auto total = to_mib_ceil(b.total()), available = b.capacity / MiB;
+    if (!b.allocator_modelled) return total;
+    if (b.allocator_out_of_memory) return total > available ? total : available + 1;
+    return total < available ? total : available;
+  }
   // Clang 14 allows no derived-to-base step in a converted constant expression: spell it out.
   template <std::size_t N>
   constexpr fit_summary(const model_budget<N>& b) : fit_summary(static_cast<const memory_budget&>(b)) {}

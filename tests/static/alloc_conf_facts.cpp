@@ -50,3 +50,18 @@ constexpr std::int64_t three_blocks(const allocator_settings& conf) {
 static_assert(three_blocks({}) == 36 * MiB);
 static_assert(three_blocks(alloc_conf("expandable_segments:True")) == 40 * MiB);
 }  // namespace
+
+// With the allocator model, fits() and require_fits agree, and both ask the capped allocator
+namespace capped {
+using namespace gpubudget;
+constexpr auto net = sequential(input(1024), linear(4096), gelu(), linear(1024));
+constexpr auto b = budget(net, training{.batch = 8, .model_allocator = true}, devices::h100_80gb);
+static_assert(b.allocator_modelled && fits(b) && require_fits<b>);
+static_assert(b.reserved_peak >= b.peak_tensor_bytes());
+// a device whose allocator may hold 150 MiB: the capped replay runs out (its cached blocks are
+// split, nothing to release), and require_fits's numbers say so
+constexpr auto small = custom_device("150 MiB", devices::h100_80gb.context + 150 * MiB, devices::h100_80gb.context);
+constexpr auto c = budget(net, training{.batch = 8, .model_allocator = true}, small);
+static_assert(!fits(c) && c.allocator_out_of_memory);
+static_assert(fit_summary(c).needed_mib > fit_summary(c).available_mib);
+}  // namespace capped
