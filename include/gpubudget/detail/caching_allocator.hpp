@@ -74,6 +74,7 @@ class caching_allocator {
     auto b = find_free(size, small);
     if (b < 0) b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
     if (b < 0) { oom_ = true; return -1; }
+    unlist(b);
     take(b, size);
     allocated_ += blocks_[static_cast<std::size_t>(b)].size;
     if (allocated_ > allocated_peak_) allocated_peak_ = allocated_;
@@ -88,6 +89,7 @@ class caching_allocator {
     allocated_ -= b.size;
     merge(h, b.next);
     if (b.prev >= 0 && !at(b.prev).allocated) merge(b.prev, h);
+    else list(h);
   }
 
   constexpr std::int64_t reserved() const { return reserved_; }
@@ -101,11 +103,15 @@ class caching_allocator {
     std::int64_t size = 0, offset = 0;
     std::int32_t segment = 0, prev = -1, next = -1;
     bool allocated = false, small = false, alive = true;
+    std::int32_t slot = -1;  ///< index in its pool's free list (-1: not free)
   };
   allocator_settings conf_;
   std::int64_t cap_ = 0;  ///< allocator cap in bytes (0: none)
   dyn_array<block> blocks_{};
   dyn_array<std::int32_t> dead_{};  ///< slots of merged or released blocks, reused first
+  /// The cached free blocks of the large (0) and small (1) pool: what a request searches
+  /// (PyTorch's BlockPool::blocks), so that a search costs the cache, not every block.
+  std::array<dyn_array<std::int32_t>, 2> free_{};
   std::int64_t reserved_ = 0, reserved_peak_ = 0, allocated_ = 0, allocated_peak_ = 0;
   std::int32_t segments_ = 0;
   std::array<std::int32_t, 2> expandable_tail_{-1, -1};  ///< last block of each pool's expandable segment
@@ -132,14 +138,28 @@ class caching_allocator {
     return static_cast<std::int32_t>(blocks_.size() - 1);
   }
   constexpr void kill(std::int32_t h) { at(h).alive = false, dead_.push_back(h); }
+  constexpr dyn_array<std::int32_t>& pool_of(const block& b) { return free_[b.small ? 1 : 0]; }
+  constexpr void list(std::int32_t h) {
+    auto& pool = pool_of(at(h));
+    at(h).slot = static_cast<std::int32_t>(pool.size());
+    pool.push_back(h);
+  }
+  constexpr void unlist(std::int32_t h) {
+    const auto slot = at(h).slot;
+    if (slot < 0) return;
+    auto& pool = pool_of(at(h));
+    const auto last = pool.back();
+    pool[static_cast<std::size_t>(slot)] = last, at(last).slot = slot;
+    pool.pop_back();
+    at(h).slot = -1;
+  }
 
   /// get_free_block: the smallest free block >= size in the pool, ties by segment and offset.
   constexpr std::int32_t find_free(std::int64_t size, bool small) const {
     std::int32_t best = -1;
-    for (std::size_t k = 0; k < blocks_.size(); ++k) {
-      const block& b = blocks_[k];
-      if (!b.alive || b.allocated || b.small != small || b.size < size) continue;
-      if (best < 0 || before(b, blocks_[static_cast<std::size_t>(best)])) best = static_cast<std::int32_t>(k);
+    for (const auto h : free_[small ? 1 : 0]) {
+      const block& b = blocks_[static_cast<std::size_t>(h)];
+      if (b.size >= size && (best < 0 || before(b, blocks_[static_cast<std::size_t>(best)]))) best = h;
     }
     if (best < 0 || conf_.expandable_segments) return best;
     const auto found = blocks_[static_cast<std::size_t>(best)].size;
@@ -162,7 +182,9 @@ class caching_allocator {
     if (should_split(at(h), size)) {
       block rest = at(h);
       rest.size -= size, rest.offset += size, rest.prev = h;
+      rest.slot = -1;
       const auto r = add_block(rest);
+      list(r);
       if (rest.next >= 0) at(rest.next).prev = r;
       for (auto& t : expandable_tail_) if (t == h) t = r;
       at(h).next = r, at(h).size = size;
@@ -173,6 +195,7 @@ class caching_allocator {
   /// Folds free block `b` into free block `a` (a precedes b in their segment).
   constexpr void merge(std::int32_t a, std::int32_t b) {
     if (a < 0 || b < 0 || at(b).allocated || at(a).allocated) return;
+    unlist(b);
     at(a).size += at(b).size, at(a).next = at(b).next;
     if (at(b).next >= 0) at(at(b).next).prev = a;
     for (auto& t : expandable_tail_) if (t == b) t = a;
@@ -182,9 +205,9 @@ class caching_allocator {
   /// Room for `bytes` more reserved memory, after release_cached_blocks if a cap needs it.
   constexpr bool make_room(std::int64_t bytes) {
     if (cap_ <= 0 || reserved_ + bytes <= cap_) return true;
-    for (std::size_t k = 0; k < blocks_.size(); ++k)  // free, unsplit segments go back to the device
-      if (const auto& b = blocks_[k]; b.alive && !b.allocated && b.prev < 0 && b.next < 0 && !conf_.expandable_segments)
-        reserved_ -= b.size, kill(static_cast<std::int32_t>(k));
+    for (auto& pool : free_)  // free, unsplit segments go back to the device
+      for (auto k = pool.size(); k-- > 0 && !conf_.expandable_segments;)
+        if (const auto h = pool[k]; at(h).prev < 0 && at(h).next < 0) reserved_ -= at(h).size, unlist(h), kill(h);
     return reserved_ + bytes <= cap_;
   }
 
@@ -194,7 +217,7 @@ class caching_allocator {
     if (!make_room(bytes)) return -1;
     reserved_ += bytes;
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
-    return add_block(block{bytes, 0, segments_++, -1, -1, false, small, true});
+    return add_block(block{bytes, 0, segments_++, -1, -1, false, small, true, -1});
   }
 
   /// try_allocate_expandable_block: the pool's segment maps pages (2 MiB small, 20 MiB large,
@@ -210,7 +233,7 @@ class caching_allocator {
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
     if (tail_free) { at(tail).size += pages; return tail; }
     const auto offset = tail >= 0 ? at(tail).offset + at(tail).size : 0;
-    const auto h = add_block(block{pages, offset, small ? 1 : 0, tail, -1, false, small, true});
+    const auto h = add_block(block{pages, offset, small ? 1 : 0, tail, -1, false, small, true, -1});
     if (tail >= 0) at(tail).next = h;
     tail = h;
     return h;
