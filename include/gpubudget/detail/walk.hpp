@@ -389,7 +389,10 @@ struct walker {
     if (!counting || replaying) return;
     const auto tensors1 = static_cast<std::int64_t>(s.parameter_tensors.size());
     for (std::int64_t c = 0; c < copies; ++c)
-      for (auto k = tensors0; k < tensors1; ++k) s.parameter_tensors.push_back(s.parameter_tensors[static_cast<std::size_t>(k)]);
+      for (auto k = tensors0; k < tensors1; ++k) {
+        const auto elements = s.parameter_tensors[static_cast<std::size_t>(k)];  // a copy: push_back may move the array
+        s.parameter_tensors.push_back(elements);
+      }
   }
 
   /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
