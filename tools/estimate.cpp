@@ -176,15 +176,15 @@ std::map<std::string, std::int64_t> cuda_device_fields(const tools::budget_view&
 const char* const cuda_device_field_order[] = {"reserved_peak_bytes", "device_total_fresh_bytes"};
 
 /// Tolerances: counts exact, saved ±2 %, after forward ±3 %, peaks ±5 % (issue #3, the 1.13
-/// reference) or ±3 % (issue B, the 2.6 reference); on CUDA (issue B) reserved ±8 %, device
-/// total ±5 %. Decode cases (issue D): the KV cache's bytes per token are stored bytes like saved
+/// reference) or ±3 % (issue B, the 2.6 reference); on CUDA reserved ±5 % and device total ±5 %
+/// (issue F). Decode cases (issue D): the KV cache's bytes per token are stored bytes like saved
 /// ones (±2 %: the heap's growth includes malloc's rounding), the prefill's peak a peak (±3 %).
 double tolerance_percent(const std::string& field, runtime_kind r) {
   // the real-library files (issue F item 2): live peak ±3 %, reserved and device total ±5 %,
   // the largest batch under the cap within 5 % below the one that ran (never above it)
   if (field == "alloc_peak") return 3.0;
   if (field == "reserved_peak" || field == "device_used" || field == "largest_ok") return 5.0;
-  if (field == "reserved_peak_bytes") return 8.0;
+  if (field == "reserved_peak_bytes") return 5.0;  // issue F: with the caching allocator model
   if (field == "device_total_fresh_bytes") return 5.0;
   if (field == "saved_bytes" || field == "kv_cache_bytes_per_token") return 2.0;
   if (field == "after_forward_bytes" || field == "prefill_peak_bytes") return 3.0;
@@ -322,6 +322,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   if (r == runtime_kind::torch2_cuda) {  // a CUDA step: PyTorch's CUDA default optimizer (foreach) unless the case says
     cc.plan = training{.batch = c["batch"].get<std::int64_t>(), .optimizer = opts.at(str("optimizer"))};
     cc.plan.runtime = r;
+    cc.plan.model_allocator = true;  // reserved and device total from the caching allocator model
   } else {
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
   }
@@ -606,7 +607,8 @@ std::vector<cli::option_spec> general_options() {
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
-      {"fragmentation", true, "PCT", "allocator fragmentation reserve in percent of the peak, 0 to 100 (default 10)"},
+      {"fragmentation", true, "PCT", "a flat allocator fragmentation reserve in percent of the peak, 0 to 100, in place of the caching allocator model"},
+      {"alloc-conf", true, "CONF", "PyTorch's caching allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (expandable_segments:True, max_split_size_mb:N, roundup_power2_divisions:N or [MB:N,...,>:N])"},
       {"device", true, "NAME", "the GPU (default v100_16gb); see the list below"},
       {"devices", true, "A,B,...", "several GPUs: one column each (device total, headroom, fits)"},
       {"memory-gib", true, "X", "device capacity in GiB: a custom device, or --device NAME with this capacity"},
@@ -888,6 +890,16 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   if (!c.train_only.empty()) c.plan.train_only = nullptr;  // set after c is in place (storage)
   c.plan.freeze_all = has("freeze-all");
   if (has("fragmentation")) c.plan.fragmentation_percent = cli::parse_integer("--fragmentation", val("fragmentation"), 0, 100);
+  // the caching allocator model (training::model_allocator) unless a flat reserve is asked for
+  c.plan.model_allocator = !has("fragmentation");
+  if (has("alloc-conf") && has("fragmentation")) throw usage_error("--alloc-conf configures the caching allocator model; --fragmentation replaces it with a flat reserve: give one");
+  if (has("alloc-conf")) {
+    try {
+      c.plan.allocator = alloc_conf(val("alloc-conf"));
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string("--alloc-conf: ") + e.what());
+    }
+  }
   if (c.plan.inference) {
     for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss"})
       if (has(n)) throw usage_error(std::string("--") + n + " does not apply with --inference (a forward pass under no_grad)");

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include <gpubudget/detail/allocator_replay.hpp>
 #include <gpubudget/detail/walk.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
@@ -53,6 +54,12 @@ struct memory_budget {
   // Device side.
   std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0;
   std::int64_t allocator_rounding = 0, fragmentation = 0;
+  /// training::model_allocator: the caching allocator model's max_memory_reserved for the run
+  /// (warm-up step + measured step, cuBLAS workspaces included; fragmentation is what it holds
+  /// beyond the live peak), and whether an allocator capped at capacity - context runs out.
+  bool allocator_modelled = false;
+  bool allocator_out_of_memory = false;
+  std::int64_t reserved_peak = 0;
 
   // Sums are overflow-checked like every byte count: a budget never wraps (issue C).
   constexpr std::int64_t resident() const {
@@ -156,6 +163,7 @@ struct step_result {
   std::int64_t live_after_backward_fixed = 0;  ///< of live_after_backward, batch-independent
   std::int32_t peak_layer = -1;
   bool peak_in_backward = false;
+  detail::replay_result allocator{};  ///< the caching allocator replay (reserved_peak < 0: not run)
 };
 
 /// Appends the loss to `out` and returns the scalar loss (one reference, as the trainer's
@@ -167,11 +175,13 @@ constexpr value append_loss(sim& s, const value& out) {
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
   } else {
-    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries.
-    // CUDA autocast runs pow in fp32 (autocast_mode.cpp: KERNEL_CUDA(pow, Tensor_Scalar, fp32)):
-    // a 16-bit out is cast to an fp32 copy, which pow keeps (op_rules.md CT1); CPU autocast does not.
+    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries, two
+    // blocks (op_rules.md A6). CUDA autocast runs pow in fp32 (autocast_mode.cpp: KERNEL_CUDA(pow,
+    // Tensor_Scalar, fp32)): a 16-bit out is cast to an fp32 copy, which pow keeps (op_rules.md
+    // CT1); CPU autocast does not.
     value x = cast_to(s, out, s.types.fp32_op(out.type));
-    per_element = pointwise(s, x, x.s, x.type, keeps::input, 0, 0, 2 * s.bytes_of_value(x));
+    per_element = pointwise(s, x, x.s, x.type, keeps::input, 0, 0, s.bytes_of_value(x));
+    s.backward_temp(s.record_of(per_element), s.bytes_of_value(x));  // the second
     s.release(x);
   }
   value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};
@@ -253,10 +263,33 @@ constexpr void check_shared(const std::array<layer, N>& r) {
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
 /// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
 /// of max_micro_batch or a timeline's moments.
+/// The run measure_cuda.py makes (model.to, warm-up step, measured step) through the caching
+/// allocator model, uncapped and, when that passes the cap, capped (allocator_replay.hpp).
+constexpr replay_result replay_allocator(const sim& s, const training& plan, replay_setup setup) {
+  const auto state = optimizer_state_bytes_per_param(plan.optimizer);
+  const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
+                         ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
+  auto run = [&](std::int64_t cap) {
+    caching_allocator a(plan.allocator, cap);
+    for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
+    a.malloc(setup.buffers), a.malloc(setup.input_batch);
+    step_replay steps(s, a, setup);
+    for (int pass = 0; pass < 2; ++pass) {
+      steps.run(pass == 0);
+      replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach);
+      steps.release_survivors();
+    }
+    return replay_result{a.reserved_peak(), a.out_of_memory()};
+  };
+  auto r = run(0);
+  if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = run(setup.cap).out_of_memory;
+  return r;
+}
+
 template <std::size_t N>
 constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
                                     std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
-                                    moment_recorder* recorder = nullptr) {
+                                    moment_recorder* recorder = nullptr, const replay_setup* allocator = nullptr) {
   check_plan(plan);
   check_shared(records);
   if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
@@ -271,6 +304,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
   s.count_adam8bit = is_8bit(plan.optimizer);
   s.host = host_costs_of(plan);
+  s.log_allocator = allocator && plan.model_allocator && !plan.on_cpu() && !plan.inference;
   walker w(records.data(), static_cast<std::int32_t>(N), s);
   w.collect_stats = per_record != nullptr;
   step_result r{};
@@ -305,6 +339,12 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   r.grads = s.grads_live;
   r.peak_layer = s.peak.layer;
   r.peak_in_backward = s.peak.in_backward;
+  r.allocator.reserved_peak = -1;
+  if (s.log_allocator) {
+    replay_setup setup = *allocator;
+    setup.buffers = r.totals.buffer_bytes, setup.input_batch = r.totals.input_bytes;
+    r.allocator = replay_allocator(s, plan, setup);
+  }
   if (trace) trace->swap(s.trace);
   if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
   return r;
@@ -364,13 +404,32 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.cudnn_workspace = r.totals.largest_im2col;
   b.allocator_rounding = b.step_peak_rounded > b.step_peak ? b.step_peak_rounded - b.step_peak : 0;
   b.fragmentation = checked_mul(checked_add(b.peak_tensor_bytes(), b.allocator_rounding), plan.fragmentation_percent) / 100;
+  if (r.allocator.reserved_peak >= 0) {  // the allocator model replaces the flat reserve
+    b.allocator_modelled = true;
+    b.allocator_out_of_memory = r.allocator.out_of_memory;
+    b.reserved_peak = r.allocator.reserved_peak;
+    // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
+    // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
+    // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks
+    // without them (op_rules.md, caching allocator)
+    b.cudnn_workspace = 0;
+    const auto held = checked_add(checked_add(b.peak_tensor_bytes(), b.workspace()), b.allocator_rounding);
+    b.fragmentation = b.reserved_peak > held ? b.reserved_peak - held : 0;
+  }
+}
+
+/// What the allocator replay needs from the device: its cuBLAS workspace per handle and the cap
+/// a capped run has (capacity less the non-allocator bytes).
+constexpr replay_setup replay_setup_for(const device& dev) {
+  return replay_setup{.cublas_workspace = dev.cublas_workspace, .cublas_handles = 2, .cap = dev.capacity - dev.context};
 }
 
 /// budget_totals without the divisibility check (max_micro_batch's probes).
 template <std::size_t N>
 constexpr memory_budget totals_any_micro_batch(const model<N>& m, const training& plan, const device& dev) {
   memory_budget b{};
-  fill_budget(b, simulate_step<N>(m.records, plan, nullptr), plan, dev);
+  const auto setup = replay_setup_for(dev);
+  fill_budget(b, simulate_step<N>(m.records, plan, nullptr, nullptr, nullptr, &setup), plan, dev);
   return b;
 }
 
@@ -382,7 +441,8 @@ constexpr model_budget<N> budget(const model<N>& m, const training& plan, const 
   detail::check_divides(plan);
   model_budget<N> b{};
   b.records = m.records;
-  const auto r = detail::simulate_step(m.records, plan, &b.per_record);
+  const auto setup = detail::replay_setup_for(dev);
+  const auto r = detail::simulate_step(m.records, plan, &b.per_record, nullptr, nullptr, &setup);
   detail::fill_budget(b, r, plan, dev);
   return b;
 }

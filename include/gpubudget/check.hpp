@@ -13,7 +13,10 @@
 namespace gpubudget {
 
 /// Does everything the budget counts fit the device's capacity?
-constexpr bool fits(const memory_budget& b) { return b.total() <= b.capacity; }
+/// With the allocator model (training::model_allocator): does an allocator capped at the
+/// capacity less the context run the step? Under a cap PyTorch frees its cached segments and
+/// retries before it raises OOM (release_cached_blocks), so that is less than the uncapped total.
+constexpr bool fits(const memory_budget& b) { return b.allocator_modelled ? !b.allocator_out_of_memory : b.total() <= b.capacity; }
 /// ... with only `percent` of the capacity usable (a target utilization).
 constexpr bool fits(const memory_budget& b, std::int64_t percent) {
   if (percent <= 0 || percent > 100) detail::percent_of_capacity_out_of_range();
@@ -37,7 +40,15 @@ struct fit_summary {
   device_label device{};
   constexpr fit_summary() = default;
   constexpr fit_summary(const memory_budget& b)
-      : needed_mib(to_mib_ceil(b.total())), available_mib(b.capacity / MiB), id(b.device_id), device(b.device_name) {}
+      : needed_mib(needed_for(b)), available_mib(b.capacity / MiB), id(b.device_id), device(b.device_name) {}
+  /// The total; with the allocator model, on the side of the capacity fits(b) puts it (a capped
+  /// allocator may run a step whose uncapped reserved peak is larger).
+  static constexpr std::int64_t needed_for(const memory_budget& b) {
+    const auto total = to_mib_ceil(b.total()), available = b.capacity / MiB;
+    if (!b.allocator_modelled) return total;
+    if (b.allocator_out_of_memory) return total > available ? total : available + 1;
+    return total < available ? total : available;
+  }
   // Clang 14 allows no derived-to-base step in a converted constant expression: spell it out.
   template <std::size_t N>
   constexpr fit_summary(const model_budget<N>& b) : fit_summary(static_cast<const memory_budget&>(b)) {}
@@ -112,7 +123,13 @@ constexpr training at_micro_batch(const training& plan, std::int64_t mb) {
 template <std::size_t N>
 constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
                                           std::int64_t percent) {
-  return checked_mul(totals_any_micro_batch(m, at_micro_batch(plan, mb), dev).total(), 100) - checked_mul(dev.capacity, percent);
+  device d = dev;
+  d.capacity = checked_mul(dev.capacity, percent) / 100;
+  const auto b = totals_any_micro_batch(m, at_micro_batch(plan, mb), d);
+  const auto excess = checked_mul(b.total(), 100) - checked_mul(d.capacity, 100);
+  if (!b.allocator_modelled) return checked_mul(b.total(), 100) - checked_mul(dev.capacity, percent);
+  // the capped allocator decides the sign; the uncapped total gives the search a slope
+  return b.allocator_out_of_memory ? (excess > 0 ? excess : 1) : (excess < 0 ? excess : -1);
 }
 
 /// What one traced step at micro-batch `reference` predicts.
@@ -140,7 +157,7 @@ constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training&
   batch_estimate e{};
   e.accumulates = p.accumulation_steps() > 1;
   e.exact = b.input_batch % reference == 0 && b.cudnn_workspace % reference == 0;
-  const auto f = 100 + p.fragmentation_percent;
+  const auto f = 100 + (p.model_allocator ? 0 : p.fragmentation_percent);
   const auto resident_fixed = b.resident() - b.input_batch, resident_per = b.input_batch / reference;
   const auto room = checked_mul(dev.capacity, percent) - checked_mul(b.cuda_context + b.cublas_workspace, 100);
   std::int64_t largest = -1, num_at = 0, den_at = 0;

@@ -24,6 +24,10 @@ struct device {
   std::int64_t cublas_workspace = 8 * MiB + 128 * KiB;
   std::int32_t compute_capability = 0;  ///< e.g. 75 for sm_75
   catalog_gpu id = catalog_gpu::custom;
+  /// Were capacity, context and cuBLAS workspace measured on this GPU (then `source` names the
+  /// file and date), or are they the cited defaults above (`source` says so)?
+  bool measured = false;
+  std::string_view source = "cited defaults: context 500 MB (seed 002), capacity from PyTorch OOM messages";
 };
 
 /// A user-defined device: capacity and context in bytes.
@@ -59,8 +63,25 @@ inline constexpr device l4{"L4", gib(22.05), default_context, 8 * MiB + 128 * Ki
 inline constexpr device a100_40gb{"A100 40GB", gib(39.39), default_context, 8 * MiB + 128 * KiB, 80, catalog_gpu::a100_40gb};
 /// A100 80 GB: 79.15 GiB (PyTorch OOM messages on A100-SXM4-80GB).
 inline constexpr device a100_80gb{"A100 80GB", gib(79.15), default_context, 8 * MiB + 128 * KiB, 80, catalog_gpu::a100_80gb};
-/// H100 80 GB (SXM5): 79.11 GiB; Hopper gets the 32 MiB cuBLAS workspace.
-inline constexpr device h100_80gb{"H100 80GB", gib(79.11), default_context, 32 * MiB, 90, catalog_gpu::h100_80gb};
+/// H100 80 GB HBM3 (SXM5), measured (benchmarks/accuracy/reference/pytorch-2.11-cuda-h100-80gb-hbm3.json
+/// and cuda-h100/real-libraries-h100.json, 2026-11-24, PyTorch 2.11 + CUDA 13.0 + cuDNN 9.19,
+/// driver 580.159):
+///  * capacity: torch.cuda.mem_get_info()'s total, 85,017,493,504 B ("mem_get_info_total_bytes");
+///  * context: what a training process holds outside the caching allocator once cuBLAS and cuDNN
+///    are loaded (device_used - memory_reserved()): 766.81 MiB in 14 of the 21 real-library
+///    processes, 768.81-770.81 MiB in 6 (the 77-case file's fresh processes: 747.6-765.6 MiB
+///    above their reserved peak; its one-thread context probe, no autograd thread: 723 MB);
+///  * cuBLAS workspace: 32 MiB per handle inside the allocator (probe "cublas": the first
+///    matmul's allocation; two handles in a training step: the main thread and autograd's device
+///    thread, the traces' two 33,554,432 B blocks).
+inline constexpr device h100_80gb{"H100 80GB",
+                                  85017493504,
+                                  766 * MiB + 832 * KiB,
+                                  32 * MiB,
+                                  90,
+                                  catalog_gpu::h100_80gb,
+                                  true,
+                                  "measured: pytorch-2.11-cuda-h100-80gb-hbm3.json + real-libraries-h100.json (2026-11-24)"};
 /// H200 (141 GB HBM3e): 139.80 GiB (the device tool's H200: "about 139 GiB").
 inline constexpr device h200{"H200", gib(139.80), default_context, 32 * MiB, 90, catalog_gpu::h200};
 /// GeForce RTX 3090 (24 GB): 23.69 GiB (PyTorch OOM messages).

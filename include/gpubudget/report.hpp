@@ -104,7 +104,8 @@ inline std::string markdown_table(const memory_budget& b) {
     if (!c.always_shown && c.bytes == 0) continue;
     std::string label(c.label);
     if (c.key == "parameters") label += " (" + std::to_string(b.parameter_count) + ", " + std::to_string(b.trainable_count) + " trainable)";
-    if (c.key == "fragmentation") label += " (" + std::to_string(b.plan.fragmentation_percent) + " %)";
+    if (c.key == "fragmentation")
+      label = b.allocator_modelled ? "Allocator cache (caching allocator model)" : label + " (" + std::to_string(b.plan.fragmentation_percent) + " %)";
     row(label, c.bytes);
   }
   out += "| **Live tensor bytes at peak** | **" + format_bytes(b.peak_tensor_bytes()) + "** | " + format_percent(b.peak_tensor_bytes(), total) + " |\n";

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include <gpubudget/units.hpp>
+#include <gpubudget/alloc_conf.hpp>
 
 namespace gpubudget {
 
@@ -159,6 +160,13 @@ struct training {
   /// Reserve for the caching allocator's fragmentation, in percent of the allocated peak.
   /// Default 10: FRAGMENTATION_BUFFER = 0.10 of seed report 002's pipeline/memory.py.
   std::int64_t fragmentation_percent = 10;
+  /// Replay the step through a model of PyTorch's CUDA caching allocator (detail/
+  /// caching_allocator.hpp) instead of the flat reserve: the reserved peak comes from the same
+  /// walk as the live peak, and fits() asks whether an allocator capped at the device runs it.
+  /// Off by default in C++ (a budget in a static_assert stays within the compilers' default
+  /// constexpr limits); the CLI turns it on unless --fragmentation is given.
+  bool model_allocator = false;
+  allocator_settings allocator{};  ///< PYTORCH_CUDA_ALLOC_CONF (alloc_conf("expandable_segments:True"))
 
   /// The runtime whose rules apply: `runtime`, except that a plan with `backend = cpu` and the
   /// default runtime is the 1.13 CPU reference (what `backend = cpu` meant before runtimes).

@@ -47,6 +47,7 @@ class dyn_array {
     size_ = n;
   }
   constexpr void clear() { size_ = 0; }
+  constexpr void pop_back() { --size_; }
   constexpr void swap(dyn_array& o) {
     T* d = data_;
     data_ = o.data_, o.data_ = d;

@@ -61,6 +61,7 @@ struct layer_ctx {
   constexpr void add_param(std::int64_t elements) {
     if (!first_use) return;
     parameter_count = checked_add(parameter_count, elements);
+    if (s.log_allocator) s.parameter_tensors.push_back(trainable ? elements : -elements);
     if (s.count_adam8bit) adam8bit_state += adam8bit_state_bytes(elements);
     if (elements > largest_param) largest_param = elements;
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph

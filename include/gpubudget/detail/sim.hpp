@@ -32,6 +32,9 @@ struct storage {
   bool external = false;    ///< allocated before the step (the input batch): never counted
   std::int64_t rounded = 0; ///< bytes as the caching allocator holds them (512 B blocks)
   std::int64_t fixed = 0;   ///< of `bytes`, the part that does not grow with the batch (weights' copies, .grad)
+  /// When it was freed: storages allocated before it (the caching allocator's replay,
+  /// allocator_replay.hpp, frees it right before storage `freed_at`); -1 while alive
+  std::int32_t freed_at = -1;
 };
 
 /// Live bytes at one moment of the step, split into the part that grows with the micro-batch
@@ -65,6 +68,7 @@ struct node_record {
   std::int64_t cast_grad_bytes = 0;
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
+  std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -154,6 +158,29 @@ struct sim {
   static constexpr void trace_moment(sim& s, const live_point& p) { s.record_moment(p); }
   moment_recorder* recorder = nullptr;  ///< a timeline's moments (timeline.hpp), when recording one
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
+  /// The caching allocator's replay (allocator_replay.hpp) needs, besides the storages in order
+  /// and their freed_at: the op temporaries (triples: storages allocated before them, bytes of
+  /// each block, blocks alive together), the
+  /// parameter tensors (elements; negative: frozen) and where backward starts.
+  bool log_allocator = false;
+  dyn_array<std::int64_t> temporaries{};
+  dyn_array<std::int64_t> parameter_tensors{};
+  std::int32_t backward_starts_at = -1;
+  /// A repeat's phantom (walker::add_phantom) as the copies it stands for: storage `storage`
+  /// holds what copies of the measured copy (storages [first, end), nodes [first_node, node))
+  /// retain; node `node` is the phantom's.
+  struct phantom_copies {
+    std::int32_t storage = -1, first = 0, end = 0, first_node = 0, node = -1;
+    std::int64_t copies = 0;
+  };
+  dyn_array<phantom_copies> phantoms{};
+  struct phantom_grad { std::int32_t storage = -1, node = -1; };  ///< the .grad a phantom's node makes
+  dyn_array<phantom_grad> phantom_grads{};
+  constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1) {
+    temporaries.push_back(static_cast<std::int64_t>(storages.size()));
+    temporaries.push_back(bytes);
+    temporaries.push_back(blocks);
+  }
 
   // checkpointing state
   std::int32_t dropping_saves_for = -1;  ///< segment whose saves are dropped (forward under checkpoint)
@@ -200,7 +227,16 @@ struct sim {
   /// A temporary that lives only inside the current op; `fixed`: its size does not grow with
   /// the batch.
   constexpr void transient(std::int64_t bytes, bool fixed = false) {
-    if (bytes > 0) note_peak(bytes, round_block(bytes), fixed ? bytes : 0);
+    if (bytes <= 0) return;
+    note_peak(bytes, round_block(bytes), fixed ? bytes : 0);
+    if (log_allocator) log_temporary(bytes);
+  }
+  /// `blocks` temporaries of `bytes` each, alive together (the allocator sees each on its own).
+  constexpr void transient_blocks(std::int64_t bytes, std::int64_t blocks, bool fixed = false) {
+    if (bytes <= 0) return;
+    const auto all = checked_mul(bytes, blocks);
+    note_peak(all, checked_mul(round_block(bytes), blocks), fixed ? all : 0);
+    if (log_allocator) log_temporary(bytes, blocks);
   }
 
   // --- storages --------------------------------------------------------------------------------
@@ -223,7 +259,8 @@ struct sim {
     auto& st = storages[static_cast<std::size_t>(id)];
     if (st.alive && st.refs <= 0 && st.saved <= 0) {
       st.alive = false;
-      if (!st.external) { live -= st.bytes; live_rounded -= st.rounded; live_fixed -= st.fixed; }
+      // one statement (constant evaluation counts statements)
+      if (!st.external) live -= st.bytes, live_rounded -= st.rounded, live_fixed -= st.fixed, st.freed_at = static_cast<std::int32_t>(storages.size());
     }
   }
   constexpr void retain(std::int32_t id) { if (id >= 0) ++storages[static_cast<std::size_t>(id)].refs; }
@@ -355,7 +392,7 @@ struct sim {
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).backward_temp += bytes;
+    node(n).backward_temp += bytes, ++node(n).backward_temp_blocks;
     if (fixed) node(n).backward_temp_fixed += bytes;
   }
 

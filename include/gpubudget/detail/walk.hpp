@@ -331,7 +331,8 @@ struct walker {
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
-                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes;
+                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes,
+                 storages0 = static_cast<std::int64_t>(s.storages.size()), tensors0 = static_cast<std::int64_t>(s.parameter_tensors.size());
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       const auto cache0 = s.forward_cache.size();
       dyn_array<record_stats> before{};
@@ -371,6 +372,7 @@ struct walker {
         const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
         const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
         if (views > 0) s.add_host(views, s.host_view_bytes);
+        if (s.log_allocator) log_copies(storages0, nodes0, tensors0, copies);
         // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
         // forward ends, not with the phantom in backward (op_rules.md CT5)
         const auto cached = cache_only(cache0);
@@ -397,6 +399,23 @@ struct walker {
       if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
     }
     return h;
+  }
+
+  /// The caching allocator's replay sees the copies a phantom stands for as copies of the
+  /// measured one (allocator_replay.hpp): its storages [storages0, now), its nodes' gradients,
+  /// and (the first time) its parameter tensors.
+  constexpr void log_copies(std::int64_t storages0, std::int32_t nodes0, std::int64_t tensors0, std::int64_t copies) {
+    if (s.no_grad) return;
+    const auto node = s.replay_cursor >= 0 ? s.replay_cursor : static_cast<std::int32_t>(s.autograd_nodes.size());
+    s.phantoms.push_back(sim::phantom_copies{static_cast<std::int32_t>(s.storages.size()), static_cast<std::int32_t>(storages0),
+                                             static_cast<std::int32_t>(s.storages.size()), nodes0, node, copies});
+    if (!counting || replaying) return;
+    const auto tensors1 = static_cast<std::int64_t>(s.parameter_tensors.size());
+    for (std::int64_t c = 0; c < copies; ++c)
+      for (auto k = tensors0; k < tensors1; ++k) {
+        const auto elements = s.parameter_tensors[static_cast<std::size_t>(k)];  // a copy: push_back may move the array
+        s.parameter_tensors.push_back(elements);
+      }
   }
 
   /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
@@ -610,7 +629,7 @@ struct walker {
       // shared weights: the earlier gradient waits in AccumulateGrad's input buffer; the engine
       // adds into it in place when it owns it alone (input_buffer.cpp can_accumulate_inplace;
       // op_rules.md L5), else out of place (held + incoming + sum, op_rules.md §3)
-      s.transient(seen & owned_grad ? bytes : 2 * bytes, true);
+      s.transient_blocks(bytes, seen & owned_grad ? 1 : 2, true);
     } else {
       s.transient(bytes, true);  // an existing .grad (accumulation): the incoming is added in place
       seen = backward_pass;
@@ -631,6 +650,7 @@ struct walker {
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
     s.in_backward = true;
+    if (s.backward_starts_at < 0) s.backward_starts_at = static_cast<std::int32_t>(s.storages.size());
     grad_slot(loss) = s.allocate(4, false, -1, 4);  // torch.ones_like(loss)
     // only this micro-batch's nodes: earlier ones already ran their backward
     for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size()) - 1; n >= first_node_of_pass; --n) {
@@ -646,8 +666,11 @@ struct walker {
         if (key >= 0 && static_cast<std::size_t>(key) < key_has_grad.size() && key_has_grad[static_cast<std::size_t>(key)] != 0 &&
             (key_has_grad[static_cast<std::size_t>(key)] & 3) != backward_pass)
           key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
-        else
+        else {
+          const auto before = s.storages.size();
           param_grad(key, rec.param_grad_bytes);
+          if (s.log_allocator && s.storages.size() > before) s.phantom_grads.push_back({static_cast<std::int32_t>(before), n});
+        }
         continue;
       }
       const std::int32_t g = take_grad(rec.out);
@@ -658,7 +681,10 @@ struct walker {
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
-        if (rec.backward_temp) s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
+        if (rec.backward_temp) {
+          s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
+          if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
+        }
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);

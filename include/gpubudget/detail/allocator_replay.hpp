@@ -1,0 +1,152 @@
+// gpubudget/detail/allocator_replay.hpp — the simulated step run through the caching allocator
+// model (caching_allocator.hpp), the way benchmarks/gpu/measure_cuda.py runs a case.
+//
+// The measured process allocates the model (model.to(device): every parameter tensor, then the
+// buffers and the batch), runs a warm-up step (its forward's first matmul creates the main
+// thread's cuBLAS workspace, backward's the autograd device thread's; optimizer.step() creates the
+// optimizer state), zero_grad(set_to_none=True), then the measured step. max_memory_reserved is
+// the high-water mark of that whole run (the traces' segment_alloc events: the warm-up step sets
+// most of it). The step's allocations and frees come from the liveness walk itself: storages in
+// allocation order, each freed right before the storage allocated after it (sim::storage::
+// freed_at), and the op temporaries between them.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include <gpubudget/detail/caching_allocator.hpp>
+#include <gpubudget/detail/sim.hpp>
+
+namespace gpubudget::detail {
+
+/// What the replay needs besides the walk.
+struct replay_setup {
+  std::int64_t cublas_workspace = 0;  ///< per handle (devices.hpp)
+  std::int32_t cublas_handles = 2;    ///< main thread + autograd's device thread
+  std::int64_t cap = 0;               ///< allocator cap in bytes (0: none)
+  std::int64_t buffers = 0, input_batch = 0;
+};
+
+struct replay_result {
+  std::int64_t reserved_peak = 0;
+  bool out_of_memory = false;
+};
+
+/// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
+/// `first`: the warm-up step, which also creates the cuBLAS workspaces.
+class step_replay {
+ public:
+  constexpr step_replay(const sim& s, caching_allocator& a, const replay_setup& setup) : s_(s), a_(a), setup_(setup) { bucket_frees(); }
+
+  constexpr void run(bool first) {
+    const auto n = s_.storages.size();
+    std::size_t temp = 0;
+    for (std::size_t k = 0; k <= n; ++k) {
+      for (; temp + 2 < s_.temporaries.size() && s_.temporaries[temp] == static_cast<std::int64_t>(k); temp += 3) temporaries(temp);
+      for (auto f = free_begin_[k]; f < free_begin_[k + 1]; ++f) release(static_cast<std::size_t>(freed_[static_cast<std::size_t>(f)]));
+      if (first && (k == 0 || static_cast<std::int32_t>(k) == s_.backward_starts_at) && workspaces_ < setup_.cublas_handles)
+        a_.malloc(setup_.cublas_workspace), ++workspaces_;
+      if (k == n) break;
+      handle_[k] = expansion_[k] >= 0 ? expand(k) : malloc_storage(k);
+    }
+  }
+  /// zero_grad(set_to_none=True) and the step's other survivors: every storage still held.
+  constexpr void release_survivors() {
+    for (std::size_t k = 0; k < s_.storages.size(); ++k)
+      if (s_.storages[k].freed_at < 0) release(k);
+    pool_.clear();
+  }
+
+ private:
+  const sim& s_;
+  caching_allocator& a_;
+  const replay_setup& setup_;
+  dyn_array<std::int32_t> handle_{};
+  dyn_array<std::int32_t> free_begin_{};  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
+  dyn_array<std::int32_t> freed_{};
+  std::int32_t workspaces_ = 0;
+  dyn_array<std::int32_t> expansion_{};  ///< per storage: its phantom (phantoms, then phantom_grads), -1: none
+  dyn_array<std::int32_t> pool_{};       ///< blocks of expanded storages: handle -2 - b covers pool_[b + 1, b + 1 + pool_[b])
+
+  /// Op temporaries: allocated together, freed together.
+  constexpr void temporaries(std::size_t t) {
+    std::array<std::int32_t, 4> held{-1, -1, -1, -1};
+    const auto blocks = s_.temporaries[t + 2], kept = blocks < 4 ? blocks : 4;
+    for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
+      held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
+    for (auto h : held) a_.free(h);
+  }
+  constexpr std::int32_t malloc_storage(std::size_t k) {
+    const auto& st = s_.storages[k];
+    return st.external || st.bytes <= 0 ? -1 : a_.malloc(st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded);
+  }
+  /// A phantom's storage as the copies' blocks: what the measured copy still held when the
+  /// phantom was made, or its nodes' parameter gradients, `copies` times.
+  constexpr std::int32_t expand(std::size_t k) {
+    const auto e = static_cast<std::size_t>(expansion_[k]);
+    const bool grads = e >= s_.phantoms.size();
+    const auto& p = grads ? phantom_of_node(s_.phantom_grads[e - s_.phantoms.size()].node) : s_.phantoms[e];
+    const auto head = pool_.size();
+    pool_.push_back(0);
+    for (std::int64_t c = 0; c < p.copies; ++c) {
+      if (grads) {
+        for (auto n = p.first_node; n < p.node; ++n)
+          if (const auto g = s_.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes; g > 0) pool_.push_back(a_.malloc(g));
+      } else {
+        for (auto j = p.first; j < p.end; ++j)
+          if (const auto at = s_.storages[static_cast<std::size_t>(j)].freed_at; at < 0 || at > static_cast<std::int32_t>(k)) pool_.push_back(malloc_storage(static_cast<std::size_t>(j)));
+      }
+    }
+    pool_[head] = static_cast<std::int32_t>(pool_.size() - head - 1);
+    return -2 - static_cast<std::int32_t>(head);
+  }
+  constexpr const sim::phantom_copies& phantom_of_node(std::int32_t node) const {
+    for (const auto& p : s_.phantoms) if (p.node == node) return p;
+    return s_.phantoms[0];  // every phantom gradient's node is a logged phantom
+  }
+  constexpr void release(std::size_t k) {
+    const auto h = handle_[k];
+    handle_[k] = -1;
+    if (h >= 0) a_.free(h);
+    if (h > -2) return;
+    const auto head = static_cast<std::size_t>(-2 - h);
+    for (std::size_t b = head + 1; b <= head + static_cast<std::size_t>(pool_[head]); ++b) a_.free(pool_[b]);
+  }
+
+  /// Counting sort of the storages by freed_at.
+  constexpr void bucket_frees() {
+    const auto n = s_.storages.size();
+    handle_.resize(n, -1);
+    expansion_.resize(n, -1);
+    for (std::size_t e = 0; e < s_.phantoms.size(); ++e) expansion_[static_cast<std::size_t>(s_.phantoms[e].storage)] = static_cast<std::int32_t>(e);
+    for (std::size_t e = 0; e < s_.phantom_grads.size(); ++e)
+      expansion_[static_cast<std::size_t>(s_.phantom_grads[e].storage)] = static_cast<std::int32_t>(s_.phantoms.size() + e);
+    free_begin_.resize(n + 2, 0);
+    for (const auto& st : s_.storages) if (st.freed_at >= 0) ++free_begin_[static_cast<std::size_t>(st.freed_at) + 1];
+    for (std::size_t k = 1; k < n + 2; ++k) free_begin_[k] += free_begin_[k - 1];
+    freed_.resize(n, 0);
+    dyn_array<std::int32_t> next(n + 1, 0);
+    for (std::size_t k = 0; k <= n; ++k) next[k] = free_begin_[k];
+    for (std::size_t k = 0; k < n; ++k)
+      if (const auto at = s_.storages[k].freed_at; at >= 0) freed_[static_cast<std::size_t>(next[static_cast<std::size_t>(at)]++)] = static_cast<std::int32_t>(k);
+  }
+};
+
+/// optimizer.step(): the state it creates on the first step (per trainable tensor, in order) and
+/// its temporaries (budget.hpp's optimizer_temporaries, as blocks: the for-loop step's two per
+/// tensor, the foreach step's one per tensor at once).
+constexpr void replay_optimizer(caching_allocator& a, const sim& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach) {
+  dyn_array<std::int32_t> temps{};
+  for (auto e : s.parameter_tensors) {
+    if (e <= 0) continue;
+    for (std::int64_t k = 0; first && k < state_per_element / 4; ++k) a.malloc(bytes_of(e, dtype::fp32));
+  }
+  for (auto e : s.parameter_tensors) {
+    if (e <= 0) continue;
+    for (std::int64_t k = 0; k < temps_per_tensor; ++k) temps.push_back(a.malloc(bytes_of(e, dtype::fp32)));
+    if (!foreach) for (auto t : temps) a.free(t);
+    if (!foreach) temps.clear();
+  }
+  for (auto t : temps) a.free(t);
+}
+
+}  // namespace gpubudget::detail
