@@ -22,6 +22,9 @@ struct budget_view {
   // one step (live tensor bytes above the resident state)
   std::int64_t gradients = 0, gradients_at_peak = 0, activations_at_peak = 0, saved_for_backward = 0, after_forward = 0;
   std::int64_t forward_peak = 0, forward_backward_peak = 0, step_peak = 0, optimizer_temporaries = 0;
+  // the caching allocator model's replay (allocator_modelled): the step in allocated blocks
+  bool allocator_modelled = false;
+  std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0;
   // device side
   std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0, allocator_rounding = 0, fragmentation = 0;
   // totals
@@ -52,6 +55,10 @@ inline budget_view view_of(const memory_budget& b) {
   v.forward_backward_peak = b.fwd_bwd_peak;
   v.step_peak = b.step_peak;
   v.optimizer_temporaries = b.optimizer_temporaries;
+  v.allocator_modelled = b.allocator_modelled;
+  v.allocated_after_forward = b.allocated_after_forward;
+  v.allocated_fwd_bwd_peak = b.allocated_fwd_bwd_peak;
+  v.allocated_step_peak = b.allocated_step_peak;
   v.cuda_context = b.cuda_context;
   v.cublas_workspace = b.cublas_workspace;
   v.cudnn_workspace = b.cudnn_workspace;

@@ -384,7 +384,14 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   if (!cc.train_only.empty()) t.train_only = cc.train_only.c_str();
   const auto lora = cc.lora ? tools::lora_model(*entry, *g, std::nullopt, *cc.lora).entry : tools::zoo_entry{};
   auto view = tools::view_of((cc.lora ? lora : *entry).run(cc.options, t, dev).budget);
-  const auto f = reference_fields(view);
+  auto f = reference_fields(view);
+  if (cuda && view.allocator_modelled) {
+    // torch.cuda.memory_allocated counts whole blocks: the caching allocator model's replay of
+    // the same step (op_rules.md A10)
+    f["after_forward_bytes"] = view.allocated_after_forward;
+    f["fwd_bwd_peak_bytes"] = view.allocated_fwd_bwd_peak;
+    f["step_peak_bytes"] = view.allocated_step_peak;
+  }
   std::vector<std::pair<std::string, std::int64_t>> out;
   for (const char* k : reference_field_order) out.emplace_back(k, f.at(k));
   if (cuda) {
@@ -489,8 +496,9 @@ int check_library_reference(const nlohmann::json& j, const std::string& path, bo
   as_reference.gpu = file.gpu;
   as_reference.runtime = runtime_kind::torch2_cuda;
   const device measured_device = measured_device_of(as_reference);
-  training unused{};
-  if (const auto note = rl::apply_alloc_conf(unused, file.alloc_conf); !note.empty()) std::cout << note << "\n";
+  training checked{};
+  rl::apply_alloc_conf(checked, file.alloc_conf);  // a setting the model does not know stops here
+  if (!file.alloc_conf.empty()) std::cout << "allocator: PYTORCH_CUDA_ALLOC_CONF=" << file.alloc_conf << " (as the file ran)\n";
   std::cout << std::flush;
   const auto z = tools::zoo();
   std::vector<std::string> not_checked;

@@ -172,15 +172,17 @@ inline library_file read_library_file(const nlohmann::json& j, const std::string
   return f;
 }
 
-/// TODO(issue F item 3, --alloc-conf): the one place the file's PYTORCH_CUDA_ALLOC_CONF reaches
-/// the estimate. When the caching-allocator model and its `--alloc-conf` land, apply `conf` to
-/// `t` here (t.allocator = alloc_conf(conf), as the CLI's --alloc-conf does). Until then it is
-/// not applied, and the returned note says so above the table.
-inline std::string apply_alloc_conf(training& t, const std::string& conf) {
-  (void)t;
-  if (conf.empty()) return "";
-  return "note: the file ran with PYTORCH_CUDA_ALLOC_CONF=" + conf +
-         "; the estimator has no --alloc-conf on this branch yet (TODO issue F item 3): estimated with the default allocator";
+/// The one place the file's PYTORCH_CUDA_ALLOC_CONF reaches the estimate: the caching allocator
+/// model, with the settings the run had (as the CLI's --alloc-conf gives them). A setting the
+/// model does not know is a usage error naming it.
+inline void apply_alloc_conf(training& t, const std::string& conf) {
+  t.model_allocator = true;
+  if (conf.empty()) return;
+  try {
+    t.allocator = alloc_conf(conf);
+  } catch (const std::invalid_argument& e) {
+    throw cli::usage_error(std::string("the file's PYTORCH_CUDA_ALLOC_CONF: ") + e.what());
+  }
 }
 
 /// A case the estimator can run: the zoo entry, its sizes and the training step.
@@ -335,13 +337,13 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
     throw not_expressible{"needs issue G: --serve with --hf-config, and generate()'s growing KV cache"};
   if (c.kind == "max") {
     auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, 1);
-    (void)apply_alloc_conf(b.plan, f.alloc_conf);
+    apply_alloc_conf(b.plan, f.alloc_conf);
     device d = measured;  // --memory-gib CAP on the measured GPU: its context and workspaces
     d.capacity = static_cast<std::int64_t>(f.cap_gib * static_cast<double>(GiB));
     return {{"largest_ok", largest_fitting_batch(b, d)}};
   }
   auto b = build(f, zoo, c.kind, c.spec, c.spec["batch"].get<std::int64_t>());
-  (void)apply_alloc_conf(b.plan, f.alloc_conf);
+  apply_alloc_conf(b.plan, f.alloc_conf);
   auto v = run_view(b, b.plan, measured);
   const auto dev = cuda_fields(v);
   // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS

@@ -60,6 +60,10 @@ struct memory_budget {
   bool allocator_modelled = false;
   bool allocator_out_of_memory = false;
   std::int64_t reserved_peak = 0;
+  /// The same replay's measured step in allocated blocks above the resident ones (what
+  /// torch.cuda.memory_allocated and max_memory_allocated report): after forward, through backward,
+  /// through optimizer.step().
+  std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0;
 
   // Sums are overflow-checked like every byte count: a budget never wraps (issue C).
   constexpr std::int64_t resident() const {
@@ -274,12 +278,18 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
+    replay_result r{};
     for (int pass = 0; pass < 2; ++pass) {
+      const auto resident = a.allocated();
+      a.reset_allocated_peak();
       steps.run(pass == 0);
+      r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
       replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach);
+      r.step_peak = a.allocated_peak() - resident;
       steps.release_survivors();
     }
-    return replay_result{a.reserved_peak(), a.out_of_memory()};
+    r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
+    return r;
   };
   auto r = run(0);
   if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = run(setup.cap).out_of_memory;
@@ -408,6 +418,8 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
     b.allocator_modelled = true;
     b.allocator_out_of_memory = r.allocator.out_of_memory;
     b.reserved_peak = r.allocator.reserved_peak;
+    b.allocated_after_forward = r.allocator.after_forward;
+    b.allocated_fwd_bwd_peak = r.allocator.fwd_bwd_peak, b.allocated_step_peak = r.allocator.step_peak;
     // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
     // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
     // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks

@@ -29,6 +29,10 @@ struct replay_setup {
 struct replay_result {
   std::int64_t reserved_peak = 0;
   bool out_of_memory = false;
+  /// The measured step as torch.cuda.memory_allocated sees it (whole blocks: 512 B rounding and
+  /// the remainders a large block keeps when it is not split), above the resident blocks:
+  /// after forward + loss, the peak through backward, the peak through optimizer.step().
+  std::int64_t after_forward = 0, fwd_bwd_peak = 0, step_peak = 0;
 };
 
 /// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
@@ -45,10 +49,13 @@ class step_replay {
       for (auto f = free_begin_[k]; f < free_begin_[k + 1]; ++f) release(static_cast<std::size_t>(freed_[static_cast<std::size_t>(f)]));
       if (first && (k == 0 || static_cast<std::int32_t>(k) == s_.backward_starts_at) && workspaces_ < setup_.cublas_handles)
         a_.malloc(setup_.cublas_workspace), ++workspaces_;
+      if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
       handle_[k] = expansion_[k] >= 0 ? expand(k) : malloc_storage(k);
     }
   }
+  /// Allocated bytes when backward started (forward and the loss done).
+  constexpr std::int64_t allocated_after_forward() const { return allocated_after_forward_; }
   /// zero_grad(set_to_none=True) and the step's other survivors: every storage still held.
   constexpr void release_survivors() {
     for (std::size_t k = 0; k < s_.storages.size(); ++k)
@@ -64,6 +71,7 @@ class step_replay {
   dyn_array<std::int32_t> free_begin_{};  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
   dyn_array<std::int32_t> freed_{};
   std::int32_t workspaces_ = 0;
+  std::int64_t allocated_after_forward_ = 0;
   dyn_array<std::int32_t> expansion_{};  ///< per storage: its phantom (phantoms, then phantom_grads), -1: none
   dyn_array<std::int32_t> pool_{};       ///< blocks of expanded storages: handle -2 - b covers pool_[b + 1, b + 1 + pool_[b])
 
@@ -80,7 +88,9 @@ class step_replay {
     return st.external || st.bytes <= 0 ? -1 : a_.malloc(st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded);
   }
   /// A phantom's storage as the copies' blocks: what the measured copy still held when the
-  /// phantom was made, or its nodes' parameter gradients, `copies` times.
+  /// phantom was made and keeps past the end of forward (a frozen copy's output, which the next
+  /// copy consumes, and autocast's cached casts, which go when forward ends, are not held by the
+  /// copies: op_rules.md A10), or its nodes' parameter gradients, `copies` times.
   constexpr std::int32_t expand(std::size_t k) {
     const auto e = static_cast<std::size_t>(expansion_[k]);
     const bool grads = e >= s_.phantoms.size();
@@ -92,8 +102,9 @@ class step_replay {
         for (auto n = p.first_node; n < p.node; ++n)
           if (const auto g = s_.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes; g > 0) pool_.push_back(a_.malloc(g));
       } else {
+        const auto kept_past = static_cast<std::int32_t>(k) > s_.backward_starts_at ? static_cast<std::int32_t>(k) : s_.backward_starts_at;
         for (auto j = p.first; j < p.end; ++j)
-          if (const auto at = s_.storages[static_cast<std::size_t>(j)].freed_at; at < 0 || at > static_cast<std::int32_t>(k)) pool_.push_back(malloc_storage(static_cast<std::size_t>(j)));
+          if (const auto at = s_.storages[static_cast<std::size_t>(j)].freed_at; at < 0 || at > kept_past) pool_.push_back(malloc_storage(static_cast<std::size_t>(j)));
       }
     }
     pool_[head] = static_cast<std::int32_t>(pool_.size() - head - 1);

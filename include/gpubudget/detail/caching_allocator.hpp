@@ -96,6 +96,8 @@ class caching_allocator {
   constexpr std::int64_t reserved_peak() const { return reserved_peak_; }
   constexpr std::int64_t allocated() const { return allocated_; }
   constexpr std::int64_t allocated_peak() const { return allocated_peak_; }
+  /// torch.cuda.reset_peak_memory_stats() for the allocated bytes.
+  constexpr void reset_allocated_peak() { allocated_peak_ = allocated_; }
   constexpr bool out_of_memory() const { return oom_; }
 
  private:
