@@ -285,6 +285,22 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
 }
 
+/// scaled_dot_product_attention over separate q, k, v ([L, H·d] each; consumed) through the backend
+/// sdp_utils picks (sdpa_kernel_for), then the output Linear (part 2): the math path materializes
+/// the probabilities, a fused kernel keeps its log-sum-exp only (op_rules.md CT3, CT4).
+constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
+                                 const value& v, bool causal) {
+  auto& s = c.s;
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  if (kind == sdpa_kernel::math) {
+    value o = sdpa_math(s, q, k, v, a.H, causal, op.dropout, a.mt);
+    s.release(q), s.release(k), s.release(v);
+    return output_projection(c, o, a.D, op.bias, 2);
+  }
+  const value qkv[] = {q, k, v};
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+}
+
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
 /// native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at their
 /// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
@@ -303,15 +319,8 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
   s.release(k);
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
-  if (kind == sdpa_kernel::math) {
-    // transformers >= 4.48 passes enable_gqa=True, is_causal=True: the math path on the CPU
-    value o = sdpa_math(s, qr, kr, v, a.H, true, op.dropout, a.mt);
-    s.release(qr), s.release(kr), s.release(v);
-    return output_projection(c, o, a.D, op.bias, 2);
-  }
-  const value qkv[] = {qr, kr, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+  // transformers >= 4.48 passes enable_gqa=True, is_causal=True
+  return sdpa_then_output(c, op, a, qr, kr, v, true);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
@@ -420,14 +429,7 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
   value q = projection(c, x, a.inner, in_bias, 0);
   value k = projection(c, kv_src, a.KVH * a.d, in_bias, 1);
   value v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
-  if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt);
-    s.release(q), s.release(k), s.release(v);
-    return output_projection(c, o, a.D, op.bias, 2);
-  }
-  const value qkv[] = {q, k, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+  return sdpa_then_output(c, op, a, q, k, v, false);
 }
 
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
