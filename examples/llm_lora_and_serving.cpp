@@ -50,7 +50,7 @@ int main() {
   const auto b = budget_totals(net, plan, devices::l4);
   std::cout << markdown_table(b) << "\n";
   std::vector<labelled_budget> rows;
-  for (const auto& dev : {devices::t4, devices::l4, devices::a10, devices::a100_40gb})
+  for (const auto& dev : {devices::l4, devices::a10, devices::a100_40gb})  // bf16: Ampere or newer
     rows.push_back({"LoRA, micro 1, checkpointed", budget_totals(net, plan, dev)});
   std::cout << comparison_table(rows) << "\n";
 

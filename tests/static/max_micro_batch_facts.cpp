@@ -10,7 +10,7 @@ using namespace gpubudget;
 constexpr auto vit_ti = sequential(input(3, 384, 384), patch_embedding(192, 16),
                                    repeat<4>(transformer_block(192, heads(3))),
                                    layer_norm(), select_token(0), linear(1000));
-constexpr training plan{.batch = 1, .precision = amp_bf16};
+constexpr training plan{.batch = 1, .precision = amp_bf16, .emulated_bf16 = true};  // T4, V100: no bf16 arithmetic
 constexpr batch_bounds upto_512{1, 512};
 
 template <std::size_t N>
@@ -46,7 +46,7 @@ constexpr auto predicted = detail::estimate_micro_batch(vit_ti, plan, devices::t
 static_assert(predicted.exact && predicted.largest == on_t4);
 static_assert(detail::settled_above(predicted, plan, on_t4));
 // With accumulation kept (batch 64 in micro-batches), the same answer as a search would give.
-constexpr training accumulating{.batch = 64, .micro_batch = 8, .precision = amp_bf16};
+constexpr training accumulating{.batch = 64, .micro_batch = 8, .precision = amp_bf16, .emulated_bf16 = true};
 constexpr auto acc = max_micro_batch(vit_ti, accumulating, devices::t4, upto_512);
 static_assert(fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc), devices::t4)));
 static_assert(!fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc + 1), devices::t4)));
