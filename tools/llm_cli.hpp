@@ -121,6 +121,10 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   const std::int64_t separate = q_proj | k_proj | v_proj | gate_proj | up_proj, fused = qkv_proj | gate_up_proj,
                      moe = w1 | w2 | w3 | router_gate, attention = q_proj | k_proj | v_proj | o_proj;
   const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
+  // the adapted model is still the base's decoder: its configuration (and experts) travel along
+  const auto adapted = [&](std::function<evaluation(const model_options&, const training&, const device&)> run) {
+    return zoo_entry{base.name, base.family, std::move(run), {}, base.llama, base.experts};
+  };
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -128,18 +132,18 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
       throw cli::usage_error("--lora: adapters on Mixtral's experts or router (w1, w2, w3, gate) are not simulated (PEFT's count: " +
                              std::to_string(models::mixtral_lora_counts(g, *mixtral, l).trainable) + " trainable parameters); adapt q_proj, k_proj, v_proj, o_proj");
     if (l.base != base_weights::same) throw cli::usage_error("--lora on Mixtral: the frozen experts are modelled in the --precision's type (no base= or --quant)");
-    return {{base.name, base.family, [g, m = *mixtral, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }},
+    return {adapted([g, m = *mixtral, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }),
             models::mixtral_lora_counts(g, *mixtral, l)};
   }
   if ((l.targets & moe) != 0) throw lacks("w1, w2, w3 or gate (Mixtral's experts and router)");
   if (g.fused_projections) {
     if (l.targets == all_linear) l.targets = fused_all_linear;
     if ((l.targets & separate) != 0) throw lacks("q_proj, k_proj, v_proj, gate_proj or up_proj (Phi-3 fuses them: qkv_proj, gate_up_proj)");
-    return {{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::phi3_lora(g, l), t, d); }},
+    return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::phi3_lora(g, l), t, d); }),
             models::lora_counts(g, l)};
   }
   if ((l.targets & fused) != 0) throw lacks("qkv_proj or gate_up_proj (Phi-3's fused projections)");
-  return {{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }},
+  return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }),
           models::lora_counts(g, l)};
 }
 

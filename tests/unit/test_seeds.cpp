@@ -172,7 +172,8 @@ TEST_CASE("seed 003: two-stage fine-tuning, phase by phase on a T4") {
 
   const plan_constraints c{.keep_effective_batch = false, .train_only = {ph::phase1, ph::phase2}};
   const auto plans = plan_fit<16>(net, at(ph::stage2, 64), gpu, c);
-  REQUIRE(plans.count == 6);
+  // seven fitting plans under issue F's CUDA op rules (six before: less kept per step)
+  REQUIRE(plans.count == 7);
   REQUIRE(plans.best().plan.micro() == 32);
   REQUIRE(plans.best().plan.batch == 64);
   REQUIRE(plans.best().cost == 20);
