@@ -264,9 +264,6 @@ constexpr void check_shared(const std::array<layer, N>& r) {
     if (r[i].share_id > 0) check_shared_with_first(r, i);
 }
 
-/// Simulates forward + loss + backward (twice with gradient accumulation: the second
-/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
-/// of max_micro_batch or a timeline's moments.
 /// The run measure_cuda.py makes (model.to, warm-up step, measured step) through the caching
 /// allocator model, uncapped and, when that passes the cap, capped (allocator_replay.hpp).
 constexpr replay_result replay_allocator(const sim& s, const training& plan, replay_setup setup) {
@@ -296,6 +293,10 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
   return r;
 }
 
+/// Simulates forward + loss + backward (twice with gradient accumulation: the second
+/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
+/// of max_micro_batch or a timeline's moments; with `allocator` (and training::model_allocator
+/// on CUDA) it replays the run through the caching allocator model.
 template <std::size_t N>
 constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
                                     std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
