@@ -346,11 +346,11 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   apply_alloc_conf(b.plan, f.alloc_conf);
   auto v = run_view(b, b.plan, measured);
   const auto dev = cuda_fields(v);
-  // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
-  // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,
-  // a CPU GEMM algorithm's staging) is not added: cuDNN's CUDA workspaces are transients of the
-  // conv that asks for them, which the walk's step peak must hold where they are live.
-  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
+  // max_memory_allocated: whole blocks, from the caching allocator model's replay of the steps
+  // (op_rules.md A10), as the 77-case check reads its peaks. Without the model: the live tensors
+  // at the peak (resident + step peak) and the cuBLAS workspaces the allocator holds.
+  const auto allocated = v.allocator_modelled ? v.allocated_total_peak
+                                              : v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
   return {{"params", v.parameter_count},
           {"trainable", v.trainable_count},
           {"alloc_peak", allocated},
