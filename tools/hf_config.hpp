@@ -63,6 +63,22 @@ inline void require(bool ok, const std::string& path, const std::string& key, co
   if (!ok) fail(path, "\"" + key + "\" is not supported for this model_type (supported: " + supported + ")");
 }
 
+/// The config's attn_implementation (transformers 5 writes `_attn_implementation` when one was
+/// asked for; from_config's default is "sdpa", modeling_utils.py _check_and_adjust_attn_implementation),
+/// one of `supported` or an error naming the key.
+inline std::string attention_of(const nlohmann::json& c, const std::string& path, std::initializer_list<const char*> supported) {
+  std::string key = c.contains("attn_implementation") ? "attn_implementation" : "_attn_implementation";
+  if (!c.contains(key) || c[key].is_null()) return "sdpa";
+  const auto v = c[key].is_string() ? c[key].get<std::string>() : std::string();
+  std::string names;
+  for (const char* n : supported) {
+    if (v == n) return v;
+    names += std::string(names.empty() ? "\"" : ", \"") + n + "\"";
+  }
+  require(false, path, key, names);
+  return v;
+}
+
 /// The Llama family's keys; `model_type` decides the defaults transformers gives the others
 /// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
 inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
@@ -94,6 +110,9 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   }
   // sliding_window (mistral, phi3, qwen2): a flash kernel's memory does not depend on the window
   if (c.contains("sliding_window") && !c["sliding_window"].is_null()) positive(c, path, "sliding_window");
+  // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
+  // materialized, repeat_kv'd scores are not modelled for them
+  attention_of(c, path, {"sdpa", "flash_attention_2"});
   return g;
 }
 
@@ -143,24 +162,13 @@ inline zoo_entry gpt2_entry(const nlohmann::json& c, const std::string& path, co
           "activation_function", "\"gelu_new\" or \"gelu\"");
   g.dropout_percent = percent_or(c, path, "resid_pdrop", 10);
   g.attention_dropout_percent = percent_or(c, path, "attn_pdrop", 10);
+  // transformers 5's GPT2Attention: eager materializes q @ kᵀ and the dropped probabilities;
+  // sdpa (the default) and flash_attention_2 run a fused kernel with the dropout inside it
+  // (modeling_gpt2.py: attention_interface(..., dropout=self.attn_dropout.p if self.training))
+  g.attention = attention_of(c, path, {"eager", "sdpa", "flash_attention_2"}) == "eager" ? attention_impl::split_qkv : attention_impl::flash;
   return detail::gpt_model(name, g);
 }
 
-/// The config's attn_implementation (transformers 5 writes `_attn_implementation` when one was
-/// asked for; from_config's default is "sdpa", modeling_utils.py _check_and_adjust_attn_implementation),
-/// one of `supported` or an error naming the key.
-inline std::string attention_of(const nlohmann::json& c, const std::string& path, std::initializer_list<const char*> supported) {
-  std::string key = c.contains("attn_implementation") ? "attn_implementation" : "_attn_implementation";
-  if (!c.contains(key) || c[key].is_null()) return "sdpa";
-  const auto v = c[key].is_string() ? c[key].get<std::string>() : std::string();
-  std::string names;
-  for (const char* n : supported) {
-    if (v == n) return v;
-    names += std::string(names.empty() ? "\"" : ", \"") + n + "\"";
-  }
-  require(false, path, key, names);
-  return v;
-}
 
 /// BertModel's sizes and dropout from a bert config.json (the pooler included).
 inline models::bert_config bert_config_of(const nlohmann::json& c, const std::string& path) {
