@@ -605,7 +605,8 @@ std::vector<cli::option_spec> general_options() {
       {"precision", true, "P", "fp32 | amp_fp16 | amp_bf16 | fp16 | bf16 (fp16/bf16: 16-bit weights + fp32 master copy); default fp32"},
       {"optimizer", true, "O", "sgd | sgd_momentum | adam | adamw | adam8bit | adamw8bit (bitsandbytes' 8-bit state; default adamw)"},
       {"step", true, "S", "optimizer.step() implementation: for_loop | foreach | fused (default foreach, PyTorch's CUDA default)"},
-      {"loss", true, "L", "mean_square | cross_entropy (default mean_square)"},
+      {"loss", true, "L", "mean_square | cross_entropy (F.cross_entropy on the output) | causal_lm (transformers' ForCausalLMLoss: logits.float() first) (default mean_square)"},
+      {"drop-output", false, "", "the loss is computed where the output is made and the output dropped before backward (model(ids, labels=ids).loss, F.cross_entropy(model(x), y)); default: the loop holds it"},
       {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
@@ -881,10 +882,11 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.plan.step = c.step == "for_loop" ? step_impl::for_loop : c.step == "fused" ? step_impl::fused : step_impl::foreach;
   }
   if (has("loss")) {
-    c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy"});
-    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : loss_kind::mean_square;
+    c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy", "causal_lm"});
+    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : c.loss == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
   }
   c.plan.ema = has("ema");
+  c.plan.output_held = !has("drop-output");
   c.plan.inference = has("inference");
   if (has("checkpoint-all")) c.plan.checkpoint_all = true;
   if (has("checkpoint-blocks")) c.plan.checkpoint_blocks = true;
@@ -909,7 +911,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     }
   }
   if (c.plan.inference) {
-    for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss"})
+    for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss", "drop-output"})
       if (has(n)) throw usage_error(std::string("--") + n + " does not apply with --inference (a forward pass under no_grad)");
   }
   if (has("teacher")) {
@@ -1271,6 +1273,7 @@ int run(const cli::parsed_args& a) {
                           {"optimizer", c.plan.inference ? "none" : c.optimizer},
                           {"step", c.step},
                           {"loss", c.loss},
+                          {"output_held", c.plan.output_held},
                           {"ema", c.plan.ema},
                           {"inference", c.plan.inference},
                           {"checkpoint_all", c.plan.checkpoint_all},

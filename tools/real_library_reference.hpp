@@ -209,6 +209,7 @@ inline training step_of(const nlohmann::json& s, std::int64_t batch) {
   t.optimizer = adamw;
   t.step = step_impl::foreach;
   t.loss = loss_kind::cross_entropy;
+  t.output_held = false;  // loss_fn: ce(m(x), y) or m(input_ids=..., labels=...).loss: the output is not kept
   t.precision = precision_of(s["prec"].get<std::string>());
   t.checkpoint_blocks = s.value("ckpt", false);  // gradient_checkpointing_enable: every decoder layer
   return t;
@@ -280,6 +281,9 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   if (!ok) throw not_expressible{"arch " + arch + " of model_type " + t + " (the --hf-config builder has bert: cls, t5: s2s, the decoders: causal)"};
   built_case b{arch == "cls" ? bert_classifier(path, m.entry.name) : m.entry, {}, step_of(s, batch), std::nullopt};
   b.options.values["seq"] = s["seq"].get<std::int64_t>();  // t5: the labels (input_ids) have the same length
+  // the decoders' loss is ForCausalLMLoss (logits.float() first); T5's and BERT's heads call
+  // CrossEntropyLoss on the logits as they are
+  if (arch == "causal") b.plan.loss = loss_kind::causal_lm;
   if (s.contains("lora")) apply_lora(b, path, t, s);
   return b;
 }

@@ -177,6 +177,8 @@ struct step_result {
 constexpr value append_loss(sim& s, const value& out) {
   value per_element{};
   if (s.plan.loss == loss_kind::cross_entropy) {
+    per_element = pointwise(s, out, out.s, s.types.fp32_op(out.type), keeps::output);  // log_softmax keeps its output
+  } else if (s.plan.loss == loss_kind::causal_lm) {
     value x32 = cast_to(s, out, dtype::fp32);
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
@@ -341,6 +343,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
       break;
     }
     value loss = append_loss(s, out);
+    if (!plan.output_held) s.release(out), out = value{};  // dropped: only what the loss saved stays
     if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
     w.backward(loss.id);  // the trainer's `out` and `loss` stay alive through backward
     s.release(out);
