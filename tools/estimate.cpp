@@ -747,7 +747,7 @@ std::string fmt_gib(double v) {
 
 /// --hf-config FILE [--task T]: the model a transformers config.json describes (hf_cli.hpp).
 const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label) {
-  const auto* e = tools::load_hf_entry(*a.get("hf-config"), tools::parse_task(a), &a);
+  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a);
   label = e->name;
   return e;
 }
@@ -909,7 +909,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   }
   if (has("teacher")) {
     const auto t = val("teacher");
-    c.teacher = tools::names_a_config(t) ? tools::load_hf_entry(t, std::nullopt, nullptr) : find_model(zoo, t);
+    c.teacher = tools::names_a_config(t) ? tools::load_hf_entry("--teacher", t, std::nullopt, nullptr) : find_model(zoo, t);
     if (!c.teacher) {
       std::vector<std::string> names;
       for (const auto& e : zoo) names.push_back(e.name);

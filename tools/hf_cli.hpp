@@ -63,12 +63,14 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
 /// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name, not
 /// applied: from_pretrained loads float32 weights unless asked otherwise, which is what
 /// --precision says.
-inline const zoo_entry* load_hf_entry(const std::string& path, std::optional<models::hf_task> task, const cli::parsed_args* checked) {
+inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string& path, std::optional<models::hf_task> task,
+                                      const cli::parsed_args* checked) {
   static std::deque<hf_model> kept;
   try {
     kept.push_back(from_hf_config(path, task));
   } catch (const std::invalid_argument& e) {
-    throw cli::usage_error(e.what());
+    const std::string what = e.what(), own = "--hf-config: ";  // the flag that named the file
+    throw cli::usage_error(flag + ": " + (what.rfind(own, 0) == 0 ? what.substr(own.size()) : what));
   }
   if (checked) check_hf_flags(*checked, kept.back());
   auto& e = kept.back().entry;
