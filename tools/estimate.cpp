@@ -837,7 +837,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
-    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant"};
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant", "hf-config", "task"};
     if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
