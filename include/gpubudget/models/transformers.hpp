@@ -176,6 +176,8 @@ constexpr auto phi3(const llama_config& g) { return llama_stack(g, repeat(g.laye
 /// Qwen2For-, GemmaFor-, Phi3For-, MixtralForSequenceClassification): the decoder without its LM
 /// head, `score` = Linear(hidden_size, num_labels, bias=False) on every token's hidden state, then
 /// the logits of the last non-padding token (an unpadded batch's last token) are the output.
+/// (transformers refuses a batch of more than one without config.pad_token_id; with one set, the
+/// memory is this.)
 template <std::size_t N>
 constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::int64_t labels) {
   if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
