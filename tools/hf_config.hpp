@@ -29,7 +29,12 @@ namespace hf_detail {
 inline models::hf_model_config with_options(models::hf_model_config m, const model_options& o) {
   using models::hf_family;
   switch (m.family) {
-    case hf_family::gpt2: m.gpt = detail::gpt_from(m.gpt, o); break;
+    case hf_family::gpt2: {  // the config's attn_pdrop stays unless --dropout or --attn-dropout say otherwise
+      const auto attn = m.gpt.attention_dropout_percent;
+      m.gpt = detail::gpt_from(m.gpt, o);
+      if (!o.values.count("dropout") && !o.values.count("attn-dropout")) m.gpt.attention_dropout_percent = attn;
+      break;
+    }
     case hf_family::bert: m.bert.seq = o.get("seq", m.bert.seq); break;
     case hf_family::t5: m.t5 = detail::t5_from(m.t5, o); break;
     case hf_family::mixtral: m.moe = detail::moe_from(o, m.moe); [[fallthrough]];

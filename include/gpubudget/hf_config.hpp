@@ -246,7 +246,7 @@ inline config_file read_config(const nlohmann::json& c, const std::string& path,
   f.model.task = task_of(c, path, task, f.architecture);
   if (const char* why = models::hf_task_unsupported(f.model.family, f.model.task))
     fail(path, std::string("task ") + models::hf_task_name(f.model.task) + " of model_type " + f.model_type + ": " + why);
-  f.model.labels = labels_of(c, path);
+  if (f.model.task == models::hf_task::seq_cls) f.model.labels = labels_of(c, path);
   const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();  // BertForSequenceClassification
   f.model.classifier_dropout_percent = own ? percent_or(c, path, "classifier_dropout", 0) : f.model.bert.dropout_percent;
   return f;
