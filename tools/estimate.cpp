@@ -1142,7 +1142,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   }
   if (a.has("json") || c.format == "json") {
     const auto& f = out.front();
-    nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
+    nlohmann::ordered_json j = {{"model", c.entry->name}, {"engine", r.engine}, {"context", r.s.context}, {"new_tokens", r.s.generated}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
                                 {"quant", a.has("quant") ? *a.get("quant") : "none"},
                                 {"total_params", f.parameter_count},
                                 {"active_params", moe ? models::mixtral_parameter_counts(g, *tools::experts_of(*c.entry, c.opts)).active : f.parameter_count},
@@ -1152,8 +1152,9 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
     std::cout << j.dump(2) << "\n";
   } else {
     for (std::size_t i = 0; i < out.size(); ++i)
-      std::cout << (i ? "\n" : "") << "**" << c.model_arg << " served on " << c.devices[i].name << ": " << r.s.concurrency << " x " << r.s.context
-                << " tokens, " << (a.has("quant") ? *a.get("quant") : c.precision) << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
+      std::cout << (i ? "\n" : "") << "**" << c.model_arg << (r.engine == "hf" ? " generate() on " : " served on ") << c.devices[i].name << ": "
+                << r.s.concurrency << " x " << r.s.context << " tokens"
+                << (r.engine == "hf" ? " (" + std::to_string(r.s.context - r.s.generated) + " prompt + " + std::to_string(r.s.generated) + " new)" : "") << ", " << (a.has("quant") ? *a.get("quant") : c.precision) << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
   }
   const bool all_fit = std::all_of(out.begin(), out.end(), [](const serving_budget& b) { return b.fits(); });
   return c.require_fit && !all_fit ? 1 : 0;

@@ -265,6 +265,32 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
 
 }  // namespace detail
 
+namespace detail {
+/// A gen spec: generate() of `new` tokens after `prompt` for `batch` sequences, the config's
+/// model in its torch_dtype (bf16 if none), as serving_engine::hf budgets it. The file's
+/// alloc_peak is max_memory_allocated over generate (weights, cache, workspace and the one
+/// cuBLAS workspace of an inference process); its device_used the process's whole footprint.
+inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
+  hf_model m;
+  try {
+    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw not_expressible{e.what()};
+  }
+  if (!m.entry.llama) throw not_expressible{"generate() of model_type " + m.model_type + " (the hf engine serves the Llama family)"};
+  const auto prompt = s["prompt"].get<std::int64_t>(), fresh = s["new"].get<std::int64_t>();
+  auto g = *m.entry.llama;
+  serving v{};
+  v.context = prompt + fresh, v.generated = fresh, v.concurrency = s["batch"].get<std::int64_t>(), v.engine = serving_engine::hf;
+  v.precision = m.torch_dtype == "float32" ? fp32 : m.torch_dtype == "float16" ? pure_fp16 : pure_bf16;
+  v.kv = m.torch_dtype == "float32" ? dtype::fp32 : m.torch_dtype == "float16" ? dtype::fp16 : dtype::bf16;
+  if (g.context < v.context) throw not_expressible{"a context beyond the model's positions"};
+  const auto b = m.entry.experts ? serve(g, *m.entry.experts, v, measured) : serve(g, v, measured);
+  const auto allocated = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
+  return {{"params", b.parameter_count}, {"alloc_peak", allocated}, {"device_used", b.total()}};
+}
+}  // namespace detail
+
 /// The estimator's model of a tv or hf spec (or a max spec's model) at `batch`.
 inline built_case build(const library_file& f, const std::vector<zoo_entry>& zoo, const std::string& kind, const nlohmann::json& s, std::int64_t batch) {
   if (kind == "hf") return detail::build_hf(f, s, batch);
@@ -312,8 +338,7 @@ using device_reading = std::function<std::map<std::string, std::int64_t>(const b
 
 inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_file& f, const library_case& c, const std::vector<zoo_entry>& zoo,
                                                                   const device& measured, const device_reading& cuda_fields) {
-  if (c.kind == "gen")
-    throw not_expressible{"needs issue G: --serve with --hf-config, and generate()'s growing KV cache"};
+  if (c.kind == "gen") return detail::estimate_generate(f, c.spec, measured);
   if (c.kind == "max") {
     auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, 1);
     apply_alloc_conf(b.plan, f.alloc_conf);
@@ -325,11 +350,11 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   apply_alloc_conf(b.plan, f.alloc_conf);
   auto v = run_view(b, b.plan, measured);
   const auto dev = cuda_fields(v);
-  // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
-  // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,
-  // a CPU GEMM algorithm's staging) is not added: cuDNN's CUDA workspaces are transients of the
-  // conv that asks for them, which the walk's step peak must hold where they are live.
-  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
+  // max_memory_allocated: whole blocks, from the caching allocator model's replay of the steps
+  // (op_rules.md A10), as the 77-case check reads its peaks. Without the model: the live tensors
+  // at the peak (resident + step peak) and the cuBLAS workspaces the allocator holds.
+  const auto allocated = v.allocator_modelled ? v.allocated_total_peak
+                                              : v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
   return {{"params", v.parameter_count},
           {"trainable", v.trainable_count},
           {"alloc_peak", allocated},

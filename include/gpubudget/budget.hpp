@@ -64,6 +64,8 @@ struct memory_budget {
   /// torch.cuda.memory_allocated and max_memory_allocated report): after forward, through backward,
   /// through optimizer.step().
   std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0;
+  /// max_memory_allocated over the whole replayed run, resident blocks (and cuBLAS workspaces) included.
+  std::int64_t allocated_total_peak = 0;
 
   // Sums are overflow-checked like every byte count: a budget never wraps (issue C).
   constexpr std::int64_t resident() const {
@@ -272,6 +274,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
   auto run = [&](std::int64_t cap) {
     caching_allocator a(plan.allocator, cap);
+    for (auto bytes : s.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
     for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
@@ -283,6 +286,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
       replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach);
       r.step_peak = a.allocated_peak() - resident;
+      if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
     }
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
@@ -421,6 +425,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
     b.reserved_peak = r.allocator.reserved_peak;
     b.allocated_after_forward = r.allocator.after_forward;
     b.allocated_fwd_bwd_peak = r.allocator.fwd_bwd_peak, b.allocated_step_peak = r.allocator.step_peak;
+    b.allocated_total_peak = r.allocator.total_peak;
     // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
     // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
     // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks
