@@ -273,7 +273,7 @@ namespace detail {
 inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
   hf_model m;
   try {
-    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>());
+    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>(), models::hf_task::causal_lm);  // AutoModelForCausalLM
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }
