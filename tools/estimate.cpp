@@ -35,6 +35,7 @@
 #include "cli_args.hpp"
 #include "distributed_cli.hpp"
 #include "llm_cli.hpp"
+#include "hf_cli.hpp"
 #include "hf_config.hpp"
 #include "real_library_reference.hpp"
 #include "zoo_registry.hpp"
@@ -614,7 +615,7 @@ std::vector<cli::option_spec> general_options() {
       {"freeze-all-but", true, "NAMES", "train only the modules these comma-separated PyTorch module paths (or prefixes of them) select, e.g. layer4.2.conv3"},
       {"freeze-all", false, "", "freeze every parameter"},
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
-      {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
+      {"teacher", true, "MODEL", "a distillation teacher (any zoo model, or a transformers config.json), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "a flat allocator fragmentation reserve in percent of the peak, 0 to 100, in place of the caching allocator model"},
       {"alloc-conf", true, "CONF", "PyTorch's caching allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (expandable_segments:True, max_split_size_mb:N, roundup_power2_divisions:N or [MB:N,...,>:N])"},
@@ -638,6 +639,7 @@ std::vector<cli::option_spec> all_options() {
   auto specs = general_options();
   for (const auto& o : tools::distributed_options()) specs.push_back(o);  // --gpus, --zero, ... (distributed_cli.hpp)
   for (auto& o : tools::llm_options()) specs.push_back(o);  // issue D: LoRA and serving (llm_cli.hpp)
+  for (auto& o : tools::hf_options()) specs.push_back(o);   // issue G: --task (hf_cli.hpp)
   std::set<std::string> seen;
   for (const auto& [family, opts] : tools::families())
     for (const auto& o : opts)
@@ -659,6 +661,7 @@ void print_help() {
       "Options (each at most once; --name VALUE or --name=VALUE):\n";
   auto listed = general_options();
   for (auto& o : tools::llm_options()) listed.push_back(o);
+  for (auto& o : tools::hf_options()) listed.push_back(o);
   for (const auto& o : listed) {
     std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
     if (head.size() < 28) head.resize(28, ' ');
@@ -683,8 +686,9 @@ void print_help() {
       "stacked as parameters, optimizer state, gradients, saved activations and the rest, with the peak\n"
       "and the record that causes it, and the device's capacity as a red line (no script: any browser).\n"
       "It takes one device and the budget table's options; the table is printed as without it.\n"
-      "\nTeacher: --teacher MODEL budgets that zoo model's no-grad forward (at the micro-batch, in the\n"
-      "student's precision) and its weights; it reads the student's size options its family takes.\n"
+      "\nTeacher: --teacher MODEL (a zoo name, or a transformers config.json) budgets that model's no-grad\n"
+      "forward (at the micro-batch, in the student's precision) and its weights; it reads the student's\n"
+      "size options its family takes (a config.json teacher: the head its \"architectures\" names).\n"
       "\nExit status: 0 ok (with --require-fit: fits), 1 does not fit (only with --require-fit),\n"
       "2 bad input (one line on stderr starting with \"gpubudget: \"; nothing on stdout).\n"
       "\nDevices: ";
@@ -742,20 +746,11 @@ std::string fmt_gib(double v) {
   return buf;
 }
 
-/// --hf-config FILE: the model a transformers config.json describes (kept alive for the run).
-/// Its torch_dtype is shown, not applied: from_pretrained loads float32 weights unless asked
-/// otherwise, which is what --precision says.
-const tools::zoo_entry* hf_entry(const std::string& path, std::string& label) {
-  static std::deque<tools::hf_model> kept;
-  try {
-    kept.push_back(tools::from_hf_config(path));
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
-  }
-  auto& e = kept.back().entry;
-  e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
-  label = e.name;
-  return &e;
+/// --hf-config FILE [--task T]: the model a transformers config.json describes (hf_cli.hpp).
+const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label) {
+  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a);
+  label = e->name;
+  return e;
 }
 
 run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
@@ -781,7 +776,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = has("hf-config") ? hf_entry(val("hf-config"), c.model_arg) : find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(a, c.model_arg) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
@@ -843,7 +838,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
-    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant"};
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant", "hf-config", "task"};
     if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
@@ -916,7 +911,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   }
   if (has("teacher")) {
     const auto t = val("teacher");
-    c.teacher = find_model(zoo, t);
+    c.teacher = tools::names_a_config(t) ? tools::load_hf_entry("--teacher", t, std::nullopt, nullptr) : find_model(zoo, t);
     if (!c.teacher) {
       std::vector<std::string> names;
       for (const auto& e : zoo) names.push_back(e.name);
@@ -1207,6 +1202,7 @@ int run(const cli::parsed_args& a) {
   if (a.has("serve")) tools::reject_with_serve(a);
   if (a.has("quant") && !a.has("lora") && !a.has("serve"))
     throw usage_error("--quant needs --lora (a quantized base to fine-tune) or --serve (quantized serving weights)");
+  tools::parse_task(a);  // --task without --hf-config: said before the model is read
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});

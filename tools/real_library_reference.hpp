@@ -246,45 +246,24 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   }
 }
 
-/// BertForSequenceClassification: BertModel (pooler included), dropout (classifier_dropout, else
-/// hidden_dropout_prob) and classifier Linear(hidden_size, num_labels); num_labels is the
-/// config's id2label size, else PretrainedConfig's default 2 (transformers
-/// models/bert/modeling_bert.py, BertForSequenceClassification.__init__).
-inline zoo_entry bert_classifier(const std::string& path, const std::string& name) {
-  std::ifstream in(path);
-  const auto c = nlohmann::json::parse(in);
-  const auto b = hf::bert_config_of(c, path);
-  const std::int64_t labels = c.contains("id2label") && c["id2label"].is_object() && !c["id2label"].empty() ? static_cast<std::int64_t>(c["id2label"].size()) : 2;
-  const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();
-  const std::int64_t drop = own ? std::llround(c["classifier_dropout"].get<double>() * 100) : b.dropout_percent;
-  return {name, "bert",
-          [b, labels, drop](const model_options& o, const training& t, const device& d) {
-            auto g = b;
-            g.seq = o.get("seq", g.seq);
-            return evaluate(sequential(models::bert(g), named("dropout", dropout(drop)), named("classifier", linear(labels))), t, d);
-          },
-          [b](const model_options&) { return b.max_positions; }};
-}
-
 /// An hf spec: the --hf-config builder's model, the task its arch names.
 inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::int64_t batch) {
   const auto path = f.configs + "/" + s["cfg"].get<std::string>();
+  const auto arch = s.value("arch", std::string("causal"));
+  // the script's AutoModelFor{SequenceClassification,Seq2SeqLM,CausalLM}: the head as --task names it
+  const auto task = arch == "cls" ? models::hf_task::seq_cls : arch == "s2s" ? models::hf_task::seq2seq : models::hf_task::causal_lm;
   hf_model m;
   try {
-    m = from_hf_config(path);
+    m = from_hf_config(path, task);
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }
-  const auto arch = s.value("arch", std::string("causal"));
-  const auto& t = m.model_type;
-  const bool ok = arch == "cls" ? t == "bert" : arch == "s2s" ? t == "t5" : t != "bert" && t != "t5";
-  if (!ok) throw not_expressible{"arch " + arch + " of model_type " + t + " (the --hf-config builder has bert: cls, t5: s2s, the decoders: causal)"};
-  built_case b{arch == "cls" ? bert_classifier(path, m.entry.name) : m.entry, {}, step_of(s, batch), std::nullopt};
+  built_case b{m.entry, {}, step_of(s, batch), std::nullopt};
   b.options.values["seq"] = s["seq"].get<std::int64_t>();  // t5: the labels (input_ids) have the same length
   // the decoders' loss is ForCausalLMLoss (logits.float() first); T5's and BERT's heads call
   // CrossEntropyLoss on the logits as they are
-  if (arch == "causal") b.plan.loss = loss_kind::causal_lm;
-  if (s.contains("lora")) apply_lora(b, path, t, s);
+  if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
+  if (s.contains("lora")) apply_lora(b, path, m.model_type, s);
   return b;
 }
 
@@ -298,7 +277,7 @@ namespace detail {
 inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
   hf_model m;
   try {
-    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>());
+    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>(), models::hf_task::causal_lm);  // AutoModelForCausalLM
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }
