@@ -268,8 +268,12 @@ constexpr void check_shared(const std::array<layer, N>& r) {
     if (r[i].share_id > 0) check_shared_with_first(r, i);
 }
 
-/// The run measure_cuda.py makes (model.to, warm-up step, measured step) through the caching
-/// allocator model, uncapped and, when that passes the cap, capped (allocator_replay.hpp).
+/// The most training steps the allocator replay runs before it calls the cache settled.
+inline constexpr int max_replayed_steps = 8;
+
+/// A training run (model.to, warm-up step, the steps after it until the cache settles) through
+/// the caching allocator model, uncapped and, when that passes the cap, capped
+/// (allocator_replay.hpp). The step fields are the last step's, as measure_cuda.py's measured step.
 constexpr replay_result replay_allocator(const sim& s, const training& plan, replay_setup setup) {
   const auto state = optimizer_state_bytes_per_param(plan.optimizer);
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
@@ -281,7 +285,11 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
     replay_result r{};
-    for (int pass = 0; pass < 2; ++pass) {
+    // steps until one reserves nothing new (at least two: the warm-up creates the optimizer
+    // state): the cache a step leaves splits differently under the next one, and a job runs
+    // many steps (op_rules.md A12)
+    for (int pass = 0; pass < max_replayed_steps && !a.out_of_memory(); ++pass) {
+      const auto reserved_before = a.reserved_peak();
       const auto resident = a.allocated();
       a.reset_allocated_peak();
       steps.run(pass == 0);
@@ -290,6 +298,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       r.step_peak = a.allocated_peak() - resident;
       if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
+      if (pass > 0 && a.reserved_peak() == reserved_before) break;
     }
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
     return r;

@@ -177,7 +177,8 @@ struct training {
   /// caching_allocator.hpp) instead of the flat reserve: the reserved peak comes from the same
   /// walk as the live peak, and fits() asks whether an allocator capped at the device runs it.
   /// Off by default in C++ (a budget in a static_assert stays within the compilers' default
-  /// constexpr limits); the CLI turns it on unless --fragmentation is given.
+  /// constexpr limits: on, the walk runs every copy of a repeat and the replay runs the steps
+  /// until the cache settles); the CLI turns it on unless --fragmentation is given.
   bool model_allocator = false;
   allocator_settings allocator{};  ///< PYTORCH_CUDA_ALLOC_CONF (alloc_conf("expandable_segments:True"))
 
