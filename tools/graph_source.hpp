@@ -88,8 +88,13 @@ class fields {
   }
   /// Every field was taken (the op or block's own key and "name" are taken by the reader).
   void finish() const {
+    if (const auto k = untaken(); !k.empty()) fail(where_, "unknown field \"" + k + "\"");
+  }
+  /// The first field nothing took ("" if none).
+  std::string untaken() const {
     for (const auto& [k, v] : j_.items())
-      if (!taken_.count(k)) fail(where_, "unknown field \"" + k + "\"");
+      if (!taken_.count(k)) return k;
+    return "";
   }
 
  private:
@@ -234,7 +239,12 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     fields leaf(node, at + ", op " + op);
     leaf.take("op");
     if (!name.empty()) leaf.take("name");
-    g.records.push_back(it->second(leaf));
+    try {
+      g.records.push_back(it->second(leaf));
+    } catch (const std::invalid_argument&) {  // a misspelt field: name it rather than the one it hides
+      if (const auto k = leaf.untaken(); !k.empty() && k != "name") fail(leaf.where(), "unknown field \"" + k + "\"");
+      throw;
+    }
     leaf.finish();
   } else if (f.has("block")) {
     g.records.push_back(block_head(f));
@@ -269,7 +279,7 @@ inline std::shared_ptr<graph_model> read_graph(const std::string& path) {
   if (top.has("source")) top.text("source");
   if (top.has("torch")) top.text("torch");
   g->stated_parameters = top.has("parameters") ? top.integer("parameters", 0, graph::big) : -1;
-  graph::append(*g, top.take("model"), "model");
+  graph::append(*g, top.take("model"), path + ": model");
   top.finish();
   if (g->records.size() < 2 || g->records[0].kind != node_kind::sequence)
     graph::fail(path, "\"model\" must be a sequential block that starts with an input");
@@ -298,13 +308,19 @@ inline evaluation evaluate_graph(const graph_model& g, const training& t, const 
 /// --graph FILE as a zoo entry (family "graph": no size options; the file fixes every size).
 inline zoo_entry graph_entry(const std::string& path) {
   std::shared_ptr<const graph_model> g = read_graph(path);
-  return {g->name, "graph", [g](const model_options&, const training& t, const device& d) {
-            auto e = evaluate_graph(*g, t, d);
+  return {g->name, "graph", [g, path](const model_options&, const training& t, const device& d) {
+            evaluation e;
+            try {
+              e = evaluate_graph(*g, t, d);
+            } catch (const std::invalid_argument& ex) {  // the library's own check (a shape that does not fit the next op)
+              const std::string what = ex.what(), prefix = "gpubudget: ";
+              throw std::runtime_error("--graph: " + path + ": the library rejects the model: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+            }
             // the exporter's sum(p.numel()) against the library's count: a mapping that lost or
             // added a weight is an error, never a quietly different budget
             if (g->stated_parameters >= 0 && e.budget.parameter_count != g->stated_parameters)
-              graph::fail(g->name, "the file states " + std::to_string(g->stated_parameters) + " parameters (sum(p.numel()) at export), its ops hold " +
-                                       std::to_string(e.budget.parameter_count));
+              throw std::runtime_error("--graph: " + path + ": the file states " + std::to_string(g->stated_parameters) +
+                                       " parameters (sum(p.numel()) at export), its ops hold " + std::to_string(e.budget.parameter_count));
             return e;
           }};
 }

@@ -53,3 +53,24 @@ class BevUnfoldNet(nn.Module):
 
 def bev_unfold_net(channels=32, blocks=2, classes=10):
     return BevUnfoldNet(channels, blocks, classes)
+
+
+class PairScores(nn.Module):
+    """An op the exporter cannot map (einsum): exporting it must fail, naming einsum and the module."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.proj = nn.Linear(c, c)
+        self.scores = Scores()
+
+    def forward(self, x):
+        return self.scores(self.proj(x))
+
+
+class Scores(nn.Module):
+    def forward(self, x):
+        return torch.einsum("bic,bjc->bij", x, x)
+
+
+def pair_scores():
+    return PairScores()
