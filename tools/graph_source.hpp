@@ -204,7 +204,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}};
-    for (const auto& [name, l] : plain) t[name] = [l](fields&) { return l; };
+    for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     add_shaped_leaves(t);
     return t;
   }();
