@@ -192,6 +192,14 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
   add_view_leaves(t);
+  t["attention"] = [](fields& f) {
+    const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
+    if (f.text("impl") != "torch_mha") fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) is read");
+    const auto pct = f.integer("dropout", 0, 100, 0);
+    const auto tv = projection_names::torchvision;
+    return f.boolean("bias", true) ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
+                                   : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+  };
 }
 
 inline const std::map<std::string, leaf_maker>& leaf_makers() {

@@ -27,9 +27,11 @@ TORCH26_MODELS = [
     ("resnet50", "torchvision.models:resnet50", "3,64,64", ["resnet50", "--image-size", "64"], "resnet50_b2_64"),
     ("mobilenet_v2", "torchvision.models:mobilenet_v2", "3,96,96", ["mobilenet_v2", "--image-size", "96"], "mobilenet_v2_b2_96"),
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
+    ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
 ]
 # name, file in tests/export/data, zoo model (224x224), measured case (data/custom-pytorch-2.6-cpu.json)
-COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64")]
+COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
+             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64")]
 
 
 def cli(gpubudget, model_args, extra):

@@ -74,3 +74,40 @@ class Scores(nn.Module):
 
 def pair_scores():
     return PairScores()
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, width, heads, mlp):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.ln_2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Dropout(0.1), nn.Linear(mlp, width))
+
+    def forward(self, x):
+        h = self.ln_1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class FrameTransformer(nn.Module):
+    """A per-frame CNN feature map read as tokens by two pre-norm encoder blocks (after seed 004's
+    temporal model): conv stem, patch tokens (flatten + transpose), MultiheadAttention blocks, a
+    mean over tokens and a linear head."""
+
+    def __init__(self, width=64, heads=4, blocks=2, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                                  nn.Conv2d(32, width, 4, stride=4))
+        self.blocks = nn.Sequential(*[EncoderBlock(width, heads, 4 * width) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)   # [B, tokens, width]
+        x = self.ln(self.blocks(x))
+        return self.head(x.mean(dim=1))
+
+
+def frame_transformer(width=64, heads=4, blocks=2, classes=10):
+    return FrameTransformer(width, heads, blocks, classes)

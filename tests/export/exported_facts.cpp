@@ -2,6 +2,7 @@
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
 // ResNet-18 the zoo's own description's budget to the byte. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
+#include "data/frame_transformer.hpp"
 #include "data/resnet18.hpp"
 
 #include <gpubudget/models/torchvision.hpp>
@@ -21,6 +22,10 @@ static_assert(exported_resnet18.total() == zoo_resnet18.total());
 constexpr auto bev = budget_totals(exported::bev_unfold_net, training{.batch = 2}, devices::t4);
 static_assert(bev.parameter_count == exported::bev_unfold_net_parameters);
 static_assert(bev.saved_activations > 0 && require_fits<bev>);
+
+// nn.MultiheadAttention blocks (attention(..., torch_mha)): the count is sum(p.numel()) too
+constexpr auto frames = budget_totals(exported::frame_transformer, training{.batch = 2}, devices::t4);
+static_assert(frames.parameter_count == exported::frame_transformer_parameters);
 }  // namespace
 
 int main() { return 0; }

@@ -20,7 +20,8 @@ import torch  # noqa: E402
 from tests.export import custom_models  # noqa: E402
 
 # case, factory, per-sample input shape, batch
-CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2)]
+CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
+         ("frame_transformer_b2_64", custom_models.frame_transformer, (3, 64, 64), 2)]
 
 
 def main():
