@@ -765,6 +765,9 @@ cli::parsed_args with_graph_model(cli::parsed_args a, std::vector<tools::zoo_ent
   if (!a.has("graph")) return a;
   if (!a.positionals.empty()) throw usage_error("unexpected argument '" + a.positionals[0] + "' with --graph (the graph file is the model)");
   if (a.has("hf-config")) throw usage_error("--graph does not combine with --hf-config (one model at a time)");
+  for (const auto& [family, sizes] : tools::families())
+    for (const auto& o : sizes)
+      if (a.has(o.name)) throw usage_error("--" + o.name + " does not apply to --graph: the file fixes every size (export it again, e.g. with another --input)");
   try {
     zoo.insert(zoo.begin(), tools::graph_entry(*a.get("graph")));
   } catch (const std::invalid_argument& e) {
