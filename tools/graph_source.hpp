@@ -192,6 +192,14 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
   add_view_leaves(t);
+  t["squeeze_excitation"] = [](fields& f) {
+    const auto squeeze = f.integer("squeeze", 1, big);
+    const auto act = f.text("activation"), gate = f.text("gate");
+    if (act != "relu" && act != "silu_inplace") fail(f.where(), "\"activation\": \"" + act + "\" is not relu or silu_inplace");
+    if (gate != "sigmoid" && gate != "hardsigmoid") fail(f.where(), "\"gate\": \"" + gate + "\" is not sigmoid or hardsigmoid");
+    return squeeze_excitation(squeeze, act == "relu" ? se_activation::relu : se_activation::silu_inplace,
+                              gate == "sigmoid" ? se_gate::sigmoid : se_gate::hardsigmoid);
+  };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
     if (f.text("impl") != "torch_mha") fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) is read");
