@@ -26,6 +26,8 @@ TORCH26_MODELS = [
     ("resnet18", "torchvision.models:resnet18", "3,96,96", ["resnet18", "--image-size", "96"], "resnet18_b2_96"),
     ("resnet50", "torchvision.models:resnet50", "3,64,64", ["resnet50", "--image-size", "64"], "resnet50_b2_64"),
     ("mobilenet_v2", "torchvision.models:mobilenet_v2", "3,96,96", ["mobilenet_v2", "--image-size", "96"], "mobilenet_v2_b2_96"),
+    ("mobilenet_v3_large", "torchvision.models:mobilenet_v3_large", "3,96,96", ["mobilenet_v3_large", "--image-size", "96"], "mobilenet_v3_large_b2_96"),
+    ("vgg11_bn", "torchvision.models:vgg11_bn", "3,64,64", ["vgg11_bn", "--image-size", "64"], "vgg11_bn_b2_64"),
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
     ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
 ]
@@ -41,8 +43,8 @@ def cli(gpubudget, model_args, extra):
     return json.loads(r.stdout)
 
 
-def cpu_step(gpubudget, model_args):
-    return cli(gpubudget, model_args, ["--batch", "2", "--optimizer", "adamw", "--json", "--runtime", "torch2.6-cpu"])
+def cpu_step(gpubudget, model_args, optimizer):
+    return cli(gpubudget, model_args, ["--batch", "2", "--optimizer", optimizer, "--json", "--runtime", "torch2.6-cpu"])
 
 
 def cuda_peak(gpubudget, model_args):
@@ -84,10 +86,14 @@ class Table:
 
 
 def compare(t, gpubudget, name, graph, stated, zoo_args, ref):
-    mine = cpu_step(gpubudget, ["--graph", graph])
+    """The CPU reference step (batch 2, for-loop step(), fp32; the measured case's optimizer)."""
+    if ref and (ref["batch"] != 2 or ref.get("precision", "fp32") != "fp32" or ref["optimizer_impl"] != "for_loop"):
+        raise SystemExit(f"{name}: the measured case is not a batch-2 fp32 for-loop step")
+    optimizer = ref["optimizer"] if ref else "adamw"
+    mine = cpu_step(gpubudget, ["--graph", graph], optimizer)
     t.check(name, "params", mine["params"], stated, "sum(p.numel())", 0)
     if zoo_args:
-        zoo = cpu_step(gpubudget, zoo_args)
+        zoo = cpu_step(gpubudget, zoo_args, optimizer)
         t.check(name, "params", mine["params"], zoo["params"], "zoo", 0)
         for f in ("saved_bytes",) + PEAKS:
             t.check(name, f + " (CPU 2.6)", mine[f], zoo[f], "zoo", ZOO_TOL)
