@@ -187,6 +187,7 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
       const padding p(f.integer("padding", 0, 1 << 16, 0));
       return max ? max_pool2d(k, s, p) : avg_pool2d(k, s, p);
     };
+  t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));

@@ -27,6 +27,7 @@ TORCH26_MODELS = [
     ("resnet50", "torchvision.models:resnet50", "3,64,64", ["resnet50", "--image-size", "64"], "resnet50_b2_64"),
     ("mobilenet_v2", "torchvision.models:mobilenet_v2", "3,96,96", ["mobilenet_v2", "--image-size", "96"], "mobilenet_v2_b2_96"),
     ("mobilenet_v3_large", "torchvision.models:mobilenet_v3_large", "3,96,96", ["mobilenet_v3_large", "--image-size", "96"], "mobilenet_v3_large_b2_96"),
+    ("efficientnet_b0", "torchvision.models:efficientnet_b0", "3,96,96", ["efficientnet_b0", "--image-size", "96"], "efficientnet_b0_b2_96"),
     ("vgg11_bn", "torchvision.models:vgg11_bn", "3,64,64", ["vgg11_bn", "--image-size", "64"], "vgg11_bn_b2_64"),
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
     ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
