@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The README shows real output: every ```sh block that is one `gpubudget ...` command followed by
 an output block (a fence without a language) is run with the built CLI and its output compared
-with the block; a command writing `--svg FILE` must also reproduce the committed FILE.
+with the block; a command writing `--svg FILE` must also reproduce the committed FILE. A user page
+of docs/ is checked the same way when named (docs/hf_models.md: commands run from the root).
 
-    readme_outputs.py GPUBUDGET [--update]     (from anywhere; --update rewrites README.md and the
-                                                pictures from the current build instead of checking)
+    readme_outputs.py GPUBUDGET [PAGE.md] [--update]   (from anywhere; PAGE.md relative to the
+                                                repository root, default README.md; --update rewrites
+                                                the page and the pictures from the current build)
 """
 import os
 import re
@@ -43,13 +45,14 @@ def run(cli, args, svg_dir):
         args[i] = out
     done = subprocess.run([cli] + args, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit("README command failed (%d): gpubudget %s\n%s" % (done.returncode, " ".join(args), done.stderr))
+        raise SystemExit("command failed (%d): gpubudget %s\n%s" % (done.returncode, " ".join(args), done.stderr))
     return done.stdout, pictures
 
 
 def main():
     cli, update = os.path.abspath(sys.argv[1]), "--update" in sys.argv[2:]
-    path = os.path.join(ROOT, "README.md")
+    page = next((a for a in sys.argv[2:] if a.endswith(".md")), "README.md")
+    path = os.path.join(ROOT, page)
     text = open(path).read()
     checked, stale = 0, []
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,14 +70,14 @@ def main():
                     if update:
                         open(committed, "w").write(fresh)
     if checked == 0:
-        raise SystemExit("no gpubudget command with an output block found in README.md")
+        raise SystemExit("no gpubudget command with an output block found in " + page)
     if update:
         open(path, "w").write(text)
-        print("%d README commands run; updated: %s" % (checked, "; ".join(stale) or "nothing"))
+        print("%d %s commands run; updated: %s" % (checked, page, "; ".join(stale) or "nothing"))
         return
     if stale:
-        raise SystemExit("README output is stale (run tests/readme_outputs.py BUILD/tools/gpubudget --update):\n  " + "\n  ".join(stale))
-    print("%d README commands reproduce their output" % checked)
+        raise SystemExit("%s output is stale (run tests/readme_outputs.py BUILD/tools/gpubudget %s --update):\n  " % (page, page) + "\n  ".join(stale))
+    print("%d %s commands reproduce their output" % (checked, page))
 
 
 if __name__ == "__main__":

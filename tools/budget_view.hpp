@@ -24,7 +24,7 @@ struct budget_view {
   std::int64_t forward_peak = 0, forward_backward_peak = 0, step_peak = 0, optimizer_temporaries = 0;
   // the caching allocator model's replay (allocator_modelled): the step in allocated blocks
   bool allocator_modelled = false;
-  std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0;
+  std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0, allocated_total_peak = 0;
   // device side
   std::int64_t cuda_context = 0, cublas_workspace = 0, cudnn_workspace = 0, allocator_rounding = 0, fragmentation = 0;
   // totals
@@ -59,6 +59,7 @@ inline budget_view view_of(const memory_budget& b) {
   v.allocated_after_forward = b.allocated_after_forward;
   v.allocated_fwd_bwd_peak = b.allocated_fwd_bwd_peak;
   v.allocated_step_peak = b.allocated_step_peak;
+  v.allocated_total_peak = b.allocated_total_peak;
   v.cuda_context = b.cuda_context;
   v.cublas_workspace = b.cublas_workspace;
   v.cudnn_workspace = b.cudnn_workspace;

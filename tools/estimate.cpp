@@ -36,6 +36,7 @@
 #include "distributed_cli.hpp"
 #include "llm_cli.hpp"
 #include "graph_source.hpp"
+#include "hf_cli.hpp"
 #include "hf_config.hpp"
 #include "real_library_reference.hpp"
 #include "zoo_registry.hpp"
@@ -606,7 +607,8 @@ std::vector<cli::option_spec> general_options() {
       {"precision", true, "P", "fp32 | amp_fp16 | amp_bf16 | fp16 | bf16 (fp16/bf16: 16-bit weights + fp32 master copy); default fp32"},
       {"optimizer", true, "O", "sgd | sgd_momentum | adam | adamw | adam8bit | adamw8bit (bitsandbytes' 8-bit state; default adamw)"},
       {"step", true, "S", "optimizer.step() implementation: for_loop | foreach | fused (default foreach, PyTorch's CUDA default)"},
-      {"loss", true, "L", "mean_square | cross_entropy (default mean_square)"},
+      {"loss", true, "L", "mean_square | cross_entropy (F.cross_entropy on the output) | causal_lm (transformers' ForCausalLMLoss: logits.float() first) (default mean_square)"},
+      {"drop-output", false, "", "the loss is computed where the output is made and the output dropped before backward (model(ids, labels=ids).loss, F.cross_entropy(model(x), y)); default: the loop holds it"},
       {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
@@ -615,7 +617,7 @@ std::vector<cli::option_spec> general_options() {
       {"freeze-all", false, "", "freeze every parameter"},
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"graph", true, "FILE", "the model from a JSON graph that tools/gpubudget-export wrote (any nn.Module; docs/export.md) instead of a zoo name"},
-      {"teacher", true, "MODEL", "a distillation teacher (any zoo model), run without grad before each micro-batch"},
+      {"teacher", true, "MODEL", "a distillation teacher (any zoo model, or a transformers config.json), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "a flat allocator fragmentation reserve in percent of the peak, 0 to 100, in place of the caching allocator model"},
       {"alloc-conf", true, "CONF", "PyTorch's caching allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (expandable_segments:True, max_split_size_mb:N, roundup_power2_divisions:N or [MB:N,...,>:N])"},
@@ -639,6 +641,7 @@ std::vector<cli::option_spec> all_options() {
   auto specs = general_options();
   for (const auto& o : tools::distributed_options()) specs.push_back(o);  // --gpus, --zero, ... (distributed_cli.hpp)
   for (auto& o : tools::llm_options()) specs.push_back(o);  // issue D: LoRA and serving (llm_cli.hpp)
+  for (auto& o : tools::hf_options()) specs.push_back(o);   // issue G: --task (hf_cli.hpp)
   std::set<std::string> seen;
   for (const auto& [family, opts] : tools::families())
     for (const auto& o : opts)
@@ -660,6 +663,7 @@ void print_help() {
       "Options (each at most once; --name VALUE or --name=VALUE):\n";
   auto listed = general_options();
   for (auto& o : tools::llm_options()) listed.push_back(o);
+  for (auto& o : tools::hf_options()) listed.push_back(o);
   for (const auto& o : listed) {
     std::string head = "  --" + o.name + (o.takes_value ? " " + o.value_name : "");
     if (head.size() < 28) head.resize(28, ' ');
@@ -684,8 +688,9 @@ void print_help() {
       "stacked as parameters, optimizer state, gradients, saved activations and the rest, with the peak\n"
       "and the record that causes it, and the device's capacity as a red line (no script: any browser).\n"
       "It takes one device and the budget table's options; the table is printed as without it.\n"
-      "\nTeacher: --teacher MODEL budgets that zoo model's no-grad forward (at the micro-batch, in the\n"
-      "student's precision) and its weights; it reads the student's size options its family takes.\n"
+      "\nTeacher: --teacher MODEL (a zoo name, or a transformers config.json) budgets that model's no-grad\n"
+      "forward (at the micro-batch, in the student's precision) and its weights; it reads the student's\n"
+      "size options its family takes (a config.json teacher: the head its \"architectures\" names).\n"
       "\nExit status: 0 ok (with --require-fit: fits), 1 does not fit (only with --require-fit),\n"
       "2 bad input (one line on stderr starting with \"gpubudget: \"; nothing on stdout).\n"
       "\nDevices: ";
@@ -743,20 +748,11 @@ std::string fmt_gib(double v) {
   return buf;
 }
 
-/// --hf-config FILE: the model a transformers config.json describes (kept alive for the run).
-/// Its torch_dtype is shown, not applied: from_pretrained loads float32 weights unless asked
-/// otherwise, which is what --precision says.
-const tools::zoo_entry* hf_entry(const std::string& path, std::string& label) {
-  static std::deque<tools::hf_model> kept;
-  try {
-    kept.push_back(tools::from_hf_config(path));
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
-  }
-  auto& e = kept.back().entry;
-  e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
-  label = e.name;
-  return &e;
+/// --hf-config FILE [--task T]: the model a transformers config.json describes (hf_cli.hpp).
+const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label) {
+  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a);
+  label = e->name;
+  return e;
 }
 
 /// --graph FILE: the file's model joins the zoo under a name no zoo model has, and the arguments
@@ -803,7 +799,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = has("hf-config") ? hf_entry(val("hf-config"), c.model_arg) : find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(a, c.model_arg) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
@@ -865,7 +861,7 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       throw usage_error("--runtime torch2-cuda does not combine with --json (the reference fields of a CPU step: torch1.13-cpu or torch2.6-cpu; use --format json for a CUDA budget)");
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
-    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant"};
+    std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant", "hf-config", "task"};
     if (v26) allowed.insert({"precision", "step"});
     for (const auto& n : a.order) {
       bool size = false;
@@ -904,10 +900,11 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     c.plan.step = c.step == "for_loop" ? step_impl::for_loop : c.step == "fused" ? step_impl::fused : step_impl::foreach;
   }
   if (has("loss")) {
-    c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy"});
-    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : loss_kind::mean_square;
+    c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy", "causal_lm"});
+    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : c.loss == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
   }
   c.plan.ema = has("ema");
+  c.plan.output_held = !has("drop-output");
   c.plan.inference = has("inference");
   if (has("checkpoint-all")) c.plan.checkpoint_all = true;
   if (has("checkpoint-blocks")) c.plan.checkpoint_blocks = true;
@@ -932,12 +929,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     }
   }
   if (c.plan.inference) {
-    for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss"})
+    for (const char* n : {"micro-batch", "optimizer", "step", "ema", "checkpoint-all", "checkpoint-blocks", "freeze-all-but", "freeze-all", "teacher", "loss", "drop-output"})
       if (has(n)) throw usage_error(std::string("--") + n + " does not apply with --inference (a forward pass under no_grad)");
   }
   if (has("teacher")) {
     const auto t = val("teacher");
-    c.teacher = find_model(zoo, t);
+    c.teacher = tools::names_a_config(t) ? tools::load_hf_entry("--teacher", t, std::nullopt, nullptr) : find_model(zoo, t);
     if (!c.teacher) {
       std::vector<std::string> names;
       for (const auto& e : zoo) names.push_back(e.name);
@@ -1170,7 +1167,7 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
   }
   if (a.has("json") || c.format == "json") {
     const auto& f = out.front();
-    nlohmann::ordered_json j = {{"model", c.entry->name}, {"context", r.s.context}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
+    nlohmann::ordered_json j = {{"model", c.entry->name}, {"engine", r.engine}, {"context", r.s.context}, {"new_tokens", r.s.generated}, {"concurrency", r.s.concurrency}, {"kv_dtype", r.kv_name},
                                 {"quant", a.has("quant") ? *a.get("quant") : "none"},
                                 {"total_params", f.parameter_count},
                                 {"active_params", moe ? models::mixtral_parameter_counts(g, *tools::experts_of(*c.entry, c.opts)).active : f.parameter_count},
@@ -1180,8 +1177,9 @@ int run_serve(const cli::parsed_args& a, const run_config& c) {
     std::cout << j.dump(2) << "\n";
   } else {
     for (std::size_t i = 0; i < out.size(); ++i)
-      std::cout << (i ? "\n" : "") << "**" << c.model_arg << " served on " << c.devices[i].name << ": " << r.s.concurrency << " x " << r.s.context
-                << " tokens, " << (a.has("quant") ? *a.get("quant") : c.precision) << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
+      std::cout << (i ? "\n" : "") << "**" << c.model_arg << (r.engine == "hf" ? " generate() on " : " served on ") << c.devices[i].name << ": "
+                << r.s.concurrency << " x " << r.s.context << " tokens"
+                << (r.engine == "hf" ? " (" + std::to_string(r.s.context - r.s.generated) + " prompt + " + std::to_string(r.s.generated) + " new)" : "") << ", " << (a.has("quant") ? *a.get("quant") : c.precision) << " weights, " << r.kv_name << " KV**\n\n" << markdown_table(out[i]);
   }
   const bool all_fit = std::all_of(out.begin(), out.end(), [](const serving_budget& b) { return b.fits(); });
   return c.require_fit && !all_fit ? 1 : 0;
@@ -1228,6 +1226,7 @@ int run(const cli::parsed_args& given) {
   if (a.has("serve")) tools::reject_with_serve(a);
   if (a.has("quant") && !a.has("lora") && !a.has("serve"))
     throw usage_error("--quant needs --lora (a quantized base to fine-tune) or --serve (quantized serving weights)");
+  tools::parse_task(a);  // --task without --hf-config: said before the model is read
   run_config c = configure(a, zoo);
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
@@ -1294,6 +1293,7 @@ int run(const cli::parsed_args& given) {
                           {"optimizer", c.plan.inference ? "none" : c.optimizer},
                           {"step", c.step},
                           {"loss", c.loss},
+                          {"output_held", c.plan.output_held},
                           {"ema", c.plan.ema},
                           {"inference", c.plan.inference},
                           {"checkpoint_all", c.plan.checkpoint_all},

@@ -35,6 +35,8 @@ inline std::vector<cli::option_spec> llm_options() {
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
       {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
       {"kv-dtype", true, "T", "with --serve: KV cache type fp8 | fp16 | bf16 (default: the precision's)"},
+      {"engine", true, "E", "with --serve: vllm (a server: paged KV blocks, gpu_memory_utilization 0.9; default) | hf (transformers' generate(): the prompts prefilled together, a DynamicCache)"},
+      {"new-tokens", true, "N", "with --serve --engine hf: tokens generate() adds per sequence (the prompt is --context minus them)"},
   };
 }
 
@@ -158,6 +160,7 @@ inline void apply_quant(const cli::parsed_args& a, models::lora_config& l) {
 struct serve_request {
   serving s{};
   std::string kv_name;
+  std::string engine;  ///< vllm | hf
 };
 
 inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_config& g, const std::string& precision) {
@@ -172,6 +175,16 @@ inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_
                            " positions (raise them explicitly with --ctx N, e.g. for RoPE scaling)");
   r.s.concurrency = a.has("concurrency") ? cli::parse_integer("--concurrency", *a.get("concurrency"), 1, 1 << 20) : 1;
   r.s.weights = parse_quant(a);
+  r.engine = a.has("engine") ? cli::parse_choice("--engine", *a.get("engine"), {"vllm", "hf"}) : "vllm";
+  r.s.engine = r.engine == "hf" ? serving_engine::hf : serving_engine::vllm;
+  if (r.s.engine == serving_engine::hf && !a.has("new-tokens"))
+    throw cli::usage_error("--engine hf needs --new-tokens N (the tokens generate() adds to each sequence's prompt)");
+  if (a.has("new-tokens") && r.s.engine != serving_engine::hf) throw cli::usage_error("--new-tokens needs --engine hf (vLLM's budget does not depend on it)");
+  if (a.has("new-tokens")) {
+    r.s.generated = cli::parse_integer("--new-tokens", *a.get("new-tokens"), 1, 1 << 24);
+    if (r.s.generated >= r.s.context)
+      throw cli::usage_error("--new-tokens: " + std::to_string(r.s.generated) + " leaves no prompt in a --context of " + std::to_string(r.s.context) + " tokens");
+  }
   return r;
 }
 
@@ -184,7 +197,7 @@ inline void reject_with_serve(const cli::parsed_args& a) {
 
 /// The serving flags without --serve are errors.
 inline void require_serve_for_its_flags(const cli::parsed_args& a) {
-  for (const char* n : {"context", "concurrency", "kv-dtype"})
+  for (const char* n : {"context", "concurrency", "kv-dtype", "engine", "new-tokens"})
     if (a.has(n) && !a.has("serve")) throw cli::usage_error(std::string("--") + n + " needs --serve");
 }
 

@@ -209,6 +209,7 @@ inline training step_of(const nlohmann::json& s, std::int64_t batch) {
   t.optimizer = adamw;
   t.step = step_impl::foreach;
   t.loss = loss_kind::cross_entropy;
+  t.output_held = false;  // loss_fn: ce(m(x), y) or m(input_ids=..., labels=...).loss: the output is not kept
   t.precision = precision_of(s["prec"].get<std::string>());
   t.checkpoint_blocks = s.value("ckpt", false);  // gradient_checkpointing_enable: every decoder layer
   return t;
@@ -245,45 +246,53 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   }
 }
 
-/// BertForSequenceClassification: BertModel (pooler included), dropout (classifier_dropout, else
-/// hidden_dropout_prob) and classifier Linear(hidden_size, num_labels); num_labels is the
-/// config's id2label size, else PretrainedConfig's default 2 (transformers
-/// models/bert/modeling_bert.py, BertForSequenceClassification.__init__).
-inline zoo_entry bert_classifier(const std::string& path, const std::string& name) {
-  std::ifstream in(path);
-  const auto c = nlohmann::json::parse(in);
-  const auto b = hf::bert_config_of(c, path);
-  const std::int64_t labels = c.contains("id2label") && c["id2label"].is_object() && !c["id2label"].empty() ? static_cast<std::int64_t>(c["id2label"].size()) : 2;
-  const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();
-  const std::int64_t drop = own ? std::llround(c["classifier_dropout"].get<double>() * 100) : b.dropout_percent;
-  return {name, "bert",
-          [b, labels, drop](const model_options& o, const training& t, const device& d) {
-            auto g = b;
-            g.seq = o.get("seq", g.seq);
-            return evaluate(sequential(models::bert(g), named("dropout", dropout(drop)), named("classifier", linear(labels))), t, d);
-          },
-          [b](const model_options&) { return b.max_positions; }};
-}
-
 /// An hf spec: the --hf-config builder's model, the task its arch names.
 inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::int64_t batch) {
   const auto path = f.configs + "/" + s["cfg"].get<std::string>();
+  const auto arch = s.value("arch", std::string("causal"));
+  // the script's AutoModelFor{SequenceClassification,Seq2SeqLM,CausalLM}: the head as --task names it
+  const auto task = arch == "cls" ? models::hf_task::seq_cls : arch == "s2s" ? models::hf_task::seq2seq : models::hf_task::causal_lm;
   hf_model m;
   try {
-    m = from_hf_config(path);
+    m = from_hf_config(path, task);
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }
-  const auto arch = s.value("arch", std::string("causal"));
-  const auto& t = m.model_type;
-  const bool ok = arch == "cls" ? t == "bert" : arch == "s2s" ? t == "t5" : t != "bert" && t != "t5";
-  if (!ok) throw not_expressible{"arch " + arch + " of model_type " + t + " (the --hf-config builder has bert: cls, t5: s2s, the decoders: causal)"};
-  built_case b{arch == "cls" ? bert_classifier(path, m.entry.name) : m.entry, {}, step_of(s, batch), std::nullopt};
+  built_case b{m.entry, {}, step_of(s, batch), std::nullopt};
   b.options.values["seq"] = s["seq"].get<std::int64_t>();  // t5: the labels (input_ids) have the same length
-  if (s.contains("lora")) apply_lora(b, path, t, s);
+  // the decoders' loss is ForCausalLMLoss (logits.float() first); T5's and BERT's heads call
+  // CrossEntropyLoss on the logits as they are
+  if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
+  if (s.contains("lora")) apply_lora(b, path, m.model_type, s);
   return b;
 }
 
+}  // namespace detail
+
+namespace detail {
+/// A gen spec: generate() of `new` tokens after `prompt` for `batch` sequences, the config's
+/// model in its torch_dtype (bf16 if none), as serving_engine::hf budgets it. The file's
+/// alloc_peak is max_memory_allocated over generate (weights, cache, workspace and the one
+/// cuBLAS workspace of an inference process); its device_used the process's whole footprint.
+inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
+  hf_model m;
+  try {
+    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>(), models::hf_task::causal_lm);  // AutoModelForCausalLM
+  } catch (const std::invalid_argument& e) {
+    throw not_expressible{e.what()};
+  }
+  if (!m.entry.llama) throw not_expressible{"generate() of model_type " + m.model_type + " (the hf engine serves the Llama family)"};
+  const auto prompt = s["prompt"].get<std::int64_t>(), fresh = s["new"].get<std::int64_t>();
+  auto g = *m.entry.llama;
+  serving v{};
+  v.context = prompt + fresh, v.generated = fresh, v.concurrency = s["batch"].get<std::int64_t>(), v.engine = serving_engine::hf;
+  v.precision = m.torch_dtype == "float32" ? fp32 : m.torch_dtype == "float16" ? pure_fp16 : pure_bf16;
+  v.kv = m.torch_dtype == "float32" ? dtype::fp32 : m.torch_dtype == "float16" ? dtype::fp16 : dtype::bf16;
+  if (g.context < v.context) throw not_expressible{"a context beyond the model's positions"};
+  const auto b = m.entry.experts ? serve(g, *m.entry.experts, v, measured) : serve(g, v, measured);
+  const auto allocated = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
+  return {{"params", b.parameter_count}, {"alloc_peak", allocated}, {"device_used", b.total()}};
+}
 }  // namespace detail
 
 /// The estimator's model of a tv or hf spec (or a max spec's model) at `batch`.
@@ -333,8 +342,7 @@ using device_reading = std::function<std::map<std::string, std::int64_t>(const b
 
 inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_file& f, const library_case& c, const std::vector<zoo_entry>& zoo,
                                                                   const device& measured, const device_reading& cuda_fields) {
-  if (c.kind == "gen")
-    throw not_expressible{"needs issue G: --serve with --hf-config, and generate()'s growing KV cache"};
+  if (c.kind == "gen") return detail::estimate_generate(f, c.spec, measured);
   if (c.kind == "max") {
     auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, 1);
     apply_alloc_conf(b.plan, f.alloc_conf);
@@ -346,11 +354,11 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   apply_alloc_conf(b.plan, f.alloc_conf);
   auto v = run_view(b, b.plan, measured);
   const auto dev = cuda_fields(v);
-  // max_memory_allocated: the live tensors at the peak (resident + step peak) and the cuBLAS
-  // workspaces the allocator holds. The budget's cudnn_workspace term (the largest im2col matrix,
-  // a CPU GEMM algorithm's staging) is not added: cuDNN's CUDA workspaces are transients of the
-  // conv that asks for them, which the walk's step peak must hold where they are live.
-  const auto allocated = v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
+  // max_memory_allocated: whole blocks, from the caching allocator model's replay of the steps
+  // (op_rules.md A10), as the 77-case check reads its peaks. Without the model: the live tensors
+  // at the peak (resident + step peak) and the cuBLAS workspaces the allocator holds.
+  const auto allocated = v.allocator_modelled ? v.allocated_total_peak
+                                              : v.live_tensor_bytes_at_peak + cublas_handles_in_a_training_step * v.cublas_workspace;
   return {{"params", v.parameter_count},
           {"trainable", v.trainable_count},
           {"alloc_peak", allocated},

@@ -64,6 +64,8 @@ struct memory_budget {
   /// torch.cuda.memory_allocated and max_memory_allocated report): after forward, through backward,
   /// through optimizer.step().
   std::int64_t allocated_after_forward = 0, allocated_fwd_bwd_peak = 0, allocated_step_peak = 0;
+  /// max_memory_allocated over the whole replayed run, resident blocks (and cuBLAS workspaces) included.
+  std::int64_t allocated_total_peak = 0;
 
   // Sums are overflow-checked like every byte count: a budget never wraps (issue C).
   constexpr std::int64_t resident() const {
@@ -175,6 +177,8 @@ struct step_result {
 constexpr value append_loss(sim& s, const value& out) {
   value per_element{};
   if (s.plan.loss == loss_kind::cross_entropy) {
+    per_element = pointwise(s, out, out.s, s.types.fp32_op(out.type), keeps::output);  // log_softmax keeps its output
+  } else if (s.plan.loss == loss_kind::causal_lm) {
     value x32 = cast_to(s, out, dtype::fp32);
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
@@ -272,6 +276,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
   auto run = [&](std::int64_t cap) {
     caching_allocator a(plan.allocator, cap);
+    for (auto bytes : s.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
     for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
@@ -283,6 +288,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
       replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach);
       r.step_peak = a.allocated_peak() - resident;
+      if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
     }
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
@@ -337,6 +343,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
       break;
     }
     value loss = append_loss(s, out);
+    if (!plan.output_held) s.release(out), out = value{};  // dropped: only what the loss saved stays
     if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
     w.backward(loss.id);  // the trainer's `out` and `loss` stay alive through backward
     s.release(out);
@@ -421,6 +428,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
     b.reserved_peak = r.allocator.reserved_peak;
     b.allocated_after_forward = r.allocator.after_forward;
     b.allocated_fwd_bwd_peak = r.allocator.fwd_bwd_peak, b.allocated_step_peak = r.allocator.step_peak;
+    b.allocated_total_peak = r.allocator.total_peak;
     // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
     // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
     // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks

@@ -21,6 +21,21 @@
 //                    blocks of `block_size` tokens (vLLM's PagedAttention, --block-size default 16:
 //                    vllm/config.py CacheConfig), a sequence holding min(context, sliding window)
 //                    tokens (Mistral's rolling buffer cache: only the window is kept).
+//
+// `serving_engine::hf` is transformers' `generate()` instead (generation/utils.py, transformers
+// 5.x), one process, one batch of `concurrency` prompts of `context - generated` tokens:
+//  * usable        = the whole capacity (no memory fraction);
+//  * the prompts are prefilled together: the body's forward peak at batch `concurrency` while
+//    the DynamicCache fills (cache_utils.py DynamicLayer.update: `torch.cat([keys, key_states])`,
+//    a copy of every layer's K and V); the LM head on the last position only (generate passes
+//    `logits_to_keep=1`), its 16-bit logits and the fp32 copy generate takes of them
+//    (`outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`);
+//  * the cache ends at context - 1 tokens per sequence (the last token is sampled, never fed
+//    back), unpaged; each decode step's `torch.cat` holds one layer's old K (then V) next to the
+//    grown one;
+//  * the CUDA context and one cuBLAS workspace (no autograd thread).
+// Every term is linear in the number of sequences, so max_sequences is (usable − weights −
+// context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -48,10 +63,17 @@ namespace detail {
 [[noreturn]] inline void quantized_experts_are_not_modelled() {
   fail("gpubudget: quantized serving of a mixture of experts is not modelled (serving::weights must be same)");
 }
+[[noreturn]] inline void generated_tokens_must_leave_a_prompt() {
+  fail("gpubudget: serving: generated tokens must be 0 or more and fewer than the context (prompt = context - generated)");
+}
 [[noreturn]] inline void invalid_serving_setting() {
   fail("gpubudget: serving settings: context, concurrency, block size, prefill sequences must be positive, utilization 1..100 percent");
 }
 }  // namespace detail
+
+/// Who serves: vLLM's server (paged KV cache, gpu_memory_utilization) or transformers'
+/// `generate()` with its DynamicCache (see the file comment).
+enum class serving_engine : std::uint8_t { vllm, hf };
 
 /// How a model is served.
 struct serving {
@@ -71,6 +93,10 @@ struct serving {
   /// The runtime whose op rules the prefill follows (the CPU ones hold it against
   /// reference/pytorch-2.6-cpu-llm.json's decode cases).
   runtime_kind runtime = runtime_kind::torch2_cuda;
+  serving_engine engine = serving_engine::vllm;
+  /// hf: new tokens per sequence; the prompt is the other context - generated tokens (0: a
+  /// prefill only). vLLM's budget does not depend on it.
+  std::int64_t generated = 0;
 };
 
 /// The memory of serving: what is fixed, the KV cache asked for, and what fits.
@@ -87,6 +113,7 @@ struct serving_budget {
   std::int64_t max_sequences = 0;                  ///< sequences of `context` tokens that fit at once
   std::int64_t max_context = 0;                    ///< longest single sequence (positions bound it unless beyond_positions)
   std::int64_t context = 0, concurrency = 0;
+  serving_engine engine = serving_engine::vllm;
 
   constexpr std::int64_t fixed() const { return weights + workspace + cuda_context + cublas_workspace; }
   constexpr std::int64_t total() const { return fixed() + kv_cache_bytes; }
@@ -105,6 +132,7 @@ namespace detail {
 
 constexpr void check_serving(const models::llama_config& g, const serving& s) {
   if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0 || s.prefill_sequences <= 0) invalid_serving_setting();
+  if (s.generated < 0 || s.generated >= s.context) generated_tokens_must_leave_a_prompt();
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
   if (s.weights != base_weights::same && !is_quantized(s.weights)) serving_weights_must_be_same_or_quantized();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
@@ -146,10 +174,55 @@ constexpr void solve_capacity(serving_budget& b, const models::llama_config& g, 
 
 namespace detail {
 
+/// Weights and parameter count of a serving: the body's (`p`, a prefill budget) and an untied LM head.
+constexpr void add_weights(serving_budget& b, const memory_budget& p, const models::llama_config& g, const serving& s) {
+  const auto head = g.tied_head ? 0 : checked_mul(g.vocab, g.width);  // an untied lm_head's own weights
+  const auto types = types_of(s.precision);
+  b.parameter_count = is_quantized(s.weights) ? models::llama_parameter_count(g) : p.parameter_count + head;
+  // quantized: the frozen layers' packed weights are the body's buffers (embedding included, in
+  // 16 bit); the LM head is kept in 16 bit (transformers' BitsAndBytesConfig skips lm_head)
+  b.weights = p.parameters + p.buffers + bytes_of(head, is_quantized(s.weights) ? types.half : types.parameters);
+}
+
+/// transformers' generate() (serving_engine::hf; the file comment gives the sources).
+template <class Block>
+constexpr serving_budget generate_blocks(const models::llama_config& g, serving s, const device& dev, Block block) {
+  serving_budget b{};
+  b.context = s.context, b.concurrency = s.concurrency, b.capacity = dev.capacity, b.usable = dev.capacity;
+  b.engine = serving_engine::hf;
+  const auto prompt = s.context - s.generated;
+  s.prefill_sequences = s.concurrency;
+  const auto p = prefill_budget(g, s, prompt, dev, block);
+  add_weights(b, p, g, s);
+  b.cuda_context = dev.context;
+  b.cublas_workspace = dev.cublas_workspace;
+  b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
+  auto held = [&](std::int64_t tokens) { return g.sliding_window > 0 && g.sliding_window < tokens ? g.sliding_window : tokens; };
+  b.kv_tokens_per_sequence = held(s.generated > 0 ? s.context - 1 : prompt);
+  b.kv_cache_bytes = checked_mul(checked_mul(b.kv_bytes_per_token, b.kv_tokens_per_sequence), s.concurrency);
+  const auto prompt_cache = checked_mul(checked_mul(b.kv_bytes_per_token, held(prompt)), s.concurrency);
+  const auto types = types_of(s.precision);
+  const auto logits = checked_mul(checked_mul(g.vocab, s.concurrency), bytes_per_element(types.parameters) + 4);  // the model's + an fp32 copy
+  const auto prefill = std::max(p.step_peak, checked_add(p.after_forward, logits)) + p.input_batch + prompt_cache;
+  const auto layer_k = s.generated > 0 ? b.kv_cache_bytes / (2 * g.layers) : 0;  // torch.cat's old K of one layer
+  const auto decode = checked_add(checked_add(b.kv_cache_bytes, layer_k), logits);
+  b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
+  b.kv_available = b.usable - b.fixed();
+  const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;
+  const auto room = b.usable - b.weights - b.cuda_context - b.cublas_workspace;
+  b.max_sequences = room > 0 ? room / per_sequence : 0;
+  b.max_concurrent_tokens = checked_mul(b.max_sequences, s.context);
+  const auto per_token = (per_sequence + s.context - 1) / s.context;
+  const auto longest = room > 0 ? room / per_token : 0;
+  b.max_context = s.beyond_positions || longest < g.context ? longest : g.context;
+  return b;
+}
+
 /// The serving budget of `g` whose decoder layers `block(g)` builds.
 template <class Block>
 constexpr serving_budget serve_blocks(const models::llama_config& g, const serving& s, const device& dev, Block block) {
   check_serving(g, s);
+  if (s.engine == serving_engine::hf) return generate_blocks(g, s, dev, block);
   serving_budget b{};
   b.context = s.context;
   b.concurrency = s.concurrency;
@@ -157,12 +230,7 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   b.usable = checked_mul(dev.capacity, s.utilization_percent) / 100;
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
   const auto p = prefill_budget(g, s, prefill, dev, block);
-  const auto head = g.tied_head ? 0 : checked_mul(g.vocab, g.width);  // an untied lm_head's own weights
-  const auto types = types_of(s.precision);
-  b.parameter_count = is_quantized(s.weights) ? models::llama_parameter_count(g) : p.parameter_count + head;
-  // quantized: the frozen layers' packed weights are the body's buffers (embedding included, in
-  // 16 bit); the LM head is kept in 16 bit (transformers' BitsAndBytesConfig skips lm_head)
-  b.weights = p.parameters + p.buffers + bytes_of(head, is_quantized(s.weights) ? types.half : types.parameters);
+  add_weights(b, p, g, s);
   // the body's peak, or its output with the last positions' fp32 logits after it (the head runs
   // once the body's temporaries are gone: op_rules.md LLM features #L4)
   const auto logits = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
@@ -222,7 +290,7 @@ inline std::string markdown_table(const serving_budget& b) {
   auto row = [](const char* what, const std::string& value) { return std::string("| ") + what + " | " + value + " |\n"; };
   std::string out = "| Serving | |\n|---|---|\n";
   out += row("Weights", format_bytes(b.weights));
-  out += row("Prefill activations (workspace)", format_bytes(b.workspace));
+  out += row(b.engine == serving_engine::hf ? "Prefill or decode peak above the cache (workspace)" : "Prefill activations (workspace)", format_bytes(b.workspace));
   out += row("CUDA context + cuBLAS", format_bytes(b.cuda_context + b.cublas_workspace));
   out += row("KV cache per token", format_bytes(b.kv_bytes_per_token));
   out += row("KV cache asked for", format_bytes(b.kv_cache_bytes) + " (" + std::to_string(b.concurrency) + " x " +

@@ -112,7 +112,14 @@ enum class sdpa_backend : std::uint8_t { automatic, flash, efficient, cudnn, mat
 /// The loss appended to the model's output.
 enum class loss_kind : std::uint8_t {
   mean_square,    ///< (out ** 2).mean(): what the reference measurements use
-  cross_entropy,  ///< log_softmax over the last dimension + nll: saves the log-probabilities
+  /// F.cross_entropy(out, y): log_softmax over the last dimension + nll, saving the
+  /// log-probabilities. CUDA autocast runs log_softmax in fp32 on the 16-bit logits
+  /// (autocast_mode.cpp fp32_set_opt_dtype: no copy, an fp32 output; its backward returns the
+  /// logits' type).
+  cross_entropy,
+  /// transformers' ForCausalLMLoss (loss_utils.py), the decoders' `model(ids, labels=...).loss`:
+  /// `logits.float()` first (an fp32 copy of the logits), then cross-entropy in fp32.
+  causal_lm,
 };
 
 /// A distillation teacher: run without grad before the student's forward.
@@ -143,6 +150,12 @@ struct training {
   const char* train_only = nullptr;
   bool freeze_all = false;                ///< every parameter frozen (e.g. a linear probe is added elsewhere)
   loss_kind loss = loss_kind::mean_square;
+  /// The training loop holds the model's output through backward (`out = model(x); loss =
+  /// f(out); loss.backward()`, as the reference measurements do). false: the loss is computed
+  /// where the output is made and the output is dropped (`model(ids, labels=ids).loss`,
+  /// `F.cross_entropy(model(x), y)`), so it goes before backward unless the loss saved it: an
+  /// LLM's logits (Gemma-2B at 2 x 1,024 tokens: 1.05 GB in bf16).
+  bool output_held = true;
   sdpa_backend sdpa = sdpa_backend::automatic;  ///< CUDA: the SDPA kernels allowed (sdpa_kernel)
   /// The framework/back end estimated for (default: what a user on a GPU has, PyTorch 2.x CUDA).
   runtime_kind runtime = runtime_kind::torch2_cuda;

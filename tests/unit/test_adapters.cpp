@@ -221,3 +221,34 @@ TEST_CASE("8-bit AdamW state: Llama-2-7B LoRA and full fine-tune") {
   const auto edge = budget_totals(sequential(input(4096), linear(1)), training{.batch = 1, .optimizer = adamw8bit}, devices::t4);
   CHECK(edge.optimizer_state == 2 * 4096 + 8 * 2 + 8 * 1 + 2048);
 }
+
+// The caching allocator model replays a LoRA job with its frozen base weights (op_rules.md A11):
+// Llama-2-7B's 13.5 GB bf16 base cannot fit a 12 GB device whatever the adapters need, and the
+// replay's allocated peak holds the base.
+TEST_CASE("LoRA under the caching allocator model: the base weights are allocated") {
+  const auto g = models::llama2_7b(256);
+  const training plan{.batch = 1, .precision = amp_bf16, .model_allocator = true};
+  const auto roomy = budget_totals(models::llama_lora(g, models::lora_config{8, q_proj | v_proj, 0, base_weights::bf16}), plan, devices::h100_80gb);
+  REQUIRE(roomy.allocator_modelled);
+  CHECK(roomy.allocated_total_peak > roomy.base_weight_bytes);
+  CHECK(roomy.reserved_peak >= roomy.allocated_total_peak);
+  device small = devices::h100_80gb;
+  small.capacity = std::int64_t{12} * GiB;
+  const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, q_proj | v_proj, 0, base_weights::bf16}), plan, small);
+  CHECK(b.base_weight_bytes > small.capacity);
+  CHECK_FALSE(fits(b));
+}
+
+// Gradient accumulation walks the weights twice; the replay allocates them once (A11): four
+// micro-batches reserve about what one does, not the parameters and optimizer state again.
+TEST_CASE("caching allocator model: parameters allocated once under gradient accumulation") {
+  const auto g = models::llama2_7b(256);
+  const training one{.batch = 1, .precision = amp_bf16, .model_allocator = true};
+  training four = one;
+  four.batch = 4, four.micro_batch = 1;
+  const auto a = budget_totals(models::llama(g), one, devices::h200);
+  const auto b = budget_totals(models::llama(g), four, devices::h200);
+  REQUIRE(a.allocator_modelled);
+  CHECK(b.reserved_peak < a.reserved_peak + a.reserved_peak / 20);
+  CHECK(b.reserved_peak > b.resident());
+}

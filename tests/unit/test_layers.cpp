@@ -59,6 +59,27 @@ TEST_CASE("linear: parameters, output, saved input", "[layers][linear]") {
   REQUIRE(t.per_record[2].saved_bytes == 1210368);
 }
 
+TEST_CASE("tied_linear_bias: a tied head's own bias is a parameter without a tensor of its own", "[layers][linear]") {
+  // BertLMPredictionHead's decoder in miniature: its weight is the 100 x 16 word embedding table
+  // (shared), its bias a [100] parameter added by the same addmm. Records: [0] sequential,
+  // [1] tokens, [2] shared, [3] embedding, [4] shared, [5] tied linear, [6] the bias.
+  const auto head = sequential(tokens(8), shared(1, embedding(100, 16)), shared(1, tied_linear(100)));
+  const auto with_bias = sequential(tokens(8), shared(1, embedding(100, 16)), shared(1, tied_linear(100)), tied_linear_bias(100));
+  const auto b = budget(with_bias, on_cuda(2), dev);
+  const auto h = budget(head, on_cuda(2), dev);
+  REQUIRE(b.parameter_count == 100 * 16 + 100);
+  REQUIRE(b.per_record[6].parameter_count == 100);
+  REQUIRE(b.per_record[6].saved_bytes == 0);
+  REQUIRE(b.saved_activations == h.saved_activations);
+  // the live peak grows by the bias (and at most its gradient: fp32, SGD, no state), not by a
+  // tensor of logits (which would be 2 x 8 x 100 x 4 = 6,400 B)
+  const auto grown = b.peak_tensor_bytes() - h.peak_tensor_bytes();
+  REQUIRE(grown >= 100 * 4);
+  REQUIRE(grown <= 2 * 100 * 4);
+  // a feature count other than the input's is a shape error
+  CHECK_THROWS_AS(budget(sequential(tokens(8), embedding(100, 16), tied_linear_bias(10)), on_cuda(2), dev), std::invalid_argument);
+}
+
 // --- convolutions ---------------------------------------------------------------------------------
 // params = C_in · C_out/groups · k^dims (+ C_out bias); out = (i + 2p − d(k−1) − 1)/s + 1.
 

@@ -163,3 +163,36 @@ TEST_CASE("Mixtral-8x7B LoRA: adapters on attention, experts frozen") {
   CHECK_THROWS(models::mixtral_lora(g, {}, {16, gate_proj, 0, base_weights::same}));
   CHECK_THROWS(models::mixtral_lora(g, {}, {16, q_proj, 0, base_weights::nf4}));
 }
+
+// transformers' generate() (serving_engine::hf): the cache unpaged at context - 1 tokens, the
+// prompts prefilled together, the whole capacity usable; measured on the H100 (TinyLlama,
+// Qwen2-7B) by accuracy.reference_cuda_real_libraries.
+constexpr serving hf_generate{.context = 1152, .concurrency = 8, .engine = serving_engine::hf, .generated = 128};
+constexpr auto l4_generate = serve(models::llama3_8b(), hf_generate, devices::l4);
+static_assert(l4_generate.kv_tokens_per_sequence == 1151);
+static_assert(l4_generate.usable == devices::l4.capacity);
+
+TEST_CASE("hf engine: generate()'s prefill of every prompt, its DynamicCache, the sequences that fit") {
+  const auto& b = l4_generate;
+  CHECK(b.kv_cache_bytes == std::int64_t{8} * 1151 * 131'072);
+  // the prefill of 8 x 1024 tokens at once is above one vLLM prefill of 1152 tokens
+  const auto vllm = serve(models::llama3_8b(), serving{.context = 1152, .concurrency = 8}, devices::l4);
+  CHECK(b.workspace > vllm.workspace);
+  // every term is linear in the sequences: max_sequences fits, one more does not
+  REQUIRE(b.max_sequences > 8);
+  serving more = hf_generate;
+  more.concurrency = b.max_sequences;
+  CHECK(serve(models::llama3_8b(), more, devices::l4).fits());
+  more.concurrency = b.max_sequences + 1;
+  CHECK_FALSE(serve(models::llama3_8b(), more, devices::l4).fits());
+  // a longer generation with the same context holds a smaller prefill
+  serving longer = hf_generate;
+  longer.generated = 1024;
+  CHECK(serve(models::llama3_8b(), longer, devices::l4).workspace < b.workspace);
+}
+
+TEST_CASE("hf engine: generated tokens must leave a prompt") {
+  serving none = hf_generate;
+  none.generated = none.context;
+  CHECK_THROWS_WITH(serve(models::llama3_8b(), none, devices::l4), Catch::Contains("generated tokens must be 0 or more and fewer than the context"));
+}

@@ -33,6 +33,8 @@ struct replay_result {
   /// the remainders a large block keeps when it is not split), above the resident blocks:
   /// after forward + loss, the peak through backward, the peak through optimizer.step().
   std::int64_t after_forward = 0, fwd_bwd_peak = 0, step_peak = 0;
+  /// torch.cuda.max_memory_allocated over the steps: the resident blocks included.
+  std::int64_t total_peak = 0;
 };
 
 /// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
@@ -51,7 +53,7 @@ class step_replay {
         a_.malloc(setup_.cublas_workspace), ++workspaces_;
       if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
-      handle_[k] = expansion_[k] >= 0 ? expand(k) : malloc_storage(k);
+      handle_[k] = malloc_storage(k);
     }
   }
   /// Allocated bytes when backward started (forward and the loss done).
@@ -60,7 +62,6 @@ class step_replay {
   constexpr void release_survivors() {
     for (std::size_t k = 0; k < s_.storages.size(); ++k)
       if (s_.storages[k].freed_at < 0) release(k);
-    pool_.clear();
   }
 
  private:
@@ -72,8 +73,6 @@ class step_replay {
   dyn_array<std::int32_t> freed_{};
   std::int32_t workspaces_ = 0;
   std::int64_t allocated_after_forward_ = 0;
-  dyn_array<std::int32_t> expansion_{};  ///< per storage: its phantom (phantoms, then phantom_grads), -1: none
-  dyn_array<std::int32_t> pool_{};       ///< blocks of expanded storages: handle -2 - b covers pool_[b + 1, b + 1 + pool_[b])
 
   /// Op temporaries: allocated together, freed together.
   constexpr void temporaries(std::size_t t) {
@@ -87,50 +86,15 @@ class step_replay {
     const auto& st = s_.storages[k];
     return st.external || st.bytes <= 0 ? -1 : a_.malloc(st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded);
   }
-  /// A phantom's storage as the copies' blocks: what the measured copy still held when the
-  /// phantom was made and keeps past the end of forward (a frozen copy's output, which the next
-  /// copy consumes, and autocast's cached casts, which go when forward ends, are not held by the
-  /// copies: op_rules.md A10), or its nodes' parameter gradients, `copies` times.
-  constexpr std::int32_t expand(std::size_t k) {
-    const auto e = static_cast<std::size_t>(expansion_[k]);
-    const bool grads = e >= s_.phantoms.size();
-    const auto& p = grads ? phantom_of_node(s_.phantom_grads[e - s_.phantoms.size()].node) : s_.phantoms[e];
-    const auto head = pool_.size();
-    pool_.push_back(0);
-    for (std::int64_t c = 0; c < p.copies; ++c) {
-      if (grads) {
-        for (auto n = p.first_node; n < p.node; ++n)
-          if (const auto g = s_.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes; g > 0) pool_.push_back(a_.malloc(g));
-      } else {
-        const auto kept_past = static_cast<std::int32_t>(k) > s_.backward_starts_at ? static_cast<std::int32_t>(k) : s_.backward_starts_at;
-        for (auto j = p.first; j < p.end; ++j)
-          if (const auto at = s_.storages[static_cast<std::size_t>(j)].freed_at; at < 0 || at > kept_past) pool_.push_back(malloc_storage(static_cast<std::size_t>(j)));
-      }
-    }
-    pool_[head] = static_cast<std::int32_t>(pool_.size() - head - 1);
-    return -2 - static_cast<std::int32_t>(head);
-  }
-  constexpr const sim::phantom_copies& phantom_of_node(std::int32_t node) const {
-    for (const auto& p : s_.phantoms) if (p.node == node) return p;
-    return s_.phantoms[0];  // every phantom gradient's node is a logged phantom
-  }
   constexpr void release(std::size_t k) {
-    const auto h = handle_[k];
+    a_.free(handle_[k]);
     handle_[k] = -1;
-    if (h >= 0) a_.free(h);
-    if (h > -2) return;
-    const auto head = static_cast<std::size_t>(-2 - h);
-    for (std::size_t b = head + 1; b <= head + static_cast<std::size_t>(pool_[head]); ++b) a_.free(pool_[b]);
   }
 
   /// Counting sort of the storages by freed_at.
   constexpr void bucket_frees() {
     const auto n = s_.storages.size();
     handle_.resize(n, -1);
-    expansion_.resize(n, -1);
-    for (std::size_t e = 0; e < s_.phantoms.size(); ++e) expansion_[static_cast<std::size_t>(s_.phantoms[e].storage)] = static_cast<std::int32_t>(e);
-    for (std::size_t e = 0; e < s_.phantom_grads.size(); ++e)
-      expansion_[static_cast<std::size_t>(s_.phantom_grads[e].storage)] = static_cast<std::int32_t>(s_.phantoms.size() + e);
     free_begin_.resize(n + 2, 0);
     for (const auto& st : s_.storages) if (st.freed_at >= 0) ++free_begin_[static_cast<std::size_t>(st.freed_at) + 1];
     for (std::size_t k = 1; k < n + 2; ++k) free_begin_[k] += free_begin_[k - 1];

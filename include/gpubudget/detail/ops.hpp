@@ -61,7 +61,7 @@ struct layer_ctx {
   constexpr void add_param(std::int64_t elements) {
     if (!first_use) return;
     parameter_count = checked_add(parameter_count, elements);
-    if (s.log_allocator) s.parameter_tensors.push_back(trainable ? elements : -elements);
+    if (s.log_allocator && !s.parameters_logged) s.parameter_tensors.push_back(trainable ? elements : -elements);
     if (s.count_adam8bit) adam8bit_state += adam8bit_state_bytes(elements);
     if (elements > largest_param) largest_param = elements;
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
@@ -75,6 +75,7 @@ struct layer_ctx {
     frozen_parameter_count = checked_add(frozen_parameter_count, elements);
     base_weight_count = checked_add(base_weight_count, elements);
     base_weight_bytes = checked_add(base_weight_bytes, bytes);
+    if (s.log_allocator && !s.parameters_logged) s.base_weight_tensors.push_back(bytes);
   }
   /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
   /// the weights of different sub-modules of one layer (attention's projections).

@@ -165,17 +165,10 @@ struct sim {
   bool log_allocator = false;
   dyn_array<std::int64_t> temporaries{};
   dyn_array<std::int64_t> parameter_tensors{};
+  dyn_array<std::int64_t> base_weight_tensors{};  ///< frozen base weights (LoRA, QLoRA): bytes each
+  bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
   std::int32_t backward_starts_at = -1;
-  /// A repeat's phantom (walker::add_phantom) as the copies it stands for: storage `storage`
-  /// holds what copies of the measured copy (storages [first, end), nodes [first_node, node))
-  /// retain; node `node` is the phantom's.
-  struct phantom_copies {
-    std::int32_t storage = -1, first = 0, end = 0, first_node = 0, node = -1;
-    std::int64_t copies = 0;
-  };
-  dyn_array<phantom_copies> phantoms{};
-  struct phantom_grad { std::int32_t storage = -1, node = -1; };  ///< the .grad a phantom's node makes
-  dyn_array<phantom_grad> phantom_grads{};
+  /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).
   constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1) {
     temporaries.push_back(static_cast<std::int64_t>(storages.size()));
     temporaries.push_back(bytes);

@@ -47,6 +47,7 @@ struct walker {
   constexpr void next_micro_batch() {
     first_node_of_pass = static_cast<std::int32_t>(s.autograd_nodes.size());
     counting = false;
+    s.parameters_logged = true;
     next_key = 0;
     for (auto& k : first_key) k = -1;
     share_ids.clear();
@@ -315,7 +316,9 @@ struct walker {
   /// (each retains the same bytes and adds the same gradients), so their peaks lie between
   /// those of copy 2 and copy `count`: the walk simulates copies 1, 2 and `count` and stands in
   /// for the others with one "phantom" record holding their retained bytes and gradients.
-  /// That keeps a repeat's cost that of three blocks at most, whatever its count.
+  /// That keeps a repeat's cost that of three blocks at most, whatever its count. With the
+  /// caching allocator's log on (sim::log_allocator), every copy is walked: the allocator sees
+  /// each copy's requests, temporaries and frees in the order the process makes them (A11).
   constexpr value walk_repeat(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
     const std::int64_t count = L.count;
@@ -327,12 +330,12 @@ struct walker {
     bool taken = false;
     const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
-      const bool measure = r == 1 && count > 3 && !told_apart;  // also while re-running a checkpointed block
+      // the allocator model replays every copy's requests in the process's order (op_rules.md A11)
+      const bool measure = r == 1 && count > 3 && !told_apart && !s.log_allocator;  // also while re-running a checkpointed block
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
                  trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
-                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes,
-                 storages0 = static_cast<std::int64_t>(s.storages.size()), tensors0 = static_cast<std::int64_t>(s.parameter_tensors.size());
+                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes;
       const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
       const auto cache0 = s.forward_cache.size();
       dyn_array<record_stats> before{};
@@ -372,7 +375,6 @@ struct walker {
         const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
         const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
         if (views > 0) s.add_host(views, s.host_view_bytes);
-        if (s.log_allocator) log_copies(storages0, nodes0, tensors0, copies);
         // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
         // forward ends, not with the phantom in backward (op_rules.md CT5)
         const auto cached = cache_only(cache0);
@@ -399,23 +401,6 @@ struct walker {
       if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
     }
     return h;
-  }
-
-  /// The caching allocator's replay sees the copies a phantom stands for as copies of the
-  /// measured one (allocator_replay.hpp): its storages [storages0, now), its nodes' gradients,
-  /// and (the first time) its parameter tensors.
-  constexpr void log_copies(std::int64_t storages0, std::int32_t nodes0, std::int64_t tensors0, std::int64_t copies) {
-    if (s.no_grad) return;
-    const auto node = s.replay_cursor >= 0 ? s.replay_cursor : static_cast<std::int32_t>(s.autograd_nodes.size());
-    s.phantoms.push_back(sim::phantom_copies{static_cast<std::int32_t>(s.storages.size()), static_cast<std::int32_t>(storages0),
-                                             static_cast<std::int32_t>(s.storages.size()), nodes0, node, copies});
-    if (!counting || replaying) return;
-    const auto tensors1 = static_cast<std::int64_t>(s.parameter_tensors.size());
-    for (std::int64_t c = 0; c < copies; ++c)
-      for (auto k = tensors0; k < tensors1; ++k) {
-        const auto elements = s.parameter_tensors[static_cast<std::size_t>(k)];  // a copy: push_back may move the array
-        s.parameter_tensors.push_back(elements);
-      }
   }
 
   /// The scope of copy `r` of repeat `i`, whose copies a train_only name tells apart.
@@ -667,9 +652,7 @@ struct walker {
             (key_has_grad[static_cast<std::size_t>(key)] & 3) != backward_pass)
           key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
         else {
-          const auto before = s.storages.size();
           param_grad(key, rec.param_grad_bytes);
-          if (s.log_allocator && s.storages.size() > before) s.phantom_grads.push_back({static_cast<std::int32_t>(before), n});
         }
         continue;
       }

@@ -38,6 +38,32 @@ constexpr layer linear(std::int64_t out_features, no_bias_t) { return as_layer(l
 /// the tied weight's row count.
 constexpr layer tied_linear(std::int64_t out_features) { return as_layer(linear_op{out_features, false, true}); }
 
+/// The bias of a linear layer whose weight is tied (transformers' BertLMPredictionHead: `decoder`
+/// takes the word embeddings' weight, `decoder.bias` is a [vocab] parameter of its own; place
+/// this right after the shared(id, tied_linear(vocab))). The bias is added by the same addmm:
+/// no tensor of its own, nothing saved; its gradient is the output's summed over the tokens.
+struct tied_linear_bias_op {
+  std::int64_t features = {};
+};
+
+template <>
+struct op_traits<tied_linear_bias_op> {
+  static constexpr const char* name = "linear bias (tied weight)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const tied_linear_bias_op& op, const detail::value& x) {
+    if (x.s.rank < 1 || x.s.last() != op.features) detail::shape_mismatch_between_layers();
+    c.add_param(op.features);
+    detail::value y = c.s.view(x, x.s);  // the addmm's own output
+    if (auto n = c.s.record(y); n >= 0) {
+      c.s.grad_to(n, x);
+      c.param_grads(n, op.features, 0);
+    }
+    return y;
+  }
+  static constexpr std::int64_t flops(const tied_linear_bias_op&, const shape&, const shape& out) { return out.numel(); }
+};
+
+constexpr layer tied_linear_bias(std::int64_t features) { return as_layer(tied_linear_bias_op{features}); }
+
 /// `x @ W.t()` on an earlier layer's weight W [out_features, in] (minGPT's head on the token
 /// embedding, measure.py's GPT2): as tied_linear, except that under autocast the 16-bit copy
 /// is of the transposed view, so W's gradient arrives through a view (TBackward), which the

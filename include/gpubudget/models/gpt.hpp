@@ -43,6 +43,19 @@ constexpr auto gpt(const gpt_config& g) {
                     named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, transposed_tied_linear(g.vocab))));
 }
 
+/// GPT2ForSequenceClassification (transformers models/gpt2/modeling_gpt2.py): GPT2Model (no LM
+/// head, so no tie) and `score` = Linear(n_embd, num_labels, bias=False) on every token, then the
+/// logits of the last non-padding token are the output. gpt2 with 2 labels: 124,441,344
+/// parameters (124,439,808 + 768 x 2).
+constexpr auto gpt_seq_cls(const gpt_config& g, std::int64_t labels) {
+  if (labels < 1) gpubudget::detail::invalid_layer_argument();
+  auto blocks = named("transformer.h", repeat(g.layers, gpt_block(g)));
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return sequential(tokens(g.seq), named("transformer.wte", embedding(g.vocab, g.width)), named("transformer.wpe", learned_positions(g.context)),
+                    named("transformer.drop", dropout(g.dropout_percent)), blocks, named("transformer.ln_f", layer_norm()),
+                    named("score", linear(labels, no_bias)), select_token(g.seq - 1));
+}
+
 constexpr gpt_config gpt2_small(std::int64_t seq = 1024) { return {50257, 1024, 768, 12, 12, 0, seq, false}; }
 constexpr gpt_config gpt2_medium(std::int64_t seq = 1024) { return {50257, 1024, 1024, 24, 16, 0, seq, false}; }
 constexpr gpt_config gpt2_large(std::int64_t seq = 1024) { return {50257, 1024, 1280, 36, 20, 0, seq, false}; }

@@ -57,6 +57,26 @@ constexpr auto bert_encoder(const bert_config& b) {
 constexpr auto bert(const bert_config& b) {
   return sequential(bert_encoder(b), named("pooler", sequential(select_token(0), named("dense", linear(b.width)), named("activation", tanh()))));
 }
+/// BertForSequenceClassification (transformers models/bert/modeling_bert.py): BertModel with
+/// its pooler, dropout (classifier_dropout, else hidden_dropout_prob) and `classifier` =
+/// Linear(hidden_size, num_labels). bert-base-uncased with 2 labels: 109,483,778 parameters
+/// (109,482,240 + 768 x 2 + 2).
+constexpr auto bert_seq_cls(const bert_config& b, std::int64_t labels, std::int64_t classifier_dropout_percent) {
+  return sequential(named("bert", bert(b)), named("dropout", dropout(classifier_dropout_percent)), named("classifier", linear(labels)));
+}
+/// BertForMaskedLM (modeling_bert.py): BertModel without the pooler, then cls.predictions:
+/// transform (Linear(hidden, hidden), GELU, LayerNorm) and `decoder`, a Linear(hidden, vocab)
+/// whose weight is the word embeddings' (tied) and whose bias is its own [vocab] parameter; the
+/// logits [seq, vocab] are the output. bert-base-uncased: 109,514,298 parameters (108,891,648
+/// without the pooler + 592,128 transform + 30,522 decoder bias).
+constexpr auto bert_masked_lm(const bert_config& b) {
+  return sequential(tokens(b.seq), named("bert.embeddings.word_embeddings", shared(1, embedding(b.vocab, b.width))),
+                    named("bert.embeddings", bert_embeddings(b.type_vocab, b.max_positions)), named("bert.embeddings.LayerNorm", layer_norm()),
+                    named("bert.embeddings.dropout", dropout(b.dropout_percent)), named("bert.encoder.layer", repeat(b.layers, bert_layer(b))),
+                    named("cls.predictions.transform.dense", linear(b.width)), named("cls.predictions.transform.transform_act_fn", gelu()),
+                    named("cls.predictions.transform.LayerNorm", layer_norm()), named("cls.predictions.decoder", shared(1, tied_linear(b.vocab))),
+                    named("cls.predictions.bias", tied_linear_bias(b.vocab)));
+}
 /// bert-base-uncased: 109,482,240 parameters with the pooler.
 constexpr bert_config bert_base(std::int64_t seq = 512) { return {30522, 512, 2, 768, 12, 12, 3072, 10, 10, seq, true}; }
 /// bert-large-uncased.
@@ -151,6 +171,29 @@ constexpr auto phi3_block(const llama_config& g) {
 /// Phi-3 (phi3_mini): `layers` Phi3DecoderLayers between the embedding and the LM head.
 constexpr auto phi3(const llama_config& g) { return llama_stack(g, repeat(g.layers, phi3_block(g))); }
 
+/// The sequence-classification head transformers 5 gives every decoder of this family
+/// (GenericForSequenceClassification, transformers/modeling_layers.py: LlamaFor-, MistralFor-,
+/// Qwen2For-, GemmaFor-, Phi3For-, MixtralForSequenceClassification): the decoder without its LM
+/// head, `score` = Linear(hidden_size, num_labels, bias=False) on every token's hidden state, then
+/// the logits of the last non-padding token (an unpadded batch's last token) are the output.
+/// (transformers refuses a batch of more than one without config.pad_token_id; with one set, the
+/// memory is this.)
+template <std::size_t N>
+constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::int64_t labels) {
+  if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), scale_if(g.scaled_embedding),
+                    named("model.layers", blocks), named("model.norm", rms_norm()), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
+}
+/// LlamaForSequenceClassification (and Mistral, Qwen2, Gemma): Qwen2-0.5B with 2 labels has
+/// 494,034,560 parameters (494,032,768 with its tied head, which adds none, + 896 x 2).
+constexpr auto llama_seq_cls(const llama_config& g, std::int64_t labels) {
+  if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();
+  return llama_seq_cls_stack(g, repeat(g.layers, llama_block(g)), labels);
+}
+/// Phi3ForSequenceClassification: Phi-3's packed layers under the same head.
+constexpr auto phi3_seq_cls(const llama_config& g, std::int64_t labels) { return llama_seq_cls_stack(g, repeat(g.layers, phi3_block(g)), labels); }
+
 /// Llama-2-7B: 6,738,415,616 parameters.
 constexpr llama_config llama2_7b(std::int64_t seq = 4096) { return {32000, 4096, 32, 32, 32, 11008, 4096, seq, false}; }
 /// Llama-2-13B: 13,015,864,320 parameters.
@@ -231,6 +274,11 @@ constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
                     residual(named("post_attention_layernorm", rms_norm()), named("block_sparse_moe", moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
 }
 constexpr auto mixtral(const llama_config& g, const moe_config& m) { return llama_stack(g, repeat(g.layers, mixtral_block(g, m))); }
+
+/// MixtralForSequenceClassification: the MoE layers under the family's classification head.
+constexpr auto mixtral_seq_cls(const llama_config& g, const moe_config& m, std::int64_t labels) {
+  return llama_seq_cls_stack(g, repeat(g.layers, mixtral_block(g, m)), labels);
+}
 
 /// Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active per token (top 2 of 8).
 /// mistralai/Mixtral-8x7B-v0.1 config.json: hidden_size 4096, intermediate_size 14336, 32

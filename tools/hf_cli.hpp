@@ -1,0 +1,84 @@
+// tools/hf_cli.hpp — the command line's transformers flags, kept apart from estimate.cpp:
+//
+//   gpubudget --hf-config config.json [--task causal-lm|seq-cls|masked-lm|seq2seq|base] ...
+//   gpubudget resnet50 --teacher path/to/config.json ...      (a teacher from a config.json)
+//
+// --task picks the head (transformers' task class); without it the config's "architectures"
+// decides (LlamaForCausalLM: causal-lm, BertForMaskedLM: masked-lm, ...). Which flags combine
+// with which config: --lora and --serve build on a causal decoder of the Llama family or Mixtral
+// (llm_cli.hpp), --quant on their weights; everything else (--gpus, --teacher, --svg, the step's
+// flags) takes any family and head. A combination that cannot be budgeted is a usage error
+// (exit 2) naming what is missing.
+#pragma once
+#include <deque>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli_args.hpp"
+#include "hf_config.hpp"
+
+namespace gpubudget::tools {
+
+inline std::vector<cli::option_spec> hf_options() {
+  return {{"task", true, "T",
+           "with --hf-config: the head, causal-lm | seq-cls | masked-lm | seq2seq | base (default: the config's \"architectures\", e.g. "
+           "BertForMaskedLM: masked-lm)"}};
+}
+
+/// --task T (nullopt without the flag); --task without --hf-config is an error.
+inline std::optional<models::hf_task> parse_task(const cli::parsed_args& a) {
+  if (!a.has("task")) return std::nullopt;
+  if (!a.has("hf-config")) throw cli::usage_error("--task needs --hf-config FILE (a zoo model's head is part of its name)");
+  const auto t = cli::parse_choice("--task", *a.get("task"), {"causal-lm", "seq-cls", "masked-lm", "seq2seq", "base"});
+  using models::hf_task;
+  return t == "causal-lm" ? hf_task::causal_lm : t == "seq-cls" ? hf_task::seq_cls : t == "masked-lm" ? hf_task::masked_lm
+         : t == "seq2seq" ? hf_task::seq2seq : hf_task::base;
+}
+
+/// The flags that build on a causal decoder of the Llama family or Mixtral (--lora, --serve, and
+/// --quant through them), checked against the config's model: a usage error naming what is missing.
+inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
+  using models::hf_family;
+  const auto& d = m.description;
+  const std::string model = m.entry.name;
+  const bool llama = d.family == hf_family::decoder || d.family == hf_family::mixtral;
+  if (a.has("serve") && d.family == hf_family::bert)
+    throw cli::usage_error("--serve budgets generate()'s KV cache; " + model + " is an encoder (BERT has no generate()): budget it with --inference");
+  if (a.has("serve") && !llama)
+    throw cli::usage_error("--serve with --hf-config of model_type " + m.model_type +
+                           ": the serving model (KV cache, paged blocks) is the Llama family's and Mixtral's (llama, mistral, qwen2, gemma, phi3, mixtral config.json)");
+  if (a.has("lora") && !llama)
+    throw cli::usage_error("--lora with --hf-config of model_type " + m.model_type +
+                           ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, gemma, phi3, mixtral config.json)");
+  const char* flag = a.has("serve") ? "--serve" : a.has("lora") ? "--lora" : nullptr;
+  if (flag && d.task != models::hf_task::causal_lm)
+    throw cli::usage_error(std::string(flag) + " with --task " + models::hf_task_name(d.task) + ": " +
+                           (a.has("serve") ? "a classification head has no generate() (serving needs --task causal-lm)"
+                                           : "PEFT's LoRA is modelled on the causal LM (TaskType.CAUSAL_LM); a classifier's modules_to_save head is not: use --task causal-lm"));
+}
+
+/// The model of a config.json (kept alive for the run): --hf-config FILE with --task, or a
+/// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name, not
+/// applied: from_pretrained loads float32 weights unless asked otherwise, which is what
+/// --precision says.
+inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string& path, std::optional<models::hf_task> task,
+                                      const cli::parsed_args* checked) {
+  static std::deque<hf_model> kept;
+  try {
+    kept.push_back(from_hf_config(path, task));
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what(), own = "--hf-config: ";  // the flag that named the file
+    throw cli::usage_error(flag + ": " + (what.rfind(own, 0) == 0 ? what.substr(own.size()) : what));
+  }
+  if (checked) check_hf_flags(*checked, kept.back());
+  auto& e = kept.back().entry;
+  e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
+  return &e;
+}
+
+/// Does a --teacher value name a config.json (rather than a zoo model)?
+inline bool names_a_config(const std::string& s) { return s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0; }
+
+}  // namespace gpubudget::tools
