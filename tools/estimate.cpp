@@ -35,6 +35,7 @@
 #include "cli_args.hpp"
 #include "distributed_cli.hpp"
 #include "llm_cli.hpp"
+#include "graph_source.hpp"
 #include "hf_cli.hpp"
 #include "hf_config.hpp"
 #include "real_library_reference.hpp"
@@ -615,6 +616,7 @@ std::vector<cli::option_spec> general_options() {
       {"freeze-all-but", true, "NAMES", "train only the modules these comma-separated PyTorch module paths (or prefixes of them) select, e.g. layer4.2.conv3"},
       {"freeze-all", false, "", "freeze every parameter"},
       {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
+      {"graph", true, "FILE", "the model from a JSON graph that tools/gpubudget-export wrote (any nn.Module; docs/export.md) instead of a zoo name"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model, or a transformers config.json), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "a flat allocator fragmentation reserve in percent of the peak, 0 to 100, in place of the caching allocator model"},
@@ -751,6 +753,27 @@ const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label) 
   const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a);
   label = e->name;
   return e;
+}
+
+/// --graph FILE: the file's model joins the zoo under a name no zoo model has, and the arguments
+/// name it as the model (every other option then applies as to a zoo model).
+cli::parsed_args with_graph_model(cli::parsed_args a, std::vector<tools::zoo_entry>& zoo) {
+  if (!a.has("graph")) return a;
+  if (!a.positionals.empty()) throw usage_error("unexpected argument '" + a.positionals[0] + "' with --graph (the graph file is the model)");
+  if (a.has("hf-config")) throw usage_error("--graph does not combine with --hf-config (one model at a time)");
+  for (const auto& [family, sizes] : tools::families())
+    for (const auto& o : sizes)
+      if (a.has(o.name)) throw usage_error("--" + o.name + " does not apply to --graph: the file fixes every size (export it again, e.g. with another --input)");
+  try {
+    zoo.insert(zoo.begin(), tools::graph_entry(*a.get("graph")));
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+  zoo.front().name += " (graph)";
+  a.positionals.push_back(zoo.front().name);
+  a.values.erase("graph");
+  a.order.erase(std::find(a.order.begin(), a.order.end(), "graph"));
+  return a;
 }
 
 run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
@@ -1196,8 +1219,9 @@ void check_freeze_prefixes(const run_config& c, training t) {
   }
 }
 
-int run(const cli::parsed_args& a) {
-  const auto zoo = tools::zoo();
+int run(const cli::parsed_args& given) {
+  auto zoo = tools::zoo();
+  const auto a = with_graph_model(given, zoo);
   tools::require_serve_for_its_flags(a);
   if (a.has("serve")) tools::reject_with_serve(a);
   if (a.has("quant") && !a.has("lora") && !a.has("serve"))

@@ -114,6 +114,7 @@ inline std::map<std::string, std::vector<size_option>> families() {
       {"bev", {{"layers", 1, 64, "2"}, {"channels", 1, 4096, "64"}, {"size", 1, 4096, "64"}, {"heads", 1, 256, "4"}, {"kernel", 1, 63, "7"}}},
       {"dual_vit", {{"image-size", 16, 4096, "448"}, {"classes", 1, big, "200"}}},
       {"gat", {{"nodes", 1, 100000000, "2000"}, {"edges", 1, 1000000000, "20000"}, {"ids", 1, 100000000, "5000"}}},
+      {"graph", {}},  // --graph FILE (graph_source.hpp): the file fixes every size
       {"temporal", {{"c1", 1, 4096, "64"}, {"c2", 1, 4096, "128"}, {"c3", 1, 4096, "256"}, {"image-size", 1, 4096, "96"}}},
   };
 }

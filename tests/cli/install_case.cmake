@@ -1,4 +1,4 @@
-# Installs the `cli` component of a build tree into PREFIX and runs PREFIX/bin/gpubudget --help.
+# Installs the `cli` component of a build tree into PREFIX and runs PREFIX/bin/gpubudget --help (and gpubudget-export --help).
 file(REMOVE_RECURSE ${PREFIX})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --component cli --prefix ${PREFIX} COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND ${PREFIX}/bin/gpubudget --help OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -7,3 +7,8 @@ if(NOT rc EQUAL 0)
 endif()
 string(REGEX MATCH "^usage: gpubudget MODEL" first "${out}")
 message("installed gpubudget runs: ${first}")
+# gpubudget-export is installed next to it (it needs PyTorch only to export, not for --help)
+execute_process(COMMAND ${PREFIX}/bin/gpubudget-export --help OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^usage: gpubudget-export")
+  message(FATAL_ERROR "${PREFIX}/bin/gpubudget-export --help exited with ${rc}: ${out}")
+endif()

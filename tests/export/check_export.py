@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Holds gpubudget-export's descriptions to the zoo's and to PyTorch 2.6 CPU measurements.
+
+    check_export.py GPUBUDGET REPO torch26    export in the PyTorch 2.6 root (exit 77 = skip if absent)
+    check_export.py GPUBUDGET REPO committed  the committed graphs of tests/export/data (no torch)
+
+For each model: the exported parameter count equals sum(p.numel()) exactly (the file states it, the
+CLI counts the ops'); the exported description's saved-for-backward and peaks agree with the zoo's
+description of the same model within 1 % (the CPU reference step of --runtime torch2.6-cpu, and the
+default CUDA budget on a T4); where benchmarks/accuracy/reference/pytorch-2.6-cpu.json measured the
+same model and configuration, with that measurement (saved +-2 %, peaks +-3 %). Prints the
+agreement table; exits 1 on any miss.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+ZOO_TOL, SAVED_TOL, PEAK_TOL = 0.01, 0.02, 0.03
+PEAKS = ("fwd_bwd_peak_bytes", "step_peak_bytes")
+
+# name, factory, per-sample input, zoo model with its size flags (None: not in the zoo), reference case
+TORCH26_MODELS = [
+    ("resnet18", "torchvision.models:resnet18", "3,96,96", ["resnet18", "--image-size", "96"], "resnet18_b2_96"),
+    ("resnet50", "torchvision.models:resnet50", "3,64,64", ["resnet50", "--image-size", "64"], "resnet50_b2_64"),
+    ("mobilenet_v2", "torchvision.models:mobilenet_v2", "3,96,96", ["mobilenet_v2", "--image-size", "96"], "mobilenet_v2_b2_96"),
+    ("mobilenet_v3_large", "torchvision.models:mobilenet_v3_large", "3,96,96", ["mobilenet_v3_large", "--image-size", "96"], "mobilenet_v3_large_b2_96"),
+    ("efficientnet_b0", "torchvision.models:efficientnet_b0", "3,96,96", ["efficientnet_b0", "--image-size", "96"], "efficientnet_b0_b2_96"),
+    ("vgg11_bn", "torchvision.models:vgg11_bn", "3,64,64", ["vgg11_bn", "--image-size", "64"], "vgg11_bn_b2_64"),
+    ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
+    ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
+]
+# name, file in tests/export/data, zoo model (224x224), measured case (data/custom-pytorch-2.6-cpu.json)
+COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
+             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64")]
+
+
+def cli(gpubudget, model_args, extra):
+    r = subprocess.run([gpubudget] + model_args + extra, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"gpubudget {' '.join(model_args + extra)} failed ({r.returncode}): {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def cpu_step(gpubudget, model_args, optimizer):
+    return cli(gpubudget, model_args, ["--batch", "2", "--optimizer", optimizer, "--json", "--runtime", "torch2.6-cpu"])
+
+
+def cuda_peak(gpubudget, model_args):
+    doc = cli(gpubudget, model_args, ["--batch", "8", "--device", "t4", "--format", "json"])
+    return doc
+
+
+def find_number(doc, key):
+    """The first value of `key` anywhere in a --format json document."""
+    if isinstance(doc, dict):
+        if key in doc and isinstance(doc[key], (int, float)):
+            return doc[key]
+        doc = list(doc.values())
+    if isinstance(doc, list):
+        for v in doc:
+            found = find_number(v, key)
+            if found is not None:
+                return found
+    return None
+
+
+def err(a, b):
+    return (a - b) / b if b else (0.0 if a == 0 else float("inf"))
+
+
+class Table:
+    def __init__(self):
+        self.rows, self.failed = [], False
+
+    def check(self, model, field, exported, other, against, tol):
+        e = err(exported, other)
+        ok = abs(e) <= tol if tol > 0 else exported == other
+        self.failed |= not ok
+        self.rows.append(f"| {model} | {field} | {exported} | {against} {other} | {e * 100:+.2f} % | {'ok' if ok else '**MISS**'} (tolerance {'exact' if tol == 0 else f'{tol * 100:g} %'}) |")
+
+    def print(self):
+        print("| model | field | exported | against | error | verdict |\n|---|---|---:|---:|---:|---|")
+        print("\n".join(self.rows))
+
+
+def compare(t, gpubudget, name, graph, stated, zoo_args, ref):
+    """The CPU reference step (batch 2, for-loop step(), fp32; the measured case's optimizer)."""
+    if ref and (ref["batch"] != 2 or ref.get("precision", "fp32") != "fp32" or ref["optimizer_impl"] != "for_loop"):
+        raise SystemExit(f"{name}: the measured case is not a batch-2 fp32 for-loop step")
+    optimizer = ref["optimizer"] if ref else "adamw"
+    mine = cpu_step(gpubudget, ["--graph", graph], optimizer)
+    t.check(name, "params", mine["params"], stated, "sum(p.numel())", 0)
+    if zoo_args:
+        zoo = cpu_step(gpubudget, zoo_args, optimizer)
+        t.check(name, "params", mine["params"], zoo["params"], "zoo", 0)
+        for f in ("saved_bytes",) + PEAKS:
+            t.check(name, f + " (CPU 2.6)", mine[f], zoo[f], "zoo", ZOO_TOL)
+        g, z = cuda_peak(gpubudget, ["--graph", graph]), cuda_peak(gpubudget, zoo_args)
+        for key in ("saved_for_backward", "step_peak", "device_total"):
+            a, b = find_number(g, key), find_number(z, key)
+            if a is None or b is None:
+                raise SystemExit(f"--format json has no '{key}'")
+            t.check(name, key + " (T4, batch 8)", a, b, "zoo", ZOO_TOL)
+    if ref:
+        t.check(name, "saved_bytes", mine["saved_bytes"], ref["saved_bytes"], "measured", SAVED_TOL)
+        for f in PEAKS:
+            t.check(name, f, mine[f], ref[f], "measured", PEAK_TOL)
+
+
+def reference_cases(repo):
+    """The 2.6 CPU reference's cases and the custom modules' (tests/export/measure_custom.py)."""
+    cases = {}
+    for file in ("benchmarks/accuracy/reference/pytorch-2.6-cpu.json", "tests/export/data/custom-pytorch-2.6-cpu.json"):
+        with open(os.path.join(repo, file)) as f:
+            cases.update({c["case"]: c for c in json.load(f)["cases"]})
+    return cases
+
+
+def run_torch26(gpubudget, repo):
+    env = os.path.join(repo, "scripts/torch26-env")
+    if subprocess.run([env, "path"], capture_output=True).returncode != 0:
+        print("SKIP: the PyTorch 2.6 CPU root is absent (scripts/torch26-env build makes it; needs root)")
+        return SKIP
+    refs, t = reference_cases(repo), Table()
+    # the root sees the repository only (bind-mounted): paths relative to it, the files inside it;
+    # every export in one process (tests/export/export_many.py), the unmappable module last
+    with tempfile.TemporaryDirectory(dir=repo, prefix=".export-check-") as tmp:
+        outs = [os.path.relpath(os.path.join(tmp, m[0] + ".json"), repo) for m in TORCH26_MODELS]
+        jobs = [f"{factory} --path . --input {shape} -o {out}" for (_, factory, shape, _, _), out in zip(TORCH26_MODELS, outs)]
+        jobs.append(UNMAPPABLE + " -o " + os.path.relpath(os.path.join(tmp, "unmappable.json"), repo))
+        r = subprocess.run([env, "run", "python3", "tests/export/export_many.py"] + jobs, capture_output=True, text=True, cwd=repo)
+        results = [line.split("\t", 1) for line in r.stdout.splitlines()]
+        if r.returncode != 0 or len(results) != len(jobs):
+            raise SystemExit(f"export_many.py failed ({r.returncode}): {r.stdout}{r.stderr}")
+        for (name, factory, _, zoo_args, case), out, (rc, err) in zip(TORCH26_MODELS, outs, results):
+            if rc != "0":
+                raise SystemExit(f"gpubudget-export {factory} failed: {err}")
+            with open(os.path.join(repo, out)) as f:
+                stated = json.load(f)["parameters"]
+            compare(t, gpubudget, name, os.path.join(repo, out), stated, zoo_args, refs.get(case) if case else None)
+        unmapped_ok = unmappable_is_an_error(*results[-1], os.path.join(repo, jobs[-1].split(" -o ")[1]))
+    t.print()
+    return 1 if t.failed or not unmapped_ok else 0
+
+
+UNMAPPABLE = "tests.export.custom_models:pair_scores --path . --input 10,16"
+
+
+def unmappable_is_an_error(rc, err, out):
+    """An op with no gpubudget counterpart stops the export (exit 2) naming the op and module, and
+    writes no file."""
+    want = "no gpubudget op for call_function einsum (node einsum, module scores)"
+    ok = rc == "2" and want in err and not os.path.exists(out)
+    print(f"unmappable op: exit {rc}, stderr {err!r}: {'ok' if ok else '**MISS** (expected exit 2, no file and ' + repr(want) + ')'}")
+    return ok
+
+
+def run_committed(gpubudget, repo):
+    refs, t = reference_cases(repo), Table()
+    for name, file, zoo_args, case in COMMITTED:
+        path = os.path.join(repo, "tests/export/data", file)
+        with open(path) as f:
+            stated = json.load(f)["parameters"]
+        compare(t, gpubudget, name, path, stated, zoo_args, refs.get(case) if case else None)
+    t.print()
+    return 1 if t.failed else 0
+
+
+def main(argv):
+    gpubudget, repo, mode = argv
+    return run_torch26(gpubudget, repo) if mode == "torch26" else run_committed(gpubudget, repo)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,113 @@
+"""Small custom modules that no zoo entry describes, for tests/export (gpubudget-export's input).
+
+bev_unfold_net: a BEV-style grid network after seed 000's report: a conv stem, then blocks that
+gather each cell's 3x3 neighbourhood with F.unfold, mix it with a 1x1 convolution, GroupNorm and
+SiLU, and add it back (x + f(x)); a two-branch stage concatenated (a 1x1 conv and a depthwise 3x3),
+pooling and a dropout + linear head.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class NeighbourhoodMix(nn.Module):
+    def __init__(self, c, k=3):
+        super().__init__()
+        self.k = k
+        self.mix = nn.Conv2d(c * k * k, c, 1)
+        self.norm = nn.GroupNorm(8, c)
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        n = F.unfold(x, self.k, padding=self.k // 2)          # [B, C*k*k, H*W]
+        n = n.view(b, c * self.k * self.k, h, w)
+        return x + self.act(self.norm(self.mix(n)))
+
+
+class TwoBranch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.point = nn.Conv2d(c, c, 1, bias=False)
+        self.depth = nn.Conv2d(c, c, 3, padding=1, groups=c, bias=False)
+        self.bn = nn.BatchNorm2d(2 * c)
+
+    def forward(self, x):
+        return F.relu(self.bn(torch.cat([self.point(x), self.depth(x)], dim=1)), inplace=True)
+
+
+class BevUnfoldNet(nn.Module):
+    def __init__(self, channels=32, blocks=2, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, channels, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(channels), nn.ReLU(inplace=True))
+        self.blocks = nn.Sequential(*[NeighbourhoodMix(channels) for _ in range(blocks)])
+        self.fuse = TwoBranch(channels)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Sequential(nn.Dropout(0.1), nn.Linear(2 * channels, classes))
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        x = self.pool(self.fuse(x))
+        return self.head(torch.flatten(x, 1))
+
+
+def bev_unfold_net(channels=32, blocks=2, classes=10):
+    return BevUnfoldNet(channels, blocks, classes)
+
+
+class PairScores(nn.Module):
+    """An op the exporter cannot map (einsum): exporting it must fail, naming einsum and the module."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.proj = nn.Linear(c, c)
+        self.scores = Scores()
+
+    def forward(self, x):
+        return self.scores(self.proj(x))
+
+
+class Scores(nn.Module):
+    def forward(self, x):
+        return torch.einsum("bic,bjc->bij", x, x)
+
+
+def pair_scores():
+    return PairScores()
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, width, heads, mlp):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.ln_2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Dropout(0.1), nn.Linear(mlp, width))
+
+    def forward(self, x):
+        h = self.ln_1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class FrameTransformer(nn.Module):
+    """A per-frame CNN feature map read as tokens by two pre-norm encoder blocks (after seed 004's
+    temporal model): conv stem, patch tokens (flatten + transpose), MultiheadAttention blocks, a
+    mean over tokens and a linear head."""
+
+    def __init__(self, width=64, heads=4, blocks=2, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                                  nn.Conv2d(32, width, 4, stride=4))
+        self.blocks = nn.Sequential(*[EncoderBlock(width, heads, 4 * width) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)   # [B, tokens, width]
+        x = self.ln(self.blocks(x))
+        return self.head(x.mean(dim=1))
+
+
+def frame_transformer(width=64, heads=4, blocks=2, classes=10):
+    return FrameTransformer(width, heads, blocks, classes)

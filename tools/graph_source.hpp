@@ -1,0 +1,345 @@
+// tools/graph_source.hpp — a zoo entry from a JSON graph that tools/gpubudget-export wrote
+// (--graph FILE; the format is docs/export.md's).
+//
+// The graph is read at run time into the library's own `layer` records, through its public
+// factories (conv2d(...), sequential(), parallel(merge_kind::...)): a leaf is {"op": ..., its
+// fields, "name"}, a composition {"block": sequential | residual | residual_inplace | parallel,
+// "merge", "parts", "name"}. The library's entry points take a `model<N>` of fixed size, so the
+// records are padded into the smallest of a few capacities (256, 1024, 4096 records): records after
+// the root's subtree are never walked. An unknown op, an unknown or missing field, a value out of
+// range, or a malformed file is an error naming it and where it is (std::invalid_argument, the
+// CLI's exit status 2).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zoo_registry.hpp"
+
+namespace gpubudget::tools {
+
+/// A graph read from a file: its records (pre-order, the root first) and the names they point to.
+struct graph_model {
+  std::string name;                    ///< the file's "name" (or the file's path)
+  std::int64_t stated_parameters = -1; ///< the file's "parameters" (sum(p.numel()) at export), -1 if absent
+  std::vector<layer> records;
+  std::deque<std::string> names;       ///< storage for records' names (a deque keeps their addresses)
+};
+
+namespace graph {
+
+[[noreturn]] inline void fail(const std::string& where, const std::string& what) {
+  throw std::invalid_argument("--graph: " + where + ": " + what);
+}
+
+/// One JSON object's fields, each taken once by name; a field nothing took is an error.
+class fields {
+ public:
+  fields(const nlohmann::json& j, std::string where) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) fail(where_, "expected an object");
+  }
+  const std::string& where() const { return where_; }
+  bool has(const char* key) const { return j_.contains(key); }
+  const nlohmann::json& take(const char* key) {
+    if (!j_.contains(key)) fail(where_, std::string("missing field \"") + key + "\"");
+    taken_.insert(key);
+    return j_.at(key);
+  }
+  std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) {
+    const auto& v = take(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+      fail(where_, std::string("\"") + key + "\": " + v.dump() + " is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v.get<std::int64_t>();
+  }
+  std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi, std::int64_t fallback) {
+    return has(key) ? integer(key, lo, hi) : fallback;
+  }
+  bool boolean(const char* key, bool fallback) {
+    if (!has(key)) return fallback;
+    const auto& v = take(key);
+    if (!v.is_boolean()) fail(where_, std::string("\"") + key + "\": " + v.dump() + " is not true or false");
+    return v.get<bool>();
+  }
+  std::string text(const char* key) {
+    const auto& v = take(key);
+    if (!v.is_string()) fail(where_, std::string("\"") + key + "\": " + v.dump() + " is not a string");
+    return v.get<std::string>();
+  }
+  std::vector<std::int64_t> dims(const char* key, std::int64_t lo) {
+    const auto& v = take(key);
+    if (!v.is_array() || v.empty() || v.size() > 5) fail(where_, std::string("\"") + key + "\": expected a list of 1 to 5 whole numbers");
+    std::vector<std::int64_t> out;
+    for (const auto& d : v) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < lo) fail(where_, std::string("\"") + key + "\": " + d.dump() + " is not a whole number >= " + std::to_string(lo));
+      out.push_back(d.get<std::int64_t>());
+    }
+    return out;
+  }
+  /// Every field was taken (the op or block's own key and "name" are taken by the reader).
+  void finish() const {
+    if (const auto k = untaken(); !k.empty()) fail(where_, "unknown field \"" + k + "\"");
+  }
+  /// The first field nothing took ("" if none).
+  std::string untaken() const {
+    for (const auto& [k, v] : j_.items())
+      if (!taken_.count(k)) return k;
+    return "";
+  }
+
+ private:
+  const nlohmann::json& j_;
+  std::string where_;
+  std::set<std::string> taken_;
+};
+
+constexpr std::int64_t big = std::int64_t{1} << 40;
+
+/// input / reshape (1 to 5) and permute (2 to 5) take their dimensions as a pack.
+template <class F>
+layer with_dims(const std::vector<std::int64_t>& d, F make) {
+  switch (d.size()) {
+    case 1:
+      if constexpr (std::is_invocable_v<F, std::int64_t>) return make(d[0]);
+      else fail("permute", "\"order\": a permutation of 2 to 5 dimensions");
+    case 2: return make(d[0], d[1]);
+    case 3: return make(d[0], d[1], d[2]);
+    case 4: return make(d[0], d[1], d[2], d[3]);
+    default: return make(d[0], d[1], d[2], d[3], d[4]);
+  }
+}
+
+/// conv1d/2d/3d, conv_transpose2d, depthwise_conv2d with their options.
+inline layer conv_leaf(const std::string& op, fields& f) {
+  const bool depthwise_op = op == "depthwise_conv2d";
+  const auto out = depthwise_op ? 0 : f.integer("out", 1, big);
+  const auto k = f.integer("kernel", 1, 1 << 16);
+  const stride s(f.integer("stride", 1, 1 << 16, 1));
+  const padding p(f.integer("padding", 0, 1 << 16, 0));
+  const dilation dl(f.integer("dilation", 1, 1 << 16, 1));
+  const groups g(depthwise_op ? 1 : f.integer("groups", 1, big, 1));
+  const output_padding op_pad(op == "conv_transpose2d" ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
+  const bool bias = f.boolean("bias", true);
+  auto make = [&](auto... extra) {
+    if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
+    if (op == "conv3d") return conv3d(out, k, s, p, dl, g, extra...);
+    if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
+    if (depthwise_op) return depthwise_conv2d(k, s, p, dl, extra...);
+    return conv2d(out, k, s, p, dl, g, extra...);
+  };
+  return bias ? make() : make(no_bias);
+}
+
+using leaf_maker = std::function<layer(fields&)>;
+
+/// Views and reductions (per-sample dimensions: PyTorch's less the batch), unfold.
+inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
+  t["flatten"] = [](fields& f) { return flatten(f.integer("start", 0, 4, 0)); };
+  t["reshape"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return reshape(d...); }); };
+  t["permute"] = [](fields& f) {
+    return with_dims(f.dims("order", 0), []<class... D>(D... d) requires(sizeof...(D) >= 2) { return permute(d...); });
+  };
+  t["transpose"] = [](fields& f) {
+    const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
+    return transpose(a, b, f.boolean("contiguous", false));
+  };
+  t["mean_over"] = [](fields& f) { return mean_over(f.integer("dim", 0, 4)); };
+  t["select_token"] = [](fields& f) { return select_token(f.integer("index", 0, big)); };
+  t["unfold"] = [](fields& f) {
+    const auto k = f.integer("kernel", 1, 1 << 16);
+    const padding p(f.integer("padding", 0, 1 << 16, 0));
+    return unfold(k, p, stride(f.integer("stride", 1, 1 << 16, 1)));
+  };
+}
+
+/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, views, unfold, inputs.
+inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
+  t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
+  t["tokens"] = [](fields& f) { return tokens(f.integer("length", 1, big)); };
+  t["linear"] = [](fields& f) {
+    const auto out = f.integer("out", 1, big);
+    return f.boolean("bias", true) ? linear(out) : linear(out, no_bias);
+  };
+  t["embedding"] = [](fields& f) {
+    const auto n = f.integer("num", 1, big);
+    return embedding(n, f.integer("dim", 1, big));
+  };
+  t["group_norm"] = [](fields& f) { return group_norm(f.integer("groups", 1, big)); };
+  t["instance_norm"] = [](fields& f) { return instance_norm(f.boolean("affine", false)); };
+  t["dropout"] = [](fields& f) {
+    const auto pct = f.integer("percent", 0, 100);
+    return f.boolean("inplace", false) ? dropout_inplace(pct) : dropout(pct);
+  };
+  for (const char* pool : {"max_pool2d", "avg_pool2d"})
+    t[pool] = [max = std::string(pool) == "max_pool2d"](fields& f) {
+      const auto k = f.integer("kernel", 1, 1 << 16);
+      const stride s(f.integer("stride", 1, 1 << 16, k));
+      const padding p(f.integer("padding", 0, 1 << 16, 0));
+      return max ? max_pool2d(k, s, p) : avg_pool2d(k, s, p);
+    };
+  t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
+  t["adaptive_avg_pool2d"] = [](fields& f) {
+    const auto h = f.integer("h", 1, big);
+    return adaptive_avg_pool2d(h, f.integer("w", 1, big));
+  };
+  add_view_leaves(t);
+  t["squeeze_excitation"] = [](fields& f) {
+    const auto squeeze = f.integer("squeeze", 1, big);
+    const auto act = f.text("activation"), gate = f.text("gate");
+    if (act != "relu" && act != "silu_inplace") fail(f.where(), "\"activation\": \"" + act + "\" is not relu or silu_inplace");
+    if (gate != "sigmoid" && gate != "hardsigmoid") fail(f.where(), "\"gate\": \"" + gate + "\" is not sigmoid or hardsigmoid");
+    return squeeze_excitation(squeeze, act == "relu" ? se_activation::relu : se_activation::silu_inplace,
+                              gate == "sigmoid" ? se_gate::sigmoid : se_gate::hardsigmoid);
+  };
+  t["attention"] = [](fields& f) {
+    const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
+    if (f.text("impl") != "torch_mha") fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) is read");
+    const auto pct = f.integer("dropout", 0, 100, 0);
+    const auto tv = projection_names::torchvision;
+    return f.boolean("bias", true) ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
+                                   : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+  };
+}
+
+inline const std::map<std::string, leaf_maker>& leaf_makers() {
+  static const std::map<std::string, leaf_maker> m = [] {
+    std::map<std::string, leaf_maker> t;
+    for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose2d", "depthwise_conv2d"})
+      t[c] = [op = std::string(c)](fields& f) { return conv_leaf(op, f); };
+    const std::map<std::string, layer> plain = {
+        {"batch_norm", batch_norm()}, {"layer_norm", layer_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
+        {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
+        {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"relu6", relu6()},
+        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}};
+    for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
+    add_shaped_leaves(t);
+    return t;
+  }();
+  return m;
+}
+
+/// The composition record a block starts with, from the public factories.
+inline layer block_head(fields& f) {
+  const auto kind = f.text("block");
+  if (kind == "sequential") return sequential().records[0];
+  if (kind == "residual") return residual().records[0];
+  if (kind == "residual_inplace") return residual_inplace().records[0];
+  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace or parallel)");
+  const std::map<std::string, merge_kind> merges = {
+      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}};
+  const auto m = f.text("merge");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply or stack)");
+  return parallel(merges.at(m)).records[0];
+}
+
+/// Appends the records of `node` (a leaf or a block and its parts) to `g`.
+inline void append(graph_model& g, const nlohmann::json& node, const std::string& where) {
+  fields f(node, where);
+  const std::string name = f.has("name") ? f.text("name") : "";
+  const std::string at = name.empty() ? where : where + " (\"" + name + "\")";
+  const std::size_t self = g.records.size();
+  if (f.has("op")) {
+    const auto op = f.text("op");
+    const auto& makers = leaf_makers();
+    const auto it = makers.find(op);
+    if (it == makers.end()) fail(at, "unknown op \"" + op + "\" (docs/export.md lists the ops)");
+    fields leaf(node, at + ", op " + op);
+    leaf.take("op");
+    if (!name.empty()) leaf.take("name");
+    try {
+      g.records.push_back(it->second(leaf));
+    } catch (const std::invalid_argument&) {  // a misspelt field: name it rather than the one it hides
+      if (const auto k = leaf.untaken(); !k.empty() && k != "name") fail(leaf.where(), "unknown field \"" + k + "\"");
+      throw;
+    }
+    leaf.finish();
+  } else if (f.has("block")) {
+    g.records.push_back(block_head(f));
+    const auto& parts = f.take("parts");
+    if (!parts.is_array()) fail(at, "\"parts\" is not a list");
+    for (std::size_t k = 0; k < parts.size(); ++k) append(g, parts[k], at + ".parts[" + std::to_string(k) + "]");
+    g.records[self].span = static_cast<std::int32_t>(g.records.size() - self);
+    f.finish();
+  } else {
+    fail(at, "neither an \"op\" nor a \"block\"");
+  }
+  if (!name.empty()) g.records[self].name = g.names.emplace_back(name).c_str();
+}
+
+}  // namespace graph
+
+/// Reads a graph file (format "gpubudget-graph", version 1).
+inline std::shared_ptr<graph_model> read_graph(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) graph::fail(path, "cannot open the file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    graph::fail(path, std::string("not JSON: ") + e.what());
+  }
+  graph::fields top(doc, path);
+  if (top.text("format") != "gpubudget-graph") graph::fail(path, "\"format\" is not \"gpubudget-graph\"");
+  if (top.integer("version", 1, 1000) != 1) graph::fail(path, "\"version\" is not 1 (this gpubudget reads version 1)");
+  auto g = std::make_shared<graph_model>();
+  g->name = top.has("name") ? top.text("name") : path;
+  if (top.has("source")) top.text("source");
+  if (top.has("torch")) top.text("torch");
+  g->stated_parameters = top.has("parameters") ? top.integer("parameters", 0, graph::big) : -1;
+  graph::append(*g, top.take("model"), path + ": model");
+  top.finish();
+  if (g->records.size() < 2 || g->records[0].kind != node_kind::sequence)
+    graph::fail(path, "\"model\" must be a sequential block that starts with an input");
+  return g;
+}
+
+namespace graph {
+/// The records padded into a model<N> (records past the root's subtree are never walked).
+template <std::size_t N>
+evaluation evaluate_padded(const std::vector<layer>& records, const training& t, const device& d) {
+  auto m = std::make_unique<model<N>>();
+  std::copy(records.begin(), records.end(), m->records.begin());
+  return evaluate(*m, t, d);
+}
+}  // namespace graph
+
+/// Budgets a graph's records: the smallest capacity that holds them.
+inline evaluation evaluate_graph(const graph_model& g, const training& t, const device& d) {
+  const auto n = g.records.size();
+  if (n <= 256) return graph::evaluate_padded<256>(g.records, t, d);
+  if (n <= 1024) return graph::evaluate_padded<1024>(g.records, t, d);
+  if (n <= 4096) return graph::evaluate_padded<4096>(g.records, t, d);
+  graph::fail(g.name, std::to_string(n) + " records; the command line budgets graphs of up to 4096 (use the exported C++ header)");
+}
+
+/// --graph FILE as a zoo entry (family "graph": no size options; the file fixes every size).
+inline zoo_entry graph_entry(const std::string& path) {
+  std::shared_ptr<const graph_model> g = read_graph(path);
+  return {g->name, "graph", [g, path](const model_options&, const training& t, const device& d) {
+            evaluation e;
+            try {
+              e = evaluate_graph(*g, t, d);
+            } catch (const std::invalid_argument& ex) {  // the library's own check (a shape that does not fit the next op)
+              const std::string what = ex.what(), prefix = "gpubudget: ";
+              throw std::runtime_error("--graph: " + path + ": the library rejects the model: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+            }
+            // the exporter's sum(p.numel()) against the library's count: a mapping that lost or
+            // added a weight is an error, never a quietly different budget
+            if (g->stated_parameters >= 0 && e.budget.parameter_count != g->stated_parameters)
+              throw std::runtime_error("--graph: " + path + ": the file states " + std::to_string(g->stated_parameters) +
+                                       " parameters (sum(p.numel()) at export), its ops hold " + std::to_string(e.budget.parameter_count));
+            return e;
+          }};
+}
+
+}  // namespace gpubudget::tools
