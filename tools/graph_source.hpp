@@ -208,11 +208,17 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
-    if (f.text("impl") != "torch_mha") fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) is read");
+    const auto impl = f.text("impl");
+    if (impl != "torch_mha" && impl != "separate_qkv_sdpa")
+      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) and \"separate_qkv_sdpa\" (q/k/v Linears, SDPA) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
+    const bool bias = f.boolean("bias", true);
+    if (impl == "separate_qkv_sdpa")
+      return bias ? attention(width, heads(h), attention_impl::separate_qkv_sdpa, attention_dropout(pct))
+                  : attention(width, heads(h), attention_impl::separate_qkv_sdpa, attention_dropout(pct), no_bias);
     const auto tv = projection_names::torchvision;
-    return f.boolean("bias", true) ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
-                                   : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+    return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
+                : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
   };
 }
 

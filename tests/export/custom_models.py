@@ -111,3 +111,58 @@ class FrameTransformer(nn.Module):
 
 def frame_transformer(width=64, heads=4, blocks=2, classes=10):
     return FrameTransformer(width, heads, blocks, classes)
+
+
+class SdpaSelfAttention(nn.Module):
+    """Hand-written multi-head self-attention: q, k, v Linears, heads by view + transpose,
+    F.scaled_dot_product_attention, heads merged by transpose + reshape, an output Linear."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
+        self.proj = nn.Linear(width, width)
+
+    def split(self, t, b, n, c):
+        return t.view(b, n, self.heads, c // self.heads).transpose(1, 2)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
+        o = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(o.transpose(1, 2).reshape(b, n, c))
+
+
+class SdpaBlock(nn.Module):
+    def __init__(self, width, heads, mlp):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)
+        self.attn = SdpaSelfAttention(width, heads)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Linear(mlp, width))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class SdpaTransformer(nn.Module):
+    """frame_transformer's stem and head around blocks of hand-written SDPA attention (no
+    nn.MultiheadAttention): the exporter must recognise the q/k/v/SDPA/out pattern."""
+
+    def __init__(self, width=64, heads=4, blocks=2, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                                  nn.Conv2d(32, width, 4, stride=4))
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        x = self.ln(self.blocks(x))
+        return self.head(x.mean(dim=1))
+
+
+def sdpa_transformer(width=64, heads=4, blocks=2, classes=10):
+    return SdpaTransformer(width, heads, blocks, classes)
