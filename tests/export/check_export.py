@@ -31,6 +31,10 @@ TORCH26_MODELS = [
     ("vgg11_bn", "torchvision.models:vgg11_bn", "3,64,64", ["vgg11_bn", "--image-size", "64"], "vgg11_bn_b2_64"),
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
     ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
+    ("sdpa_transformer", "tests.export.custom_models:sdpa_transformer", "3,64,64", None, "sdpa_transformer_b2_64"),
+    # class token and position embedding (patch_embedding), F.layer_norm with weight, layer_scale
+    ("vit_b_16", "torchvision.models:vit_b_16 --kwargs '{\"image_size\": 96}'", "3,96,96", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
+    ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
 ]
 # name, file in tests/export/data, zoo model (224x224), measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
