@@ -117,9 +117,9 @@ class SdpaSelfAttention(nn.Module):
     """Hand-written multi-head self-attention: q, k, v Linears, heads by view + transpose,
     F.scaled_dot_product_attention, heads merged by transpose + reshape, an output Linear."""
 
-    def __init__(self, width, heads):
+    def __init__(self, width, heads, causal=False):
         super().__init__()
-        self.heads = heads
+        self.heads, self.causal = heads, causal
         self.query, self.key, self.value = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
         self.proj = nn.Linear(width, width)
 
@@ -129,15 +129,15 @@ class SdpaSelfAttention(nn.Module):
     def forward(self, x):
         b, n, c = x.shape
         q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
-        o = F.scaled_dot_product_attention(q, k, v)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
         return self.proj(o.transpose(1, 2).reshape(b, n, c))
 
 
 class SdpaBlock(nn.Module):
-    def __init__(self, width, heads, mlp):
+    def __init__(self, width, heads, mlp, causal=False):
         super().__init__()
         self.norm1 = nn.LayerNorm(width)
-        self.attn = SdpaSelfAttention(width, heads)
+        self.attn = SdpaSelfAttention(width, heads, causal)
         self.norm2 = nn.LayerNorm(width)
         self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Linear(mlp, width))
 
@@ -150,11 +150,11 @@ class SdpaTransformer(nn.Module):
     """frame_transformer's stem and head around blocks of hand-written SDPA attention (no
     nn.MultiheadAttention): the exporter must recognise the q/k/v/SDPA/out pattern."""
 
-    def __init__(self, width=64, heads=4, blocks=2, classes=10):
+    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
                                   nn.Conv2d(32, width, 4, stride=4))
-        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width) for _ in range(blocks)])
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal) for _ in range(blocks)])
         self.ln = nn.LayerNorm(width)
         self.head = nn.Linear(width, classes)
 
@@ -164,5 +164,7 @@ class SdpaTransformer(nn.Module):
         return self.head(x.mean(dim=1))
 
 
-def sdpa_transformer(width=64, heads=4, blocks=2, classes=10):
-    return SdpaTransformer(width, heads, blocks, classes)
+def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False):
+    """causal=True: SDPA with is_causal=True, which the exporter must refuse (no causal
+    separate_qkv_sdpa in the library), naming the op and module."""
+    return SdpaTransformer(width, heads, blocks, classes, causal)
