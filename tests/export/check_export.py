@@ -36,9 +36,12 @@ TORCH26_MODELS = [
     ("vit_b_16", "torchvision.models:vit_b_16 --kwargs '{\"image_size\": 96}'", "3,96,96", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
     ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
 ]
-# name, file in tests/export/data, zoo model (224x224), measured case (data/custom-pytorch-2.6-cpu.json)
+# name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
-             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64")]
+             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64"),
+             ("sdpa_transformer", "sdpa_transformer.json", None, "sdpa_transformer_b2_64"),
+             ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
+             ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64")]
 
 
 def cli(gpubudget, model_args, extra):
