@@ -209,13 +209,14 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
     const auto impl = f.text("impl");
-    if (impl != "torch_mha" && impl != "separate_qkv_sdpa")
-      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) and \"separate_qkv_sdpa\" (q/k/v Linears, SDPA) are read");
+    if (impl != "torch_mha" && impl != "separate_qkv_sdpa" && impl != "separate_qkv")
+      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
     const bool bias = f.boolean("bias", true);
-    if (impl == "separate_qkv_sdpa")
-      return bias ? attention(width, heads(h), attention_impl::separate_qkv_sdpa, attention_dropout(pct))
-                  : attention(width, heads(h), attention_impl::separate_qkv_sdpa, attention_dropout(pct), no_bias);
+    if (impl != "torch_mha") {
+      const auto ai = impl == "separate_qkv" ? attention_impl::separate_qkv : attention_impl::separate_qkv_sdpa;
+      return bias ? attention(width, heads(h), ai, attention_dropout(pct)) : attention(width, heads(h), ai, attention_dropout(pct), no_bias);
+    }
     const auto tv = projection_names::torchvision;
     return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
                 : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);

@@ -32,6 +32,7 @@ TORCH26_MODELS = [
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
     ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
     ("sdpa_transformer", "tests.export.custom_models:sdpa_transformer", "3,64,64", None, "sdpa_transformer_b2_64"),
+    ("eager_transformer", "tests.export.custom_models:eager_transformer", "3,64,64", None, "eager_transformer_b2_64"),
     # class token and position embedding (patch_embedding), F.layer_norm with weight, layer_scale
     ("vit_b_16", "torchvision.models:vit_b_16 --kwargs '{\"image_size\": 96}'", "3,96,96", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
     ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
@@ -40,6 +41,7 @@ TORCH26_MODELS = [
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
              ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64"),
              ("sdpa_transformer", "sdpa_transformer.json", None, "sdpa_transformer_b2_64"),
+             ("eager_transformer", "eager_transformer.json", None, "eager_transformer_b2_64"),
              ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
              ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64")]
 

@@ -5,6 +5,8 @@ gather each cell's 3x3 neighbourhood with F.unfold, mix it with a 1x1 convolutio
 SiLU, and add it back (x + f(x)); a two-branch stage concatenated (a 1x1 conv and a depthwise 3x3),
 pooling and a dropout + linear head.
 """
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -133,11 +135,22 @@ class SdpaSelfAttention(nn.Module):
         return self.proj(o.transpose(1, 2).reshape(b, n, c))
 
 
+class EagerSelfAttention(SdpaSelfAttention):
+    """The same attention written out: softmax(q @ kᵀ / √d) @ v (transformers' eager BERT)."""
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(c // self.heads)
+        o = torch.matmul(scores.softmax(dim=-1), v)
+        return self.proj(o.transpose(1, 2).reshape(b, n, c))
+
+
 class SdpaBlock(nn.Module):
-    def __init__(self, width, heads, mlp, causal=False):
+    def __init__(self, width, heads, mlp, causal=False, eager=False):
         super().__init__()
         self.norm1 = nn.LayerNorm(width)
-        self.attn = SdpaSelfAttention(width, heads, causal)
+        self.attn = EagerSelfAttention(width, heads) if eager else SdpaSelfAttention(width, heads, causal)
         self.norm2 = nn.LayerNorm(width)
         self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Linear(mlp, width))
 
@@ -150,11 +163,11 @@ class SdpaTransformer(nn.Module):
     """frame_transformer's stem and head around blocks of hand-written SDPA attention (no
     nn.MultiheadAttention): the exporter must recognise the q/k/v/SDPA/out pattern."""
 
-    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False):
+    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False, eager=False):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
                                   nn.Conv2d(32, width, 4, stride=4))
-        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal) for _ in range(blocks)])
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal, eager) for _ in range(blocks)])
         self.ln = nn.LayerNorm(width)
         self.head = nn.Linear(width, classes)
 
@@ -168,3 +181,8 @@ def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False):
     """causal=True: SDPA with is_causal=True, which the exporter must refuse (no causal
     separate_qkv_sdpa in the library), naming the op and module."""
     return SdpaTransformer(width, heads, blocks, classes, causal)
+
+
+def eager_transformer(width=64, heads=4, blocks=2, classes=10):
+    """sdpa_transformer with the attention written as matmul-softmax-matmul."""
+    return SdpaTransformer(width, heads, blocks, classes, eager=True)

@@ -3,6 +3,7 @@
 // ResNet-18, ViT-B/16 (96²) and ConvNeXt-Tiny (64²) the zoo's own description's budget to the byte. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
 #include "data/convnext_tiny.hpp"
+#include "data/eager_transformer.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet18.hpp"
 #include "data/sdpa_transformer.hpp"
@@ -33,6 +34,9 @@ static_assert(frames.parameter_count == exported::frame_transformer_parameters);
 // hand-written q/k/v + F.scaled_dot_product_attention blocks (attention(..., separate_qkv_sdpa))
 constexpr auto sdpa = budget_totals(exported::sdpa_transformer, training{.batch = 2}, devices::t4);
 static_assert(sdpa.parameter_count == exported::sdpa_transformer_parameters);
+// the same attention as matmul-softmax-matmul (attention(..., separate_qkv)): materialized scores
+constexpr auto eager = budget_totals(exported::eager_transformer, training{.batch = 2}, devices::t4);
+static_assert(eager.parameter_count == exported::eager_transformer_parameters && eager.saved_activations > sdpa.saved_activations);
 
 // class token and position embedding (patch_embedding); layer_scale, F.layer_norm with weight
 constexpr bool same_budget(const memory_budget& e, const memory_budget& z) {
