@@ -186,3 +186,20 @@ def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False):
 def eager_transformer(width=64, heads=4, blocks=2, classes=10):
     """sdpa_transformer with the attention written as matmul-softmax-matmul."""
     return SdpaTransformer(width, heads, blocks, classes, eager=True)
+
+
+class TokenLayerScale(nn.Module):
+    """timm's LayerScale on tokens: gamma of shape (C,) times [B, L, C]. The library's layer_scale
+    scales channels of [C, H, W] (a (C, 1, 1) parameter): the export must stop, naming the product."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.proj = nn.Linear(c, c)
+        self.gamma = nn.Parameter(torch.ones(c))
+
+    def forward(self, x):
+        return self.gamma * self.proj(x)
+
+
+def token_layer_scale():
+    return TokenLayerScale()
