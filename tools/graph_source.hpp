@@ -130,11 +130,12 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   const groups g(depthwise_op ? 1 : f.integer("groups", 1, big, 1));
   const output_padding op_pad(op == "conv_transpose2d" ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
   const bool bias = f.boolean("bias", true);
+  const bool cl = depthwise_op && f.boolean("channels_last_input", false);  // the input's layout (CPU workspace)
   auto make = [&](auto... extra) {
     if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
     if (op == "conv3d") return conv3d(out, k, s, p, dl, g, extra...);
     if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
-    if (depthwise_op) return depthwise_conv2d(k, s, p, dl, extra...);
+    if (depthwise_op) return cl ? depthwise_conv2d(k, s, p, dl, channels_last_input, extra...) : depthwise_conv2d(k, s, p, dl, extra...);
     return conv2d(out, k, s, p, dl, g, extra...);
   };
   return bias ? make() : make(no_bias);
@@ -187,6 +188,10 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
       const padding p(f.integer("padding", 0, 1 << 16, 0));
       return max ? max_pool2d(k, s, p) : avg_pool2d(k, s, p);
     };
+  t["patch_embedding"] = [](fields& f) {
+    const auto width = f.integer("width", 1, big);
+    return patch_embedding(width, f.integer("patch", 1, 1 << 16));
+  };
   t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
@@ -203,11 +208,18 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
-    if (f.text("impl") != "torch_mha") fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention) is read");
+    const auto impl = f.text("impl");
+    if (impl != "torch_mha" && impl != "separate_qkv_sdpa" && impl != "separate_qkv")
+      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
+    const bool bias = f.boolean("bias", true);
+    if (impl != "torch_mha") {
+      const auto ai = impl == "separate_qkv" ? attention_impl::separate_qkv : attention_impl::separate_qkv_sdpa;
+      return bias ? attention(width, heads(h), ai, attention_dropout(pct)) : attention(width, heads(h), ai, attention_dropout(pct), no_bias);
+    }
     const auto tv = projection_names::torchvision;
-    return f.boolean("bias", true) ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
-                                   : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+    return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
+                : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
   };
 }
 
@@ -220,7 +232,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
         {"batch_norm", batch_norm()}, {"layer_norm", layer_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"relu6", relu6()},
-        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}};
+        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     add_shaped_leaves(t);
     return t;

@@ -31,10 +31,19 @@ TORCH26_MODELS = [
     ("vgg11_bn", "torchvision.models:vgg11_bn", "3,64,64", ["vgg11_bn", "--image-size", "64"], "vgg11_bn_b2_64"),
     ("bev_unfold_net", "tests.export.custom_models:bev_unfold_net", "3,64,64", None, "bev_unfold_net_b2_64"),
     ("frame_transformer", "tests.export.custom_models:frame_transformer", "3,64,64", None, "frame_transformer_b2_64"),
+    ("sdpa_transformer", "tests.export.custom_models:sdpa_transformer", "3,64,64", None, "sdpa_transformer_b2_64"),
+    ("eager_transformer", "tests.export.custom_models:eager_transformer", "3,64,64", None, "eager_transformer_b2_64"),
+    # class token and position embedding (patch_embedding), F.layer_norm with weight, layer_scale
+    ("vit_b_16", "torchvision.models:vit_b_16 --kwargs '{\"image_size\": 96}'", "3,96,96", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
+    ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
 ]
-# name, file in tests/export/data, zoo model (224x224), measured case (data/custom-pytorch-2.6-cpu.json)
+# name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
-             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64")]
+             ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64"),
+             ("sdpa_transformer", "sdpa_transformer.json", None, "sdpa_transformer_b2_64"),
+             ("eager_transformer", "eager_transformer.json", None, "eager_transformer_b2_64"),
+             ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
+             ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64")]
 
 
 def cli(gpubudget, model_args, extra):
@@ -126,11 +135,11 @@ def run_torch26(gpubudget, repo):
         return SKIP
     refs, t = reference_cases(repo), Table()
     # the root sees the repository only (bind-mounted): paths relative to it, the files inside it;
-    # every export in one process (tests/export/export_many.py), the unmappable module last
+    # every export in one process (tests/export/export_many.py), the unmappable modules last
     with tempfile.TemporaryDirectory(dir=repo, prefix=".export-check-") as tmp:
         outs = [os.path.relpath(os.path.join(tmp, m[0] + ".json"), repo) for m in TORCH26_MODELS]
         jobs = [f"{factory} --path . --input {shape} -o {out}" for (_, factory, shape, _, _), out in zip(TORCH26_MODELS, outs)]
-        jobs.append(UNMAPPABLE + " -o " + os.path.relpath(os.path.join(tmp, "unmappable.json"), repo))
+        jobs += [f"{job} -o " + os.path.relpath(os.path.join(tmp, f"unmappable{i}.json"), repo) for i, (job, _) in enumerate(UNMAPPABLE)]
         r = subprocess.run([env, "run", "python3", "tests/export/export_many.py"] + jobs, capture_output=True, text=True, cwd=repo)
         results = [line.split("\t", 1) for line in r.stdout.splitlines()]
         if r.returncode != 0 or len(results) != len(jobs):
@@ -141,18 +150,28 @@ def run_torch26(gpubudget, repo):
             with open(os.path.join(repo, out)) as f:
                 stated = json.load(f)["parameters"]
             compare(t, gpubudget, name, os.path.join(repo, out), stated, zoo_args, refs.get(case) if case else None)
-        unmapped_ok = unmappable_is_an_error(*results[-1], os.path.join(repo, jobs[-1].split(" -o ")[1]))
+        unmapped_ok = all([unmappable_is_an_error(*res, os.path.join(repo, job.split(" -o ")[1]), want)
+                           for res, job, (_, want) in zip(results[len(TORCH26_MODELS):], jobs[len(TORCH26_MODELS):], UNMAPPABLE)])
     t.print()
     return 1 if t.failed or not unmapped_ok else 0
 
 
-UNMAPPABLE = "tests.export.custom_models:pair_scores --path . --input 10,16"
+# exports that must stop (exit 2, no file) with this message: an op with no counterpart, and a
+# pattern that is almost a recognised one (SDPA with is_causal=True, a layer scale of another shape)
+UNMAPPABLE = [
+    ("tests.export.custom_models:pair_scores --path . --input 10,16",
+     "no gpubudget op for call_function einsum (node einsum, module scores)"),
+    ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": true}'",
+     "no gpubudget op for call_function scaled_dot_product_attention (node scaled_dot_product_attention, module blocks.0.attn)"),
+    # a (C,) scale on tokens is not ConvNeXt's (C, 1, 1) layer_scale: the parameter stays unmapped
+    ("tests.export.custom_models:token_layer_scale --path . --input 10,16",
+     "mul uses get_attr gamma, a tensor that does not come from the model's input"),
+]
 
 
-def unmappable_is_an_error(rc, err, out):
+def unmappable_is_an_error(rc, err, out, want):
     """An op with no gpubudget counterpart stops the export (exit 2) naming the op and module, and
     writes no file."""
-    want = "no gpubudget op for call_function einsum (node einsum, module scores)"
     ok = rc == "2" and want in err and not os.path.exists(out)
     print(f"unmappable op: exit {rc}, stderr {err!r}: {'ok' if ok else '**MISS** (expected exit 2, no file and ' + repr(want) + ')'}")
     return ok

@@ -5,6 +5,8 @@ gather each cell's 3x3 neighbourhood with F.unfold, mix it with a 1x1 convolutio
 SiLU, and add it back (x + f(x)); a two-branch stage concatenated (a 1x1 conv and a depthwise 3x3),
 pooling and a dropout + linear head.
 """
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -111,3 +113,93 @@ class FrameTransformer(nn.Module):
 
 def frame_transformer(width=64, heads=4, blocks=2, classes=10):
     return FrameTransformer(width, heads, blocks, classes)
+
+
+class SdpaSelfAttention(nn.Module):
+    """Hand-written multi-head self-attention: q, k, v Linears, heads by view + transpose,
+    F.scaled_dot_product_attention, heads merged by transpose + reshape, an output Linear."""
+
+    def __init__(self, width, heads, causal=False):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.query, self.key, self.value = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
+        self.proj = nn.Linear(width, width)
+
+    def split(self, t, b, n, c):
+        return t.view(b, n, self.heads, c // self.heads).transpose(1, 2)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        return self.proj(o.transpose(1, 2).reshape(b, n, c))
+
+
+class EagerSelfAttention(SdpaSelfAttention):
+    """The same attention written out: softmax(q @ kᵀ / √d) @ v (transformers' eager BERT)."""
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(c // self.heads)
+        o = torch.matmul(scores.softmax(dim=-1), v)
+        return self.proj(o.transpose(1, 2).reshape(b, n, c))
+
+
+class SdpaBlock(nn.Module):
+    def __init__(self, width, heads, mlp, causal=False, eager=False):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)
+        self.attn = EagerSelfAttention(width, heads) if eager else SdpaSelfAttention(width, heads, causal)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Linear(mlp, width))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class SdpaTransformer(nn.Module):
+    """frame_transformer's stem and head around blocks of hand-written SDPA attention (no
+    nn.MultiheadAttention): the exporter must recognise the q/k/v/SDPA/out pattern."""
+
+    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False, eager=False):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+                                  nn.Conv2d(32, width, 4, stride=4))
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal, eager) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        x = self.ln(self.blocks(x))
+        return self.head(x.mean(dim=1))
+
+
+def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False):
+    """causal=True: SDPA with is_causal=True, which the exporter must refuse (no causal
+    separate_qkv_sdpa in the library), naming the op and module."""
+    return SdpaTransformer(width, heads, blocks, classes, causal)
+
+
+def eager_transformer(width=64, heads=4, blocks=2, classes=10):
+    """sdpa_transformer with the attention written as matmul-softmax-matmul."""
+    return SdpaTransformer(width, heads, blocks, classes, eager=True)
+
+
+class TokenLayerScale(nn.Module):
+    """timm's LayerScale on tokens: gamma of shape (C,) times [B, L, C]. The library's layer_scale
+    scales channels of [C, H, W] (a (C, 1, 1) parameter): the export must stop, naming the product."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.proj = nn.Linear(c, c)
+        self.gamma = nn.Parameter(torch.ones(c))
+
+    def forward(self, x):
+        return self.gamma * self.proj(x)
+
+
+def token_layer_scale():
+    return TokenLayerScale()

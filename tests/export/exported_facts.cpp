@@ -1,9 +1,13 @@
 // The committed exported headers (tests/export/data, written by tools/gpubudget-export) compile at
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
-// ResNet-18 the zoo's own description's budget to the byte. Needs no PyTorch.
+// ResNet-18, ViT-B/16 (96²) and ConvNeXt-Tiny (64²) the zoo's own description's budget to the byte. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
+#include "data/convnext_tiny.hpp"
+#include "data/eager_transformer.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet18.hpp"
+#include "data/sdpa_transformer.hpp"
+#include "data/vit_b_16.hpp"
 
 #include <gpubudget/models/torchvision.hpp>
 
@@ -26,6 +30,25 @@ static_assert(bev.saved_activations > 0 && require_fits<bev>);
 // nn.MultiheadAttention blocks (attention(..., torch_mha)): the count is sum(p.numel()) too
 constexpr auto frames = budget_totals(exported::frame_transformer, training{.batch = 2}, devices::t4);
 static_assert(frames.parameter_count == exported::frame_transformer_parameters);
+
+// hand-written q/k/v + F.scaled_dot_product_attention blocks (attention(..., separate_qkv_sdpa))
+constexpr auto sdpa = budget_totals(exported::sdpa_transformer, training{.batch = 2}, devices::t4);
+static_assert(sdpa.parameter_count == exported::sdpa_transformer_parameters);
+// the same attention as matmul-softmax-matmul (attention(..., separate_qkv)): materialized scores
+constexpr auto eager = budget_totals(exported::eager_transformer, training{.batch = 2}, devices::t4);
+static_assert(eager.parameter_count == exported::eager_transformer_parameters && eager.saved_activations > sdpa.saved_activations);
+
+// class token and position embedding (patch_embedding); layer_scale, F.layer_norm with weight
+constexpr bool same_budget(const memory_budget& e, const memory_budget& z) {
+  return e.parameter_count == z.parameter_count && e.saved_activations == z.saved_activations && e.step_peak == z.step_peak &&
+         e.total() == z.total();
+}
+constexpr auto exported_vit = budget_totals(exported::vit_b_16, plan, devices::t4);
+static_assert(exported_vit.parameter_count == exported::vit_b_16_parameters);
+static_assert(same_budget(exported_vit, budget_totals(models::vit_b_16(96), plan, devices::t4)));
+constexpr auto exported_convnext = budget_totals(exported::convnext_tiny, plan, devices::t4);
+static_assert(exported_convnext.parameter_count == exported::convnext_tiny_parameters);
+static_assert(same_budget(exported_convnext, budget_totals(models::convnext_tiny(64), plan, devices::t4)));
 }  // namespace
 
 int main() { return 0; }

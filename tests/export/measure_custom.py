@@ -21,7 +21,9 @@ from tests.export import custom_models  # noqa: E402
 
 # case, factory, per-sample input shape, batch
 CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
-         ("frame_transformer_b2_64", custom_models.frame_transformer, (3, 64, 64), 2)]
+         ("frame_transformer_b2_64", custom_models.frame_transformer, (3, 64, 64), 2),
+         ("sdpa_transformer_b2_64", custom_models.sdpa_transformer, (3, 64, 64), 2),
+         ("eager_transformer_b2_64", custom_models.eager_transformer, (3, 64, 64), 2)]
 
 
 def main():
