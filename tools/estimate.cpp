@@ -45,6 +45,7 @@
 using namespace gpubudget;
 using gpubudget::cli::usage_error;
 using namespace gpubudget::tools::reference_check;
+using gpubudget::tools::find_model;
 
 namespace {
 

@@ -310,4 +310,11 @@ inline std::vector<reference_case> reference_cases() {
   };
 }
 
+/// The zoo entry named `name`, or nullptr.
+inline const zoo_entry* find_model(const std::vector<zoo_entry>& z, const std::string& name) {
+  for (const auto& e : z)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
 }  // namespace gpubudget::tools
