@@ -98,6 +98,23 @@ CASES = {
                                               "start": 16}],
 }
 
+# Cases beyond the committed H100 file (first measured in a later device session): the questions the
+# H100 file leaves open. `cap` = one batch under the --cap-gib device (ok or OOM), traced with
+# --trace to see where a one-above prediction dies; `ckpt: "reentrant"` = use_reentrant=True;
+# lora `dora` = PEFT use_dora=True (a magnitude vector and its weight norm per adapted layer).
+EXTRA_CASES = {
+    "tv_resnet50_b64_224_fp32": ["tv", {"model": "resnet50", "batch": 64, "size": 224, "prec": "fp32"}],
+    "tv_densenet121_b32_224_fp16": ["tv", {"model": "densenet121", "batch": 32, "size": 224, "prec": "amp_fp16"}],
+    "hf_tinyllama_b4_t2048_bf16_ckpt_reentrant": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16",
+                                                         "ckpt": "reentrant"}],
+    "hf_tinyllama_b4_t1024_dora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                   "lora": {"r": 16, "targets": ["q_proj", "v_proj"], "dora": True}}],
+    "cap16_vit_b_16_b115_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 115}],
+    "cap16_t5_small_b23_t512_bf16": ["cap", {"kind": "hf", "cfg": "t5-small.json", "arch": "s2s", "seq": 512, "prec": "amp_bf16",
+                                             "batch": 23}],
+}
+ALL_CASES = dict(CASES, **EXTRA_CASES)
+
 # The dry run's sizes (--device cpu): the same code at sizes a CPU runs in seconds.
 DRY = {"size": 64, "seq": 32, "prompt": 16, "new": 4, "batch": 2, "layers": 2}
 
@@ -223,12 +240,12 @@ def hf_model(spec, dev, dry, dtype=None):
     if dtype is not None:
         model.to(dtype)
     if spec.get("ckpt"):
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": spec["ckpt"] == "reentrant"})
     if spec.get("lora"):
         import peft
 
         lora = spec["lora"]
-        model = peft.get_peft_model(model, peft.LoraConfig(r=lora["r"], target_modules=lora["targets"],
+        model = peft.get_peft_model(model, peft.LoraConfig(r=lora["r"], target_modules=lora["targets"], use_dora=bool(lora.get("dora")),
                                                            task_type={"cls": "SEQ_CLS", "s2s": "SEQ_2_SEQ_LM"}.get(arch, "CAUSAL_LM")))
     model.to(dev).train()
     return model, config
@@ -387,13 +404,46 @@ def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
             gc.collect()
             stats.empty_cache()
 
+    if "batch" in spec:  # a `cap` case: the one batch, ok or not
+        ok = fits(spec["batch"])
+        res.update({"batch": spec["batch"], "ok": ok, "seconds": round(time.time() - t0, 1)})
+        return res
     largest, smallest_oom, trials = search_largest(fits, spec.get("start", 1))
     res.update({"largest_ok": largest, "smallest_oom": smallest_oom, "trials": trials,
                 "exact": smallest_oom is not None and smallest_oom == largest + 1, "seconds": round(time.time() - t0, 1)})
     return res
 
 
-def child(name, device, cap_gib, cpu_max_batch):
+def compact_frames(frames):
+    """A trace event's stack as the H100 traces keep it: the ATen / autograd / cuDNN / cuBLAS C++
+    frames (at most 6) and up to 5 Python lines (file:line function)."""
+    cpp, py = [], []
+    for f in frames:
+        name, fn = f.get("name", ""), f.get("filename", "")
+        if fn.endswith(".py"):
+            if len(py) < 5:
+                py.append("%s:%s %s" % (os.path.basename(fn), f.get("line"), name))
+        elif len(cpp) < 6 and (name.startswith(("at::native::", "torch::autograd::", "at::cuda")) or "Backward" in name
+                               or "cudnn" in name.lower() or "cublas" in name.lower() or "run_conv_plan" in name):
+            cpp.append(name)
+    return cpp + py
+
+
+def write_trace(torch, name, res, trace_dir):
+    """The allocator's event history of this process as <trace_dir>/<name>.json.gz, in the format of
+    benchmarks/accuracy/reference/cuda-h100/*.json.gz: {"case", "result", "events": [[action, size,
+    addr, stream, frames]]}."""
+    import gzip
+
+    snap = torch.cuda.memory._snapshot()
+    events = [[e["action"], e.get("size", 0), e.get("addr", 0), e.get("stream", 0), compact_frames(e.get("frames", []))]
+              for dev_trace in snap.get("device_traces", []) for e in dev_trace]
+    os.makedirs(trace_dir, exist_ok=True)
+    with gzip.open(os.path.join(trace_dir, name + ".json.gz"), "wt") as f:
+        json.dump({"case": name, "result": res, "events": events}, f)
+
+
+def child(name, device, cap_gib, cpu_max_batch, trace_dir=None):
     """One case in this (fresh) process: its fields as one JSON line on stdout."""
     import torch
 
@@ -403,23 +453,31 @@ def child(name, device, cap_gib, cpu_max_batch):
     stats = Stats(torch, dev)
     dry = dev.type != "cuda"
     torch.manual_seed(0)
-    kind, spec = CASES[name]
+    kind, spec = ALL_CASES[name]
+    tracing = trace_dir and dev.type == "cuda"
+    if tracing:
+        torch.cuda.memory._record_memory_history(enabled="all", stacks="all", max_entries=2000000)
     try:
         if kind == "gen":
             res = generate(spec, dev, stats, dry)
-        elif kind == "max":
+        elif kind in ("max", "cap"):
             res = largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch)
         else:
             res = train(kind, spec, DRY["batch"] if dry else spec["batch"], dev, stats, dry)
     except Exception as e:  # noqa: BLE001  (recorded in the file, the run goes on)
         res = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-3000:]}
+    if tracing:
+        try:
+            write_trace(torch, name, res, trace_dir)
+        except Exception as e:  # noqa: BLE001  (the measurement stands without its trace)
+            res["trace_error"] = "%s: %s" % (type(e).__name__, e)
     print(json.dumps(res), flush=True)
 
 
 # --------------------------------------------------------------------------- the parent
 def run_child(name, args, timeout):
     cmd = [sys.executable, SCRIPT, "--child", name, "--device", args.device, "--cap-gib", str(args.cap_gib),
-           "--cpu-max-batch", str(args.cpu_max_batch)]
+           "--cpu-max-batch", str(args.cpu_max_batch)] + (["--trace", args.trace] if args.trace else [])
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -451,7 +509,7 @@ def environment(device):
 
 
 def select(args):
-    names = list(CASES)
+    names = list(CASES) + (list(EXTRA_CASES) if args.extra else [])
     if args.cases:
         want = [w for w in args.cases.split(",") if w]
         names = [n for n in names if any(w == n or w in n for w in want)]
@@ -481,12 +539,14 @@ def main():
     ap.add_argument("--case-timeout", type=int, default=300, help="seconds for one case's process (default 300)")
     ap.add_argument("--resume", help="an earlier (cut-off) output: keep its cases, measure the rest")
     ap.add_argument("--cpu-max-batch", type=int, default=3, help=argparse.SUPPRESS)
+    ap.add_argument("--extra", action="store_true", help="also the cases beyond the committed H100 file (EXTRA_CASES)")
+    ap.add_argument("--trace", help="a directory: record each case's allocator history there as <case>.json.gz")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return child(args.child, args.device, args.cap_gib, args.cpu_max_batch)
+        return child(args.child, args.device, args.cap_gib, args.cpu_max_batch, args.trace)
     if args.list:
-        for n, (kind, spec) in CASES.items():
+        for n, (kind, spec) in (ALL_CASES if args.extra else CASES).items():
             print("%-44s %-4s %s" % (n, kind, json.dumps(spec)))
         return 0
     out = args.out or os.path.join(os.environ.get("OUT", "."), "real-libraries.json")
@@ -504,7 +564,7 @@ def main():
             print("budget reached: %s and later cases not run" % name, flush=True)
             break
         res = run_child(name, args, args.case_timeout)
-        doc["cases"][name], doc["specs"][name] = res, CASES[name]
+        doc["cases"][name], doc["specs"][name] = res, ALL_CASES[name]
         write(out, doc)
         brief = {k: res[k] for k in ("alloc_peak", "reserved_peak", "device_used", "largest_ok", "error") if k in res}
         print("%-44s %s" % (name, json.dumps(brief)), flush=True)
