@@ -51,6 +51,7 @@ def factory(name, layers=2, attn="sdpa"):
         if k in d or (model_type == "gpt2" and k == "n_layer"):
             d[k] = layers
     config = transformers.AutoConfig.for_model(model_type, **d)
+    config.use_cache = False  # training: no KV cache in the output (torch.export refuses DynamicCache)
     model = getattr(transformers, auto).from_config(config, attn_implementation=attn)
     return model.train()
 
@@ -101,10 +102,10 @@ def export_one(name, attn, layers, out_dir):
     return {"nodes": len(doc["nodes"]), "params": doc["params"], "file": os.path.basename(path)}
 
 
-def exporter_says(name, layers):
+def exporter_says(name, layers, vocab):
     """tools/gpubudget-export on the model, as a user would run it."""
     cmd = [sys.executable, os.path.join(REPO, "tools", "gpubudget-export"), "dump_transformers_graphs:factory",
-           "--path", HERE, "--tokens", str(SEQ), "--kwargs", json.dumps({"name": name, "layers": layers})]
+           "--path", HERE, "--tokens", str(SEQ), "--vocab", str(vocab), "--kwargs", json.dumps({"name": name, "layers": layers})]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     return {"rc": p.returncode, "stderr": p.stderr[-1500:], "stdout_head": p.stdout[:300]}
 
@@ -113,10 +114,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--models", help="comma-separated subset of " + ",".join(MODELS))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     summary = {}
-    for name in MODELS:
+    for name in (args.models.split(",") if args.models else MODELS):
         for attn in ("sdpa", "eager"):
             t0 = time.time()
             try:
@@ -127,7 +129,7 @@ def main():
             summary["%s-%s" % (name, attn)] = r
             print(name, attn, json.dumps(r)[:300], flush=True)
         try:
-            summary[name + "-gpubudget-export"] = exporter_says(name, args.layers)
+            summary[name + "-gpubudget-export"] = exporter_says(name, args.layers, factory(name, 1).config.vocab_size)
         except Exception as e:  # noqa: BLE001
             summary[name + "-gpubudget-export"] = {"error": repr(e)}
         print(name, "gpubudget-export rc", summary[name + "-gpubudget-export"].get("rc"), flush=True)

@@ -109,6 +109,8 @@ EXTRA_CASES = {
                                                          "ckpt": "reentrant"}],
     "hf_tinyllama_b4_t1024_dora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
                                                    "lora": {"r": 16, "targets": ["q_proj", "v_proj"], "dora": True}}],
+    "maxbatch16_resnet50_224_fp32": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "start": 64}],
+    "maxbatch16_efficientnet_b0_224_fp32": ["max", {"kind": "tv", "model": "efficientnet_b0", "size": 224, "prec": "fp32", "start": 64}],
     "cap16_vit_b_16_b115_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 115}],
     "cap16_t5_small_b23_t512_bf16": ["cap", {"kind": "hf", "cfg": "t5-small.json", "arch": "s2s", "seq": 512, "prec": "amp_bf16",
                                              "batch": 23}],
