@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turns the committed CUDA allocation traces (benchmarks/accuracy/reference/cuda-h100/*.json.gz)
+"""Turns the committed CUDA allocation traces (benchmarks/accuracy/reference/cuda-h100/*.json.gz and
+the uncapped ones of cuda-h200/: the capped `cap16_*` runs free segments under the cap)
 into tests/unit/data/allocator_traces.txt, the alloc/free sequence test_caching_allocator.cpp
 replays through the C++ allocator model (C++ tests do not read gzip).
 
@@ -41,7 +42,10 @@ def events_of(path):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests/unit/data/allocator_traces.txt")
     lines = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h100/*.json.gz"))):
+    paths = sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h100/*.json.gz")))
+    paths += sorted(p for p in glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h200/*.json.gz"))
+                    if not os.path.basename(p).startswith("cap16_"))
+    for path in paths:
         case, peak, tokens = events_of(path)
         lines.append("case %s %d %d" % (case, peak, len(tokens)))
         lines += [" ".join(tokens[k:k + 16]) for k in range(0, len(tokens), 16)]

@@ -82,8 +82,20 @@ inline constexpr device h100_80gb{"H100 80GB",
                                   catalog_gpu::h100_80gb,
                                   true,
                                   "measured: pytorch-2.11-cuda-h100-80gb-hbm3.json + real-libraries-h100.json (2026-11-24)"};
-/// H200 (141 GB HBM3e): 139.80 GiB (the device tool's H200: "about 139 GiB").
-inline constexpr device h200{"H200", gib(139.80), default_context, 32 * MiB, 90, catalog_gpu::h200};
+/// H200 (141 GB HBM3e), measured (benchmarks/accuracy/reference/cuda-h200/real-libraries-h200.json,
+/// 2026-11-26, the same PyTorch 2.11 + CUDA 13.0 + cuDNN 9.19 as the H100's files):
+///  * capacity: torch.cuda.get_device_properties().total_memory, 150,109,880,320 B;
+///  * context: device_used - memory_reserved() = 766.81 MiB in 5 of its 11 processes (768.81 MiB
+///    in 4, 770.81 MiB in 2), as on the H100; the cases both files hold agree to the byte in
+///    their allocator figures.
+inline constexpr device h200{"H200",
+                             150109880320,
+                             766 * MiB + 832 * KiB,
+                             32 * MiB,
+                             90,
+                             catalog_gpu::h200,
+                             true,
+                             "measured: cuda-h200/real-libraries-h200.json (2026-11-26)"};
 /// GeForce RTX 3090 (24 GB): 23.69 GiB (PyTorch OOM messages).
 inline constexpr device rtx3090{"RTX 3090", gib(23.69), default_context, 8 * MiB + 128 * KiB, 86, catalog_gpu::rtx3090};
 /// GeForce RTX 4090 (24 GB): 23.65 GiB (PyTorch OOM messages).

@@ -74,10 +74,11 @@ class step_replay {
   std::int32_t workspaces_ = 0;
   std::int64_t allocated_after_forward_ = 0;
 
-  /// Op temporaries: allocated together, freed together.
+  /// Op temporaries: allocated together, freed together (blocks < 0: one optional workspace).
   constexpr void temporaries(std::size_t t) {
     std::array<std::int32_t, 4> held{-1, -1, -1, -1};
     const auto blocks = s_.temporaries[t + 2], kept = blocks < 4 ? blocks : 4;
+    if (blocks < 0) return a_.free(a_.try_malloc(s_.temporaries[t + 1]));
     for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
       held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
     for (auto h : held) a_.free(h);

@@ -81,6 +81,15 @@ class caching_allocator {
     return b;
   }
 
+  /// A request the caller can do without (cuDNN's try_configs catches the OOM and tries its next
+  /// engine): -1 when it does not fit, and no OOM recorded. The cache is released all the same.
+  constexpr std::int32_t try_malloc(std::int64_t bytes) {
+    const bool was = oom_;
+    const auto h = malloc(bytes);
+    oom_ = was;
+    return h;
+  }
+
   /// Frees a block malloc returned (free_block: merged with its free neighbours).
   constexpr void free(std::int32_t h) {
     if (h < 0) return;

@@ -69,6 +69,7 @@ struct node_record {
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
+  std::int64_t backward_workspace = 0;  ///< an optional library workspace while this node runs (sim::optional_workspace)
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -169,6 +170,8 @@ struct sim {
   bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
   std::int32_t backward_starts_at = -1;
   /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).
+  /// `blocks` < 0: one optional block (a cuDNN workspace: under a cap a failed request makes
+  /// cuDNN try its next engine, not an OOM; allocator_replay.hpp).
   constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1) {
     temporaries.push_back(static_cast<std::int64_t>(storages.size()));
     temporaries.push_back(bytes);
@@ -223,6 +226,17 @@ struct sim {
     if (bytes <= 0) return;
     note_peak(bytes, round_block(bytes), fixed ? bytes : 0);
     if (log_allocator) log_temporary(bytes);
+  }
+  /// A library workspace the op can do without: counted in the peaks (the library asks for it
+  /// and gets it when there is room), optional in the allocator's replay.
+  /// max_micro_batch's trace leaves it out: at the largest batch cuDNN takes a leaner engine.
+  constexpr void optional_workspace(std::int64_t bytes) {
+    if (bytes <= 0) return;
+    const auto hook = on_moment;
+    if (hook == &trace_moment) on_moment = nullptr;
+    note_peak(bytes, round_block(bytes));
+    on_moment = hook;
+    if (log_allocator) log_temporary(bytes, -1);
   }
   /// `blocks` temporaries of `bytes` each, alive together (the allocator sees each on its own).
   constexpr void transient_blocks(std::int64_t bytes, std::int64_t blocks, bool fixed = false) {
@@ -387,6 +401,11 @@ struct sim {
     if (n < 0 || replay_cursor >= 0) return;
     node(n).backward_temp += bytes, ++node(n).backward_temp_blocks;
     if (fixed) node(n).backward_temp_fixed += bytes;
+  }
+  /// `n`'s backward asks for an optional library workspace (optional_workspace) of `bytes`.
+  constexpr void backward_workspace(std::int32_t n, std::int64_t bytes) {
+    if (n < 0 || replay_cursor >= 0 || bytes <= 0) return;
+    node(n).backward_workspace = bytes;
   }
 
   /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like

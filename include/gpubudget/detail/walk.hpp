@@ -668,6 +668,7 @@ struct walker {
           s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
           if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
         }
+        s.optional_workspace(rec.backward_workspace);
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);

@@ -96,6 +96,20 @@ constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol
   return chunks > cap / W ? cap : W * chunks;
 }
 
+/// cuDNN's layout workspaces on CUDA for an NCHW (not channels_last) dense convolution
+/// (op_rules.md CV4): its engines run NHWC and stage NHWC copies of the input (X), the output (Y)
+/// and, for k > 1, the weight (W) in the workspace, forward and backward-data alike; a strided 1x1
+/// conv copies X and Y. An envelope of the batch-64 and batch-2 ResNet-18 traces (H100/H200, cuDNN
+/// 9.19): at batch 64 every k > 1 conv asked X + Y + W (+16 or +147 B), two of them 8 MiB more;
+/// at batch 2 some engines skipped Y. A stride-1 1x1 conv needs no copy (400 B measured).
+/// The caller asks for it as an optional workspace: cuDNN's try_configs takes its next engine
+/// when the allocation fails.
+constexpr std::int64_t cuda_layout_workspace(const conv_op& op, std::int64_t kvol, std::int64_t X, std::int64_t Y, std::int64_t W) {
+  if (op.channels_last) return 0;
+  if (kvol > 1) return X + Y + W;
+  return op.stride > 1 ? X + Y : 0;
+}
+
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   if (in.rank != op.dims + 1) shape_mismatch_between_layers();
@@ -145,6 +159,11 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
+  if (!c.s.on_cpu() && grp == 1 && !transposed) {
+    const auto layout = cuda_layout_workspace(op, kvol, c.s.bytes_of_value(xin), Y, bytes_of(weight, t));
+    c.s.optional_workspace(layout);
+    c.s.backward_workspace(c.s.record_of(y), layout);  // backward-data and -weight stage the same copies
+  }
   if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
     const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)), c.s.batch);
     c.s.backward_temp(c.s.record_of(y), ws, kvol == 1);
