@@ -824,8 +824,26 @@ int run(const cli::parsed_args& given) {
 
 }  // namespace
 
+namespace {
+/// GPUBUDGET_ALLOCATOR_EVENTS=FILE: the allocator replays' requests, frees and segments, one per
+/// line (detail::allocator_event_tap), to set beside a measured trace
+/// (benchmarks/gpu/compare_allocator_events.py). A debugging aid, not a feature.
+std::FILE* allocator_events = nullptr;
+void write_allocator_event(char what, std::int64_t bytes, std::int32_t handle) {
+  std::fprintf(allocator_events, "%c %lld %d\n", what, static_cast<long long>(bytes), handle);
+}
+void open_allocator_events() {
+  const char* path = std::getenv("GPUBUDGET_ALLOCATOR_EVENTS");
+  if (path == nullptr) return;
+  allocator_events = std::fopen(path, "w");
+  if (allocator_events == nullptr) throw usage_error(std::string("GPUBUDGET_ALLOCATOR_EVENTS: cannot write ") + path);
+  gpubudget::detail::allocator_event_tap = &write_allocator_event;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   try {
+    open_allocator_events();
     const std::vector<std::string> args(argv + 1, argv + argc);
     const auto a = cli::parse(args, all_options());
     if (a.help) {

@@ -176,8 +176,17 @@ struct step_result {
 /// `loss` variable holds it).
 constexpr value append_loss(sim& s, const value& out) {
   value per_element{};
-  if (s.plan.loss == loss_kind::cross_entropy) {
-    per_element = pointwise(s, out, out.s, s.types.fp32_op(out.type), keeps::output);  // log_softmax keeps its output
+  bool nll_keeps_input = false;
+  if (s.plan.loss == loss_kind::cross_entropy && s.types.fp32_op(out.type) != out.type) {
+    // F.cross_entropy on 16-bit logits under CUDA autocast (op_rules.md CT8): log_softmax runs in
+    // the logits' type and keeps its output; nll_loss (autocast's fp32 list) takes an fp32 copy
+    // of it and keeps that for its backward.
+    value log_probs = pointwise(s, out, out.s, out.type, keeps::output);
+    per_element = cast_to(s, log_probs, dtype::fp32);
+    s.release(log_probs);
+    nll_keeps_input = true;
+  } else if (s.plan.loss == loss_kind::cross_entropy) {
+    per_element = pointwise(s, out, out.s, out.type, keeps::output);  // log_softmax keeps its output
   } else if (s.plan.loss == loss_kind::causal_lm) {
     value x32 = cast_to(s, out, dtype::fp32);
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
@@ -194,6 +203,7 @@ constexpr value append_loss(sim& s, const value& out) {
   }
   value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};
   auto n = s.record(loss);
+  if (nll_keeps_input) s.save(n, per_element);
   // mean's backward is grad.expand(sizes) / numel: a full-size tensor (so is nll's scatter)
   s.grad_to(n, per_element);
   s.release(per_element);

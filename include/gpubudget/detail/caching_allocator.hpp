@@ -15,6 +15,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include <gpubudget/alloc_conf.hpp>
 #include <gpubudget/detail/dyn_array.hpp>
@@ -24,6 +25,12 @@ namespace gpubudget {
 namespace detail {
 
 namespace pa = probe::pytorch_allocator;
+
+/// A debugging tap, run time only (never read in a constant evaluation): when set, every replay's
+/// start ('R': its cap), request ('+': bytes asked, the block's handle), free ('-': handle) and new
+/// segment ('S': bytes) is reported. The CLI sets it for GPUBUDGET_ALLOCATOR_EVENTS=FILE, to set the replay's
+/// requests beside a measured trace's (benchmarks/gpu/compare_allocator_events.py).
+inline void (*allocator_event_tap)(char what, std::int64_t bytes, std::int32_t handle) = nullptr;
 
 /// Largest power of two <= v (v > 0).
 constexpr std::int64_t power2_floor(std::int64_t v) {
@@ -64,7 +71,9 @@ constexpr std::int64_t round_request(const allocator_settings& a, std::int64_t s
 /// The allocator's state: segments cut into blocks, each block free or allocated.
 class caching_allocator {
  public:
-  constexpr explicit caching_allocator(const allocator_settings& a = {}, std::int64_t cap = 0) : conf_(a), cap_(cap) {}
+  constexpr explicit caching_allocator(const allocator_settings& a = {}, std::int64_t cap = 0) : conf_(a), cap_(cap) {
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('R', cap, -1);  // a new replay
+  }
 
   /// Allocates `bytes` (a tensor's request); returns the block's handle, -1 on OOM (capped only).
   constexpr std::int32_t malloc(std::int64_t bytes) {
@@ -78,6 +87,7 @@ class caching_allocator {
     take(b, size);
     allocated_ += blocks_[static_cast<std::size_t>(b)].size;
     if (allocated_ > allocated_peak_) allocated_peak_ = allocated_;
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('+', bytes, b);
     return b;
   }
 
@@ -93,6 +103,7 @@ class caching_allocator {
   /// Frees a block malloc returned (free_block: merged with its free neighbours).
   constexpr void free(std::int32_t h) {
     if (h < 0) return;
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('-', 0, h);
     auto& b = at(h);
     b.allocated = false;
     allocated_ -= b.size;
@@ -228,6 +239,7 @@ class caching_allocator {
     if (!make_room(bytes)) return -1;
     reserved_ += bytes;
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('S', bytes, -1);
     return add_block(block{bytes, 0, segments_++, -1, -1, false, small, true, -1});
   }
 
