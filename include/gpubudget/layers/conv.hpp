@@ -110,6 +110,16 @@ constexpr std::int64_t cuda_layout_workspace(const conv_op& op, std::int64_t kvo
   return op.stride > 1 ? X + Y : 0;
 }
 
+/// The backward's layout workspace (CV4): the forward's, and for a stride-1 1x1 conv computed in
+/// fp32 (TF32) on a map larger than 1x1, X + Y (EfficientNet-B0 b32's 112² and 56² pointwise
+/// weight gradients staged 181.8, 78.1 and 68.8 MB; the rest took 32·W partials, less). Not seen
+/// in 16 bits (MobileNetV3 b64 bf16's reserved peak went +9 % over with it), so fp32 only.
+constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::int64_t kvol, std::int64_t X, std::int64_t Y, std::int64_t W,
+                                                      bool fp32, bool map_larger_than_1x1) {
+  const bool pointwise = kvol == 1 && op.stride == 1 && !op.channels_last;
+  return pointwise ? (fp32 && map_larger_than_1x1 ? X + Y : 0) : cuda_layout_workspace(op, kvol, X, Y, W);
+}
+
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   if (in.rank != op.dims + 1) shape_mismatch_between_layers();
@@ -160,9 +170,10 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
   if (!c.s.on_cpu() && grp == 1 && !transposed) {
-    const auto layout = cuda_layout_workspace(op, kvol, c.s.bytes_of_value(xin), Y, bytes_of(weight, t));
-    c.s.optional_workspace(layout);
-    c.s.backward_workspace(c.s.record_of(y), layout);  // backward-data and -weight stage the same copies
+    const auto X = c.s.bytes_of_value(xin), W = bytes_of(weight, t);
+    c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
+    const bool map_larger_than_1x1 = Y / (out_ch * bytes_per_element(t)) > c.s.batch;  // output positions · batch
+    c.s.backward_workspace(c.s.record_of(y), cuda_backward_layout_workspace(op, kvol, X, Y, W, t == dtype::fp32, map_larger_than_1x1));
   }
   if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
     const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)), c.s.batch);
