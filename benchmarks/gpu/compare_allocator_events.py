@@ -48,10 +48,10 @@ def op_of(frames):
     return aten + " " + py
 
 
-def trace_side(path):
+def trace_side(path, start=0):
     d = json.load(gzip.open(path))
     reqs, segs, reserved = [], [], 0
-    for action, size, _addr, _stream, frames in d["events"]:
+    for action, size, _addr, _stream, frames in d["events"][start:]:
         if action == "alloc":
             reqs.append((size, op_of(frames)))
         elif action == "segment_alloc":
@@ -68,12 +68,14 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--replay", type=int, help="which replay of the events file (0-based)")
     ap.add_argument("--context", type=int, default=2)
+    ap.add_argument("--trace-start", type=int, default=0,
+                    help="the trace's event to start at (a cap16_* trial after its batch-1 warm-up run)")
     args = ap.parse_args()
     runs = replays(args.events)
     k = args.replay if args.replay is not None else max(
         (i for i, r in enumerate(runs) if r["cap"] == 0), key=lambda i: len(runs[i]["events"]))
     est, est_segs = estimator_side(runs[k])
-    meas, meas_segs = trace_side(args.trace)
+    meas, meas_segs = trace_side(args.trace, args.trace_start)
     print("replay %d of %d: %d requests, %d segments, reserved peak %d; trace: %d requests, %d segments, reserved peak %d"
           % (k, len(runs), len(est), len(est_segs), max((s[2] for s in est_segs), default=0),
              len(meas), len(meas_segs), max((s[2] for s in meas_segs), default=0)))

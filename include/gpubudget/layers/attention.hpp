@@ -354,7 +354,11 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   value proj = projection(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
   if (s.torch2() && op.dropout == 0 && a.Lq == a.Lk) {
-    const value qkv[] = {proj};
+    // _in_projection_packed: proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+    // .contiguous() copies the projection, and q, k, v are views of the copy (op_rules.md CT9)
+    value packed = copy(s, proj, proj.s);
+    s.release(proj);
+    const value qkv[] = {packed};
     const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, 0);
     return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true);
   }
