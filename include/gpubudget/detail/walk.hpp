@@ -631,6 +631,15 @@ struct walker {
     s.release(half);
   }
 
+  /// The op's own temporaries while its backward runs, then its optional library workspace.
+  constexpr void backward_temporaries(const node_record& rec) {
+    if (rec.backward_temp) {
+      s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
+      if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
+    }
+    s.optional_workspace(rec.backward_workspace);
+  }
+
   /// Backward from the scalar `loss` storage.
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
@@ -664,11 +673,7 @@ struct walker {
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
-        if (rec.backward_temp) {
-          s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
-          if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
-        }
-        s.optional_workspace(rec.backward_workspace);
+        if (rec.backward_temp | rec.backward_workspace) backward_temporaries(rec);  // one test: the common case has none
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);

@@ -149,6 +149,24 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   return out;
 }
 
+/// cuDNN's workspaces of a dense convolution on CUDA, `y` its output (Y bytes), W its weight's
+/// bytes in the compute type: the weight gradient's partials when the weight trains (CV1, CV2)
+/// and, with the caching allocator model, the layout copies forward and backward (CV4, optional
+/// requests). Without the model the budget keeps cuDNN's workspace as one device-level term
+/// (memory_budget::cudnn_workspace), as before CV4: the per-conv copies cost compile-time steps
+/// that the default budget of a 1,600-layer model cannot spare (benchmarks/compile_time).
+constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_t kvol, const value& xin, const value& y, std::int64_t Y,
+                                    std::int64_t W, std::int32_t part) {
+  const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
+  const auto n = c.s.record_of(y);
+  if (c.s.log_allocator) {
+    const auto X = c.s.bytes_of_value(xin);
+    c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
+    c.s.backward_workspace(n, cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32, positions > c.s.batch));
+  }
+  if (c.trainable && ((c.frozen_parts >> part) & 1) == 0) c.s.backward_temp(n, cuda_wgrad_workspace(op, kvol, W, positions, c.s.batch), kvol == 1);
+}
+
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -163,22 +181,13 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   const dtype t = c.matmul_type(x.type);
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
-  const auto tr = cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch,
-                                      grp, op.kernel, op.stride, x.requires_grad, transposed,
-                                      op.channels_last, t != dtype::fp32);
+  const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.kernel,
+                                                     op.stride, x.requires_grad, transposed, op.channels_last, t != dtype::fp32)
+                               : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true);
-  if (!c.s.on_cpu() && grp == 1 && !transposed) {
-    const auto X = c.s.bytes_of_value(xin), W = bytes_of(weight, t);
-    c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
-    const bool map_larger_than_1x1 = Y / (out_ch * bytes_per_element(t)) > c.s.batch;  // output positions · batch
-    c.s.backward_workspace(c.s.record_of(y), cuda_backward_layout_workspace(op, kvol, X, Y, W, t == dtype::fp32, map_larger_than_1x1));
-  }
-  if (!c.s.on_cpu() && grp == 1 && !transposed && c.trainable && ((c.frozen_parts >> part) & 1) == 0) {
-    const auto ws = cuda_wgrad_workspace(op, kvol, bytes_of(weight, t), Y / (out_ch * bytes_per_element(t)), c.s.batch);
-    c.s.backward_temp(c.s.record_of(y), ws, kvol == 1);
-  }
+  if (!c.s.on_cpu() && grp == 1 && !transposed) cuda_conv_workspaces(c, op, kvol, xin, y, Y, bytes_of(weight, t), part);
   c.s.release(xin);
   return y;
 }
