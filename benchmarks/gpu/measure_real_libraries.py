@@ -109,6 +109,12 @@ EXTRA_CASES = {
                                                          "ckpt": "reentrant"}],
     "hf_tinyllama_b4_t1024_dora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
                                                    "lora": {"r": 16, "targets": ["q_proj", "v_proj"], "dora": True}}],
+    # the batch at which cuDNN's weight gradient starts staging layout copies (op_rules.md CV4)
+    "tv_resnet18_b4_224_fp32": ["tv", {"model": "resnet18", "batch": 4, "size": 224, "prec": "fp32"}],
+    "tv_resnet18_b8_224_fp32": ["tv", {"model": "resnet18", "batch": 8, "size": 224, "prec": "fp32"}],
+    "tv_resnet18_b16_224_fp32": ["tv", {"model": "resnet18", "batch": 16, "size": 224, "prec": "fp32"}],
+    "tv_resnet18_b32_224_fp32": ["tv", {"model": "resnet18", "batch": 32, "size": 224, "prec": "fp32"}],
+    "tv_resnet50_b32_224_fp32": ["tv", {"model": "resnet50", "batch": 32, "size": 224, "prec": "fp32"}],
     "maxbatch16_resnet50_224_fp32": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "start": 64}],
     "maxbatch16_efficientnet_b0_224_fp32": ["max", {"kind": "tv", "model": "efficientnet_b0", "size": 224, "prec": "fp32", "start": 64}],
     "cap16_vit_b_16_b115_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 115}],
