@@ -69,7 +69,8 @@ struct node_record {
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
-  std::int64_t backward_workspace = 0;  ///< an optional library workspace while this node runs (sim::optional_workspace)
+  std::int64_t backward_workspace = 0;  ///< optional library workspaces while this node runs (sim::optional_workspace):
+  std::int64_t backward_workspace_then = 0;  ///< the first freed before the second is asked for
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -402,10 +403,11 @@ struct sim {
     node(n).backward_temp += bytes, ++node(n).backward_temp_blocks;
     if (fixed) node(n).backward_temp_fixed += bytes;
   }
-  /// `n`'s backward asks for an optional library workspace (optional_workspace) of `bytes`.
-  constexpr void backward_workspace(std::int32_t n, std::int64_t bytes) {
-    if (n < 0 || replay_cursor >= 0 || bytes <= 0) return;
-    node(n).backward_workspace = bytes;
+  /// `n`'s backward asks for optional library workspaces (optional_workspace): `first`, freed,
+  /// then `then` (cuDNN's backward-data, then its weight gradient).
+  constexpr void backward_workspace(std::int32_t n, std::int64_t first, std::int64_t then) {
+    if (n < 0 || replay_cursor >= 0) return;
+    node(n).backward_workspace = first, node(n).backward_workspace_then = then;
   }
 
   /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like

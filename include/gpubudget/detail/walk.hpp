@@ -638,6 +638,7 @@ struct walker {
       if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
     }
     s.optional_workspace(rec.backward_workspace);
+    s.optional_workspace(rec.backward_workspace_then);
   }
 
   /// Backward from the scalar `loss` storage.
@@ -673,7 +674,7 @@ struct walker {
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
-        if (rec.backward_temp | rec.backward_workspace) backward_temporaries(rec);  // one test: the common case has none
+        if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec);  // one test: most nodes have none
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);

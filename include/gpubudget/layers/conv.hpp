@@ -159,12 +159,20 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
                                     std::int64_t W, std::int32_t part) {
   const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
   const auto n = c.s.record_of(y);
-  if (c.s.log_allocator) {
-    const auto X = c.s.bytes_of_value(xin);
-    c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
-    c.s.backward_workspace(n, cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32, positions > c.s.batch));
+  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
+  const auto partials = weight_trains ? cuda_wgrad_workspace(op, kvol, W, positions, c.s.batch) : 0;
+  if (!c.s.log_allocator) {
+    c.s.backward_temp(n, partials, kvol == 1);
+    return;
   }
-  if (c.trainable && ((c.frozen_parts >> part) & 1) == 0) c.s.backward_temp(n, cuda_wgrad_workspace(op, kvol, W, positions, c.s.batch), kvol == 1);
+  const auto X = c.s.bytes_of_value(xin);
+  const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32, positions > c.s.batch);
+  c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
+  // from batch 8 an fp32 weight gradient stages X and Y beside its partials (CV4: ResNet-18's
+  // layer1 asks 15·W at batch 4, X + Y + 15·W at 8, 16, 32 and 64), one request larger than
+  // backward-data's
+  const bool staged = y.type == dtype::fp32 && c.s.batch >= 8 && layout > 0;
+  c.s.backward_workspace(n, xin.requires_grad ? layout : 0, weight_trains ? (staged ? X + Y : 0) + partials : 0);
 }
 
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.

@@ -1,0 +1,65 @@
+// cuDNN's layout workspaces (benchmarks/accuracy/op_rules.md CV4), held to the requests of the
+// H200 traces in benchmarks/accuracy/reference/cuda-h200/ (fp32, cuDNN 9.19): the rule's bytes,
+// and what the caching allocator model does with them (optional requests).
+#include <catch2/catch.hpp>
+#include <gpubudget/gpubudget.hpp>
+
+#include <cstdint>
+
+namespace {
+using namespace gpubudget;
+
+constexpr conv_op conv3x3{.dims = 2, .out_channels = 64, .kernel = 3, .stride = 1, .padding = 1, .dilation = 1, .groups = 1};
+constexpr conv_op downsample{.dims = 2, .out_channels = 128, .kernel = 1, .stride = 2, .padding = 0, .dilation = 1, .groups = 1};
+constexpr conv_op pointwise{.dims = 2, .out_channels = 96, .kernel = 1, .stride = 1, .padding = 0, .dilation = 1, .groups = 1};
+}  // namespace
+
+TEST_CASE("layout workspace: NHWC copies of input, output and weight (CV4)") {
+  // ResNet-18 b64 layer1 3x3 64->64 at 56x56: X = Y = 51,380,224, W = 147,456; the trace asked
+  // 102,908,051 forward and backward-data (X + Y + W + 147)
+  constexpr std::int64_t X = 51380224, W = 147456;
+  CHECK(detail::cuda_layout_workspace(conv3x3, 9, X, X, W) == 2 * X + W);
+  CHECK(detail::cuda_backward_layout_workspace(conv3x3, 9, X, X, W, true, true) == 2 * X + W);
+  // a strided 1x1 (downsample) copies X and Y: 12,845,056 + 6,422,528 (trace: 19,267,600)
+  CHECK(detail::cuda_layout_workspace(downsample, 1, 12845056, 6422528, 524288) == 12845056 + 6422528);
+  // a stride-1 1x1 copies nothing forward; in fp32 its backward stages X + Y on a map, not in 16 bits
+  CHECK(detail::cuda_layout_workspace(pointwise, 1, 9633792, 57802752, 13824) == 0);
+  CHECK(detail::cuda_backward_layout_workspace(pointwise, 1, 9633792, 57802752, 13824, true, true) == 9633792 + 57802752);
+  CHECK(detail::cuda_backward_layout_workspace(pointwise, 1, 9633792, 57802752, 13824, false, true) == 0);
+  CHECK(detail::cuda_backward_layout_workspace(pointwise, 1, 9633792, 57802752, 13824, true, false) == 0);
+  conv_op nhwc = conv3x3;
+  nhwc.channels_last = true;
+  CHECK(detail::cuda_layout_workspace(nhwc, 9, X, X, W) == 0);
+}
+
+TEST_CASE("layout workspaces count in the uncapped peak, with the allocator model only") {
+  // ResNet-18's first conv at batch 64 asks 244 MB of layout copies beside its 205 MB output
+  // (the optional requests' cap behaviour: test_caching_allocator.cpp, try_malloc)
+  const auto net = sequential(input(3, 224, 224), conv2d(64, 7, stride(2), padding(3)), relu(), conv2d(64, 3, padding(1)));
+  const training plan{.batch = 64, .model_allocator = true};
+  const auto b = budget_totals(net, plan, devices::h100_80gb);
+  REQUIRE(b.allocator_modelled);
+  CHECK(b.allocated_fwd_bwd_peak > 205520896 + 244093696);
+  // without the model the walk's peak has no copies: the device-level cuDNN term stands for them
+  const auto flat = budget_totals(net, training{.batch = 64}, devices::h100_80gb);
+  CHECK(flat.fwd_bwd_peak < b.allocated_fwd_bwd_peak);
+  CHECK(flat.cudnn_workspace > 0);
+}
+
+TEST_CASE("the fp32 weight gradient stages X and Y from batch 8 (CV4)") {
+  // one 3x3 conv whose weight trains, on an input that needs no gradient: its backward is the
+  // weight gradient alone. Live beside it: the input, the output and the output's gradient
+  // (3 tensors of X), and its workspace: the partials (at most 11.25 MiB, CV2) at batch 4,
+  // X + Y + the partials from batch 8 (ResNet-18's layer1: 15,040,512 B at batch 4,
+  // 15,057,575 = X + Y + 15·W at batch 8)
+  const auto net = sequential(input(64, 56, 56), conv2d(64, 3, padding(1)));
+  auto peak = [&](std::int64_t batch) {
+    const auto b = budget_totals(net, training{.batch = batch, .model_allocator = true}, devices::h100_80gb);
+    REQUIRE(b.allocator_modelled);
+    return b.allocated_fwd_bwd_peak;
+  };
+  constexpr std::int64_t X4 = 4 * 64 * 56 * 56 * 4, X8 = 2 * X4;
+  const std::int64_t partials_cap = 11 * MiB + 256 * KiB;
+  CHECK(peak(4) < 3 * X4 + partials_cap + 4 * MiB);  // no copies at batch 4 (4 MiB: the weight's gradient, rounding)
+  CHECK(peak(8) > 5 * X8);                            // X + Y beside the three tensors at batch 8
+}
