@@ -822,9 +822,6 @@ int run(const cli::parsed_args& given) {
   return c.require_fit && !all_fit ? 1 : 0;
 }
 
-}  // namespace
-
-namespace {
 /// GPUBUDGET_ALLOCATOR_EVENTS=FILE: the allocator replays' requests, frees and segments, one per
 /// line (detail::allocator_event_tap), to set beside a measured trace
 /// (benchmarks/gpu/compare_allocator_events.py). A debugging aid, not a feature.

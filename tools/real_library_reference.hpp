@@ -127,13 +127,10 @@ inline void check_spec(const library_file& f, const std::string& c, const nlohma
   } else if (out.kind == "gen") {
     need_config(f, c, s);
     for (const char* k : {"batch", "prompt", "new"}) need_int(f, c, s, k);
-  } else if (out.kind == "cap") {  // one batch under the capped device: did it train?
+  } else if (out.kind == "cap" || out.kind == "max") {  // cap: one batch under the capped device; max: the search
     need_choice(f, c, s, "kind", {"tv", "hf"}, true);
-    need_int(f, c, s, "batch");
-    check_model_keys(f, c, s["kind"].get<std::string>(), s);
-  } else if (out.kind == "max") {
-    need_choice(f, c, s, "kind", {"tv", "hf"}, true);
-    if (s.contains("batch")) malformed(f, c, "a max spec has no \"batch\" (the batch is what it searched)");
+    if (out.kind == "cap") need_int(f, c, s, "batch");
+    if (out.kind == "max" && s.contains("batch")) malformed(f, c, "a max spec has no \"batch\" (the batch is what it searched)");
     if (s.contains("start")) need_int(f, c, s, "start");
     check_model_keys(f, c, s["kind"].get<std::string>(), s);
   } else {
@@ -353,18 +350,13 @@ using device_reading = std::function<std::map<std::string, std::int64_t>(const b
 inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_file& f, const library_case& c, const std::vector<zoo_entry>& zoo,
                                                                   const device& measured, const device_reading& cuda_fields) {
   if (c.kind == "gen") return detail::estimate_generate(f, c.spec, measured);
-  if (c.kind == "cap") {  // the one batch under the capped device (as --memory-gib CAP): fits or not
-    auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, c.spec["batch"].get<std::int64_t>());
-    apply_alloc_conf(b.plan, f.alloc_conf);
-    device d = measured;
-    d.capacity = static_cast<std::int64_t>(f.cap_gib * static_cast<double>(GiB));
-    return {{"ok", run_view(b, b.plan, d).fits ? 1 : 0}};
-  }
-  if (c.kind == "max") {
-    auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, 1);
+  if (c.kind == "cap" || c.kind == "max") {
+    const bool one_batch = c.kind == "cap";  // did this batch train, or the largest that does
+    auto b = build(f, zoo, c.spec["kind"].get<std::string>(), c.spec, one_batch ? c.spec["batch"].get<std::int64_t>() : 1);
     apply_alloc_conf(b.plan, f.alloc_conf);
     device d = measured;  // --memory-gib CAP on the measured GPU: its context and workspaces
     d.capacity = static_cast<std::int64_t>(f.cap_gib * static_cast<double>(GiB));
+    if (one_batch) return {{"ok", run_view(b, b.plan, d).fits ? 1 : 0}};
     return {{"largest_ok", largest_fitting_batch(b, d)}};
   }
   auto b = build(f, zoo, c.kind, c.spec, c.spec["batch"].get<std::int64_t>());

@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
-# benchmarks/gpu/run_open_questions.sh — one device call (~7 minutes) for what the committed H100
-# files leave open (see EXTRA_CASES in measure_real_libraries.py):
-#   1. allocator traces (--trace) of the real-library cases whose reserved peak the estimate misses
-#      (ResNet-18 b64, EfficientNet-B0 b32, T5-small b16) and of single capped trials one batch above
-#      the measured largest batch (ViT-B/16 115, T5-small 23);
-#   2. new cases the H100 files lack: ResNet-50 b64 fp32, DenseNet-121 b32 fp16, reentrant
-#      checkpointing, PEFT DoRA;
-#   3. on the CPU, in parallel: transformers' own models exported with torch.export
-#      (dump_transformers_graphs.py) for the exporter.
-# Everything lands in $OUT as open-questions.tgz (+ the log).
-#     run(command="bash benchmarks/gpu/run_open_questions.sh", timeout_s=480)
+# benchmarks/gpu/run_open_questions.sh CALL — the device calls of the 2026-11-26 session, for what the
+# committed H100 files leave open (EXTRA_CASES in measure_real_libraries.py). One call per run:
+#   1 (~4 min): allocator traces (--trace) of the real-library cases whose reserved peak the
+#     estimate missed (ResNet-18 b64, EfficientNet-B0 b32, T5-small b16) and of single capped trials
+#     one batch above the measured largest batch (ViT-B/16 115, T5-small 23); new cases the H100
+#     files lack (ResNet-50 b64 fp32, DenseNet-121 b32 fp16, reentrant checkpointing); on the CPU,
+#     in parallel, transformers' own models exported with torch.export (dump_transformers_graphs.py);
+#   2 (~2 min): PEFT DoRA, two largest-batch searches (ResNet-50, EfficientNet-B0 fp32, 16 GiB), the
+#     decoder models' torch.export graphs (use_cache=False);
+#   3 (~1 min): ResNet-18 fp32 at batch 4, 8, 16, 32 and ResNet-50 fp32 at 32, traced: the batch at
+#     which cuDNN's weight gradient starts staging layout copies (op_rules.md CV4).
+# Everything lands in $OUT as open-questions<CALL>.tgz.
+#     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
+call="${1:-}"
+case "$call" in 1|2|3) ;; *) echo "usage: run_open_questions.sh 1|2|3 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
 work="$(mktemp -d /tmp/gb_open.XXXXXX)"
 export PYTHONUNBUFFERED=1
-{ nvidia-smi; python3 -c 'import torch, transformers, peft, torchvision; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), transformers.__version__, peft.__version__, torchvision.__version__)'; } >"$work/machine.txt" 2>&1
-(CUDA_VISIBLE_DEVICES= timeout -k 5 "${GB_DUMP_S:-330}" python3 benchmarks/gpu/dump_transformers_graphs.py --out "$work/graphs" >"$work/graphs.log" 2>&1) &
-dump=$!
 m=benchmarks/gpu/measure_real_libraries.py
-timeout -k 5 "${GB_TRACE_S:-240}" python3 $m --extra --trace "$work/traces" --out "$work/traced.json" --budget 170 --case-timeout 120 \
-  --cases tv_resnet18_b64,tv_efficientnet_b0_b32,hf_t5_small_b16,cap16_vit_b_16_b115,cap16_t5_small_b23 2>&1 | tee "$work/traced.log"
-timeout -k 5 "${GB_NEW_S:-110}" python3 $m --extra --out "$work/new-cases.json" --budget 80 --case-timeout 60 \
-  --cases tv_resnet50_b64,tv_densenet121,reentrant,dora 2>&1 | tee "$work/new-cases.log"
-wait "$dump"; tail -20 "$work/graphs.log"
-tar czf "$out/open-questions.tgz" -C "$work" . && ls -la "$out" && tar tzvf "$out/open-questions.tgz" | head -40
+# dump_graphs SECONDS [--models LIST]: the torch.export graphs, on the CPU, in the background
+dump_graphs() {
+  local limit=$1; shift
+  (CUDA_VISIBLE_DEVICES= timeout -k 5 "$limit" python3 benchmarks/gpu/dump_transformers_graphs.py --out "$work/graphs" "$@" \
+    >"$work/graphs.log" 2>&1) &
+  dump=$!
+}
+# measure NAME SECONDS BUDGET CASE_TIMEOUT CASES [--trace]: real-library cases into $work/NAME.json
+measure() {
+  local name=$1 limit=$2 budget=$3 per=$4 cases=$5; shift 5
+  timeout -k 5 "$limit" python3 $m --extra --out "$work/$name.json" --budget "$budget" --case-timeout "$per" --cases "$cases" "$@" 2>&1 \
+    | tee "$work/$name.log"
+}
+dump=
+case "$call" in
+  1)
+    { nvidia-smi; python3 -c 'import torch, transformers, peft, torchvision; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), transformers.__version__, peft.__version__, torchvision.__version__)'; } >"$work/machine.txt" 2>&1
+    dump_graphs 330
+    measure traced 240 170 120 tv_resnet18_b64,tv_efficientnet_b0_b32,hf_t5_small_b16,cap16_vit_b_16_b115,cap16_t5_small_b23 --trace "$work/traces"
+    measure new-cases 110 80 60 tv_resnet50_b64,tv_densenet121,reentrant,dora ;;
+  2)
+    dump_graphs 200 --models gpt2,tinyllama,t5_small,bert_mlm
+    measure new-cases2 250 200 150 dora,maxbatch16_resnet50,maxbatch16_efficientnet ;;
+  3)
+    measure batches 200 170 60 tv_resnet18_b4_,tv_resnet18_b8_,tv_resnet18_b16_,tv_resnet18_b32_,tv_resnet50_b32_ --trace "$work/traces" ;;
+esac
+if [ -n "$dump" ]; then wait "$dump"; grep -v '^ ' "$work/graphs.log" | cut -c1-300; fi
+tar czf "$out/open-questions$call.tgz" -C "$work" . && tar tzvf "$out/open-questions$call.tgz"
