@@ -130,6 +130,7 @@ constexpr value on_part(layer_ctx& c, std::int32_t part, Op op) {
 constexpr value cast_to(sim& s, const value& x, dtype t) {
   if (x.type == t || x.type == dtype::int64) { s.retain(x.id); return x; }
   value y = s.make(x.s, t, x.requires_grad);
+  y.strided = x.strided;  // .to() preserves the strides of a dense tensor
   auto n = s.record(y);
   s.grad_to(n, x);
   return y;
@@ -280,6 +281,10 @@ constexpr value attention_probs_dropout(sim& s, const value& p, std::int64_t per
 /// a + b (out of place): saves nothing, passes the gradient through to both.
 constexpr value add(sim& s, const value& a, const value& b) {
   value y = s.make(a.s, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
+  // TensorIterator lays the sum out like its first operand whose strides decide: torchvision's
+  // EncoderBlock writes both residuals with the transposed operand first (x + input, x + y), so
+  // a transposed operand makes the sum transposed (op_rules.md CT10)
+  y.strided = a.strided || b.strided;
   auto n = s.record(y);
   s.grad_to(n, a, true);
   s.grad_to(n, b, true);
@@ -289,7 +294,7 @@ constexpr value add(sim& s, const value& a, const value& b) {
 /// a += b: `a`'s storage holds the sum (no allocation); the gradient passes through to both.
 /// Takes over the caller's reference to `a`.
 constexpr value add_inplace(sim& s, const value& a, const value& b) {
-  value y{a.id, a.s, a.type, a.requires_grad || b.requires_grad};
+  value y{a.id, a.s, a.type, a.requires_grad || b.requires_grad, a.strided};
   auto n = s.record(y);
   s.grad_to(n, a, true);
   s.grad_to(n, b, true);

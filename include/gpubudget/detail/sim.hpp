@@ -22,6 +22,9 @@ struct value {
   shape s{};                ///< per-sample shape
   dtype type = dtype::fp32;
   bool requires_grad = false;
+  /// A transposed view, not contiguous (nn.MultiheadAttention's batch_first output and the adds
+  /// that take its layout): a kernel that needs contiguous memory copies it (layer_norm).
+  bool strided = false;
 };
 
 struct storage {

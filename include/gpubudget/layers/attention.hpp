@@ -341,6 +341,13 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
 }
 
+/// nn.MultiheadAttention(batch_first=True) returns `attn_output.transpose(1, 0)`: the [L, B, D]
+/// out_proj output seen as [B, L, D], not contiguous (op_rules.md CT10).
+constexpr value batch_first_view(value out) {
+  out.strided = true;
+  return out;
+}
+
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, no dropout,
 /// self-attention; torch/nn/functional.py multi_head_attention_forward calls
 /// scaled_dot_product_attention when need_weights=False, on any device): the in_proj input copy,
@@ -360,7 +367,7 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
     s.release(proj);
     const value qkv[] = {packed};
     const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, 0);
-    return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true);
+    return batch_first_view(flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true));
   }
   value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));
   s.release(proj);
@@ -376,7 +383,7 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   s.release(p16);
   value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
   s.release(pd), s.release(vc);
-  return output_projection(c, o, a.D, op.bias, 1);
+  return batch_first_view(output_projection(c, o, a.D, op.bias, 1));
 }
 
 /// T5Attention's softmax(scores.float(), dim=-1).type_as(scores): fp32 whatever autocast does

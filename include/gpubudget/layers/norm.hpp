@@ -47,7 +47,11 @@ struct op_traits<layer_norm_op> {
     const auto rows = checked_mul(c.s.batch, x.s.numel() / width);
     // mean and rstd: one fp32 per normalized row each, saved as two tensors
     detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * width, true);
-    if (auto n = c.s.record_of(y); n >= 0) c.s.save_new(n, rows * 4, 2);
+    const auto n = c.s.record_of(y);
+    if (n >= 0) c.s.save_new(n, rows * 4, 2);
+    // layer_norm_cuda / layer_norm_cpu and their backward take input.expect_contiguous(): a
+    // transposed input is copied, the copy alive beside the output (op_rules.md CT10)
+    if (xin.strided) c.s.transient(c.s.bytes_of_value(xin)), c.s.backward_temp(n, c.s.bytes_of_value(xin));
     c.s.release(xin);
     return y;
   }

@@ -7,11 +7,13 @@
 namespace gpubudget {
 
 /// ViT input stage on [C, H, W]: Conv2d(C, width, patch, stride=patch) → flatten → tokens,
-/// a learned class token prepended (optional) and learned positions added: [tokens, width].
+/// a learned class token prepended (optional) and learned positions added (optional: torchvision
+/// adds them in its Encoder, see pos_embedding): [tokens, width].
 struct patch_embedding_op {
   std::int64_t width = {};
   std::int64_t patch = {};
   flag class_token = {};
+  flag positions = true;
 };
 
 /// Tokens a patch embedding produces: (H/p)·(W/p) (+1 with a class token). 448² at p=16: 785.
@@ -38,6 +40,7 @@ struct op_traits<patch_embedding_op> {
       s.release(tok);
       tok = cat;
     }
+    if (!op.positions) return tok;
     detail::value pos = detail::add_parameter(c, tok, tok.s, checked_mul(T, D), 2);  // + pos_embedding
     s.release(tok);
     return pos;
@@ -49,8 +52,24 @@ struct op_traits<patch_embedding_op> {
   }
 };
 
-constexpr layer patch_embedding(std::int64_t width, std::int64_t patch, bool class_token = true) {
-  return as_layer(patch_embedding_op{width, patch, class_token});
+constexpr layer patch_embedding(std::int64_t width, std::int64_t patch, bool class_token = true, bool positions = true) {
+  return as_layer(patch_embedding_op{width, patch, class_token, positions});
 }
+
+/// x + a learned parameter shaped like one sample ([tokens, width]): torchvision's
+/// `Encoder.pos_embedding` (`input + self.pos_embedding`), a new tensor, nothing saved. Unlike
+/// learned_positions (GPT-2's nn.Embedding of arange), no index tensor and no lookup.
+struct pos_embedding_op {};
+
+template <>
+struct op_traits<pos_embedding_op> {
+  static constexpr const char* name = "pos_embedding";
+  static constexpr detail::value lower(detail::layer_ctx& c, const pos_embedding_op&, const detail::value& x) {
+    detail::value y = detail::add_parameter(c, x, x.s, x.s.numel(), 0);
+    return y;
+  }
+};
+
+constexpr layer pos_embedding() { return as_layer(pos_embedding_op{}); }
 
 }  // namespace gpubudget

@@ -128,11 +128,15 @@ constexpr auto vit_encoder_block(std::int64_t width, std::int64_t num_heads, std
 /// Dropout(0.0) layers are identities and are left out.
 constexpr auto vision_transformer(std::int64_t patch, std::int64_t layers, std::int64_t width, std::int64_t num_heads,
                                   std::int64_t mlp, std::int64_t image, std::int64_t classes) {
-  // torchvision's module names: conv_proj (here with the class token and encoder.pos_embedding,
-  // which the patch embedding op holds), encoder.layers.encoder_layer_0.., encoder.ln, heads.head
-  return sequential(input(3, image, image), named("conv_proj", patch_embedding(width, patch)),
-                    named("encoder.layers.encoder_layer_", repeat(layers, detail::vit_encoder_block(width, num_heads, mlp))),
-                    named("encoder.ln", layer_norm()), select_token(0), named("heads.head", linear(classes)));
+  // torchvision's module names: conv_proj (here with the class token, which the patch embedding
+  // op holds), encoder.pos_embedding, encoder.layers.encoder_layer_0.., encoder.ln, heads.head.
+  // The encoder is a block of its own: forward's `x = torch.cat(...)` stays referenced while
+  // `self.encoder(x)` runs (op_rules.md CT10)
+  return sequential(input(3, image, image), named("conv_proj", patch_embedding(width, patch, true, false)),
+                    named("encoder", sequential(named("pos_embedding", pos_embedding()),
+                                                named("layers.encoder_layer_", repeat(layers, detail::vit_encoder_block(width, num_heads, mlp))),
+                                                named("ln", layer_norm()))),
+                    select_token(0), named("heads.head", linear(classes)));
 }
 constexpr auto vit_b_16(std::int64_t image = 224, std::int64_t classes = 1000) { return vision_transformer(16, 12, 768, 12, 3072, image, classes); }
 constexpr auto vit_l_16(std::int64_t image = 224, std::int64_t classes = 1000) { return vision_transformer(16, 24, 1024, 16, 4096, image, classes); }
