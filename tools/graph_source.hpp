@@ -190,8 +190,11 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     };
   t["patch_embedding"] = [](fields& f) {
     const auto width = f.integer("width", 1, big);
-    return patch_embedding(width, f.integer("patch", 1, 1 << 16));
+    const auto patch = f.integer("patch", 1, 1 << 16);
+    const bool class_token = f.boolean("class_token", true);
+    return patch_embedding(width, patch, class_token, f.boolean("positions", true));
   };
+  t["pos_embedding"] = [](fields&) { return pos_embedding(); };
   t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
