@@ -431,6 +431,29 @@ TEST_CASE("patch embedding: 785 tokens at 448/16", "[layers][vision]") {
   constexpr auto n = budget(sequential(input(3, 448, 448), patch_embedding(768, 16, false)), on_cuda(1), dev);
   REQUIRE(shape_of(n.per_record[2]) == "[784,768]");
   REQUIRE(n.per_record[2].parameter_count == 589824 + 768 + 784 * 768);
+  // torchvision's split: the class token with conv_proj, the positions in the encoder
+  constexpr auto split = budget(sequential(input(3, 448, 448), patch_embedding(768, 16, true, false), pos_embedding()), on_cuda(1), dev);
+  REQUIRE(split.per_record[2].parameter_count == 589824 + 768 + 768);
+  REQUIRE(split.per_record[3].parameter_count == 785 * 768);
+  REQUIRE(split.parameter_count == p.parameter_count);
+}
+
+TEST_CASE("layer_norm copies a transposed input: nn.MultiheadAttention's batch_first output (CT10)", "[layers][attention]") {
+  // The residual after nn.MultiheadAttention(batch_first=True) is a transposed view; the
+  // layer_norm after it takes input.expect_contiguous(), a copy alive beside its output. The
+  // forward peaks at that moment: the end of the forward (everything saved, the LN's output
+  // saved by the Linear) plus the copy, less the few KB that come after it (the [8, 1] output,
+  // the loss and what it keeps)
+  const auto net = sequential(input(64, 128), residual(layer_norm(), attention(128, heads(4), attention_impl::torch_mha)), layer_norm(), linear(1));
+  const auto b = budget_totals(net, training{.batch = 8}, devices::h100_80gb);
+  constexpr std::int64_t copy = 8 * 64 * 128 * 4;
+  CHECK(b.forward_peak - b.after_forward <= copy);
+  CHECK(b.forward_peak - b.after_forward > copy - 4096);
+  // a layer_norm on a contiguous input (the model's input) copies nothing: its forward peaks
+  // within one statistics tensor (8·64 rows of fp32, 2,048 B) of the end, not a copy above it
+  const auto plain = sequential(input(64, 128), layer_norm(), linear(1));
+  const auto p = budget_totals(plain, training{.batch = 8}, devices::h100_80gb);
+  CHECK(p.forward_peak - p.after_forward == 8 * 64 * 4);
 }
 
 // --- graph layers ---------------------------------------------------------------------------------

@@ -113,7 +113,9 @@ constexpr std::int64_t cuda_layout_workspace(const conv_op& op, std::int64_t kvo
 /// The backward's layout workspace (CV4): the forward's, and for a stride-1 1x1 conv computed in
 /// fp32 (TF32) on a map larger than 1x1, X + Y (EfficientNet-B0 b32's 112² and 56² pointwise
 /// weight gradients staged 181.8, 78.1 and 68.8 MB; the rest took 32·W partials, less). Not seen
-/// in 16 bits (MobileNetV3 b64 bf16's reserved peak went +9 % over with it), so fp32 only.
+/// in 16 bits (MobileNetV3 b64 bf16's reserved peak went +9 % over with it), so fp32 only; nor
+/// below batch 8 (bev_dwconv_b1_64's 1x1 convs asked Y/2 + W + 256 B, EfficientNet-B0 b2 96²'s
+/// no X + Y), so the caller passes `fp32` from batch 8, the weight gradient's threshold.
 constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::int64_t kvol, std::int64_t X, std::int64_t Y, std::int64_t W,
                                                       bool fp32, bool map_larger_than_1x1) {
   const bool pointwise = kvol == 1 && op.stride == 1 && !op.channels_last;
@@ -166,7 +168,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
     return;
   }
   const auto X = c.s.bytes_of_value(xin);
-  const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32, positions > c.s.batch);
+  const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32 && c.s.batch >= 8, positions > c.s.batch);
   c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
   // from batch 8 an fp32 weight gradient stages X and Y beside its partials (CV4: ResNet-18's
   // layer1 asks 15·W at batch 4, X + Y + 15·W at 8, 16, 32 and 64), one request larger than
