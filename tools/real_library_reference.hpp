@@ -230,13 +230,13 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   auto g = tools::detail::llama_from(hf::llama_family_config(config, path, model_type), b.options);
   if (g.sliding_window > g.context) g.sliding_window = g.context;
   const auto& l = s["lora"];
-  if (l.value("dora", false)) throw not_expressible{"PEFT DoRA (use_dora=True)"};
   std::string targets;
   if (l["targets"].is_string()) targets = l["targets"].get<std::string>();
   else
     for (const auto& t : l["targets"]) targets += (targets.empty() ? "" : ",") + t.get<std::string>();
   models::lora_config lc{};
   lc.rank = l["r"].get<std::int64_t>();
+  lc.dora = l.value("dora", false);
   try {
     lc.targets = parse_lora_targets(targets);
   } catch (const std::invalid_argument&) {

@@ -208,6 +208,9 @@ models::lora_config lora_from_fields(const nlohmann::json& j, const std::functio
   const auto base = text("base", "fp32");
   if (!bases.count(base)) throw unsupported("lora base '" + base + "'");
   l.base = bases.at(base);
+  // measure26_llm.py's LoraLinear (lora_llama_probe.py) writes out PEFT 0.x's forward, without
+  // PEFT >= 0.15's cast of the input to the adapters' type (peft is not in the CPU root)
+  l.cast_input = false;
   return l;
 }
 

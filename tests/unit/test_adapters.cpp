@@ -186,15 +186,44 @@ TEST_CASE("LoRA'd 2-layer Llama: saved bytes against PyTorch 2.6 CPU") {
 
 // The bf16 frozen base (measure26_llm.py *_base_bf16 cases, reference/pytorch-2.6-cpu-llm.json):
 // bf16 norms keep the residual stream in bf16, so the q and v adapters share one bf16 input.
-// Measured saved bytes: q,v 2,936,832; all-linear 3,815,936 (±2 %).
+// Measured saved bytes: q,v 2,936,832; all-linear 3,815,936 (±2 %). That probe's LoraLinear is
+// PEFT 0.x's forward written out, without PEFT >= 0.15's cast of the input to the adapters'
+// type (cast_input = false); with it each adapter keeps a bf16 copy of its own.
 TEST_CASE("LoRA'd 2-layer Llama with a bf16 base: saved bytes against PyTorch 2.6 CPU") {
   const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
   const training plan{.batch = 2, .precision = amp_bf16, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   for (const auto& [targets, measured] : {std::pair<std::int64_t, std::int64_t>{q_proj | v_proj, 2'936'832}, {all_linear, 3'815'936}}) {
-    const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, targets, 0, base_weights::bf16}), plan, devices::a100_80gb);
+    const auto b = budget_totals(models::llama_lora(g, models::lora_config{8, targets, 0, base_weights::bf16, false, false}), plan, devices::a100_80gb);
     INFO("targets " << targets << " saved " << b.saved_activations);
     CHECK(std::abs(b.saved_activations - measured) * 100 <= 2 * measured);
+    // PEFT >= 0.15: each adapter keeps a bf16 copy of its own input, so adapters that share an
+    // input keep one more [tokens, 256] copy each: q,v one per layer; all-linear three (q, k, v
+    // on one input, gate and up on another; o and down have theirs alone)
+    const auto peft = budget_totals(models::llama_lora(g, models::lora_config{8, targets, 0, base_weights::bf16}), plan, devices::a100_80gb);
+    const std::int64_t more_copies = targets == all_linear ? 3 : 1;
+    CHECK(peft.saved_activations - b.saved_activations == g.layers * more_copies * 2 * 64 * 256 * 2);
   }
+}
+
+// PEFT's DoRA (use_dora=True) on TinyLlama-1.1B, r = 16 on q_proj and v_proj: PEFT's counts
+// (cuda-h200/real-libraries-h200.json hf_tinyllama_b4_t1024_dora_bf16base: 1,102,351,872
+// parameters, 2,303,488 trainable: LoRA's r·(in + out) and one magnitude per output row) and
+// what the two multiplies by the magnitude keep: the base layer's and B's outputs, bf16
+// [tokens, out] each, per adapted projection.
+TEST_CASE("DoRA: magnitude vectors and the outputs the magnitude's gradient keeps") {
+  const models::llama_config g{32000, 2048, 22, 32, 4, 5632, 2048, 1024, false, 0};
+  const models::lora_config lora{16, q_proj | v_proj, 0, base_weights::bf16};
+  auto dora = lora;
+  dora.dora = true;
+  CHECK(models::lora_counts(g, dora).trainable == 2'303'488);
+  CHECK(models::lora_counts(g, dora).all == 1'102'351'872);
+  const training plan{.batch = 4, .precision = amp_bf16};
+  const auto with = budget_totals(models::llama_lora(g, dora), plan, devices::h200);
+  const auto without = budget_totals(models::llama_lora(g, lora), plan, devices::h200);
+  CHECK(with.trainable_count == 2'303'488);
+  const std::int64_t tokens = 4 * 1024, q_out = 2048, v_out = 4 * 64;
+  // base_result and lora_result (bf16) and the two [out] fp32 norms, per projection and layer
+  CHECK(with.saved_activations - without.saved_activations == g.layers * (tokens * (q_out + v_out) * 2 * 2 + (q_out + v_out) * 4 * 2));
 }
 
 // bitsandbytes AdamW8bit (training.hpp adam8bit_state_bytes): two uint8 states per element and an

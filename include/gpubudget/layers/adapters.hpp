@@ -112,22 +112,70 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   return y;
 }
 
+/// PEFT's DoRA (use_dora=True; peft/tuners/lora/dora.py DoraLinearLayer.forward, with the
+/// base layer's output as `base_result`, lora_dropout 0):
+///     lora_weight = lora_B(lora_A(eye(in))).T;  weight_norm = ||W + scaling·lora_weight||_row (detached)
+///     mag_norm_scale = magnitude / weight_norm                    # magnitude: [out] fp32, trains
+///     result = result + (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
+///     result = result.to(torch_result_dtype)
+/// The norm's operands are batch-independent transients (the identity, A and B of it, the scaled
+/// and summed [out, in] matrices, the sum's fp32 copy for linalg.norm under autocast). The two
+/// multiplies by mag_norm_scale keep base_result and lora_result (the magnitude's gradient) and
+/// promote to fp32: three fp32 [tokens, out] tensors at once, the fp32 sum with `result`, then
+/// its cast back. `base_out`, `lora_out`: the base layer's and B's outputs; the magnitude's
+/// parameter key is `part + 8` (the adapters' keys stay below 8). Consumes both.
+constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out, const value& lora_out, std::int64_t rank,
+                            std::int32_t part) {
+  auto& s = c.s;
+  const auto in = x.s.last(), out = base_out.s.last();
+  const auto h = bytes_per_element(lora_out.type), weight = checked_mul(in, out);
+  s.transient(checked_add(checked_add(checked_mul(checked_mul(in, in), bytes_per_element(x.type)), checked_mul(in * rank, h)),
+                          checked_add(checked_mul(weight, 3 * h), checked_mul(weight, 4))), true);
+  layer_ctx m = c.sub(part + 8);
+  m.add_param(out);
+  value sum = s.make(base_out.s, dtype::fp32, true);  // (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
+  s.transient(2 * s.bytes_of_value(sum));  // t2, t3 / t4 beside it
+  if (auto n = s.record(sum); n >= 0) {
+    s.save(n, base_out), s.save(n, lora_out);
+    s.save_new(n, out * 4, 2, true);  // weight_norm, mag_norm_scale
+    s.grad_to(n, base_out), s.grad_to(n, lora_out);
+    m.param_grads(n, out);
+    s.backward_temp(n, 2 * s.bytes_of_value(sum));  // the fp32 products' gradients
+  }
+  c.absorb(m, part + 8);
+  s.release(lora_out);
+  value total = add(s, base_out, sum);
+  s.release(base_out), s.release(sum);
+  value y = cast_to(s, total, base_out.type);
+  s.release(total);
+  return y;
+}
+
 /// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
-/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul).
+/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul);
+/// `dora`: PEFT's DoRA on top (dora_output); `cast_input`: PEFT's `x =
+/// self._cast_input_dtype(x, lora_A.weight.dtype)` (PEFT >= 0.15; false: an older forward).
 constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
-                                std::int64_t dropout, std::int64_t base, std::int32_t part, bool bias = false, bool tied = false) {
+                                std::int64_t dropout, std::int64_t base, std::int32_t part, bool bias = false, bool tied = false,
+                                bool dora = false, bool cast_input = true) {
   auto& s = c.s;
   if (out_features <= 0) invalid_layer_argument();
   if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
   value base_out = frozen_matmul(c, x, out_features, base, bias, tied);
   if (rank == 0) return base_out;
   layer_ctx ad = c.sub(part);
-  value xd = dropout_op(s, x, dropout);
+  // x = self._cast_input_dtype(x, lora_A.weight.dtype): fp32 adapters on a 16-bit x get an fp32
+  // copy, which autocast's linear casts back: lora_A keeps a 16-bit copy of its own (op_rules.md
+  // LoRA-1: the real-library cases' alloc_peak, Gemma-2B -0.92 % -> +0.01 %)
+  value xa = cast_to(s, x, cast_input && c.amp() ? c.param_type() : x.type);
+  value xd = dropout_op(s, xa, dropout);
+  s.release(xa);
   value a = linear_op(ad, xd, rank, false, 0);
   s.release(xd);
   value b = linear_op(ad, a, out_features, false, 1);
   s.release(a);
   c.absorb(ad, part);
+  if (dora) return dora_output(c, xa, base_out, b, rank, part);
   value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
   s.release(b);
   value y = add(s, base_out, scaled);
@@ -147,6 +195,8 @@ struct lora_linear_op {
   std::int64_t dropout = {};
   base_weights base = {};
   flag tied = {};
+  flag dora = {};  ///< PEFT's use_dora: a trainable magnitude per output (dora_output)
+  flag cast_input = true;  ///< PEFT's _cast_input_dtype (lora_projection)
 };
 
 template <>
@@ -154,17 +204,19 @@ struct op_traits<lora_linear_op> {
   static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : op.tied ? "linear (frozen, tied)" : "linear (frozen)"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const lora_linear_op& op, const detail::value& x) {
     if (op.dropout < 0 || op.dropout > 100) detail::invalid_layer_argument();
-    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0, false, op.tied);
+    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0, false, op.tied, op.dora, op.cast_input);
   }
   static constexpr std::int64_t flops(const lora_linear_op& op, const shape& in, const shape& out) {
     return 2 * in.last() * out.numel() + 2 * op.rank * (in.last() + out.last()) * (out.numel() / out.last());
   }
 };
 
-/// A frozen linear layer (no bias) with a LoRA adapter of rank `rank` (0: frozen base only).
+/// A frozen linear layer (no bias) with a LoRA adapter of rank `rank` (0: frozen base only);
+/// `dora`: PEFT's DoRA (use_dora=True); `cast_input`: PEFT >= 0.15's input cast to the
+/// adapters' type (lora_projection).
 constexpr layer lora_linear(std::int64_t out_features, std::int64_t rank, std::int64_t dropout_percent = 0,
-                            base_weights base = base_weights::same) {
-  return as_layer(lora_linear_op{out_features, rank, dropout_percent, base, false});
+                            base_weights base = base_weights::same, bool dora = false, bool cast_input = true) {
+  return as_layer(lora_linear_op{out_features, rank, dropout_percent, base, false, dora && rank > 0, cast_input});
 }
 /// A frozen LM head whose weight is the frozen embedding's (tie_word_embeddings): no adapter.
 constexpr layer frozen_tied_linear(std::int64_t out_features, base_weights base = base_weights::same) {
@@ -209,6 +261,8 @@ struct lora_attention_op {
   base_weights base = {};
   std::int64_t head_width = {};
   flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
+  flag dora = {};      ///< PEFT's use_dora on every adapted projection
+  flag cast_input = true;  ///< PEFT's _cast_input_dtype (lora_projection)
 };
 
 namespace detail {
@@ -232,13 +286,13 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const dtype mt = c.matmul_type(x.type);
   value q{}, k{}, v{};
   if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
-    value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias);
+    value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, op.dora, op.cast_input);
     q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
   } else {
-    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias);
-    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias);
-    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias);
+    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, op.dora, op.cast_input);
+    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, op.dora, op.cast_input);
+    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, op.dora, op.cast_input);
   }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
@@ -259,7 +313,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     s.release(o);
     o = oc;
   }
-  value y = lora_projection(c, o, D, rank_for(op, o_proj), op.dropout, bt, 6);
+  value y = lora_projection(c, o, D, rank_for(op, o_proj), op.dropout, bt, 6, false, false, op.dora, op.cast_input);
   s.release(o);
   return y;
 }
@@ -280,11 +334,12 @@ struct op_traits<lora_attention_op> {
   }
 };
 
-/// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op).
+/// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op); `dora`:
+/// PEFT's DoRA on them; `cast_input`: PEFT >= 0.15's input cast (lora_projection).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
                                std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
-                               std::int64_t head_width = 0, bool qkv_bias = false) {
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias});
+                               std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias, dora, cast_input});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

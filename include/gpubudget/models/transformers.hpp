@@ -306,6 +306,10 @@ struct lora_config {
   std::int64_t targets = q_proj | v_proj;  ///< lora_target bits; parse_lora_targets("q_proj,v_proj")
   std::int64_t dropout_percent = 0;        ///< lora_dropout · 100 (PEFT's default 0.0)
   base_weights base = base_weights::same;  ///< storage of the frozen base model (nf4_dq: QLoRA)
+  bool dora = false;                       ///< use_dora: DoRA's magnitude vectors (layers/adapters.hpp dora_output)
+  /// PEFT >= 0.15 casts the adapters' input to their type (_cast_input_dtype); false: an older
+  /// PEFT forward without it (the CPU references' lora_llama_probe.py LoraLinear)
+  bool cast_input = true;
 };
 
 /// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
@@ -317,12 +321,12 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(l.base))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias))),
+                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm(l.base))),
                parallel(merge_kind::multiply,
-                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base)), named("mlp.act_fn", gate_activation(g))),
-                        named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base))),
-               named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
+                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base, l.dora, l.cast_input)), named("mlp.act_fn", gate_activation(g))),
+                        named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base, l.dora, l.cast_input))),
+               named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base, l.dora, l.cast_input))));
 }
 /// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma),
 /// final norm and head (tied: the embedding's table, counted once, as PEFT counts it).
@@ -349,9 +353,9 @@ constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(l.base))),
-               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base))),
-      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base)),
-               named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base))));
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
+      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base, l.dora, l.cast_input)),
+               named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base, l.dora, l.cast_input))));
 }
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
@@ -364,7 +368,7 @@ constexpr auto phi3_lora(const llama_config& g, const lora_config& l) {
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base))),
+      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
@@ -389,9 +393,9 @@ constexpr std::int64_t llama_parameter_count(const llama_config& g) {
   return llama_outside_parameter_count(g) + g.layers * block;
 }
 
-/// PEFT's counts for LoRA `l` on `g`: every adapted projection in→out adds r·(in + out).
-/// PEFT's adapter parameters in one decoder layer: r·(in + out) for every targeted Linear, by
-/// lora_target bit; `experts` copies of w1, w2, w3 (Mixtral), a router of `experts` outputs.
+/// PEFT's adapter parameters in one decoder layer: r·(in + out) for every targeted Linear (and
+/// DoRA's magnitude, out), by lora_target bit; `experts` copies of w1, w2, w3 (Mixtral), a
+/// router of `experts` outputs.
 constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lora_config& l, std::int64_t experts) {
   const auto kv = g.kv_heads * g.per_head(), q = g.heads * g.per_head(), D = g.width, F = g.ffn, E = experts;
   const std::int64_t in_out_copies[13][3] = {{D, q, 1},          {D, kv, 1},    {D, kv, 1}, {q, D, 1}, {D, F, 1}, {D, F, 1}, {F, D, 1},
@@ -399,7 +403,7 @@ constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lo
   std::int64_t per_layer = 0;
   for (std::size_t bit = 0; bit < 13; ++bit) {
     const auto& [in, out, copies] = in_out_copies[bit];
-    if (l.targets & (std::int64_t{1} << bit)) per_layer += checked_mul(l.rank * (in + out), copies);
+    if (l.targets & (std::int64_t{1} << bit)) per_layer += checked_mul(l.rank * (in + out) + (l.dora ? out : 0), copies);
   }
   return per_layer;
 }
