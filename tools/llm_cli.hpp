@@ -3,7 +3,8 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true]: PEFT LoRA (DoRA) on the Llama family,
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true]: PEFT LoRA (DoRA; rsLoRA only
+//         scales, no bytes) on the Llama family,
 //         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
 //         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
@@ -29,7 +30,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -68,18 +69,18 @@ inline std::optional<models::moe_counts> moe_counts_of(const zoo_entry& e, const
 inline models::lora_config parse_lora(const std::string& text, std::int64_t width) {
   models::lora_config l{0, 0, 0, base_weights::same};
   std::string key, targets;
-  bool seen_r = false, seen_dropout = false, seen_dora = false;
+  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false;
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
     std::string value = item;
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      if (key != "r" && key != "targets" && key != "dropout" && key != "base" && key != "dora")
-        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true)" +
-                               cli::did_you_mean(key, {"r", "targets", "dropout", "base", "dora"}));
+      if (key != "r" && key != "targets" && key != "dropout" && key != "base" && key != "dora" && key != "rslora")
+        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true)" +
+                               cli::did_you_mean(key, {"r", "targets", "dropout", "base", "dora", "rslora"}));
       if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
-          (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora))
+          (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora))
         throw cli::usage_error("--lora: " + key + "= is given twice");
     } else if (key != "targets") {
       throw cli::usage_error("--lora: '" + item + "' is not key=value (r=N, targets=NAME,..., dropout=P, base=T)");
@@ -87,6 +88,8 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
     else if (key == "dropout") { l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5); seen_dropout = true; }
     else if (key == "dora") { l.dora = cli::parse_choice("--lora dora", value, {"true", "false"}) == "true"; seen_dora = true; }
+    // use_rslora scales the update by lora_alpha / sqrt(r) instead of / r: no bytes (checked, then taken)
+    else if (key == "rslora") { cli::parse_choice("--lora rslora", value, {"true", "false"}); seen_rslora = true; }
     else if (key == "base") {
       const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
       l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
