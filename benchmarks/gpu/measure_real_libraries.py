@@ -24,6 +24,8 @@ step, under torch.autocast for amp_fp16 (with a GradScaler) and amp_bf16. Fields
   alloc_peak_step1 / reserved_peak_step1, alloc_peak_step3 / reserved_peak_step3   per step
       (torch.cuda.reset_peak_memory_stats before the step; max_memory_allocated / _reserved after it)
   alloc_peak, reserved_peak   the largest of the three steps
+  trainable_without_grad   trainable elements whose .grad is None after the first backward (not in
+      the H100 file: FIELDS_SINCE_H100)
   resident        memory_allocated after step 3 with the gradients freed (parameters, optimizer
                   state, the cuBLAS workspaces the allocator holds, the input batch)
   params, trainable, param_bytes   parameter elements, of which require grad, and their bytes
@@ -120,8 +122,19 @@ EXTRA_CASES = {
     "cap16_vit_b_16_b115_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 115}],
     "cap16_t5_small_b23_t512_bf16": ["cap", {"kind": "hf", "cfg": "t5-small.json", "arch": "s2s", "seq": 512, "prec": "amp_bf16",
                                              "batch": 23}],
+    # 2026-11-26, second session (run_open_questions.sh 4): ViT-B/16's conv_proj workspace against the
+    # batch (op_rules.md CT10: 23 MB short at b115), the capped trial above b115, and LoRA without
+    # DoRA beside the DoRA case (op_rules.md L8 and L9 on one configuration)
+    "tv_vit_b_16_b32_224_fp32": ["tv", {"model": "vit_b_16", "batch": 32, "size": 224, "prec": "fp32"}],
+    "tv_vit_b_16_b64_224_fp32": ["tv", {"model": "vit_b_16", "batch": 64, "size": 224, "prec": "fp32"}],
+    "cap16_vit_b_16_b116_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 116}],
+    "hf_tinyllama_b4_t1024_lora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                   "lora": {"r": 16, "targets": ["q_proj", "v_proj"]}}],
 }
 ALL_CASES = dict(CASES, **EXTRA_CASES)
+# Fields a training case records beyond the H100 file's (check_real_libraries_without_gpu.py):
+# trainable_without_grad, the trainable elements whose .grad is None after the first backward.
+FIELDS_SINCE_H100 = ("trainable_without_grad",)
 
 # The dry run's sizes (--device cpu): the same code at sizes a CPU runs in seconds.
 DRY = {"size": 64, "seq": 32, "prompt": 16, "new": 4, "batch": 2, "layers": 2}
@@ -318,6 +331,8 @@ def train(kind, spec, batch, dev, stats, dry):
             loss.backward()
             opt.step()
         del loss
+        if step == 1:  # trainable elements that got no gradient (reentrant checkpointing's trap)
+            out["trainable_without_grad"] = sum(p.numel() for p in params if p.grad is None)
         stats.sync()
         out["alloc_peak_step%d" % step], out["reserved_peak_step%d" % step] = stats.peak(), stats.reserved_peak()
     opt.zero_grad(set_to_none=True)
@@ -325,7 +340,7 @@ def train(kind, spec, batch, dev, stats, dry):
     stats.sync()
     peaks = [out.pop("alloc_peak_step2"), out["alloc_peak_step1"], out["alloc_peak_step3"]]
     reserved = [out.pop("reserved_peak_step2"), out["reserved_peak_step1"], out["reserved_peak_step3"]]
-    res = {k: out[k] for k in ("alloc_peak_step1", "reserved_peak_step1", "alloc_peak_step3", "reserved_peak_step3")}
+    res = {k: out[k] for k in ("alloc_peak_step1", "reserved_peak_step1", "alloc_peak_step3", "reserved_peak_step3", "trainable_without_grad")}
     res["resident"] = stats.allocated()
     res["alloc_peak"] = None if None in peaks else max(peaks)
     res["reserved_peak"] = None if None in reserved else max(reserved)

@@ -10,11 +10,15 @@
 #     decoder models' torch.export graphs (use_cache=False);
 #   3 (~1 min): ResNet-18 fp32 at batch 4, 8, 16, 32 and ResNet-50 fp32 at 32, traced: the batch at
 #     which cuDNN's weight gradient starts staging layout copies (op_rules.md CV4).
+#   4 (~3 min, prepared in the second session without a GPU): ViT-B/16 fp32 at b16, 32, 64 and the
+#     capped b116 trial, traced (conv_proj's cuDNN workspace against the batch, op_rules.md CT10);
+#     reentrant checkpointing again (its `trainable_without_grad`: did the decoder layers get
+#     gradients?) and TinyLlama LoRA without DoRA beside the DoRA case (L8, L9).
 # Everything lands in $OUT as open-questions<CALL>.tgz.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3) ;; *) echo "usage: run_open_questions.sh 1|2|3 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4) ;; *) echo "usage: run_open_questions.sh 1|2|3|4 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -46,6 +50,9 @@ case "$call" in
     measure new-cases2 250 200 150 dora,maxbatch16_resnet50,maxbatch16_efficientnet ;;
   3)
     measure batches 200 170 60 tv_resnet18_b4_,tv_resnet18_b8_,tv_resnet18_b16_,tv_resnet18_b32_,tv_resnet50_b32_ --trace "$work/traces" ;;
+  4)
+    measure vit 200 170 80 tv_vit_b_16_b16_,tv_vit_b_16_b32_,tv_vit_b_16_b64_,cap16_vit_b_16_b116 --trace "$work/traces"
+    measure peft 110 90 60 reentrant,hf_tinyllama_b4_t1024_lora_bf16base ;;
 esac
 if [ -n "$dump" ]; then wait "$dump"; grep -v '^ ' "$work/graphs.log" | cut -c1-300; fi
 tar czf "$out/open-questions$call.tgz" -C "$work" . && tar tzvf "$out/open-questions$call.tgz"
