@@ -129,8 +129,9 @@ constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out,
   auto& s = c.s;
   const auto in = x.s.last(), out = base_out.s.last();
   const auto h = bytes_per_element(lora_out.type), weight = checked_mul(in, out);
-  s.transient(checked_add(checked_add(checked_mul(checked_mul(in, in), bytes_per_element(x.type)), checked_mul(in * rank, h)),
-                          checked_add(checked_mul(weight, 3 * h), checked_mul(weight, 4))), true);
+  const auto eye = checked_mul(checked_mul(in, in), bytes_per_element(x.type)), eye_through_a = checked_mul(in * rank, h);
+  const auto lora_scaled_summed = checked_mul(weight, 3 * h), sum_fp32 = checked_mul(weight, 4);
+  s.transient(checked_add(checked_add(eye, eye_through_a), checked_add(lora_scaled_summed, sum_fp32)), true);
   layer_ctx m = c.sub(part + 8);
   m.add_param(out);
   value sum = s.make(base_out.s, dtype::fp32, true);  // (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
@@ -151,13 +152,18 @@ constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out,
   return y;
 }
 
+/// Which PEFT forward an adapter runs: DoRA on top (dora_output), and PEFT >= 0.15's `x =
+/// self._cast_input_dtype(x, lora_A.weight.dtype)` (false: an older forward without it).
+struct peft_forward {
+  bool dora = false;
+  bool cast_input = true;
+};
+
 /// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
-/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul);
-/// `dora`: PEFT's DoRA on top (dora_output); `cast_input`: PEFT's `x =
-/// self._cast_input_dtype(x, lora_A.weight.dtype)` (PEFT >= 0.15; false: an older forward).
+/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul).
 constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
                                 std::int64_t dropout, std::int64_t base, std::int32_t part, bool bias = false, bool tied = false,
-                                bool dora = false, bool cast_input = true) {
+                                peft_forward peft = {}) {
   auto& s = c.s;
   if (out_features <= 0) invalid_layer_argument();
   if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
@@ -166,8 +172,8 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   layer_ctx ad = c.sub(part);
   // x = self._cast_input_dtype(x, lora_A.weight.dtype): fp32 adapters on a 16-bit x get an fp32
   // copy, which autocast's linear casts back: lora_A keeps a 16-bit copy of its own (op_rules.md
-  // LoRA-1: the real-library cases' alloc_peak, Gemma-2B -0.92 % -> +0.01 %)
-  value xa = cast_to(s, x, cast_input && c.amp() ? c.param_type() : x.type);
+  // L8: the real-library cases' alloc_peak, Gemma-2B -0.92 % -> +0.01 %)
+  value xa = cast_to(s, x, peft.cast_input ? c.param_type() : x.type);
   value xd = dropout_op(s, xa, dropout);
   s.release(xa);
   value a = linear_op(ad, xd, rank, false, 0);
@@ -175,7 +181,7 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   value b = linear_op(ad, a, out_features, false, 1);
   s.release(a);
   c.absorb(ad, part);
-  if (dora) return dora_output(c, xa, base_out, b, rank, part);
+  if (peft.dora) return dora_output(c, xa, base_out, b, rank, part);
   value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
   s.release(b);
   value y = add(s, base_out, scaled);
@@ -204,7 +210,7 @@ struct op_traits<lora_linear_op> {
   static constexpr const char* name(const lora_linear_op& op) { return op.rank > 0 ? "lora_linear" : op.tied ? "linear (frozen, tied)" : "linear (frozen)"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const lora_linear_op& op, const detail::value& x) {
     if (op.dropout < 0 || op.dropout > 100) detail::invalid_layer_argument();
-    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0, false, op.tied, op.dora, op.cast_input);
+    return detail::lora_projection(c, x, op.out_features, op.rank, op.dropout, static_cast<std::int64_t>(op.base), 0, false, op.tied, {op.dora, op.cast_input});
   }
   static constexpr std::int64_t flops(const lora_linear_op& op, const shape& in, const shape& out) {
     return 2 * in.last() * out.numel() + 2 * op.rank * (in.last() + out.last()) * (out.numel() / out.last());
@@ -284,15 +290,16 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const bool bias = op.qkv_bias;
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
+  const peft_forward peft{op.dora, op.cast_input};
   value q{}, k{}, v{};
   if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
-    value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, op.dora, op.cast_input);
+    value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, peft);
     q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
   } else {
-    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, op.dora, op.cast_input);
-    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, op.dora, op.cast_input);
-    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, op.dora, op.cast_input);
+    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, peft);
+    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, peft);
+    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, peft);
   }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
@@ -313,7 +320,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     s.release(o);
     o = oc;
   }
-  value y = lora_projection(c, o, D, rank_for(op, o_proj), op.dropout, bt, 6, false, false, op.dora, op.cast_input);
+  value y = lora_projection(c, o, D, rank_for(op, o_proj), op.dropout, bt, 6, false, false, peft);
   s.release(o);
   return y;
 }

@@ -115,12 +115,17 @@ constexpr std::int64_t cuda_layout_workspace(const conv_op& op, std::int64_t kvo
 /// weight gradients staged 181.8, 78.1 and 68.8 MB; the rest took 32·W partials, less). Not seen
 /// in 16 bits (MobileNetV3 b64 bf16's reserved peak went +9 % over with it), so fp32 only; nor
 /// below batch 8 (bev_dwconv_b1_64's 1x1 convs asked Y/2 + W + 256 B, EfficientNet-B0 b2 96²'s
-/// no X + Y), so the caller passes `fp32` from batch 8, the weight gradient's threshold.
+/// no X + Y): `stages_copies` is fp32 from batch 8, the weight gradient's threshold
+/// (cuda_stages_copies).
 constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::int64_t kvol, std::int64_t X, std::int64_t Y, std::int64_t W,
-                                                      bool fp32, bool map_larger_than_1x1) {
+                                                      bool stages_copies, bool map_larger_than_1x1) {
   const bool pointwise = kvol == 1 && op.stride == 1 && !op.channels_last;
-  return pointwise ? (fp32 && map_larger_than_1x1 ? X + Y : 0) : cuda_layout_workspace(op, kvol, X, Y, W);
+  return pointwise ? (stages_copies && map_larger_than_1x1 ? X + Y : 0) : cuda_layout_workspace(op, kvol, X, Y, W);
 }
+
+/// Does cuDNN stage layout copies for its fp32 backward engines (CV4)? From batch 8: ResNet-18's
+/// layer1 weight gradient asks 15·W at batch 4 and X + Y + 15·W at 8, 16, 32 and 64.
+constexpr bool cuda_stages_copies(dtype t, std::int64_t batch) { return t == dtype::fp32 && batch >= 8; }
 
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
@@ -168,13 +173,11 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
     return;
   }
   const auto X = c.s.bytes_of_value(xin);
-  const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, y.type == dtype::fp32 && c.s.batch >= 8, positions > c.s.batch);
+  const bool stages = cuda_stages_copies(y.type, c.s.batch);
+  const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
   c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
-  // from batch 8 an fp32 weight gradient stages X and Y beside its partials (CV4: ResNet-18's
-  // layer1 asks 15·W at batch 4, X + Y + 15·W at 8, 16, 32 and 64), one request larger than
-  // backward-data's
-  const bool staged = y.type == dtype::fp32 && c.s.batch >= 8 && layout > 0;
-  c.s.backward_workspace(n, xin.requires_grad ? layout : 0, weight_trains ? (staged ? X + Y : 0) + partials : 0);
+  // the weight gradient stages X and Y beside its partials, one request larger than backward-data's
+  c.s.backward_workspace(n, xin.requires_grad ? layout : 0, weight_trains ? (stages && layout > 0 ? X + Y : 0) + partials : 0);
 }
 
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.

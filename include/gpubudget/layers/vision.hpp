@@ -65,8 +65,7 @@ template <>
 struct op_traits<pos_embedding_op> {
   static constexpr const char* name = "pos_embedding";
   static constexpr detail::value lower(detail::layer_ctx& c, const pos_embedding_op&, const detail::value& x) {
-    detail::value y = detail::add_parameter(c, x, x.s, x.s.numel(), 0);
-    return y;
+    return detail::add_parameter(c, x, x.s, x.s.numel(), 0);
   }
 };
 

@@ -316,17 +316,20 @@ struct lora_config {
 /// the projections in `l.targets`, as PEFT's get_peft_model builds it: embedding, norms and
 /// lm_head frozen (lm_head is not part of "all-linear"). Qwen2's q/k/v biases and Gemma's
 /// head_dim and GeGLU as in llama_block.
+/// lora_linear(out) with `l`'s rank (when `l.targets` has `bit`), dropout, base and PEFT forward.
+constexpr layer lora_linear_of(const lora_config& l, std::int64_t out_features, std::int64_t bit) {
+  return lora_linear(out_features, l.targets & bit ? l.rank : 0, l.dropout_percent, l.base, l.dora, l.cast_input);
+}
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
-  auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(l.base))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                  l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm(l.base))),
                parallel(merge_kind::multiply,
-                        sequential(named("mlp.gate_proj", lora_linear(g.ffn, r(gate_proj), l.dropout_percent, l.base, l.dora, l.cast_input)), named("mlp.act_fn", gate_activation(g))),
-                        named("mlp.up_proj", lora_linear(g.ffn, r(up_proj), l.dropout_percent, l.base, l.dora, l.cast_input))),
-               named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base, l.dora, l.cast_input))));
+                        sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
+                        named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
+               named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
 /// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma),
 /// final norm and head (tied: the embedding's table, counted once, as PEFT counts it).
@@ -350,12 +353,11 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
-  auto r = [&](std::int64_t bit) { return l.targets & bit ? l.rank : 0; };
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(l.base))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
-      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear(2 * g.ffn, r(gate_up_proj), l.dropout_percent, l.base, l.dora, l.cast_input)),
-               named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear(g.width, r(down_proj), l.dropout_percent, l.base, l.dora, l.cast_input))));
+      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
+               named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
