@@ -267,12 +267,12 @@ cli::parsed_args with_graph_model(cli::parsed_args a, std::vector<tools::zoo_ent
   return a;
 }
 
-run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
-  run_config c;
-  auto has = [&](const char* n) { return a.has(n); };
-  auto val = [&](const char* n) { return *a.get(n); };
+// configure()'s steps: each reads its flags into the run's configuration.
 
-  // The model: a zoo name or a reference case's name (which also sets sizes, batch and step).
+/// The model: a zoo name, a reference case's name (which also sets sizes, batch and step) or
+/// --hf-config; returns the batch a reference case sets (1 otherwise).
+std::int64_t configure_model(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo, run_config& c) {
+  const auto has = [&](const char* n) { return a.has(n); };
   if (has("hf-config") && !a.positionals.empty())
     throw usage_error("unexpected argument '" + a.positionals[0] + "' with --hf-config (the config file is the model)");
   if (a.positionals.empty() && !has("hf-config")) throw usage_error("no model given (gpubudget --help lists the models)");
@@ -297,8 +297,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     for (const auto& rc : tools::reference_cases()) names.push_back(rc.name);
     throw usage_error("unknown model '" + c.model_arg + "'" + cli::did_you_mean(c.model_arg, names) + " (gpubudget --help lists the models)");
   }
+  return batch;
+}
 
-  // Size options: only those of the model's family, each in its range.
+/// Size options: only those of the model's family, each in its range; the family's own limits.
+void configure_sizes(const cli::parsed_args& a, run_config& c) {
+  const auto val = [&](const char* n) { return *a.get(n); };
   const auto fam = tools::families();
   const auto& mine = fam.at(c.entry->family);
   for (const auto& name : a.order) {
@@ -339,8 +343,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     const auto ch = c.opts.get("channels", 64), heads = c.opts.get("heads", 4);
     if (ch % heads != 0) throw usage_error("--heads: " + std::to_string(heads) + " does not divide --channels " + std::to_string(ch));
   }
+}
 
-  // The step.
+/// --runtime, and the flags --json's CPU reference step allows.
+void configure_runtime(const cli::parsed_args& a, run_config& c) {
+  const auto has = [&](const char* n) { return a.has(n); };
+  const auto val = [&](const char* n) { return *a.get(n); };
   c.legacy_json = has("json") && !has("serve");  // --serve --json: the serving fields (run_serve)
   c.require_fit = has("require-fit");
   if (has("runtime")) {
@@ -354,6 +362,8 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     const bool v26 = c.runtime == "torch2.6-cpu";
     std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant", "hf-config", "task"};
     if (v26) allowed.insert({"precision", "step"});
+    const auto fam = tools::families();
+    const auto& mine = fam.at(c.entry->family);
     for (const auto& n : a.order) {
       bool size = false;
       for (const auto& o : mine) size = size || o.name == n;
@@ -364,6 +374,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
     if (v26 && has("precision") && val("precision") != "fp32" && val("precision") != "amp_bf16")
       throw usage_error("--precision " + val("precision") + " does not combine with --json --runtime torch2.6-cpu (measured: fp32, amp_bf16 = CPU autocast bf16)");
   }
+}
+
+/// The step: batch, micro-batch, precision, optimizer, step(), loss and what the trainer keeps.
+void configure_step(const cli::parsed_args& a, run_config& c, std::int64_t batch) {
+  const auto has = [&](const char* n) { return a.has(n); };
+  const auto val = [&](const char* n) { return *a.get(n); };
   if (has("batch")) batch = cli::parse_integer("--batch", val("batch"), 1, 1 << 20);
   c.plan.batch = batch;
   if (has("micro-batch")) {
@@ -397,6 +413,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   c.plan.ema = has("ema");
   c.plan.output_held = !has("drop-output");
   c.plan.inference = has("inference");
+}
+
+/// Checkpointing, freezing, the allocator model, and the teacher.
+void configure_policy(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo, run_config& c) {
+  const auto has = [&](const char* n) { return a.has(n); };
+  const auto val = [&](const char* n) { return *a.get(n); };
   if (has("checkpoint-all")) c.plan.checkpoint_all = true;
   if (has("checkpoint-blocks")) c.plan.checkpoint_blocks = true;
   if (has("freeze-all-but") && has("freeze-all")) throw usage_error("--freeze-all-but and --freeze-all contradict each other (give one)");
@@ -435,7 +457,12 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
   if (has("teacher-offload") && !has("teacher")) throw usage_error("--teacher-offload needs --teacher MODEL");
   c.teacher_offload = has("teacher-offload");
 
-  // Devices.
+}
+
+/// The devices: --device, --devices, --memory-gib, --context-mib and bf16 support.
+void configure_devices(const cli::parsed_args& a, run_config& c) {
+  const auto has = [&](const char* n) { return a.has(n); };
+  const auto val = [&](const char* n) { return *a.get(n); };
   if (has("device") && has("devices")) throw usage_error("--device and --devices contradict each other (give one)");
   if (has("devices") && has("memory-gib")) throw usage_error("--memory-gib sets one device's capacity; it does not combine with --devices");
   if (c.legacy_json) {
@@ -479,7 +506,17 @@ run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_ent
       }
     }
   }
-  if (has("format")) c.format = cli::parse_choice("--format", val("format"), {"md", "csv", "json"});
+}
+
+run_config configure(const cli::parsed_args& a, const std::vector<tools::zoo_entry>& zoo) {
+  run_config c;
+  const std::int64_t batch = configure_model(a, zoo, c);
+  configure_sizes(a, c);
+  configure_runtime(a, c);
+  configure_step(a, c, batch);
+  configure_policy(a, zoo, c);
+  configure_devices(a, c);
+  if (a.has("format")) c.format = cli::parse_choice("--format", *a.get("format"), {"md", "csv", "json"});
   return c;
 }
 

@@ -17,7 +17,7 @@
 #include <gpubudget/detail/walk.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
-#include <gpubudget/layers.hpp>
+#include <gpubudget/layers.hpp>  // for its users: a model to budget is written with the layer factories
 #include <gpubudget/training.hpp>
 
 namespace gpubudget {
@@ -243,22 +243,23 @@ constexpr void check_bf16_support(const training& plan, const device& dev) {
 }
 
 /// Can the subtree at `b` share the weights of the one at `a`? The walk pairs their records by
-/// position, so they need the same records (kinds, spans, counts) running the same ops; a tied
-/// linear owns no weight and pairs with any op (shared(1, embedding(V, D)) ... shared(1,
-/// tied_linear(V)) or transposed_tied_linear(V)). Other fields may differ (seed 001 shares one attention over two key
-/// lengths), except a linear's output width, which shapes its weight.
+/// position, so they need the same records (kinds, spans, counts) running the same ops with the
+/// same weight signature (op_descriptor::weight_signature: a linear's output width); an op that
+/// owns no weight pairs with any op (shared(1, embedding(V, D)) ... shared(1, tied_linear(V)) or
+/// transposed_tied_linear(V)). Other fields may differ (seed 001 shares one attention over two
+/// key lengths).
 template <std::size_t N>
 constexpr bool same_block(const std::array<layer, N>& r, std::size_t a, std::size_t b) {
   if (r[a].span != r[b].span) return false;
-  constexpr const op_descriptor* lin = &op_entry<gpubudget::linear_op>::descriptor;
-  constexpr const op_descriptor* transposed = &op_entry<gpubudget::transposed_tied_linear_op>::descriptor;
-  auto owns_no_weight = [&](const layer& l) { return l.op == transposed || (l.op == lin && op_of<gpubudget::linear_op>(l).tied); };
   for (std::size_t k = 0; k < static_cast<std::size_t>(r[a].span); ++k) {
     const layer &x = r[a + k], &y = r[b + k];
     if (x.kind != y.kind || x.span != y.span || x.count != y.count || x.merge != y.merge) return false;
-    const bool tied = owns_no_weight(x) || owns_no_weight(y);
-    if (x.op != y.op && !tied) return false;
-    if (x.op == lin && y.op == lin && !tied && op_of<gpubudget::linear_op>(x).out_features != op_of<gpubudget::linear_op>(y).out_features) return false;
+    if (!x.op || !y.op) {
+      if (x.op != y.op) return false;
+      continue;  // composites: their children are compared in turn
+    }
+    const auto sx = x.op->weight_signature(x), sy = y.op->weight_signature(y);
+    if (sx >= 0 && sy >= 0 && (x.op != y.op || sx != sy)) return false;  // both own weights: the same ones
   }
   return true;
 }
@@ -387,6 +388,23 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   return r;
 }
 
+/// The caching allocator replay's terms (`a`) in place of the flat fragmentation reserve.
+constexpr void fill_allocator_terms(memory_budget& b, const replay_result& a) {
+  b.allocator_modelled = true;
+  b.allocator_out_of_memory = a.out_of_memory;
+  b.reserved_peak = a.reserved_peak;
+  b.allocated_after_forward = a.after_forward;
+  b.allocated_fwd_bwd_peak = a.fwd_bwd_peak, b.allocated_step_peak = a.step_peak;
+  b.allocated_total_peak = a.total_peak;
+  // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
+  // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
+  // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks
+  // without them (op_rules.md, caching allocator)
+  b.cudnn_workspace = 0;
+  const auto held = checked_add(checked_add(b.peak_tensor_bytes(), b.workspace()), b.allocator_rounding);
+  b.fragmentation = b.reserved_peak > held ? b.reserved_peak - held : 0;
+}
+
 /// Fills a budget from a simulated step.
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
   check_device(dev);
@@ -441,21 +459,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.cudnn_workspace = r.totals.largest_im2col;
   b.allocator_rounding = b.step_peak_rounded > b.step_peak ? b.step_peak_rounded - b.step_peak : 0;
   b.fragmentation = checked_mul(checked_add(b.peak_tensor_bytes(), b.allocator_rounding), plan.fragmentation_percent) / 100;
-  if (r.allocator.reserved_peak >= 0) {  // the allocator model replaces the flat reserve
-    b.allocator_modelled = true;
-    b.allocator_out_of_memory = r.allocator.out_of_memory;
-    b.reserved_peak = r.allocator.reserved_peak;
-    b.allocated_after_forward = r.allocator.after_forward;
-    b.allocated_fwd_bwd_peak = r.allocator.fwd_bwd_peak, b.allocated_step_peak = r.allocator.step_peak;
-    b.allocated_total_peak = r.allocator.total_peak;
-    // cuDNN's workspaces are temporaries the allocator serves from its cache: the largest
-    // im2col matrix is no measure of them (convnext_tiny_frozen_b2: 112.6 MiB budgeted, none of
-    // its segments above 20 MiB), and the replay reproduces the CNN cases' reserved peaks
-    // without them (op_rules.md, caching allocator)
-    b.cudnn_workspace = 0;
-    const auto held = checked_add(checked_add(b.peak_tensor_bytes(), b.workspace()), b.allocator_rounding);
-    b.fragmentation = b.reserved_peak > held ? b.reserved_peak - held : 0;
-  }
+  if (r.allocator.reserved_peak >= 0) fill_allocator_terms(b, r.allocator);  // the allocator model replaces the flat reserve
 }
 
 /// What the allocator replay needs from the device: its cuBLAS workspace per handle and the cap

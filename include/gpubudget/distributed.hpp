@@ -34,7 +34,7 @@
 #include <gpubudget/detail/combinations.hpp>
 #include <gpubudget/detail/diagnostics.hpp>
 #include <gpubudget/flops.hpp>
-#include <gpubudget/layers/moe.hpp>
+#include <gpubudget/layers.hpp>
 #include <gpubudget/report.hpp>
 
 namespace gpubudget {

@@ -41,6 +41,10 @@ struct op_descriptor {
   /// always nullptr for most ops), and in `parts` the bits of the lowering's part indices (bit p:
   /// the weights of part p) it stands for.
   const char* (*part_name)(const layer&, std::int32_t k, std::uint8_t& parts);
+  /// What two occurrences of a shared(id, ...) block must agree on at this record: -1 = the op
+  /// owns no weight (a tied linear reads another record's), which pairs with any op; otherwise
+  /// both records run the same op with the same signature (a linear's output width; 0 for most).
+  std::int64_t (*weight_signature)(const layer&);
   /// A source (the model's input): takes no input tensor.
   bool source = false;
 };

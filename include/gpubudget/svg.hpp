@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <gpubudget/detail/svg_plot.hpp>
+#include <gpubudget/svg/plot.hpp>
 #include <gpubudget/report.hpp>
 #include <gpubudget/timeline.hpp>
 

@@ -26,6 +26,22 @@ constexpr std::int64_t bytes_per_element(dtype t) {
   return 0;
 }
 
+/// Storage of a frozen base weight: `same` follows the training precision's parameter type;
+/// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head
+/// are not quantized (transformers' BitsAndBytesConfig keeps lm_head in 16 bit): with a quantized
+/// base they are stored in the precision's 16-bit type.
+enum class base_weights : std::int64_t {
+  same = 0, fp32 = 1, fp16 = 2, bf16 = 3,
+  nf4 = 4,     ///< 4-bit NormalFloat, block 64, fp32 absmax per block (QLoRA)
+  fp4 = 5,     ///< 4-bit float, same layout
+  nf4_dq = 6,  ///< NF4 with double quantization (bnb_4bit_use_double_quant)
+  fp4_dq = 7,
+  int8 = 8,    ///< LLM.int8(): int8 weights + one fp32 scale per output row
+  half = 9,    ///< the precision's 16-bit type (fp16, or bf16 under a bf16 precision)
+};
+
+constexpr bool is_quantized(base_weights b) { return b >= base_weights::nf4 && b <= base_weights::int8; }
+
 constexpr std::string_view to_string(dtype t) {
   switch (t) {
     case dtype::fp32: return "fp32";

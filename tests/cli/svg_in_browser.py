@@ -18,7 +18,7 @@ import sys
 import tempfile
 import zlib
 
-WIDTH, HEIGHT = 1000, 580         # the picture's size (include/gpubudget/detail/svg_plot.hpp, svg_frame)
+WIDTH, HEIGHT = 1000, 580         # the picture's size (include/gpubudget/svg/plot.hpp, svg_frame)
 PLOT_LEFT, PLOT_RIGHT = 84, 970   # the plot area inside it
 PLOT_TOP, PLOT_BOTTOM = 92, 520
 CAPACITY_RED = (255, 0, 0)        # capacity_colour

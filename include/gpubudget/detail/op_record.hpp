@@ -11,6 +11,7 @@
 //     static constexpr std::int64_t flops(const linear_op&, const shape& in, const shape& out);
 //     static constexpr bool source = true;                                 // only `input`
 //     static constexpr const char* part_name(const Op&, std::int32_t k, std::uint8_t& parts);
+//     static constexpr std::int64_t weight_signature(const Op&);  // shared(id, ...) pairing
 //   };
 //
 // `flops` defaults to one per output element; `source` to false; `part_name` (sub-modules a
@@ -117,11 +118,15 @@ struct op_entry {
     if constexpr (requires(const Op& o) { traits::part_name(o, k, parts); }) return traits::part_name(unpack_fields<Op>(L), k, parts);
     else return nullptr;
   }
+  static constexpr std::int64_t weight_signature(const layer& L) {
+    if constexpr (requires(const Op& o) { traits::weight_signature(o); }) return traits::weight_signature(unpack_fields<Op>(L));
+    else return 0;
+  }
   static constexpr bool is_source() {
     if constexpr (requires { traits::source; }) return traits::source;
     else return false;
   }
-  static constexpr op_descriptor descriptor{&name, &lower, &flops, &part_name, is_source()};
+  static constexpr op_descriptor descriptor{&name, &lower, &flops, &part_name, &weight_signature, is_source()};
 };
 
 }  // namespace detail

@@ -8,7 +8,6 @@
 
 #include <gpubudget/detail/sim.hpp>
 #include <gpubudget/layer.hpp>
-#include <gpubudget/layers/options.hpp>
 
 namespace gpubudget::detail {
 
@@ -45,7 +44,7 @@ struct layer_ctx {
   /// (A norm reads features: token ids are refused by name, as matmul_type refuses them.)
   constexpr dtype fp32_op_type(dtype in) const { return in == dtype::int64 ? (layer_needs_float_features_not_token_ids(), in) : s.types.fp32_op(in); }
   constexpr bool cpu() const { return s.on_cpu(); }
-  /// Storage type of a frozen weight stored as `b` (layers/options.hpp): a quantized model keeps
+  /// Storage type of a frozen weight stored as `b` (units.hpp): a quantized model keeps
   /// its unquantized modules in the precision's 16-bit type.
   constexpr dtype stored_type(base_weights b) const {
     if (is_quantized(b) || b == base_weights::half) return half_type();

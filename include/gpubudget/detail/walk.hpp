@@ -333,14 +333,8 @@ struct walker {
       // the allocator model replays every copy's requests in the process's order (op_rules.md A11)
       const bool measure = r == 1 && count > 3 && !told_apart && !s.log_allocator;  // also while re-running a checkpointed block
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
-      const auto live0 = s.live, fixed0 = s.live_fixed, rounded0 = s.live_rounded, saved0 = s.saved_total, params0 = totals.parameter_count,
-                 trainable0 = totals.trainable_count, buffers0 = totals.buffer_bytes, views0 = s.host_view_bytes,
-                 state8_0 = totals.trainable_adam8bit_state, base0 = totals.base_weight_count, base_bytes0 = totals.base_weight_bytes;
-      const auto nodes0 = static_cast<std::int32_t>(s.autograd_nodes.size());
-      const auto cache0 = s.forward_cache.size();
-      dyn_array<record_stats> before{};
-      if (measure && counting && !replaying && collect_stats)
-        for (std::int32_t k = i + 1; k < i + L.span; ++k) before.push_back(stats[static_cast<std::size_t>(k)]);
+      copy_snapshot before{};
+      if (measure) take_snapshot(i, before);
       // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part
       const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, copy_scope, true) : run_children(i, cur, copy_scope);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
@@ -348,46 +342,71 @@ struct walker {
       if (take && !taken) { s.release(in); taken = true; }  // the caller's reference (hand_over)
       cur = next;
       if (measure) {
-        const auto copies = count - 3;
-        std::int64_t grads = 0;
-        for (auto n = nodes0; n < static_cast<std::int32_t>(s.autograd_nodes.size()); ++n) grads += s.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes;
-        if (counting && !replaying) {
-          for (std::int32_t k = i + 1; collect_stats && k < i + L.span; ++k) {  // the block's records: every copy
-            auto& st = stats[static_cast<std::size_t>(k)];
-            const auto& b0 = before[static_cast<std::size_t>(k - i - 1)];
-            st.parameter_count = checked_add(st.parameter_count, checked_mul(copies, st.parameter_count - b0.parameter_count));
-            st.trainable_count = checked_add(st.trainable_count, checked_mul(copies, st.trainable_count - b0.trainable_count));
-            st.buffer_bytes = checked_add(st.buffer_bytes, checked_mul(copies, st.buffer_bytes - b0.buffer_bytes));
-            st.saved_bytes = checked_add(st.saved_bytes, checked_mul(copies, st.saved_bytes - b0.saved_bytes));
-            st.applications = checked_add(st.applications, checked_mul(copies, st.applications - b0.applications));
-          }
-          totals.parameter_count = checked_add(totals.parameter_count, checked_mul(copies, totals.parameter_count - params0));
-          totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - trainable0));
-          totals.trainable_adam8bit_state = checked_add(totals.trainable_adam8bit_state, checked_mul(copies, totals.trainable_adam8bit_state - state8_0));
-          totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - buffers0));
-          totals.base_weight_count = checked_add(totals.base_weight_count, checked_mul(copies, totals.base_weight_count - base0));
-          totals.base_weight_bytes = checked_add(totals.base_weight_bytes, checked_mul(copies, totals.base_weight_bytes - base_bytes0));
-        }
-        // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
-        // phantom's storage (which backward frees where the phantom stands)
-        const auto views = checked_mul(copies, s.host_view_bytes - views0);
-        const auto retained = checked_mul(copies, s.live - live0) - views;
-        const auto retained_rounded = checked_mul(copies, s.live_rounded - rounded0) - views;
-        const auto retained_fixed = checked_mul(copies, s.live_fixed - fixed0) - views;
-        if (views > 0) s.add_host(views, s.host_view_bytes);
-        // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
-        // forward ends, not with the phantom in backward (op_rules.md CT5)
-        const auto cached = cache_only(cache0);
-        add_phantom(i, retained - checked_mul(copies, cached.bytes), retained_rounded - checked_mul(copies, cached.rounded),
-                    retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, s.saved_total - saved0), checked_mul(copies, grads));
-        if (cached.bytes > 0)
-          s.cache_until_forward_ends(s.allocate(checked_mul(copies, cached.bytes), false, checked_mul(copies, cached.rounded), checked_mul(copies, cached.fixed)));
+        stand_in_for_copies(i, count - 3, before);
         r = count - 2;  // next: the last copy
       }
     }
     if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// The walk's counters before a measured copy of repeat `i` (walk_repeat), and its records' statistics.
+  struct copy_snapshot {
+    std::int64_t live = 0, fixed = 0, rounded = 0, saved = 0, views = 0;
+    walk_totals totals{};
+    std::int32_t nodes = 0;
+    std::size_t cache = 0;
+    dyn_array<record_stats> stats{};
+  };
+  constexpr void take_snapshot(std::int32_t i, copy_snapshot& b) const {
+    b.live = s.live, b.fixed = s.live_fixed, b.rounded = s.live_rounded, b.saved = s.saved_total, b.views = s.host_view_bytes;
+    b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size()), b.cache = s.forward_cache.size();
+    if (counting && !replaying && collect_stats)
+      for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats[static_cast<std::size_t>(k)]);
+  }
+
+  /// After copy 2 of repeat `i` ran (from `b`): `copies` more like it, as one phantom record
+  /// holding their retained bytes and gradients, and their parameters and statistics counted.
+  constexpr void stand_in_for_copies(std::int32_t i, std::int64_t copies, const copy_snapshot& b) {
+    std::int64_t grads = 0;
+    for (auto n = b.nodes; n < static_cast<std::int32_t>(s.autograd_nodes.size()); ++n) grads += s.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes;
+    if (counting && !replaying) count_copies(i, copies, b);
+    // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
+    // phantom's storage (which backward frees where the phantom stands)
+    const auto views = checked_mul(copies, s.host_view_bytes - b.views);
+    const auto retained = checked_mul(copies, s.live - b.live) - views;
+    const auto retained_rounded = checked_mul(copies, s.live_rounded - b.rounded) - views;
+    const auto retained_fixed = checked_mul(copies, s.live_fixed - b.fixed) - views;
+    if (views > 0) s.add_host(views, s.host_view_bytes);
+    // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
+    // forward ends, not with the phantom in backward (op_rules.md CT5)
+    const auto cached = cache_only(b.cache);
+    add_phantom(i, retained - checked_mul(copies, cached.bytes), retained_rounded - checked_mul(copies, cached.rounded),
+                retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, s.saved_total - b.saved), checked_mul(copies, grads));
+    if (cached.bytes > 0)
+      s.cache_until_forward_ends(s.allocate(checked_mul(copies, cached.bytes), false, checked_mul(copies, cached.rounded), checked_mul(copies, cached.fixed)));
+  }
+
+  /// The parameters and per-record statistics of `copies` more copies of repeat `i`'s block,
+  /// each adding what copy 2 added after `b`.
+  constexpr void count_copies(std::int32_t i, std::int64_t copies, const copy_snapshot& b) {
+    for (std::int32_t k = i + 1; collect_stats && k < i + records[i].span; ++k) {  // the block's records: every copy
+      auto& st = stats[static_cast<std::size_t>(k)];
+      const auto& b0 = b.stats[static_cast<std::size_t>(k - i - 1)];
+      st.parameter_count = checked_add(st.parameter_count, checked_mul(copies, st.parameter_count - b0.parameter_count));
+      st.trainable_count = checked_add(st.trainable_count, checked_mul(copies, st.trainable_count - b0.trainable_count));
+      st.buffer_bytes = checked_add(st.buffer_bytes, checked_mul(copies, st.buffer_bytes - b0.buffer_bytes));
+      st.saved_bytes = checked_add(st.saved_bytes, checked_mul(copies, st.saved_bytes - b0.saved_bytes));
+      st.applications = checked_add(st.applications, checked_mul(copies, st.applications - b0.applications));
+    }
+    const auto& t0 = b.totals;
+    totals.parameter_count = checked_add(totals.parameter_count, checked_mul(copies, totals.parameter_count - t0.parameter_count));
+    totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - t0.trainable_count));
+    totals.trainable_adam8bit_state = checked_add(totals.trainable_adam8bit_state, checked_mul(copies, totals.trainable_adam8bit_state - t0.trainable_adam8bit_state));
+    totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - t0.buffer_bytes));
+    totals.base_weight_count = checked_add(totals.base_weight_count, checked_mul(copies, totals.base_weight_count - t0.base_weight_count));
+    totals.base_weight_bytes = checked_add(totals.base_weight_bytes, checked_mul(copies, totals.base_weight_bytes - t0.base_weight_bytes));
   }
 
   /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved them).

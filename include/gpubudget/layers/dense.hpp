@@ -28,6 +28,8 @@ struct op_traits<linear_op> {
   static constexpr std::int64_t flops(const linear_op&, const shape& in, const shape& out) {
     return 2 * in.last() * out.numel();
   }
+  /// A tied linear reads the embedding's weight (owns none); a weight of its own is shaped by out_features.
+  static constexpr std::int64_t weight_signature(const linear_op& op) { return op.tied ? -1 : op.out_features; }
 };
 
 /// nn.Linear(in, out) with `in` taken from the input's last dimension.
@@ -83,6 +85,7 @@ struct op_traits<transposed_tied_linear_op> {
   static constexpr std::int64_t flops(const transposed_tied_linear_op& op, const shape& in, const shape& out) {
     return op_traits<linear_op>::flops(linear_op{op.out_features, false, true}, in, out);
   }
+  static constexpr std::int64_t weight_signature(const transposed_tied_linear_op&) { return -1; }  // the embedding's weight
 };
 /// x @ W.t() with W an earlier layer's weight (wrap both in `shared(id, ...)`, as tied_linear).
 constexpr layer transposed_tied_linear(std::int64_t out_features) { return as_layer(transposed_tied_linear_op{out_features}); }

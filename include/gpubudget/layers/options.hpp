@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include <gpubudget/units.hpp>
+
 namespace gpubudget {
 
 struct stride { std::int64_t value = 1; constexpr explicit stride(std::int64_t v) : value(v) {} };
@@ -35,20 +37,6 @@ inline constexpr no_bias_t no_bias{};
 struct depthwise_t {};
 inline constexpr depthwise_t depthwise{};
 
-/// Storage of a frozen base weight: `same` follows the training precision's parameter type;
-/// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head
-/// are not quantized (transformers' BitsAndBytesConfig keeps lm_head in 16 bit): with a quantized
-/// base they are stored in the precision's 16-bit type.
-enum class base_weights : std::int64_t {
-  same = 0, fp32 = 1, fp16 = 2, bf16 = 3,
-  nf4 = 4,     ///< 4-bit NormalFloat, block 64, fp32 absmax per block (QLoRA)
-  fp4 = 5,     ///< 4-bit float, same layout
-  nf4_dq = 6,  ///< NF4 with double quantization (bnb_4bit_use_double_quant)
-  fp4_dq = 7,
-  int8 = 8,    ///< LLM.int8(): int8 weights + one fp32 scale per output row
-  half = 9,    ///< the precision's 16-bit type (fp16, or bf16 under a bf16 precision)
-};
-
-constexpr bool is_quantized(base_weights b) { return b >= base_weights::nf4 && b <= base_weights::int8; }
+// base_weights (how a frozen base weight is stored) is a storage format: units.hpp, beside dtype.
 
 }  // namespace gpubudget

@@ -1,4 +1,4 @@
-// gpubudget/detail/svg_plot.hpp — the pieces svg.hpp draws a timeline with: escaping, byte
+// gpubudget/svg/plot.hpp — svg.hpp's own pieces (namespace detail): escaping, byte
 // axes, the horizontal layout of the step's phases, the moments that fit the plot's width, and
 // each layer of the picture (axes, stacked areas, phases, capacity, peak, legend).
 #pragma once
