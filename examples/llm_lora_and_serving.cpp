@@ -3,7 +3,8 @@
 //  1. LoRA on Llama-2-7B (bf16 base, r = 16 on all linear layers) at 2k context on a 24 GB card,
 //     and QLoRA (NF4 base with double quantization) at 2k context on a 16 GB GPU: fits, and with
 //     what micro-batch?
-//     With bitsandbytes' AdamW8bit the adapters' optimizer state shrinks 4x.
+//     With bitsandbytes' AdamW8bit the adapters' optimizer state shrinks 4x. With new tokens
+//     (PEFT's modules_to_save: embed_tokens and lm_head trained whole), what it costs.
 //  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80,
 //     and with NF4 weights (bitsandbytes, the KV cache unchanged)?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
@@ -53,6 +54,14 @@ int main() {
   for (const auto& dev : {devices::l4, devices::a10, devices::a100_40gb})  // bf16: Ampere or newer
     rows.push_back({"LoRA, micro 1, checkpointed", budget_totals(net, plan, dev)});
   std::cout << comparison_table(rows) << "\n";
+  // New tokens: PEFT's modules_to_save trains copies of embed_tokens and lm_head beside the
+  // adapters, in the base's bf16 (weights, .grad and AdamW state: 8 B per parameter)
+  auto saved = lora;
+  saved.modules_to_save = models::save_embed_tokens | models::save_lm_head;
+  const auto with_saved = budget_totals(models::llama_lora(g, saved), plan, devices::a100_40gb);
+  std::cout << "With modules_to_save=[embed_tokens, lm_head]: trainable params: " << models::lora_counts(g, saved).trainable
+            << ", optimizer state " << format_bytes(with_saved.optimizer_state) << ", device total " << format_bytes(with_saved.total())
+            << " on an A100 40GB (" << (fits(with_saved) ? "fits" : "does not fit") << ")\n\n";
 
   // QLoRA: the same adapters on an NF4 (double-quantized) base, 16 GB GPU, checkpointed blocks
   const models::lora_config qlora{16, all_linear, 5, base_weights::nf4_dq};

@@ -52,11 +52,12 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
   if (a.has("lora") && !llama)
     throw cli::usage_error("--lora with --hf-config of model_type " + m.model_type +
                            ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, gemma, phi3, mixtral config.json)");
-  const char* flag = a.has("serve") ? "--serve" : a.has("lora") ? "--lora" : nullptr;
-  if (flag && d.task != models::hf_task::causal_lm)
-    throw cli::usage_error(std::string(flag) + " with --task " + models::hf_task_name(d.task) + ": " +
-                           (a.has("serve") ? "a classification head has no generate() (serving needs --task causal-lm)"
-                                           : "PEFT's LoRA is modelled on the causal LM (TaskType.CAUSAL_LM); a classifier's modules_to_save head is not: use --task causal-lm"));
+  // --lora builds on a causal LM or a classifier (PEFT's CAUSAL_LM or SEQ_CLS task type)
+  if (a.has("serve") && d.task != models::hf_task::causal_lm)
+    throw cli::usage_error("--serve with --task " + std::string(models::hf_task_name(d.task)) + ": a classification head has no generate() (serving needs --task causal-lm)");
+  if (a.has("lora") && d.task != models::hf_task::causal_lm && d.task != models::hf_task::seq_cls)
+    throw cli::usage_error("--lora with --task " + std::string(models::hf_task_name(d.task)) +
+                           ": PEFT's LoRA is modelled on the causal LM (TaskType.CAUSAL_LM) and the classifier (SEQ_CLS): use --task causal-lm or seq-cls");
 }
 
 /// The model of a config.json (kept alive for the run): --hf-config FILE with --task, or a

@@ -59,9 +59,11 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (m.family == hf_family::gpt2) e.max_seq = [m](const model_options& o) { return o.get("ctx", m.gpt.context); };
   if (m.family == hf_family::bert) e.max_seq = [m](const model_options&) { return m.bert.max_positions; };
   if (m.family == hf_family::decoder || m.family == hf_family::mixtral) e.max_seq = [m](const model_options& o) { return o.get("ctx", m.llama.context); };
-  const bool causal = m.task == models::hf_task::causal_lm;
-  if (causal && (m.family == hf_family::decoder || m.family == hf_family::mixtral)) e.llama = m.llama;
-  if (causal && m.family == hf_family::mixtral) e.experts = m.moe;
+  // a causal LM, or a classifier over the same decoder (--lora builds on both)
+  const bool decoder_head = m.task == models::hf_task::causal_lm || m.task == models::hf_task::seq_cls;
+  if (decoder_head && (m.family == hf_family::decoder || m.family == hf_family::mixtral)) e.llama = m.llama;
+  if (decoder_head && m.family == hf_family::mixtral) e.experts = m.moe;
+  if (m.task == models::hf_task::seq_cls) e.labels = m.labels;
   return e;
 }
 

@@ -3,8 +3,9 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true]: PEFT LoRA (DoRA; rsLoRA only
-//         scales, no bytes) on the Llama family,
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...]:
+//         PEFT LoRA (DoRA; rsLoRA only scales, no bytes; modules_to_save: lm_head, embed_tokens
+//         trained whole, in the base's type) on a causal LM or a classifier (--task seq-cls) of the Llama family,
 //         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
 //         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
@@ -30,7 +31,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -64,11 +65,25 @@ inline std::optional<models::moe_counts> moe_counts_of(const zoo_entry& e, const
   return g ? std::optional<models::moe_counts>(models::mixtral_parameter_counts(*g, *experts_of(e, o))) : std::nullopt;
 }
 
-/// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true`: a key=value list in which items
-/// without '=' continue the targets list.
+/// `modules_to_save=lm_head,embed_tokens` of --lora: lora_config::modules_to_save bits.
+inline std::int64_t parse_modules_to_save(const std::string& list) {
+  std::int64_t bits = 0;
+  for (const auto& name : cli::split_list("--lora modules_to_save", list)) {
+    const std::int64_t bit = name == "lm_head" ? models::save_lm_head : name == "embed_tokens" ? models::save_embed_tokens : std::int64_t{0};
+    if (bit == 0)
+      throw cli::usage_error("--lora: modules_to_save names '" + name + "'; modelled: lm_head, embed_tokens (a --task seq-cls head's score is in it already)" +
+                             cli::did_you_mean(name, {"lm_head", "embed_tokens"}));
+    if (bits & bit) throw cli::usage_error("--lora: modules_to_save names " + name + " twice");
+    bits |= bit;
+  }
+  return bits;
+}
+
+/// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head`: a
+/// key=value list in which items without '=' continue the targets or modules_to_save list.
 inline models::lora_config parse_lora(const std::string& text, std::int64_t width) {
   models::lora_config l{0, 0, 0, base_weights::same};
-  std::string key, targets;
+  std::string key, targets, saved;
   bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false;
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
@@ -76,13 +91,14 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      if (key != "r" && key != "targets" && key != "dropout" && key != "base" && key != "dora" && key != "rslora")
-        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true)" +
-                               cli::did_you_mean(key, {"r", "targets", "dropout", "base", "dora", "rslora"}));
+      if (key != "r" && key != "targets" && key != "dropout" && key != "base" && key != "dora" && key != "rslora" && key != "modules_to_save")
+        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,...)" +
+                               cli::did_you_mean(key, {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save"}));
       if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
-          (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora))
+          (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora) ||
+          (key == "modules_to_save" && !saved.empty()))
         throw cli::usage_error("--lora: " + key + "= is given twice");
-    } else if (key != "targets") {
+    } else if (key != "targets" && key != "modules_to_save") {
       throw cli::usage_error("--lora: '" + item + "' is not key=value (r=N, targets=NAME,..., dropout=P, base=T)");
     }
     if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
@@ -94,8 +110,10 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
       const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
       l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
     }
+    else if (key == "modules_to_save") saved += (saved.empty() ? "" : ",") + value;
     else targets += (targets.empty() ? "" : ",") + value;
   }
+  if (!saved.empty()) l.modules_to_save = parse_modules_to_save(saved);
   if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
   try {
     l.targets = parse_lora_targets(targets.empty() ? "q_proj,v_proj" : targets);
@@ -129,8 +147,11 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
   // the adapted model is still the base's decoder: its configuration (and experts) travel along
   const auto adapted = [&](std::function<evaluation(const model_options&, const training&, const device&)> run) {
-    return zoo_entry{base.name, base.family, std::move(run), {}, base.llama, base.experts};
+    return zoo_entry{base.name, base.family, std::move(run), {}, base.llama, base.experts, base.labels};
   };
+  l.labels = base.labels;  // a classifier: PEFT's SEQ_CLS, score in modules_to_save
+  if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
+    throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -138,18 +159,24 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
       throw cli::usage_error("--lora: adapters on Mixtral's experts or router (w1, w2, w3, gate) are not simulated (PEFT's count: " +
                              std::to_string(models::mixtral_lora_counts(g, *mixtral, l).trainable) + " trainable parameters); adapt q_proj, k_proj, v_proj, o_proj");
     if (l.base != base_weights::same) throw cli::usage_error("--lora on Mixtral: the frozen experts are modelled in the --precision's type (no base= or --quant)");
-    return {adapted([g, m = *mixtral, l](const model_options&, const training& t, const device& d) { return evaluate(models::mixtral_lora(g, m, l), t, d); }),
+    return {adapted([g, m = *mixtral, l](const model_options&, const training& t, const device& d) {
+              return l.labels > 0 ? evaluate(models::mixtral_lora_seq_cls(g, m, l), t, d) : evaluate(models::mixtral_lora(g, m, l), t, d);
+            }),
             models::mixtral_lora_counts(g, *mixtral, l)};
   }
   if ((l.targets & moe) != 0) throw lacks("w1, w2, w3 or gate (Mixtral's experts and router)");
   if (g.fused_projections) {
     if (l.targets == all_linear) l.targets = fused_all_linear;
     if ((l.targets & separate) != 0) throw lacks("q_proj, k_proj, v_proj, gate_proj or up_proj (Phi-3 fuses them: qkv_proj, gate_up_proj)");
-    return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::phi3_lora(g, l), t, d); }),
+    return {adapted([g, l](const model_options&, const training& t, const device& d) {
+              return l.labels > 0 ? evaluate(models::phi3_lora_seq_cls(g, l), t, d) : evaluate(models::phi3_lora(g, l), t, d);
+            }),
             models::lora_counts(g, l)};
   }
   if ((l.targets & fused) != 0) throw lacks("qkv_proj or gate_up_proj (Phi-3's fused projections)");
-  return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::llama_lora(g, l), t, d); }),
+  return {adapted([g, l](const model_options&, const training& t, const device& d) {
+            return l.labels > 0 ? evaluate(models::llama_lora_seq_cls(g, l), t, d) : evaluate(models::llama_lora(g, l), t, d);
+          }),
           models::lora_counts(g, l)};
 }
 

@@ -95,6 +95,11 @@ inline void check_lora(const library_file& f, const std::string& c, const nlohma
   if (l["targets"].is_array())
     for (const auto& t : l["targets"])
       if (!t.is_string()) malformed(f, c, "\"lora\".\"targets\" must list names (strings)");
+  if (l.contains("modules_to_save")) {
+    if (!l["modules_to_save"].is_array()) malformed(f, c, "\"lora\".\"modules_to_save\" must list module names");
+    for (const auto& t : l["modules_to_save"])
+      if (!t.is_string()) malformed(f, c, "\"lora\".\"modules_to_save\" must list names (strings)");
+  }
 }
 
 /// The keys of a training spec (tv or hf) other than "batch", which `max` leaves out.
@@ -237,6 +242,15 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   models::lora_config lc{};
   lc.rank = l["r"].get<std::int64_t>();
   lc.dora = l.value("dora", false);
+  if (l.contains("modules_to_save")) {
+    std::string saved;
+    for (const auto& t : l["modules_to_save"]) saved += (saved.empty() ? "" : ",") + t.get<std::string>();
+    try {
+      lc.modules_to_save = tools::parse_modules_to_save(saved);
+    } catch (const cli::usage_error& e) {
+      throw not_expressible{e.what()};
+    }
+  }
   try {
     lc.targets = parse_lora_targets(targets);
   } catch (const std::invalid_argument&) {

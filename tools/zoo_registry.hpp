@@ -67,6 +67,8 @@ struct zoo_entry {
   /// --serve build on. `experts` is set for a Mixtral-style mixture of experts.
   std::optional<models::llama_config> llama{};
   std::optional<models::moe_config> experts{};
+  /// With `llama`: a classification head of this many classes (--task seq-cls), 0: the LM head.
+  std::int64_t labels = 0;
 };
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.

@@ -130,6 +130,14 @@ EXTRA_CASES = {
     "cap16_vit_b_16_b116_fp32": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "batch": 116}],
     "hf_tinyllama_b4_t1024_lora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
                                                    "lora": {"r": 16, "targets": ["q_proj", "v_proj"]}}],
+    # 2026-11-26, third session: PEFT's modules_to_save (bf16 copies of embed_tokens and lm_head that
+    # train, beside their frozen originals) and LoRA on a classifier (SEQ_CLS puts score in
+    # modules_to_save; batch 1: LlamaForSequenceClassification needs a pad token for more)
+    "hf_tinyllama_b4_t1024_lora_saved_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
+                                                         "base": "bf16", "lora": {"r": 16, "targets": ["q_proj", "v_proj"],
+                                                                                  "modules_to_save": ["lm_head", "embed_tokens"]}}],
+    "hf_tinyllama_cls_b1_t1024_lora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "arch": "cls", "batch": 1, "seq": 1024, "prec": "amp_bf16",
+                                                       "base": "bf16", "lora": {"r": 16, "targets": ["q_proj", "v_proj"]}}],
 }
 ALL_CASES = dict(CASES, **EXTRA_CASES)
 # Fields a training case records beyond the H100 file's (check_real_libraries_without_gpu.py):
@@ -267,6 +275,7 @@ def hf_model(spec, dev, dry, dtype=None):
 
         lora = spec["lora"]
         model = peft.get_peft_model(model, peft.LoraConfig(r=lora["r"], target_modules=lora["targets"], use_dora=bool(lora.get("dora")),
+                                                           modules_to_save=lora.get("modules_to_save"),
                                                            task_type={"cls": "SEQ_CLS", "s2s": "SEQ_2_SEQ_LM"}.get(arch, "CAUSAL_LM")))
     model.to(dev).train()
     return model, config

@@ -13,7 +13,8 @@
 #   4 (~3 min, prepared in the second session without a GPU): ViT-B/16 fp32 at b16, 32, 64 and the
 #     capped b116 trial, traced (conv_proj's cuDNN workspace against the batch, op_rules.md CT10);
 #     reentrant checkpointing again (its `trainable_without_grad`: did the decoder layers get
-#     gradients?) and TinyLlama LoRA without DoRA beside the DoRA case (L8, L9).
+#     gradients?) and TinyLlama LoRA without DoRA beside the DoRA case (L8, L9); PEFT's
+#     modules_to_save (bf16 copies of embed_tokens and lm_head) and LoRA on a classifier (third session).
 # Everything lands in $OUT as open-questions<CALL>.tgz.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
@@ -52,7 +53,7 @@ case "$call" in
     measure batches 200 170 60 tv_resnet18_b4_,tv_resnet18_b8_,tv_resnet18_b16_,tv_resnet18_b32_,tv_resnet50_b32_ --trace "$work/traces" ;;
   4)
     measure vit 200 170 80 tv_vit_b_16_b16_,tv_vit_b_16_b32_,tv_vit_b_16_b64_,cap16_vit_b_16_b116 --trace "$work/traces"
-    measure peft 110 90 60 reentrant,hf_tinyllama_b4_t1024_lora_bf16base ;;
+    measure peft 150 130 60 reentrant,hf_tinyllama_b4_t1024_lora_bf16base,hf_tinyllama_b4_t1024_lora_saved,hf_tinyllama_cls_b1 ;;
 esac
 if [ -n "$dump" ]; then wait "$dump"; grep -v '^ ' "$work/graphs.log" | cut -c1-300; fi
 tar czf "$out/open-questions$call.tgz" -C "$work" . && tar tzvf "$out/open-questions$call.tgz"

@@ -293,6 +293,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     caching_allocator a(plan.allocator, cap);
     for (auto bytes : s.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
     for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
+    for (auto bytes : s.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
     replay_result r{};
@@ -405,28 +406,36 @@ constexpr void fill_allocator_terms(memory_budget& b, const replay_result& a) {
   b.fragmentation = b.reserved_peak > held ? b.reserved_peak - held : 0;
 }
 
+/// Parameters, master weights, optimizer state and EMA. A trainable tensor kept in a type of its
+/// own (PEFT's modules_to_save copy of a bf16 base) is stored in that type, and so is its
+/// optimizer state (torch.optim keeps zeros_like(param)); no master copy is made of it.
+constexpr void fill_model_states(memory_budget& b, const walk_totals& t, const training& plan) {
+  const auto types = types_of(plan.precision);
+  b.parameter_count = t.parameter_count;
+  b.trainable_count = plan.inference ? 0 : t.trainable_count;
+  b.base_weight_count = t.base_weight_count;
+  b.base_weight_bytes = t.base_weight_bytes;
+  const auto own_count = plan.inference ? 0 : t.own_type_trainable, own_bytes = plan.inference ? 0 : t.own_type_trainable_bytes;
+  b.parameters = checked_add(checked_add(bytes_of(b.parameter_count - b.base_weight_count - t.own_type_count, types.parameters), b.base_weight_bytes),
+                             t.own_type_bytes);
+  b.master_weights = types.pure16 ? bytes_of(b.trainable_count - own_count, dtype::fp32) : 0;
+  const auto per_param = optimizer_state_bytes_per_param(plan.optimizer);  // fp32 state per element
+  b.optimizer_state = plan.inference ? 0
+                      : is_8bit(plan.optimizer) ? t.trainable_adam8bit_state + adam8bit_qmap_bytes
+                                                : checked_add(checked_mul(per_param, b.trainable_count - own_count), checked_mul(per_param / 4, own_bytes));
+  b.ema = plan.ema ? bytes_of(b.parameter_count - b.base_weight_count, dtype::fp32) : 0;  // of what trains and its own-typed peers
+}
+
 /// Fills a budget from a simulated step.
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
   check_device(dev);
   check_bf16_support(plan, dev);
-  const auto types = types_of(plan.precision);
-  const bool pure16 = types.pure16;
-  const dtype param_t = types.parameters;
   b.device_name = dev.name;
   b.device_id = dev.id;
   b.capacity = dev.capacity;
   b.plan = plan;
-  b.parameter_count = r.totals.parameter_count;
-  b.trainable_count = plan.inference ? 0 : r.totals.trainable_count;
-  b.base_weight_count = r.totals.base_weight_count;
-  b.base_weight_bytes = r.totals.base_weight_bytes;
-  b.parameters = checked_add(bytes_of(b.parameter_count - b.base_weight_count, param_t), b.base_weight_bytes);
+  fill_model_states(b, r.totals, plan);
   b.buffers = r.totals.buffer_bytes;
-  b.master_weights = pure16 ? bytes_of(b.trainable_count, dtype::fp32) : 0;
-  b.optimizer_state = plan.inference ? 0
-                      : is_8bit(plan.optimizer) ? r.totals.trainable_adam8bit_state + adam8bit_qmap_bytes
-                                                : checked_mul(optimizer_state_bytes_per_param(plan.optimizer), b.trainable_count);
-  b.ema = plan.ema ? bytes_of(b.parameter_count - b.base_weight_count, dtype::fp32) : 0;  // of what trains and its own-typed peers
   b.input_batch = r.totals.input_bytes;
   const auto& t = plan.teacher;
   const auto teacher_bytes = t.present ? bytes_of(t.parameter_count, t.parameter_type) : 0;

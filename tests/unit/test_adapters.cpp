@@ -281,3 +281,59 @@ TEST_CASE("caching allocator model: parameters allocated once under gradient acc
   CHECK(b.reserved_peak < a.reserved_peak + a.reserved_peak / 20);
   CHECK(b.reserved_peak > b.resident());
 }
+
+// PEFT's modules_to_save (peft/utils/other.py ModulesToSaveWrapper: the frozen original plus a
+// deepcopy that trains, in the original's type) and TaskType.SEQ_CLS's score head. Qwen2-0.5B
+// (tied embeddings, V x D = 151,936 x 896 = 136,134,656) with a bf16 base under AMP bf16: the
+// lm_head copy adds V·D parameters, all trainable, in bf16 (2 B each), a bf16 .grad (2 B) and
+// AdamW's two bf16 states (4 B); the tied original adds none.
+TEST_CASE("LoRA modules_to_save: a trainable copy in the base's type") {
+  const auto g = models::qwen2_0_5b(256);
+  const training t{.batch = 2, .precision = amp_bf16};
+  const std::int64_t table = 151'936LL * 896;
+  models::lora_config l{8, q_proj | v_proj, 0, base_weights::bf16};
+  const auto plain = budget_totals(models::llama_lora(g, l), t, devices::a100_80gb);
+  CHECK(plain.parameter_count == 494'032'768 + 540'672);
+  l.modules_to_save = models::save_lm_head;
+  const auto saved = budget_totals(models::llama_lora(g, l), t, devices::a100_80gb);
+  CHECK(saved.parameter_count == plain.parameter_count + table);
+  CHECK(saved.trainable_count == plain.trainable_count + table);
+  CHECK(models::lora_counts(g, l).all == saved.parameter_count);
+  CHECK(models::lora_counts(g, l).trainable == saved.trainable_count);
+  CHECK(saved.parameters == plain.parameters + 2 * table);
+  CHECK(saved.gradients == plain.gradients + 2 * table);
+  CHECK(saved.optimizer_state == plain.optimizer_state + 4 * table);
+  CHECK(saved.master_weights == 0);
+  // embed_tokens too, with the base in the precision's type (fp32 under AMP): plain fp32 parameters
+  l.modules_to_save = models::save_lm_head | models::save_embed_tokens;
+  l.base = base_weights::same;
+  const auto both = budget_totals(models::llama_lora(g, l), t, devices::a100_80gb);
+  CHECK(both.parameter_count == plain.parameter_count + 2 * table);
+  CHECK(both.parameters == 4 * both.parameter_count);
+  CHECK(both.optimizer_state == 8 * both.trainable_count);
+  CHECK(models::lora_counts(g, l).all == both.parameter_count);
+  // an untied head: the original keeps its own table (frozen), the copy adds another
+  auto untied = g;
+  untied.tied_head = false;
+  l = models::lora_config{8, q_proj | v_proj, 0, base_weights::bf16};
+  l.modules_to_save = models::save_lm_head;
+  CHECK(budget_totals(models::llama_lora(untied, l), t, devices::a100_80gb).parameter_count == plain.parameter_count + 2 * table);
+}
+
+TEST_CASE("LoRA on a classifier: score trains (PEFT's SEQ_CLS), its last token's logits") {
+  const auto g = models::qwen2_0_5b(256);
+  const training t{.batch = 2, .precision = amp_bf16};
+  models::lora_config l{8, q_proj | v_proj, 0, base_weights::bf16};
+  l.labels = 3;
+  const auto b = budget_totals(models::llama_lora_seq_cls(g, l), t, devices::a100_80gb);
+  // Qwen2ForSequenceClassification with 3 labels: 494,032,768 + 896 x 3; PEFT's copy of score adds 896 x 3
+  CHECK(b.parameter_count == 494'032'768 + 2 * 896 * 3 + 540'672);
+  CHECK(b.trainable_count == 540'672 + 896 * 3);
+  CHECK(models::lora_counts(g, l).all == b.parameter_count);
+  // no vocabulary logits: far below the causal LM's peak
+  l.labels = 0;
+  CHECK(b.step_peak < budget_totals(models::llama_lora(g, l), t, devices::a100_80gb).step_peak / 2);
+  l.labels = 3;
+  l.modules_to_save = models::save_lm_head;
+  CHECK_THROWS_WITH(models::llama_lora_seq_cls(g, l), Catch::Contains("modules_to_save"));
+}

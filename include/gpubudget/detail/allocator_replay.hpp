@@ -110,15 +110,17 @@ class step_replay {
 /// optimizer.step(): the state it creates on the first step (per trainable tensor, in order) and
 /// its temporaries (budget.hpp's optimizer_temporaries, as blocks: the for-loop step's two per
 /// tensor, the foreach step's one per tensor at once).
+/// A trainable tensor in a type of its own (s.own_type_tensors) has state and temporaries of its
+/// own bytes (zeros_like(param)); the others are counted in fp32 elements.
 constexpr void replay_optimizer(caching_allocator& a, const sim& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach) {
+  dyn_array<std::int64_t> trained{};  // bytes of each trainable tensor's state (and temporary), in step() order
+  for (auto e : s.parameter_tensors) if (e > 0) trained.push_back(bytes_of(e, dtype::fp32));
+  for (auto bytes : s.own_type_tensors) trained.push_back(bytes);
   dyn_array<std::int32_t> temps{};
-  for (auto e : s.parameter_tensors) {
-    if (e <= 0) continue;
-    for (std::int64_t k = 0; first && k < state_per_element / 4; ++k) a.malloc(bytes_of(e, dtype::fp32));
-  }
-  for (auto e : s.parameter_tensors) {
-    if (e <= 0) continue;
-    for (std::int64_t k = 0; k < temps_per_tensor; ++k) temps.push_back(a.malloc(bytes_of(e, dtype::fp32)));
+  for (auto bytes : trained)
+    for (std::int64_t k = 0; first && k < state_per_element / 4; ++k) a.malloc(bytes);
+  for (auto bytes : trained) {
+    for (std::int64_t k = 0; k < temps_per_tensor; ++k) temps.push_back(a.malloc(bytes));
     if (!foreach) for (auto t : temps) a.free(t);
     if (!foreach) temps.clear();
   }

@@ -32,12 +32,18 @@ struct layer_ctx {
   /// out: of parameter_count, frozen base weights kept in a type of their own (PEFT's base_layer
   /// under LoRA: bf16, fp16 or quantized) and their bytes
   std::int64_t base_weight_count = 0, base_weight_bytes = 0;
+  /// A trainable module kept in a storage type other than the precision's parameter type (PEFT's
+  /// modules_to_save copy of a 16-bit base: layers/adapters.hpp saved_module_linear): its type,
+  /// and out: of parameter_count, its trainable elements and their bytes.
+  bool own_stored_type = false;
+  dtype stored_as = dtype::fp32;
+  std::int64_t own_type_count = 0, own_type_bytes = 0;
 
   constexpr bool amp() const { return s.types.autocast; }
   constexpr bool pure16() const { return s.types.pure16; }
   constexpr dtype half_type() const { return s.types.half; }
-  /// Storage type of parameters and their gradients.
-  constexpr dtype param_type() const { return s.types.parameters; }
+  /// Storage type of parameters and their gradients (the precision's, or a module's own).
+  constexpr dtype param_type() const { return own_stored_type ? stored_as : s.types.parameters; }
   /// Activation type for ops that autocast runs in 16 bit (matmul, conv).
   constexpr dtype matmul_type(dtype in) const { return s.types.matmul(in); }
   /// Activation type for ops autocast runs in fp32 (softmax, layer/group norm, losses).
@@ -60,11 +66,17 @@ struct layer_ctx {
   constexpr void add_param(std::int64_t elements) {
     if (!first_use) return;
     parameter_count = checked_add(parameter_count, elements);
-    if (s.log_allocator && !s.parameters_logged) s.parameter_tensors.push_back(trainable ? elements : -elements);
+    if (s.log_allocator && !s.parameters_logged) log_parameter(elements);
     if (s.count_adam8bit) adam8bit_state += adam8bit_state_bytes(elements);
     if (elements > largest_param) largest_param = elements;
     // each trainable parameter used in forward gets an AccumulateGrad node, alive with the graph
     if (s.count_host && trainable && elements > 0 && !s.no_grad) s.add_host(s.host.node, s.host_view_bytes);
+  }
+  /// The allocator replay's record of a parameter tensor: elements in the precision's type, or
+  /// bytes of a trainable tensor in a type of its own.
+  constexpr void log_parameter(std::int64_t elements) {
+    if (own_stored_type && trainable) s.own_type_tensors.push_back(bytes_of(elements, stored_as));
+    else s.parameter_tensors.push_back(trainable ? elements : -elements);
   }
   /// Registers a frozen base weight of `elements` values stored in `bytes` (PEFT counts it in
   /// "all params", quantized ones by their unpacked elements; it never trains).
@@ -84,7 +96,7 @@ struct layer_ctx {
     if (!trainable) return;
     if (part + 1 > parts) parts = part + 1;
     s.param_grads(n, bytes_of(elements, param_type()), param_key + part);
-    if (cast && amp()) s.cast_param_grads(n, bytes_of(elements, half_type()));
+    if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()));
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
@@ -98,6 +110,7 @@ struct layer_ctx {
     adam8bit_state += c.adam8bit_state;
     frozen_parameter_count += c.frozen_parameter_count;
     base_weight_count += c.base_weight_count, base_weight_bytes += c.base_weight_bytes;
+    own_type_count += c.own_type_count, own_type_bytes += c.own_type_bytes;
     buffer_bytes += c.buffer_bytes;
     if (c.largest_param > largest_param) largest_param = c.largest_param;
     if (first_part + c.parts > parts) parts = first_part + c.parts;
@@ -139,7 +152,7 @@ constexpr value cast_to(sim& s, const value& x, dtype t) {
 /// when the op must compute its input's gradient (grad_input = grad_output · W), or always
 /// (`saved_always`: convolution_backward takes it either way).
 constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements, bool saved_always) {
-  if (!c.amp() || elements == 0) return;
+  if (!c.amp() || elements == 0 || c.param_type() == c.half_type()) return;  // a 16-bit weight: .to() is a no-op
   const auto bytes = bytes_of(elements, c.half_type());
   value w{c.s.allocate(bytes, false, -1, bytes), {}, c.half_type(), false};
   if (x.requires_grad || saved_always) c.s.save(n, w);

@@ -171,6 +171,7 @@ struct sim {
   dyn_array<std::int64_t> temporaries{};
   dyn_array<std::int64_t> parameter_tensors{};
   dyn_array<std::int64_t> base_weight_tensors{};  ///< frozen base weights (LoRA, QLoRA): bytes each
+  dyn_array<std::int64_t> own_type_tensors{};     ///< trainable tensors in a type of their own (modules_to_save): bytes each
   bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
   std::int32_t backward_starts_at = -1;
   /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).

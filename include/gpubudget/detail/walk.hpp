@@ -24,6 +24,9 @@ struct record_stats {
 struct walk_totals {
   std::int64_t parameter_count = 0, trainable_count = 0, buffer_bytes = 0;
   std::int64_t base_weight_count = 0, base_weight_bytes = 0;  ///< of parameter_count: frozen base weights in their own type
+  /// of parameter_count: tensors kept in a type of their own (layer_ctx::own_stored_type), and of
+  /// those the trainable ones
+  std::int64_t own_type_count = 0, own_type_bytes = 0, own_type_trainable = 0, own_type_trainable_bytes = 0;
   std::int64_t largest_trainable = 0;  ///< elements of the largest trainable parameter tensor
   std::int64_t trainable_adam8bit_state = 0;  ///< 8-bit Adam state of the trainable tensors (training.hpp)
   std::int64_t input_bytes = 0;        ///< the data batch(es)
@@ -407,6 +410,11 @@ struct walker {
     totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - t0.buffer_bytes));
     totals.base_weight_count = checked_add(totals.base_weight_count, checked_mul(copies, totals.base_weight_count - t0.base_weight_count));
     totals.base_weight_bytes = checked_add(totals.base_weight_bytes, checked_mul(copies, totals.base_weight_bytes - t0.base_weight_bytes));
+    totals.own_type_count = checked_add(totals.own_type_count, checked_mul(copies, totals.own_type_count - t0.own_type_count));
+    totals.own_type_bytes = checked_add(totals.own_type_bytes, checked_mul(copies, totals.own_type_bytes - t0.own_type_bytes));
+    totals.own_type_trainable = checked_add(totals.own_type_trainable, checked_mul(copies, totals.own_type_trainable - t0.own_type_trainable));
+    totals.own_type_trainable_bytes =
+        checked_add(totals.own_type_trainable_bytes, checked_mul(copies, totals.own_type_trainable_bytes - t0.own_type_trainable_bytes));
   }
 
   /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved them).
@@ -530,11 +538,13 @@ struct walker {
     if (!counting) return;  // a later micro-batch: the same weights, counted already
     totals.parameter_count = checked_add(totals.parameter_count, c.parameter_count);
     if (c.trainable) {
-      totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count - c.frozen_parameter_count);
+      // (one statement each: add_totals runs for every op that owns weights)
+      totals.trainable_count = checked_add(totals.trainable_count, c.parameter_count - c.frozen_parameter_count),
+      totals.own_type_trainable += c.own_type_count, totals.own_type_trainable_bytes += c.own_type_bytes;
       totals.trainable_adam8bit_state += c.adam8bit_state;
       if (c.largest_param > totals.largest_trainable) totals.largest_trainable = c.largest_param;
     }
-    totals.buffer_bytes += c.buffer_bytes;
+    totals.buffer_bytes += c.buffer_bytes, totals.own_type_count += c.own_type_count, totals.own_type_bytes += c.own_type_bytes;
     totals.base_weight_count += c.base_weight_count, totals.base_weight_bytes += c.base_weight_bytes;
     totals.input_bytes += c.input_bytes;
   }

@@ -18,6 +18,7 @@
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
+#include <gpubudget/layers/dense.hpp>
 #include <gpubudget/layers/options.hpp>
 #include <gpubudget/layers/rotary.hpp>
 
@@ -67,6 +68,10 @@ namespace detail {
 [[noreturn]] inline void lora_needs_a_plain_llama_config() {
   fail("gpubudget: LoRA is modelled on Llama-family decoders with separate projections (Phi-3's fused ones: phi3_lora); "
        "on Mixtral, with the base stored in the precision's type");
+}
+[[noreturn]] inline void unknown_module_to_save() {
+  fail("gpubudget: unknown module in LoRA's modules_to_save (lm_head, embed_tokens; a classifier's score is in it already, "
+       "and it has no lm_head)");
 }
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module for this model (Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; "
@@ -252,6 +257,65 @@ struct op_traits<frozen_embedding_op> {
 
 constexpr layer frozen_embedding(std::int64_t num_embeddings, std::int64_t dim, base_weights base = base_weights::same) {
   return as_layer(frozen_embedding_op{num_embeddings, dim, base});
+}
+
+/// PEFT's modules_to_save (peft/utils/other.py, ModulesToSaveWrapper.update): the original module
+/// stays, frozen and no longer run (`original_module.requires_grad_(False)`), and
+/// `copy.deepcopy(original_module)` trains in its place, in the original's type: a bf16 base's
+/// copy is a bf16 parameter, with a bf16 gradient and bf16 optimizer state (torch.optim's
+/// zeros_like), and autocast casts nothing of it. `stored`: the base's storage (a quantized base
+/// keeps its unquantized modules in 16 bit, as frozen_embedding). The copy runs the op `Base`
+/// does, in a context whose parameter type is the copy's (layer_ctx::own_stored_type).
+template <class Base>
+constexpr detail::value run_saved_copy(detail::layer_ctx& c, const Base& base, const detail::value& x, std::int64_t elements, base_weights stored) {
+  const dtype t = c.stored_type(stored);
+  detail::layer_ctx copy = c.sub(0);
+  copy.own_stored_type = t != c.s.types.parameters, copy.stored_as = t;
+  const detail::value y = op_traits<Base>::lower(copy, base, x);
+  if (copy.own_stored_type) copy.own_type_count = copy.parameter_count, copy.own_type_bytes = bytes_of(copy.parameter_count, t);
+  c.absorb(copy, 0);
+  c.add_frozen_base(elements, bytes_of(elements, t));  // the original (a tied one: its weight is counted where it lives)
+  return y;
+}
+
+/// nn.Linear(in, out, bias=False) in PEFT's modules_to_save (a causal LM's lm_head, a
+/// classifier's score): `original_tied`: the original's weight is the embedding's
+/// (tie_word_embeddings), so only the copy adds parameters.
+struct saved_linear_op {
+  std::int64_t out_features = {};
+  base_weights stored = {};
+  flag original_tied = false;
+};
+template <>
+struct op_traits<saved_linear_op> {
+  static constexpr const char* name = "linear (modules_to_save)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const saved_linear_op& op, const detail::value& x) {
+    if (op.out_features <= 0 || x.s.rank < 1) detail::invalid_layer_argument();
+    return run_saved_copy(c, linear_op{op.out_features, false, false}, x, op.original_tied ? 0 : checked_mul(x.s.last(), op.out_features), op.stored);
+  }
+  static constexpr std::int64_t flops(const saved_linear_op& op, const shape& in, const shape& out) {
+    return op_traits<linear_op>::flops(linear_op{op.out_features, false, false}, in, out);
+  }
+};
+constexpr layer saved_linear(std::int64_t out_features, base_weights stored = base_weights::same, bool original_tied = false) {
+  return as_layer(saved_linear_op{out_features, stored, original_tied});
+}
+
+/// nn.Embedding(num, dim) in PEFT's modules_to_save (embed_tokens: new tokens trained whole).
+struct saved_embedding_op {
+  std::int64_t num_embeddings = {};
+  std::int64_t dim = {};
+  base_weights stored = {};
+};
+template <>
+struct op_traits<saved_embedding_op> {
+  static constexpr const char* name = "embedding (modules_to_save)";
+  static constexpr detail::value lower(detail::layer_ctx& c, const saved_embedding_op& op, const detail::value& x) {
+    return run_saved_copy(c, embedding_op{op.num_embeddings, op.dim}, x, checked_mul(op.num_embeddings, op.dim), op.stored);
+  }
+};
+constexpr layer saved_embedding(std::int64_t num_embeddings, std::int64_t dim, base_weights stored = base_weights::same) {
+  return as_layer(saved_embedding_op{num_embeddings, dim, stored});
 }
 
 /// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases but Qwen2's on

@@ -310,7 +310,16 @@ struct lora_config {
   /// PEFT >= 0.15 casts the adapters' input to their type (_cast_input_dtype); false: an older
   /// PEFT forward without it (the CPU references' lora_llama_probe.py LoraLinear)
   bool cast_input = true;
+  /// LoraConfig.modules_to_save: lm_head and embed_tokens trained whole (save_lm_head |
+  /// save_embed_tokens), each a trainable copy beside its frozen original (layers/adapters.hpp).
+  std::int64_t modules_to_save = 0;
+  /// > 0: the sequence-classification head of `labels` classes (LlamaForSequenceClassification's
+  /// score) instead of lm_head; PEFT's TaskType.SEQ_CLS puts `score` in modules_to_save itself
+  /// (PeftModelForSequenceClassification: classifier_module_names = ["classifier", "score"]).
+  std::int64_t labels = 0;
 };
+/// lora_config::modules_to_save bits.
+enum saved_module : std::int64_t { save_lm_head = 1, save_embed_tokens = 2 };
 
 /// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
 /// the projections in `l.targets`, as PEFT's get_peft_model builds it: embedding, norms and
@@ -331,23 +340,44 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
                         named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
                named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
-/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma),
-/// final norm and head (tied: the embedding's table, counted once, as PEFT counts it).
-template <std::size_t N>
-constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks) {
+/// A LoRA fine-tune's LM head: frozen (tied: the embedding's table, counted once, as PEFT counts
+/// it) or in modules_to_save. bitsandbytes quantizes the Linear layers only: the head stays in
+/// 16 bit (a tied one: the embedding's).
+constexpr layer lora_lm_head(const llama_config& g, const lora_config& l) {
+  const auto head_base = is_quantized(l.base) ? base_weights::half : l.base;
+  if (l.modules_to_save & save_lm_head) return named("lm_head", saved_linear(g.vocab, head_base, g.tied_head));
+  return named("lm_head", g.tied_head ? frozen_tied_linear(g.vocab, head_base) : lora_linear(g.vocab, 0, 0, head_base));
+}
+/// A LoRA fine-tune's classification head (llama_seq_cls_stack's): `score` of l.labels classes,
+/// which PEFT's TaskType.SEQ_CLS puts in modules_to_save, then the last token's logits.
+constexpr auto lora_score_head(const llama_config& g, const lora_config& l) {
+  if (l.labels < 1) gpubudget::detail::invalid_layer_argument();
+  if (l.modules_to_save & save_lm_head) gpubudget::detail::unknown_module_to_save();  // no lm_head to save
+  return sequential(named("score", saved_linear(l.labels, is_quantized(l.base) ? base_weights::half : l.base)), select_token(g.seq - 1));
+}
+/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma; in
+/// modules_to_save: trained whole), final norm and `head` (lora_lm_head or lora_score_head).
+template <std::size_t N, class Head>
+constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks, const Head& head) {
   if (g.seq > g.context || g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.modules_to_save & ~std::int64_t{save_lm_head | save_embed_tokens}) gpubudget::detail::unknown_module_to_save();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  // bitsandbytes quantizes the Linear layers only: the head stays 16 bit (a tied one: the embedding's)
-  const auto head_base = is_quantized(l.base) ? base_weights::half : l.base;
-  return sequential(tokens(g.seq), named("model.embed_tokens", frozen_embedding(g.vocab, g.width, l.base)), scale_if(g.scaled_embedding),
-                    named("model.layers", blocks), named("model.norm", frozen(rms_norm(l.base))),
-                    named("lm_head", g.tied_head ? frozen_tied_linear(g.vocab, head_base) : lora_linear(g.vocab, 0, 0, head_base)));
+  const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, l.base) : frozen_embedding(g.vocab, g.width, l.base);
+  return sequential(tokens(g.seq), named("model.embed_tokens", embed), scale_if(g.scaled_embedding), named("model.layers", blocks),
+                    named("model.norm", frozen(rms_norm(l.base))), head);
 }
-constexpr auto llama_lora(const llama_config& g, const lora_config& l) {
+/// The decoder layers of llama_lora.
+constexpr auto llama_lora_blocks(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (g.fused_projections) gpubudget::detail::lora_needs_a_plain_llama_config();  // Phi-3's module names: phi3_lora
-  return lora_stack(g, l, repeat(g.layers, llama_block_lora(g, l)));
+  return repeat(g.layers, llama_block_lora(g, l));
+}
+/// get_peft_model of a Llama-family causal LM (LlamaForCausalLM and kin).
+constexpr auto llama_lora(const llama_config& g, const lora_config& l) { return lora_stack(g, l, llama_lora_blocks(g, l), lora_lm_head(g, l)); }
+/// get_peft_model(task_type=SEQ_CLS) of LlamaForSequenceClassification (and kin): l.labels classes.
+constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
+  return lora_stack(g, l, llama_lora_blocks(g, l), lora_score_head(g, l));
 }
 
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
@@ -361,9 +391,13 @@ constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
 }
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
-constexpr auto phi3_lora(const llama_config& g, const lora_config& l) {
+constexpr auto phi3_lora_blocks(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
-  return lora_stack(g, l, repeat(g.layers, phi3_block_lora(g, l)));
+  return repeat(g.layers, phi3_block_lora(g, l));
+}
+constexpr auto phi3_lora(const llama_config& g, const lora_config& l) { return lora_stack(g, l, phi3_lora_blocks(g, l), lora_lm_head(g, l)); }
+constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
+  return lora_stack(g, l, phi3_lora_blocks(g, l), lora_score_head(g, l));
 }
 
 /// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
@@ -377,10 +411,16 @@ constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, co
 /// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
 /// so is a base stored other than in the precision's parameter type (the frozen experts are
 /// parameters of that type).
-constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+constexpr auto mixtral_lora_blocks(const llama_config& g, const moe_config& m, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
-  return lora_stack(g, l, repeat(g.layers, mixtral_block_lora(g, m, l)));
+  return repeat(g.layers, mixtral_block_lora(g, m, l));
+}
+constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  return lora_stack(g, l, mixtral_lora_blocks(g, m, l), lora_lm_head(g, l));
+}
+constexpr auto mixtral_lora_seq_cls(const llama_config& g, const moe_config& m, const lora_config& l) {
+  return lora_stack(g, l, mixtral_lora_blocks(g, m, l), lora_score_head(g, l));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
@@ -410,18 +450,27 @@ constexpr std::int64_t lora_parameters_per_layer(const llama_config& g, const lo
   return per_layer;
 }
 
+/// What modules_to_save and a classification head change in PEFT's counts of a model with
+/// `base_all` parameters: each copy trains and is counted beside its original; a score head
+/// replaces lm_head (an untied one's table goes).
+constexpr parameter_counts with_saved_modules(const llama_config& g, const lora_config& l, std::int64_t adapters, std::int64_t base_all) {
+  const auto table = checked_mul(g.vocab, g.width), score = checked_mul(l.labels, g.width);
+  const auto copies = (l.modules_to_save & save_lm_head ? table : 0) + (l.modules_to_save & save_embed_tokens ? table : 0) + score;
+  const auto base = l.labels > 0 ? base_all - (g.tied_head ? 0 : table) + score : base_all;
+  return {adapters + copies, base + adapters + copies};
+}
 /// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
 constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
   auto dense = l;
   dense.targets &= ~std::int64_t{w1 | w2 | w3 | router_gate};  // no experts in a dense model
   const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, dense, 0));
-  return {trainable, llama_parameter_count(g) + trainable};
+  return with_saved_modules(g, l, trainable, llama_parameter_count(g));
 }
 /// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
 /// expert) and router (gate) adapters.
 constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
   const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, l, m.experts));
-  return {trainable, mixtral_parameter_counts(g, m).total + trainable};
+  return with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total);
 }
 
 }  // namespace gpubudget::models
