@@ -747,6 +747,79 @@ void check_freeze_prefixes(const run_config& c, training t) {
   }
 }
 
+/// --json: the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean().
+int run_reference_step(const cli::parsed_args& a, const run_config& c) {
+  training t = cpu_reference_step(c.plan.batch, c.plan.optimizer, c.runtime.empty() ? runtime_kind::torch1_13_cpu : c.plan.rules());
+  t.checkpoint_blocks = c.plan.checkpoint_blocks;
+  t.train_only = c.plan.train_only;
+  if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
+  if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
+  t.emulated_bf16 = c.plan.emulated_bf16;
+  check_freeze_prefixes(c, t);
+  const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
+  auto view = tools::view_of(e.budget);
+  print_reference_json(view);
+  return 0;
+}
+
+/// The teacher: its weights and no-grad forward peak at the micro-batch, in the student's precision.
+void configure_teacher(run_config& c) {
+  tools::model_options topts;
+  const auto fam = tools::families();
+  for (const auto& o : fam.at(c.teacher->family))
+    if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
+  training t{};
+  t.batch = c.plan.micro();
+  t.inference = true;
+  t.precision = c.plan.precision;
+  t.emulated_bf16 = c.plan.emulated_bf16;
+  const auto tv = tools::view_of(run_model(*c.teacher, "--teacher " + c.teacher->name, topts, t, c.devices.front()).budget);
+  const dtype pt = c.precision == "fp16" ? dtype::fp16 : c.precision == "bf16" ? dtype::bf16 : dtype::fp32;
+  c.plan.teacher = teacher_policy{true, c.teacher_offload, tv.parameter_count, tv.forward_peak, pt};
+}
+
+/// --format json: the configuration, PEFT's or the mixture's counts, and one budget per device.
+void print_json(const run_config& c, const std::optional<models::parameter_counts>& peft, const std::vector<tools::budget_view>& views) {
+  nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
+                                {"micro_batch", c.plan.micro()},
+                                {"accumulation_steps", c.plan.accumulation_steps()},
+                                {"precision", c.precision},
+                                {"optimizer", c.plan.inference ? "none" : c.optimizer},
+                                {"step", c.step},
+                                {"loss", c.loss},
+                                {"output_held", c.plan.output_held},
+                                {"ema", c.plan.ema},
+                                {"inference", c.plan.inference},
+                                {"checkpoint_all", c.plan.checkpoint_all},
+                                {"checkpoint_blocks", c.plan.checkpoint_blocks},
+                                {"freeze_all_but", c.freeze_prefixes},
+                                {"freeze_all", c.plan.freeze_all},
+                                {"fragmentation_percent", c.plan.fragmentation_percent},
+                                {"runtime", c.runtime.empty() ? "torch2-cuda" : c.runtime},
+                                {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
+  nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
+  if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
+  if (const auto moe = tools::moe_counts_of(*c.entry, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
+  for (const auto& v : views) j["budgets"].push_back(budget_json(v));
+  std::cout << j.dump(2) << "\n";
+}
+
+/// --format csv: one column per device.
+void print_csv(const std::vector<tools::budget_view>& views) {
+  std::string out = "component";
+  for (const auto& v : views) out += "," + v.device;
+  out += "\n";
+  const auto first = csv_rows(views.front());
+  for (std::size_t r = 0; r < first.size(); ++r) {
+    out += first[r].first;
+    for (const auto& v : views) out += "," + std::to_string(csv_rows(v)[r].second);
+    out += "\n";
+  }
+  out += "fits";
+  for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
+  std::cout << out << "\n";
+}
+
 int run(const cli::parsed_args& given) {
   auto zoo = tools::zoo();
   const auto a = with_graph_model(given, zoo);
@@ -768,36 +841,9 @@ int run(const cli::parsed_args& given) {
     c.entry = &lora_entry;
   }
 
-  if (c.legacy_json) {
-    // the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean()
-    training t = cpu_reference_step(c.plan.batch, c.plan.optimizer, c.runtime.empty() ? runtime_kind::torch1_13_cpu : c.plan.rules());
-    t.checkpoint_blocks = c.plan.checkpoint_blocks;
-    t.train_only = c.plan.train_only;
-    if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
-    if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
-    t.emulated_bf16 = c.plan.emulated_bf16;
-    check_freeze_prefixes(c, t);
-    const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());
-    auto view = tools::view_of(e.budget);
-    print_reference_json(view);
-    return 0;
-  }
+  if (c.legacy_json) return run_reference_step(a, c);
 
-  // The teacher: its weights and no-grad forward peak at the micro-batch, in the student's precision.
-  if (c.teacher) {
-    tools::model_options topts;
-    const auto fam = tools::families();
-    for (const auto& o : fam.at(c.teacher->family))
-      if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
-    training t{};
-    t.batch = c.plan.micro();
-    t.inference = true;
-    t.precision = c.plan.precision;
-    t.emulated_bf16 = c.plan.emulated_bf16;
-    const auto tv = tools::view_of(run_model(*c.teacher, "--teacher " + c.teacher->name, topts, t, c.devices.front()).budget);
-    const dtype pt = c.precision == "fp16" ? dtype::fp16 : c.precision == "bf16" ? dtype::bf16 : dtype::fp32;
-    c.plan.teacher = teacher_policy{true, c.teacher_offload, tv.parameter_count, tv.forward_peak, pt};
-  }
+  if (c.teacher) configure_teacher(c);
 
   std::vector<tools::budget_view> views;
   std::vector<tools::evaluation> evals;
@@ -814,41 +860,9 @@ int run(const cli::parsed_args& given) {
   if (a.has("svg")) write_svg(*a.get("svg"), evals.front(), c.model_arg.empty() ? c.entry->name : c.model_arg);
   if (dist.active) return tools::print_distributed(dist, c.format, c.model_arg, describe_config(c), evals.front().facts(), c.require_fit);
   if (c.format == "json") {
-    nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
-                          {"micro_batch", c.plan.micro()},
-                          {"accumulation_steps", c.plan.accumulation_steps()},
-                          {"precision", c.precision},
-                          {"optimizer", c.plan.inference ? "none" : c.optimizer},
-                          {"step", c.step},
-                          {"loss", c.loss},
-                          {"output_held", c.plan.output_held},
-                          {"ema", c.plan.ema},
-                          {"inference", c.plan.inference},
-                          {"checkpoint_all", c.plan.checkpoint_all},
-                          {"checkpoint_blocks", c.plan.checkpoint_blocks},
-                          {"freeze_all_but", c.freeze_prefixes},
-                          {"freeze_all", c.plan.freeze_all},
-                          {"fragmentation_percent", c.plan.fragmentation_percent},
-                          {"runtime", c.runtime.empty() ? "torch2-cuda" : c.runtime},
-                          {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
-    nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
-    if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
-    if (const auto moe = tools::moe_counts_of(*c.entry, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
-    for (const auto& v : views) j["budgets"].push_back(budget_json(v));
-    std::cout << j.dump(2) << "\n";
+    print_json(c, peft, views);
   } else if (c.format == "csv") {
-    std::string out = "component";
-    for (const auto& v : views) out += "," + v.device;
-    out += "\n";
-    const auto first = csv_rows(views.front());
-    for (std::size_t r = 0; r < first.size(); ++r) {
-      out += first[r].first;
-      for (const auto& v : views) out += "," + std::to_string(csv_rows(v)[r].second);
-      out += "\n";
-    }
-    out += "fits";
-    for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
-    std::cout << out << "\n";
+    print_csv(views);
   } else if (views.size() == 1) {
     // one device: the library's full table, then the per-block one with PyTorch's module names
     std::cout << markdown_table(evals.front().budget) << "\n" << evals.front().block_table();
