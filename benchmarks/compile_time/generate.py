@@ -28,6 +28,10 @@ Cases (LAYERS = leaf layers after the input):
                         max_micro_batch(...) on the distinct_N graph with its default bounds
                         [1, 4096] on a 4 GB custom device, where the answer lies inside the
                         bounds: a full binary search, about 14 budgets in one constant evaluation
+  mixed_{200,800,1600,5000}, mixed_batch_{...}
+                        issue I's mixed chain (pre-norm attention and MLP residuals, conv1d,
+                        batch_norm, relu, dropout; distinct widths), budget_totals on an A100 80GB
+                        at batch 2, and max_micro_batch of it in a static_assert
 Profiling variants of distinct_1600 (what part of the cost is which):
   distinct_1600_model   only builds the constexpr model (no budget)
   distinct_1600_totals  budget_totals(...) (no per-record arrays) + fits
@@ -123,6 +127,32 @@ def chunked_sequential(first, layers, indent="    "):
     return "sequential(\n" + indent + (",\n" + indent).join(parts) + ")"
 
 
+def mixed_layers(n):
+    """About n leaf layers of issue I's mixed chain on a per-sample input [64, 256] (64 positions of
+    256 features): a 10-leaf cycle of a pre-norm attention residual (layer_norm, attention(256,
+    heads 4 or 8)), a pre-norm MLP residual (layer_norm, linear(k), gelu, linear(256)) and a
+    convolution stage (conv1d(64, kernel, padding) over the 64 positions as channels, batch_norm,
+    relu, dropout(p)). MLP widths, kernels, bias and dropout vary so that the records differ.
+    Returns (C++ expressions, leaf count)."""
+    out, leaves, i = [], 0, 0
+    while leaves < n:
+        heads = (4, 8)[i % 2]
+        k = 128 + (i * 37) % 512
+        kernel = (1, 3, 5, 7)[(i // 2) % 4]
+        bias = "" if (i // 8) % 2 == 0 else ", no_bias"
+        p = 1 + (i * 7) % 50
+        out += [f"residual(layer_norm(), attention(256, heads({heads})))",
+                f"residual(layer_norm(), linear({k}), gelu(), linear(256))",
+                f"conv1d(64, {kernel}, padding({kernel // 2}){bias})", "batch_norm()", "relu()", f"dropout({p})"]
+        leaves += 10
+        i += 1
+    return out, leaves
+
+
+MIXED_PLAN = "training{.batch = 2}"
+MIXED_DEVICE = "devices::a100_80gb"
+
+
 REPEAT_BLOCK = ("residual(layer_norm(), linear(128), gelu(), dropout(10), linear(64)), "
                 "residual(layer_norm(), linear(96), silu(), linear(64)), tanh()")
 REPEAT_BLOCK_LAYERS = 10
@@ -192,6 +222,17 @@ def cases():
                 f"constexpr auto mb = max_micro_batch(net, {PLAN}, small_gpu);\n"
                 "static_assert(mb >= 8 && mb < 4096);  // inside the bounds: the search ran in full\n")
         out[f"batch_search_{n}"] = (f"max_micro_batch over distinct_{n}.", body)
+    # issue I's targets: the mixed chain (attention, MLP and convolution blocks), budgeted, and with
+    # max_micro_batch in a static_assert (5,000 layers is the issue's goal at the default limits)
+    for n in (200, 800, 1600, 5000):
+        layers, leaves = mixed_layers(n)
+        model = f"constexpr auto net = {chunked_sequential('input(64, 256)', layers)};\n"
+        out[f"mixed_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, budget_totals on an A100 80GB, batch 2.",
+                             "using namespace gpubudget;\n" + model +
+                             f"constexpr auto b = budget_totals(net, {MIXED_PLAN}, {MIXED_DEVICE});\nstatic_assert(fits(b));\n")
+        out[f"mixed_batch_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, max_micro_batch in a static_assert.",
+                                   "using namespace gpubudget;\n" + model +
+                                   f"static_assert(max_micro_batch(net, {MIXED_PLAN}, {MIXED_DEVICE}) > 2);\n")
     for name in ZOO_224:
         model = ("#include <gpubudget/models/torchvision.hpp>\nusing namespace gpubudget;\n"
                  f"constexpr auto net = models::{name}(224, 1000);\n")
