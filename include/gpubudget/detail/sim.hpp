@@ -25,6 +25,9 @@ struct value {
   /// A transposed view, not contiguous (nn.MultiheadAttention's batch_first output and the adds
   /// that take its layout): a kernel that needs contiguous memory copies it (layer_norm).
   bool strided = false;
+  /// One chunk of its storage (`t.chunk(3, dim=1)[i]`, sim::chunk_view): autograd's SplitBackward0
+  /// assembles the storage's gradient once every chunk's has arrived (walker::accumulate).
+  bool chunk = false;
 };
 
 struct storage {
@@ -56,6 +59,7 @@ struct grad_edge {
   std::int32_t target = -1;   ///< storage whose gradient this is
   std::int64_t bytes = 0;
   bool alias = false;         ///< passes the incoming gradient through (add, views): no allocation
+  bool chunk = false;         ///< the gradient of one chunk of `target` (value::chunk)
   bool expand = false;        ///< a broadcast view of a smaller gradient (sum/mean backward):
                               ///< no allocation; the consumer materializes what it needs
 };
@@ -297,6 +301,12 @@ struct sim {
     if (count_host && v.requires_grad && replay_cursor < 0) add_host(host.view_node, host_view_bytes);
     return value{v.id, s, v.type, v.requires_grad};
   }
+  /// One chunk of `v`'s storage (`t.chunk(n, dim)[i]`) in shape `s` (see value::chunk).
+  constexpr value chunk_view(const value& v, const shape& s) {
+    value c = view(v, s);
+    c.chunk = true;
+    return c;
+  }
   /// Host bookkeeping (CPU reference): batch-independent bytes owned by `owner`.
   constexpr void add_host(std::int64_t bytes, std::int64_t& owner) {
     owner += bytes;
@@ -386,7 +396,7 @@ struct sim {
     if (nd.inputs == 0) nd.edges_begin = static_cast<std::int32_t>(edges.size());
     // a node's edges are recorded together, right after the node (each rule does so)
     else if (nd.edges_begin + nd.inputs != static_cast<std::int32_t>(edges.size())) fail("gpubudget: internal: edges not contiguous");
-    edges.push_back(grad_edge{v.id, bytes_of_value(v), alias, expand});
+    edges.push_back(grad_edge{v.id, bytes_of_value(v), alias, v.chunk, expand});
     ++nd.inputs;
   }
   /// `n` produces the gradient of parameters identified by `key` (same key = same weights).

@@ -568,27 +568,58 @@ struct walker {
     return s.storages[static_cast<std::size_t>(id)].fixed > 0 ? bytes : 0;
   }
 
-  /// The gradient waiting for storage `id` (-1: none), handed over to the caller.
+  /// The gradient waiting for storage `id` (-1: none), handed over to the caller; chunks'
+  /// gradients are assembled first (SplitBackward0 runs right before the storage's own node).
   constexpr std::int32_t take_grad(std::int32_t id) {
     if (static_cast<std::size_t>(id) >= grad_of.size()) return -1;
     const auto g = grad_of[static_cast<std::size_t>(id)];
     grad_of[static_cast<std::size_t>(id)] = -1;
-    return g;
+    return g != chunks_pending ? g : assemble_chunks(id);
   }
 
-  /// Adds gradient `g` (of `bytes`) into the gradient buffer of storage `target`.
-  constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes, bool expand) {
+  /// grad_of's mark for a storage whose chunks' gradients wait in chunk_grads (pairs: storage,
+  /// gradient): PyTorch keeps each chunk's gradient (MulBackward0's 1 MB for a third of a 3 MB
+  /// tensor) in SplitBackward0's input buffer until every chunk's has arrived, then cats them
+  /// into the whole storage's gradient and frees them (bev_dwconv_b1_64's trace, events 154-181:
+  /// four 1,048,576 B chunk gradients, then SplitBackward0's 3,145,728 B, then three frees;
+  /// op_rules.md 2.11 #V1).
+  static constexpr std::int32_t chunks_pending = -2;
+  dyn_array<std::int32_t> chunk_grads{};
+  /// The chunks' cat of storage `id` with whole gradient `g` added in (in place, as 2.x's engine).
+  constexpr std::int32_t add_into_chunks(std::int32_t id, std::int32_t g) {
+    const auto whole = assemble_chunks(id);
+    s.release(g);
+    return whole;
+  }
+  /// SplitBackward0 for storage `id`: the whole gradient, then the chunks' go.
+  constexpr std::int32_t assemble_chunks(std::int32_t id) {
+    const auto full = s.storages[static_cast<std::size_t>(id)].bytes;
+    const auto whole = s.allocate(full, false, -1, fixed_part(id, full));
+    for (std::size_t k = 0; k + 1 < chunk_grads.size(); k += 2)
+      if (chunk_grads[k] == id) s.release(chunk_grads[k + 1]), chunk_grads[k] = -1;
+    return whole;
+  }
+
+  /// Adds gradient `g` (of `bytes`) into the gradient buffer of storage `target`; `chunk`: the
+  /// gradient of one chunk of it (held until SplitBackward0, chunks_pending).
+  constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes, bool expand, bool chunk) {
     auto& slot = grad_slot(target);
     const auto full = s.storages[static_cast<std::size_t>(target)].bytes;
     if (slot < 0) {
-      if (bytes >= full || expand) { slot = g; return; }
+      // (one statement on the common path; a whole gradient meeting chunks' is added into their cat)
+      if (bytes >= full || expand) { slot = slot == chunks_pending ? add_into_chunks(target, g) : g; return; }
+      if (chunk) {  // held until SplitBackward0 (take_grad)
+        chunk_grads.push_back(target), chunk_grads.push_back(g);
+        slot = chunks_pending;
+        return;
+      }
       // a gradient for part of a storage (a slice or a split view): the engine materializes the
       // whole storage's gradient (SplitBackward / SelectBackward build a full-size tensor)
       grad_slot(target) = s.allocate(full, false, -1, fixed_part(target, full));
       s.release(g);
       return;
     }
-    if (bytes < full && !expand) {  // another slice of a split/chunked storage: written in place
+    if (bytes < full && !expand) {  // another slice of a split storage: written in place
       s.release(g);
       return;
     }
@@ -700,7 +731,8 @@ struct walker {
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
           const grad_edge& edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
           if (edge.alias || edge.expand) s.retain(g);
-          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes, edge.expand);
+          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
+                     edge.expand, edge.chunk);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
         if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec);  // one test: most nodes have none
@@ -719,7 +751,11 @@ struct walker {
     s.in_backward = false;
     s.current_layer = -1;
     s.drop_host(s.host_view_bytes);  // the graph is gone
-    for (auto& slot : grad_of) if (slot >= 0) { s.release(slot); slot = -1; }  // unused input grads
+    for (auto& slot : grad_of)  // unused input grads, and chunks' of a storage no node produced
+      if (slot != -1) { if (slot >= 0) s.release(slot); slot = -1; }
+    for (std::size_t k = 0; k + 1 < chunk_grads.size(); k += 2)
+      if (chunk_grads[k] >= 0) s.release(chunk_grads[k + 1]);
+    chunk_grads.clear();
   }
 };
 

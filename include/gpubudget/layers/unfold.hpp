@@ -79,7 +79,7 @@ namespace detail {
 /// `t.chunk(3, dim=1)[i].reshape(...)`: a view when the batch is 1, a copy otherwise (a channel
 /// slice of a batched tensor is not contiguous).
 constexpr value chunk_reshape(sim& s, const value& base, const shape& sh) {
-  value v = s.view(base, sh);
+  value v = s.chunk_view(base, sh);
   if (s.batch == 1) return v;
   value c = copy(s, v, sh);
   s.release(v);
@@ -91,7 +91,7 @@ constexpr value chunk_reshape(sim& s, const value& base, const shape& sh) {
 constexpr value unfold_attention_core(sim& s, const value& qkv, const shape& chw, std::int64_t heads, std::int64_t K) {
   const auto C = chw[0], HW = chw[1] * chw[2];
   value q = chunk_reshape(s, qkv, make_shape(C, HW));
-  value kk = s.view(qkv, chw), v = s.view(qkv, chw);
+  value kk = s.chunk_view(qkv, chw), v = s.chunk_view(qkv, chw);
   const shape unf = make_shape(C * K, HW);
   value ku = unfold(s, kk, unf);  // F.unfold(k, k, padding=k//2) -> [B, C·k², H·W]
   s.release(kk);
