@@ -696,15 +696,27 @@ def measure_cudnn(dev, mem, quick):
     return out
 
 
-def child_case(name, device):
-    """One case in a fresh process: the device total it costs alone (context + reserved + libraries)."""
+def child_case(name, device, trace_dir=None):
+    """One case in a fresh process: the device total it costs alone (context + reserved + libraries).
+    With `trace_dir` (CUDA): the allocator's event history of the whole run_case as
+    <trace_dir>/<case>.json.gz, in the format of reference/cuda-h100/<case>.json.gz
+    (measure_real_libraries.write_trace: every alloc/free with its ATen, autograd and Python frames)."""
     dev = _device(device)
     if dev.type == "cuda":
         torch.cuda.init()
         mem = CudaMem(dev)
     else:
         mem = HeapMem() if _shim_loaded() else NoMem()
+    tracing = trace_dir and dev.type == "cuda"
+    if tracing:
+        torch.cuda.memory._record_memory_history(enabled="all", stacks="all", max_entries=2000000)
     r = run_case(CASES[name], dev, mem)
+    if tracing:
+        sys.path.insert(0, os.path.dirname(SCRIPT))
+        import measure_real_libraries  # noqa: E402  (its trace writer and frame filter)
+
+        measure_real_libraries.write_trace(torch, name, r, trace_dir)
+        torch.cuda.memory._record_memory_history(enabled=None)
     keep = ("case", "step_peak_bytes", "reserved_peak_bytes", "resident_bytes", "allocated_peak_total_bytes")
     out = {k: r.get(k) for k in keep}
     if dev.type == "cuda":  # device-wide used after the step (read before run_case's final empty_cache)
@@ -929,6 +941,8 @@ def main():
     ap.add_argument("--probes-only", action="store_true", help="the device-wide probes only, no cases")
     ap.add_argument("--compare", help="a reference JSON (e.g. a CPU one): print measured vs reference per case and "
                     "field on stderr")
+    ap.add_argument("--trace", metavar="DIR", help="CUDA: each selected case alone in a fresh process with the allocator's "
+                    "history, written as DIR/<case>.json.gz (the format of reference/cuda-h100/); no JSON of fields")
     ap.add_argument("--child", choices=("context", "cublas", "case"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -949,13 +963,20 @@ def main():
             elif args.child == "cublas":
                 r = child_cublas(args.device)
             else:
-                r = child_case(args.cases, args.device)
+                r = child_case(args.cases, args.device, args.trace)
         except Exception as e:  # noqa: BLE001
             r = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
         print(json.dumps(r))
         return
 
     names = select(args)
+    if args.trace:  # traces only: each case in a child that records the allocator's history
+        for n in names:
+            r = _child(["--child", "case", "--cases", n, "--device", str(dev), "--trace", args.trace], timeout=400)
+            done = "traced" if dev.type == "cuda" else "ran (no allocator history on the CPU)"
+            print("%s: %s" % (n, "error: " + r["error"] if "error" in r else "%s (step peak %s B)" % (done, r.get("step_peak_bytes"))),
+                  file=sys.stderr, flush=True)
+        return
     if dev.type == "cuda" and not torch.cuda.is_available():
         sys.exit("measure_cuda.py: --device %s but torch.cuda.is_available() is False (use --device cpu for a dry run)"
                  % args.device)
