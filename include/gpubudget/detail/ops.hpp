@@ -33,7 +33,7 @@ struct layer_ctx {
   /// under LoRA: bf16, fp16 or quantized) and their bytes
   std::int64_t base_weight_count = 0, base_weight_bytes = 0;
   /// A trainable module kept in a storage type other than the precision's parameter type (PEFT's
-  /// modules_to_save copy of a 16-bit base: layers/adapters.hpp saved_module_linear): its type,
+  /// modules_to_save copy of a 16-bit base: layers/adapters.hpp run_saved_copy): its type,
   /// and out: of parameter_count, its trainable elements and their bytes.
   bool own_stored_type = false;
   dtype stored_as = dtype::fp32;

@@ -404,17 +404,12 @@ struct walker {
       st.applications = checked_add(st.applications, checked_mul(copies, st.applications - b0.applications));
     }
     const auto& t0 = b.totals;
-    totals.parameter_count = checked_add(totals.parameter_count, checked_mul(copies, totals.parameter_count - t0.parameter_count));
-    totals.trainable_count = checked_add(totals.trainable_count, checked_mul(copies, totals.trainable_count - t0.trainable_count));
-    totals.trainable_adam8bit_state = checked_add(totals.trainable_adam8bit_state, checked_mul(copies, totals.trainable_adam8bit_state - t0.trainable_adam8bit_state));
-    totals.buffer_bytes = checked_add(totals.buffer_bytes, checked_mul(copies, totals.buffer_bytes - t0.buffer_bytes));
-    totals.base_weight_count = checked_add(totals.base_weight_count, checked_mul(copies, totals.base_weight_count - t0.base_weight_count));
-    totals.base_weight_bytes = checked_add(totals.base_weight_bytes, checked_mul(copies, totals.base_weight_bytes - t0.base_weight_bytes));
-    totals.own_type_count = checked_add(totals.own_type_count, checked_mul(copies, totals.own_type_count - t0.own_type_count));
-    totals.own_type_bytes = checked_add(totals.own_type_bytes, checked_mul(copies, totals.own_type_bytes - t0.own_type_bytes));
-    totals.own_type_trainable = checked_add(totals.own_type_trainable, checked_mul(copies, totals.own_type_trainable - t0.own_type_trainable));
-    totals.own_type_trainable_bytes =
-        checked_add(totals.own_type_trainable_bytes, checked_mul(copies, totals.own_type_trainable_bytes - t0.own_type_trainable_bytes));
+    // every count that copy 2 added, `copies` times more (largest_* and input_bytes: not per copy)
+    for (auto field : {&walk_totals::parameter_count, &walk_totals::trainable_count, &walk_totals::trainable_adam8bit_state,
+                       &walk_totals::buffer_bytes, &walk_totals::base_weight_count, &walk_totals::base_weight_bytes,
+                       &walk_totals::own_type_count, &walk_totals::own_type_bytes, &walk_totals::own_type_trainable,
+                       &walk_totals::own_type_trainable_bytes})
+      totals.*field = checked_add(totals.*field, checked_mul(copies, totals.*field - t0.*field));
   }
 
   /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved them).
