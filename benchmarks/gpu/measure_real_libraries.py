@@ -138,6 +138,12 @@ EXTRA_CASES = {
                                                                                   "modules_to_save": ["lm_head", "embed_tokens"]}}],
     "hf_tinyllama_cls_b1_t1024_lora_bf16base": ["hf", {"cfg": "tinyllama-1.1b.json", "arch": "cls", "batch": 1, "seq": 1024, "prec": "amp_bf16",
                                                        "base": "bf16", "lora": {"r": 16, "targets": ["q_proj", "v_proj"]}}],
+    # 2026-11-26, fourth session: the capped trial one above ResNet-50's measured largest batch
+    # (the estimate passes 182, which OOMed: where does the trial run out?), and patch convs in 16
+    # bits beside 7x7 stems (op_rules.md CV5: are 3 input channels padded to 8 in every 16-bit engine?)
+    "cap16_resnet50_b182_fp32": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 182}],
+    "tv_resnet18_b32_224_bf16": ["tv", {"model": "resnet18", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    "tv_convnext_tiny_b32_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 32, "size": 224, "prec": "amp_bf16"}],
 }
 ALL_CASES = dict(CASES, **EXTRA_CASES)
 # Fields a training case records beyond the H100 file's (check_real_libraries_without_gpu.py):

@@ -63,3 +63,34 @@ TEST_CASE("the fp32 weight gradient stages X and Y from batch 8 (CV4)") {
   CHECK(peak(4) < 3 * X4 + partials_cap + 4 * MiB);  // no copies at batch 4 (4 MiB: the weight's gradient, rounding)
   CHECK(peak(8) > 5 * X8);                            // X + Y beside the three tensors at batch 8
 }
+
+TEST_CASE("patch convolutions stage their input channels padded to the tensor cores' alignment (CV5)") {
+  // ViT-B/16's conv_proj (3 -> 768, kernel = stride = 16): 3 channels staged as 4 in fp32 (TF32)
+  // and as 8 in 16 bits; overlapping stems (ResNet's 7x7/2, padding 3) stay at 3
+  constexpr conv_op patch{.dims = 2, .out_channels = 768, .kernel = 16, .stride = 16, .padding = 0, .dilation = 1, .groups = 1};
+  constexpr conv_op stem{.dims = 2, .out_channels = 64, .kernel = 7, .stride = 2, .padding = 3, .dilation = 1, .groups = 1};
+  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::fp32) == 4);
+  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::bf16) == 8);
+  CHECK(detail::cuda_staged_in_channels(patch, 16, dtype::fp16) == 16);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp32) == 3);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16) == 3);
+  // the forward's request at bf16 batch 16 (vit_b_16_b16_224_bf16_foreach: 20,807,696 B = this + 16)
+  constexpr std::int64_t X = 16 * 3 * 224 * 224 * 2, Y = 16 * 768 * 14 * 14 * 2, W = 768 * 3 * 256 * 2;
+  CHECK(detail::cuda_layout_workspace(patch, 256, X / 3 * 8, Y, W / 3 * 8) == 20807680);
+}
+
+TEST_CASE("a ViT's patch embedding asks for the padded copies in the allocator model (CV5)") {
+  // frozen, at fp32 batch 115: the step's peak is the forward's output beside conv_proj's
+  // workspace. With 3 input channels staged as 4 the workspace is the 4-channel input's, so the
+  // 3- and 4-channel peaks are equal (unpadded copies: 24.8 MB apart)
+  auto peak = [](std::int64_t channels) {
+    const auto net = sequential(input(channels, 224, 224), patch_embedding(768, 16, false, false));
+    const auto b = budget_totals(net, training{.batch = 115, .freeze_all = true, .model_allocator = true}, devices::h100_80gb);
+    REQUIRE(b.allocator_modelled);
+    return b.allocated_fwd_bwd_peak;
+  };
+  CHECK(peak(3) == peak(4));
+  // Y beside X·4/3 + Y + W·4/3 (the trace asked 164,712,464 B for the workspace)
+  constexpr std::int64_t Y = 115LL * 768 * 196 * 4;
+  CHECK(peak(3) >= Y + 164704256);
+}

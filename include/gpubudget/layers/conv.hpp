@@ -123,6 +123,18 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
   return pointwise ? (stages_copies && map_larger_than_1x1 ? X + Y : 0) : cuda_layout_workspace(op, kvol, X, Y, W);
 }
 
+/// Input channels of the NHWC copies cuDNN stages for a convolution over non-overlapping patches
+/// (kernel = stride, no padding: a ViT's patch embedding): padded to the tensor cores' alignment,
+/// 4 elements in fp32 (TF32), 8 in 16 bits (op_rules.md CV5). torchvision's ViT-B/16 conv_proj
+/// (3 channels): fp32 b115 asked 164,712,464 B = X·4/3 + Y + W·4/3 + 8,208; bf16 b16 20,807,696 =
+/// X·8/3 + Y + W·8/3 + 16. Overlapping 3-channel stems are staged unpadded (ResNet-18/50 conv1
+/// 7×7/2 at b2, b32, b64: X + Y + W + 16), so the padding is kept to patch convolutions.
+constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t) {
+  const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
+  const std::int64_t align = t == dtype::fp32 ? 4 : 8;
+  return patches ? (in_ch + align - 1) / align * align : in_ch;
+}
+
 /// Does cuDNN stage layout copies for its fp32 backward engines (CV4)? From batch 8: ResNet-18's
 /// layer1 weight gradient asks 15·W at batch 4 and X + Y + 15·W at 8, 16, 32 and 64.
 constexpr bool cuda_stages_copies(dtype t, std::int64_t batch) { return t == dtype::fp32 && batch >= 8; }
@@ -172,7 +184,9 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
     c.s.backward_temp(n, partials, kvol == 1);
     return;
   }
-  const auto X = c.s.bytes_of_value(xin);
+  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type);
+  const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
+  W = W / in_ch * staged_ch;
   const bool stages = cuda_stages_copies(y.type, c.s.batch);
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
   c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
