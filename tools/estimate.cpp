@@ -101,6 +101,7 @@ std::vector<cli::option_spec> general_options() {
       {"loss", true, "L", "mean_square | cross_entropy (F.cross_entropy on the output) | causal_lm (transformers' ForCausalLMLoss: logits.float() first) (default mean_square)"},
       {"drop-output", false, "", "the loss is computed where the output is made and the output dropped before backward (model(ids, labels=ids).loss, F.cross_entropy(model(x), y)); default: the loop holds it"},
       {"ema", false, "", "keep an fp32 EMA copy of the parameters"},
+      {"no-master-weights", false, "", "with --precision fp16|bf16: the model itself is 16-bit (model.to(torch.bfloat16)) and the optimizer updates it directly: no fp32 master copy, optimizer state in 16 bit"},
       {"inference", false, "", "forward only, under no_grad (no optimizer, gradients or saved activations)"},
       {"checkpoint-all", false, "", "gradient-checkpoint every top-level block"},
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
@@ -411,6 +412,12 @@ void configure_step(const cli::parsed_args& a, run_config& c, std::int64_t batch
     c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : c.loss == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
   }
   c.plan.ema = has("ema");
+  if (has("no-master-weights")) {
+    if (c.plan.precision != pure_fp16 && c.plan.precision != pure_bf16)
+      throw usage_error("--no-master-weights needs --precision fp16 or bf16 (16-bit parameters; with fp32 or AMP the parameters are fp32 and there is no master copy)");
+    if (has("gpus")) throw usage_error("--no-master-weights is not modelled in the parallel layouts of --gpus (ZeRO, FSDP and Megatron keep fp32 master weights)");
+    c.plan.master_weights = false;
+  }
   c.plan.output_held = !has("drop-output");
   c.plan.inference = has("inference");
 }

@@ -270,10 +270,11 @@ def hf_model(spec, dev, dry, dtype=None):
     auto = {"cls": transformers.AutoModelForSequenceClassification, "s2s": transformers.AutoModelForSeq2SeqLM,
             "causal": transformers.AutoModelForCausalLM}[arch]
     model = auto.from_config(config)
-    if spec.get("base"):
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["base"]]
-    if dtype is not None:
-        model.to(dtype)
+    # the spec's base, else fp32 as the H100 file's cases ran: the H200 run of
+    # hf_tinyllama_b4_t2048_bf16_ckpt_reentrant (no base, this code without the default) kept
+    # the config's bfloat16 (its param_bytes: 2 per parameter), which from_config then gave
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.get("base", "fp32")] if dtype is None else dtype
+    model.to(dtype)
     if spec.get("ckpt"):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": spec["ckpt"] == "reentrant"})
     if spec.get("lora"):

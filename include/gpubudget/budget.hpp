@@ -306,7 +306,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       a.reset_allocated_peak();
       steps.run(pass == 0);
       r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
-      replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach);
+      replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach, plan.optimizer_state_type());
       r.step_peak = a.allocated_peak() - resident;
       if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
@@ -418,11 +418,13 @@ constexpr void fill_model_states(memory_budget& b, const walk_totals& t, const t
   const auto own_count = plan.inference ? 0 : t.own_type_trainable, own_bytes = plan.inference ? 0 : t.own_type_trainable_bytes;
   b.parameters = checked_add(checked_add(bytes_of(b.parameter_count - b.base_weight_count - t.own_type_count, types.parameters), b.base_weight_bytes),
                              t.own_type_bytes);
-  b.master_weights = types.pure16 ? bytes_of(b.trainable_count - own_count, dtype::fp32) : 0;
+  b.master_weights = types.pure16 && plan.master_weights ? bytes_of(b.trainable_count - own_count, dtype::fp32) : 0;
   const auto per_param = optimizer_state_bytes_per_param(plan.optimizer);  // fp32 state per element
+  // state tensors per element (Adam: 2), each like the tensor it updates (master or parameter)
+  const auto state_bytes = checked_add(bytes_of(b.trainable_count - own_count, plan.optimizer_state_type()), own_bytes);
   b.optimizer_state = plan.inference ? 0
                       : is_8bit(plan.optimizer) ? t.trainable_adam8bit_state + adam8bit_qmap_bytes
-                                                : checked_add(checked_mul(per_param, b.trainable_count - own_count), checked_mul(per_param / 4, own_bytes));
+                                                : checked_mul(per_param / 4, state_bytes);
   b.ema = plan.ema ? bytes_of(b.parameter_count - b.base_weight_count, dtype::fp32) : 0;  // of what trains and its own-typed peers
 }
 
@@ -430,6 +432,7 @@ constexpr void fill_model_states(memory_budget& b, const walk_totals& t, const t
 constexpr void fill_budget(memory_budget& b, const step_result& r, const training& plan, const device& dev) {
   check_device(dev);
   check_bf16_support(plan, dev);
+  if (!plan.master_weights && !types_of(plan.precision).pure16) master_weights_off_needs_16_bit_parameters();
   b.device_name = dev.name;
   b.device_id = dev.id;
   b.capacity = dev.capacity;
@@ -446,7 +449,7 @@ constexpr void fill_budget(memory_budget& b, const step_result& r, const trainin
   b.forward_peak = r.forward_peak;
   b.fwd_bwd_peak = r.fwd_bwd_peak;
   b.gradients = r.grads;
-  b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable_count, dtype::fp32);
+  b.optimizer_temporaries = plan.inference ? 0 : optimizer_temporaries(plan, r.totals.largest_trainable, b.trainable_count, plan.optimizer_state_type());
   const auto at_step = checked_add(r.live_after_backward, b.optimizer_temporaries);
   b.step_peak = r.fwd_bwd_peak;
   b.gradients_at_peak = r.grads_at_peak;

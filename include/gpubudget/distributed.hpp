@@ -799,6 +799,7 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
 template <std::size_t N>
 constexpr rank_budget per_rank_budget(const model<N>& m, const training& per_rank_plan, const parallel_layout& l, const device& dev) {
   detail::validate(l);
+  if (!per_rank_plan.master_weights) detail::parallel_layouts_keep_master_weights();
   return per_rank(rank_facts(m, per_rank_plan, dev), l);
 }
 

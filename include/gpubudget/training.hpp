@@ -139,6 +139,12 @@ struct training {
   optimizer_kind optimizer = optimizer_kind::adamw;
   step_impl step = step_impl::foreach;
   bool ema = false;                       ///< keeps an fp32 EMA copy of the parameters
+  /// pure_fp16 / pure_bf16 only. true: an fp32 master copy of the trainable weights, updated by
+  /// the optimizer in fp32 (apex O2, DeepSpeed, Megatron). false: the model itself is 16-bit
+  /// (`model.to(torch.bfloat16)`, or from_pretrained / from_config in a 16-bit dtype) and a
+  /// torch.optim optimizer updates it directly: no copy, its state zeros_like(param), 16-bit too
+  /// (the CLI's --no-master-weights).
+  bool master_weights = true;
   bool inference = false;                 ///< forward only, under no_grad
   bool checkpoint_all = false;            ///< checkpoint every top-level block of the model
   bool checkpoint_blocks = false;         ///< checkpoint every repetition inside repeat(...) blocks
@@ -195,6 +201,12 @@ struct training {
   /// PyTorch 2.6's CPU kernels only (OpenBLAS 0.3.29, the CPU flash kernel, host bookkeeping).
   constexpr bool torch26_cpu() const { return rules() == runtime_kind::torch2_6_cpu; }
 
+  /// The type of the optimizer's state and step temporaries: fp32, or the parameters' own
+  /// 16-bit type when 16-bit parameters are trained without a master copy.
+  constexpr dtype optimizer_state_type() const {
+    const auto t = types_of(precision);
+    return t.pure16 && !master_weights ? t.parameters : dtype::fp32;
+  }
   constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }
   /// ceil(batch / micro), without the overflow of (batch + micro - 1) near INT64_MAX.
   constexpr std::int64_t accumulation_steps() const { return batch / micro() + (batch % micro() != 0 ? 1 : 0); }

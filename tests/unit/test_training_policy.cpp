@@ -382,3 +382,25 @@ constexpr training train_body() {
 }
 static_assert(budget_totals(short_names, train_body(), devices::t4).trainable_count == 4 * 2 + 2);
 }  // namespace
+
+TEST_CASE("16-bit parameters without a master copy", "[policy][precision]") {
+  // model.to(torch.bfloat16) + AdamW: bf16 weights and .grad, exp_avg and exp_avg_sq zeros_like
+  // the bf16 weights, no fp32 copy; the foreach step's temporary (2.x: one per tensor) in bf16 too
+  const auto m = sequential(input(512), linear(1024), relu(), linear(512));
+  constexpr std::int64_t P = 512 * 1024 + 1024 + 1024 * 512 + 512;
+  training with_master{};
+  with_master.batch = 4;
+  with_master.precision = pure_bf16;
+  with_master.optimizer = adamw;
+  training without = with_master;
+  without.master_weights = false;
+  const auto a = budget_totals(m, with_master, devices::a100_80gb);
+  const auto b = budget_totals(m, without, devices::a100_80gb);
+  CHECK(a.master_weights == 4 * P);
+  CHECK(a.optimizer_state == 8 * P);
+  CHECK(b.master_weights == 0);
+  CHECK(b.optimizer_state == 4 * P);
+  CHECK(b.parameters == a.parameters);  // the weights are bf16 either way
+  CHECK(b.optimizer_temporaries * 2 == a.optimizer_temporaries);
+  CHECK(b.total() < a.total());
+}

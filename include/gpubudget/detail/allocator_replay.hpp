@@ -111,10 +111,11 @@ class step_replay {
 /// its temporaries (budget.hpp's optimizer_temporaries, as blocks: the for-loop step's two per
 /// tensor, the foreach step's one per tensor at once).
 /// A trainable tensor in a type of its own (s.own_type_tensors) has state and temporaries of its
-/// own bytes (zeros_like(param)); the others are counted in fp32 elements.
-constexpr void replay_optimizer(caching_allocator& a, const sim& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach) {
+/// own bytes (zeros_like(param)); the others in `state_type` (training::optimizer_state_type).
+constexpr void replay_optimizer(caching_allocator& a, const sim& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach,
+                                dtype state_type) {
   dyn_array<std::int64_t> trained{};  // bytes of each trainable tensor's state (and temporary), in step() order
-  for (auto e : s.parameter_tensors) if (e > 0) trained.push_back(bytes_of(e, dtype::fp32));
+  for (auto e : s.parameter_tensors) if (e > 0) trained.push_back(bytes_of(e, state_type));
   for (auto bytes : s.own_type_tensors) trained.push_back(bytes);
   dyn_array<std::int32_t> temps{};
   for (auto bytes : trained)

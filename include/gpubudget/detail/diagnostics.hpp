@@ -79,6 +79,8 @@ namespace gpubudget::detail {
 [[noreturn]] inline void max_remedies_must_not_be_negative() { fail("gpubudget: plan_constraints::max_remedies must be 0 or positive"); }
 [[noreturn]] inline void device_capacity_must_be_positive() { fail("gpubudget: device capacity must be positive (bytes >= 1)"); }
 [[noreturn]] inline void bf16_needs_compute_capability_8() { fail("gpubudget: bf16 precision on a GPU below compute capability 8.0 (T4, V100: no bf16 arithmetic); use amp_fp16, an Ampere or newer GPU, or training::emulated_bf16 = true"); }
+[[noreturn]] inline void master_weights_off_needs_16_bit_parameters() { fail("gpubudget: master_weights = false needs 16-bit parameters (pure_fp16 or pure_bf16): with fp32 or AMP the parameters are fp32 and there is no master copy to leave out"); }
+[[noreturn]] inline void parallel_layouts_keep_master_weights() { fail("gpubudget: master_weights = false is not modelled in the parallel layouts (ZeRO, FSDP and Megatron keep fp32 master weights)"); }
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
 // The LLM zoo (issue D).
