@@ -649,7 +649,7 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
 }
 /// --lora: the LoRA'd zoo entry (Llama family, or Mixtral with adapters on its attention) and
 /// PEFT's counts.
-std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, const run_config& c) {
+std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
   const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);
@@ -657,6 +657,10 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
   auto l = tools::parse_lora(*a.get("lora"), g.width);
   if (mixtral && a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
   tools::apply_quant(a, l);
+  if (l.kbit_prepared && !is_quantized(l.base))
+    throw usage_error("--lora prepare_kbit=true prepares a quantized model (prepare_model_for_kbit_training): add --quant nf4|nf4-dq|fp4|int8");
+  // its use_gradient_checkpointing=True (the default): gradient_checkpointing_enable() of every decoder layer
+  if (l.kbit_prepared) c.plan.checkpoint_blocks = true;
   auto run = tools::lora_model(*c.entry, g, tools::experts_of(*c.entry, c.opts), l);
   return {std::move(run.entry), run.counts};
 }

@@ -3,7 +3,7 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...]:
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...][,prepare_kbit=true]:
 //         PEFT LoRA (DoRA; rsLoRA only scales, no bytes; modules_to_save: lm_head, embed_tokens
 //         trained whole, in the base's type) on a causal LM or a classifier (--task seq-cls) of the Llama family,
 //         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
@@ -16,6 +16,7 @@
 //         --concurrency N sequences (default 1), --kv-dtype fp8|fp16|bf16 (default: the
 //         precision's: bf16 for bf16/amp_bf16, fp16 for fp16/amp_fp16, fp32 for fp32).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,7 +32,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -84,19 +85,20 @@ inline std::int64_t parse_modules_to_save(const std::string& list) {
 inline models::lora_config parse_lora(const std::string& text, std::int64_t width) {
   models::lora_config l{0, 0, 0, base_weights::same};
   std::string key, targets, saved;
-  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false;
+  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false;
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
     std::string value = item;
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      if (key != "r" && key != "targets" && key != "dropout" && key != "base" && key != "dora" && key != "rslora" && key != "modules_to_save")
-        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,...)" +
-                               cli::did_you_mean(key, {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save"}));
+      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit"};
+      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true)" +
+                               cli::did_you_mean(key, keys));
       if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
           (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora) ||
-          (key == "modules_to_save" && !saved.empty()))
+          (key == "modules_to_save" && !saved.empty()) || (key == "prepare_kbit" && seen_kbit))
         throw cli::usage_error("--lora: " + key + "= is given twice");
     } else if (key != "targets" && key != "modules_to_save") {
       throw cli::usage_error("--lora: '" + item + "' is not key=value (r=N, targets=NAME,..., dropout=P, base=T)");
@@ -104,6 +106,8 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
     else if (key == "dropout") { l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5); seen_dropout = true; }
     else if (key == "dora") { l.dora = cli::parse_choice("--lora dora", value, {"true", "false"}) == "true"; seen_dora = true; }
+    // PEFT's prepare_model_for_kbit_training before get_peft_model (lora_config::kbit_prepared)
+    else if (key == "prepare_kbit") { l.kbit_prepared = cli::parse_choice("--lora prepare_kbit", value, {"true", "false"}) == "true"; seen_kbit = true; }
     // use_rslora scales the update by lora_alpha / sqrt(r) instead of / r: no bytes (checked, then taken)
     else if (key == "rslora") { cli::parse_choice("--lora rslora", value, {"true", "false"}); seen_rslora = true; }
     else if (key == "base") {

@@ -337,3 +337,34 @@ TEST_CASE("LoRA on a classifier: score trains (PEFT's SEQ_CLS), its last token's
   l.modules_to_save = models::save_lm_head;
   CHECK_THROWS_WITH(models::llama_lora_seq_cls(g, l), Catch::Contains("modules_to_save"));
 }
+
+TEST_CASE("prepare_model_for_kbit_training: fp32 embedding, norms and head, an fp32 residual stream") {
+  // a 2-layer Llama, NF4 base, r = 8 on q and v, AMP bf16, every decoder layer checkpointed (its
+  // use_gradient_checkpointing=True)
+  const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
+  models::lora_config q{8, q_proj | v_proj, 0, base_weights::nf4};
+  const training plan{.batch = 2, .precision = amp_bf16, .checkpoint_blocks = true};
+  const auto plain = budget_totals(models::llama_lora(g, q), plan, devices::a100_80gb);
+  q.kbit_prepared = true;
+  const auto prepared = budget_totals(models::llama_lora(g, q), plan, devices::a100_80gb);
+  // the big modules bitsandbytes leaves unquantized go from bf16 to fp32: embedding and lm_head
+  // (the frozen norms are parameters of the plan's type, fp32 under AMP, either way)
+  CHECK(prepared.base_weight_bytes - plain.base_weight_bytes == 2 * (2 * 32000 * 256));
+  CHECK(prepared.trainable_count == plain.trainable_count);
+  // the checkpoints keep each layer's input: [2, 64, 256] in fp32 instead of bf16
+  const std::int64_t block_input16 = 2 * 64 * 256 * 2;
+  CHECK(prepared.saved_activations - plain.saved_activations >= 2 * block_input16);
+}
+
+TEST_CASE("bitsandbytes' Linear4bit returns its input's type") {
+  // an fp32 input (a LayerNorm's output under CUDA autocast) through a frozen NF4 linear: x is cast
+  // to bf16 for the product and the product back to fp32 (`.to(inp_dtype)`); a bf16 base's
+  // autocast linear returns bf16
+  const training plan{.batch = 1, .precision = amp_bf16};
+  auto output_bytes = [&](base_weights base) {
+    const auto b = budget(sequential(input(8, 4096), layer_norm(), lora_linear(1024, 0, 0, base)), plan, devices::a100_80gb);
+    return b.per_record[3].output_bytes;  // input, layer_norm, lora_linear under the root
+  };
+  CHECK(output_bytes(base_weights::bf16) == 8 * 1024 * 2);
+  CHECK(output_bytes(base_weights::nf4) == 8 * 1024 * 4);
+}

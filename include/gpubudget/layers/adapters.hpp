@@ -69,6 +69,9 @@ namespace detail {
   fail("gpubudget: LoRA is modelled on Llama-family decoders with separate projections (Phi-3's fused ones: phi3_lora); "
        "on Mixtral, with the base stored in the precision's type");
 }
+[[noreturn]] inline void kbit_preparation_needs_a_quantized_base() {
+  fail("gpubudget: prepare_model_for_kbit_training (lora_config::kbit_prepared) prepares a quantized base: nf4, nf4_dq, fp4, fp4_dq or int8");
+}
 [[noreturn]] inline void unknown_module_to_save() {
   fail("gpubudget: unknown module in LoRA's modules_to_save (lm_head, embed_tokens; a classifier's score is in it already, "
        "and it has no lm_head)");
@@ -114,7 +117,13 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
     s.backward_temp(n, gemm + dequant, true);
   }
   s.release(xin);
-  return y;
+  if (!is_quantized(kind) || int8 || y.type == x.type) return y;
+  // bitsandbytes' Linear4bit.forward: `x.to(compute_dtype)` (xin above), then `.to(inp_dtype)` of
+  // the product: on the fp32 stream of prepare_model_for_kbit_training the 16-bit product comes
+  // back as an fp32 copy (Linear8bitLt: not read, left as its product)
+  value back = cast_to(s, y, x.type);
+  s.release(y);
+  return back;
 }
 
 /// PEFT's DoRA (use_dora=True; peft/tuners/lora/dora.py DoraLinearLayer.forward, with the
@@ -239,6 +248,9 @@ struct frozen_embedding_op {
   std::int64_t num_embeddings = {};
   std::int64_t dim = {};
   base_weights base = {};
+  /// transformers' enable_input_require_grads (prepare_model_for_kbit_training): a forward hook
+  /// sets requires_grad on the output, so the layers after it keep what its gradient needs
+  flag output_requires_grad = {};
 };
 
 template <>
@@ -251,12 +263,13 @@ struct op_traits<frozen_embedding_op> {
     c.add_frozen_base(checked_mul(op.num_embeddings, op.dim), bytes_of(checked_mul(op.num_embeddings, op.dim), bt));
     shape out = x.s;
     out.dim[static_cast<std::size_t>(out.rank++)] = op.dim;
-    return c.s.make(out, bt, false);
+    return c.s.make(out, bt, op.output_requires_grad);
   }
 };
 
-constexpr layer frozen_embedding(std::int64_t num_embeddings, std::int64_t dim, base_weights base = base_weights::same) {
-  return as_layer(frozen_embedding_op{num_embeddings, dim, base});
+constexpr layer frozen_embedding(std::int64_t num_embeddings, std::int64_t dim, base_weights base = base_weights::same,
+                                 bool output_requires_grad = false) {
+  return as_layer(frozen_embedding_op{num_embeddings, dim, base, output_requires_grad});
 }
 
 /// PEFT's modules_to_save (peft/utils/other.py, ModulesToSaveWrapper.update): the original module

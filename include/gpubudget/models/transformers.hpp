@@ -317,7 +317,19 @@ struct lora_config {
   /// score) instead of lm_head; PEFT's TaskType.SEQ_CLS puts `score` in modules_to_save itself
   /// (PeftModelForSequenceClassification: classifier_module_names = ["classifier", "score"]).
   std::int64_t labels = 0;
+  /// PEFT's prepare_model_for_kbit_training on a quantized base (peft/utils/other.py): every
+  /// 16-bit parameter bitsandbytes left unquantized (embedding, norms, lm_head) cast to fp32, and
+  /// enable_input_require_grads (the embedding's output requires grad). With fp32 norms the
+  /// residual stream is fp32, and bitsandbytes' Linear4bit casts its input to the compute dtype
+  /// and its output back to the input's (`.to(inp_dtype)`). Its use_gradient_checkpointing=True
+  /// is the plan's checkpoint_blocks (the CLI's prepare_kbit=true sets it).
+  bool kbit_prepared = false;
 };
+/// The storage of the modules bitsandbytes does not quantize (embedding, norms, LM head): the
+/// base's 16-bit type, fp32 after prepare_model_for_kbit_training.
+constexpr base_weights unquantized_modules(const lora_config& l) {
+  return l.kbit_prepared ? base_weights::fp32 : is_quantized(l.base) ? base_weights::half : l.base;
+}
 /// lora_config::modules_to_save bits.
 enum saved_module : std::int64_t { save_lm_head = 1, save_embed_tokens = 2 };
 
@@ -331,10 +343,10 @@ constexpr layer lora_linear_of(const lora_config& l, std::int64_t out_features, 
 }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm(l.base))),
+      residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                  l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input))),
-      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))),
+      residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
                         named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
@@ -344,7 +356,7 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
 /// it) or in modules_to_save. bitsandbytes quantizes the Linear layers only: the head stays in
 /// 16 bit (a tied one: the embedding's).
 constexpr layer lora_lm_head(const llama_config& g, const lora_config& l) {
-  const auto head_base = is_quantized(l.base) ? base_weights::half : l.base;
+  const auto head_base = unquantized_modules(l);
   if (l.modules_to_save & save_lm_head) return named("lm_head", saved_linear(g.vocab, head_base, g.tied_head));
   return named("lm_head", g.tied_head ? frozen_tied_linear(g.vocab, head_base) : lora_linear(g.vocab, 0, 0, head_base));
 }
@@ -353,7 +365,7 @@ constexpr layer lora_lm_head(const llama_config& g, const lora_config& l) {
 constexpr auto lora_score_head(const llama_config& g, const lora_config& l) {
   if (l.labels < 1) gpubudget::detail::invalid_layer_argument();
   if (l.modules_to_save & save_lm_head) gpubudget::detail::unknown_module_to_save();  // no lm_head to save
-  return sequential(named("score", saved_linear(l.labels, is_quantized(l.base) ? base_weights::half : l.base)), select_token(g.seq - 1));
+  return sequential(named("score", saved_linear(l.labels, unquantized_modules(l))), select_token(g.seq - 1));
 }
 /// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma; in
 /// modules_to_save: trained whole), final norm and `head` (lora_lm_head or lora_score_head).
@@ -363,9 +375,12 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> 
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.modules_to_save & ~std::int64_t{save_lm_head | save_embed_tokens}) gpubudget::detail::unknown_module_to_save();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
-  const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, l.base) : frozen_embedding(g.vocab, g.width, l.base);
+  if (l.kbit_prepared && !is_quantized(l.base)) gpubudget::detail::kbit_preparation_needs_a_quantized_base();
+  const auto stored = unquantized_modules(l);
+  const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, stored)
+                                                            : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   return sequential(tokens(g.seq), named("model.embed_tokens", embed), scale_if(g.scaled_embedding), named("model.layers", blocks),
-                    named("model.norm", frozen(rms_norm(l.base))), head);
+                    named("model.norm", frozen(rms_norm(stored))), head);
 }
 /// The decoder layers of llama_lora.
 constexpr auto llama_lora_blocks(const llama_config& g, const lora_config& l) {
@@ -384,9 +399,9 @@ constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm(l.base))),
+      residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
-      residual(named("post_attention_layernorm", frozen(rms_norm(l.base))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
+      residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
                named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
