@@ -144,6 +144,13 @@ EXTRA_CASES = {
     "cap16_resnet50_b182_fp32": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 182}],
     "tv_resnet18_b32_224_bf16": ["tv", {"model": "resnet18", "batch": 32, "size": 224, "prec": "amp_bf16"}],
     "tv_convnext_tiny_b32_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    # the H200 reentrant record's twin with bf16 weights said (base) and non-reentrant checkpointing,
+    # and the reentrant case again, now in fp32 weights (this script's default since): reentrant
+    # against non-reentrant on both weight types (tools/real_library_reference.hpp step_of)
+    "hf_tinyllama_b4_t2048_bf16w_ckpt": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16", "base": "bf16",
+                                                "ckpt": True}],
+    "hf_tinyllama_b4_t2048_bf16w_ckpt_reentrant": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16",
+                                                          "base": "bf16", "ckpt": "reentrant"}],
 }
 ALL_CASES = dict(CASES, **EXTRA_CASES)
 # Fields a training case records beyond the H100 file's (check_real_libraries_without_gpu.py):
