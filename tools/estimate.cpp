@@ -219,6 +219,7 @@ struct run_config {
   std::string train_only;  ///< storage for plan.train_only
   std::vector<std::string> freeze_prefixes;
   const tools::zoo_entry* teacher = nullptr;
+  std::string hf_torch_dtype;  ///< --hf-config: the config's torch_dtype ("" if none)
   bool teacher_offload = false;
   std::vector<device> devices;
   bool legacy_json = false, require_fit = false;
@@ -241,8 +242,8 @@ std::string fmt_gib(double v) {
 }
 
 /// --hf-config FILE [--task T]: the model a transformers config.json describes (hf_cli.hpp).
-const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label) {
-  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a);
+const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label, std::string& torch_dtype) {
+  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a, &torch_dtype);
   label = e->name;
   return e;
 }
@@ -291,7 +292,7 @@ std::int64_t configure_model(const cli::parsed_args& a, const std::vector<tools:
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = has("hf-config") ? hf_entry(a, c.model_arg) : find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(a, c.model_arg, c.hf_torch_dtype) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
@@ -880,6 +881,7 @@ int run(const cli::parsed_args& given) {
   } else {
     std::cout << side_by_side(c, views);
   }
+  if (c.format == "md") std::cout << tools::loaded_dtype_note(c.hf_torch_dtype, c.plan, a.has("lora"));
   const bool all_fit = std::all_of(views.begin(), views.end(), [](const tools::budget_view& v) { return v.fits; });
   return c.require_fit && !all_fit ? 1 : 0;
 }

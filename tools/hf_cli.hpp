@@ -61,11 +61,12 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
 }
 
 /// The model of a config.json (kept alive for the run): --hf-config FILE with --task, or a
-/// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name, not
-/// applied: from_pretrained loads float32 weights unless asked otherwise, which is what
-/// --precision says.
+/// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name (and
+/// stored in `torch_dtype`), not applied: the weights' type is what --precision (and
+/// --no-master-weights, --lora base=) say; the CLI notes where transformers would load it otherwise
+/// (note_loaded_dtype).
 inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string& path, std::optional<models::hf_task> task,
-                                      const cli::parsed_args* checked) {
+                                      const cli::parsed_args* checked, std::string* torch_dtype = nullptr) {
   static std::deque<hf_model> kept;
   try {
     kept.push_back(from_hf_config(path, task));
@@ -76,7 +77,23 @@ inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string
   if (checked) check_hf_flags(*checked, kept.back());
   auto& e = kept.back().entry;
   e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
+  if (torch_dtype) *torch_dtype = kept.back().torch_dtype;
   return &e;
+}
+
+/// transformers >= 5 loads a config's weights in its torch_dtype: from_pretrained's default dtype
+/// is "auto" (huggingface/transformers PR #42805, "Default auto", 2025-12-11) and from_config keeps
+/// config.torch_dtype (issue #36567; this repository's transformers-graphs/tinyllama-sdpa.json
+/// runs SDPA in bfloat16). A budget whose trainable weights are fp32 then describes a model loaded
+/// with dtype=torch.float32: a note under the markdown tables says so and how to budget the
+/// default load (stderr stays empty on success).
+inline std::string loaded_dtype_note(const std::string& torch_dtype, const training& plan, bool lora) {
+  if (torch_dtype != "bfloat16" && torch_dtype != "float16") return {};
+  if (types_of(plan.precision).pure16 || lora) return {};  // 16-bit weights already, or PEFT's base= says
+  const std::string t = torch_dtype == "bfloat16" ? "bf16" : "fp16";
+  return "\nNote: transformers >= 5 loads this config's weights as " + torch_dtype +
+         " (from_pretrained's default dtype is \"auto\"); this budget's are fp32, as from_pretrained(..., dtype=torch.float32) loads them. "
+         "Trained in their own " + t + " weights: --precision " + t + " --no-master-weights.\n";
 }
 
 /// Does a --teacher value name a config.json (rather than a zoo model)?

@@ -1,7 +1,7 @@
 # Runs the gpubudget executable for one case of tests/cli/CMakeLists.txt and checks it.
 #   -DEXE=path -DARGS=a|b|c (arguments joined by '|') -DRC=expected exit status
 #   -DERR=regex stderr must match (optional) -DOUT=regex stdout must match (optional)
-#   -DNOT_ERR=regex stderr must not match (optional)
+#   -DNOT_ERR=regex stderr must not match (optional) -DNOT_OUT=regex stdout must not match (optional)
 #   -DFILE=path a file the run must write (removed first) -DFILE_MATCH=regex its contents must match
 # Every exit status 2 must also be exactly one line on stderr starting with "gpubudget: " and
 # nothing on stdout (never a number for bad input).
@@ -22,6 +22,9 @@ if(DEFINED NOT_ERR AND err MATCHES "${NOT_ERR}")
 endif()
 if(DEFINED OUT AND NOT out MATCHES "${OUT}")
   message(FATAL_ERROR "stdout does not match '${OUT}'\n${shown}")
+endif()
+if(DEFINED NOT_OUT AND out MATCHES "${NOT_OUT}")
+  message(FATAL_ERROR "stdout matches '${NOT_OUT}' but must not\n${shown}")
 endif()
 if(DEFINED FILE)
   if(NOT EXISTS "${FILE}")
