@@ -6,7 +6,7 @@
 //    "cases": {NAME: {measured fields}}, "specs": {NAME: [KIND, {how the case was built}]}}
 //
 // KIND tv {model, batch, size, prec}: a torchvision model; hf {cfg, arch cls|s2s|causal (default),
-// batch, seq, prec, ckpt, base, lora {r, targets}}: a transformers model from hf-configs/CFG;
+// batch, seq, prec, ckpt, base, quant, prepare_kbit, lora {r, targets}}: a transformers model from hf-configs/CFG;
 // gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf, the same keys without batch}: the
 // largest batch that trained under a cap_gib device. Every spec is validated before anything is
 // estimated (a malformed one is a usage error naming the case and the key); a well-formed spec
@@ -117,6 +117,12 @@ inline void check_model_keys(const library_file& f, const std::string& c, const 
   if (s.contains("ckpt") && !s["ckpt"].is_boolean() && s["ckpt"] != "reentrant")
     malformed(f, c, "\"ckpt\" must be true, false or \"reentrant\"");
   if (s.contains("lora")) check_lora(f, c, s["lora"]);
+  // QLoRA (measure_real_libraries.py quantized_hf_model): bitsandbytes' storage of the base, and
+  // PEFT's prepare_model_for_kbit_training; both need the adapters
+  need_choice(f, c, s, "quant", {"nf4", "nf4-dq", "fp4", "int8"}, false);
+  if (s.contains("prepare_kbit") && !s["prepare_kbit"].is_boolean()) malformed(f, c, "\"prepare_kbit\" must be true or false");
+  if ((s.contains("quant") || s.contains("prepare_kbit")) && !s.contains("lora")) malformed(f, c, "\"quant\" and \"prepare_kbit\" need \"lora\"");
+  if (s.value("prepare_kbit", false) && !s.contains("quant")) malformed(f, c, "\"prepare_kbit\" prepares a quantized base: give \"quant\"");
   need_config(f, c, s);
 }
 
@@ -258,8 +264,12 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   } catch (const std::invalid_argument&) {
     throw not_expressible{"LoRA targets '" + targets + "'"};
   }
-  const auto base = s.value("base", std::string());
+  const auto base = s.value("base", std::string()), quant = s.value("quant", std::string());
   lc.base = base == "bf16" ? base_weights::bf16 : base == "fp16" ? base_weights::fp16 : base == "fp32" ? base_weights::fp32 : base_weights::same;
+  if (!quant.empty())  // bitsandbytes' storage (the unquantized modules stay in the base's 16 bits: unquantized_modules)
+    lc.base = quant == "nf4" ? base_weights::nf4 : quant == "nf4-dq" ? base_weights::nf4_dq : quant == "fp4" ? base_weights::fp4 : base_weights::int8;
+  lc.kbit_prepared = s.value("prepare_kbit", false);
+  if (lc.kbit_prepared) b.plan.checkpoint_blocks = true;  // its use_gradient_checkpointing=True
   try {
     auto run = tools::lora_model(b.entry, g, std::nullopt, lc);
     b.entry = std::move(run.entry);

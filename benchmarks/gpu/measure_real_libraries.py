@@ -151,6 +151,12 @@ EXTRA_CASES = {
                                                 "ckpt": True}],
     "hf_tinyllama_b4_t2048_bf16w_ckpt_reentrant": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16",
                                                           "base": "bf16", "ckpt": "reentrant"}],
+    # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
+    # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
+    "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
+                                                 "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_tinyllama_b4_t1024_qlora_nf4dq_kbit": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
+                                                      "quant": "nf4-dq", "prepare_kbit": True, "lora": {"r": 16, "targets": "all-linear"}}],
 }
 ALL_CASES = dict(CASES, **EXTRA_CASES)
 # Fields a training case records beyond the H100 file's (check_real_libraries_without_gpu.py):
@@ -276,6 +282,8 @@ def hf_model(spec, dev, dry, dtype=None):
     arch = spec.get("arch", "causal")
     auto = {"cls": transformers.AutoModelForSequenceClassification, "s2s": transformers.AutoModelForSeq2SeqLM,
             "causal": transformers.AutoModelForCausalLM}[arch]
+    if spec.get("quant"):  # QLoRA: bitsandbytes quantizes in from_pretrained only
+        return quantized_hf_model(spec, auto, config, dev)
     model = auto.from_config(config)
     # the spec's base, else fp32 as the H100 file's cases ran: the H200 run of
     # hf_tinyllama_b4_t2048_bf16_ckpt_reentrant (no base, this code without the default) kept
@@ -292,6 +300,37 @@ def hf_model(spec, dev, dry, dtype=None):
                                                            modules_to_save=lora.get("modules_to_save"),
                                                            task_type={"cls": "SEQ_CLS", "s2s": "SEQ_2_SEQ_LM"}.get(arch, "CAUSAL_LM")))
     model.to(dev).train()
+    return model, config
+
+
+def quantized_hf_model(spec, auto, config, dev):
+    """QLoRA as its users run it: the model saved once with random weights in the spec's base dtype
+    (bf16 unless said), then from_pretrained with a BitsAndBytesConfig (`quant` nf4 | nf4-dq | fp4 |
+    int8; compute dtype = the autocast type), PEFT's prepare_model_for_kbit_training when the spec
+    says `prepare_kbit` (its defaults: gradient checkpointing on), then get_peft_model. Needs
+    bitsandbytes (an ImportError is the case's error)."""
+    import tempfile
+
+    import peft
+    import torch
+    import transformers
+
+    half = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.get("base", "bf16")]
+    compute = torch.float16 if spec["prec"] == "amp_fp16" else torch.bfloat16
+    q = spec["quant"]
+    if q == "int8":
+        bnb = transformers.BitsAndBytesConfig(load_in_8bit=True)
+    else:
+        bnb = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="fp4" if q == "fp4" else "nf4",
+                                              bnb_4bit_use_double_quant=q == "nf4-dq", bnb_4bit_compute_dtype=compute)
+    with tempfile.TemporaryDirectory() as d:
+        auto.from_config(config).to(half).save_pretrained(d)
+        model = auto.from_pretrained(d, quantization_config=bnb, dtype=half, device_map={"": dev.index or 0})
+    if spec.get("prepare_kbit"):
+        model = peft.prepare_model_for_kbit_training(model)
+    lora = spec["lora"]
+    model = peft.get_peft_model(model, peft.LoraConfig(r=lora["r"], target_modules=lora["targets"], task_type="CAUSAL_LM"))
+    model.train()
     return model, config
 
 

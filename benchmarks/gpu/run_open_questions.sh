@@ -19,6 +19,8 @@
 #     ResNet-18 and ConvNeXt-T at b32 bf16: are 3-channel stems padded to 8 in 16 bits (op_rules.md CV5)?
 #     TinyLlama with bf16 weights trained directly (--no-master-weights), checkpointed with and without
 #     use_reentrant, beside the reentrant case in fp32 weights.
+#     QLoRA (bitsandbytes NF4 + double quantization, all-linear r=16) with and without PEFT's
+#     prepare_model_for_kbit_training, if the image has bitsandbytes (op_rules.md L11, L12).
 #   5 (~2 min, prepared in the third session without a GPU): allocation traces of the 77-case file's
 #     cases still outside tolerance (measure_cuda.py --trace): ResNet-18 b2 96² in bf16 and fp16
 #     (after forward -3.00 %, peak -8.53 %), its fused-AdamW twin (reserved +6.77 %), BERT bf16
@@ -61,7 +63,7 @@ case "$call" in
     measure batches 200 170 60 tv_resnet18_b4_,tv_resnet18_b8_,tv_resnet18_b16_,tv_resnet18_b32_,tv_resnet50_b32_ --trace "$work/traces" ;;
   4)
     measure vit 240 200 80 tv_vit_b_16_b16_,tv_vit_b_16_b32_,tv_vit_b_16_b64_,cap16_vit_b_16_b116,cap16_resnet50_b182,tv_resnet18_b32_224_bf16,tv_convnext_tiny_b32 --trace "$work/traces"
-    measure peft 200 170 60 reentrant,bf16w_ckpt,hf_tinyllama_b4_t1024_lora_bf16base,hf_tinyllama_b4_t1024_lora_saved,hf_tinyllama_cls_b1 ;;
+    measure peft 260 220 60 reentrant,bf16w_ckpt,hf_tinyllama_b4_t1024_lora_bf16base,hf_tinyllama_b4_t1024_lora_saved,hf_tinyllama_cls_b1,qlora ;;
   5)
     timeout -k 5 240 python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
