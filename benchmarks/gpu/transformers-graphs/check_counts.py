@@ -8,7 +8,9 @@ on the GPU machine's CPU: from_config, 2 layers); its "params" is sum(p.numel())
 This builds the same configuration for `gpubudget --hf-config` (the config file of
 ../../accuracy/reference/cuda-h100/hf-configs/ with the same layer keys set to 2, as the dump
 script sets them; GPT-2: transformers' GPT2Config() defaults, written out below) and requires the
-budget's parameter_count to equal it exactly, for the sdpa and the eager graph alike. It also
+budget's parameter_count to equal it exactly, for the sdpa and the eager graph alike, and for every
+module that holds parameters (nn_module_stack of the node reading each), `--freeze-all-but
+MODULE` to train exactly that module's parameters (PyTorch's module paths as names). It also
 prints what the graphs show of transformers' attention (the SDPA calls, their dropout_p and the
 mask they pass). Exit status 1 on a mismatch, 2 on a missing file or a CLI failure.
 """
@@ -58,6 +60,40 @@ def budget_count(cli, config, task, seq):
     return json.loads(r.stdout)["budgets"][0]["parameter_count"]
 
 
+def module_parameters(graph):
+    """{module path: elements of the parameters it uses}: each parameter placeholder belongs to the
+    deepest module of the first node that reads it (nn_module_stack). Tied parameters (torch.export
+    lifts one placeholder per name and reads one of them; the others stay unused) are left out:
+    their module is ambiguous, and the total count holds them."""
+    params = {n["name"]: n for n in graph["nodes"] if n["op"] == "placeholder" and n["name"].startswith("p_")}
+    first = {}
+    for n in graph["nodes"]:
+        for token in json.dumps(n["args"]).replace('"', " ").replace(",", " ").replace("[", " ").replace("]", " ").split():
+            if token.startswith("%") and token[1:] in params and token[1:] not in first:
+                first[token[1:]] = n
+    tied_shapes = {tuple(p["shape"]) for name, p in params.items() if name not in first}
+    modules, tied = {}, set()
+    for name, p in params.items():
+        if name not in first or not first[name]["module"]:
+            continue
+        path = first[name]["module"][-1][0]
+        numel = 1
+        for d in p["shape"]:
+            numel *= d
+        modules[path] = modules.get(path, 0) + numel
+        if tuple(p["shape"]) in tied_shapes:
+            tied.add(path)
+    return {m: c for m, c in modules.items() if m not in tied}
+
+
+def trainable_with(cli, path, task, seq, module):
+    r = subprocess.run([cli, "--hf-config", path, "--task", task, "--seq", str(seq), "--format", "json", "--device", "h100_80gb",
+                        "--freeze-all-but", module], capture_output=True, text=True)
+    if r.returncode != 0:
+        return r.stderr.strip()
+    return json.loads(r.stdout)["budgets"][0]["trainable_count"]
+
+
 def attention_census(graph):
     calls = [n for n in graph["nodes"] if n["target"] == "aten.scaled_dot_product_attention.default"]
     dropout = sorted({n["args"][4] if len(n["args"]) > 4 else 0.0 for n in calls})
@@ -85,7 +121,28 @@ def main():
             print("%-4s %-9s %-5s transformers %s: sum(p.numel()) %d, gpubudget --hf-config %d%s" %
                   ("ok" if ok else "FAIL", name, attn, graph["transformers"], graph["params"], got,
                    "; " + attention_census(graph) if attn == "sdpa" else ""))
+        failures += check_modules(cli, name, graph, task, seq)
     return 1 if failures else 0
+
+
+def check_modules(cli, name, graph, task, seq):
+    """Every module of transformers' model that holds parameters, as --freeze-all-but names it:
+    the budget's trainable count is that module's parameters, exactly."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(config_of(name, graph["layers"]), f)
+        path = f.name
+    wrong = []
+    try:
+        modules = module_parameters(graph)
+        for module, count in modules.items():
+            got = trainable_with(cli, path, task, seq, module)
+            if got != count:
+                wrong.append("%s: transformers %d, gpubudget %s" % (module, count, got))
+    finally:
+        os.unlink(path)
+    print("%-4s %-9s       %d modules with parameters (tied ones aside): --freeze-all-but MODULE trains exactly them%s" %
+          ("ok" if not wrong else "FAIL", name, len(modules), "".join("\n       " + w for w in wrong)))
+    return len(wrong)
 
 
 if __name__ == "__main__":

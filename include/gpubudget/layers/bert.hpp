@@ -22,9 +22,19 @@ struct bert_embeddings_op {
   std::int64_t max_positions = {};
 };
 
+namespace detail {
+// transformers' BertEmbeddings: its two tables are modules of their own, which train_only (and
+// --freeze-all-but) select one by one: bert.embeddings.token_type_embeddings (part 0) and
+// bert.embeddings.position_embeddings (part 1)
+inline constexpr named_part bert_embedding_tables[] = {{"token_type_embeddings", 1}, {"position_embeddings", 2}};
+}  // namespace detail
+
 template <>
 struct op_traits<bert_embeddings_op> {
   static constexpr const char* name = "bert_embeddings";
+  static constexpr const char* part_name(const bert_embeddings_op&, std::int32_t k, std::uint8_t& parts) {
+    return detail::nth_part(detail::bert_embedding_tables, k, parts);
+  }
   static constexpr detail::value lower(detail::layer_ctx& c, const bert_embeddings_op& op, const detail::value& x) {
     using namespace detail;
     auto& s = c.s;
@@ -34,19 +44,21 @@ struct op_traits<bert_embeddings_op> {
     if (T > positions) sequence_longer_than_positions();
     const dtype emb_t = c.param_type();
     // inputs_embeds + token_type_embeddings: the lookup's [B, T, D] output lives through the add
-    value y = add_parameter(c, x, x.s, checked_mul(types, D), 0);
+    value y = on_part(c, 0, [&](layer_ctx& pc) { return add_parameter(pc, x, x.s, checked_mul(types, D), 0); });
     s.transient(s.bytes_of_value(x.s, emb_t));
     // embeddings += position_embeddings: in place; the [1, T, D] lookup lives through the add
-    const auto rows = bytes_of(checked_mul(T, D), emb_t);
-    c.add_param(checked_mul(positions, D));
-    s.transient(rows, true);
-    value z{y.id, y.s, y.type, c.records(y)};  // same storage: takes over y's reference
-    if (auto n = s.record(z); n >= 0) {
-      s.grad_to(n, y, true);
-      c.param_grads(n, checked_mul(positions, D), 1);
-      if (c.trainable) s.backward_temp(n, rows, true);  // grad.sum(0) for the broadcast [1, T, D] operand
-    }
-    return z;
+    return on_part(c, 1, [&](layer_ctx& pc) {
+      const auto rows = bytes_of(checked_mul(T, D), emb_t);
+      pc.add_param(checked_mul(positions, D));
+      s.transient(rows, true);
+      value z{y.id, y.s, y.type, pc.records(y)};  // same storage: takes over y's reference
+      if (auto n = s.record(z); n >= 0) {
+        s.grad_to(n, y, true);
+        pc.param_grads(n, checked_mul(positions, D), 1);
+        if (pc.trainable) s.backward_temp(n, rows, true);  // grad.sum(0) for the broadcast [1, T, D] operand
+      }
+      return z;
+    });
   }
 };
 
