@@ -4,7 +4,9 @@
 //     and QLoRA (NF4 base with double quantization) at 2k context on a 16 GB GPU: fits, and with
 //     what micro-batch?
 //     With bitsandbytes' AdamW8bit the adapters' optimizer state shrinks 4x. With new tokens
-//     (PEFT's modules_to_save: embed_tokens and lm_head trained whole), what it costs.
+//     (PEFT's modules_to_save: embed_tokens and lm_head trained whole), what it costs. After
+//     PEFT's prepare_model_for_kbit_training (fp32 embedding, norms, head: lora_config::kbit_prepared),
+//     and a full fine-tune in the model's own bf16 weights (training::master_weights = false).
 //  2. How many 4k-token sequences does Llama-3-8B (bf16, bf16 KV) serve on an L4 / A10 / A100-80,
 //     and with NF4 weights (bitsandbytes, the KV cache unchanged)?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
@@ -76,6 +78,23 @@ int main() {
   std::cout << "| QLoRA on a 16 GB GPU | AdamW | AdamW8bit |\n|---|---|---|\n"
             << "| Optimizer state | " << format_bytes(q16.optimizer_state) << " | " << format_bytes(q16_8bit.optimizer_state) << " |\n"
             << "| Largest micro-batch | " << largest << " | " << max_micro_batch(qnet, plan8, devices::generic_16gb, {1, 64}) << " |\n\n";
+
+  // The notebooks' QLoRA recipe calls PEFT's prepare_model_for_kbit_training first: embedding,
+  // norms and lm_head in fp32, so the residual stream is fp32 between the 4-bit projections
+  models::lora_config prepared = qlora;
+  prepared.kbit_prepared = true;
+  const auto qp = models::llama_lora(g, prepared);
+  std::cout << "After prepare_model_for_kbit_training: parameters " << format_bytes(budget_totals(qp, plan, devices::generic_16gb).parameters)
+            << " (" << format_bytes(q16.parameters) << " without), largest micro-batch " << max_micro_batch(qp, plan, devices::generic_16gb, {1, 64})
+            << " (" << largest << " without)\n\n";
+
+  // A full fine-tune of the model as transformers 5 loads it (its config's bfloat16, no fp32 copy)
+  training bf16_weights = plan;
+  bf16_weights.precision = pure_bf16;
+  bf16_weights.master_weights = false;
+  const auto full = budget_totals(models::llama(g), bf16_weights, devices::a100_80gb);
+  std::cout << "Full fine-tune in its own bf16 weights (AdamW state bf16 too): weights + state " << format_bytes(full.parameters + full.optimizer_state)
+            << ", device total " << format_bytes(full.total()) << " on an A100 80GB (" << (fits(full) ? "fits" : "does not fit") << ")\n\n";
 
   // --- 2. serving -------------------------------------------------------------------------------
   std::cout << "## Llama-3-8B bf16, 4k-token sequences (vLLM-style: 90 % utilization, 16-token blocks)\n\n"
