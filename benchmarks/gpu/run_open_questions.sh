@@ -15,21 +15,21 @@
 #     reentrant checkpointing again (its `trainable_without_grad`: did the decoder layers get
 #     gradients?) and TinyLlama LoRA without DoRA beside the DoRA case (L8, L9); PEFT's
 #     modules_to_save (bf16 copies of embed_tokens and lm_head) and LoRA on a classifier (third session).
-#     Fourth session: the capped ResNet-50 b182 trial (the estimate's one never-above miss), and
-#     ResNet-18 and ConvNeXt-T at b32 bf16: are 3-channel stems padded to 8 in 16 bits (op_rules.md CV5)?
-#     TinyLlama with bf16 weights trained directly (--no-master-weights), checkpointed with and without
-#     use_reentrant, beside the reentrant case in fp32 weights.
-#     QLoRA (bitsandbytes NF4 + double quantization, all-linear r=16) with and without PEFT's
-#     prepare_model_for_kbit_training, if the image has bitsandbytes (op_rules.md L11, L12).
 #   5 (~2 min, prepared in the third session without a GPU): allocation traces of the 77-case file's
 #     cases still outside tolerance (measure_cuda.py --trace): ResNet-18 b2 96² in bf16 and fp16
 #     (after forward -3.00 %, peak -8.53 %), its fused-AdamW twin (reserved +6.77 %), BERT bf16
 #     (reserved +5.08 %), GPT-2 fused AdamW (reserved -5.08 %) and the temporal CNN (+3.04 %).
+#   6 (~6 min, prepared in the fourth session without a GPU): the capped ResNet-50 b182 trial, traced
+#     (the estimate's one never-above miss); ResNet-18 and ConvNeXt-T at b32 bf16, traced: are
+#     3-channel stems padded to 8 in 16 bits (op_rules.md CV5)? TinyLlama with bf16 weights trained
+#     directly (--no-master-weights), checkpointed with and without use_reentrant (op_rules.md L10);
+#     QLoRA (NF4 + double quantization, all-linear r=16) with and without PEFT's
+#     prepare_model_for_kbit_training, if the image has bitsandbytes (L11, L12).
 # Everything lands in $OUT as open-questions<CALL>.tgz.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -62,8 +62,11 @@ case "$call" in
   3)
     measure batches 200 170 60 tv_resnet18_b4_,tv_resnet18_b8_,tv_resnet18_b16_,tv_resnet18_b32_,tv_resnet50_b32_ --trace "$work/traces" ;;
   4)
-    measure vit 240 200 80 tv_vit_b_16_b16_,tv_vit_b_16_b32_,tv_vit_b_16_b64_,cap16_vit_b_16_b116,cap16_resnet50_b182,tv_resnet18_b32_224_bf16,tv_convnext_tiny_b32 --trace "$work/traces"
-    measure peft 260 220 60 reentrant,bf16w_ckpt,hf_tinyllama_b4_t1024_lora_bf16base,hf_tinyllama_b4_t1024_lora_saved,hf_tinyllama_cls_b1,qlora ;;
+    measure vit 200 170 80 tv_vit_b_16_b16_,tv_vit_b_16_b32_,tv_vit_b_16_b64_,cap16_vit_b_16_b116 --trace "$work/traces"
+    measure peft 150 130 60 reentrant,hf_tinyllama_b4_t1024_lora_bf16base,hf_tinyllama_b4_t1024_lora_saved,hf_tinyllama_cls_b1 ;;
+  6)
+    measure stems 200 170 80 cap16_resnet50_b182,tv_resnet18_b32_224_bf16,tv_convnext_tiny_b32 --trace "$work/traces"
+    measure weights 260 220 80 bf16w_ckpt,qlora ;;
   5)
     timeout -k 5 240 python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
