@@ -417,6 +417,8 @@ void configure_step(const cli::parsed_args& a, run_config& c, std::int64_t batch
     if (c.plan.precision != pure_fp16 && c.plan.precision != pure_bf16)
       throw usage_error("--no-master-weights needs --precision fp16 or bf16 (16-bit parameters; with fp32 or AMP the parameters are fp32 and there is no master copy)");
     if (has("gpus")) throw usage_error("--no-master-weights is not modelled in the parallel layouts of --gpus (ZeRO, FSDP and Megatron keep fp32 master weights)");
+    if (has("lora"))
+      throw usage_error("--no-master-weights is a full fine-tune of 16-bit weights; with --lora the frozen base's type is --lora base=bf16|fp16 (PEFT keeps the adapters in fp32)");
     c.plan.master_weights = false;
   }
   c.plan.output_held = !has("drop-output");
