@@ -28,7 +28,7 @@ namespace pa = probe::pytorch_allocator;
 
 /// A debugging tap, run time only (never read in a constant evaluation): when set, every replay's
 /// start ('R': its cap), request ('+': bytes asked, the block's handle), free ('-': handle) and new
-/// segment ('S': bytes) is reported. The CLI sets it for GPUBUDGET_ALLOCATOR_EVENTS=FILE, to set the replay's
+/// segment ('S': bytes) and released segment ('F': bytes, under a cap) is reported. The CLI sets it for GPUBUDGET_ALLOCATOR_EVENTS=FILE, to set the replay's
 /// requests beside a measured trace's (benchmarks/gpu/compare_allocator_events.py).
 inline void (*allocator_event_tap)(char what, std::int64_t bytes, std::int32_t handle) = nullptr;
 
@@ -229,8 +229,14 @@ class caching_allocator {
     if (cap_ <= 0 || reserved_ + bytes <= cap_) return true;
     for (auto& pool : free_)  // free, unsplit segments go back to the device
       for (auto k = pool.size(); k-- > 0 && !conf_.expandable_segments;)
-        if (const auto h = pool[k]; at(h).prev < 0 && at(h).next < 0) reserved_ -= at(h).size, unlist(h), kill(h);
+        if (const auto h = pool[k]; at(h).prev < 0 && at(h).next < 0) release_segment(h);
     return reserved_ + bytes <= cap_;
+  }
+
+  /// A free, unsplit segment back to the device (release_cached_blocks' cudaFree).
+  constexpr void release_segment(std::int32_t h) {
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('F', at(h).size, -1);
+    reserved_ -= at(h).size, unlist(h), kill(h);
   }
 
   /// alloc_block: a new segment of get_allocation_size(size), one free block.
