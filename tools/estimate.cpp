@@ -660,10 +660,7 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
   auto l = tools::parse_lora(*a.get("lora"), g.width);
   if (mixtral && a.has("quant")) throw usage_error("--quant does not combine with --lora on " + c.model_arg + " (quantized experts are not modelled)");
   tools::apply_quant(a, l);
-  if (l.kbit_prepared && !is_quantized(l.base))
-    throw usage_error("--lora prepare_kbit=true prepares a quantized model (prepare_model_for_kbit_training): add --quant nf4|nf4-dq|fp4|int8");
-  // its use_gradient_checkpointing=True (the default): gradient_checkpointing_enable() of every decoder layer
-  if (l.kbit_prepared) c.plan.checkpoint_blocks = true;
+  tools::apply_kbit_preparation(l, c.plan);
   auto run = tools::lora_model(*c.entry, g, tools::experts_of(*c.entry, c.opts), l);
   return {std::move(run.entry), run.counts};
 }

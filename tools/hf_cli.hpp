@@ -64,7 +64,7 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
 /// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name (and
 /// stored in `torch_dtype`), not applied: the weights' type is what --precision (and
 /// --no-master-weights, --lora base=) say; the CLI notes where transformers would load it otherwise
-/// (note_loaded_dtype).
+/// (loaded_dtype_note).
 inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string& path, std::optional<models::hf_task> task,
                                       const cli::parsed_args* checked, std::string* torch_dtype = nullptr) {
   static std::deque<hf_model> kept;

@@ -128,6 +128,15 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   return l;
 }
 
+/// PEFT's prepare_model_for_kbit_training (lora_config::kbit_prepared) on `plan`: a quantized base
+/// is required, and its use_gradient_checkpointing=True (the default) checkpoints every decoder layer.
+inline void apply_kbit_preparation(const models::lora_config& l, training& plan) {
+  if (!l.kbit_prepared) return;
+  if (!is_quantized(l.base))
+    throw cli::usage_error("--lora prepare_kbit=true prepares a quantized model (prepare_model_for_kbit_training): add --quant nf4|nf4-dq|fp4|int8");
+  plan.checkpoint_blocks = true;
+}
+
 /// `--quant Q`: bitsandbytes' storage of the frozen weights (`same` without the flag).
 inline base_weights parse_quant(const cli::parsed_args& a) {
   if (!a.has("quant")) return base_weights::same;

@@ -269,8 +269,8 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   if (!quant.empty())  // bitsandbytes' storage (the unquantized modules stay in the base's 16 bits: unquantized_modules)
     lc.base = quant == "nf4" ? base_weights::nf4 : quant == "nf4-dq" ? base_weights::nf4_dq : quant == "fp4" ? base_weights::fp4 : base_weights::int8;
   lc.kbit_prepared = s.value("prepare_kbit", false);
-  if (lc.kbit_prepared) b.plan.checkpoint_blocks = true;  // its use_gradient_checkpointing=True
   try {
+    tools::apply_kbit_preparation(lc, b.plan);
     auto run = tools::lora_model(b.entry, g, std::nullopt, lc);
     b.entry = std::move(run.entry);
     b.peft = run.counts;

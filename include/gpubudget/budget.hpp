@@ -418,7 +418,7 @@ constexpr void fill_model_states(memory_budget& b, const walk_totals& t, const t
   const auto own_count = plan.inference ? 0 : t.own_type_trainable, own_bytes = plan.inference ? 0 : t.own_type_trainable_bytes;
   b.parameters = checked_add(checked_add(bytes_of(b.parameter_count - b.base_weight_count - t.own_type_count, types.parameters), b.base_weight_bytes),
                              t.own_type_bytes);
-  b.master_weights = types.pure16 && plan.master_weights ? bytes_of(b.trainable_count - own_count, dtype::fp32) : 0;
+  b.master_weights = types.pure16 && !plan.updates_16_bit_weights() ? bytes_of(b.trainable_count - own_count, dtype::fp32) : 0;
   const auto per_param = optimizer_state_bytes_per_param(plan.optimizer);  // fp32 state per element
   // state tensors per element (Adam: 2), each like the tensor it updates (master or parameter)
   const auto state_bytes = checked_add(bytes_of(b.trainable_count - own_count, plan.optimizer_state_type()), own_bytes);

@@ -84,8 +84,7 @@ std::string part_names_below(const model<N>& m, std::string_view name) {
 inline std::string describe(const memory_budget& b) {
   std::string s = std::string(b.device_name) + ", batch " + std::to_string(b.plan.batch);
   if (b.plan.micro() != b.plan.batch) s += " (micro " + std::to_string(b.plan.micro()) + " x " + std::to_string(b.plan.accumulation_steps()) + " accumulation)";
-  const bool no_master = types_of(b.plan.precision).pure16 && !b.plan.master_weights;
-  s += ", " + (no_master ? std::string(to_string(types_of(b.plan.precision).parameters)) + " parameters, no master copy"
+  s += ", " + (b.plan.updates_16_bit_weights() ? std::string(to_string(types_of(b.plan.precision).parameters)) + " parameters, no master copy"
                          : std::string(detail::precision_name(b.plan.precision)));
   s += b.plan.inference ? ", inference" : ", " + std::string(detail::optimizer_name(b.plan.optimizer));
   return s;
@@ -184,7 +183,7 @@ std::string layer_table(const model_budget<N>& b) {
   // 16-bit training, and its optimizer state
   const auto types = types_of(b.plan.precision);
   const auto state_elements = detail::optimizer_state_bytes_per_param(b.plan.optimizer) / 4;  // is_8bit: 0 (its bytes are exact elsewhere)
-  const std::int64_t per_trainable = bytes_per_element(types.parameters) + (types.pure16 && b.plan.master_weights ? 4 : 0) +
+  const std::int64_t per_trainable = bytes_per_element(types.parameters) + (types.pure16 && !b.plan.updates_16_bit_weights() ? 4 : 0) +
                                      (is_8bit(b.plan.optimizer) ? 2 : state_elements * bytes_per_element(b.plan.optimizer_state_type()));
   std::string out = "| # | Block | Output | Params (trainable) | Grad + optimizer | Saved for backward |\n|---:|---|---|---:|---:|---:|\n";
   if constexpr (N > 0) {

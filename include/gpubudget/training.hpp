@@ -201,12 +201,11 @@ struct training {
   /// PyTorch 2.6's CPU kernels only (OpenBLAS 0.3.29, the CPU flash kernel, host bookkeeping).
   constexpr bool torch26_cpu() const { return rules() == runtime_kind::torch2_6_cpu; }
 
+  /// 16-bit parameters that the optimizer updates themselves (master_weights = false).
+  constexpr bool updates_16_bit_weights() const { return types_of(precision).pure16 && !master_weights; }
   /// The type of the optimizer's state and step temporaries: fp32, or the parameters' own
-  /// 16-bit type when 16-bit parameters are trained without a master copy.
-  constexpr dtype optimizer_state_type() const {
-    const auto t = types_of(precision);
-    return t.pure16 && !master_weights ? t.parameters : dtype::fp32;
-  }
+  /// 16-bit type when they are updated without a master copy.
+  constexpr dtype optimizer_state_type() const { return updates_16_bit_weights() ? types_of(precision).parameters : dtype::fp32; }
   constexpr std::int64_t micro() const { return micro_batch > 0 ? micro_batch : batch; }
   /// ceil(batch / micro), without the overflow of (batch + micro - 1) near INT64_MAX.
   constexpr std::int64_t accumulation_steps() const { return batch / micro() + (batch % micro() != 0 ? 1 : 0); }
