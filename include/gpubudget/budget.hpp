@@ -332,6 +332,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   check_shared(records);
   if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
   sim s{};
+  s.reserve_for(N);
   // one statement, as the flag it replaced (constant evaluation counts statements)
   s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;
   s.batch = plan.micro();

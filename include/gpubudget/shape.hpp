@@ -11,7 +11,9 @@ namespace gpubudget {
 /// A per-sample shape of rank 0..5 (e.g. {C, H, W} or {tokens, width}); the batch dimension is
 /// not part of it, so one model description serves every batch size.
 struct shape {
-  std::array<std::int64_t, 5> dim{};
+  /// A plain array: std::array's operator[] costs Clang 5 constant-evaluation steps per call,
+  /// and every tensor the simulator makes reads these (benchmarks/compile_time/README.md).
+  std::int64_t dim[5]{};
   int rank = 0;
 
   constexpr std::int64_t numel() const { return scaled_numel(1); }

@@ -12,18 +12,12 @@ namespace gpubudget {
 /// Element types a tensor can hold.
 enum class dtype : std::uint8_t { fp32, fp16, bf16, fp8, int8, int64, boolean };
 
-/// Bytes per element of `t`.
+/// Bytes per element of `t` (a table, not a switch: one statement for constant evaluation,
+/// which charges per statement and asks this of every tensor).
 constexpr std::int64_t bytes_per_element(dtype t) {
-  switch (t) {
-    case dtype::fp32: return 4;
-    case dtype::fp16: return 2;
-    case dtype::bf16: return 2;
-    case dtype::fp8: return 1;
-    case dtype::int8: return 1;
-    case dtype::int64: return 8;
-    case dtype::boolean: return 1;  // torch.bool is one byte per element
-  }
-  return 0;
+  // fp32, fp16, bf16, fp8, int8, int64, bool (torch.bool is one byte per element)
+  constexpr std::int64_t bytes[] = {4, 2, 2, 1, 1, 8, 1};
+  return bytes[static_cast<std::size_t>(t)];
 }
 
 /// Storage of a frozen base weight: `same` follows the training precision's parameter type;
@@ -72,15 +66,13 @@ constexpr std::int64_t operator""_GB(unsigned long long v) { return static_cast<
 
 /// Overflow-checked arithmetic: a byte count that does not fit in 64 bits stops constant
 /// evaluation with `byte_count_overflows_64_bits` in the diagnostic (and throws at run time).
-constexpr std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) detail::byte_count_overflows_64_bits();
-  return r;
+/// (`r` is scratch for the result, a parameter so that the body is one statement: constant
+/// evaluation charges per statement, and every tensor's byte count goes through these.)
+constexpr std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::int64_t r = 0) {
+  return __builtin_mul_overflow(a, b, &r) ? (detail::byte_count_overflows_64_bits(), r) : r;
 }
-constexpr std::int64_t checked_add(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) detail::byte_count_overflows_64_bits();
-  return r;
+constexpr std::int64_t checked_add(std::int64_t a, std::int64_t b, std::int64_t r = 0) {
+  return __builtin_add_overflow(a, b, &r) ? (detail::byte_count_overflows_64_bits(), r) : r;
 }
 
 /// Bytes of `elements` values of type `t`, overflow-checked.

@@ -14,12 +14,11 @@ namespace gpubudget::detail {
 template <class T>
 class dyn_array {
   static_assert(std::is_trivially_copyable_v<T>);
-  T* data_ = nullptr;
-  std::size_t size_ = 0, cap_ = 0;
+  std::size_t cap_ = 0;
 
   constexpr void grow(std::size_t want) {
     std::size_t cap = cap_ ? cap_ * 2 : 64;
-    while (cap < want) cap *= 2;
+    if (cap < want) cap = want;
     std::allocator<T> al;
     T* fresh = al.allocate(cap);
     for (std::size_t i = 0; i < size_; ++i) std::construct_at(fresh + i, data_[i]);
@@ -29,6 +28,13 @@ class dyn_array {
   }
 
  public:
+  /// The elements. Public so that the simulator's hottest paths index them without a call:
+  /// constant evaluation charges Clang 2 steps for every call of operator[] (a function body
+  /// and its return statement), ~9 % of a budget's steps before they did. Read, and write
+  /// elements; only the member functions change how many there are.
+  T* data_ = nullptr;
+  std::size_t size_ = 0;  ///< how many elements there are (read it; public for the same reason)
+
   constexpr dyn_array() = default;
   constexpr explicit dyn_array(std::size_t n, const T& v = T{}) { resize(n, v); }
   dyn_array(const dyn_array&) = delete;
@@ -45,6 +51,10 @@ class dyn_array {
     if (n > cap_) grow(n);
     for (std::size_t i = size_; i < n; ++i) std::construct_at(data_ + i, v);
     size_ = n;
+  }
+  /// Room for `n` elements without growing (growing copies every element, a step each).
+  constexpr void reserve(std::size_t n) {
+    if (n > cap_) grow(n);
   }
   constexpr void clear() { size_ = 0; }
   constexpr void pop_back() { --size_; }

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <array>
 #include <bit>
@@ -73,16 +74,18 @@ constexpr void pack_fields(const Op& op, layer& l) {
   }
 }
 
+/// The first sizeof...(I) words of record `L` as `Op` (one expression: a loop over
+/// std::array's operator[] cost Clang ~8 steps a word, and every op visit unpacks).
+template <class Op, std::size_t... I>
+constexpr Op unpack_words(const layer& L, std::index_sequence<I...>) {
+  return std::bit_cast<Op>(std::array<std::int64_t, sizeof...(I)>{L.fields[I]...});
+}
+
 /// The op `Op` stored in record `L` (only `Op`'s own traits call this, through op_entry).
 template <class Op>
 constexpr Op unpack_fields(const layer& L) {
-  if constexpr (op_words<Op> == 0) {
-    return Op{};
-  } else {
-    std::array<std::int64_t, op_words<Op>> words{};
-    for (std::size_t i = 0; i < op_words<Op>; ++i) words[i] = L.fields[i];
-    return std::bit_cast<Op>(words);
-  }
+  if constexpr (op_words<Op> == 0) return Op{};
+  else return unpack_words<Op>(L, std::make_index_sequence<op_words<Op>>{});
 }
 
 /// One sub-module's name in an op_traits<Op>::part_name table, and the part indices (bits) the

@@ -205,7 +205,7 @@ constexpr std::int64_t cuda_row_sum_workspace(const sim& s, std::int64_t rows, s
 /// op_rules.md CT6). `y`: the Linear's output, `cols` its features.
 constexpr void bias_grad_workspace(layer_ctx& c, const value& y, std::int64_t cols) {
   if (!c.trainable || c.cpu()) return;
-  const auto rows = c.s.storages[static_cast<std::size_t>(y.id)].bytes / checked_mul(cols, bytes_per_element(y.type));
+  const auto rows = c.s.storages.data_[(y.id)].bytes / checked_mul(cols, bytes_per_element(y.type));
   c.s.backward_temp(c.s.record_of(y), cuda_row_sum_workspace(c.s, rows, cols));
 }
 
@@ -402,7 +402,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
   // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
-  if (b > 0 && c.s.storages[static_cast<std::size_t>(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
+  if (b > 0 && c.s.storages.data_[(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
   c.s.release(xin);
   if (c.s.count_host && y.requires_grad) {  // AddmmBackward's TBackward and the weight view
     auto n = c.s.record_of(y);

@@ -182,7 +182,7 @@ struct sim {
   /// `blocks` < 0: one optional block (a cuDNN workspace: under a cap a failed request makes
   /// cuDNN try its next engine, not an OOM; allocator_replay.hpp).
   constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1) {
-    temporaries.push_back(static_cast<std::int64_t>(storages.size()));
+    temporaries.push_back(static_cast<std::int64_t>(storages.size_));
     temporaries.push_back(bytes);
     temporaries.push_back(blocks);
   }
@@ -195,6 +195,16 @@ struct sim {
   /// While an encoder_decoder's decoder runs: the encoder's output, which its cross-attention
   /// reads (id -1 elsewhere).
   value encoder_output{};
+
+  /// Room for a step of a model of `records` records: a leaf makes about one autograd node, one
+  /// edge, one saved tensor and two to three storages (distinct_1600: 4,645 storages, 1,602 nodes,
+  /// 2,081 saves), so most walks never grow these arrays (growing copies every element, a step each).
+  constexpr void reserve_for(std::size_t records) {
+    storages.reserve(3 * records + 64);
+    autograd_nodes.reserve(records + 64);
+    edges.reserve(records + 64);
+    saved_ids.reserve(2 * records + 64);
+  }
 
   // --- bytes ---------------------------------------------------------------------------------
   constexpr std::int64_t bytes_of_value(const shape& s, dtype t) const { return s.scaled_numel(checked_mul(batch, bytes_per_element(t))); }
@@ -269,25 +279,25 @@ struct sim {
       if (live > peak.bytes) peak = peak_point{live, grads_live, current_layer, in_backward};
       if (live_rounded > peak_rounded) peak_rounded = live_rounded;  // (note_peak, inlined: the hottest path)
     }
-    return static_cast<std::int32_t>(storages.size() - 1);
+    return static_cast<std::int32_t>(storages.size_ - 1);
   }
   constexpr void maybe_free(std::int32_t id) {
-    auto& st = storages[static_cast<std::size_t>(id)];
+    auto& st = storages.data_[(id)];
     if (st.alive && st.refs <= 0 && st.saved <= 0) {
       st.alive = false;
       // one statement (constant evaluation counts statements)
-      if (!st.external) live -= st.bytes, live_rounded -= st.rounded, live_fixed -= st.fixed, st.freed_at = static_cast<std::int32_t>(storages.size());
+      if (!st.external) live -= st.bytes, live_rounded -= st.rounded, live_fixed -= st.fixed, st.freed_at = static_cast<std::int32_t>(storages.size_);
     }
   }
-  constexpr void retain(std::int32_t id) { if (id >= 0) ++storages[static_cast<std::size_t>(id)].refs; }
+  constexpr void retain(std::int32_t id) { if (id >= 0) ++storages.data_[(id)].refs; }
   constexpr void release(std::int32_t id) {
     if (id < 0) return;
-    --storages[static_cast<std::size_t>(id)].refs;
+    --storages.data_[(id)].refs;
     maybe_free(id);
   }
   constexpr void release(const value& v) {
     if (v.id < 0) return;
-    --storages[static_cast<std::size_t>(v.id)].refs;
+    --storages.data_[(v.id)].refs;
     maybe_free(v.id);
   }
 
@@ -328,11 +338,11 @@ struct sim {
     if (replay_cursor >= 0) return last_recorded = replay_cursor++;
     autograd_nodes.push_back(node_record{.out = out.id, .segment = dropping_saves_for, .layer = current_layer});
     if (count_host) add_host(host.node, autograd_nodes.back().host_bytes);
-    return last_recorded = static_cast<std::int32_t>(autograd_nodes.size() - 1);
+    return last_recorded = static_cast<std::int32_t>(autograd_nodes.size_ - 1);
   }
   /// The node just recorded for `v` (-1 if `v` needs no gradient).
   constexpr std::int32_t record_of(const value& v) const { return v.requires_grad ? last_recorded : -1; }
-  constexpr node_record& node(std::int32_t n) { return autograd_nodes[static_cast<std::size_t>(n)]; }
+  constexpr node_record& node(std::int32_t n) { return autograd_nodes.data_[(n)]; }
 
   /// `n` saves `v` for backward (dropped while forwarding a checkpointed block); `tensors`: how
   /// many saved tensors the storage stands for (host bookkeeping is per tensor).
@@ -344,24 +354,24 @@ struct sim {
       if (count_host) add_host(tensors * host.saved_tensor, node(n).host_bytes);
       return;
     }
-    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
+    auto& nd = autograd_nodes.data_[(n)];
     for (std::int32_t k = 0; k < nd.saved_count; ++k)
-      if (saved_ids[static_cast<std::size_t>(nd.saved_begin + k)] == v.id) return;  // one storage once per node
-    if (nd.saved_count == 0) nd.saved_begin = static_cast<std::int32_t>(saved_ids.size());
+      if (saved_ids.data_[(nd.saved_begin + k)] == v.id) return;  // one storage once per node
+    if (nd.saved_count == 0) nd.saved_begin = static_cast<std::int32_t>(saved_ids.size_);
     // a node's saves are recorded together, right after the node (each rule does so)
-    else if (nd.saved_begin + nd.saved_count != static_cast<std::int32_t>(saved_ids.size())) fail("gpubudget: internal: saves not contiguous");
+    else if (nd.saved_begin + nd.saved_count != static_cast<std::int32_t>(saved_ids.size_)) fail("gpubudget: internal: saves not contiguous");
     saved_ids.push_back(v.id);
     ++nd.saved_count;
     if (count_host && replay_cursor < 0) add_host(tensors * host.saved_tensor, nd.host_bytes);
-    auto& st = storages[static_cast<std::size_t>(v.id)];
+    auto& st = storages.data_[(v.id)];
     if (st.saved++ == 0) saved_total += st.bytes;  // the input batch counts too: autograd keeps it
   }
   /// Drops every saved reference of node `n` (after its backward ran).
   constexpr void release_saved(std::int32_t n) {
     auto& nd = node(n);
     for (std::int32_t k = 0; k < nd.saved_count; ++k) {
-      const auto id = saved_ids[static_cast<std::size_t>(nd.saved_begin + k)];
-      auto& st = storages[static_cast<std::size_t>(id)];
+      const auto id = saved_ids.data_[(nd.saved_begin + k)];
+      auto& st = storages.data_[(id)];
       if (--st.saved == 0) saved_total -= st.bytes;
       maybe_free(id);
     }
@@ -392,17 +402,17 @@ struct sim {
   /// `n` produces the gradient of input `v` (if `v` needs one).
   constexpr void grad_to(std::int32_t n, const value& v, bool alias = false, bool expand = false) {
     if (n < 0 || !v.requires_grad || replay_cursor >= 0) return;
-    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
-    if (nd.inputs == 0) nd.edges_begin = static_cast<std::int32_t>(edges.size());
+    auto& nd = autograd_nodes.data_[(n)];
+    if (nd.inputs == 0) nd.edges_begin = static_cast<std::int32_t>(edges.size_);
     // a node's edges are recorded together, right after the node (each rule does so)
-    else if (nd.edges_begin + nd.inputs != static_cast<std::int32_t>(edges.size())) fail("gpubudget: internal: edges not contiguous");
+    else if (nd.edges_begin + nd.inputs != static_cast<std::int32_t>(edges.size_)) fail("gpubudget: internal: edges not contiguous");
     edges.push_back(grad_edge{v.id, bytes_of_value(v), alias, v.chunk, expand});
     ++nd.inputs;
   }
   /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
   constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {
     if (n < 0 || replay_cursor >= 0 || bytes == 0) return;
-    auto& nd = autograd_nodes[static_cast<std::size_t>(n)];
+    auto& nd = autograd_nodes.data_[(n)];
     nd.param_grad_bytes += bytes, nd.param_key = key;
   }
   /// Under autocast `n` computes `bytes` of 16-bit gradient for its cast parameters: alive while
@@ -445,8 +455,8 @@ struct sim {
   constexpr void release_phantom(std::int32_t n) {
     auto& nd = node(n);
     if (nd.saved_count == 0) return;
-    const auto id = saved_ids[static_cast<std::size_t>(nd.saved_begin)];
-    --storages[static_cast<std::size_t>(id)].saved;
+    const auto id = saved_ids.data_[(nd.saved_begin)];
+    --storages.data_[(id)].saved;
     saved_total -= nd.phantom_saved;
     maybe_free(id);
     nd.saved_count = 0;
@@ -472,7 +482,7 @@ struct sim {
     std::int32_t id = -1;
     for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)
       if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && shared_inputs[k + 2] == static_cast<std::int64_t>(t) &&
-          shared_inputs[k + 3] == which && storages[static_cast<std::size_t>(shared_inputs[k + 4])].alive)
+          shared_inputs[k + 3] == which && storages.data_[(shared_inputs[k + 4])].alive)
         id = static_cast<std::int32_t>(shared_inputs[k + 4]);
     const shape sh = make_shape(tokens, width);
     if (id < 0) {
@@ -490,13 +500,13 @@ struct sim {
     segment_inputs.push_back(dropping_saves_for);
     segment_inputs.push_back(id);
     retain(id);
-    if (torch2() && storages[static_cast<std::size_t>(id)].saved++ == 0) saved_total += storages[static_cast<std::size_t>(id)].bytes;
+    if (torch2() && storages.data_[(id)].saved++ == 0) saved_total += storages.data_[(id)].bytes;
   }
   /// Segment `seg`'s backward has run: it lets go of the shared inputs it held.
   constexpr void release_segment_inputs(std::int32_t seg) {
     for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2) {
       if (segment_inputs[k] != seg) continue;
-      auto& st = storages[static_cast<std::size_t>(segment_inputs[k + 1])];
+      auto& st = storages.data_[(segment_inputs[k + 1])];
       if (torch2() && --st.saved == 0) saved_total -= st.bytes;
       release(segment_inputs[k + 1]);
       segment_inputs[k] = -1;
@@ -513,11 +523,11 @@ struct sim {
 /// saved share may include its copies' resident buffers).
 constexpr void record_timeline_moment(sim& s, const live_point& p) {
   auto& rec = *s.recorder;
-  for (; rec.scanned < s.storages.size(); ++rec.scanned)
+  for (; rec.scanned < s.storages.size_; ++rec.scanned)
     if (s.storages[rec.scanned].external) rec.external_ids.push_back(static_cast<std::int32_t>(rec.scanned));
   std::int64_t outside = 0;
   for (auto id : rec.external_ids)
-    if (const auto& st = s.storages[static_cast<std::size_t>(id)]; st.saved > 0) outside += st.bytes;
+    if (const auto& st = s.storages.data_[(id)]; st.saved > 0) outside += st.bytes;
   const auto room = s.live - s.grads_live;
   const auto saved = s.saved_total - outside;
   rec.moments.push_back(moment{p.total, s.grads_live, saved < 0 ? 0 : saved > room ? room : saved, s.current_layer, s.in_backward});

@@ -48,7 +48,7 @@ struct walker {
 
   /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
   constexpr void next_micro_batch() {
-    first_node_of_pass = static_cast<std::int32_t>(s.autograd_nodes.size());
+    first_node_of_pass = static_cast<std::int32_t>(s.autograd_nodes.size_);
     counting = false;
     s.parameters_logged = true;
     next_key = 0;
@@ -135,7 +135,7 @@ struct walker {
   dyn_array<std::int32_t> first_key{};
   std::int32_t next_key = 0;
   constexpr std::int32_t key_of(std::int32_t i, const scope& sc) {
-    auto& k = first_key[static_cast<std::size_t>(i + sc.key_shift)];
+    auto& k = first_key.data_[(i + sc.key_shift)];
     if (sc.count_params || k < 0) k = next_key;  // next_key advances by the parts the layer used
     return k;
   }
@@ -184,7 +184,7 @@ struct walker {
   /// Adds one application of record `i` to its statistics (one assignment: cheap to evaluate).
   constexpr void add_stats(std::int32_t i, std::int64_t parameters, std::int64_t trainable, std::int64_t buffers, std::int64_t saved,
                            const value& out) {
-    auto& st = stats[static_cast<std::size_t>(i)];
+    auto& st = stats.data_[(i)];
     st = record_stats{st.parameter_count + parameters, st.trainable_count + trainable, st.buffer_bytes + buffers,
                       st.saved_bytes + saved, s.bytes_of_value(out), st.applications + 1, out.s};
   }
@@ -207,7 +207,7 @@ struct walker {
     segment_record seg{};
     seg.layer_index = i;
     seg.input = in;
-    seg.first_node = static_cast<std::int32_t>(s.autograd_nodes.size());
+    seg.first_node = static_cast<std::int32_t>(s.autograd_nodes.size_);
     seg.trainable = sc.trainable;
     seg.key_shift = sc.key_shift;
     seg.frozen_parts = sc.frozen_parts;
@@ -223,7 +223,7 @@ struct walker {
     s.dropping_saves_for = static_cast<std::int32_t>(s.segments.size() - 1);
     const value out = repetition ? run_children(i, in, sc) : walk_inner(i, in, sc);
     s.dropping_saves_for = -1;
-    s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size());
+    s.segments.back().end_node = static_cast<std::int32_t>(s.autograd_nodes.size_);
     // preserve_rng_state=True (the default) keeps torch.get_rng_state(), the CPU generator's
     // 5056-byte state tensor, until the block is recomputed (a CPU malloc count sees it; the
     // segment's first node goes last in backward)
@@ -235,7 +235,7 @@ struct walker {
   /// A checkpoint's hold on its input counted as a save (+1) or no longer (-1).
   constexpr void hold_saved(std::int32_t id, int delta) {
     if (id < 0) return;
-    auto& st = s.storages[static_cast<std::size_t>(id)];
+    auto& st = s.storages.data_[(id)];
     if (delta > 0 && st.saved++ == 0) s.saved_total += st.bytes;
     if (delta < 0 && --st.saved == 0) s.saved_total -= st.bytes;
   }
@@ -364,16 +364,16 @@ struct walker {
   };
   constexpr void take_snapshot(std::int32_t i, copy_snapshot& b) const {
     b.live = s.live, b.fixed = s.live_fixed, b.rounded = s.live_rounded, b.saved = s.saved_total, b.views = s.host_view_bytes;
-    b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size()), b.cache = s.forward_cache.size();
+    b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size_), b.cache = s.forward_cache.size();
     if (counting && !replaying && collect_stats)
-      for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats[static_cast<std::size_t>(k)]);
+      for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats.data_[(k)]);
   }
 
   /// After copy 2 of repeat `i` ran (from `b`): `copies` more like it, as one phantom record
   /// holding their retained bytes and gradients, and their parameters and statistics counted.
   constexpr void stand_in_for_copies(std::int32_t i, std::int64_t copies, const copy_snapshot& b) {
     std::int64_t grads = 0;
-    for (auto n = b.nodes; n < static_cast<std::int32_t>(s.autograd_nodes.size()); ++n) grads += s.autograd_nodes[static_cast<std::size_t>(n)].param_grad_bytes;
+    for (auto n = b.nodes; n < static_cast<std::int32_t>(s.autograd_nodes.size_); ++n) grads += s.autograd_nodes.data_[(n)].param_grad_bytes;
     if (counting && !replaying) count_copies(i, copies, b);
     // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
     // phantom's storage (which backward frees where the phantom stands)
@@ -395,8 +395,8 @@ struct walker {
   /// each adding what copy 2 added after `b`.
   constexpr void count_copies(std::int32_t i, std::int64_t copies, const copy_snapshot& b) {
     for (std::int32_t k = i + 1; collect_stats && k < i + records[i].span; ++k) {  // the block's records: every copy
-      auto& st = stats[static_cast<std::size_t>(k)];
-      const auto& b0 = b.stats[static_cast<std::size_t>(k - i - 1)];
+      auto& st = stats.data_[(k)];
+      const auto& b0 = b.stats.data_[(k - i - 1)];
       st.parameter_count = checked_add(st.parameter_count, checked_mul(copies, st.parameter_count - b0.parameter_count));
       st.trainable_count = checked_add(st.trainable_count, checked_mul(copies, st.trainable_count - b0.trainable_count));
       st.buffer_bytes = checked_add(st.buffer_bytes, checked_mul(copies, st.buffer_bytes - b0.buffer_bytes));
@@ -419,7 +419,7 @@ struct walker {
   constexpr held_bytes cache_only(std::size_t first) const {
     held_bytes h{};
     for (auto k = first; k < s.forward_cache.size(); ++k) {
-      const auto& st = s.storages[static_cast<std::size_t>(s.forward_cache[k])];
+      const auto& st = s.storages.data_[(s.forward_cache[k])];
       if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
     }
     return h;
@@ -451,14 +451,14 @@ struct walker {
       n.param_key = grads > 0 ? next_key++ : -1;
       n.layer = repeat;  // backward names the repeat while passing its stand-in
       s.autograd_nodes.push_back(n);
-      at = static_cast<std::int32_t>(s.autograd_nodes.size() - 1);
+      at = static_cast<std::int32_t>(s.autograd_nodes.size_ - 1);
     }
     // count the retained bytes as saved, whatever the dropping state of a checkpoint
     node_record& nd = s.node(at);
-    nd.saved_begin = static_cast<std::int32_t>(s.saved_ids.size());
+    nd.saved_begin = static_cast<std::int32_t>(s.saved_ids.size_);
     nd.saved_count = 1;
     s.saved_ids.push_back(held.id);
-    ++s.storages[static_cast<std::size_t>(held.id)].saved;
+    ++s.storages.data_[(held.id)].saved;
     s.saved_total += saved;
     nd.phantom_saved = saved;
     s.release(held);
@@ -553,22 +553,22 @@ struct walker {
   static constexpr std::uint8_t owned_grad = 4;
 
   constexpr std::int32_t& grad_slot(std::int32_t storage_id) {
-    if (static_cast<std::size_t>(storage_id) >= grad_of.size()) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
-    return grad_of[static_cast<std::size_t>(storage_id)];
+    if (static_cast<std::size_t>(storage_id) >= grad_of.size_) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
+    return grad_of.data_[(storage_id)];
   }
 
   /// Of `bytes` of gradient for storage `id`, the batch-independent part: a gradient grows with
   /// the batch as its tensor does (phantoms, the only mixed storages, get no gradients).
   constexpr std::int64_t fixed_part(std::int32_t id, std::int64_t bytes) const {
-    return s.storages[static_cast<std::size_t>(id)].fixed > 0 ? bytes : 0;
+    return s.storages.data_[(id)].fixed > 0 ? bytes : 0;
   }
 
   /// The gradient waiting for storage `id` (-1: none), handed over to the caller; chunks'
   /// gradients are assembled first (SplitBackward0 runs right before the storage's own node).
   constexpr std::int32_t take_grad(std::int32_t id) {
-    if (static_cast<std::size_t>(id) >= grad_of.size()) return -1;
-    const auto g = grad_of[static_cast<std::size_t>(id)];
-    grad_of[static_cast<std::size_t>(id)] = -1;
+    if (static_cast<std::size_t>(id) >= grad_of.size_) return -1;
+    const auto g = grad_of.data_[(id)];
+    grad_of.data_[(id)] = -1;
     return g != chunks_pending ? g : assemble_chunks(id);
   }
 
@@ -588,7 +588,7 @@ struct walker {
   }
   /// SplitBackward0 for storage `id`: the whole gradient, then the chunks' go.
   constexpr std::int32_t assemble_chunks(std::int32_t id) {
-    const auto full = s.storages[static_cast<std::size_t>(id)].bytes;
+    const auto full = s.storages.data_[(id)].bytes;
     const auto whole = s.allocate(full, false, -1, fixed_part(id, full));
     for (std::size_t k = 0; k + 1 < chunk_grads.size(); k += 2)
       if (chunk_grads[k] == id) s.release(chunk_grads[k + 1]), chunk_grads[k] = -1;
@@ -599,7 +599,7 @@ struct walker {
   /// gradient of one chunk of it (held until SplitBackward0, chunks_pending).
   constexpr void accumulate(std::int32_t target, std::int32_t g, std::int64_t bytes, bool expand, bool chunk) {
     auto& slot = grad_slot(target);
-    const auto full = s.storages[static_cast<std::size_t>(target)].bytes;
+    const auto full = s.storages.data_[(target)].bytes;
     if (slot < 0) {
       // (one statement on the common path; a whole gradient meeting chunks' is added into their cat)
       if (bytes >= full || expand) { slot = slot == chunks_pending ? add_into_chunks(target, g) : g; return; }
@@ -621,7 +621,7 @@ struct walker {
     // A second gradient for the same tensor. PyTorch 2.x, any device: the engine's InputBuffer
     // adds it into the first buffer when nothing else holds that one (2·X peak, op_rules.md 2.6
     // #17; torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace).
-    if (s.torch2() && s.storages[static_cast<std::size_t>(grad_slot(target))].refs == 1) {
+    if (s.torch2() && s.storages.data_[(grad_slot(target))].refs == 1) {
       s.release(g);
       return;
     }
@@ -700,13 +700,13 @@ struct walker {
   constexpr void backward(std::int32_t loss) {
     ++backward_pass;
     s.in_backward = true;
-    if (s.backward_starts_at < 0) s.backward_starts_at = static_cast<std::int32_t>(s.storages.size());
+    if (s.backward_starts_at < 0) s.backward_starts_at = static_cast<std::int32_t>(s.storages.size_);
     grad_slot(loss) = s.allocate(4, false, -1, 4);  // torch.ones_like(loss)
     // only this micro-batch's nodes: earlier ones already ran their backward
-    for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size()) - 1; n >= first_node_of_pass; --n) {
-      const auto seg = s.autograd_nodes[static_cast<std::size_t>(n)].segment;
+    for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size_) - 1; n >= first_node_of_pass; --n) {
+      const auto seg = s.autograd_nodes.data_[(n)].segment;
       if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
-      const node_record& rec = s.autograd_nodes[static_cast<std::size_t>(n)];
+      const node_record& rec = s.autograd_nodes.data_[(n)];
       s.current_layer = rec.layer;
       if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
         s.release_phantom(n);
@@ -724,7 +724,7 @@ struct walker {
       const std::int32_t g = take_grad(rec.out);
       if (g >= 0) {
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
-          const grad_edge& edge = s.edges[static_cast<std::size_t>(rec.edges_begin + e)];
+          const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];
           if (edge.alias || edge.expand) s.retain(g);
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
                      edge.expand, edge.chunk);
@@ -733,7 +733,7 @@ struct walker {
         if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec);  // one test: most nodes have none
       }
       if (rec.saved_count) s.release_saved(n);
-      if (s.count_host) s.drop_host(s.autograd_nodes[static_cast<std::size_t>(n)].host_bytes);
+      if (s.count_host) s.drop_host(s.autograd_nodes.data_[(n)].host_bytes);
       if (g >= 0) s.release(g);
       if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
