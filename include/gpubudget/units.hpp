@@ -12,13 +12,14 @@ namespace gpubudget {
 /// Element types a tensor can hold.
 enum class dtype : std::uint8_t { fp32, fp16, bf16, fp8, int8, int64, boolean };
 
+namespace detail {
+/// Bytes per element of each dtype, in its order (torch.bool is one byte per element).
+inline constexpr std::int64_t dtype_bytes[] = {4, 2, 2, 1, 1, 8, 1};
+}  // namespace detail
+
 /// Bytes per element of `t` (a table, not a switch: one statement for constant evaluation,
 /// which charges per statement and asks this of every tensor).
-constexpr std::int64_t bytes_per_element(dtype t) {
-  // fp32, fp16, bf16, fp8, int8, int64, bool (torch.bool is one byte per element)
-  constexpr std::int64_t bytes[] = {4, 2, 2, 1, 1, 8, 1};
-  return bytes[static_cast<std::size_t>(t)];
-}
+constexpr std::int64_t bytes_per_element(dtype t) { return detail::dtype_bytes[static_cast<std::size_t>(t)]; }
 
 /// Storage of a frozen base weight: `same` follows the training precision's parameter type;
 /// the quantized kinds are bitsandbytes' (see quantized_weight_bytes). Embeddings and the LM head

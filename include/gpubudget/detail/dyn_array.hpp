@@ -44,8 +44,7 @@ class dyn_array {
   }
 
   constexpr void push_back(const T& v) {
-    if (size_ == cap_) grow(size_ + 1);
-    std::construct_at(data_ + size_++, v);
+    size_ == cap_ ? grow(size_ + 1) : void(), std::construct_at(data_ + size_++, v);  // one statement: see data_
   }
   constexpr void resize(std::size_t n, const T& v = T{}) {
     if (n > cap_) grow(n);

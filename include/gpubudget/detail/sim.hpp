@@ -41,6 +41,10 @@ struct storage {
   /// When it was freed: storages allocated before it (the caching allocator's replay,
   /// allocator_replay.hpp, frees it right before storage `freed_at`); -1 while alive
   std::int32_t freed_at = -1;
+  /// Backward: the storage holding its gradient so far (-1: none yet; walker::chunks_pending:
+  /// its chunks' gradients wait). Kept here, not in a table of its own, so that no array has to
+  /// be grown and filled as storages appear (constant evaluation charges each element).
+  std::int32_t grad = -1;
 };
 
 /// Live bytes at one moment of the step, split into the part that grows with the micro-batch
@@ -271,35 +275,28 @@ struct sim {
   constexpr std::int32_t allocate(std::int64_t bytes, bool external = false, std::int64_t rounded = -1, std::int64_t fixed = 0) {
     const auto held = rounded >= 0 ? rounded : round_block(bytes);
     storages.push_back(storage{bytes, 1, 0, true, external, held, fixed});
-    if (!external) {
-      // one statement: allocate() runs for every tensor, and constant evaluation counts statements
-      // (live_rounded is no larger than live + 511 per block: it cannot overflow before live does)
-      live = checked_add(live, bytes), live_fixed += fixed, live_rounded += held;
-      if (on_moment) on_moment(*this, live_point{live, live_fixed});
-      if (live > peak.bytes) peak = peak_point{live, grads_live, current_layer, in_backward};
-      if (live_rounded > peak_rounded) peak_rounded = live_rounded;  // (note_peak, inlined: the hottest path)
-    }
+    // note_peak, inlined and in few statements: allocate() runs for every tensor, and constant
+    // evaluation charges every statement (live_rounded is no larger than live + 511 per block:
+    // it cannot overflow before live does)
+    if (!external)
+      live = checked_add(live, bytes), live_fixed += fixed, live_rounded += held,
+      peak = live > peak.bytes ? peak_point{live, grads_live, current_layer, in_backward} : peak,
+      peak_rounded = live_rounded > peak_rounded ? live_rounded : peak_rounded;
+    if (on_moment && !external) on_moment(*this, live_point{live, live_fixed});
     return static_cast<std::int32_t>(storages.size_ - 1);
   }
   constexpr void maybe_free(std::int32_t id) {
     auto& st = storages.data_[(id)];
-    if (st.alive && st.refs <= 0 && st.saved <= 0) {
-      st.alive = false;
-      // one statement (constant evaluation counts statements)
-      if (!st.external) live -= st.bytes, live_rounded -= st.rounded, live_fixed -= st.fixed, st.freed_at = static_cast<std::int32_t>(storages.size_);
-    }
+    // one statement (constant evaluation charges every statement, and this runs for every tensor)
+    if (st.alive && st.refs <= 0 && st.saved <= 0)
+      st.alive = false, st.external ? void() : void((live -= st.bytes, live_rounded -= st.rounded, live_fixed -= st.fixed,
+                                                      st.freed_at = static_cast<std::int32_t>(storages.size_)));
   }
   constexpr void retain(std::int32_t id) { if (id >= 0) ++storages.data_[(id)].refs; }
   constexpr void release(std::int32_t id) {
-    if (id < 0) return;
-    --storages.data_[(id)].refs;
-    maybe_free(id);
+    if (id >= 0) --storages.data_[id].refs, maybe_free(id);
   }
-  constexpr void release(const value& v) {
-    if (v.id < 0) return;
-    --storages.data_[(v.id)].refs;
-    maybe_free(v.id);
-  }
+  constexpr void release(const value& v) { release(v.id); }
 
   /// A new tensor (one Python reference).
   constexpr value make(const shape& s, dtype t, bool requires_grad) {

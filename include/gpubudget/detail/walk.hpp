@@ -545,17 +545,14 @@ struct walker {
   }
 
   // --- backward ------------------------------------------------------------------------------
-  dyn_array<std::int32_t> grad_of{};   ///< storage -> storage of its gradient (-1: none yet)
   /// parameter key -> the backward pass (1, 2) whose gradient it holds (0: none), | owned_grad
   dyn_array<std::uint8_t> key_has_grad{};
   /// key_has_grad bit: the first gradient is a buffer the engine owns alone (an autocast cast's
   /// fp32 gradient), so a shared weight's second gradient is added into it in place
   static constexpr std::uint8_t owned_grad = 4;
 
-  constexpr std::int32_t& grad_slot(std::int32_t storage_id) {
-    if (static_cast<std::size_t>(storage_id) >= grad_of.size_) grad_of.resize(static_cast<std::size_t>(storage_id) + 1, -1);
-    return grad_of.data_[(storage_id)];
-  }
+  /// The storage holding storage `id`'s gradient so far (storage::grad).
+  constexpr std::int32_t& grad_slot(std::int32_t id) { return s.storages.data_[id].grad; }
 
   /// Of `bytes` of gradient for storage `id`, the batch-independent part: a gradient grows with
   /// the batch as its tensor does (phantoms, the only mixed storages, get no gradients).
@@ -566,13 +563,13 @@ struct walker {
   /// The gradient waiting for storage `id` (-1: none), handed over to the caller; chunks'
   /// gradients are assembled first (SplitBackward0 runs right before the storage's own node).
   constexpr std::int32_t take_grad(std::int32_t id) {
-    if (static_cast<std::size_t>(id) >= grad_of.size_) return -1;
-    const auto g = grad_of.data_[(id)];
-    grad_of.data_[(id)] = -1;
+    auto& slot = s.storages.data_[id].grad;
+    const auto g = slot;
+    slot = -1;
     return g != chunks_pending ? g : assemble_chunks(id);
   }
 
-  /// grad_of's mark for a storage whose chunks' gradients wait in chunk_grads (pairs: storage,
+  /// storage::grad's mark for a storage whose chunks' gradients wait in chunk_grads (pairs: storage,
   /// gradient): PyTorch keeps each chunk's gradient (MulBackward0's 1 MB for a third of a 3 MB
   /// tensor) in SplitBackward0's input buffer until every chunk's has arrived, then cats them
   /// into the whole storage's gradient and frees them (bev_dwconv_b1_64's trace, events 154-181:
@@ -746,8 +743,8 @@ struct walker {
     s.in_backward = false;
     s.current_layer = -1;
     s.drop_host(s.host_view_bytes);  // the graph is gone
-    for (auto& slot : grad_of)  // unused input grads, and chunks' of a storage no node produced
-      if (slot != -1) { if (slot >= 0) s.release(slot); slot = -1; }
+    for (auto& st : s.storages)  // unused input grads, and chunks' of a storage no node produced
+      if (st.grad != -1) { if (st.grad >= 0) s.release(st.grad); st.grad = -1; }
     for (std::size_t k = 0; k + 1 < chunk_grads.size(); k += 2)
       if (chunk_grads[k] >= 0) s.release(chunk_grads[k + 1]);
     chunk_grads.clear();
