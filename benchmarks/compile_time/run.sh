@@ -5,7 +5,9 @@
 #                      prints a markdown table (about 2 minutes on 2 cores); exit 1 if any case
 #                      fails with the default flags
 #   run.sh --smoke     CTest smoke test: builds distinct_100 and repeat_1000 (or --cases) once with the default
-#                      compiler ($CXX, else c++); exit 1 if either fails
+#                      compiler ($CXX, else c++); exit 1 if either fails. With --margin P, at P % below
+#                      the compiler's default constexpr limit (Clang's -fconstexpr-steps, GCC's
+#                      -fconstexpr-ops-limit): a case that compiles so has P % of the default to spare
 #   run.sh --limits    the smallest constexpr evaluation limit each case needs, by bisection to
 #                      1%: Clang's -fconstexpr-steps, GCC's -fconstexpr-ops-limit (about 5 minutes)
 #   run.sh --profile   where the time goes: GCC time/memory and Clang steps of the model alone,
@@ -15,6 +17,7 @@
 # Options: --build-dir DIR (default: a fresh temporary directory, removed afterwards)
 #          --include DIR   (default: <repo>/include)
 #          --compilers "g++-12 clang++-14"   --runs N (default 3)   --cases "empty distinct_100 ..."
+#          --margin P (--smoke only: compile at (100 - P) % of the default limit)
 # Extra compiler flags come from $CXXFLAGS (e.g. -I/path/to/boost-1.81).
 #
 # Every case is compiled with `-std=c++20 -O0 -fsyntax-only -I<include>`: the constexpr
@@ -38,6 +41,7 @@ include_dir="$repo/include"
 compilers=""
 runs=3
 cases=""
+margin=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) mode=smoke ;;
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --compilers) compilers=$2; shift ;;
     --runs) runs=$2; shift ;;
     --cases) cases=$2; shift ;;
+    --margin) margin=$2; shift ;;
     -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -143,9 +148,18 @@ fi
 if [ "$mode" = smoke ]; then
   cxx=${CXX:-c++}
   status=0
+  limit_flags=()
+  if [ "$margin" -gt 0 ]; then
+    # the defaults: Clang 14's -fconstexpr-steps 1,048,576; GCC 12's -fconstexpr-ops-limit 2^25
+    if "$cxx" --version 2>/dev/null | grep -qi clang; then
+      limit_flags=("-fconstexpr-steps=$((1048576 * (100 - margin) / 100))")
+    else
+      limit_flags=("-fconstexpr-ops-limit=$((33554432 * (100 - margin) / 100))")
+    fi
+  fi
   for c in ${cases:-distinct_100 repeat_1000}; do
-    if "$cxx" "${base_flags[@]}" "$build_dir/$c.cpp" 2>"$build_dir/$c.smoke.err"; then
-      echo "compile_time smoke: $c: ok ($cxx)"
+    if "$cxx" "${base_flags[@]}" "${limit_flags[@]}" "$build_dir/$c.cpp" 2>"$build_dir/$c.smoke.err"; then
+      echo "compile_time smoke: $c: ok ($cxx${limit_flags:+, ${limit_flags[*]}: $margin % of the default to spare})"
     else
       echo "compile_time smoke: $c: FAILED ($cxx): $(first_error "$build_dir/$c.smoke.err")"
       head -n 40 "$build_dir/$c.smoke.err"
