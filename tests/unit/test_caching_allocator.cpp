@@ -80,3 +80,23 @@ TEST_CASE("an optional request (a cuDNN workspace) that the cap refuses is no ou
   CHECK(a.malloc(40 * 1024 * 1024) == -1);      // a tensor: an OOM
   CHECK(a.out_of_memory());
 }
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/torchvision.hpp>
+
+// Issue I: the replay is cheap enough to run in a constant evaluation for a zoo CNN at the
+// compilers' default limits (552,554 of Clang's 1,048,576 steps; benchmarks/compile_time/README.md).
+// CI builds this file with GCC 12 and Clang 14, so a change that makes the replay too dear for
+// either fails here; and the constant evaluation must give what the run-time one gives.
+TEST_CASE("a ResNet-50 budget with the allocator model is a constant expression, equal to the run-time one") {
+  using namespace gpubudget;
+  constexpr auto net = models::resnet50(224, 1000);
+  constexpr training plan{.batch = 32, .model_allocator = true};
+  constexpr auto at_compile_time = budget(net, plan, devices::v100_16gb);
+  static_assert(at_compile_time.allocator_modelled);
+  static_assert(at_compile_time.reserved_peak >= at_compile_time.allocated_total_peak);
+  const auto at_run_time = budget(net, plan, devices::v100_16gb);
+  CHECK(at_compile_time.reserved_peak == at_run_time.reserved_peak);
+  CHECK(at_compile_time.allocated_total_peak == at_run_time.allocated_total_peak);
+  CHECK(at_compile_time.total() == at_run_time.total());
+}

@@ -44,16 +44,17 @@ class step_replay {
   constexpr step_replay(const sim& s, caching_allocator& a, const replay_setup& setup) : s_(s), a_(a), setup_(setup) { bucket_frees(); }
 
   constexpr void run(bool first) {
-    const auto n = s_.storages.size();
+    const auto n = s_.storages.size_;
     std::size_t temp = 0;
+    // (the arrays indexed through data_: this loop runs per storage, three steps or more)
     for (std::size_t k = 0; k <= n; ++k) {
-      for (; temp + 2 < s_.temporaries.size() && s_.temporaries[temp] == static_cast<std::int64_t>(k); temp += 3) temporaries(temp);
-      for (auto f = free_begin_[k]; f < free_begin_[k + 1]; ++f) release(static_cast<std::size_t>(freed_[static_cast<std::size_t>(f)]));
+      for (; temp + 2 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 3) temporaries(temp);
+      for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
       if (first && (k == 0 || static_cast<std::int32_t>(k) == s_.backward_starts_at) && workspaces_ < setup_.cublas_handles)
         a_.malloc(setup_.cublas_workspace), ++workspaces_;
       if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
-      handle_[k] = malloc_storage(k);
+      handle_.data_[k] = malloc_storage(k);
     }
   }
   /// Allocated bytes when backward started (forward and the loss done).
@@ -84,12 +85,11 @@ class step_replay {
     for (auto h : held) a_.free(h);
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {
-    const auto& st = s_.storages[k];
+    const auto& st = s_.storages.data_[k];
     return st.external || st.bytes <= 0 ? -1 : a_.malloc(st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded);
   }
   constexpr void release(std::size_t k) {
-    a_.free(handle_[k]);
-    handle_[k] = -1;
+    a_.free(handle_.data_[k]), handle_.data_[k] = -1;
   }
 
   /// Counting sort of the storages by freed_at.

@@ -32,17 +32,10 @@ namespace pa = probe::pytorch_allocator;
 /// requests beside a measured trace's (benchmarks/gpu/compare_allocator_events.py).
 inline void (*allocator_event_tap)(char what, std::int64_t bytes, std::int32_t handle) = nullptr;
 
+/// floor(log2(v)), 0 for v <= 1 (the builtin: a loop cost constant evaluation a step per bit).
+constexpr std::int32_t log2_floor(std::int64_t v) { return v > 1 ? 63 - __builtin_clzll(static_cast<unsigned long long>(v)) : 0; }
 /// Largest power of two <= v (v > 0).
-constexpr std::int64_t power2_floor(std::int64_t v) {
-  std::int64_t p = 1;
-  while (p <= v / 2) p *= 2;
-  return p;
-}
-constexpr std::int32_t log2_floor(std::int64_t v) {
-  std::int32_t l = 0;
-  while (v > 1) v /= 2, ++l;
-  return l;
-}
+constexpr std::int64_t power2_floor(std::int64_t v) { return std::int64_t{1} << log2_floor(v); }
 
 /// AcceleratorAllocatorConfig::roundup_power2_divisions(size): intervals from 1 MiB to 64 GiB.
 constexpr std::int64_t divisions_for(const allocator_settings& a, std::int64_t size) {
@@ -72,21 +65,21 @@ constexpr std::int64_t round_request(const allocator_settings& a, std::int64_t s
 class caching_allocator {
  public:
   constexpr explicit caching_allocator(const allocator_settings& a = {}, std::int64_t cap = 0) : conf_(a), cap_(cap) {
+    for (const auto d : a.roundup_power2_divisions) rounds_by_divisions_ = rounds_by_divisions_ || d > 1;
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('R', cap, -1);  // a new replay
   }
 
   /// Allocates `bytes` (a tensor's request); returns the block's handle, -1 on OOM (capped only).
   constexpr std::int32_t malloc(std::int64_t bytes) {
     if (bytes <= 0) return -1;
-    const auto size = round_request(conf_, bytes);
+    const auto size = rounds_by_divisions_ ? round_request(conf_, bytes) : pa::round_size(bytes);
     const bool small = size <= pa::kSmallSize;
     auto b = find_free(size, small);
     if (b < 0) b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
     if (b < 0) { oom_ = true; return -1; }
     unlist(b);
     take(b, size);
-    allocated_ += blocks_[static_cast<std::size_t>(b)].size;
-    if (allocated_ > allocated_peak_) allocated_peak_ = allocated_;
+    allocated_ += blocks_.data_[b].size, allocated_peak_ = allocated_ > allocated_peak_ ? allocated_ : allocated_peak_;
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('+', bytes, b);
     return b;
   }
@@ -104,11 +97,11 @@ class caching_allocator {
   constexpr void free(std::int32_t h) {
     if (h < 0) return;
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('-', 0, h);
-    auto& b = at(h);
+    auto& b = blocks_.data_[h];
     b.allocated = false;
     allocated_ -= b.size;
     merge(h, b.next);
-    if (b.prev >= 0 && !at(b.prev).allocated) merge(b.prev, h);
+    if (b.prev >= 0 && !blocks_.data_[b.prev].allocated) merge(b.prev, h);
     else list(h);
   }
 
@@ -125,21 +118,28 @@ class caching_allocator {
     std::int64_t size = 0, offset = 0;
     std::int32_t segment = 0, prev = -1, next = -1;
     bool allocated = false, small = false, alive = true;
-    std::int32_t slot = -1;  ///< index in its pool's free list (-1: not free)
+    std::int32_t slot = -1;  ///< index in its free list (-1: not free)
+    std::int32_t size_class = 0;  ///< the free list it is in (its size's class when listed)
   };
   allocator_settings conf_;
   std::int64_t cap_ = 0;  ///< allocator cap in bytes (0: none)
   dyn_array<block> blocks_{};
   dyn_array<std::int32_t> dead_{};  ///< slots of merged or released blocks, reused first
-  /// The cached free blocks of the large (0) and small (1) pool: what a request searches
-  /// (PyTorch's BlockPool::blocks), so that a search costs the cache, not every block.
-  std::array<dyn_array<std::int32_t>, 2> free_{};
+  /// The cached free blocks of the large (0) and small (1) pool (PyTorch's BlockPool::blocks),
+  /// one list per size class floor(log2(size)), and per pool a mask of the non-empty classes.
+  /// PyTorch searches an ordered std::set with lower_bound; a best-fit search here scans the
+  /// request's own class and at most the next non-empty one, not the whole cache (constant
+  /// evaluation charges a step per block scanned: scanning one list per pool cost a ResNet-50
+  /// budget ~200 K steps). Plain arrays: std::array's operator[] costs 5 steps a call.
+  static constexpr int size_classes = 64;
+  dyn_array<std::int32_t> free_[2][size_classes]{};
+  std::uint64_t nonempty_[2]{};
   std::int64_t reserved_ = 0, reserved_peak_ = 0, allocated_ = 0, allocated_peak_ = 0;
   std::int32_t segments_ = 0;
-  std::array<std::int32_t, 2> expandable_tail_{-1, -1};  ///< last block of each pool's expandable segment
+  std::int32_t expandable_tail_[2]{-1, -1};  ///< last block of each pool's expandable segment
   bool oom_ = false;
+  bool rounds_by_divisions_ = false;  ///< any roundup_power2_divisions set (else round_size alone)
 
-  constexpr block& at(std::int32_t h) { return blocks_[static_cast<std::size_t>(h)]; }
   constexpr std::int64_t max_split() const { return conf_.max_split_size > 0 ? conf_.max_split_size : INT64_MAX; }
 
   /// BlockComparatorSize: by size, then (for address) segment and offset.
@@ -153,38 +153,51 @@ class caching_allocator {
     if (!dead_.empty()) {
       const auto h = dead_.back();
       dead_.pop_back();
-      at(h) = b;
+      blocks_.data_[h] = b;
       return h;
     }
     blocks_.push_back(b);
-    return static_cast<std::int32_t>(blocks_.size() - 1);
+    return static_cast<std::int32_t>(blocks_.size_ - 1);
   }
-  constexpr void kill(std::int32_t h) { at(h).alive = false, dead_.push_back(h); }
-  constexpr dyn_array<std::int32_t>& pool_of(const block& b) { return free_[b.small ? 1 : 0]; }
+  constexpr void kill(std::int32_t h) { blocks_.data_[h].alive = false, dead_.push_back(h); }
   constexpr void list(std::int32_t h) {
-    auto& pool = pool_of(at(h));
-    at(h).slot = static_cast<std::int32_t>(pool.size());
-    pool.push_back(h);
+    block& b = blocks_.data_[h];
+    auto& free_list = free_[b.small][b.size_class = log2_floor(b.size)];
+    b.slot = static_cast<std::int32_t>(free_list.size_), nonempty_[b.small] |= std::uint64_t{1} << b.size_class;
+    free_list.push_back(h);
   }
   constexpr void unlist(std::int32_t h) {
-    const auto slot = at(h).slot;
-    if (slot < 0) return;
-    auto& pool = pool_of(at(h));
-    const auto last = pool.back();
-    pool[static_cast<std::size_t>(slot)] = last, at(last).slot = slot;
-    pool.pop_back();
-    at(h).slot = -1;
+    block& b = blocks_.data_[h];
+    if (b.slot < 0) return;
+    auto& free_list = free_[b.small][b.size_class];
+    const auto last = free_list.data_[free_list.size_ - 1];
+    free_list.data_[b.slot] = last, blocks_.data_[last].slot = b.slot, b.slot = -1;
+    free_list.pop_back();
+    if (free_list.size_ == 0) nonempty_[b.small] &= ~(std::uint64_t{1} << b.size_class);
+  }
+
+  /// The smallest block >= size in one free list, ties by segment and offset (-1: none).
+  constexpr std::int32_t best_in(const dyn_array<std::int32_t>& free_list, std::int64_t size) const {
+    const block* blocks = blocks_.data_;
+    std::int32_t best = -1;
+    std::int64_t found = INT64_MAX;  // the best block's size
+    // one statement per block, ties on size only through before(): the replay's hottest loop
+    for (const std::int32_t *h = free_list.data_, *end = free_list.data_ + free_list.size_; h != end; ++h)
+      if (blocks[*h].size >= size && (blocks[*h].size < found || (blocks[*h].size == found && before(blocks[*h], blocks[best]))))
+        best = *h, found = blocks[*h].size;
+    return best;
   }
 
   /// get_free_block: the smallest free block >= size in the pool, ties by segment and offset.
+  /// Every block of a class above the request's is larger than it: when the request's own
+  /// class has none large enough, the best is the smallest of the next non-empty class.
   constexpr std::int32_t find_free(std::int64_t size, bool small) const {
-    std::int32_t best = -1;
-    for (const auto h : free_[small ? 1 : 0]) {
-      const block& b = blocks_[static_cast<std::size_t>(h)];
-      if (b.size >= size && (best < 0 || before(b, blocks_[static_cast<std::size_t>(best)]))) best = h;
-    }
+    const auto first = log2_floor(size);
+    auto best = best_in(free_[small][first], size);
+    const auto above = first + 1 < size_classes ? nonempty_[small] >> (first + 1) : 0;
+    if (best < 0 && above != 0) best = best_in(free_[small][first + 1 + __builtin_ctzll(above)], size);
     if (best < 0 || conf_.expandable_segments) return best;
-    const auto found = blocks_[static_cast<std::size_t>(best)].size;
+    const auto found = blocks_.data_[best].size;
     // do not return an oversized block for a small request, nor a much larger one for a large
     // request (max_non_split_rounding_size defaults to kLargeBuffer)
     if (size < max_split() && found >= max_split()) return -1;
@@ -201,26 +214,34 @@ class caching_allocator {
 
   /// alloc_found_block: the front of `h` becomes the allocation, the rest a free block.
   constexpr void take(std::int32_t h, std::int64_t size) {
-    if (should_split(at(h), size)) {
-      block rest = at(h);
+    if (should_split(blocks_.data_[h], size)) {
+      block rest = blocks_.data_[h];
       rest.size -= size, rest.offset += size, rest.prev = h;
       rest.slot = -1;
       const auto r = add_block(rest);
       list(r);
-      if (rest.next >= 0) at(rest.next).prev = r;
-      for (auto& t : expandable_tail_) if (t == h) t = r;
-      at(h).next = r, at(h).size = size;
+      if (rest.next >= 0) blocks_.data_[rest.next].prev = r;
+      if (conf_.expandable_segments) retail(h, r);
+      blocks_.data_[h].next = r, blocks_.data_[h].size = size;
     }
-    at(h).allocated = true;
+    blocks_.data_[h].allocated = true;
+  }
+
+  /// Block `to` is the expandable segment's last block where `from` was.
+  constexpr void retail(std::int32_t from, std::int32_t to) {
+    for (auto& t : expandable_tail_) if (t == from) t = to;
   }
 
   /// Folds free block `b` into free block `a` (a precedes b in their segment).
   constexpr void merge(std::int32_t a, std::int32_t b) {
-    if (a < 0 || b < 0 || at(b).allocated || at(a).allocated) return;
+    if (a < 0 || b < 0 || blocks_.data_[b].allocated || blocks_.data_[a].allocated) return;
     unlist(b);
-    at(a).size += at(b).size, at(a).next = at(b).next;
-    if (at(b).next >= 0) at(at(b).next).prev = a;
-    for (auto& t : expandable_tail_) if (t == b) t = a;
+    const bool listed = blocks_.data_[a].slot >= 0;  // a free block that grows changes class
+    if (listed) unlist(a);
+    blocks_.data_[a].size += blocks_.data_[b].size, blocks_.data_[a].next = blocks_.data_[b].next;
+    if (listed) list(a);
+    if (blocks_.data_[b].next >= 0) blocks_.data_[blocks_.data_[b].next].prev = a;
+    if (conf_.expandable_segments) retail(b, a);
     kill(b);
   }
 
@@ -228,15 +249,16 @@ class caching_allocator {
   constexpr bool make_room(std::int64_t bytes) {
     if (cap_ <= 0 || reserved_ + bytes <= cap_) return true;
     for (auto& pool : free_)  // free, unsplit segments go back to the device
-      for (auto k = pool.size(); k-- > 0 && !conf_.expandable_segments;)
-        if (const auto h = pool[k]; at(h).prev < 0 && at(h).next < 0) release_segment(h);
+      for (auto& free_list : pool)
+        for (auto k = free_list.size_; k-- > 0 && !conf_.expandable_segments;)
+          if (const auto h = free_list.data_[k]; blocks_.data_[h].prev < 0 && blocks_.data_[h].next < 0) release_segment(h);
     return reserved_ + bytes <= cap_;
   }
 
   /// A free, unsplit segment back to the device (release_cached_blocks' cudaFree).
   constexpr void release_segment(std::int32_t h) {
-    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('F', at(h).size, -1);
-    reserved_ -= at(h).size, unlist(h), kill(h);
+    if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('F', blocks_.data_[h].size, -1);
+    reserved_ -= blocks_.data_[h].size, unlist(h), kill(h);
   }
 
   /// alloc_block: a new segment of get_allocation_size(size), one free block.
@@ -254,16 +276,16 @@ class caching_allocator {
   constexpr std::int32_t grow_expandable(std::int64_t size, bool small) {
     auto& tail = expandable_tail_[small ? 1 : 0];
     const auto page = small ? pa::kSmallBuffer : pa::kLargeBuffer;
-    const bool tail_free = tail >= 0 && !at(tail).allocated;
-    const auto have = tail_free ? at(tail).size : 0;
+    const bool tail_free = tail >= 0 && !blocks_.data_[tail].allocated;
+    const auto have = tail_free ? blocks_.data_[tail].size : 0;
     const auto pages = (size - have + page - 1) / page * page;
     if (!make_room(pages)) return -1;
     reserved_ += pages;
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
-    if (tail_free) { at(tail).size += pages; return tail; }
-    const auto offset = tail >= 0 ? at(tail).offset + at(tail).size : 0;
+    if (tail_free) { blocks_.data_[tail].size += pages; return tail; }
+    const auto offset = tail >= 0 ? blocks_.data_[tail].offset + blocks_.data_[tail].size : 0;
     const auto h = add_block(block{pages, offset, small ? 1 : 0, tail, -1, false, small, true, -1});
-    if (tail >= 0) at(tail).next = h;
+    if (tail >= 0) blocks_.data_[tail].next = h;
     tail = h;
     return h;
   }
