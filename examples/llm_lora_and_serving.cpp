@@ -11,6 +11,9 @@
 //     and with NF4 weights (bitsandbytes, the KV cache unchanged)?
 //  3. Mistral-7B's sliding window: a 16k-token conversation keeps only 4096 tokens of KV.
 //  4. Mixtral-8x7B: total vs active parameters, what loading, a LoRA fine-tune and serving need.
+//  5. GPT-2 under PEFT (r = 8 on c_attn, its default target) at 1k tokens on a T4: PEFT's counts
+//     and the fit checked by the compiler, beside a full fine-tune (activations dominate: LoRA
+//     drops the weights' gradients and optimizer state, not the attention's saved tensors).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
 #include <gpubudget/serving.hpp>
@@ -28,6 +31,13 @@ static_assert(on_l4.kv_bytes_per_token == 131'072);
 // An A100-80 holds dozens of 4k sequences beside the weights; an L4 a handful.
 static_assert(on_a100.max_sequences >= 100);
 static_assert(on_l4.max_sequences >= 4 && on_l4.max_sequences < 10);
+
+// --- 5. GPT-2 under PEFT, checked by the compiler ------------------------------------------------
+constexpr training gpt2_on_t4{.batch = 4, .precision = amp_fp16};
+constexpr models::lora_config gpt2_adapters{.rank = 8, .targets = c_attn};
+constexpr auto gpt2_lora = budget_totals(models::gpt_lora(models::gpt2_small(1024), gpt2_adapters), gpt2_on_t4, devices::t4);
+static_assert(gpt2_lora.trainable_count == 294'912 && gpt2_lora.parameter_count == 124'734'720);  // PEFT's print_trainable_parameters
+static_assert(fits(gpt2_lora));
 // "Llama-3-8B in bf16 serves 4 sequences of 4k tokens on one L4" holds; 32 of 8k would not
 // (tests/fail/serving_32x8k_l4_ko.cpp: serving_exceeds_gpu_memory<49514, 20321, 3>).
 constexpr auto four_on_l4 = serve(models::llama3_8b(), serving{.context = 4096, .concurrency = 4}, devices::l4);
@@ -129,4 +139,13 @@ int main() {
               << s.max_concurrent_tokens << " | " << s.max_sequences << " |\n";
   }
   std::cout << "\n" << markdown_table(budget_totals(mnet, mplan, devices::h200));
+
+  // --- 5. GPT-2 under PEFT ---------------------------------------------------------------------
+  const auto gpt2_full = budget_totals(models::gpt(models::gpt2_small(1024)), gpt2_on_t4, devices::t4);
+  std::cout << "\n## GPT-2, 1k tokens, micro-batch 4, amp_fp16 on a T4\n\n"
+            << "LoRA r=8 on c_attn: trainable params: " << gpt2_lora.trainable_count << " || all params: " << gpt2_lora.parameter_count << "\n\n"
+            << "| | Gradients + optimizer state | Saved for backward | Device total | Fits |\n|---|---|---|---|---|\n";
+  for (const auto& [what, b] : {std::pair{"full fine-tune", gpt2_full}, std::pair{"LoRA", gpt2_lora}})
+    std::cout << "| " << what << " | " << format_bytes(b.gradients + b.optimizer_state) << " | " << format_bytes(b.saved_activations) << " | "
+              << format_bytes(b.total()) << " | " << (fits(b) ? "yes" : "no") << " |\n";
 }

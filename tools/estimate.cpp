@@ -655,6 +655,13 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
 std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
+  if (c.entry->gpt) {  // GPT-2: PEFT's default target there is c_attn
+    const auto g = c.entry->gpt(c.opts);
+    auto l = tools::parse_lora(*a.get("lora"), g.width, "c_attn");
+    tools::apply_quant(a, l);
+    auto run = tools::gpt_lora_model(*c.entry, g, l);
+    return {std::move(run.entry), run.counts};
+  }
   const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);
   const auto g = mixtral ? *mixtral : llm_config("--lora", c);
   auto l = tools::parse_lora(*a.get("lora"), g.width);

@@ -64,6 +64,7 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (decoder_head && (m.family == hf_family::decoder || m.family == hf_family::mixtral)) e.llama = m.llama;
   if (decoder_head && m.family == hf_family::mixtral) e.experts = m.moe;
   if (m.task == models::hf_task::seq_cls) e.labels = m.labels;
+  if (m.task == models::hf_task::causal_lm && m.family == hf_family::gpt2) e.gpt = [m](const model_options& o) { return with_options(m, o).gpt; };
   return e;
 }
 

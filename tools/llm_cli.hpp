@@ -32,7 +32,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -82,7 +82,7 @@ inline std::int64_t parse_modules_to_save(const std::string& list) {
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head`: a
 /// key=value list in which items without '=' continue the targets or modules_to_save list.
-inline models::lora_config parse_lora(const std::string& text, std::int64_t width) {
+inline models::lora_config parse_lora(const std::string& text, std::int64_t width, const std::string& default_targets = "q_proj,v_proj") {
   models::lora_config l{0, 0, 0, base_weights::same};
   std::string key, targets, saved;
   bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false;
@@ -120,10 +120,10 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   if (!saved.empty()) l.modules_to_save = parse_modules_to_save(saved);
   if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
   try {
-    l.targets = parse_lora_targets(targets.empty() ? "q_proj,v_proj" : targets);
+    l.targets = parse_lora_targets(targets.empty() ? default_targets : targets);
   } catch (const std::invalid_argument&) {
     throw cli::usage_error("--lora: unknown target module in '" + targets +
-                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate)");
+                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc)");
   }
   return l;
 }
@@ -165,6 +165,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   l.labels = base.labels;  // a classifier: PEFT's SEQ_CLS, score in modules_to_save
   if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
     throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
+  if ((l.targets & (c_attn | c_proj | c_fc)) != 0) throw lacks("c_attn, c_proj or c_fc (GPT-2's modules)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -191,6 +192,20 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
             return l.labels > 0 ? evaluate(models::llama_lora_seq_cls(g, l), t, d) : evaluate(models::llama_lora(g, l), t, d);
           }),
           models::lora_counts(g, l)};
+}
+
+/// The LoRA'd GPT-2 (configuration `g`) under `l` (PEFT's default target there: c_attn): its frozen
+/// base in the precision's parameter type. A usage error for a name GPT-2 lacks or a base it
+/// does not model.
+inline lora_run gpt_lora_model(const zoo_entry& base, const models::gpt_config& g, models::lora_config l) {
+  if (l.targets == all_linear) l.targets = c_attn | c_proj | c_fc;  // PEFT's all-linear on GPT-2's Conv1D modules
+  if ((l.targets & ~std::int64_t{c_attn | c_proj | c_fc}) != 0)
+    throw cli::usage_error("--lora: " + base.name + " has no module q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj or down_proj (GPT-2's: c_attn, c_proj, c_fc)");
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
+    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (bitsandbytes does not quantize GPT-2's Conv1D "
+                           "modules): no base=, --quant, modules_to_save= or prepare_kbit=");
+  zoo_entry adapted{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::gpt_lora(g, l), t, d); }};
+  return {std::move(adapted), models::gpt_lora_counts(g, l)};
 }
 
 /// `--quant` with `--lora`: the frozen base's storage (replaces its base=).

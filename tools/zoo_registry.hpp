@@ -69,6 +69,9 @@ struct zoo_entry {
   std::optional<models::moe_config> experts{};
   /// With `llama`: a classification head of this many classes (--task seq-cls), 0: the LM head.
   std::int64_t labels = 0;
+  /// A GPT-2 causal LM (zoo name or --hf-config): its configuration with the size options
+  /// applied, what --lora builds on outside the Llama family (models::gpt_lora).
+  std::function<models::gpt_config(const model_options&)> gpt{};
 };
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.
@@ -149,8 +152,10 @@ inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o)
   return g;
 }
 inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
-  return {name, "gpt", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::gpt(gpt_from(base, o)), t, d); },
-          [base](const model_options& o) { return o.get("ctx", base.context); }};
+  zoo_entry e{name, "gpt", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::gpt(gpt_from(base, o)), t, d); },
+              [base](const model_options& o) { return o.get("ctx", base.context); }};
+  e.gpt = [base](const model_options& o) { return gpt_from(base, o); };
+  return e;
 }
 inline zoo_entry bert_model(std::string name, models::bert_config base) {
   return {name, "bert",

@@ -78,8 +78,8 @@ struct node_flags {
   bool continues_sequence = false;
 };
 
-/// Capacity of a record's op fields, in 8-byte words (the largest op, conv, has 11).
-inline constexpr std::size_t max_op_fields = 11;
+/// Capacity of a record's op fields, in 8-byte words (the largest op, attention, has 12).
+inline constexpr std::size_t max_op_fields = 12;
 
 struct layer {
   node_kind kind = node_kind::leaf;

@@ -171,3 +171,12 @@ static_assert(budget_totals(checkpoint_blocks_without_repeat_m, training{.batch 
               budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8}, devices::generic_16gb).saved_activations);
 }  // namespace
 
+
+// attention_adapters_v_on_packed_kv: the packed projection's own adapter (adapt_qkv) fits
+constexpr auto attention_adapters_v_on_packed_kv_m =
+    sequential(input(16, 64), attention(64, heads(4), attention_impl::split_qkv, attention_adapters{.rank = 4, .parts = adapt_qkv}));
+static_assert(budget_totals(attention_adapters_v_on_packed_kv_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * (64 + 3 * 64));
+// attention_adapters_rank_zero: rank 4
+constexpr auto attention_adapters_rank_zero_m =
+    sequential(input(16, 64), attention(64, heads(4), attention_impl::separate_qkv, attention_adapters{.rank = 4, .parts = adapt_q}));
+static_assert(budget_totals(attention_adapters_rank_zero_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * (64 + 64));

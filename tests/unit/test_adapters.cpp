@@ -368,3 +368,54 @@ TEST_CASE("bitsandbytes' Linear4bit returns its input's type") {
   CHECK(output_bytes(base_weights::bf16) == 8 * 1024 * 2);
   CHECK(output_bytes(base_weights::nf4) == 8 * 1024 * 4);
 }
+
+// --- LoRA on GPT-2 (attention_adapters on the attention op, models::gpt_lora) -------------------
+
+TEST_CASE("gpt_lora counts what PEFT's print_trainable_parameters prints for gpt2") {
+  const auto g = models::gpt2_small(128);
+  // r = 8 on c_attn (PEFT's default target for GPT-2): 12 blocks x 8 x (768 + 2304)
+  const models::lora_config c_attn_only{.rank = 8, .targets = c_attn};
+  const auto counts = models::gpt_lora_counts(g, c_attn_only);
+  CHECK(counts.trainable == 294912);
+  CHECK(counts.all == 124734720);
+  const auto b = budget(models::gpt_lora(g, c_attn_only), training{.batch = 2}, devices::a100_80gb);
+  CHECK(b.parameter_count == counts.all);
+  CHECK(b.trainable_count == counts.trainable);
+  // every Conv1D (all-linear), DoRA's magnitudes too: the simulated model and the closed form agree
+  const models::lora_config every{.rank = 16, .targets = all_linear, .dora = true};
+  const auto all = budget(models::gpt_lora(g, every), training{.batch = 2}, devices::a100_80gb);
+  CHECK(all.trainable_count == models::gpt_lora_counts(g, every).trainable);
+  CHECK(all.trainable_count == 12 * (16 * (4 + 2 + 5 + 5) * 768 + (3 + 1 + 4 + 1) * 768));
+  CHECK(all.parameter_count == models::gpt_lora_counts(g, every).all);
+}
+
+TEST_CASE("LoRA on GPT-2 keeps the frozen base's weights and drops their gradients and the activations only they need") {
+  const auto g = models::gpt2_small(512);
+  const training plan{.batch = 4};
+  const auto full = budget(models::gpt(g), plan, devices::a100_80gb);
+  const auto lora = budget(models::gpt_lora(g, {.rank = 8, .targets = c_attn}), plan, devices::a100_80gb);
+  // the frozen base is still there, in fp32 ...
+  CHECK(lora.parameters >= full.parameters);
+  // ... but only the adapters have .grad and AdamW state
+  CHECK(lora.gradients == 294912 * 4);
+  CHECK(lora.optimizer_state == 2 * 294912 * 4);
+  // no frozen matmul keeps its input for a weight gradient: fewer saved bytes
+  CHECK(lora.saved_activations < full.saved_activations);
+  // the adapter keeps A's output [tokens, r] per block: a few hundred KiB, not the 768-wide inputs
+  const auto c_proj_too = budget(models::gpt_lora(g, {.rank = 8, .targets = c_attn | c_proj}), plan, devices::a100_80gb);
+  CHECK(c_proj_too.saved_activations > lora.saved_activations);
+  CHECK(c_proj_too.saved_activations - lora.saved_activations < full.saved_activations - lora.saved_activations);
+}
+
+TEST_CASE("attention_adapters on separate q, k, v projections: PEFT's query and value adapters over a frozen attention") {
+  constexpr std::int64_t D = 256, r = 4;
+  const auto net = [](auto... adapters) {
+    return sequential(input(64, D), attention(D, heads(4), attention_impl::separate_qkv, adapters...));
+  };
+  const auto plain = budget(net(), training{.batch = 2}, devices::a100_80gb);
+  const auto adapted = budget(net(attention_adapters{.rank = r, .parts = adapt_q | adapt_v}), training{.batch = 2}, devices::a100_80gb);
+  CHECK(adapted.parameter_count == plain.parameter_count + 2 * r * (D + D));
+  CHECK(adapted.trainable_count == 2 * r * (D + D));
+  CHECK(adapted.per_record[1].parameter_count == adapted.parameter_count);
+  CHECK(std::string(adapted.records[1].op->name(adapted.records[1])) == "attention (lora)");
+}

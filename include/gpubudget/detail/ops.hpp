@@ -38,6 +38,8 @@ struct layer_ctx {
   bool own_stored_type = false;
   dtype stored_as = dtype::fp32;
   std::int64_t own_type_count = 0, own_type_bytes = 0;
+  /// An attention op's LoRA adapters on its projections (attention_adapters, packed; 0: none).
+  std::int64_t adapters = 0;
 
   constexpr bool amp() const { return s.types.autocast; }
   constexpr bool pure16() const { return s.types.pure16; }

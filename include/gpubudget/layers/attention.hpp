@@ -17,6 +17,7 @@
 //    output, the mask and the dropped probabilities are all kept (#14, both versions).
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/lora_projection.hpp>
 #include <gpubudget/layers/options.hpp>
 #include <gpubudget/layers/rotary.hpp>
 
@@ -58,6 +59,48 @@ enum class projection_names : std::int64_t {
                     ///< structure itself: one packed projection whose q, k, v are views (fused_qkv)
 };
 
+/// The projections of an attention op that LoRA adapters can sit on, as bits (the op's parts:
+/// q, k (or the packed k and v), the output, a separate v), and GPT-2's c_attn: one adapter
+/// over q, k and v together.
+enum attention_adapter_parts : std::int64_t { adapt_q = 1, adapt_k = 2, adapt_out = 4, adapt_v = 8, adapt_qkv = 16 };
+
+/// PEFT LoRA adapters on an attention op's projections (get_peft_model with target_modules naming
+/// them; lora.Linear on each, layers/lora_projection.hpp): every projection's base weight is frozen
+/// and stored as `base`, and those in `parts` get an adapter of rank `rank`. The option
+/// `attention(..., attention_adapters{...})`; transformers' GPT-2, BERT and T5 under PEFT
+/// (models::gpt_lora, bert_lora, t5_lora).
+struct attention_adapters {
+  std::int64_t rank = 0;     ///< 1 to 65,535
+  std::int64_t parts = 0;    ///< attention_adapter_parts: adapt_q | adapt_k | adapt_v | adapt_out, or adapt_qkv (| adapt_out)
+  std::int64_t dropout = 0;  ///< lora_dropout, percent
+  base_weights base = base_weights::same;
+  bool dora = false;        ///< PEFT's use_dora
+  bool cast_input = true;   ///< PEFT >= 0.15's input cast (lora_projection)
+};
+
+namespace detail {
+[[noreturn]] inline void attention_adapters_do_not_fit_the_attention_impl() {
+  fail("gpubudget: attention_adapters do not fit this attention: adapt_v needs separate k and v projections (BERT, T5), "
+       "adapt_qkv a packed one (GPT-2's c_attn); rotary attention takes lora_attention, nn.MultiheadAttention none");
+}
+[[noreturn]] inline void attention_adapters_out_of_range() {
+  fail("gpubudget: attention_adapters: rank 1 to 65535, parts a non-empty set of adapt_q, adapt_k, adapt_v, adapt_out "
+       "(or adapt_qkv, GPT-2's c_attn, without adapt_q, adapt_k, adapt_v), dropout 0 to 100 percent");
+}
+/// attention_adapters as one word of attention_op (0: none): rank in bits 0-15, parts 16-20,
+/// dropout 24-30, base 32-35, dora 40, cast_input 41, and bit 42 set.
+constexpr std::int64_t pack_adapters(const attention_adapters& a) {
+  const auto base = static_cast<std::int64_t>(a.base);
+  const bool fused_and_apart = (a.parts & adapt_qkv) && (a.parts & (adapt_q | adapt_k | adapt_v));
+  if (a.rank < 1 || a.rank > 65535 || a.parts <= 0 || a.parts > 31 || fused_and_apart || a.dropout < 0 || a.dropout > 100 || base < 0 || base > 15)
+    attention_adapters_out_of_range();
+  return a.rank | a.parts << 16 | a.dropout << 24 | base << 32 | std::int64_t{a.dora} << 40 | std::int64_t{a.cast_input} << 41 | std::int64_t{1} << 42;
+}
+constexpr attention_adapters unpack_adapters(std::int64_t w) {
+  return {w & 65535, (w >> 16) & 31, (w >> 24) & 127, static_cast<base_weights>((w >> 32) & 15), ((w >> 40) & 1) != 0, ((w >> 41) & 1) != 0};
+}
+}  // namespace detail
+
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
 /// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary,
 /// heads of head_width channels (0 = width / heads; Gemma, T5-3B: heads · head_width ≠ width).
@@ -73,6 +116,7 @@ struct attention_op {
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
   projection_names names = {};   ///< module names of the projections (train_only selects them)
+  std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
@@ -223,10 +267,19 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   return out;
 }
 
+/// Part `part` of an attention with adapters (layer_ctx::adapters): PEFT's lora.Linear on a frozen
+/// base, with an adapter when `part` is one the adapters name (its keys 2·part and 2·part + 1).
+constexpr value adapted_projection(layer_ctx& c, const value& x, std::int64_t width, bool bias, std::int32_t part) {
+  const auto a = unpack_adapters(c.adapters);
+  const auto rank = (a.parts >> part) & 1 ? a.rank : 0;
+  return lora_projection(c, x, width, rank, a.dropout, static_cast<std::int64_t>(a.base), 2 * part, bias, false, {a.dora, a.cast_input});
+}
+
 /// The projection of part `part` (q 0, k or kv 1, output 2, separate v 3; torch_mha: in_proj 0,
 /// out_proj 1): an nn.Linear that trains unless a train_only name selected only other parts of
 /// this attention (on_part).
 constexpr value projection(layer_ctx& c, const value& x, std::int64_t width, bool bias, std::int32_t part) {
+  if (c.adapters != 0) return adapted_projection(c, x, width, bias, part);
   return on_part(c, part, [&](layer_ctx& pc) { return linear_op(pc, x, width, bias, part); });
 }
 
@@ -268,6 +321,16 @@ struct attention_dims {
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
 };
 
+/// Adapters fit the projections the implementation has: a separate v (adapt_v) only where k and
+/// v are Linears of their own, one adapter over q, k, v (adapt_qkv) only where they are not;
+/// none on the rotary path (lora_attention) or nn.MultiheadAttention (no PEFT module names).
+constexpr void check_adapters(const attention_op& op) {
+  const auto parts = unpack_adapters(op.adapters).parts;
+  const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
+  if (op.rotary || op.impl == attention_impl::torch_mha || (separate && (parts & adapt_qkv)) || (!separate && (parts & adapt_v)))
+    attention_adapters_do_not_fit_the_attention_impl();
+}
+
 constexpr attention_dims check_attention(const layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   const auto D = op.width, H = op.heads;
   if (H <= 0) heads_must_be_positive();
@@ -281,8 +344,24 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
   if (op.names == projection_names::phi3 && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
   if (op.head_width > 0 && op.impl == attention_impl::torch_mha) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
+  if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
+}
+
+/// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
+/// projections, or under one adapter over q, k and v (adapt_qkv) one frozen c_attn and its
+/// adapter, q and kv views of its output.
+constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, const value& x, const value& kv_src, bool bias) {
+  if (!(unpack_adapters(c.adapters).parts & adapt_qkv))
+    return {projection(c, x, a.inner, bias, 0), projection(c, kv_src, 2 * a.KVH * a.d, bias, 1)};
+  if (x.id != kv_src.id) invalid_layer_argument();  // one c_attn reads one input
+  const auto ad = unpack_adapters(c.adapters);
+  value qkv = lora_projection(c, x, a.inner + 2 * a.KVH * a.d, ad.rank, ad.dropout, static_cast<std::int64_t>(ad.base), 0, bias, false,
+                              {ad.dora, ad.cast_input});
+  std::array<value, 2> out{c.s.view(qkv, make_shape(a.Lq, a.inner)), c.s.view(qkv, make_shape(a.Lk, 2 * a.KVH * a.d))};
+  c.s.release(qkv);
+  return out;
 }
 
 /// scaled_dot_product_attention over separate q, k, v ([L, H·d] each; consumed) through the backend
@@ -328,8 +407,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
 constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  value q = projection(c, x, a.inner, in_bias, 0);
-  value kv = projection(c, kv_src, 2 * a.KVH * a.d, in_bias, 1);
+  const auto [q, kv] = q_and_kv(c, a, x, kv_src, in_bias);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
   if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
@@ -405,8 +483,8 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   const bool in_bias = op.bias || op.qkv_bias;
   const bool t5 = op.impl == attention_impl::t5;  // softmax(scores.float())
   const bool separate = t5 || op.impl == attention_impl::separate_qkv;  // k and v Linears of their own
-  value q = projection(c, x, a.inner, in_bias, 0);
-  value k = projection(c, kv_src, (separate ? 1 : 2) * a.KVH * a.d, in_bias, 1);
+  const auto [q, k] = separate ? std::array<value, 2>{projection(c, x, a.inner, in_bias, 0), projection(c, kv_src, a.KVH * a.d, in_bias, 1)}
+                                : q_and_kv(c, a, x, kv_src, in_bias);
   value v = separate ? projection(c, kv_src, a.KVH * a.d, in_bias, 3) : k;  // else both views of one kv
   if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
@@ -483,7 +561,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
 
 template <>
 struct op_traits<attention_op> {
-  static constexpr const char* name = "attention";
+  static constexpr const char* name(const attention_op& op) { return op.adapters != 0 ? "attention (lora)" : "attention"; }
   /// The projections' module names (projection_names), which train_only selects one by one.
   static constexpr const char* part_name(const attention_op& op, std::int32_t k, std::uint8_t& parts) {
     switch (op.names) {
@@ -498,6 +576,7 @@ struct op_traits<attention_op> {
     return nullptr;
   }
   static constexpr detail::value lower(detail::layer_ctx& c, const attention_op& op, const detail::value& x) {
+    c.adapters = op.adapters;  // the projections' (projection)
     const auto Lk = op.kv_tokens > 0 ? op.kv_tokens : x.s[0];
     if (Lk == x.s[0]) return detail::multi_head_attention(c, op, x, x);
     // Cross-attention over Lk tokens that come from elsewhere: budget their [Lk, D] tensor as a
@@ -531,6 +610,7 @@ constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias 
 /// a record: detail::max_op_fields).
 constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.names = projection_names::phi3; }
 constexpr void apply_attention_option(attention_op& o, projection_names n) { o.names = n; }
+constexpr void apply_attention_option(attention_op& o, const attention_adapters& a) { o.adapters = pack_adapters(a); }
 constexpr void apply_attention_option(attention_op& o, gpubudget::attention_dropout p) {
   if (p.percent < 0 || p.percent > 100) dropout_percent_out_of_range();
   o.dropout = p.percent;
@@ -542,10 +622,11 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
 /// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
 /// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), fused_qkv
-/// (with rotary: one packed q, k, v projection, as Phi-3), a projection_names scheme (one that fits the attention_impl) naming the projections.
+/// (with rotary: one packed q, k, v projection, as Phi-3), a projection_names scheme (one that fits the attention_impl) naming the projections,
+/// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none, 0};
   (detail::apply_attention_option(o, opts), ...);
   if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(o);

@@ -395,6 +395,43 @@ constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, llama_lora_blocks(g, l), lora_score_head(g, l));
 }
 
+/// GPT-2's LoRA targets in `l` (PEFT's "all-linear" there: c_attn, c_proj, c_fc), checked.
+constexpr std::int64_t gpt_lora_targets(const lora_config& l) {
+  const auto t = l.targets == all_linear ? std::int64_t{c_attn | c_proj | c_fc} : l.targets;
+  if (t <= 0 || (t & ~std::int64_t{c_attn | c_proj | c_fc}) != 0) gpubudget::detail::unknown_lora_target_module();
+  return t;
+}
+/// GPT2Block under PEFT (get_peft_model on transformers' GPT2LMHeadModel): frozen LayerNorms;
+/// the attention's c_attn (one adapter over q, k and v) and c_proj, and the MLP's c_fc and c_proj,
+/// each a frozen Conv1D with its bias and an adapter where the targets name it (PEFT's "c_proj"
+/// names both c_proj modules). `t`: gpt_lora_targets.
+constexpr auto gpt_block_lora(const gpt_config& g, const lora_config& l, std::int64_t t) {
+  const auto rank_if = [&](std::int64_t bit) { return t & bit ? l.rank : 0; };
+  const attention_adapters adapters{l.rank, (t & c_attn ? std::int64_t{adapt_qkv} : 0) | (t & c_proj ? std::int64_t{adapt_out} : 0), l.dropout_percent, base_weights::same,
+                                    l.dora, l.cast_input};
+  return sequential(
+      residual(named("ln_1", frozen(layer_norm())),
+               named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), projection_names::gpt2, adapters)),
+               named("attn.resid_dropout", dropout(g.dropout_percent))),
+      residual(named("ln_2", frozen(layer_norm())), named("mlp.c_fc", lora_linear(4 * g.width, rank_if(c_fc), l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
+               named("mlp.act", gelu()), named("mlp.c_proj", lora_linear(g.width, rank_if(c_proj), l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
+               named("mlp.dropout", dropout(g.dropout_percent))));
+}
+/// get_peft_model of transformers' GPT2LMHeadModel (PEFT's default target for GPT-2: c_attn):
+/// every base weight frozen in the precision's parameter type (the tied LM head the frozen
+/// embedding's), the adapters trainable. `l.base` must be `same` and nothing saved whole:
+/// bitsandbytes leaves GPT-2's Conv1D modules unquantized.
+constexpr auto gpt_lora(const gpt_config& g, const lora_config& l) {
+  if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared || l.labels != 0)
+    gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
+  auto blocks = named("transformer.h", repeat(g.layers, gpt_block_lora(g, l, gpt_lora_targets(l))));
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return sequential(tokens(g.seq), named("transformer.wte", frozen_embedding(g.vocab, g.width)), named("transformer.wpe", frozen(learned_positions(g.context))),
+                    named("transformer.drop", dropout(g.dropout_percent)), blocks, named("transformer.ln_f", frozen(layer_norm())),
+                    named("lm_head", frozen_tied_linear(g.vocab)));
+}
+
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
@@ -443,6 +480,19 @@ struct parameter_counts {
   std::int64_t trainable = 0;
   std::int64_t all = 0;
 };
+
+/// PEFT's counts of gpt_lora(g, l) (print_trainable_parameters): GPT-2's parameters (wte, wpe, per
+/// block 12·D² + 13·D, ln_f; 124,439,808 for gpt2) plus the adapters, lora_A [r, in] and lora_B
+/// [out, r] on each targeted Conv1D (c_attn D -> 3D, attn.c_proj D -> D, c_fc D -> 4D, mlp.c_proj
+/// 4D -> D), and DoRA's magnitude [out] on each. gpt2 with r = 8 on c_attn: 294,912 trainable of
+/// 124,734,720.
+constexpr parameter_counts gpt_lora_counts(const gpt_config& g, const lora_config& l) {
+  const auto t = gpt_lora_targets(l), D = g.width, r = l.rank;
+  const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return t & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
+  const auto per_block = adapter(c_attn, D, 3 * D) + adapter(c_proj, D, D) + adapter(c_fc, D, 4 * D) + adapter(c_proj, 4 * D, D);
+  const auto base = g.vocab * D + g.context * D + g.layers * (12 * D * D + 13 * D) + 2 * D;
+  return {g.layers * per_block, base + g.layers * per_block};
+}
 
 /// All parameters of a Llama-style decoder: the closed form of models::llama.
 constexpr std::int64_t llama_parameter_count(const llama_config& g) {

@@ -1,0 +1,215 @@
+// gpubudget/layers/lora_projection.hpp — a LoRA adapter on a frozen base projection (PEFT's lora.Linear):
+// the rule that lora_linear, lora_attention and attention ops with adapters (attention_adapters) share.
+//
+// PEFT 0.x, peft/tuners/lora/layer.py, Linear.forward:
+//     result = self.base_layer(x)                                   # frozen nn.Linear
+//     result = result + lora_B(lora_A(dropout(x))) * scaling        # A: in→r, B: r→out, no bias
+// What autograd keeps (derivatives.yaml, mm: self's gradient needs mat2, mat2's needs self):
+//  * the frozen base matmul keeps its input only when its weight needs a gradient — never here;
+//    when its input needs a gradient it keeps the weight (a parameter: no activation bytes; under
+//    autocast with an fp32 base, the 16-bit weight copy, which autocast does not cache because the
+//    weight does not require grad — autocast_mode.cpp, cached_cast: `arg.requires_grad()`);
+//  * dropout keeps its mask (CUDA: 1 byte per element; CPU: an input-typed noise tensor);
+//  * lora_A keeps its input (the dropped x, or x itself at dropout 0), lora_B keeps A's output
+//    [tokens, r]; the scalar multiply and the add keep nothing.
+// The frozen base weights are parameters that never train (PEFT's "all params" counts them:
+// memory_budget::parameter_count equals lora_counts().all), stored in their own type, so a bf16
+// base under amp_bf16 (fp32 adapters) costs 2 bytes per weight (memory_budget::base_weight_bytes,
+#pragma once
+#include <cstdint>
+
+#include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/units.hpp>
+
+namespace gpubudget {
+
+/// Hugging Face module names a LoRA adapter can target (PEFT `target_modules`), as bits.
+enum lora_target : std::int64_t {
+  q_proj = 1, k_proj = 2, v_proj = 4, o_proj = 8, gate_proj = 16, up_proj = 32, down_proj = 64,
+  /// PEFT's "all-linear": every linear layer but the output head (Llama's module names).
+  all_linear = 127,
+  /// Phi-3's fused projections (Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj).
+  qkv_proj = 128, gate_up_proj = 256,
+  /// "all-linear" on Phi-3: its four linear modules per layer.
+  fused_all_linear = qkv_proj | o_proj | gate_up_proj | down_proj,
+  /// Mixtral's experts (block_sparse_moe.experts.N.w1 / w2 / w3: gate, down, up) and router
+  /// (block_sparse_moe.gate): PEFT's counts (models::mixtral_lora_counts); the memory model
+  /// adapts attention only.
+  w1 = 512, w2 = 1024, w3 = 2048, router_gate = 4096,
+  /// GPT-2's Conv1D modules: attn.c_attn (q, k and v in one), c_proj (PEFT's name matches the
+  /// attention's attn.c_proj and the MLP's mlp.c_proj), mlp.c_fc.
+  c_attn = 8192, c_proj = 16384, c_fc = 32768,
+};
+
+
+/// Bytes of a frozen weight of `elements` values in `rows` output rows stored as a quantized
+/// `base` (0 for the unquantized kinds). bitsandbytes 0.4x, functional.py quantize_4bit
+/// (blocksize=64: two 4-bit values per uint8, one fp32 absmax per 64 values, a 16-entry fp32 code)
+/// and, with compress_statistics (double quantization), quantize_blockwise of the absmax values
+/// minus their mean (blocksize=256: one uint8 per absmax, one fp32 absmax per 256 absmax values,
+/// a 256-entry fp32 code, the fp32 offset) — QLoRA (Dettmers et al. 2023, §3 "Double
+/// Quantization": 32/64 = 0.5 bits -> 8/64 + 32/(64·256) = 0.127 bits per parameter). int8:
+/// Int8Params keeps CB (int8, [out, in]) and SCB (fp32, [out]).
+constexpr std::int64_t quantized_weight_bytes(std::int64_t elements, std::int64_t rows, base_weights base) {
+  const auto blocks = (elements + 63) / 64;
+  switch (base) {
+    case base_weights::nf4:
+    case base_weights::fp4: return (elements + 1) / 2 + 4 * blocks + 16 * 4;
+    case base_weights::nf4_dq:
+    case base_weights::fp4_dq: return (elements + 1) / 2 + blocks + 4 * ((blocks + 255) / 256) + 256 * 4 + 4 + 16 * 4;
+    case base_weights::int8: return elements + 4 * rows;
+    default: return 0;
+  }
+}
+
+namespace detail {
+
+[[noreturn]] inline void lora_rank_must_be_positive_and_at_most_the_layer_width() {
+  fail("gpubudget: LoRA rank must be positive and at most the adapted layer's width");
+}
+[[noreturn]] inline void lora_needs_a_plain_llama_config() {
+  fail("gpubudget: LoRA is modelled on Llama-family decoders with separate projections (Phi-3's fused ones: phi3_lora); "
+       "on Mixtral, with the base stored in the precision's type");
+}
+[[noreturn]] inline void kbit_preparation_needs_a_quantized_base() {
+  fail("gpubudget: prepare_model_for_kbit_training (lora_config::kbit_prepared) prepares a quantized base: nf4, nf4_dq, fp4, fp4_dq or int8");
+}
+[[noreturn]] inline void unknown_module_to_save() {
+  fail("gpubudget: unknown module in LoRA's modules_to_save (lm_head, embed_tokens; a classifier's score is in it already, "
+       "and it has no lm_head)");
+}
+[[noreturn]] inline void unknown_lora_target_module() {
+  fail("gpubudget: unknown LoRA target module for this model (Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; "
+       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj, c_fc, all-linear)");
+}
+[[noreturn]] inline void lora_on_this_family_keeps_the_base_in_the_parameter_type() {
+  fail("gpubudget: LoRA on GPT-2 models its frozen base in the precision's parameter type (base=same; bitsandbytes does not "
+       "quantize GPT-2's Conv1D modules): no quantized or separately typed base, no modules_to_save, no kbit preparation");
+}
+
+/// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
+/// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
+/// dequantized for each use (bitsandbytes autograd/_functions.py): MatMul4Bit's forward runs
+/// F.linear(A, dequantize_4bit(B).to(A.dtype).t()) and its backward dequantizes again for
+/// grad_A, keeping only the packed weight; MatMul8bitLt's forward quantizes A row-wise to int8
+/// and multiplies into an int32 result (then scaled to A's type), its backward dequantizes CB·SCB
+/// for grad_A. Those temporaries are the transients below. `bias`: a frozen bias too (Qwen2's
+/// q, k, v: addmm, no activation of its own; bitsandbytes keeps it unquantized, in 16 bit);
+/// `tied`: the weight is another layer's (a tied LM head: no bytes of its own).
+constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base, bool bias = false,
+                              bool tied = false) {
+  auto& s = c.s;
+  const auto kind = static_cast<base_weights>(base);
+  if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
+  const auto weight = checked_mul(x.s.last(), out_features);
+  const dtype bt = c.stored_type(static_cast<base_weights>(base));
+  if (!tied) c.add_frozen_base(weight, is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt));
+  if (bias) c.add_frozen_base(out_features, bytes_of(out_features, is_quantized(kind) ? c.half_type() : bt));
+  shape out = x.s;
+  out[-1] = out_features;
+  const dtype mt = c.matmul_type(x.type);
+  value xin = cast_to(s, x, mt);
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt) : 0;
+  // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
+  const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
+  const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
+  const bool int8 = kind == base_weights::int8;
+  value y = s.make(out, mt, x.requires_grad);
+  s.transient(gemm + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
+  if (int8) s.transient(s.bytes_of_value(x.s, dtype::int8) + s.bytes_of_value(out, dtype::fp32));  // CA int8, the int32 product
+  if (auto n = s.record(y); n >= 0) {
+    if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
+    s.grad_to(n, xin);
+    s.backward_temp(n, gemm + dequant, true);
+  }
+  s.release(xin);
+  if (!is_quantized(kind) || int8 || y.type == x.type) return y;
+  // bitsandbytes' Linear4bit.forward: `x.to(compute_dtype)` (xin above), then `.to(inp_dtype)` of
+  // the product: on the fp32 stream of prepare_model_for_kbit_training the 16-bit product comes
+  // back as an fp32 copy (Linear8bitLt: not read, left as its product)
+  value back = cast_to(s, y, x.type);
+  s.release(y);
+  return back;
+}
+
+/// PEFT's DoRA (use_dora=True; peft/tuners/lora/dora.py DoraLinearLayer.forward, with the
+/// base layer's output as `base_result`, lora_dropout 0):
+///     lora_weight = lora_B(lora_A(eye(in))).T;  weight_norm = ||W + scaling·lora_weight||_row (detached)
+///     mag_norm_scale = magnitude / weight_norm                    # magnitude: [out] fp32, trains
+///     result = result + (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
+///     result = result.to(torch_result_dtype)
+/// The norm's operands are batch-independent transients (the identity, A and B of it, the scaled
+/// and summed [out, in] matrices, the sum's fp32 copy for linalg.norm under autocast). The two
+/// multiplies by mag_norm_scale keep base_result and lora_result (the magnitude's gradient) and
+/// promote to fp32: three fp32 [tokens, out] tensors at once, the fp32 sum with `result`, then
+/// its cast back. `base_out`, `lora_out`: the base layer's and B's outputs; the magnitude's
+/// parameter key is `part + 8` (the adapters' keys stay below 8). Consumes both.
+constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out, const value& lora_out, std::int64_t rank,
+                            std::int32_t part) {
+  auto& s = c.s;
+  const auto in = x.s.last(), out = base_out.s.last();
+  const auto h = bytes_per_element(lora_out.type), weight = checked_mul(in, out);
+  const auto eye = checked_mul(checked_mul(in, in), bytes_per_element(x.type)), eye_through_a = checked_mul(in * rank, h);
+  const auto lora_scaled_summed = checked_mul(weight, 3 * h), sum_fp32 = checked_mul(weight, 4);
+  s.transient(checked_add(checked_add(eye, eye_through_a), checked_add(lora_scaled_summed, sum_fp32)), true);
+  layer_ctx m = c.sub(part + 8);
+  m.add_param(out);
+  value sum = s.make(base_out.s, dtype::fp32, true);  // (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
+  s.transient(2 * s.bytes_of_value(sum));  // t2, t3 / t4 beside it
+  if (auto n = s.record(sum); n >= 0) {
+    s.save(n, base_out), s.save(n, lora_out);
+    s.save_new(n, out * 4, 2, true);  // weight_norm, mag_norm_scale
+    s.grad_to(n, base_out), s.grad_to(n, lora_out);
+    m.param_grads(n, out);
+    s.backward_temp(n, 2 * s.bytes_of_value(sum));  // the fp32 products' gradients
+  }
+  c.absorb(m, part + 8);
+  s.release(lora_out);
+  value total = add(s, base_out, sum);
+  s.release(base_out), s.release(sum);
+  value y = cast_to(s, total, base_out.type);
+  s.release(total);
+  return y;
+}
+
+/// Which PEFT forward an adapter runs: DoRA on top (dora_output), and PEFT >= 0.15's `x =
+/// self._cast_input_dtype(x, lora_A.weight.dtype)` (false: an older forward without it).
+struct peft_forward {
+  bool dora = false;
+  bool cast_input = true;
+};
+
+/// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
+/// weights use parameter keys `part`, `part + 1`; `bias`, `tied`: the base's (frozen_matmul).
+constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t rank,
+                                std::int64_t dropout, std::int64_t base, std::int32_t part, bool bias = false, bool tied = false,
+                                peft_forward peft = {}) {
+  auto& s = c.s;
+  if (out_features <= 0) invalid_layer_argument();
+  if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
+  value base_out = frozen_matmul(c, x, out_features, base, bias, tied);
+  if (rank == 0) return base_out;
+  layer_ctx ad = c.sub(part);
+  // x = self._cast_input_dtype(x, lora_A.weight.dtype): fp32 adapters on a 16-bit x get an fp32
+  // copy, which autocast's linear casts back: lora_A keeps a 16-bit copy of its own (op_rules.md
+  // L8: the real-library cases' alloc_peak, Gemma-2B -0.92 % -> +0.01 %)
+  value xa = cast_to(s, x, peft.cast_input ? c.param_type() : x.type);
+  value xd = dropout_op(s, xa, dropout);
+  s.release(xa);
+  value a = linear_op(ad, xd, rank, false, 0);
+  s.release(xd);
+  value b = linear_op(ad, a, out_features, false, 1);
+  s.release(a);
+  c.absorb(ad, part);
+  if (peft.dora) return dora_output(c, xa, base_out, b, rank, part);
+  value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
+  s.release(b);
+  value y = add(s, base_out, scaled);
+  s.release(base_out);
+  s.release(scaled);
+  return y;
+}
+
+}  // namespace detail
+
+}  // namespace gpubudget
