@@ -13,7 +13,8 @@
 //  4. Mixtral-8x7B: total vs active parameters, what loading, a LoRA fine-tune and serving need.
 //  5. GPT-2 under PEFT (r = 8 on c_attn, its default target) at 1k tokens on a T4: PEFT's counts
 //     and the fit checked by the compiler, beside a full fine-tune (activations dominate: LoRA
-//     drops the weights' gradients and optimizer state, not the attention's saved tensors).
+//     drops the weights' gradients and optimizer state, not the attention's saved tensors); and
+//     BERT-base as a 2-class classifier under PEFT (query, value; the classifier in modules_to_save).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
 #include <gpubudget/serving.hpp>
@@ -38,6 +39,8 @@ constexpr models::lora_config gpt2_adapters{.rank = 8, .targets = c_attn};
 constexpr auto gpt2_lora = budget_totals(models::gpt_lora(models::gpt2_small(1024), gpt2_adapters), gpt2_on_t4, devices::t4);
 static_assert(gpt2_lora.trainable_count == 294'912 && gpt2_lora.parameter_count == 124'734'720);  // PEFT's print_trainable_parameters
 static_assert(fits(gpt2_lora));
+constexpr models::lora_config bert_adapters{.rank = 8, .targets = bert_query | bert_value, .labels = 2};
+static_assert(models::bert_lora_counts(models::bert_base(512), bert_adapters).trainable == 296'450);  // 294,912 + the classifier's 1,538
 // "Llama-3-8B in bf16 serves 4 sequences of 4k tokens on one L4" holds; 32 of 8k would not
 // (tests/fail/serving_32x8k_l4_ko.cpp: serving_exceeds_gpu_memory<49514, 20321, 3>).
 constexpr auto four_on_l4 = serve(models::llama3_8b(), serving{.context = 4096, .concurrency = 4}, devices::l4);
@@ -148,4 +151,7 @@ int main() {
   for (const auto& [what, b] : {std::pair{"full fine-tune", gpt2_full}, std::pair{"LoRA", gpt2_lora}})
     std::cout << "| " << what << " | " << format_bytes(b.gradients + b.optimizer_state) << " | " << format_bytes(b.saved_activations) << " | "
               << format_bytes(b.total()) << " | " << (fits(b) ? "yes" : "no") << " |\n";
+  const auto bert = budget_totals(models::bert_lora_seq_cls(models::bert_base(512), bert_adapters, 10), training{.batch = 16, .precision = amp_fp16}, devices::t4);
+  std::cout << "\nBERT-base, 2 classes, 512 tokens, micro-batch 16, LoRA r=8 on query, value: trainable params: " << bert.trainable_count
+            << " || all params: " << bert.parameter_count << "; " << format_bytes(bert.total()) << " on a T4, " << (fits(bert) ? "fits" : "does not fit") << "\n";
 }

@@ -662,6 +662,13 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
     auto run = tools::gpt_lora_model(*c.entry, g, l);
     return {std::move(run.entry), run.counts};
   }
+  if (c.entry->bert_classifier) {  // BERT's classifier: PEFT's default targets there are query, value
+    const auto [b, classifier_dropout] = c.entry->bert_classifier(c.opts);
+    auto l = tools::parse_lora(*a.get("lora"), b.width, "query,value");
+    tools::apply_quant(a, l);
+    auto run = tools::bert_lora_model(*c.entry, b, classifier_dropout, l);
+    return {std::move(run.entry), run.counts};
+  }
   const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);
   const auto g = mixtral ? *mixtral : llm_config("--lora", c);
   auto l = tools::parse_lora(*a.get("lora"), g.width);

@@ -32,7 +32,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -123,7 +123,7 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     l.targets = parse_lora_targets(targets.empty() ? default_targets : targets);
   } catch (const std::invalid_argument&) {
     throw cli::usage_error("--lora: unknown target module in '" + targets +
-                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc)");
+                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc; BERT: query, key, value, dense)");
   }
   return l;
 }
@@ -166,6 +166,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
     throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
   if ((l.targets & (c_attn | c_proj | c_fc)) != 0) throw lacks("c_attn, c_proj or c_fc (GPT-2's modules)");
+  if ((l.targets & (bert_query | bert_key | bert_value | bert_dense)) != 0) throw lacks("query, key, value or dense (BERT's modules)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -200,12 +201,30 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
 inline lora_run gpt_lora_model(const zoo_entry& base, const models::gpt_config& g, models::lora_config l) {
   if (l.targets == all_linear) l.targets = c_attn | c_proj | c_fc;  // PEFT's all-linear on GPT-2's Conv1D modules
   if ((l.targets & ~std::int64_t{c_attn | c_proj | c_fc}) != 0)
-    throw cli::usage_error("--lora: " + base.name + " has no module q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj or down_proj (GPT-2's: c_attn, c_proj, c_fc)");
+    throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (GPT-2's: c_attn, c_proj, c_fc, all-linear)");
   if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
     throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (bitsandbytes does not quantize GPT-2's Conv1D "
                            "modules): no base=, --quant, modules_to_save= or prepare_kbit=");
   zoo_entry adapted{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::gpt_lora(g, l), t, d); }};
   return {std::move(adapted), models::gpt_lora_counts(g, l)};
+}
+
+/// The LoRA'd BERT classifier (configuration `b`, `base.labels` classes, classifier dropout in
+/// percent) under `l` (PEFT's default targets there: query, value; SEQ_CLS puts the classifier in
+/// modules_to_save). A usage error for a name BERT lacks or a base it does not model.
+inline lora_run bert_lora_model(const zoo_entry& base, const models::bert_config& b, std::int64_t classifier_dropout, models::lora_config l) {
+  constexpr std::int64_t bert = bert_query | bert_key | bert_value | bert_dense;
+  if (l.targets == all_linear) l.targets = bert;  // PEFT's all-linear on BERT's Linear modules
+  if ((l.targets & ~bert) != 0)
+    throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (BERT's: query, key, value, dense, all-linear)");
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
+    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (no base=, --quant or prepare_kbit=; "
+                           "the classifier is in modules_to_save already)");
+  l.labels = base.labels;
+  zoo_entry adapted{base.name, base.family, [b, classifier_dropout, l](const model_options&, const training& t, const device& d) {
+                      return evaluate(models::bert_lora_seq_cls(b, l, classifier_dropout), t, d);
+                    }};
+  return {std::move(adapted), models::bert_lora_counts(b, l)};
 }
 
 /// `--quant` with `--lora`: the frozen base's storage (replaces its base=).

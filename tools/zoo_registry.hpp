@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gpubudget/distributed.hpp>
@@ -72,6 +73,10 @@ struct zoo_entry {
   /// A GPT-2 causal LM (zoo name or --hf-config): its configuration with the size options
   /// applied, what --lora builds on outside the Llama family (models::gpt_lora).
   std::function<models::gpt_config(const model_options&)> gpt{};
+  /// A BERT classifier (--hf-config with --task seq-cls, `labels` classes): its configuration with
+  /// the size options applied and its classifier dropout (percent), what --lora builds on there
+  /// (models::bert_lora_seq_cls).
+  std::function<std::pair<models::bert_config, std::int64_t>(const model_options&)> bert_classifier{};
 };
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.

@@ -419,3 +419,25 @@ TEST_CASE("attention_adapters on separate q, k, v projections: PEFT's query and 
   CHECK(adapted.per_record[1].parameter_count == adapted.parameter_count);
   CHECK(std::string(adapted.records[1].op->name(adapted.records[1])) == "attention (lora)");
 }
+
+TEST_CASE("bert_lora_seq_cls counts what PEFT counts: adapters, the classifier twice (modules_to_save)") {
+  const auto b = models::bert_base(128);
+  const models::lora_config query_value{.rank = 8, .targets = bert_query | bert_value, .labels = 2};
+  const auto counts = models::bert_lora_counts(b, query_value);
+  // 12 layers x 2 adapters x 8 x (768 + 768), and the classifier's copy (768 x 2 + 2) trains
+  CHECK(counts.trainable == 12 * 2 * 8 * (768 + 768) + 1538);
+  // bert-base-uncased with its pooler (109,482,240), the adapters, the classifier's original and copy
+  CHECK(counts.all == 109482240 + 294912 + 2 * 1538);
+  const auto r = budget(models::bert_lora_seq_cls(b, query_value, 10), training{.batch = 2}, devices::a100_80gb);
+  CHECK(r.parameter_count == counts.all);
+  CHECK(r.trainable_count == counts.trainable);
+  // "dense" adapts attention.output.dense, intermediate.dense, output.dense and pooler.dense
+  const models::lora_config every{.rank = 4, .targets = all_linear, .dora = true, .labels = 3};
+  const auto all = budget(models::bert_lora_seq_cls(b, every, 10), training{.batch = 2}, devices::a100_80gb);
+  CHECK(all.trainable_count == models::bert_lora_counts(b, every).trainable);
+  CHECK(all.parameter_count == models::bert_lora_counts(b, every).all);
+  // only the adapters and the classifier's copy have gradients: a full fine-tune's 109 M do not
+  const auto full = budget(models::bert_seq_cls(b, 2, 10), training{.batch = 2}, devices::a100_80gb);
+  CHECK(r.gradients == counts.trainable * 4);
+  CHECK(r.saved_activations < full.saved_activations);
+}

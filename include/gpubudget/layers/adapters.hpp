@@ -97,27 +97,29 @@ constexpr detail::value run_saved_copy(detail::layer_ctx& c, const Base& base, c
   return y;
 }
 
-/// nn.Linear(in, out, bias=False) in PEFT's modules_to_save (a causal LM's lm_head, a
-/// classifier's score): `original_tied`: the original's weight is the embedding's
-/// (tie_word_embeddings), so only the copy adds parameters.
+/// nn.Linear(in, out) in PEFT's modules_to_save (a causal LM's lm_head, a classifier's score,
+/// BERT's classifier, which has a bias: `bias`): `original_tied`: the original's weight is the
+/// embedding's (tie_word_embeddings), so only the copy adds parameters.
 struct saved_linear_op {
   std::int64_t out_features = {};
   base_weights stored = {};
   flag original_tied = false;
+  flag bias = false;
 };
 template <>
 struct op_traits<saved_linear_op> {
   static constexpr const char* name = "linear (modules_to_save)";
   static constexpr detail::value lower(detail::layer_ctx& c, const saved_linear_op& op, const detail::value& x) {
     if (op.out_features <= 0 || x.s.rank < 1) detail::invalid_layer_argument();
-    return run_saved_copy(c, linear_op{op.out_features, false, false}, x, op.original_tied ? 0 : checked_mul(x.s.last(), op.out_features), op.stored);
+    const auto original = (op.original_tied ? 0 : checked_mul(x.s.last(), op.out_features)) + (op.bias ? op.out_features : 0);
+    return run_saved_copy(c, linear_op{op.out_features, op.bias, false}, x, original, op.stored);
   }
   static constexpr std::int64_t flops(const saved_linear_op& op, const shape& in, const shape& out) {
-    return op_traits<linear_op>::flops(linear_op{op.out_features, false, false}, in, out);
+    return op_traits<linear_op>::flops(linear_op{op.out_features, op.bias, false}, in, out);
   }
 };
-constexpr layer saved_linear(std::int64_t out_features, base_weights stored = base_weights::same, bool original_tied = false) {
-  return as_layer(saved_linear_op{out_features, stored, original_tied});
+constexpr layer saved_linear(std::int64_t out_features, base_weights stored = base_weights::same, bool original_tied = false, bool bias = false) {
+  return as_layer(saved_linear_op{out_features, stored, original_tied, bias});
 }
 
 /// nn.Embedding(num, dim) in PEFT's modules_to_save (embed_tokens: new tokens trained whole).
@@ -236,7 +238,7 @@ constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int6
 /// into lora_target bits; an unknown name is the compile-time error unknown_lora_target_module.
 constexpr std::int64_t parse_lora_targets(std::string_view list) {
   constexpr std::string_view names[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "qkv_proj",
-                                        "gate_up_proj", "w1", "w2", "w3", "gate", "c_attn", "c_proj", "c_fc"};
+                                        "gate_up_proj", "w1", "w2", "w3", "gate", "c_attn", "c_proj", "c_fc", "query", "key", "value", "dense"};
   std::int64_t bits = 0;
   while (true) {
     const auto comma = list.find(',');

@@ -39,6 +39,9 @@ enum lora_target : std::int64_t {
   /// GPT-2's Conv1D modules: attn.c_attn (q, k and v in one), c_proj (PEFT's name matches the
   /// attention's attn.c_proj and the MLP's mlp.c_proj), mlp.c_fc.
   c_attn = 8192, c_proj = 16384, c_fc = 32768,
+  /// BERT's: attention.self.query, .key, .value, and "dense" (PEFT's name matches attention.output.dense,
+  /// intermediate.dense, output.dense and pooler.dense).
+  bert_query = 65536, bert_key = 131072, bert_value = 262144, bert_dense = 524288,
 };
 
 
@@ -80,11 +83,11 @@ namespace detail {
 }
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module for this model (Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; "
-       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj, c_fc, all-linear)");
+       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj, c_fc, all-linear; BERT: query, key, value, dense, all-linear)");
 }
 [[noreturn]] inline void lora_on_this_family_keeps_the_base_in_the_parameter_type() {
-  fail("gpubudget: LoRA on GPT-2 models its frozen base in the precision's parameter type (base=same; bitsandbytes does not "
-       "quantize GPT-2's Conv1D modules): no quantized or separately typed base, no modules_to_save, no kbit preparation");
+  fail("gpubudget: LoRA on GPT-2 and BERT models the frozen base in the precision's parameter type (base=same): no quantized or "
+       "separately typed base, no modules_to_save beyond a classifier's, no kbit preparation");
 }
 
 /// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable

@@ -432,6 +432,51 @@ constexpr auto gpt_lora(const gpt_config& g, const lora_config& l) {
                     named("lm_head", frozen_tied_linear(g.vocab)));
 }
 
+/// BERT's LoRA targets in `l` (PEFT's "all-linear" there: query, key, value, dense), checked.
+constexpr std::int64_t bert_lora_targets(const lora_config& l) {
+  constexpr std::int64_t every = bert_query | bert_key | bert_value | bert_dense;
+  const auto t = l.targets == all_linear ? every : l.targets;
+  if (t <= 0 || (t & ~every) != 0) gpubudget::detail::unknown_lora_target_module();
+  return t;
+}
+/// BertLayer under PEFT: the attention's query, key, value and output.dense, intermediate.dense
+/// and output.dense with adapters where the targets name them (PEFT's "dense" names all three
+/// dense Linears, and the pooler's), every base weight and LayerNorm frozen. `t`: bert_lora_targets.
+constexpr auto bert_layer_lora(const bert_config& b, const lora_config& l, std::int64_t t) {
+  const auto dense_rank = t & bert_dense ? l.rank : 0;
+  const auto part = [&](std::int64_t bit, attention_adapter_parts p) { return t & bit ? std::int64_t{p} : 0; };
+  const attention_adapters adapters{l.rank, part(bert_query, adapt_q) | part(bert_key, adapt_k) | part(bert_value, adapt_v) | part(bert_dense, adapt_out),
+                                    l.dropout_percent, base_weights::same, l.dora, l.cast_input};
+  return sequential(residual(named("attention", attention(b.width, heads(b.heads), b.attention, attention_dropout(b.attention_dropout_percent),
+                                                          projection_names::bert, adapters)),
+                             named("attention.output.dropout", dropout(b.dropout_percent))),
+                    named("attention.output.LayerNorm", frozen(layer_norm())),
+                    residual(named("intermediate.dense", lora_linear(b.ffn, dense_rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
+                             named("intermediate.intermediate_act_fn", gelu()),
+                             named("output.dense", lora_linear(b.width, dense_rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
+                             named("output.dropout", dropout(b.dropout_percent))),
+                    named("output.LayerNorm", frozen(layer_norm())));
+}
+/// get_peft_model(task_type=SEQ_CLS) of transformers' BertForSequenceClassification (PEFT's default
+/// targets for BERT: query, value): a frozen BertModel with adapters, the pooler's dense adapted
+/// when "dense" is a target, and `classifier` (l.labels classes, with its bias) in
+/// modules_to_save: a trainable copy beside the frozen original. `l.base` must be `same`.
+constexpr auto bert_lora_seq_cls(const bert_config& b, const lora_config& l, std::int64_t classifier_dropout_percent) {
+  if (l.rank <= 0 || l.rank > b.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.labels < 1) gpubudget::detail::invalid_layer_argument();
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
+  const auto t = bert_lora_targets(l);
+  const auto pooler = sequential(select_token(0), named("dense", lora_linear(b.width, t & bert_dense ? l.rank : 0, l.dropout_percent, base_weights::same, l.dora,
+                                                                              l.cast_input, true)),
+                                 named("activation", tanh()));
+  const auto encoder = sequential(tokens(b.seq), named("embeddings.word_embeddings", frozen_embedding(b.vocab, b.width)),
+                                  named("embeddings", frozen(bert_embeddings(b.type_vocab, b.max_positions))), named("embeddings.LayerNorm", frozen(layer_norm())),
+                                  named("embeddings.dropout", dropout(b.dropout_percent)), named("encoder.layer", repeat(b.layers, bert_layer_lora(b, l, t))),
+                                  named("pooler", pooler));
+  return sequential(named("bert", encoder), named("dropout", dropout(classifier_dropout_percent)),
+                    named("classifier", saved_linear(l.labels, base_weights::same, false, true)));
+}
+
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
@@ -492,6 +537,22 @@ constexpr parameter_counts gpt_lora_counts(const gpt_config& g, const lora_confi
   const auto per_block = adapter(c_attn, D, 3 * D) + adapter(c_proj, D, D) + adapter(c_fc, D, 4 * D) + adapter(c_proj, 4 * D, D);
   const auto base = g.vocab * D + g.context * D + g.layers * (12 * D * D + 13 * D) + 2 * D;
   return {g.layers * per_block, base + g.layers * per_block};
+}
+
+/// PEFT's counts of bert_lora_seq_cls(b, l, ...): BERT's parameters with the pooler (109,482,240
+/// for bert-base-uncased), the classifier twice (PEFT's ModulesToSaveWrapper keeps the original
+/// and the trained copy: 2 · (D · labels + labels)), and the adapters r·(in + out) on each
+/// targeted Linear (query, key, value D -> D; "dense": attention.output.dense D -> D,
+/// intermediate.dense D -> F, output.dense F -> D, and once pooler.dense D -> D), DoRA's [out].
+constexpr parameter_counts bert_lora_counts(const bert_config& b, const lora_config& l) {
+  const auto t = bert_lora_targets(l), D = b.width, F = b.ffn, r = l.rank;
+  const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return t & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
+  const auto per_layer = adapter(bert_query, D, D) + adapter(bert_key, D, D) + adapter(bert_value, D, D) + adapter(bert_dense, D, D) +
+                         adapter(bert_dense, D, F) + adapter(bert_dense, F, D);
+  const auto adapters = b.layers * per_layer + adapter(bert_dense, D, D);
+  const auto classifier = D * l.labels + l.labels;
+  const auto base = (b.vocab + b.max_positions + b.type_vocab) * D + 2 * D + b.layers * (4 * D * D + 4 * D + 2 * D * F + F + D + 4 * D) + D * D + D;
+  return {adapters + classifier, base + adapters + 2 * classifier};
 }
 
 /// All parameters of a Llama-style decoder: the closed form of models::llama.
