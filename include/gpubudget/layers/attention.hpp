@@ -71,7 +71,7 @@ enum attention_adapter_parts : std::int64_t { adapt_q = 1, adapt_k = 2, adapt_ou
 /// (models::gpt_lora, bert_lora, t5_lora).
 struct attention_adapters {
   std::int64_t rank = 0;     ///< 1 to 65,535
-  std::int64_t parts = 0;    ///< attention_adapter_parts: adapt_q | adapt_k | adapt_v | adapt_out, or adapt_qkv (| adapt_out)
+  std::int64_t parts = 0;    ///< attention_adapter_parts: adapt_q | adapt_k | adapt_v | adapt_out, or adapt_qkv (| adapt_out); 0: all frozen, none adapted
   std::int64_t dropout = 0;  ///< lora_dropout, percent
   base_weights base = base_weights::same;
   bool dora = false;        ///< PEFT's use_dora
@@ -84,7 +84,7 @@ namespace detail {
        "adapt_qkv a packed one (GPT-2's c_attn); rotary attention takes lora_attention, nn.MultiheadAttention none");
 }
 [[noreturn]] inline void attention_adapters_out_of_range() {
-  fail("gpubudget: attention_adapters: rank 1 to 65535, parts a non-empty set of adapt_q, adapt_k, adapt_v, adapt_out "
+  fail("gpubudget: attention_adapters: rank 1 to 65535, parts a set of adapt_q, adapt_k, adapt_v, adapt_out "
        "(or adapt_qkv, GPT-2's c_attn, without adapt_q, adapt_k, adapt_v), dropout 0 to 100 percent");
 }
 /// attention_adapters as one word of attention_op (0: none): rank in bits 0-15, parts 16-20,
@@ -92,7 +92,7 @@ namespace detail {
 constexpr std::int64_t pack_adapters(const attention_adapters& a) {
   const auto base = static_cast<std::int64_t>(a.base);
   const bool fused_and_apart = (a.parts & adapt_qkv) && (a.parts & (adapt_q | adapt_k | adapt_v));
-  if (a.rank < 1 || a.rank > 65535 || a.parts <= 0 || a.parts > 31 || fused_and_apart || a.dropout < 0 || a.dropout > 100 || base < 0 || base > 15)
+  if (a.rank < 1 || a.rank > 65535 || a.parts < 0 || a.parts > 31 || fused_and_apart || a.dropout < 0 || a.dropout > 100 || base < 0 || base > 15)
     attention_adapters_out_of_range();
   return a.rank | a.parts << 16 | a.dropout << 24 | base << 32 | std::int64_t{a.dora} << 40 | std::int64_t{a.cast_input} << 41 | std::int64_t{1} << 42;
 }
