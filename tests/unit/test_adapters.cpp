@@ -416,8 +416,8 @@ TEST_CASE("attention_adapters on separate q, k, v projections: PEFT's query and 
   const auto adapted = budget(net(attention_adapters{.rank = r, .parts = adapt_q | adapt_v}), training{.batch = 2}, devices::a100_80gb);
   CHECK(adapted.parameter_count == plain.parameter_count + 2 * r * (D + D));
   CHECK(adapted.trainable_count == 2 * r * (D + D));
-  CHECK(adapted.per_record[1].parameter_count == adapted.parameter_count);
-  CHECK(std::string(adapted.records[1].op->name(adapted.records[1])) == "attention (lora)");
+  CHECK(adapted.per_record[2].parameter_count == adapted.parameter_count);  // records: the sequence, input, attention
+  CHECK(std::string(adapted.records[2].op->name(adapted.records[2])) == "attention (lora)");
 }
 
 TEST_CASE("bert_lora_seq_cls counts what PEFT counts: adapters, the classifier twice (modules_to_save)") {
