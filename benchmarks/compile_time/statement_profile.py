@@ -61,7 +61,7 @@ def runtime_version(source):
     for l in lines[first:]:
         l = re.sub(r"max_micro_batch_of<(.*)>\(\)", r"max_micro_batch(\1)", l)
         if l.startswith("constexpr auto "):
-            body.append("  const auto " + l[len("constexpr auto "):])
+            body.append("  auto " + l[len("constexpr auto "):])  # not const: a const one may be constant-initialized
         elif l.startswith("static_assert("):
             if "<b>" in l:
                 continue  # require_fits<b>: the same budget again, as a template argument
