@@ -41,6 +41,9 @@ static_assert(gpt2_lora.trainable_count == 294'912 && gpt2_lora.parameter_count 
 static_assert(fits(gpt2_lora));
 constexpr models::lora_config bert_adapters{.rank = 8, .targets = bert_query | bert_value, .labels = 2};
 static_assert(models::bert_lora_counts(models::bert_base(512), bert_adapters).trainable == 296'450);  // 294,912 + the classifier's 1,538
+// T5-small under PEFT's default (q, v in all 18 attentions), the model t5_lora makes from t5() by name
+static_assert(budget_totals(models::t5_lora(models::t5_small(512), {.rank = 8, .targets = t5_q | t5_v}), training{.batch = 8}, devices::t4).trainable_count ==
+              294'912);
 // "Llama-3-8B in bf16 serves 4 sequences of 4k tokens on one L4" holds; 32 of 8k would not
 // (tests/fail/serving_32x8k_l4_ko.cpp: serving_exceeds_gpu_memory<49514, 20321, 3>).
 constexpr auto four_on_l4 = serve(models::llama3_8b(), serving{.context = 4096, .concurrency = 4}, devices::l4);

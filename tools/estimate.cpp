@@ -647,7 +647,9 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
   if (!g)
     throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
                       (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + ", or --hf-config of a llama, mistral, qwen2, gemma, phi3" +
-                      (std::string(flag) == "--lora" ? " or mixtral" : "") + " config.json), not " + c.model_arg);
+                      (std::string(flag) == "--lora" ? " or mixtral" : "") + " config.json" +
+                      (std::string(flag) == "--lora" ? "; and gpt2, gpt2-medium, gpt2-large, gpt2-xl, t5-small ... t5-11b, or a gpt2, t5 or (with --task seq-cls) bert config.json" : "") +
+                      "), not " + c.model_arg);
   return *g;
 }
 /// --lora: the LoRA'd zoo entry (Llama family, or Mixtral with adapters on its attention) and
@@ -660,6 +662,13 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
     auto l = tools::parse_lora(*a.get("lora"), g.width, "c_attn");
     tools::apply_quant(a, l);
     auto run = tools::gpt_lora_model(*c.entry, g, l);
+    return {std::move(run.entry), run.counts};
+  }
+  if (c.entry->t5) {  // T5: PEFT's default targets there are q, v
+    const auto t = c.entry->t5(c.opts);
+    auto l = tools::parse_lora(*a.get("lora"), t.width, "q,v");
+    tools::apply_quant(a, l);
+    auto run = tools::t5_lora_model(*c.entry, t, l);
     return {std::move(run.entry), run.counts};
   }
   if (c.entry->bert_classifier) {  // BERT's classifier: PEFT's default targets there are query, value

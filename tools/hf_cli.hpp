@@ -52,14 +52,14 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
   const bool gpt2_lm = d.family == hf_family::gpt2 && d.task == models::hf_task::causal_lm;
   const bool bert_classifier = d.family == hf_family::bert && d.task == models::hf_task::seq_cls;
   const bool with_task = d.family == hf_family::gpt2 || d.family == hf_family::bert;
-  if (a.has("lora") && !llama && !gpt2_lm && !bert_classifier)
+  if (a.has("lora") && !llama && !gpt2_lm && !bert_classifier && d.family != hf_family::t5)
     throw cli::usage_error("--lora with --hf-config of model_type " + m.model_type + (with_task ? " and --task " + std::string(models::hf_task_name(d.task)) : "") +
                            ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, gemma, phi3, mixtral config.json), "
-                           "GPT-2's causal LM (gpt2 config.json, --task causal-lm) and BERT's classifier (bert config.json, --task seq-cls)");
+                           "GPT-2's causal LM (gpt2 config.json, --task causal-lm), BERT's classifier (bert config.json, --task seq-cls) and T5 (t5 config.json)");
   // --lora builds on a causal LM or a classifier (PEFT's CAUSAL_LM or SEQ_CLS task type)
   if (a.has("serve") && d.task != models::hf_task::causal_lm)
     throw cli::usage_error("--serve with --task " + std::string(models::hf_task_name(d.task)) + ": a classification head has no generate() (serving needs --task causal-lm)");
-  if (a.has("lora") && d.task != models::hf_task::causal_lm && d.task != models::hf_task::seq_cls)
+  if (a.has("lora") && d.task != models::hf_task::causal_lm && d.task != models::hf_task::seq_cls && d.family != hf_family::t5)
     throw cli::usage_error("--lora with --task " + std::string(models::hf_task_name(d.task)) +
                            ": PEFT's LoRA is modelled on the causal LM (TaskType.CAUSAL_LM) and the classifier (SEQ_CLS): use --task causal-lm or seq-cls");
 }

@@ -32,7 +32,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -123,7 +123,7 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     l.targets = parse_lora_targets(targets.empty() ? default_targets : targets);
   } catch (const std::invalid_argument&) {
     throw cli::usage_error("--lora: unknown target module in '" + targets +
-                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc; BERT: query, key, value, dense)");
+                           "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc; BERT: query, key, value, dense; T5: q, k, v, o, wi, wo)");
   }
   return l;
 }
@@ -167,6 +167,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
     throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
   if ((l.targets & (c_attn | c_proj | c_fc)) != 0) throw lacks("c_attn, c_proj or c_fc (GPT-2's modules)");
   if ((l.targets & (bert_query | bert_key | bert_value | bert_dense)) != 0) throw lacks("query, key, value or dense (BERT's modules)");
+  if ((l.targets & (t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo)) != 0) throw lacks("q, k, v, o, wi or wo (T5's modules)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -207,6 +208,18 @@ inline lora_run gpt_lora_model(const zoo_entry& base, const models::gpt_config& 
                            "modules): no base=, --quant, modules_to_save= or prepare_kbit=");
   zoo_entry adapted{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::gpt_lora(g, l), t, d); }};
   return {std::move(adapted), models::gpt_lora_counts(g, l)};
+}
+
+/// The LoRA'd T5 (configuration `t`) under `l` (PEFT's default targets there: q, v, in every
+/// attention of both stacks). A usage error for a name T5 lacks or a base it does not model.
+inline lora_run t5_lora_model(const zoo_entry& base, const models::t5_config& t, models::lora_config l) {
+  constexpr std::int64_t t5 = t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo;
+  if (l.targets == all_linear) l.targets = t5;  // PEFT's all-linear on T5's Linear modules (not the tied head)
+  if ((l.targets & ~t5) != 0) throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (T5's: q, k, v, o, wi, wo, all-linear)");
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
+    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (no base=, --quant, modules_to_save= or prepare_kbit=)");
+  zoo_entry adapted{base.name, base.family, [t, l](const model_options&, const training& p, const device& d) { return evaluate(models::t5_lora(t, l), p, d); }};
+  return {std::move(adapted), models::t5_lora_counts(t, l)};
 }
 
 /// The LoRA'd BERT classifier (configuration `b`, `base.labels` classes, classifier dropout in

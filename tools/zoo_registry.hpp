@@ -77,6 +77,9 @@ struct zoo_entry {
   /// the size options applied and its classifier dropout (percent), what --lora builds on there
   /// (models::bert_lora_seq_cls).
   std::function<std::pair<models::bert_config, std::int64_t>(const model_options&)> bert_classifier{};
+  /// A T5 encoder-decoder (zoo name or --hf-config, seq2seq): its configuration with the size
+  /// options applied, what --lora builds on there (models::t5_lora).
+  std::function<models::t5_config(const model_options&)> t5{};
 };
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.
@@ -213,7 +216,9 @@ inline models::t5_config t5_from(models::t5_config t, const model_options& o) {
   return t;
 }
 inline zoo_entry t5_model(std::string name, models::t5_config base) {
-  return {name, "t5", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::t5(t5_from(base, o)), t, d); }};
+  zoo_entry e{name, "t5", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::t5(t5_from(base, o)), t, d); }};
+  e.t5 = [base](const model_options& o) { return t5_from(base, o); };
+  return e;
 }
 /// A Mixtral-style decoder (issue D): the Llama family's size options, MoE MLPs (8 experts, top 2).
 inline zoo_entry mixtral_model(std::string name, models::llama_config base, models::moe_config experts = {}) {

@@ -441,3 +441,22 @@ TEST_CASE("bert_lora_seq_cls counts what PEFT counts: adapters, the classifier t
   CHECK(r.gradients == counts.trainable * 4);
   CHECK(r.saved_activations < full.saved_activations);
 }
+
+TEST_CASE("t5_lora injects adapters as PEFT does: every attention of both stacks, wi and wo, the rest frozen") {
+  const auto t = models::t5_small(128);
+  // PEFT's default for T5 (q, v): 18 attentions (6 encoder self, 6 decoder self, 6 cross) x 2 x 8 x (512 + 512)
+  const models::lora_config q_v{.rank = 8, .targets = t5_q | t5_v};
+  const auto counts = models::t5_lora_counts(t, q_v);
+  CHECK(counts.trainable == 294912);
+  CHECK(counts.all == 60506624 + 294912);
+  const auto b = budget(models::t5_lora(t, q_v), training{.batch = 2}, devices::a100_80gb);
+  CHECK(b.trainable_count == counts.trainable);
+  CHECK(b.parameter_count == counts.all);
+  CHECK(b.gradients == counts.trainable * 4);  // the norms, bucket tables and shared table are frozen
+  const models::lora_config every{.rank = 8, .targets = all_linear, .dora = true};
+  const auto all = budget(models::t5_lora(t, every), training{.batch = 2}, devices::a100_80gb);
+  CHECK(all.trainable_count == models::t5_lora_counts(t, every).trainable);
+  CHECK(all.parameter_count == models::t5_lora_counts(t, every).all);
+  const auto full = budget(models::t5(t), training{.batch = 2}, devices::a100_80gb);
+  CHECK(b.saved_activations < full.saved_activations);
+}

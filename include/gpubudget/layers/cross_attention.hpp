@@ -25,6 +25,7 @@ struct cross_attention_op {
   std::int64_t dropout = {};     ///< attention-probability dropout, percent
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   projection_names names = {};   ///< module names of the projections (train_only selects them)
+  std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
 };
 
 namespace detail {
@@ -32,17 +33,18 @@ namespace detail {
   fail("gpubudget: cross_attention(...) outside the decoder of an encoder_decoder(encoder, decoder) (no encoder output to attend to)");
 }
 constexpr attention_op as_attention(const cross_attention_op& op) {
-  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, false, op.names};
+  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, false, op.names, op.adapters};
 }
 }  // namespace detail
 
 template <>
 struct op_traits<cross_attention_op> {
-  static constexpr const char* name = "cross_attention";
+  static constexpr const char* name(const cross_attention_op& op) { return op.adapters != 0 ? "cross_attention (lora)" : "cross_attention"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const cross_attention_op& op, const detail::value& x) {
     const detail::value& memory = c.s.encoder_output;
     if (memory.id < 0) detail::cross_attention_outside_encoder_decoder();
     if (memory.s.rank != 2 || memory.s[0] != op.kv_tokens) detail::shape_mismatch_between_layers();
+    c.adapters = op.adapters;  // the projections' (projection)
     return detail::multi_head_attention(c, detail::as_attention(op), x, memory);
   }
   static constexpr std::int64_t flops(const cross_attention_op& op, const shape& in, const shape& out) {
@@ -60,21 +62,21 @@ namespace detail {
 template <class Opt>
 inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_impl> || std::is_same_v<Opt, no_bias_t> ||
                                                std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
-                                               std::is_same_v<Opt, gpubudget::attention_dropout>;
+                                               std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters>;
 constexpr cross_attention_op as_cross_attention(const attention_op& a) {
-  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names};
+  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters};
 }
 }  // namespace detail
 
 /// Attention of [tokens, width] queries over the `encoder_tokens` outputs of the enclosing
 /// encoder_decoder's encoder (a must-not-compile error elsewhere). Options: an attention_impl
 /// (default split_qkv: materialized scores), no_bias, head_dim(n), attention_dropout(percent), a
-/// projection_names scheme (as attention's).
+/// projection_names scheme, attention_adapters{...} (as attention's).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
                 "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout or projection_names");
-  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none};
+  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(detail::as_cross_attention(a));

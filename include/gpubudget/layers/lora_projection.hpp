@@ -42,6 +42,9 @@ enum lora_target : std::int64_t {
   /// BERT's: attention.self.query, .key, .value, and "dense" (PEFT's name matches attention.output.dense,
   /// intermediate.dense, output.dense and pooler.dense).
   bert_query = 65536, bert_key = 131072, bert_value = 262144, bert_dense = 524288,
+  /// T5's: the attentions' q, k, v, o (SelfAttention and EncDecAttention, both stacks) and
+  /// DenseReluDense.wi, .wo.
+  t5_q = 1 << 20, t5_k = 1 << 21, t5_v = 1 << 22, t5_o = 1 << 23, t5_wi = 1 << 24, t5_wo = 1 << 25,
 };
 
 
@@ -83,10 +86,10 @@ namespace detail {
 }
 [[noreturn]] inline void unknown_lora_target_module() {
   fail("gpubudget: unknown LoRA target module for this model (Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; "
-       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj, c_fc, all-linear; BERT: query, key, value, dense, all-linear)");
+       "Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj; Mixtral: q_proj, k_proj, v_proj, o_proj; GPT-2: c_attn, c_proj, c_fc, all-linear; BERT: query, key, value, dense, all-linear; T5: q, k, v, o, wi, wo, all-linear)");
 }
 [[noreturn]] inline void lora_on_this_family_keeps_the_base_in_the_parameter_type() {
-  fail("gpubudget: LoRA on GPT-2 and BERT models the frozen base in the precision's parameter type (base=same): no quantized or "
+  fail("gpubudget: LoRA on GPT-2, BERT and T5 models the frozen base in the precision's parameter type (base=same): no quantized or "
        "separately typed base, no modules_to_save beyond a classifier's, no kbit preparation");
 }
 

@@ -4,6 +4,7 @@
 // untied LM head. Sizes are config structs; sequence length is a budget parameter.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/gpt.hpp>
@@ -477,6 +478,63 @@ constexpr auto bert_lora_seq_cls(const bert_config& b, const lora_config& l, std
                     named("classifier", saved_linear(l.labels, base_weights::same, false, true)));
 }
 
+/// T5's LoRA targets in `l` (PEFT's "all-linear" there: q, k, v, o, wi, wo), checked.
+constexpr std::int64_t t5_lora_targets(const lora_config& l) {
+  constexpr std::int64_t every = t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo;
+  const auto t = l.targets == all_linear ? every : l.targets;
+  if (t <= 0 || (t & ~every) != 0) gpubudget::detail::unknown_lora_target_module();
+  return t;
+}
+
+namespace detail {
+/// Record `r`'s op replaced by `with`'s (its name, flags, sharing and place stay).
+constexpr void replace_op(layer& r, const layer& with) {
+  r.op = with.op;
+  for (std::size_t i = 0; i < max_op_fields; ++i) r.fields[i] = with.fields[i];
+}
+/// Does record `r`'s name end with `suffix` (PEFT matches target_modules by the name's end)?
+constexpr bool name_ends_with(const layer& r, std::string_view suffix) {
+  return r.name != nullptr && std::string_view(r.name).ends_with(suffix);
+}
+}  // namespace detail
+
+/// get_peft_model(task_type=SEQ_2_SEQ_LM) of T5ForConditionalGeneration, made the way PEFT makes
+/// it: the model t5(t), every module frozen, then adapters where the targets name a module
+/// (PEFT's default for T5: q, v) -- the attention ops' projections (self- and cross-attention,
+/// both stacks) take attention_adapters, DenseReluDense.wi and .wo become lora_linear (frozen at
+/// rank 0), the tied head reads the frozen shared table. `l.base` must be `same`.
+constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
+  if (l.rank <= 0 || l.rank > t.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared || l.labels != 0)
+    gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
+  const auto targets = t5_lora_targets(l);
+  const auto part = [&](std::int64_t bit, attention_adapter_parts p) { return targets & bit ? std::int64_t{p} : 0; };
+  const attention_adapters adapters{l.rank, part(t5_q, adapt_q) | part(t5_k, adapt_k) | part(t5_v, adapt_v) | part(t5_o, adapt_out), l.dropout_percent,
+                                    base_weights::same, l.dora, l.cast_input};
+  const auto rank_if = [&](std::int64_t bit) { return targets & bit ? l.rank : 0; };
+  auto m = t5(t);
+  for (auto& r : m.records) {
+    if (r.kind != node_kind::leaf || r.op == nullptr) continue;
+    if (r.op == &gpubudget::detail::op_entry<attention_op>::descriptor) {
+      auto op = gpubudget::detail::unpack_fields<attention_op>(r);
+      op.adapters = gpubudget::detail::pack_adapters(adapters);
+      detail::replace_op(r, as_layer(op));
+    } else if (r.op == &gpubudget::detail::op_entry<cross_attention_op>::descriptor) {  // EncDecAttention
+      auto op = gpubudget::detail::unpack_fields<cross_attention_op>(r);
+      op.adapters = gpubudget::detail::pack_adapters(adapters);
+      detail::replace_op(r, as_layer(op));
+    } else if (r.op == &gpubudget::detail::op_entry<linear_op>::descriptor && !gpubudget::detail::unpack_fields<linear_op>(r).tied) {
+      const auto rank = rank_if(detail::name_ends_with(r, "wi") ? t5_wi : t5_wo);  // DenseReluDense.wi, .wo
+      detail::replace_op(r, lora_linear(gpubudget::detail::unpack_fields<linear_op>(r).out_features, rank, l.dropout_percent, base_weights::same, l.dora,
+                                        l.cast_input));
+    } else if (r.op == &gpubudget::detail::op_entry<rms_norm_op>::descriptor || r.op == &gpubudget::detail::op_entry<embedding_op>::descriptor ||
+               r.op == &gpubudget::detail::op_entry<relative_position_bias_op>::descriptor || r.op == &gpubudget::detail::op_entry<linear_op>::descriptor) {
+      r.flags.frozen = true;  // T5LayerNorm, the bucket tables, the shared embedding and the head tied to it
+    }
+  }
+  return m;
+}
+
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
@@ -553,6 +611,19 @@ constexpr parameter_counts bert_lora_counts(const bert_config& b, const lora_con
   const auto classifier = D * l.labels + l.labels;
   const auto base = (b.vocab + b.max_positions + b.type_vocab) * D + 2 * D + b.layers * (4 * D * D + 4 * D + 2 * D * F + F + D + 4 * D) + D * D + D;
   return {adapters + classifier, base + adapters + 2 * classifier};
+}
+
+/// PEFT's counts of t5_lora(t, l): T5's parameters (t5_parameter_count) and r·(in + out) per
+/// targeted module (and DoRA's [out]): q, k, v D -> H·d_kv and o H·d_kv -> D in every attention
+/// (layers + 2 · decoder_layers of them), wi D -> F and wo F -> D in every feed-forward
+/// (layers + decoder_layers). t5-small, r = 8 on q, v: 18 · 2 · 8 · (512 + 512) = 294,912.
+constexpr parameter_counts t5_lora_counts(const t5_config& t, const lora_config& l) {
+  const auto targets = t5_lora_targets(l), D = t.width, inner = t.heads * t.head_width, F = t.ffn, r = l.rank;
+  const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return targets & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
+  const auto attention = adapter(t5_q, D, inner) + adapter(t5_k, D, inner) + adapter(t5_v, D, inner) + adapter(t5_o, inner, D);
+  const auto feed_forward = adapter(t5_wi, D, F) + adapter(t5_wo, F, D);
+  const auto adapters = (t.layers + 2 * t.decoder_layers) * attention + (t.layers + t.decoder_layers) * feed_forward;
+  return {adapters, t5_parameter_count(t) + adapters};
 }
 
 /// All parameters of a Llama-style decoder: the closed form of models::llama.
