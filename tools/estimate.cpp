@@ -657,25 +657,10 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
 std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::parsed_args& a, run_config& c) {
   if (a.has("inference")) throw usage_error("--lora budgets fine-tuning; it does not combine with --inference");
   if (a.has("freeze-all-but") || a.has("freeze-all")) throw usage_error("--lora freezes the base model itself; drop --freeze-all-but / --freeze-all");
-  if (c.entry->gpt) {  // GPT-2: PEFT's default target there is c_attn
-    const auto g = c.entry->gpt(c.opts);
-    auto l = tools::parse_lora(*a.get("lora"), g.width, "c_attn");
+  if (const auto& peft = c.entry->peft) {  // GPT-2, BERT's classifier, T5: the family's default targets
+    auto l = tools::parse_lora(*a.get("lora"), peft->width(c.opts), peft->default_targets);
     tools::apply_quant(a, l);
-    auto run = tools::gpt_lora_model(*c.entry, g, l);
-    return {std::move(run.entry), run.counts};
-  }
-  if (c.entry->t5) {  // T5: PEFT's default targets there are q, v
-    const auto t = c.entry->t5(c.opts);
-    auto l = tools::parse_lora(*a.get("lora"), t.width, "q,v");
-    tools::apply_quant(a, l);
-    auto run = tools::t5_lora_model(*c.entry, t, l);
-    return {std::move(run.entry), run.counts};
-  }
-  if (c.entry->bert_classifier) {  // BERT's classifier: PEFT's default targets there are query, value
-    const auto [b, classifier_dropout] = c.entry->bert_classifier(c.opts);
-    auto l = tools::parse_lora(*a.get("lora"), b.width, "query,value");
-    tools::apply_quant(a, l);
-    auto run = tools::bert_lora_model(*c.entry, b, classifier_dropout, l);
+    auto run = tools::peft_family_model(*c.entry, c.opts, l);
     return {std::move(run.entry), run.counts};
   }
   const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);

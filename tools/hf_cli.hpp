@@ -6,7 +6,7 @@
 // --task picks the head (transformers' task class); without it the config's "architectures"
 // decides (LlamaForCausalLM: causal-lm, BertForMaskedLM: masked-lm, ...). Which flags combine
 // with which config: --lora and --serve build on a causal decoder of the Llama family or Mixtral
-// (llm_cli.hpp; --lora also on GPT-2's causal LM), --quant on their weights; everything else (--gpus, --teacher, --svg, the step's
+// (llm_cli.hpp; --lora also on GPT-2's causal LM, BERT's classifier and T5), --quant on their weights; everything else (--gpus, --teacher, --svg, the step's
 // flags) takes any family and head. A combination that cannot be budgeted is a usage error
 // (exit 2) naming what is missing.
 #pragma once
@@ -49,17 +49,16 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
   if (a.has("serve") && !llama)
     throw cli::usage_error("--serve with --hf-config of model_type " + m.model_type +
                            ": the serving model (KV cache, paged blocks) is the Llama family's and Mixtral's (llama, mistral, qwen2, gemma, phi3, mixtral config.json)");
-  const bool gpt2_lm = d.family == hf_family::gpt2 && d.task == models::hf_task::causal_lm;
-  const bool bert_classifier = d.family == hf_family::bert && d.task == models::hf_task::seq_cls;
+  const bool peft = m.entry.peft.has_value();  // GPT-2's causal LM, BERT's classifier, T5 (hf_config.hpp)
   const bool with_task = d.family == hf_family::gpt2 || d.family == hf_family::bert;
-  if (a.has("lora") && !llama && !gpt2_lm && !bert_classifier && d.family != hf_family::t5)
+  if (a.has("lora") && !llama && !peft)
     throw cli::usage_error("--lora with --hf-config of model_type " + m.model_type + (with_task ? " and --task " + std::string(models::hf_task_name(d.task)) : "") +
                            ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, gemma, phi3, mixtral config.json), "
                            "GPT-2's causal LM (gpt2 config.json, --task causal-lm), BERT's classifier (bert config.json, --task seq-cls) and T5 (t5 config.json)");
   // --lora builds on a causal LM or a classifier (PEFT's CAUSAL_LM or SEQ_CLS task type)
   if (a.has("serve") && d.task != models::hf_task::causal_lm)
     throw cli::usage_error("--serve with --task " + std::string(models::hf_task_name(d.task)) + ": a classification head has no generate() (serving needs --task causal-lm)");
-  if (a.has("lora") && d.task != models::hf_task::causal_lm && d.task != models::hf_task::seq_cls && d.family != hf_family::t5)
+  if (a.has("lora") && !peft && d.task != models::hf_task::causal_lm && d.task != models::hf_task::seq_cls)
     throw cli::usage_error("--lora with --task " + std::string(models::hf_task_name(d.task)) +
                            ": PEFT's LoRA is modelled on the causal LM (TaskType.CAUSAL_LM) and the classifier (SEQ_CLS): use --task causal-lm or seq-cls");
 }

@@ -64,10 +64,11 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (decoder_head && (m.family == hf_family::decoder || m.family == hf_family::mixtral)) e.llama = m.llama;
   if (decoder_head && m.family == hf_family::mixtral) e.experts = m.moe;
   if (m.task == models::hf_task::seq_cls) e.labels = m.labels;
-  if (m.task == models::hf_task::causal_lm && m.family == hf_family::gpt2) e.gpt = [m](const model_options& o) { return with_options(m, o).gpt; };
-  if (m.family == hf_family::t5) e.t5 = [m](const model_options& o) { return with_options(m, o).t5; };
+  // --lora outside the Llama family: GPT-2's causal LM, BERT's classifier, T5
+  if (m.task == models::hf_task::causal_lm && m.family == hf_family::gpt2) e.peft = detail::gpt_peft([m](const model_options& o) { return with_options(m, o).gpt; });
   if (m.task == models::hf_task::seq_cls && m.family == hf_family::bert)
-    e.bert_classifier = [m](const model_options& o) { return std::pair{with_options(m, o).bert, m.classifier_dropout_percent}; };
+    e.peft = detail::bert_classifier_peft([m](const model_options& o) { return with_options(m, o).bert; }, m.classifier_dropout_percent);
+  if (m.family == hf_family::t5) e.peft = detail::t5_peft([m](const model_options& o) { return with_options(m, o).t5; });
   return e;
 }
 

@@ -165,9 +165,8 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   l.labels = base.labels;  // a classifier: PEFT's SEQ_CLS, score in modules_to_save
   if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
     throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
-  if ((l.targets & (c_attn | c_proj | c_fc)) != 0) throw lacks("c_attn, c_proj or c_fc (GPT-2's modules)");
-  if ((l.targets & (bert_query | bert_key | bert_value | bert_dense)) != 0) throw lacks("query, key, value or dense (BERT's modules)");
-  if ((l.targets & (t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo)) != 0) throw lacks("q, k, v, o, wi or wo (T5's modules)");
+  if ((l.targets & (gpt2_lora_modules | bert_lora_modules | t5_lora_modules)) != 0)
+    throw lacks("c_attn, c_proj or c_fc (GPT-2's), query, key, value or dense (BERT's), q, k, v, o, wi or wo (T5's)");
   if (mixtral) {
     if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
@@ -196,48 +195,20 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
           models::lora_counts(g, l)};
 }
 
-/// The LoRA'd GPT-2 (configuration `g`) under `l` (PEFT's default target there: c_attn): its frozen
-/// base in the precision's parameter type. A usage error for a name GPT-2 lacks or a base it
-/// does not model.
-inline lora_run gpt_lora_model(const zoo_entry& base, const models::gpt_config& g, models::lora_config l) {
-  if (l.targets == all_linear) l.targets = c_attn | c_proj | c_fc;  // PEFT's all-linear on GPT-2's Conv1D modules
-  if ((l.targets & ~std::int64_t{c_attn | c_proj | c_fc}) != 0)
-    throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (GPT-2's: c_attn, c_proj, c_fc, all-linear)");
+/// The LoRA'd model of `base` (GPT-2, BERT's classifier, T5: base.peft) under `l`, the size
+/// options `o` applied; PEFT's default targets there are the family's (parse_lora). A usage error
+/// for a name the family lacks or a base it does not model.
+inline lora_run peft_family_model(const zoo_entry& base, const model_options& o, models::lora_config l) {
+  const auto& f = *base.peft;
+  if (l.targets == all_linear) l.targets = f.modules;  // PEFT's all-linear on the family's Linear (Conv1D) modules
+  if ((l.targets & ~f.modules) != 0)
+    throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (" + f.family + "'s: " + f.module_names + ", all-linear)");
   if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
-    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (bitsandbytes does not quantize GPT-2's Conv1D "
-                           "modules): no base=, --quant, modules_to_save= or prepare_kbit=");
-  zoo_entry adapted{base.name, base.family, [g, l](const model_options&, const training& t, const device& d) { return evaluate(models::gpt_lora(g, l), t, d); }};
-  return {std::move(adapted), models::gpt_lora_counts(g, l)};
-}
-
-/// The LoRA'd T5 (configuration `t`) under `l` (PEFT's default targets there: q, v, in every
-/// attention of both stacks). A usage error for a name T5 lacks or a base it does not model.
-inline lora_run t5_lora_model(const zoo_entry& base, const models::t5_config& t, models::lora_config l) {
-  constexpr std::int64_t t5 = t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo;
-  if (l.targets == all_linear) l.targets = t5;  // PEFT's all-linear on T5's Linear modules (not the tied head)
-  if ((l.targets & ~t5) != 0) throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (T5's: q, k, v, o, wi, wo, all-linear)");
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
-    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (no base=, --quant, modules_to_save= or prepare_kbit=)");
-  zoo_entry adapted{base.name, base.family, [t, l](const model_options&, const training& p, const device& d) { return evaluate(models::t5_lora(t, l), p, d); }};
-  return {std::move(adapted), models::t5_lora_counts(t, l)};
-}
-
-/// The LoRA'd BERT classifier (configuration `b`, `base.labels` classes, classifier dropout in
-/// percent) under `l` (PEFT's default targets there: query, value; SEQ_CLS puts the classifier in
-/// modules_to_save). A usage error for a name BERT lacks or a base it does not model.
-inline lora_run bert_lora_model(const zoo_entry& base, const models::bert_config& b, std::int64_t classifier_dropout, models::lora_config l) {
-  constexpr std::int64_t bert = bert_query | bert_key | bert_value | bert_dense;
-  if (l.targets == all_linear) l.targets = bert;  // PEFT's all-linear on BERT's Linear modules
-  if ((l.targets & ~bert) != 0)
-    throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (BERT's: query, key, value, dense, all-linear)");
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
-    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (no base=, --quant or prepare_kbit=; "
-                           "the classifier is in modules_to_save already)");
-  l.labels = base.labels;
-  zoo_entry adapted{base.name, base.family, [b, classifier_dropout, l](const model_options&, const training& t, const device& d) {
-                      return evaluate(models::bert_lora_seq_cls(b, l, classifier_dropout), t, d);
-                    }};
-  return {std::move(adapted), models::bert_lora_counts(b, l)};
+    throw cli::usage_error("--lora on " + base.name + ": its frozen base is modelled in the --precision's type (no base=, --quant, modules_to_save= or prepare_kbit=" +
+                           (base.labels > 0 ? "; the classifier is in modules_to_save already)" : ")"));
+  l.labels = base.labels;  // BERT's classifier: PEFT's SEQ_CLS
+  zoo_entry adapted{base.name, base.family, [f, o, l](const model_options&, const training& t, const device& d) { return f.run(l, o, t, d); }};
+  return {std::move(adapted), f.counts(l, o)};
 }
 
 /// `--quant` with `--lora`: the frozen base's storage (replaces its base=).

@@ -57,6 +57,19 @@ evaluation evaluate(const model<N>& m, const training& t, const device& d) {
   return e;
 }
 
+/// PEFT's LoRA on a model outside the Llama family (GPT-2's causal LM, BERT's classifier, T5): the
+/// family's module names and default targets, and the LoRA'd model and PEFT's counts with the
+/// size options applied (models::gpt_lora, bert_lora_seq_cls, t5_lora; tools/llm_cli.hpp).
+struct peft_family {
+  std::string family;           ///< "GPT-2", for messages
+  std::string module_names;     ///< its target_modules names, for messages
+  std::string default_targets;  ///< PEFT's default target_modules for the family
+  std::int64_t modules = 0;     ///< their lora_target bits (PEFT's "all-linear": all of them)
+  std::function<std::int64_t(const model_options&)> width;  ///< the largest rank
+  std::function<evaluation(const models::lora_config&, const model_options&, const training&, const device&)> run;
+  std::function<models::parameter_counts(const models::lora_config&, const model_options&)> counts;
+};
+
 struct zoo_entry {
   std::string name;
   std::string family;  ///< which size options apply (see families())
@@ -70,17 +83,31 @@ struct zoo_entry {
   std::optional<models::moe_config> experts{};
   /// With `llama`: a classification head of this many classes (--task seq-cls), 0: the LM head.
   std::int64_t labels = 0;
-  /// A GPT-2 causal LM (zoo name or --hf-config): its configuration with the size options
-  /// applied, what --lora builds on outside the Llama family (models::gpt_lora).
-  std::function<models::gpt_config(const model_options&)> gpt{};
-  /// A BERT classifier (--hf-config with --task seq-cls, `labels` classes): its configuration with
-  /// the size options applied and its classifier dropout (percent), what --lora builds on there
-  /// (models::bert_lora_seq_cls).
-  std::function<std::pair<models::bert_config, std::int64_t>(const model_options&)> bert_classifier{};
-  /// A T5 encoder-decoder (zoo name or --hf-config, seq2seq): its configuration with the size
-  /// options applied, what --lora builds on there (models::t5_lora).
-  std::function<models::t5_config(const model_options&)> t5{};
+  /// What --lora builds on outside the Llama family (GPT-2, BERT's classifier, T5).
+  std::optional<peft_family> peft{};
 };
+
+namespace detail {
+/// peft_family of a GPT-2 causal LM, a BERT classifier (`labels` classes) and T5, each from its
+/// configuration with the size options applied.
+inline peft_family gpt_peft(std::function<models::gpt_config(const model_options&)> config) {
+  return {"GPT-2", "c_attn, c_proj, c_fc", "c_attn", gpt2_lora_modules, [config](const model_options& o) { return config(o).width; },
+          [config](const models::lora_config& l, const model_options& o, const training& t, const device& d) { return evaluate(models::gpt_lora(config(o), l), t, d); },
+          [config](const models::lora_config& l, const model_options& o) { return models::gpt_lora_counts(config(o), l); }};
+}
+inline peft_family bert_classifier_peft(std::function<models::bert_config(const model_options&)> config, std::int64_t classifier_dropout) {
+  return {"BERT", "query, key, value, dense", "query,value", bert_lora_modules, [config](const model_options& o) { return config(o).width; },
+          [config, classifier_dropout](const models::lora_config& l, const model_options& o, const training& t, const device& d) {
+            return evaluate(models::bert_lora_seq_cls(config(o), l, classifier_dropout), t, d);
+          },
+          [config](const models::lora_config& l, const model_options& o) { return models::bert_lora_counts(config(o), l); }};
+}
+inline peft_family t5_peft(std::function<models::t5_config(const model_options&)> config) {
+  return {"T5", "q, k, v, o, wi, wo", "q,v", t5_lora_modules, [config](const model_options& o) { return config(o).width; },
+          [config](const models::lora_config& l, const model_options& o, const training& t, const device& d) { return evaluate(models::t5_lora(config(o), l), t, d); },
+          [config](const models::lora_config& l, const model_options& o) { return models::t5_lora_counts(config(o), l); }};
+}
+}  // namespace detail
 
 /// One size option of a family: name (without --), accepted range, default shown in --help.
 struct size_option {
@@ -162,7 +189,7 @@ inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o)
 inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
   zoo_entry e{name, "gpt", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::gpt(gpt_from(base, o)), t, d); },
               [base](const model_options& o) { return o.get("ctx", base.context); }};
-  e.gpt = [base](const model_options& o) { return gpt_from(base, o); };
+  e.peft = gpt_peft([base](const model_options& o) { return gpt_from(base, o); });
   return e;
 }
 inline zoo_entry bert_model(std::string name, models::bert_config base) {
@@ -217,7 +244,7 @@ inline models::t5_config t5_from(models::t5_config t, const model_options& o) {
 }
 inline zoo_entry t5_model(std::string name, models::t5_config base) {
   zoo_entry e{name, "t5", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::t5(t5_from(base, o)), t, d); }};
-  e.t5 = [base](const model_options& o) { return t5_from(base, o); };
+  e.peft = t5_peft([base](const model_options& o) { return t5_from(base, o); });
   return e;
 }
 /// A Mixtral-style decoder (issue D): the Llama family's size options, MoE MLPs (8 experts, top 2).

@@ -353,10 +353,9 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
 /// projections, or under one adapter over q, k and v (adapt_qkv) one frozen c_attn and its
 /// adapter, q and kv views of its output.
 constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, const value& x, const value& kv_src, bool bias) {
-  if (!(unpack_adapters(c.adapters).parts & adapt_qkv))
-    return {projection(c, x, a.inner, bias, 0), projection(c, kv_src, 2 * a.KVH * a.d, bias, 1)};
-  if (x.id != kv_src.id) invalid_layer_argument();  // one c_attn reads one input
   const auto ad = unpack_adapters(c.adapters);
+  if (!(ad.parts & adapt_qkv)) return {projection(c, x, a.inner, bias, 0), projection(c, kv_src, 2 * a.KVH * a.d, bias, 1)};
+  if (x.id != kv_src.id) invalid_layer_argument();  // one c_attn reads one input
   value qkv = lora_projection(c, x, a.inner + 2 * a.KVH * a.d, ad.rank, ad.dropout, static_cast<std::int64_t>(ad.base), 0, bias, false,
                               {ad.dora, ad.cast_input});
   std::array<value, 2> out{c.s.view(qkv, make_shape(a.Lq, a.inner)), c.s.view(qkv, make_shape(a.Lk, 2 * a.KVH * a.d))};

@@ -396,12 +396,22 @@ constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, llama_lora_blocks(g, l), lora_score_head(g, l));
 }
 
-/// GPT-2's LoRA targets in `l` (PEFT's "all-linear" there: c_attn, c_proj, c_fc), checked.
-constexpr std::int64_t gpt_lora_targets(const lora_config& l) {
-  const auto t = l.targets == all_linear ? std::int64_t{c_attn | c_proj | c_fc} : l.targets;
-  if (t <= 0 || (t & ~std::int64_t{c_attn | c_proj | c_fc}) != 0) gpubudget::detail::unknown_lora_target_module();
+namespace detail {
+/// The targets of `l` on a family whose modules are `modules` (a lora_target mask; PEFT's
+/// "all-linear" is all of them), checked with the rest of `l` for the families whose frozen base
+/// is modelled in the precision's parameter type (GPT-2, BERT, T5): a rank up to `width`, no
+/// other base type, nothing saved whole, no kbit preparation.
+constexpr std::int64_t family_lora_targets(const lora_config& l, std::int64_t modules, std::int64_t width) {
+  if (l.rank <= 0 || l.rank > width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
+  const auto t = l.targets == all_linear ? modules : l.targets;
+  if (t <= 0 || (t & ~modules) != 0) gpubudget::detail::unknown_lora_target_module();
   return t;
 }
+}  // namespace detail
+
+/// GPT-2's LoRA targets in `l`, checked (detail::family_lora_targets).
+constexpr std::int64_t gpt_lora_targets(const gpt_config& g, const lora_config& l) { return detail::family_lora_targets(l, gpt2_lora_modules, g.width); }
 /// GPT2Block under PEFT (get_peft_model on transformers' GPT2LMHeadModel): frozen LayerNorms;
 /// the attention's c_attn (one adapter over q, k and v) and c_proj, and the MLP's c_fc and c_proj,
 /// each a frozen Conv1D with its bias and an adapter where the targets name it (PEFT's "c_proj"
@@ -423,23 +433,16 @@ constexpr auto gpt_block_lora(const gpt_config& g, const lora_config& l, std::in
 /// embedding's), the adapters trainable. `l.base` must be `same` and nothing saved whole:
 /// bitsandbytes leaves GPT-2's Conv1D modules unquantized.
 constexpr auto gpt_lora(const gpt_config& g, const lora_config& l) {
-  if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared || l.labels != 0)
-    gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
-  auto blocks = named("transformer.h", repeat(g.layers, gpt_block_lora(g, l, gpt_lora_targets(l))));
+  if (l.labels != 0) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();  // no classifier here
+  auto blocks = named("transformer.h", repeat(g.layers, gpt_block_lora(g, l, gpt_lora_targets(g, l))));
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   return sequential(tokens(g.seq), named("transformer.wte", frozen_embedding(g.vocab, g.width)), named("transformer.wpe", frozen(learned_positions(g.context))),
                     named("transformer.drop", dropout(g.dropout_percent)), blocks, named("transformer.ln_f", frozen(layer_norm())),
                     named("lm_head", frozen_tied_linear(g.vocab)));
 }
 
-/// BERT's LoRA targets in `l` (PEFT's "all-linear" there: query, key, value, dense), checked.
-constexpr std::int64_t bert_lora_targets(const lora_config& l) {
-  constexpr std::int64_t every = bert_query | bert_key | bert_value | bert_dense;
-  const auto t = l.targets == all_linear ? every : l.targets;
-  if (t <= 0 || (t & ~every) != 0) gpubudget::detail::unknown_lora_target_module();
-  return t;
-}
+/// BERT's LoRA targets in `l`, checked (detail::family_lora_targets).
+constexpr std::int64_t bert_lora_targets(const bert_config& b, const lora_config& l) { return detail::family_lora_targets(l, bert_lora_modules, b.width); }
 /// BertLayer under PEFT: the attention's query, key, value and output.dense, intermediate.dense
 /// and output.dense with adapters where the targets name them (PEFT's "dense" names all three
 /// dense Linears, and the pooler's), every base weight and LayerNorm frozen. `t`: bert_lora_targets.
@@ -463,10 +466,8 @@ constexpr auto bert_layer_lora(const bert_config& b, const lora_config& l, std::
 /// when "dense" is a target, and `classifier` (l.labels classes, with its bias) in
 /// modules_to_save: a trainable copy beside the frozen original. `l.base` must be `same`.
 constexpr auto bert_lora_seq_cls(const bert_config& b, const lora_config& l, std::int64_t classifier_dropout_percent) {
-  if (l.rank <= 0 || l.rank > b.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.labels < 1) gpubudget::detail::invalid_layer_argument();
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
-  const auto t = bert_lora_targets(l);
+  const auto t = bert_lora_targets(b, l);
   const auto pooler = sequential(select_token(0), named("dense", lora_linear(b.width, t & bert_dense ? l.rank : 0, l.dropout_percent, base_weights::same, l.dora,
                                                                               l.cast_input, true)),
                                  named("activation", tanh()));
@@ -478,13 +479,8 @@ constexpr auto bert_lora_seq_cls(const bert_config& b, const lora_config& l, std
                     named("classifier", saved_linear(l.labels, base_weights::same, false, true)));
 }
 
-/// T5's LoRA targets in `l` (PEFT's "all-linear" there: q, k, v, o, wi, wo), checked.
-constexpr std::int64_t t5_lora_targets(const lora_config& l) {
-  constexpr std::int64_t every = t5_q | t5_k | t5_v | t5_o | t5_wi | t5_wo;
-  const auto t = l.targets == all_linear ? every : l.targets;
-  if (t <= 0 || (t & ~every) != 0) gpubudget::detail::unknown_lora_target_module();
-  return t;
-}
+/// T5's LoRA targets in `l`, checked (detail::family_lora_targets).
+constexpr std::int64_t t5_lora_targets(const t5_config& t, const lora_config& l) { return detail::family_lora_targets(l, t5_lora_modules, t.width); }
 
 namespace detail {
 /// Record `r`'s op replaced by `with`'s (its name, flags, sharing and place stay).
@@ -504,10 +500,8 @@ constexpr bool name_ends_with(const layer& r, std::string_view suffix) {
 /// both stacks) take attention_adapters, DenseReluDense.wi and .wo become lora_linear (frozen at
 /// rank 0), the tied head reads the frozen shared table. `l.base` must be `same`.
 constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
-  if (l.rank <= 0 || l.rank > t.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared || l.labels != 0)
-    gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
-  const auto targets = t5_lora_targets(l);
+  if (l.labels != 0) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();  // no classifier here
+  const auto targets = t5_lora_targets(t, l);
   const auto part = [&](std::int64_t bit, attention_adapter_parts p) { return targets & bit ? std::int64_t{p} : 0; };
   const attention_adapters adapters{l.rank, part(t5_q, adapt_q) | part(t5_k, adapt_k) | part(t5_v, adapt_v) | part(t5_o, adapt_out), l.dropout_percent,
                                     base_weights::same, l.dora, l.cast_input};
@@ -523,13 +517,14 @@ constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
       auto op = gpubudget::detail::unpack_fields<cross_attention_op>(r);
       op.adapters = gpubudget::detail::pack_adapters(adapters);
       detail::replace_op(r, as_layer(op));
-    } else if (r.op == &gpubudget::detail::op_entry<linear_op>::descriptor && !gpubudget::detail::unpack_fields<linear_op>(r).tied) {
+    } else if (r.op == &gpubudget::detail::op_entry<linear_op>::descriptor) {
+      const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
       const auto rank = rank_if(detail::name_ends_with(r, "wi") ? t5_wi : t5_wo);  // DenseReluDense.wi, .wo
-      detail::replace_op(r, lora_linear(gpubudget::detail::unpack_fields<linear_op>(r).out_features, rank, l.dropout_percent, base_weights::same, l.dora,
-                                        l.cast_input));
+      if (op.tied) r.flags.frozen = true;  // the head, the shared table's
+      else detail::replace_op(r, lora_linear(op.out_features, rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input));
     } else if (r.op == &gpubudget::detail::op_entry<rms_norm_op>::descriptor || r.op == &gpubudget::detail::op_entry<embedding_op>::descriptor ||
-               r.op == &gpubudget::detail::op_entry<relative_position_bias_op>::descriptor || r.op == &gpubudget::detail::op_entry<linear_op>::descriptor) {
-      r.flags.frozen = true;  // T5LayerNorm, the bucket tables, the shared embedding and the head tied to it
+               r.op == &gpubudget::detail::op_entry<relative_position_bias_op>::descriptor) {
+      r.flags.frozen = true;  // T5LayerNorm, the bucket tables, the shared embedding
     }
   }
   return m;
@@ -590,7 +585,7 @@ struct parameter_counts {
 /// 4D -> D), and DoRA's magnitude [out] on each. gpt2 with r = 8 on c_attn: 294,912 trainable of
 /// 124,734,720.
 constexpr parameter_counts gpt_lora_counts(const gpt_config& g, const lora_config& l) {
-  const auto t = gpt_lora_targets(l), D = g.width, r = l.rank;
+  const auto t = gpt_lora_targets(g, l), D = g.width, r = l.rank;
   const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return t & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
   const auto per_block = adapter(c_attn, D, 3 * D) + adapter(c_proj, D, D) + adapter(c_fc, D, 4 * D) + adapter(c_proj, 4 * D, D);
   const auto base = g.vocab * D + g.context * D + g.layers * (12 * D * D + 13 * D) + 2 * D;
@@ -603,7 +598,7 @@ constexpr parameter_counts gpt_lora_counts(const gpt_config& g, const lora_confi
 /// targeted Linear (query, key, value D -> D; "dense": attention.output.dense D -> D,
 /// intermediate.dense D -> F, output.dense F -> D, and once pooler.dense D -> D), DoRA's [out].
 constexpr parameter_counts bert_lora_counts(const bert_config& b, const lora_config& l) {
-  const auto t = bert_lora_targets(l), D = b.width, F = b.ffn, r = l.rank;
+  const auto t = bert_lora_targets(b, l), D = b.width, F = b.ffn, r = l.rank;
   const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return t & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
   const auto per_layer = adapter(bert_query, D, D) + adapter(bert_key, D, D) + adapter(bert_value, D, D) + adapter(bert_dense, D, D) +
                          adapter(bert_dense, D, F) + adapter(bert_dense, F, D);
@@ -618,7 +613,7 @@ constexpr parameter_counts bert_lora_counts(const bert_config& b, const lora_con
 /// (layers + 2 · decoder_layers of them), wi D -> F and wo F -> D in every feed-forward
 /// (layers + decoder_layers). t5-small, r = 8 on q, v: 18 · 2 · 8 · (512 + 512) = 294,912.
 constexpr parameter_counts t5_lora_counts(const t5_config& t, const lora_config& l) {
-  const auto targets = t5_lora_targets(l), D = t.width, inner = t.heads * t.head_width, F = t.ffn, r = l.rank;
+  const auto targets = t5_lora_targets(t, l), D = t.width, inner = t.heads * t.head_width, F = t.ffn, r = l.rank;
   const auto adapter = [&](std::int64_t bit, std::int64_t in, std::int64_t out) { return targets & bit ? r * (in + out) + (l.dora ? out : 0) : 0; };
   const auto attention = adapter(t5_q, D, inner) + adapter(t5_k, D, inner) + adapter(t5_v, D, inner) + adapter(t5_o, inner, D);
   const auto feed_forward = adapter(t5_wi, D, F) + adapter(t5_wo, F, D);
