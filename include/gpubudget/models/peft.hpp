@@ -1,0 +1,211 @@
+// gpubudget/models/peft.hpp — PEFT's get_peft_model(model, LoraConfig(target_modules=[...])) on any
+// model: a torchvision network from the zoo, a graph tools/gpubudget-export wrote from your own
+// nn.Module, or one written by hand with named() modules.
+//
+// PEFT (peft/tuners/tuners_utils.py, check_target_module_exists with a list of names) adapts every
+// module whose path `key` satisfies key == target or key.endswith("." + target), and raises for a
+// matched module it cannot wrap or a target that matches nothing. The same happens here, on the
+// records' PyTorch module paths (detail/module_names.hpp): a matched nn.Linear becomes PEFT's
+// lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched projection of an
+// attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn) takes
+// attention_adapters, and every other module is frozen: PEFT's get_peft_model leaves
+// requires_grad only on the adapters.
+//
+// The copies of a repeat are stored once, so a target must name a module in every copy
+// (`mlp.fc1`, not `layers.3.mlp.fc1`: PEFT's layers_to_transform is not modelled); that, a matched
+// module LoRA does not wrap here (convolutions, embeddings, norms, whole blocks) and a target that
+// matches nothing are named compile-time errors, never a silently different budget.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include <gpubudget/detail/module_names.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+namespace gpubudget::models {
+
+namespace detail {
+[[noreturn]] inline void lora_target_matches_no_module() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module matches no module of the model (PEFT: \"Target modules ... not found in the base "
+                          "model\"); a target is a PyTorch module path or its end: `fc1`, `mlp.fc1`, `encoder.layers.encoder_layer_0.mlp.0` is one copy");
+}
+[[noreturn]] inline void lora_target_is_not_a_linear() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not an nn.Linear (LoRA is modelled on Linear layers and on the projections an "
+                          "attention op names; convolutions, embeddings, norms, tied heads and whole blocks are not)");
+}
+[[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block (PEFT's layers_to_transform is not "
+                          "modelled): name the module in every copy, e.g. `mlp.fc1`");
+}
+[[noreturn]] inline void lora_all_linear_needs_a_transformers_model() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: target_modules=\"all-linear\" is refused by PEFT outside a transformers PreTrainedModel "
+                          "(it drops the output embedding by convention): list the Linear modules");
+}
+[[noreturn]] inline void lora_option_not_modelled_on_any_model() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: base=, quantization, modules_to_save, labels and prepare_kbit are modelled on the transformers "
+                          "families only (llama_lora, gpt_lora, ...); here the frozen base keeps the precision's parameter type");
+}
+
+/// One component of a module path: a name, or the copy number of a repeat (`copy`; `text` the
+/// prefix of a repeat that numbers its copies in its name, "encoder_layer_").
+struct path_component {
+  std::string_view text{};
+  bool copy = false;
+};
+
+enum class target_match : std::uint8_t { none, module, one_copy };
+
+/// Is `c` "prefix" + a decimal number?
+constexpr bool is_copy_number(std::string_view c, std::string_view prefix) {
+  if (!c.starts_with(prefix) || c.size() == prefix.size()) return false;
+  for (const char ch : c.substr(prefix.size()))
+    if (ch < '0' || ch > '9') return false;
+  return true;
+}
+
+/// PEFT's rule: does `target` spell all of `path` or its end after a dot? Through a repeat's copy
+/// number only as that number (one copy).
+constexpr target_match match_path_end(const gpubudget::detail::dyn_array<path_component>& path, std::string_view target) {
+  std::size_t k = path.size();
+  bool through_copy = false;
+  for (;;) {
+    const auto dot = target.rfind('.');
+    const auto last = dot == std::string_view::npos ? target : target.substr(dot + 1);
+    if (k == 0) return target_match::none;
+    const path_component& c = path.data_[--k];
+    if (c.copy ? !is_copy_number(last, c.text) : c.text != last) return target_match::none;
+    through_copy = through_copy || c.copy;
+    if (dot == std::string_view::npos) return through_copy ? target_match::one_copy : target_match::module;
+    target = target.substr(0, dot);
+  }
+}
+
+/// Appends the dot-separated components of `name`, calling on_prefix() after each but the last
+/// (`mlp.0` names a leaf below the module `mlp`).
+template <class F>
+constexpr void push_components(gpubudget::detail::dyn_array<path_component>& path, std::string_view name, F on_prefix) {
+  for (;;) {
+    const auto dot = name.find('.');
+    path.push_back({name.substr(0, dot), false});
+    if (dot == std::string_view::npos) return;
+    on_prefix();
+    name = name.substr(dot + 1);
+  }
+}
+
+/// Calls on(record, parts, path) for every module of the model: each named record (parts =
+/// all_parts), each projection a leaf's op names (its parts mask), and each module a dotted name
+/// passes through (`mlp` of a leaf named `mlp.0`; parts 0), with its module path.
+template <class F>
+constexpr void for_each_module_path(const layer* records, F on) {
+  using gpubudget::detail::numbers_in_its_name;
+  gpubudget::detail::dyn_array<path_component> path;
+  gpubudget::detail::dyn_array<std::int32_t> open_end, open_size, open_record;  // the records above: subtree end, path size before it
+  for (std::int32_t i = 0; i < records[0].span; ++i) {
+    for (; open_end.size() > 0 && open_end.back() <= i; open_end.pop_back(), open_size.pop_back(), open_record.pop_back())
+      path.resize(static_cast<std::size_t>(open_size.back()));
+    const layer& L = records[i];
+    // the parts of a repeat whose copies are several numbered modules are named by number alone
+    const std::int32_t parent = open_record.size() > 0 ? open_record.back() : -1;
+    const bool numbered = parent > 0 && records[parent - 1].kind == node_kind::repeat && gpubudget::detail::modules_per_copy(records[parent - 1]) > 1;
+    open_end.push_back(i + L.span), open_size.push_back(static_cast<std::int32_t>(path.size())), open_record.push_back(i);
+    if (L.name && *L.name && !numbered) {
+      push_components(path, L.name, [&] { on(i, std::uint8_t{0}, path); });
+      if (numbers_in_its_name(L)) path.back().copy = true;  // "encoder_layer_": the copies are its modules
+      else on(i, gpubudget::detail::all_parts, path);
+    }
+    std::uint8_t parts = 0;
+    for (std::int32_t k = 0; const char* n = L.kind == node_kind::leaf && L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) {
+      const auto before = path.size();
+      push_components(path, n, [&] { on(i, std::uint8_t{0}, path); });
+      on(i, parts, path);
+      path.resize(before);
+    }
+    if (L.kind == node_kind::repeat && !numbers_in_its_name(L)) path.push_back({"", true});
+  }
+}
+
+/// The attention_adapter_parts of the projections whose weights are `parts` (the op's parameter
+/// parts: q 1, k 2, output 4, v 8; GPT-2's c_attn is q and the packed k, v together).
+constexpr std::int64_t adapter_parts_of(projection_names names, std::uint8_t parts) {
+  if (names == projection_names::gpt2) return ((parts & 3) != 0 ? std::int64_t{adapt_qkv} : 0) | ((parts & 4) != 0 ? std::int64_t{adapt_out} : 0);
+  return parts & (adapt_q | adapt_k | adapt_out | adapt_v);
+}
+
+/// Adds adapters on the projections `parts` of attention record `r` (Op: attention_op or
+/// cross_attention_op).
+template <class Op>
+constexpr void adapt_projections(layer& r, std::uint8_t parts, const lora_config& l) {
+  auto op = gpubudget::detail::unpack_fields<Op>(r);
+  const auto had = op.adapters != 0 ? gpubudget::detail::unpack_adapters(op.adapters).parts : 0;
+  op.adapters = gpubudget::detail::pack_adapters({l.rank, had | adapter_parts_of(op.names, parts), l.dropout_percent, base_weights::same, l.dora, l.cast_input});
+  if constexpr (std::is_same_v<Op, attention_op>) gpubudget::detail::check_adapters(op);  // rotary, nn.MultiheadAttention: said here
+  else gpubudget::detail::check_adapters(gpubudget::detail::as_attention(op));
+  replace_op(r, as_layer(op));
+}
+
+/// PEFT's wrapping of the module a target matched: record `r` whole (parts = all_parts), some
+/// projections of its op, or (parts 0) a module its dotted name passes through: not a Linear.
+constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l) {
+  using gpubudget::detail::op_entry;
+  if (parts == 0) lora_target_is_not_a_linear();
+  if (r.kind == node_kind::leaf && r.op == &op_entry<attention_op>::descriptor && parts != gpubudget::detail::all_parts) return adapt_projections<attention_op>(r, parts, l);
+  if (r.kind == node_kind::leaf && r.op == &op_entry<cross_attention_op>::descriptor && parts != gpubudget::detail::all_parts)
+    return adapt_projections<cross_attention_op>(r, parts, l);
+  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_linear_op>::descriptor && parts == gpubudget::detail::all_parts &&
+      gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0)
+    return;  // a second target named it
+  if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_target_is_not_a_linear();
+  const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
+  if (op.tied) lora_target_is_not_a_linear();
+  replace_op(r, lora_linear(op.out_features, l.rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, op.bias));
+}
+
+/// Does leaf `r` carry adapters (a trainable part)?
+constexpr bool has_adapters(const layer& r) {
+  using gpubudget::detail::op_entry;
+  if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
+  if (r.op == &op_entry<attention_op>::descriptor) return gpubudget::detail::unpack_fields<attention_op>(r).adapters != 0;
+  if (r.op == &op_entry<cross_attention_op>::descriptor) return gpubudget::detail::unpack_fields<cross_attention_op>(r).adapters != 0;
+  return false;
+}
+}  // namespace detail
+
+/// get_peft_model(model, LoraConfig(r=l.rank, target_modules=[...], lora_dropout, use_dora)) on any
+/// model: `target_modules` is PEFT's list, comma-separated (`"qkv,proj"`, `"mlp.fc1,mlp.fc2"`),
+/// each name matched as PEFT matches it (the whole module path or its end after a dot). Every
+/// matched nn.Linear becomes lora.Linear (a frozen base, bias kept, adapters A [r, in] and B
+/// [out, r]); a matched projection of an attention op that names them takes attention_adapters;
+/// everything else is frozen. l.targets is not read (the names replace it); l.base,
+/// l.modules_to_save, l.labels and l.kbit_prepared must be their defaults. The budget's
+/// parameter_count is PEFT's "all params" and its trainable_count PEFT's "trainable params":
+///
+///   constexpr auto vit = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
+///   static_assert(budget(vit, training{.batch = 64}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
+template <std::size_t N>
+constexpr model<N> get_peft_model(model<N> m, const char* target_modules, const lora_config& l) {
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared) detail::lora_option_not_modelled_on_any_model();
+  if (l.rank < 1) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
+  if (target_modules == nullptr) detail::lora_target_matches_no_module();
+  gpubudget::detail::for_each_list_item(target_modules, [&](const char* b, const char* e) {
+    const std::string_view target(b, static_cast<std::size_t>(e - b));
+    if (target == "all-linear") detail::lora_all_linear_needs_a_transformers_model();
+    bool found = false;
+    detail::for_each_module_path(m.records.data(), [&](std::int32_t i, std::uint8_t parts, const auto& path) {
+      const auto match = target.empty() ? detail::target_match::none : detail::match_path_end(path, target);
+      if (match == detail::target_match::one_copy) detail::lora_target_names_one_copy_of_a_repeat();
+      if (match == detail::target_match::none) return;
+      detail::adapt_matched(m.records[static_cast<std::size_t>(i)], parts, l);
+      found = true;
+    });
+    if (!found) detail::lora_target_matches_no_module();
+  });
+  for (std::int32_t i = 0; i < m.records[0].span; ++i) {
+    layer& r = m.records[static_cast<std::size_t>(i)];
+    if (r.kind == node_kind::leaf && !detail::has_adapters(r)) r.flags.frozen = true;
+  }
+  return m;
+}
+
+}  // namespace gpubudget::models

@@ -1,0 +1,95 @@
+// models::get_peft_model (models/peft.hpp): PEFT's LoRA by target_modules names on any model. The
+// same names on transformers' T5 and GPT-2 give exactly what the family builders (t5_lora,
+// gpt_lora, whose counts equal PEFT's print_trainable_parameters) give; on torchvision's ViT the
+// counts are PEFT's arithmetic; every misuse is a named error.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/peft.hpp>
+#include <gpubudget/models/torchvision.hpp>
+
+using namespace gpubudget;
+
+namespace {
+constexpr training two{.batch = 2};
+
+template <class A, class B>
+void same_budget(const A& a, const B& b) {
+  CHECK(a.parameter_count == b.parameter_count);
+  CHECK(a.trainable_count == b.trainable_count);
+  CHECK(a.gradients == b.gradients);
+  CHECK(a.saved_activations == b.saved_activations);
+  CHECK(a.after_forward == b.after_forward);
+  CHECK(a.fwd_bwd_peak == b.fwd_bwd_peak);
+  CHECK(a.step_peak == b.step_peak);
+}
+
+std::string error_of(const char* targets, const models::lora_config& l = {.rank = 8}) {
+  try {
+    (void)models::get_peft_model(models::vit_b_16(224, 1000), targets, l);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+// A constant expression: the adapted ViT's counts in a static_assert.
+constexpr auto vit_mlp = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
+static_assert(budget(vit_mlp, training{.batch = 8}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
+
+TEST_CASE("get_peft_model on T5 by name builds what t5_lora builds") {
+  const auto t = models::t5_small(128);
+  same_budget(budget(models::get_peft_model(models::t5(t), "q,v", {.rank = 8}), two, devices::a100_80gb),
+              budget(models::t5_lora(t, {.rank = 8, .targets = t5_q | t5_v}), two, devices::a100_80gb));
+  same_budget(budget(models::get_peft_model(models::t5(t), "q,k,v,o,wi,wo", {.rank = 4, .dora = true}), two, devices::a100_80gb),
+              budget(models::t5_lora(t, {.rank = 4, .targets = all_linear, .dora = true}), two, devices::a100_80gb));
+}
+
+TEST_CASE("get_peft_model on GPT-2 by name builds what gpt_lora builds (c_attn: one adapter over q, k, v)") {
+  const auto g = models::gpt2_small(128);
+  const auto by_name = budget(models::get_peft_model(models::gpt(g), "c_attn", {.rank = 8}), two, devices::a100_80gb);
+  same_budget(by_name, budget(models::gpt_lora(g, {.rank = 8, .targets = c_attn}), two, devices::a100_80gb));
+  CHECK(by_name.trainable_count == 294912);  // PEFT: 12 x 8 x (768 + 2304)
+  same_budget(budget(models::get_peft_model(models::gpt(g), "c_attn,c_proj,c_fc", {.rank = 8}), two, devices::a100_80gb),
+              budget(models::gpt_lora(g, {.rank = 8, .targets = all_linear}), two, devices::a100_80gb));
+}
+
+TEST_CASE("get_peft_model on torchvision's ViT-B/16: PEFT's counts, only the adapters train") {
+  const training plan{.batch = 16};
+  const auto full = budget(models::vit_b_16(224, 1000), plan, devices::a100_80gb);
+  const auto lora = budget(vit_mlp, plan, devices::a100_80gb);
+  // lora_A [8, in] and lora_B [out, 8] on each block's mlp.0 (768 -> 3072) and mlp.3 (3072 -> 768)
+  CHECK(lora.trainable_count == 737280);
+  CHECK(lora.parameter_count == full.parameter_count + 737280);
+  CHECK(lora.gradients == 737280 * 4);
+  CHECK(lora.optimizer_state == 2 * 737280 * 4);
+  // frozen attention, norms and patch embedding keep no inputs for weight gradients
+  CHECK(lora.saved_activations < full.saved_activations);
+  // a module two targets name (`3` is the end of `...mlp.3`'s path) is adapted once
+  CHECK(budget(models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3,3", {.rank = 8}), plan, devices::a100_80gb)
+            .trainable_count == 737280);
+}
+
+TEST_CASE("get_peft_model: a projection an attention names (BERT's self.query) takes an adapter") {
+  const auto b = models::bert_base(128);
+  const auto q_v = budget(models::get_peft_model(models::bert(b), "query,value", {.rank = 8}), two, devices::a100_80gb);
+  CHECK(q_v.trainable_count == 12 * 2 * 8 * (768 + 768));
+  const auto full = budget(models::bert(b), two, devices::a100_80gb);
+  CHECK(q_v.parameter_count == full.parameter_count + q_v.trainable_count);
+}
+
+TEST_CASE("get_peft_model refuses what PEFT refuses or the library does not model, by name") {
+  CHECK(error_of("nothing").find("matches no module") != std::string::npos);
+  CHECK(error_of("").find("matches no module") != std::string::npos);
+  CHECK(error_of("conv_proj").find("is not an nn.Linear") != std::string::npos);
+  CHECK(error_of("mlp").find("is not an nn.Linear") != std::string::npos);  // MLPBlock, the module above mlp.0
+  CHECK(error_of("encoder_layer_3.mlp.0").find("some copies of a repeated block") != std::string::npos);
+  CHECK(error_of("all-linear").find("all-linear") != std::string::npos);
+  CHECK(error_of("out_proj").find("nn.MultiheadAttention none") != std::string::npos);
+  CHECK(error_of("mlp.0", {.rank = 8, .modules_to_save = models::save_lm_head}).find("modelled on the transformers families") != std::string::npos);
+  CHECK(error_of("mlp.0", {.rank = 0}).find("LoRA rank") != std::string::npos);
+}
