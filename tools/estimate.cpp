@@ -648,7 +648,8 @@ models::llama_config llm_config(const char* flag, const run_config& c) {
     throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
                       (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + ", or --hf-config of a llama, mistral, qwen2, gemma, phi3" +
                       (std::string(flag) == "--lora" ? " or mixtral" : "") + " config.json" +
-                      (std::string(flag) == "--lora" ? "; and gpt2, gpt2-medium, gpt2-large, gpt2-xl, t5-small ... t5-11b, or a gpt2, t5 or (with --task seq-cls) bert config.json" : "") +
+                      (std::string(flag) == "--lora" ? "; and gpt2, gpt2-medium, gpt2-large, gpt2-xl, t5-small ... t5-11b, or a gpt2, t5 or (with --task seq-cls) bert config.json; "
+                                                      "torchvision's models and --graph files by module name, targets=NAME,..." : "") +
                       "), not " + c.model_arg);
   return *g;
 }
@@ -661,6 +662,10 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
     auto l = tools::parse_lora(*a.get("lora"), peft->width(c.opts), peft->default_targets);
     tools::apply_quant(a, l);
     auto run = tools::peft_family_model(*c.entry, c.opts, l);
+    return {std::move(run.entry), run.counts};
+  }
+  if (c.entry->lora_by_name) {  // torchvision's models, --graph: PEFT's target_modules by name
+    auto run = tools::lora_by_name_model(*c.entry, c.opts, a, c.plan, c.devices.front());
     return {std::move(run.entry), run.counts};
   }
   const auto mixtral = tools::mixtral_config_of(*c.entry, c.opts);

@@ -318,43 +318,62 @@ inline std::shared_ptr<graph_model> read_graph(const std::string& path) {
   return g;
 }
 
+/// --lora on a graph: PEFT's target_modules names and the adapters' settings.
+struct graph_lora {
+  std::string targets;
+  models::lora_config config;
+};
+
 namespace graph {
-/// The records padded into a model<N> (records past the root's subtree are never walked).
+/// The records padded into a model<N> (records past the root's subtree are never walked), with
+/// `lora` (targets, config) applied by models::get_peft_model when given.
 template <std::size_t N>
-evaluation evaluate_padded(const std::vector<layer>& records, const training& t, const device& d) {
+evaluation evaluate_padded(const std::vector<layer>& records, const training& t, const device& d, const graph_lora* lora) {
   auto m = std::make_unique<model<N>>();
   std::copy(records.begin(), records.end(), m->records.begin());
+  if (lora) *m = models::get_peft_model(*m, lora->targets.c_str(), lora->config);
   return evaluate(*m, t, d);
 }
 }  // namespace graph
 
-/// Budgets a graph's records: the smallest capacity that holds them.
-inline evaluation evaluate_graph(const graph_model& g, const training& t, const device& d) {
+/// Budgets a graph's records (under LoRA, `lora`): the smallest capacity that holds them.
+inline evaluation evaluate_graph(const graph_model& g, const training& t, const device& d, const graph_lora* lora = nullptr) {
   const auto n = g.records.size();
-  if (n <= 256) return graph::evaluate_padded<256>(g.records, t, d);
-  if (n <= 1024) return graph::evaluate_padded<1024>(g.records, t, d);
-  if (n <= 4096) return graph::evaluate_padded<4096>(g.records, t, d);
+  if (n <= 256) return graph::evaluate_padded<256>(g.records, t, d, lora);
+  if (n <= 1024) return graph::evaluate_padded<1024>(g.records, t, d, lora);
+  if (n <= 4096) return graph::evaluate_padded<4096>(g.records, t, d, lora);
   graph::fail(g.name, std::to_string(n) + " records; the command line budgets graphs of up to 4096 (use the exported C++ header)");
 }
 
 /// --graph FILE as a zoo entry (family "graph": no size options; the file fixes every size).
+/// Budgets graph `g` read from `path` (under LoRA, `lora`), holding its parameter count to the
+/// file's: the exporter's sum(p.numel()) against the library's count (under LoRA, the frozen
+/// base's), so that a mapping that lost or added a weight is an error, never a quietly different
+/// budget.
+inline evaluation evaluate_graph_file(const graph_model& g, const std::string& path, const training& t, const device& d, const graph_lora* lora) {
+  evaluation e;
+  try {
+    e = evaluate_graph(g, t, d, lora);
+  } catch (const std::invalid_argument& ex) {  // the library's own check (a shape that does not fit the next op)
+    if (lora) throw;                            // a target LoRA cannot take: --lora's error
+    const std::string what = ex.what(), prefix = "gpubudget: ";
+    throw std::runtime_error("--graph: " + path + ": the library rejects the model: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+  }
+  const auto held = e.budget.parameter_count - (lora ? e.budget.trainable_count : 0);
+  if (g.stated_parameters >= 0 && held != g.stated_parameters)
+    throw std::runtime_error("--graph: " + path + ": the file states " + std::to_string(g.stated_parameters) +
+                             " parameters (sum(p.numel()) at export), its ops hold " + std::to_string(held));
+  return e;
+}
+
 inline zoo_entry graph_entry(const std::string& path) {
   std::shared_ptr<const graph_model> g = read_graph(path);
-  return {g->name, "graph", [g, path](const model_options&, const training& t, const device& d) {
-            evaluation e;
-            try {
-              e = evaluate_graph(*g, t, d);
-            } catch (const std::invalid_argument& ex) {  // the library's own check (a shape that does not fit the next op)
-              const std::string what = ex.what(), prefix = "gpubudget: ";
-              throw std::runtime_error("--graph: " + path + ": the library rejects the model: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
-            }
-            // the exporter's sum(p.numel()) against the library's count: a mapping that lost or
-            // added a weight is an error, never a quietly different budget
-            if (g->stated_parameters >= 0 && e.budget.parameter_count != g->stated_parameters)
-              throw std::runtime_error("--graph: " + path + ": the file states " + std::to_string(g->stated_parameters) +
-                                       " parameters (sum(p.numel()) at export), its ops hold " + std::to_string(e.budget.parameter_count));
-            return e;
-          }};
+  zoo_entry entry{g->name, "graph", [g, path](const model_options&, const training& t, const device& d) { return evaluate_graph_file(*g, path, t, d, nullptr); }};
+  entry.lora_by_name = [g, path](const std::string& targets, const models::lora_config& l, const model_options&, const training& t, const device& d) {
+    const graph_lora lora{targets, l};
+    return evaluate_graph_file(*g, path, t, d, &lora);
+  };
+  return entry;
 }
 
 }  // namespace gpubudget::tools

@@ -32,7 +32,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -82,7 +82,10 @@ inline std::int64_t parse_modules_to_save(const std::string& list) {
 
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head`: a
 /// key=value list in which items without '=' continue the targets or modules_to_save list.
-inline models::lora_config parse_lora(const std::string& text, std::int64_t width, const std::string& default_targets = "q_proj,v_proj") {
+/// With `names`, targets= is returned there as given (PEFT's target_modules of any model,
+/// models::get_peft_model) instead of being read as a transformers family's module names.
+inline models::lora_config parse_lora(const std::string& text, std::int64_t width, const std::string& default_targets = "q_proj,v_proj",
+                                      std::string* names = nullptr) {
   models::lora_config l{0, 0, 0, base_weights::same};
   std::string key, targets, saved;
   bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false;
@@ -119,6 +122,10 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
   }
   if (!saved.empty()) l.modules_to_save = parse_modules_to_save(saved);
   if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
+  if (names) {
+    *names = targets;
+    return l;
+  }
   try {
     l.targets = parse_lora_targets(targets.empty() ? default_targets : targets);
   } catch (const std::invalid_argument&) {
@@ -209,6 +216,30 @@ inline lora_run peft_family_model(const zoo_entry& base, const model_options& o,
   l.labels = base.labels;  // BERT's classifier: PEFT's SEQ_CLS
   zoo_entry adapted{base.name, base.family, [f, o, l](const model_options&, const training& t, const device& d) { return f.run(l, o, t, d); }};
   return {std::move(adapted), f.counts(l, o)};
+}
+
+/// LoRA on a model outside the transformers families (torchvision's, --graph): PEFT's
+/// get_peft_model by the module names of `lora` (--lora r=8,targets=mlp.0,mlp.3), every other
+/// module frozen; PEFT's counts are the budget's (evaluated once at `plan` on `dev`). The
+/// library's refusals (a target that matches nothing or no Linear, one copy of a repeat) are
+/// usage errors.
+inline lora_run lora_by_name_model(const zoo_entry& base, const model_options& o, const cli::parsed_args& a, const training& plan, const device& dev) {
+  std::string targets;
+  const auto l = parse_lora(*a.get("lora"), 65535, "", &targets);
+  if (targets.empty())
+    throw cli::usage_error("--lora on " + base.name + " needs targets=NAME,... (PEFT has no default target_modules outside the transformers families): "
+                           "PyTorch module paths or their ends, as --freeze-all-but takes them, e.g. targets=mlp.0,mlp.3");
+  if (a.has("quant") || l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
+    throw cli::usage_error("--lora on " + base.name + ": base=, --quant, modules_to_save= and prepare_kbit= are modelled on the transformers families only "
+                           "(here the frozen base is in the --precision's type)");
+  zoo_entry adapted{base.name, base.family, [f = base.lora_by_name, targets, l, o](const model_options&, const training& t, const device& d) { return f(targets, l, o, t, d); }};
+  try {
+    const auto b = adapted.run(o, plan, dev).budget;
+    return {std::move(adapted), {b.trainable_count, b.parameter_count}};
+  } catch (const std::invalid_argument& ex) {
+    const std::string what = ex.what(), prefix = "gpubudget: ";
+    throw cli::usage_error("--lora targets=" + targets + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+  }
 }
 
 /// `--quant` with `--lora`: the frozen base's storage (replaces its base=).

@@ -13,6 +13,7 @@
 #include <gpubudget/distributed.hpp>
 #include <gpubudget/report.hpp>
 #include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/seeds.hpp>
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
@@ -85,6 +86,9 @@ struct zoo_entry {
   std::int64_t labels = 0;
   /// What --lora builds on outside the Llama family (GPT-2, BERT's classifier, T5).
   std::optional<peft_family> peft{};
+  /// What --lora builds on for any other model with module names (torchvision's, --graph):
+  /// models::get_peft_model with the targets= names (PEFT's target_modules list, comma-separated).
+  std::function<evaluation(const std::string& targets, const models::lora_config&, const model_options&, const training&, const device&)> lora_by_name{};
 };
 
 namespace detail {
@@ -169,10 +173,13 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 namespace detail {
 template <class F>
 zoo_entry image_model(std::string name, F make) {
-  return {name, "image",
-          [make](const model_options& o, const training& t, const device& d) {
-            return evaluate(make(o.get("image-size", 224), o.get("classes", 1000)), t, d);
-          }};
+  zoo_entry e{name, "image", [make](const model_options& o, const training& t, const device& d) {
+                return evaluate(make(o.get("image-size", 224), o.get("classes", 1000)), t, d);
+              }};
+  e.lora_by_name = [make](const std::string& targets, const models::lora_config& l, const model_options& o, const training& t, const device& d) {
+    return evaluate(models::get_peft_model(make(o.get("image-size", 224), o.get("classes", 1000)), targets.c_str(), l), t, d);
+  };
+  return e;
 }
 inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o) {
   g.vocab = o.get("vocab", g.vocab);
