@@ -19,11 +19,57 @@ import torch  # noqa: E402
 
 from tests.export import custom_models  # noqa: E402
 
+class LoraLinear(torch.nn.Module):
+    """PEFT's lora.Linear forward (peft/tuners/lora/layer.py Linear.forward, fp32): result =
+    base_layer(x); result = result + lora_B(lora_A(dropout(x))) * scaling; base frozen."""
+
+    def __init__(self, base, r, p):
+        super().__init__()
+        self.base_layer = base
+        self.lora_dropout = torch.nn.Dropout(p) if p > 0 else torch.nn.Identity()
+        self.lora_A = torch.nn.Linear(base.in_features, r, bias=False)
+        self.lora_B = torch.nn.Linear(r, base.out_features, bias=False)
+        self.scaling = 8 / r
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+
+
+def peft_lora(build, targets, r, p):
+    """get_peft_model(build(), LoraConfig(r, target_modules=targets, lora_dropout=p)) as PEFT
+    does it: every parameter frozen, then each nn.Linear whose module path equals a target or ends
+    with "." + target wrapped in LoraLinear (check_target_module_exists' list rule)."""
+    def make():
+        model = build()
+        for q in model.parameters():
+            q.requires_grad_(False)
+        hits = [name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear) and any(name == t or name.endswith("." + t) for t in targets)]
+        if not hits:
+            raise SystemExit(f"no module matches {targets}")
+        for name in hits:
+            parent, _, leaf = name.rpartition(".")
+            owner = model.get_submodule(parent) if parent else model
+            setattr(owner, leaf, LoraLinear(getattr(owner, leaf), r, p))
+        return model
+    return make
+
+
+def vit_b_16_96():
+    import torchvision
+    return torchvision.models.vit_b_16(image_size=96)
+
+
 # case, factory, per-sample input shape, batch
 CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("frame_transformer_b2_64", custom_models.frame_transformer, (3, 64, 64), 2),
          ("sdpa_transformer_b2_64", custom_models.sdpa_transformer, (3, 64, 64), 2),
-         ("eager_transformer_b2_64", custom_models.eager_transformer, (3, 64, 64), 2)]
+         ("eager_transformer_b2_64", custom_models.eager_transformer, (3, 64, 64), 2),
+         # PEFT-style LoRA by module name (gpubudget --graph FILE --lora r=N,targets=...; models::get_peft_model)
+         ("sdpa_transformer_lora_mlp_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.0), (3, 64, 64), 2),
+         ("sdpa_transformer_lora_mlp_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.1), (3, 64, 64), 2),
+         ("vit_b_16_lora_mlp_r8_b2_96", peft_lora(vit_b_16_96, ["mlp.0", "mlp.3"], 8, 0.0), (3, 96, 96), 2),
+         ("vit_b_16_lora_head_r8_b2_96", peft_lora(vit_b_16_96, ["head"], 8, 0.0), (3, 96, 96), 2)]
 
 
 def main():
