@@ -15,11 +15,18 @@
 //     and the fit checked by the compiler, beside a full fine-tune (activations dominate: LoRA
 //     drops the weights' gradients and optimizer state, not the attention's saved tensors); and
 //     BERT-base as a 2-class classifier under PEFT (query, value; the classifier in modules_to_save).
+//  6. LoRA by module name on a model outside the transformers families (models::get_peft_model,
+//     PEFT's target_modules rule): torchvision's ViT-B/16 with adapters on its MLPs (mlp.0,
+//     mlp.3) on a T4: PEFT's count in a static_assert, and the largest micro-batch beside a full
+//     fine-tune's.
 #include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/peft.hpp>
+#include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
 #include <gpubudget/serving.hpp>
 
 #include <iostream>
+#include <tuple>
 
 using namespace gpubudget;
 
@@ -52,6 +59,12 @@ static_assert(require_serves<four_on_l4>);
 constexpr serving four_k_nf4{.context = 4096, .concurrency = 1, .precision = pure_bf16, .kv = dtype::bf16, .weights = base_weights::nf4};
 constexpr auto on_l4_nf4 = serve(models::llama3_8b(), four_k_nf4, devices::l4);
 static_assert(on_l4_nf4.max_sequences > 3 * on_l4.max_sequences);
+
+// --- 6. LoRA by name on torchvision's ViT-B/16, checked by the compiler ------------------------
+// r = 8 on each block's mlp.0 (768 -> 3072) and mlp.3 (3072 -> 768): 12 x 2 x 8 x (768 + 3072)
+constexpr auto vit_lora = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
+constexpr training vit_on_t4{.batch = 64, .precision = amp_fp16};
+static_assert(budget_totals(vit_lora, vit_on_t4, devices::t4).trainable_count == 737'280);
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
@@ -157,4 +170,15 @@ int main() {
   const auto bert = budget_totals(models::bert_lora_seq_cls(models::bert_base(512), bert_adapters, 10), training{.batch = 16, .precision = amp_fp16}, devices::t4);
   std::cout << "\nBERT-base, 2 classes, 512 tokens, micro-batch 16, LoRA r=8 on query, value: trainable params: " << bert.trainable_count
             << " || all params: " << bert.parameter_count << "; " << format_bytes(bert.total()) << " on a T4, " << (fits(bert) ? "fits" : "does not fit") << "\n";
+
+  // --- 6. LoRA by name on ViT-B/16 --------------------------------------------------------------
+  const auto vit_full = models::vit_b_16(224, 1000);
+  const auto lora_b = budget_totals(vit_lora, vit_on_t4, devices::t4), full_b = budget_totals(vit_full, vit_on_t4, devices::t4);
+  std::cout << "\n## ViT-B/16 at 224², amp_fp16 on a T4, LoRA r=8 on mlp.0, mlp.3 by module name\n\n"
+            << "trainable params: " << lora_b.trainable_count << " || all params: " << lora_b.parameter_count << "\n\n"
+            << "| | Gradients + optimizer state | Saved for backward | Device total at micro-batch 64 | Largest micro-batch |\n|---|---|---|---|---|\n";
+  for (const auto& [what, b, mb] : {std::tuple{"full fine-tune", full_b, max_micro_batch(vit_full, vit_on_t4, devices::t4)},
+                                    std::tuple{"LoRA", lora_b, max_micro_batch(vit_lora, vit_on_t4, devices::t4)}})
+    std::cout << "| " << what << " | " << format_bytes(b.gradients + b.optimizer_state) << " | " << format_bytes(b.saved_activations) << " | "
+              << format_bytes(b.total()) << " | " << mb << " |\n";
 }
