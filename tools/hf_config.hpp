@@ -69,6 +69,15 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (m.task == models::hf_task::seq_cls && m.family == hf_family::bert)
     e.peft = detail::bert_classifier_peft([m](const model_options& o) { return with_options(m, o).bert; }, m.classifier_dropout_percent);
   if (m.family == hf_family::t5) e.peft = detail::t5_peft([m](const model_options& o) { return with_options(m, o).t5; });
+  // the other heads of GPT-2 and BERT by module name (models::get_peft_model): GPT-2's classifier
+  // (PEFT's SEQ_CLS keeps `score` in modules_to_save), BERT's masked LM, either base model
+  if (!e.peft && (m.family == hf_family::gpt2 || m.family == hf_family::bert)) {
+    const char* saved = m.task == models::hf_task::seq_cls ? "score" : nullptr;
+    e.lora_by_name = [m, saved](const std::string& targets, const models::lora_config& l, const model_options& o, const training& t, const device& d) {
+      return models::visit_hf_model(with_options(m, o), [&](const auto& net) { return evaluate(models::get_peft_model(net, targets.c_str(), l, saved), t, d); });
+    };
+    e.lora_default_targets = m.family == hf_family::gpt2 ? detail::gpt2_default_lora_targets : detail::bert_default_lora_targets;
+  }
   return e;
 }
 

@@ -226,12 +226,13 @@ inline lora_run peft_family_model(const zoo_entry& base, const model_options& o,
 inline lora_run lora_by_name_model(const zoo_entry& base, const model_options& o, const cli::parsed_args& a, const training& plan, const device& dev) {
   std::string targets;
   const auto l = parse_lora(*a.get("lora"), 65535, "", &targets);
+  if (targets.empty()) targets = base.lora_default_targets;
   if (targets.empty())
     throw cli::usage_error("--lora on " + base.name + " needs targets=NAME,... (PEFT has no default target_modules outside the transformers families): "
                            "PyTorch module paths or their ends, as --freeze-all-but takes them, e.g. targets=mlp.0,mlp.3");
   if (a.has("quant") || l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared)
-    throw cli::usage_error("--lora on " + base.name + ": base=, --quant, modules_to_save= and prepare_kbit= are modelled on the transformers families only "
-                           "(here the frozen base is in the --precision's type)");
+    throw cli::usage_error("--lora on " + base.name + ": base=, --quant, modules_to_save= and prepare_kbit= are not modelled on this model "
+                           "(its frozen base is in the --precision's type)");
   zoo_entry adapted{base.name, base.family, [f = base.lora_by_name, targets, l, o](const model_options&, const training& t, const device& d) { return f(targets, l, o, t, d); }};
   try {
     const auto b = adapted.run(o, plan, dev).budget;

@@ -89,7 +89,17 @@ struct zoo_entry {
   /// What --lora builds on for any other model with module names (torchvision's, --graph):
   /// models::get_peft_model with the targets= names (PEFT's target_modules list, comma-separated).
   std::function<evaluation(const std::string& targets, const models::lora_config&, const model_options&, const training&, const device&)> lora_by_name{};
+  /// With lora_by_name: PEFT's default target_modules for the model's family, "" where PEFT has
+  /// none (it asks for target_modules).
+  std::string lora_default_targets{};
 };
+
+namespace detail {
+/// PEFT's default LoRA targets of GPT-2 and BERT (peft/utils/constants.py,
+/// TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING: "gpt2": ["c_attn"], "bert": ["query", "value"]).
+inline const char* const gpt2_default_lora_targets = "c_attn";
+inline const char* const bert_default_lora_targets = "query,value";
+}  // namespace detail
 
 namespace detail {
 /// peft_family of a GPT-2 causal LM, a BERT classifier (`labels` classes) and T5, each from its
@@ -200,13 +210,21 @@ inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
   return e;
 }
 inline zoo_entry bert_model(std::string name, models::bert_config base) {
-  return {name, "bert",
-          [base](const model_options& o, const training& t, const device& d) {
-            auto b = base;
-            b.seq = o.get("seq", b.seq);
-            return evaluate(models::bert(b), t, d);
-          },
-          [base](const model_options&) { return base.max_positions; }};
+  zoo_entry e{name, "bert",
+              [base](const model_options& o, const training& t, const device& d) {
+                auto b = base;
+                b.seq = o.get("seq", b.seq);
+                return evaluate(models::bert(b), t, d);
+              },
+              [base](const model_options&) { return base.max_positions; }};
+  // --lora by module name on BertModel (PEFT's default targets query, value)
+  e.lora_by_name = [base](const std::string& targets, const models::lora_config& l, const model_options& o, const training& t, const device& d) {
+    auto b = base;
+    b.seq = o.get("seq", b.seq);
+    return evaluate(models::get_peft_model(models::bert(b), targets.c_str(), l), t, d);
+  };
+  e.lora_default_targets = bert_default_lora_targets;
+  return e;
 }
 /// A Llama-family configuration with the size options of the command line applied.
 inline models::llama_config llama_from(models::llama_config g, const model_options& o) {

@@ -82,6 +82,18 @@ TEST_CASE("get_peft_model: a projection an attention names (BERT's self.query) t
   CHECK(q_v.parameter_count == full.parameter_count + q_v.trainable_count);
 }
 
+TEST_CASE("get_peft_model with modules_to_save: GPT-2's classifier as PEFT's SEQ_CLS makes it") {
+  const auto g = models::gpt2_small(128);
+  const auto b = budget(models::get_peft_model(models::gpt_seq_cls(g, 2), "c_attn", {.rank = 8}, "score"), two, devices::a100_80gb);
+  // GPT2Model (124,439,808), the score head [2, 768] frozen and its trainable copy, the adapters
+  CHECK(b.parameter_count == 124439808 + 2 * 1536 + 294912);
+  CHECK(b.trainable_count == 294912 + 1536);
+  CHECK(b.gradients == (294912 + 1536) * 4);
+  // only a Linear head is modelled as a trainable copy
+  CHECK_THROWS_WITH(models::get_peft_model(models::gpt_seq_cls(g, 2), "c_attn", {.rank = 8}, "ln_f"),
+                    Catch::Contains("modules_to_save name matches no nn.Linear"));
+}
+
 TEST_CASE("get_peft_model refuses what PEFT refuses or the library does not model, by name") {
   CHECK(error_of("nothing").find("matches no module") != std::string::npos);
   CHECK(error_of("").find("matches no module") != std::string::npos);

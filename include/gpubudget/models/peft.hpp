@@ -42,6 +42,10 @@ namespace detail {
   gpubudget::detail::fail("gpubudget: get_peft_model: target_modules=\"all-linear\" is refused by PEFT outside a transformers PreTrainedModel "
                           "(it drops the output embedding by convention): list the Linear modules");
 }
+[[noreturn]] inline void lora_module_to_save_is_not_a_linear() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: a modules_to_save name matches no nn.Linear (PEFT's trainable copy beside the frozen original "
+                          "is modelled on Linear heads: a classifier, a score)");
+}
 [[noreturn]] inline void lora_option_not_modelled_on_any_model() {
   gpubudget::detail::fail("gpubudget: get_peft_model: base=, quantization, modules_to_save, labels and prepare_kbit are modelled on the transformers "
                           "families only (llama_lora, gpt_lora, ...); here the frozen base keeps the precision's parameter type");
@@ -162,9 +166,39 @@ constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l)
   replace_op(r, lora_linear(op.out_features, l.rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, op.bias));
 }
 
-/// Does leaf `r` carry adapters (a trainable part)?
+/// PEFT's ModulesToSaveWrapper on the module a modules_to_save name matched: a Linear becomes
+/// saved_linear (its frozen original and a trainable copy).
+constexpr void save_matched(layer& r, std::uint8_t parts) {
+  using gpubudget::detail::op_entry;
+  if (r.kind == node_kind::leaf && r.op == &op_entry<saved_linear_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
+  if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_module_to_save_is_not_a_linear();
+  const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
+  replace_op(r, saved_linear(op.out_features, base_weights::same, op.tied, op.bias));
+}
+
+/// Calls wrap(record, parts) for every module that one of the comma-separated `names` matches
+/// (PEFT's list rule); a name that matches nothing, or some copies of a repeat, is an error.
+template <std::size_t N, class F>
+constexpr void for_each_named_module(model<N>& m, const char* names, F wrap) {
+  gpubudget::detail::for_each_list_item(names, [&](const char* b, const char* e) {
+    const std::string_view name(b, static_cast<std::size_t>(e - b));
+    if (name == "all-linear") lora_all_linear_needs_a_transformers_model();
+    bool found = false;
+    for_each_module_path(m.records.data(), [&](std::int32_t i, std::uint8_t parts, const auto& path) {
+      const auto match = name.empty() ? target_match::none : match_path_end(path, name);
+      if (match == target_match::one_copy) lora_target_names_one_copy_of_a_repeat();
+      if (match == target_match::none) return;
+      wrap(m.records[static_cast<std::size_t>(i)], parts);
+      found = true;
+    });
+    if (!found) lora_target_matches_no_module();
+  });
+}
+
+/// Does leaf `r` carry adapters or a trainable copy (a trainable part)?
 constexpr bool has_adapters(const layer& r) {
   using gpubudget::detail::op_entry;
+  if (r.op == &op_entry<saved_linear_op>::descriptor) return true;
   if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
   if (r.op == &op_entry<attention_op>::descriptor) return gpubudget::detail::unpack_fields<attention_op>(r).adapters != 0;
   if (r.op == &op_entry<cross_attention_op>::descriptor) return gpubudget::detail::unpack_fields<cross_attention_op>(r).adapters != 0;
@@ -177,30 +211,21 @@ constexpr bool has_adapters(const layer& r) {
 /// each name matched as PEFT matches it (the whole module path or its end after a dot). Every
 /// matched nn.Linear becomes lora.Linear (a frozen base, bias kept, adapters A [r, in] and B
 /// [out, r]); a matched projection of an attention op that names them takes attention_adapters;
-/// everything else is frozen. l.targets is not read (the names replace it); l.base,
+/// everything else is frozen. `modules_to_save` (PEFT's LoraConfig.modules_to_save, and what its
+/// SEQ_CLS task type adds: `score`, `classifier`): each matched nn.Linear keeps its frozen original
+/// beside a trainable copy (saved_linear). l.targets is not read (the names replace it); l.base,
 /// l.modules_to_save, l.labels and l.kbit_prepared must be their defaults. The budget's
 /// parameter_count is PEFT's "all params" and its trainable_count PEFT's "trainable params":
 ///
 ///   constexpr auto vit = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
 ///   static_assert(budget(vit, training{.batch = 64}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
 template <std::size_t N>
-constexpr model<N> get_peft_model(model<N> m, const char* target_modules, const lora_config& l) {
+constexpr model<N> get_peft_model(model<N> m, const char* target_modules, const lora_config& l, const char* modules_to_save = nullptr) {
   if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared) detail::lora_option_not_modelled_on_any_model();
   if (l.rank < 1) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (target_modules == nullptr) detail::lora_target_matches_no_module();
-  gpubudget::detail::for_each_list_item(target_modules, [&](const char* b, const char* e) {
-    const std::string_view target(b, static_cast<std::size_t>(e - b));
-    if (target == "all-linear") detail::lora_all_linear_needs_a_transformers_model();
-    bool found = false;
-    detail::for_each_module_path(m.records.data(), [&](std::int32_t i, std::uint8_t parts, const auto& path) {
-      const auto match = target.empty() ? detail::target_match::none : detail::match_path_end(path, target);
-      if (match == detail::target_match::one_copy) detail::lora_target_names_one_copy_of_a_repeat();
-      if (match == detail::target_match::none) return;
-      detail::adapt_matched(m.records[static_cast<std::size_t>(i)], parts, l);
-      found = true;
-    });
-    if (!found) detail::lora_target_matches_no_module();
-  });
+  detail::for_each_named_module(m, target_modules, [&](layer& r, std::uint8_t parts) { detail::adapt_matched(r, parts, l); });
+  if (modules_to_save != nullptr) detail::for_each_named_module(m, modules_to_save, [](layer& r, std::uint8_t parts) { detail::save_matched(r, parts); });
   for (std::int32_t i = 0; i < m.records[0].span; ++i) {
     layer& r = m.records[static_cast<std::size_t>(i)];
     if (r.kind == node_kind::leaf && !detail::has_adapters(r)) r.flags.frozen = true;
