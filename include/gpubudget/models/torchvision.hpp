@@ -116,10 +116,13 @@ constexpr auto wide_resnet50_2(std::int64_t image = 224, std::int64_t classes = 
 
 namespace detail {
 /// torchvision's EncoderBlock with its module names (ln_1, self_attention, ln_2, mlp.0 Linear,
-/// mlp.1 GELU, mlp.3 Linear): transformer_block_mlp(width, heads, mlp, torch_mha), named.
+/// mlp.1 GELU, mlp.3 Linear): transformer_block_mlp(width, heads, mlp, torch_mha), named. The MLP
+/// is a block of its own: EncoderBlock.forward writes `y = self.ln_2(x); y = self.mlp(y)`, so
+/// ln_2's output stays referenced while the MLP runs (what a frozen block's forward peak sees,
+/// where nothing saves it; tests/export/trace_peak.py on vit_b_16_lora_head_r8_b2_96).
 constexpr auto vit_encoder_block(std::int64_t width, std::int64_t num_heads, std::int64_t mlp) {
   return sequential(residual(named("ln_1", layer_norm()), named("self_attention", attention(width, heads(num_heads), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(named("ln_2", layer_norm()), named("mlp.0", linear(mlp)), named("mlp.1", gelu()), named("mlp.3", linear(width))));
+                    residual(named("ln_2", layer_norm()), named("mlp", sequential(named("0", linear(mlp)), named("1", gelu()), named("3", linear(width))))));
 }
 }  // namespace detail
 

@@ -10,8 +10,9 @@ namespace gpubudget::exported {
 inline constexpr auto vit_b_16 =
     sequential(
         input(3, 96, 96),
-        named("conv_proj", patch_embedding(768, 16)),
+        named("conv_proj", patch_embedding(768, 16, true, false)),
         named("encoder", sequential(
+            named("pos_embedding", pos_embedding()),
             named("layers", sequential(
                 named("encoder_layer_0", sequential(
                     residual(
