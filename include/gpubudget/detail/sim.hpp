@@ -253,11 +253,13 @@ struct sim {
   /// A library workspace the op can do without: counted in the peaks (the library asks for it
   /// and gets it when there is room), optional in the allocator's replay.
   /// max_micro_batch's trace leaves it out: at the largest batch cuDNN takes a leaner engine.
-  constexpr void optional_workspace(std::int64_t bytes) {
+  /// `alongside`: bytes alive with it that the live count no longer holds (a backward node's
+  /// outputs already added into waiting gradients: walker::backward_temporaries).
+  constexpr void optional_workspace(std::int64_t bytes, std::int64_t alongside = 0) {
     if (bytes <= 0) return;
     const auto hook = on_moment;
     if (hook == &trace_moment) on_moment = nullptr;
-    note_peak(bytes, round_block(bytes));
+    note_peak(bytes + alongside, round_block(bytes) + round_block(alongside));
     on_moment = hook;
     if (log_allocator) log_temporary(bytes, -1);
   }

@@ -684,13 +684,20 @@ struct walker {
   }
 
   /// The op's own temporaries while its backward runs, then its optional library workspace.
-  constexpr void backward_temporaries(const node_record& rec) {
+  /// A node's temporaries (a GEMM's buffer, a convolution's workspace) while it runs. Its outputs
+  /// are alive beside them: the engine adds them into the gradients already waiting
+  /// (InputBuffer::add) only after the node returns, so `summed`, the outputs the walk has
+  /// already added, count at these moments (tests/export/trace_peak.py on
+  /// sdpa_transformer_lora_mlp_r4_b2_64: blocks.1.mlp.2's grad_input GEMM runs with the LoRA
+  /// branch's input gradient waiting beside its own output and OpenBLAS's buffer; op_rules.md
+  /// 2.6 #41). The allocator's replay keeps the order its rules were derived on (A-rules).
+  constexpr void backward_temporaries(const node_record& rec, std::int64_t summed) {
     if (rec.backward_temp) {
-      s.note_peak(rec.backward_temp, sim::round_block(rec.backward_temp), rec.backward_temp_fixed);
+      s.note_peak(rec.backward_temp + summed, sim::round_block(rec.backward_temp) + sim::round_block(summed), rec.backward_temp_fixed);
       if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
     }
-    s.optional_workspace(rec.backward_workspace);
-    s.optional_workspace(rec.backward_workspace_then);
+    s.optional_workspace(rec.backward_workspace, summed);
+    s.optional_workspace(rec.backward_workspace_then, summed);
   }
 
   /// Backward from the scalar `loss` storage.
@@ -720,14 +727,16 @@ struct walker {
       }
       const std::int32_t g = take_grad(rec.out);
       if (g >= 0) {
+        std::int64_t summed = 0;  // this node's outputs added into gradients already waiting
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
           const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];
           if (edge.alias || edge.expand) s.retain(g);
+          else if (grad_slot(edge.target) >= 0) summed += edge.bytes;
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
                      edge.expand, edge.chunk);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
-        if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec);  // one test: most nodes have none
+        if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec, summed);  // one test: most nodes have none
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes.data_[(n)].host_bytes);
