@@ -9,6 +9,7 @@
 #include "data/sdpa_transformer.hpp"
 #include "data/vit_b_16.hpp"
 
+#include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
 
 namespace {
@@ -34,6 +35,11 @@ static_assert(frames.parameter_count == exported::frame_transformer_parameters);
 // hand-written q/k/v + F.scaled_dot_product_attention blocks (attention(..., separate_qkv_sdpa))
 constexpr auto sdpa = budget_totals(exported::sdpa_transformer, training{.batch = 2}, devices::t4);
 static_assert(sdpa.parameter_count == exported::sdpa_transformer_parameters);
+// PEFT's LoRA on the exported model by its module paths (both blocks' mlp.0, mlp.2: 2 x 2 x 4 x
+// (64 + 256)): the frozen base is the file's sum(p.numel()), only the adapters train
+constexpr auto sdpa_lora = budget_totals(models::get_peft_model(exported::sdpa_transformer, "mlp.0,mlp.2", {.rank = 4}), training{.batch = 2}, devices::t4);
+static_assert(sdpa_lora.trainable_count == 5120 && sdpa_lora.parameter_count == exported::sdpa_transformer_parameters + 5120);
+static_assert(sdpa_lora.gradients == 5120 * 4 && sdpa_lora.saved_activations < sdpa.saved_activations);
 // the same attention as matmul-softmax-matmul (attention(..., separate_qkv)): materialized scores
 constexpr auto eager = budget_totals(exported::eager_transformer, training{.batch = 2}, devices::t4);
 static_assert(eager.parameter_count == exported::eager_transformer_parameters && eager.saved_activations > sdpa.saved_activations);
