@@ -54,7 +54,9 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
          "sdpa_transformer_lora_mlp_r4_drop10_b2_64", {}),
         ("vit_b_16 lora mlp r8", "vit_b_16.json", "r=8,targets=mlp.0,mlp.3", ["vit_b_16", "--image-size", "96"], "vit_b_16_lora_mlp_r8_b2_96", {}),
         # a frozen encoder's forward: op_rules.md CT11 (what the Python frames keep)
-        ("vit_b_16 lora head r8", "vit_b_16.json", "r=8,targets=head", ["vit_b_16", "--image-size", "96"], "vit_b_16_lora_head_r8_b2_96", {})]
+        ("vit_b_16 lora head r8", "vit_b_16.json", "r=8,targets=head", ["vit_b_16", "--image-size", "96"], "vit_b_16_lora_head_r8_b2_96", {}),
+        # PEFT's lora.Conv2d on every BasicBlock's conv2
+        ("resnet18 lora conv2 r8", "resnet18.json", "r=8,targets=conv2", ["resnet18"], "resnet18_lora_conv2_r8_b2_224", {})]
 
 
 def cli(gpubudget, model_args, extra):

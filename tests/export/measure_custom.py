@@ -36,6 +36,23 @@ class LoraLinear(torch.nn.Module):
         return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
 
 
+class LoraConv(torch.nn.Module):
+    """PEFT's lora.Conv2d (peft/tuners/lora/layer.py, _ConvNd.update_layer and forward): lora_A with
+    the base's kernel, stride and padding, lora_B 1x1; result = base_layer(x) + lora_B(lora_A(dropout(x))) * scaling."""
+
+    def __init__(self, base, r, p):
+        super().__init__()
+        self.base_layer = base
+        self.lora_dropout = torch.nn.Dropout(p) if p > 0 else torch.nn.Identity()
+        self.lora_A = torch.nn.Conv2d(base.in_channels, r, base.kernel_size, base.stride, base.padding, bias=False)
+        self.lora_B = torch.nn.Conv2d(r, base.out_channels, (1, 1), (1, 1), bias=False)
+        self.scaling = 8 / r
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+
+
 def peft_lora(build, targets, r, p):
     """get_peft_model(build(), LoraConfig(r, target_modules=targets, lora_dropout=p)) as PEFT
     does it: every parameter frozen, then each nn.Linear whose module path equals a target or ends
@@ -44,15 +61,22 @@ def peft_lora(build, targets, r, p):
         model = build()
         for q in model.parameters():
             q.requires_grad_(False)
-        hits = [name for name, m in model.named_modules() if isinstance(m, torch.nn.Linear) and any(name == t or name.endswith("." + t) for t in targets)]
+        hits = [name for name, m in model.named_modules()
+                if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)) and any(name == t or name.endswith("." + t) for t in targets)]
         if not hits:
             raise SystemExit(f"no module matches {targets}")
         for name in hits:
             parent, _, leaf = name.rpartition(".")
             owner = model.get_submodule(parent) if parent else model
-            setattr(owner, leaf, LoraLinear(getattr(owner, leaf), r, p))
+            base = getattr(owner, leaf)
+            setattr(owner, leaf, (LoraLinear if isinstance(base, torch.nn.Linear) else LoraConv)(base, r, p))
         return model
     return make
+
+
+def resnet18():
+    import torchvision
+    return torchvision.models.resnet18()
 
 
 def vit_b_16_96():
@@ -69,7 +93,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("sdpa_transformer_lora_mlp_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.0), (3, 64, 64), 2),
          ("sdpa_transformer_lora_mlp_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.1), (3, 64, 64), 2),
          ("vit_b_16_lora_mlp_r8_b2_96", peft_lora(vit_b_16_96, ["mlp.0", "mlp.3"], 8, 0.0), (3, 96, 96), 2),
-         ("vit_b_16_lora_head_r8_b2_96", peft_lora(vit_b_16_96, ["head"], 8, 0.0), (3, 96, 96), 2)]
+         ("vit_b_16_lora_head_r8_b2_96", peft_lora(vit_b_16_96, ["head"], 8, 0.0), (3, 96, 96), 2),
+         ("resnet18_lora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0), (3, 224, 224), 2)]
 
 
 def main():

@@ -170,11 +170,13 @@ static_assert(training{.batch = INT64_MAX, .micro_batch = 2}.accumulation_steps(
 constexpr auto checkpoint_blocks_without_repeat_m = sequential(input(16, 64), repeat<2>(transformer_block(64, heads(4))), linear(10));
 static_assert(budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8, .checkpoint_blocks = true}, devices::generic_16gb).saved_activations <
               budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8}, devices::generic_16gb).saved_activations);
-// lora_target_conv: the Linear `fc` targeted, r = 4 on 16 -> 10
-constexpr auto lora_target_conv_m = models::get_peft_model(sequential(input(3, 32, 32), named("stem", conv2d(16, 3, padding(1))), relu(), adaptive_avg_pool2d(1, 1),
-                                                                      flatten(), named("fc", linear(10))),
-                                                           "fc", {.rank = 4});
-static_assert(budget_totals(lora_target_conv_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * (16 + 10));
+// lora_target_norm: the convolution `stem` and the Linear `fc` targeted instead, r = 4: lora_A
+// [4, 3, 3, 3] and lora_B [16, 4, 1, 1] on the conv, 4 x (16 + 10) on the Linear
+constexpr auto lora_target_norm_m =
+    models::get_peft_model(sequential(input(3, 32, 32), named("stem", conv2d(16, 3, padding(1))), named("bn", batch_norm()), relu(), adaptive_avg_pool2d(1, 1),
+                                      flatten(), named("fc", linear(10))),
+                           "stem,fc", {.rank = 4});
+static_assert(budget_totals(lora_target_norm_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * 3 * 9 + 16 * 4 + 4 * (16 + 10));
 
 // lora_target_one_copy: `fc` in every copy, r = 4 on 64 -> 64
 constexpr auto lora_target_one_copy_m = models::get_peft_model(

@@ -94,11 +94,26 @@ TEST_CASE("get_peft_model with modules_to_save: GPT-2's classifier as PEFT's SEQ
                     Catch::Contains("modules_to_save name matches no nn.Linear"));
 }
 
+TEST_CASE("get_peft_model on convolutions: PEFT's lora.Conv (lora_A with the base's geometry, a 1x1 lora_B)") {
+  const training plan{.batch = 4};
+  // every BasicBlock's conv2 of ResNet-18: 3x3, c -> c, for c = 64, 128, 256, 512 (two blocks each)
+  const auto lora = budget(models::get_peft_model(models::resnet18(96, 1000), "conv2", {.rank = 8}), plan, devices::a100_80gb);
+  std::int64_t adapters = 0;
+  for (const std::int64_t ch : {64, 128, 256, 512}) adapters += 2 * (8 * ch * 9 + ch * 8);
+  CHECK(lora.trainable_count == adapters);
+  const auto full = budget(models::resnet18(96, 1000), plan, devices::a100_80gb);
+  CHECK(lora.parameter_count == full.parameter_count + adapters);
+  CHECK(lora.gradients == adapters * 4);
+  CHECK(lora.saved_activations < full.saved_activations);
+  // a grouped (depthwise) convolution takes no adapter here
+  CHECK_THROWS_WITH(models::get_peft_model(models::convnext_tiny(64, 10), "block.0", {.rank = 4}), Catch::Contains("is not one LoRA is modelled on"));
+}
+
 TEST_CASE("get_peft_model refuses what PEFT refuses or the library does not model, by name") {
   CHECK(error_of("nothing").find("matches no module") != std::string::npos);
   CHECK(error_of("").find("matches no module") != std::string::npos);
-  CHECK(error_of("conv_proj").find("is not an nn.Linear") != std::string::npos);
-  CHECK(error_of("mlp").find("is not an nn.Linear") != std::string::npos);  // MLPBlock, the module above mlp.0
+  CHECK(error_of("conv_proj").find("is not one LoRA is modelled on") != std::string::npos);  // the patch embedding op
+  CHECK(error_of("mlp").find("is not one LoRA is modelled on") != std::string::npos);  // MLPBlock, the module above mlp.0
   CHECK(error_of("encoder_layer_3.mlp.0").find("some copies of a repeated block") != std::string::npos);
   CHECK(error_of("all-linear").find("all-linear") != std::string::npos);
   CHECK(error_of("out_proj").find("nn.MultiheadAttention none") != std::string::npos);

@@ -6,14 +6,16 @@
 // module whose path `key` satisfies key == target or key.endswith("." + target), and raises for a
 // matched module it cannot wrap or a target that matches nothing. The same happens here, on the
 // records' PyTorch module paths (detail/module_names.hpp): a matched nn.Linear becomes PEFT's
-// lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched projection of an
+// lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched nn.Conv{1,2,3}d
+// PEFT's lora.Conv (lora_conv: lora_A with the base's kernel, stride and padding, a 1x1 lora_B),
+// a matched projection of an
 // attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn) takes
 // attention_adapters, and every other module is frozen: PEFT's get_peft_model leaves
 // requires_grad only on the adapters.
 //
 // The copies of a repeat are stored once, so a target must name a module in every copy
 // (`mlp.fc1`, not `layers.3.mlp.fc1`: PEFT's layers_to_transform is not modelled); that, a matched
-// module LoRA does not wrap here (convolutions, embeddings, norms, whole blocks) and a target that
+// module LoRA does not wrap here (embeddings, norms, grouped convolutions, whole blocks) and a target that
 // matches nothing are named compile-time errors, never a silently different budget.
 #pragma once
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <type_traits>
 
 #include <gpubudget/detail/module_names.hpp>
+#include <gpubudget/layers/lora_conv.hpp>
 #include <gpubudget/models/transformers.hpp>
 
 namespace gpubudget::models {
@@ -30,9 +33,10 @@ namespace detail {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module matches no module of the model (PEFT: \"Target modules ... not found in the base "
                           "model\"); a target is a PyTorch module path or its end: `fc1`, `mlp.fc1`, `encoder.layers.encoder_layer_0.mlp.0` is one copy");
 }
-[[noreturn]] inline void lora_target_is_not_a_linear() {
-  gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not an nn.Linear (LoRA is modelled on Linear layers and on the projections an "
-                          "attention op names; convolutions, embeddings, norms, tied heads and whole blocks are not)");
+[[noreturn]] inline void lora_target_cannot_take_an_adapter() {
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with groups 1 and "
+                          "dilation 1, the projections an attention op names; embeddings, norms, tied heads, grouped or transposed convolutions, "
+                          "DoRA on a convolution and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block (PEFT's layers_to_transform is not "
@@ -149,20 +153,29 @@ constexpr void adapt_projections(layer& r, std::uint8_t parts, const lora_config
   replace_op(r, as_layer(op));
 }
 
+/// PEFT's lora.Conv on a matched convolution: its kernel, stride and padding for lora_A.
+constexpr void adapt_conv(layer& r, const lora_config& l) {
+  const auto op = gpubudget::detail::unpack_fields<conv_op>(r);
+  if (op.groups != 1 || op.dilation != 1 || op.transposed || l.dora) lora_target_cannot_take_an_adapter();
+  replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias));
+}
+
 /// PEFT's wrapping of the module a target matched: record `r` whole (parts = all_parts), some
 /// projections of its op, or (parts 0) a module its dotted name passes through: not a Linear.
 constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l) {
   using gpubudget::detail::op_entry;
-  if (parts == 0) lora_target_is_not_a_linear();
+  if (parts == 0) lora_target_cannot_take_an_adapter();
   if (r.kind == node_kind::leaf && r.op == &op_entry<attention_op>::descriptor && parts != gpubudget::detail::all_parts) return adapt_projections<attention_op>(r, parts, l);
   if (r.kind == node_kind::leaf && r.op == &op_entry<cross_attention_op>::descriptor && parts != gpubudget::detail::all_parts)
     return adapt_projections<cross_attention_op>(r, parts, l);
   if (r.kind == node_kind::leaf && r.op == &op_entry<lora_linear_op>::descriptor && parts == gpubudget::detail::all_parts &&
       gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0)
     return;  // a second target named it
-  if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_target_is_not_a_linear();
+  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_conv_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
+  if (r.kind == node_kind::leaf && r.op == &op_entry<conv_op>::descriptor && parts == gpubudget::detail::all_parts) return adapt_conv(r, l);
+  if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_target_cannot_take_an_adapter();
   const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
-  if (op.tied) lora_target_is_not_a_linear();
+  if (op.tied) lora_target_cannot_take_an_adapter();
   replace_op(r, lora_linear(op.out_features, l.rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, op.bias));
 }
 
@@ -198,7 +211,7 @@ constexpr void for_each_named_module(model<N>& m, const char* names, F wrap) {
 /// Does leaf `r` carry adapters or a trainable copy (a trainable part)?
 constexpr bool has_adapters(const layer& r) {
   using gpubudget::detail::op_entry;
-  if (r.op == &op_entry<saved_linear_op>::descriptor) return true;
+  if (r.op == &op_entry<saved_linear_op>::descriptor || r.op == &op_entry<lora_conv_op>::descriptor) return true;
   if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
   if (r.op == &op_entry<attention_op>::descriptor) return gpubudget::detail::unpack_fields<attention_op>(r).adapters != 0;
   if (r.op == &op_entry<cross_attention_op>::descriptor) return gpubudget::detail::unpack_fields<cross_attention_op>(r).adapters != 0;
