@@ -105,9 +105,10 @@ TEST_CASE("get_peft_model on convolutions: PEFT's lora.Conv (lora_A with the bas
   CHECK(lora.parameter_count == full.parameter_count + adapters);
   CHECK(lora.gradients == adapters * 4);
   CHECK(lora.saved_activations < full.saved_activations);
-  // the rank is bounded by the adapted weight [out, in · k²]: ResNet-18's stem is [64, 3 · 49]
-  CHECK(budget(models::get_peft_model(models::resnet18(96, 1000), "conv1", {.rank = 64}), plan, devices::a100_80gb).trainable_count == 64 * 3 * 49 + 64 * 64);
-  CHECK_THROWS_WITH(budget(models::get_peft_model(models::resnet18(96, 1000), "conv1", {.rank = 65}), plan, devices::a100_80gb), Catch::Contains("LoRA rank"));
+  // the rank is bounded by the adapted weight [out, in · k²]: a 3x3 stem on 3 channels is [64, 27]
+  const auto stem = sequential(input(3, 32, 32), named("stem", conv2d(64, 3, padding(1))), relu());
+  CHECK(budget(models::get_peft_model(stem, "stem", {.rank = 27}), plan, devices::a100_80gb).trainable_count == 27 * 27 + 64 * 27);
+  CHECK_THROWS_WITH(budget(models::get_peft_model(stem, "stem", {.rank = 28}), plan, devices::a100_80gb), Catch::Contains("LoRA rank"));
   // a grouped (depthwise) convolution takes no adapter here
   CHECK_THROWS_WITH(models::get_peft_model(models::convnext_tiny(64, 10), "block.0", {.rank = 4}), Catch::Contains("is not one LoRA is modelled on"));
 }
