@@ -63,12 +63,7 @@ struct op_traits<lora_conv_op> {
     value b = convolution(ad, a, conv_op{op.dims, out_channels, 1, 1, 0, 1, 1, 0, false, false, false}, 1);
     s.release(a);
     c.absorb(ad, 1);
-    value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
-    s.release(b);
-    value y = add(s, base_out, scaled);
-    s.release(base_out);
-    s.release(scaled);
-    return y;
+    return add_scaled_update(s, base_out, b);
   }
   /// The base convolution, lora_A (the base's geometry, r outputs) and lora_B (1x1, r inputs).
   static constexpr std::int64_t flops(const lora_conv_op& op, const shape& in, const shape& out) {

@@ -182,6 +182,17 @@ constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out,
   return y;
 }
 
+/// `result = result + lora_out * scaling`: the scalar multiply and the add keep nothing. Consumes
+/// both (lora_projection, lora_conv).
+constexpr value add_scaled_update(sim& s, const value& base_out, const value& lora_out) {
+  value scaled = pointwise(s, lora_out, lora_out.s, lora_out.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
+  s.release(lora_out);
+  value y = add(s, base_out, scaled);
+  s.release(base_out);
+  s.release(scaled);
+  return y;
+}
+
 /// Which PEFT forward an adapter runs: DoRA on top (dora_output), and PEFT >= 0.15's `x =
 /// self._cast_input_dtype(x, lora_A.weight.dtype)` (false: an older forward without it).
 struct peft_forward {
@@ -212,12 +223,7 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   s.release(a);
   c.absorb(ad, part);
   if (peft.dora) return dora_output(c, xa, base_out, b, rank, part);
-  value scaled = pointwise(s, b, b.s, b.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
-  s.release(b);
-  value y = add(s, base_out, scaled);
-  s.release(base_out);
-  s.release(scaled);
-  return y;
+  return add_scaled_update(s, base_out, b);
 }
 
 }  // namespace detail
