@@ -99,18 +99,16 @@ namespace detail {
 /// TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING: "gpt2": ["c_attn"], "bert": ["query", "value"]).
 inline const char* const gpt2_default_lora_targets = "c_attn";
 inline const char* const bert_default_lora_targets = "query,value";
-}  // namespace detail
 
-namespace detail {
 /// peft_family of a GPT-2 causal LM, a BERT classifier (`labels` classes) and T5, each from its
 /// configuration with the size options applied.
 inline peft_family gpt_peft(std::function<models::gpt_config(const model_options&)> config) {
-  return {"GPT-2", "c_attn, c_proj, c_fc", "c_attn", gpt2_lora_modules, [config](const model_options& o) { return config(o).width; },
+  return {"GPT-2", "c_attn, c_proj, c_fc", gpt2_default_lora_targets, gpt2_lora_modules, [config](const model_options& o) { return config(o).width; },
           [config](const models::lora_config& l, const model_options& o, const training& t, const device& d) { return evaluate(models::gpt_lora(config(o), l), t, d); },
           [config](const models::lora_config& l, const model_options& o) { return models::gpt_lora_counts(config(o), l); }};
 }
 inline peft_family bert_classifier_peft(std::function<models::bert_config(const model_options&)> config, std::int64_t classifier_dropout) {
-  return {"BERT", "query, key, value, dense", "query,value", bert_lora_modules, [config](const model_options& o) { return config(o).width; },
+  return {"BERT", "query, key, value, dense", bert_default_lora_targets, bert_lora_modules, [config](const model_options& o) { return config(o).width; },
           [config, classifier_dropout](const models::lora_config& l, const model_options& o, const training& t, const device& d) {
             return evaluate(models::bert_lora_seq_cls(config(o), l, classifier_dropout), t, d);
           },
@@ -209,19 +207,17 @@ inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
   e.peft = gpt_peft([base](const model_options& o) { return gpt_from(base, o); });
   return e;
 }
+/// A BERT configuration with --seq applied.
+inline models::bert_config bert_from(models::bert_config b, const model_options& o) {
+  b.seq = o.get("seq", b.seq);
+  return b;
+}
 inline zoo_entry bert_model(std::string name, models::bert_config base) {
-  zoo_entry e{name, "bert",
-              [base](const model_options& o, const training& t, const device& d) {
-                auto b = base;
-                b.seq = o.get("seq", b.seq);
-                return evaluate(models::bert(b), t, d);
-              },
+  zoo_entry e{name, "bert", [base](const model_options& o, const training& t, const device& d) { return evaluate(models::bert(bert_from(base, o)), t, d); },
               [base](const model_options&) { return base.max_positions; }};
   // --lora by module name on BertModel (PEFT's default targets query, value)
   e.lora_by_name = [base](const std::string& targets, const models::lora_config& l, const model_options& o, const training& t, const device& d) {
-    auto b = base;
-    b.seq = o.get("seq", b.seq);
-    return evaluate(models::get_peft_model(models::bert(b), targets.c_str(), l), t, d);
+    return evaluate(models::get_peft_model(models::bert(bert_from(base, o)), targets.c_str(), l), t, d);
   };
   e.lora_default_targets = bert_default_lora_targets;
   return e;
