@@ -9,6 +9,7 @@
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
+#include <gpubudget/models/transformers.hpp>
 #include <gpubudget/models/torchvision.hpp>
 
 using namespace gpubudget;

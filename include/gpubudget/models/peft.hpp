@@ -24,7 +24,7 @@
 
 #include <gpubudget/detail/module_names.hpp>
 #include <gpubudget/layers/lora_conv.hpp>
-#include <gpubudget/models/transformers.hpp>
+#include <gpubudget/models/lora_config.hpp>
 
 namespace gpubudget::models {
 

@@ -8,6 +8,8 @@
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/gpt.hpp>
+#include <gpubudget/models/lora_config.hpp>
+#include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/t5.hpp>
 
 namespace gpubudget::models {
@@ -301,39 +303,6 @@ constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_c
 
 // --- LoRA fine-tuning of Llama-style decoders (layers/adapters.hpp) -------------------------------
 
-/// A PEFT LoraConfig as far as memory is concerned (lora_alpha only scales: no bytes).
-struct lora_config {
-  std::int64_t rank = 8;
-  std::int64_t targets = q_proj | v_proj;  ///< lora_target bits; parse_lora_targets("q_proj,v_proj")
-  std::int64_t dropout_percent = 0;        ///< lora_dropout · 100 (PEFT's default 0.0)
-  base_weights base = base_weights::same;  ///< storage of the frozen base model (nf4_dq: QLoRA)
-  bool dora = false;                       ///< use_dora: DoRA's magnitude vectors (layers/adapters.hpp dora_output)
-  /// PEFT >= 0.15 casts the adapters' input to their type (_cast_input_dtype); false: an older
-  /// PEFT forward without it (the CPU references' lora_llama_probe.py LoraLinear)
-  bool cast_input = true;
-  /// LoraConfig.modules_to_save: lm_head and embed_tokens trained whole (save_lm_head |
-  /// save_embed_tokens), each a trainable copy beside its frozen original (layers/adapters.hpp).
-  std::int64_t modules_to_save = 0;
-  /// > 0: the sequence-classification head of `labels` classes (LlamaForSequenceClassification's
-  /// score) instead of lm_head; PEFT's TaskType.SEQ_CLS puts `score` in modules_to_save itself
-  /// (PeftModelForSequenceClassification: classifier_module_names = ["classifier", "score"]).
-  std::int64_t labels = 0;
-  /// PEFT's prepare_model_for_kbit_training on a quantized base (peft/utils/other.py): every
-  /// 16-bit parameter bitsandbytes left unquantized (embedding, norms, lm_head) cast to fp32, and
-  /// enable_input_require_grads (the embedding's output requires grad). With fp32 norms the
-  /// residual stream is fp32, and bitsandbytes' Linear4bit casts its input to the compute dtype
-  /// and its output back to the input's (`.to(inp_dtype)`). Its use_gradient_checkpointing=True
-  /// is the plan's checkpoint_blocks (the CLI's prepare_kbit=true sets it).
-  bool kbit_prepared = false;
-};
-/// The storage of the modules bitsandbytes does not quantize (embedding, norms, LM head): the
-/// base's 16-bit type, fp32 after prepare_model_for_kbit_training.
-constexpr base_weights unquantized_modules(const lora_config& l) {
-  return l.kbit_prepared ? base_weights::fp32 : is_quantized(l.base) ? base_weights::half : l.base;
-}
-/// lora_config::modules_to_save bits.
-enum saved_module : std::int64_t { save_lm_head = 1, save_embed_tokens = 2 };
-
 /// Llama-style decoder with every base weight frozen (stored as `l.base`) and LoRA adapters on
 /// the projections in `l.targets`, as PEFT's get_peft_model builds it: embedding, norms and
 /// lm_head frozen (lm_head is not part of "all-linear"). Qwen2's q/k/v biases and Gemma's
@@ -483,51 +452,31 @@ constexpr auto bert_lora_seq_cls(const bert_config& b, const lora_config& l, std
 constexpr std::int64_t t5_lora_targets(const t5_config& t, const lora_config& l) { return detail::family_lora_targets(l, t5_lora_modules, t.width); }
 
 namespace detail {
-/// Record `r`'s op replaced by `with`'s (its name, flags, sharing and place stay).
-constexpr void replace_op(layer& r, const layer& with) {
-  r.op = with.op;
-  for (std::size_t i = 0; i < max_op_fields; ++i) r.fields[i] = with.fields[i];
-}
-/// Does record `r`'s name end with `suffix` (PEFT matches target_modules by the name's end)?
-constexpr bool name_ends_with(const layer& r, std::string_view suffix) {
-  return r.name != nullptr && std::string_view(r.name).ends_with(suffix);
-}
-}  // namespace detail
-
-/// get_peft_model(task_type=SEQ_2_SEQ_LM) of T5ForConditionalGeneration, made the way PEFT makes
-/// it: the model t5(t), every module frozen, then adapters where the targets name a module
-/// (PEFT's default for T5: q, v) -- the attention ops' projections (self- and cross-attention,
-/// both stacks) take attention_adapters, DenseReluDense.wi and .wo become lora_linear (frozen at
-/// rank 0), the tied head reads the frozen shared table. `l.base` must be `same`.
-constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
-  if (l.labels != 0) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();  // no classifier here
-  const auto targets = t5_lora_targets(t, l);
-  const auto part = [&](std::int64_t bit, attention_adapter_parts p) { return targets & bit ? std::int64_t{p} : 0; };
-  const attention_adapters adapters{l.rank, part(t5_q, adapt_q) | part(t5_k, adapt_k) | part(t5_v, adapt_v) | part(t5_o, adapt_out), l.dropout_percent,
-                                    base_weights::same, l.dora, l.cast_input};
-  const auto rank_if = [&](std::int64_t bit) { return targets & bit ? l.rank : 0; };
-  auto m = t5(t);
-  for (auto& r : m.records) {
-    if (r.kind != node_kind::leaf || r.op == nullptr) continue;
-    if (r.op == &gpubudget::detail::op_entry<attention_op>::descriptor) {
-      auto op = gpubudget::detail::unpack_fields<attention_op>(r);
-      op.adapters = gpubudget::detail::pack_adapters(adapters);
-      detail::replace_op(r, as_layer(op));
-    } else if (r.op == &gpubudget::detail::op_entry<cross_attention_op>::descriptor) {  // EncDecAttention
-      auto op = gpubudget::detail::unpack_fields<cross_attention_op>(r);
-      op.adapters = gpubudget::detail::pack_adapters(adapters);
-      detail::replace_op(r, as_layer(op));
-    } else if (r.op == &gpubudget::detail::op_entry<linear_op>::descriptor) {
-      const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
-      const auto rank = rank_if(detail::name_ends_with(r, "wi") ? t5_wi : t5_wo);  // DenseReluDense.wi, .wo
-      if (op.tied) r.flags.frozen = true;  // the head, the shared table's
-      else detail::replace_op(r, lora_linear(op.out_features, rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input));
-    } else if (r.op == &gpubudget::detail::op_entry<rms_norm_op>::descriptor || r.op == &gpubudget::detail::op_entry<embedding_op>::descriptor ||
-               r.op == &gpubudget::detail::op_entry<relative_position_bias_op>::descriptor) {
-      r.flags.frozen = true;  // T5LayerNorm, the bucket tables, the shared embedding
+/// PEFT's target_modules list ("q,v", ...) of the T5 lora_target bits in `targets`.
+struct t5_target_names {
+  char text[32] = {};
+  constexpr explicit t5_target_names(std::int64_t targets) {
+    constexpr std::int64_t bits[] = {t5_q, t5_k, t5_v, t5_o, t5_wi, t5_wo};
+    constexpr const char* names[] = {"q", "k", "v", "o", "wi", "wo"};
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < 6; ++i) {
+      if ((targets & bits[i]) == 0) continue;
+      if (n > 0) text[n++] = ',';
+      for (const char* c = names[i]; *c != '\0'; ++c) text[n++] = *c;
     }
   }
-  return m;
+};
+}  // namespace detail
+
+/// get_peft_model(task_type=SEQ_2_SEQ_LM) of T5ForConditionalGeneration: get_peft_model(t5(t),
+/// "q,v", l) with the module names of `l.targets` (PEFT's default for T5: q, v). The attention
+/// ops' projections (self- and cross-attention, both stacks) take attention_adapters,
+/// DenseReluDense.wi and .wo become lora_linear, everything else is frozen (the tied head reads
+/// the frozen shared table). `l.base` must be `same`.
+constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
+  if (l.labels != 0) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();  // no classifier here
+  const detail::t5_target_names names(t5_lora_targets(t, l));
+  return get_peft_model(t5(t), names.text, lora_config{.rank = l.rank, .dropout_percent = l.dropout_percent, .dora = l.dora, .cast_input = l.cast_input});
 }
 
 /// Phi3DecoderLayer under PEFT: adapters on the fused qkv_proj (one adapter for q, k and v),
