@@ -43,7 +43,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("sdpa_transformer", "sdpa_transformer.json", None, "sdpa_transformer_b2_64"),
              ("eager_transformer", "eager_transformer.json", None, "eager_transformer_b2_64"),
              ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
-             ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64")]
+             ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
+             ("token_lm", "token_lm.json", None, "token_lm_b2_t64")]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
@@ -56,7 +57,10 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         # a frozen encoder's forward: op_rules.md CT11 (what the Python frames keep)
         ("vit_b_16 lora head r8", "vit_b_16.json", "r=8,targets=head", ["vit_b_16", "--image-size", "96"], "vit_b_16_lora_head_r8_b2_96", {}),
         # PEFT's lora.Conv2d on every BasicBlock's conv2
-        ("resnet18 lora conv2 r8", "resnet18.json", "r=8,targets=conv2", ["resnet18"], "resnet18_lora_conv2_r8_b2_224", {})]
+        ("resnet18 lora conv2 r8", "resnet18.json", "r=8,targets=conv2", ["resnet18"], "resnet18_lora_conv2_r8_b2_224", {}),
+        # PEFT's lora.Embedding: the frozen blocks backpropagate to the embedding's adapter
+        ("token_lm lora embed r8", "token_lm.json", "r=8,targets=embed", None, "token_lm_lora_embed_r8_b2_t64", {}),
+        ("token_lm lora embed+mlp r8", "token_lm.json", "r=8,targets=embed,mlp.0,mlp.2", None, "token_lm_lora_embed_mlp_r8_b2_t64", {})]
 
 
 def cli(gpubudget, model_args, extra):

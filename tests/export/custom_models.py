@@ -188,6 +188,25 @@ def eager_transformer(width=64, heads=4, blocks=2, classes=10):
     return SdpaTransformer(width, heads, blocks, classes, eager=True)
 
 
+class TokenLM(nn.Module):
+    """A small language model on int64 token ids: nn.Embedding, sdpa_transformer's blocks, a final
+    LayerNorm and an untied vocabulary head (output [B, T, vocab]): PEFT's lora.Embedding target."""
+
+    def __init__(self, vocab=2000, width=64, heads=4, blocks=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.ln(self.blocks(self.embed(ids))))
+
+
+def token_lm(vocab=2000, width=64, heads=4, blocks=2):
+    return TokenLM(vocab, width, heads, blocks)
+
+
 class TokenLayerScale(nn.Module):
     """timm's LayerScale on tokens: gamma of shape (C,) times [B, L, C]. The library's layer_scale
     scales channels of [C, H, W] (a (C, 1, 1) parameter): the export must stop, naming the product."""

@@ -7,6 +7,7 @@
 #include "data/frame_transformer.hpp"
 #include "data/resnet18.hpp"
 #include "data/sdpa_transformer.hpp"
+#include "data/token_lm.hpp"
 #include "data/vit_b_16.hpp"
 
 #include <gpubudget/models/peft.hpp>
@@ -40,6 +41,10 @@ static_assert(sdpa.parameter_count == exported::sdpa_transformer_parameters);
 constexpr auto sdpa_lora = budget_totals(models::get_peft_model(exported::sdpa_transformer, "mlp.0,mlp.2", {.rank = 4}), training{.batch = 2}, devices::t4);
 static_assert(sdpa_lora.trainable_count == 5120 && sdpa_lora.parameter_count == exported::sdpa_transformer_parameters + 5120);
 static_assert(sdpa_lora.gradients == 5120 * 4 && sdpa_lora.saved_activations < sdpa.saved_activations);
+// PEFT's lora.Embedding on the exported token model's `embed` (measured: 374,608 params, 16,512
+// trainable, 702,464 bytes saved at batch 2 on PyTorch 2.6 CPU; data/custom-pytorch-2.6-cpu.json)
+constexpr auto token_lora = budget_totals(models::get_peft_model(exported::token_lm, "embed", {.rank = 8}), training{.batch = 2}, devices::t4);
+static_assert(token_lora.trainable_count == 8 * (2000 + 64) && token_lora.parameter_count == exported::token_lm_parameters + 8 * (2000 + 64));
 // the same attention as matmul-softmax-matmul (attention(..., separate_qkv)): materialized scores
 constexpr auto eager = budget_totals(exported::eager_transformer, training{.batch = 2}, devices::t4);
 static_assert(eager.parameter_count == exported::eager_transformer_parameters && eager.saved_activations > sdpa.saved_activations);

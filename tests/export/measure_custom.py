@@ -4,6 +4,7 @@ benchmarks/accuracy/measure26.py measures its cases (malloc shim, saved_tensors_
 step, AdamW for-loop, (out ** 2).mean(), 2 threads), for tests/export's committed comparison:
 
     scripts/torch26-env run python3 tests/export/measure_custom.py > tests/export/data/custom-pytorch-2.6-cpu.json
+    scripts/torch26-env run python3 tests/export/measure_custom.py CASE...   # only these cases
 """
 import json
 import os
@@ -53,6 +54,32 @@ class LoraConv(torch.nn.Module):
         return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
 
 
+class LoraEmbedding(torch.nn.Module):
+    """PEFT's lora.Embedding (peft/tuners/lora/layer.py, Embedding.update_layer and forward):
+    lora_embedding_A [r, num], lora_embedding_B [dim, r]; result = base_layer(x) +
+    (F.embedding(x, A.T) @ B.T) * scaling, no dropout."""
+
+    def __init__(self, base, r):
+        super().__init__()
+        self.base_layer = base
+        self.lora_embedding_A = torch.nn.Parameter(torch.zeros(r, base.num_embeddings))
+        self.lora_embedding_B = torch.nn.Parameter(torch.randn(base.embedding_dim, r))
+        self.scaling = 8 / r
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        after_a = torch.nn.functional.embedding(x, self.lora_embedding_A.T)
+        return result + (after_a @ self.lora_embedding_B.T) * self.scaling
+
+
+def wrap(base, r, p):
+    if isinstance(base, torch.nn.Linear):
+        return LoraLinear(base, r, p)
+    if isinstance(base, torch.nn.Embedding):
+        return LoraEmbedding(base, r)
+    return LoraConv(base, r, p)
+
+
 def peft_lora(build, targets, r, p):
     """get_peft_model(build(), LoraConfig(r, target_modules=targets, lora_dropout=p)) as PEFT
     does it: every parameter frozen, then each nn.Linear whose module path equals a target or ends
@@ -62,14 +89,14 @@ def peft_lora(build, targets, r, p):
         for q in model.parameters():
             q.requires_grad_(False)
         hits = [name for name, m in model.named_modules()
-                if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)) and any(name == t or name.endswith("." + t) for t in targets)]
+                if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d, torch.nn.Embedding)) and any(name == t or name.endswith("." + t) for t in targets)]
         if not hits:
             raise SystemExit(f"no module matches {targets}")
         for name in hits:
             parent, _, leaf = name.rpartition(".")
             owner = model.get_submodule(parent) if parent else model
             base = getattr(owner, leaf)
-            setattr(owner, leaf, (LoraLinear if isinstance(base, torch.nn.Linear) else LoraConv)(base, r, p))
+            setattr(owner, leaf, wrap(base, r, p))
         return model
     return make
 
@@ -84,6 +111,8 @@ def vit_b_16_96():
     return torchvision.models.vit_b_16(image_size=96)
 
 
+TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
+
 # case, factory, per-sample input shape, batch
 CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("frame_transformer_b2_64", custom_models.frame_transformer, (3, 64, 64), 2),
@@ -94,16 +123,29 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("sdpa_transformer_lora_mlp_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.1), (3, 64, 64), 2),
          ("vit_b_16_lora_mlp_r8_b2_96", peft_lora(vit_b_16_96, ["mlp.0", "mlp.3"], 8, 0.0), (3, 96, 96), 2),
          ("vit_b_16_lora_head_r8_b2_96", peft_lora(vit_b_16_96, ["head"], 8, 0.0), (3, 96, 96), 2),
-         ("resnet18_lora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0), (3, 224, 224), 2)]
+         ("resnet18_lora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0), (3, 224, 224), 2),
+         # token ids (TOKENS: per-sample length, vocabulary)
+         ("token_lm_b2_t64", custom_models.token_lm, TOKENS, 2),
+         ("token_lm_lora_embed_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed"], 8, 0.0), TOKENS, 2),
+         ("token_lm_lora_embed_mlp_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed", "mlp.0", "mlp.2"], 8, 0.0), TOKENS, 2)]
+
+
+def example_input(shape, batch):
+    if shape == TOKENS:
+        return torch.randint(0, TOKENS[1], (batch, TOKENS[0]))
+    return torch.randn((batch,) + shape)
 
 
 def main():
     out = {"source": f"PyTorch {torch.__version__} CPU, tests/export/measure_custom.py (measure.py's method)", "cases": []}
+    only = set(sys.argv[1:])  # case names: measure only these
     for name, factory, shape, batch in CASES:
+        if only and name not in only:
+            continue
         torch.manual_seed(0)
         model = factory()
         model.train()
-        x = torch.randn((batch,) + shape)
+        x = example_input(shape, batch)
         opt = measure.make_optimizer("adamw", list(model.parameters()), "for_loop")
         r = {"case": name, "batch": batch, "input": list(shape), "optimizer": "adamw", "optimizer_impl": "for_loop"}
         r.update(measure.measure_step(model, x, opt, measure.Heap(), saved="hooks_always"))

@@ -33,7 +33,7 @@ def main(argv):
     heap = measure.Heap()
     torch.manual_seed(0)
     model = factory().train()
-    x = torch.randn((batch,) + shape)
+    x = measure_custom.example_input(shape, batch)
     opt = measure.make_optimizer("adamw", list(model.parameters()), "for_loop")
     out, loss = measure._run_forward(model, x, None)
     loss.backward()

@@ -125,3 +125,27 @@ TEST_CASE("get_peft_model refuses what PEFT refuses or the library does not mode
   CHECK(error_of("mlp.0", {.rank = 8, .modules_to_save = models::save_lm_head}).find("modelled on the transformers families") != std::string::npos);
   CHECK(error_of("mlp.0", {.rank = 0}).find("LoRA rank") != std::string::npos);
 }
+
+TEST_CASE("get_peft_model wraps an nn.Embedding in PEFT's lora.Embedding") {
+  const auto lm = sequential(tokens(64), named("embed", embedding(2000, 64)), named("blocks", linear(64)), gelu(), named("head", linear(2000)));
+  const auto plan = training{.batch = 2};
+  const auto lora = budget(models::get_peft_model(lm, "embed", {.rank = 8}), plan, devices::a100_80gb);
+  // lora_embedding_A [r, num] and lora_embedding_B [dim, r]; the table, the block and the head frozen
+  CHECK(lora.trainable_count == 8 * (2000 + 64));
+  CHECK(lora.parameter_count == budget(lm, plan, devices::a100_80gb).parameter_count + 8 * (2000 + 64));
+  CHECK(lora.gradients == 8 * (2000 + 64) * 4);
+  // the adapter's embedding keeps the ids, its matmul after_A [2, 64, 8]; the frozen linears keep
+  // their inputs' path only (the GELU's input: the gradient flows back to the adapter)
+  const auto ids = 2 * 64 * 8, after_a = 2 * 64 * 8 * 4, gelu_input = 2 * 64 * 64 * 4;
+  CHECK(lora.saved_activations == ids + after_a + gelu_input);
+  // lora_dropout does not reach the embedding (PEFT's Embedding.forward has none)
+  CHECK(budget(models::get_peft_model(lm, "embed", {.rank = 8, .dropout_percent = 10}), plan, devices::a100_80gb).saved_activations ==
+        lora.saved_activations);
+  // the rank is bounded by the table [num, dim]; DoRA on an embedding and a tied embedding are refused
+  CHECK_THROWS_WITH(budget(models::get_peft_model(lm, "embed", {.rank = 65}), plan, devices::a100_80gb), Catch::Contains("LoRA rank"));
+  CHECK_THROWS_WITH(models::get_peft_model(lm, "embed", {.rank = 8, .dora = true}), Catch::Contains("is not one LoRA is modelled on"));
+  CHECK_THROWS_WITH(models::get_peft_model(models::gpt(models::gpt2_small(128)), "wte", {.rank = 8}), Catch::Contains("tied heads and embeddings"));
+  // BERT's word embeddings by name: PEFT's count, vocab·r + r·width
+  const auto bert = budget(models::get_peft_model(models::bert(models::bert_base(128)), "word_embeddings", {.rank = 8}), plan, devices::a100_80gb);
+  CHECK(bert.trainable_count == 8 * (30522 + 768));
+}

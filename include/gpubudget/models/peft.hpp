@@ -8,14 +8,14 @@
 // records' PyTorch module paths (detail/module_names.hpp): a matched nn.Linear becomes PEFT's
 // lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched nn.Conv{1,2,3}d
 // PEFT's lora.Conv (lora_conv: lora_A with the base's kernel, stride and padding, a 1x1 lora_B),
-// a matched projection of an
-// attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn) takes
+// a matched nn.Embedding PEFT's lora.Embedding (lora_embedding: tables A [r, num], B [dim, r]),
+// a matched projection of an attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn) takes
 // attention_adapters, and every other module is frozen: PEFT's get_peft_model leaves
 // requires_grad only on the adapters.
 //
 // The copies of a repeat are stored once, so a target must name a module in every copy
 // (`mlp.fc1`, not `layers.3.mlp.fc1`: PEFT's layers_to_transform is not modelled); that, a matched
-// module LoRA does not wrap here (embeddings, norms, grouped convolutions, whole blocks) and a target that
+// module LoRA does not wrap here (norms, grouped convolutions, whole blocks) and a target that
 // matches nothing are named compile-time errors, never a silently different budget.
 #pragma once
 #include <cstdint>
@@ -24,6 +24,7 @@
 
 #include <gpubudget/detail/module_names.hpp>
 #include <gpubudget/layers/lora_conv.hpp>
+#include <gpubudget/layers/lora_embedding.hpp>
 #include <gpubudget/models/lora_config.hpp>
 
 namespace gpubudget::models {
@@ -35,8 +36,8 @@ namespace detail {
 }
 [[noreturn]] inline void lora_target_cannot_take_an_adapter() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with groups 1 and "
-                          "dilation 1, the projections an attention op names; embeddings, norms, tied heads, grouped or transposed convolutions, "
-                          "DoRA on a convolution and whole blocks are not)");
+                          "dilation 1, an untied nn.Embedding, the projections an attention op names; norms, tied heads and embeddings, grouped or transposed "
+                          "convolutions, DoRA on a convolution or an embedding and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block (PEFT's layers_to_transform is not "
@@ -160,6 +161,13 @@ constexpr void adapt_conv(layer& r, const lora_config& l) {
   replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias));
 }
 
+/// PEFT's lora.Embedding on a matched nn.Embedding (no dropout: its forward has none).
+constexpr void adapt_embedding(layer& r, const lora_config& l) {
+  const auto op = gpubudget::detail::unpack_fields<embedding_op>(r);
+  if (l.dora) lora_target_cannot_take_an_adapter();  // PEFT's DoRA embedding is not modelled
+  replace_op(r, lora_embedding(op.num_embeddings, op.dim, l.rank));
+}
+
 /// PEFT's wrapping of the module a target matched: record `r` whole (parts = all_parts), some
 /// projections of its op, or (parts 0) a module its dotted name passes through: not a Linear.
 constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l) {
@@ -173,6 +181,8 @@ constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l)
     return;  // a second target named it
   if (r.kind == node_kind::leaf && r.op == &op_entry<lora_conv_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
   if (r.kind == node_kind::leaf && r.op == &op_entry<conv_op>::descriptor && parts == gpubudget::detail::all_parts) return adapt_conv(r, l);
+  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_embedding_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
+  if (r.kind == node_kind::leaf && r.op == &op_entry<embedding_op>::descriptor && parts == gpubudget::detail::all_parts) return adapt_embedding(r, l);
   if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_target_cannot_take_an_adapter();
   const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
   if (op.tied) lora_target_cannot_take_an_adapter();
@@ -211,7 +221,8 @@ constexpr void for_each_named_module(model<N>& m, const char* names, F wrap) {
 /// Does leaf `r` carry adapters or a trainable copy (a trainable part)?
 constexpr bool has_adapters(const layer& r) {
   using gpubudget::detail::op_entry;
-  if (r.op == &op_entry<saved_linear_op>::descriptor || r.op == &op_entry<lora_conv_op>::descriptor) return true;
+  if (r.op == &op_entry<saved_linear_op>::descriptor || r.op == &op_entry<lora_conv_op>::descriptor || r.op == &op_entry<lora_embedding_op>::descriptor)
+    return true;
   if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
   if (r.op == &op_entry<attention_op>::descriptor) return gpubudget::detail::unpack_fields<attention_op>(r).adapters != 0;
   if (r.op == &op_entry<cross_attention_op>::descriptor) return gpubudget::detail::unpack_fields<cross_attention_op>(r).adapters != 0;
