@@ -45,10 +45,7 @@ struct op_traits<lora_conv_op> {
     using namespace detail;
     if (op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
     const conv_op base = lora_conv_base(op);
-    const auto whole_mask = c.frozen_parts;
-    c.frozen_parts = static_cast<std::uint8_t>(c.frozen_parts | 1);  // the base: a frozen sub-module (on_part)
-    value base_out = on_part(c, 0, [&](layer_ctx& k) { return convolution(k, x, base, 0); });
-    c.frozen_parts = whole_mask;
+    value base_out = frozen_base(c, [&](layer_ctx& k) { return convolution(k, x, base, 0); });
     // the rank of the adapted weight [out, in · kernel volume] (a 3-channel stem's 3x3 conv takes r = 8)
     const auto out_channels = base_out.s[0];  // out_channels 0: the input's (conv_op)
     if (op.rank < 1 || op.rank > x.s[0] * kernel_volume(base) || op.rank > out_channels) lora_rank_must_be_positive_and_at_most_the_layer_width();

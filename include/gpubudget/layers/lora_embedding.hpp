@@ -35,10 +35,7 @@ struct op_traits<lora_embedding_op> {
     using namespace detail;
     // the rank of the adapted table [num_embeddings, dim]
     if (op.rank < 1 || op.rank > op.num_embeddings || op.rank > op.dim) lora_rank_must_be_positive_and_at_most_the_layer_width();
-    const auto whole_mask = c.frozen_parts;
-    c.frozen_parts = static_cast<std::uint8_t>(c.frozen_parts | 1);  // the base: a frozen sub-module (on_part)
-    value base_out = on_part(c, 0, [&](layer_ctx& k) { return op_traits<embedding_op>::lower(k, embedding_op{op.num_embeddings, op.dim}, x); });
-    c.frozen_parts = whole_mask;
+    value base_out = frozen_base(c, [&](layer_ctx& k) { return op_traits<embedding_op>::lower(k, embedding_op{op.num_embeddings, op.dim}, x); });
     layer_ctx ad = c.sub(1);
     const auto table_a = checked_mul(op.num_embeddings, op.rank);
     ad.add_param(table_a);

@@ -182,8 +182,19 @@ constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out,
   return y;
 }
 
+/// The wrapped base layer of a PEFT adapter (`lower(ctx)` runs it) as a frozen sub-module, part 0
+/// (on_part): its parameters count, none trains.
+template <class Lower>
+constexpr value frozen_base(layer_ctx& c, Lower lower) {
+  const auto whole_mask = c.frozen_parts;
+  c.frozen_parts = static_cast<std::uint8_t>(c.frozen_parts | 1);
+  value y = on_part(c, 0, lower);
+  c.frozen_parts = whole_mask;
+  return y;
+}
+
 /// `result = result + lora_out * scaling`: the scalar multiply and the add keep nothing. Consumes
-/// both (lora_projection, lora_conv).
+/// both (lora_projection, lora_conv, lora_embedding).
 constexpr value add_scaled_update(sim& s, const value& base_out, const value& lora_out) {
   value scaled = pointwise(s, lora_out, lora_out.s, lora_out.type, keeps::nothing, scalar_operand_saved(s));  // * scaling
   s.release(lora_out);
