@@ -44,7 +44,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("eager_transformer", "eager_transformer.json", None, "eager_transformer_b2_64"),
              ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
              ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
-             ("token_lm", "token_lm.json", None, "token_lm_b2_t64")]
+             ("token_lm", "token_lm.json", None, "token_lm_b2_t64"),
+             ("grouped_net", "grouped_net.json", None, "grouped_net_b2_64")]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
@@ -60,7 +61,10 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         ("resnet18 lora conv2 r8", "resnet18.json", "r=8,targets=conv2", ["resnet18"], "resnet18_lora_conv2_r8_b2_224", {}),
         # PEFT's lora.Embedding: the frozen blocks backpropagate to the embedding's adapter
         ("token_lm lora embed r8", "token_lm.json", "r=8,targets=embed", None, "token_lm_lora_embed_r8_b2_t64", {}),
-        ("token_lm lora embed+mlp r8", "token_lm.json", "r=8,targets=embed,mlp.0,mlp.2", None, "token_lm_lora_embed_mlp_r8_b2_t64", {})]
+        ("token_lm lora embed+mlp r8", "token_lm.json", "r=8,targets=embed,mlp.0,mlp.2", None, "token_lm_lora_embed_mlp_r8_b2_t64", {}),
+        # PEFT's grouped lora.Conv2d (huggingface/peft#2403): a dense lora_A, lora_B with the base's 8 groups
+        ("grouped_net lora conv2 r8", "grouped_net.json", "r=8,targets=conv2", None, "grouped_net_lora_conv2_r8_b2_64", {}),
+        ("grouped_net lora conv2 r16", "grouped_net.json", "r=16,targets=conv2", None, "grouped_net_lora_conv2_r16_b2_64", {})]
 
 
 def cli(gpubudget, model_args, extra):

@@ -188,6 +188,40 @@ def eager_transformer(width=64, heads=4, blocks=2, classes=10):
     return SdpaTransformer(width, heads, blocks, classes, eager=True)
 
 
+class GroupedBlock(nn.Module):
+    """A ResNeXt bottleneck in small: 1x1 up, a grouped 3x3 (`conv2`), 1x1 down, a residual add."""
+
+    def __init__(self, c, width, groups):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(c, width, 1, bias=False), nn.BatchNorm2d(width)
+        self.conv2, self.bn2 = nn.Conv2d(width, width, 3, padding=1, groups=groups, bias=False), nn.BatchNorm2d(width)
+        self.conv3, self.bn3 = nn.Conv2d(width, c, 1, bias=False), nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.relu(self.bn2(self.conv2(y)))
+        return self.relu(self.bn3(self.conv3(y)) + x)
+
+
+class GroupedNet(nn.Module):
+    """Grouped 3x3 convolutions (groups 8) in residual bottlenecks: PEFT's grouped lora.Conv2d target."""
+
+    def __init__(self, c=32, width=64, groups=8, blocks=2, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.blocks = nn.Sequential(*[GroupedBlock(c, width, groups) for _ in range(blocks)])
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))
+
+
+def grouped_net(c=32, width=64, groups=8, blocks=2, classes=10):
+    return GroupedNet(c, width, groups, blocks, classes)
+
+
 class TokenLM(nn.Module):
     """A small language model on int64 token ids: nn.Embedding, sdpa_transformer's blocks, a final
     LayerNorm and an untied vocabulary head (output [B, T, vocab]): PEFT's lora.Embedding target."""

@@ -39,14 +39,14 @@ class LoraLinear(torch.nn.Module):
 
 class LoraConv(torch.nn.Module):
     """PEFT's lora.Conv2d (peft/tuners/lora/layer.py, _ConvNd.update_layer and forward): lora_A with
-    the base's kernel, stride and padding, lora_B 1x1; result = base_layer(x) + lora_B(lora_A(dropout(x))) * scaling."""
+    the base's kernel, stride and padding, lora_B 1x1 with the base's groups (huggingface/peft#2403); result = base_layer(x) + lora_B(lora_A(dropout(x))) * scaling."""
 
     def __init__(self, base, r, p):
         super().__init__()
         self.base_layer = base
         self.lora_dropout = torch.nn.Dropout(p) if p > 0 else torch.nn.Identity()
         self.lora_A = torch.nn.Conv2d(base.in_channels, r, base.kernel_size, base.stride, base.padding, bias=False)
-        self.lora_B = torch.nn.Conv2d(r, base.out_channels, (1, 1), (1, 1), bias=False)
+        self.lora_B = torch.nn.Conv2d(r, base.out_channels, (1, 1), (1, 1), groups=base.groups, bias=False)
         self.scaling = 8 / r
 
     def forward(self, x):
@@ -124,6 +124,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("vit_b_16_lora_mlp_r8_b2_96", peft_lora(vit_b_16_96, ["mlp.0", "mlp.3"], 8, 0.0), (3, 96, 96), 2),
          ("vit_b_16_lora_head_r8_b2_96", peft_lora(vit_b_16_96, ["head"], 8, 0.0), (3, 96, 96), 2),
          ("resnet18_lora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0), (3, 224, 224), 2),
+         # PEFT's lora.Conv2d on grouped 3x3 convs (groups 8: lora_B grouped, r a multiple of 8)
+         ("grouped_net_b2_64", custom_models.grouped_net, (3, 64, 64), 2),
+         ("grouped_net_lora_conv2_r8_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.0), (3, 64, 64), 2),
+         ("grouped_net_lora_conv2_r16_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 16, 0.0), (3, 64, 64), 2),
          # token ids (TOKENS: per-sample length, vocabulary)
          ("token_lm_b2_t64", custom_models.token_lm, TOKENS, 2),
          ("token_lm_lora_embed_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed"], 8, 0.0), TOKENS, 2),

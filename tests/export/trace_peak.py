@@ -5,6 +5,11 @@ Heap) after every ATen op. Prints the ops that raised the peak and, with FROM TO
 range with the live bytes after it (relative to the step's start) and its tensor arguments' shapes.
 
     scripts/torch26-env run python3 tests/export/trace_peak.py CASE [FROM TO]
+    scripts/torch26-env run python3 tests/export/trace_peak.py CASE --rise OP   # each OP's own rise
+
+--rise: the malloc shim's peak is reset before every op, and each op whose name contains OP
+prints the live bytes before it, its rise above them inside the op, and the live bytes after
+(an op's temporaries: rise minus what it returns), with its tensor arguments' shapes.
 
 How tests/export/check_export.py's known misses of the LoRA cases were found (2026-11-26).
 """
@@ -43,8 +48,19 @@ def main(argv):
     gc.collect()
     log, base = [], heap.current()
 
+    rise = len(argv) == 3 and argv[1] == "--rise"
+
     class Trace(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if rise:
+                start = heap.current()
+                heap.reset_peak()
+                r = func(*args, **(kwargs or {}))
+                if argv[2] in str(func):
+                    print(len(log), func, "before", start - base, "rise", heap.peak() - start, "after", heap.current() - base,
+                          [tuple(a.shape) for a in args if torch.is_tensor(a)])
+                log.append((str(func), heap.current() - base, 0, False, []))
+                return r
             before = heap.peak()
             r = func(*args, **(kwargs or {}))
             log.append((str(func), heap.current() - base, heap.peak() - base, heap.peak() > before,
@@ -60,7 +76,7 @@ def main(argv):
     for i, (op, cur, peak, raised, _) in enumerate(log):
         if raised:
             print(f"{i} {op}: live {cur}, peak {peak}")
-    if len(argv) == 3:
+    if len(argv) == 3 and not rise:
         for i in range(int(argv[1]), min(int(argv[2]), len(log))):
             print(i, log[i][0], log[i][1], log[i][2], log[i][4])
 

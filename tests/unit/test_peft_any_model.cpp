@@ -110,8 +110,16 @@ TEST_CASE("get_peft_model on convolutions: PEFT's lora.Conv (lora_A with the bas
   const auto stem = sequential(input(3, 32, 32), named("stem", conv2d(64, 3, padding(1))), relu());
   CHECK(budget(models::get_peft_model(stem, "stem", {.rank = 27}), plan, devices::a100_80gb).trainable_count == 27 * 27 + 64 * 27);
   CHECK_THROWS_WITH(budget(models::get_peft_model(stem, "stem", {.rank = 28}), plan, devices::a100_80gb), Catch::Contains("LoRA rank"));
-  // a grouped (depthwise) convolution takes no adapter here
-  CHECK_THROWS_WITH(models::get_peft_model(models::convnext_tiny(64, 10), "block.0", {.rank = 4}), Catch::Contains("is not one LoRA is modelled on"));
+  // a grouped convolution (PEFT >= 0.15): a dense lora_A [r, in, k, k], lora_B [out, r / groups, 1, 1]
+  const auto grouped = sequential(input(64, 16, 16), named("conv2", conv2d(64, 3, padding(1), groups(32))), relu());
+  CHECK(budget(models::get_peft_model(grouped, "conv2", {.rank = 32}), plan, devices::a100_80gb).trainable_count == 32 * 64 * 9 + 64 * 1);
+  // PEFT raises for a rank that is not a multiple of the groups (ConvNeXt's depthwise block.0: 96 groups and more)
+  CHECK_THROWS_WITH(budget(models::get_peft_model(grouped, "conv2", {.rank = 8}), plan, devices::a100_80gb), Catch::Contains("multiple of its groups"));
+  CHECK_THROWS_WITH(budget(models::get_peft_model(models::convnext_tiny(64, 10), "block.0", {.rank = 4}), plan, devices::a100_80gb),
+                    Catch::Contains("multiple of its groups"));
+  // a dilated convolution: PEFT's lora_A takes no dilation (its output would not match the base's)
+  const auto dilated = sequential(input(8, 16, 16), named("c", conv2d(8, 3, padding(2), dilation(2))));
+  CHECK_THROWS_WITH(models::get_peft_model(dilated, "c", {.rank = 4}), Catch::Contains("is not one LoRA is modelled on"));
 }
 
 TEST_CASE("get_peft_model refuses what PEFT refuses or the library does not model, by name") {

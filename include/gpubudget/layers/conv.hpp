@@ -46,10 +46,14 @@ struct conv_transients {
 /// depthwise conv fed a channels-last-strided input ≈258·W, 387·W when it runs in 16 bit
 /// (`half`: CPU autocast bf16; op_rules.md 2.6 #36: the fp32 scratch and a bf16 copy of it,
 /// 259·W vs 387·W at 768 channels, 260·W vs 393·W at 384). W: the weight's fp32 bytes. On CUDA
-/// the equivalent is cuDNN's workspace, budgeted at the device level.
+/// the equivalent is cuDNN's workspace, budgeted at the device level. A frozen weight (a LoRA
+/// base, a frozen layer) asks only the input gradient: its backward holds max(X, Y) + W at
+/// stride 1 and max(2·X, X + W) when strided (op_rules.md 2.6 #42: the 16 frozen convs of
+/// ResNet-18 and grouped_net under LoRA, tests/export/trace_peak.py --rise; the rule above gave
+/// ResNet-18's 3x3 128->128 at 28² X + Y, 13 % over, and its strided 1x1 downsamples W, 50 % under).
 constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std::int64_t Y, std::int64_t W, std::int64_t in_ch,
                                               std::int64_t grp, std::int64_t k, std::int64_t st, bool input_needs_grad,
-                                              bool transposed, bool channels_last, bool half) {
+                                              bool transposed, bool channels_last, bool half, bool weight_trains = true) {
   if (!s.on_cpu()) return {};
   if (transposed) return {Y * 9 / 2, 5 * Y};
   const bool depthwise_conv = grp == in_ch && grp > 1;
@@ -63,6 +67,7 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
     return {Y + (W < Y ? W : Y), patchify && scratch > Y ? scratch : Y};
   }
   const auto mx = X > Y ? X : Y;
+  if (!weight_trains) return {mx + W, st > 1 ? (2 * X > X + W ? 2 * X : X + W) : mx + W};
   return {mx + W, X + Y > W ? X + Y : W};
 }
 
@@ -209,7 +214,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
   const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.kernel,
-                                                     op.stride, x.requires_grad, transposed, op.channels_last, t != dtype::fp32)
+                                                     op.stride, x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
                                : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).

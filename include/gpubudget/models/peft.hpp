@@ -15,7 +15,7 @@
 //
 // The copies of a repeat are stored once, so a target must name a module in every copy
 // (`mlp.fc1`, not `layers.3.mlp.fc1`: PEFT's layers_to_transform is not modelled); that, a matched
-// module LoRA does not wrap here (norms, grouped convolutions, whole blocks) and a target that
+// module LoRA does not wrap here (norms, dilated or transposed convolutions, whole blocks) and a target that
 // matches nothing are named compile-time errors, never a silently different budget.
 #pragma once
 #include <cstdint>
@@ -35,8 +35,8 @@ namespace detail {
                           "model\"); a target is a PyTorch module path or its end: `fc1`, `mlp.fc1`, `encoder.layers.encoder_layer_0.mlp.0` is one copy");
 }
 [[noreturn]] inline void lora_target_cannot_take_an_adapter() {
-  gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with groups 1 and "
-                          "dilation 1, an untied nn.Embedding, the projections an attention op names; norms, tied heads and embeddings, grouped or transposed "
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with dilation 1, "
+                          "an untied nn.Embedding, the projections an attention op names; norms, tied heads and embeddings, dilated or transposed "
                           "convolutions, DoRA on a convolution or an embedding and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
@@ -157,8 +157,8 @@ constexpr void adapt_projections(layer& r, std::uint8_t parts, const lora_config
 /// PEFT's lora.Conv on a matched convolution: its kernel, stride and padding for lora_A.
 constexpr void adapt_conv(layer& r, const lora_config& l) {
   const auto op = gpubudget::detail::unpack_fields<conv_op>(r);
-  if (op.groups != 1 || op.dilation != 1 || op.transposed || l.dora) lora_target_cannot_take_an_adapter();
-  replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias));
+  if (op.dilation != 1 || op.transposed || l.dora) lora_target_cannot_take_an_adapter();  // PEFT's lora_A takes no dilation
+  replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias, op.groups, op.channels_last));
 }
 
 /// PEFT's lora.Embedding on a matched nn.Embedding (no dropout: its forward has none).
