@@ -18,7 +18,8 @@
 //  6. LoRA by module name on a model outside the transformers families (models::get_peft_model,
 //     PEFT's target_modules rule): torchvision's ViT-B/16 with adapters on its MLPs (mlp.0,
 //     mlp.3) on a T4: PEFT's count in a static_assert, and the largest micro-batch beside a full
-//     fine-tune's.
+//     fine-tune's; PEFT's lora.Embedding on a token model's nn.Embedding and its grouped lora.Conv
+//     on a ResNeXt-style 3x3 of 32 groups, counted by the compiler.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -65,6 +66,13 @@ static_assert(on_l4_nf4.max_sequences > 3 * on_l4.max_sequences);
 constexpr auto vit_lora = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
 constexpr training vit_on_t4{.batch = 64, .precision = amp_fp16};
 static_assert(budget_totals(vit_lora, vit_on_t4, devices::t4).trainable_count == 737'280);
+// lora.Embedding on `embed`: lora_embedding_A [r, 32000] and lora_embedding_B [512, r]
+constexpr auto token_model = sequential(tokens(256), named("embed", embedding(32000, 512)), named("mlp", linear(2048)), gelu(), named("head", linear(32000)));
+static_assert(budget_totals(models::get_peft_model(token_model, "embed", {.rank = 8}), vit_on_t4, devices::t4).trainable_count == 8 * (32000 + 512));
+// a grouped conv (PEFT >= 0.15): a dense lora_A [r, 128, 3, 3], lora_B [256, r / 32, 1, 1]; r a multiple of the 32 groups
+constexpr auto resnext_like = sequential(input(128, 28, 28), named("conv2", conv2d(256, 3, padding(1), groups(32))), relu());
+static_assert(budget_totals(models::get_peft_model(resnext_like, "conv2", {.rank = 32}), vit_on_t4, devices::t4).trainable_count ==
+              32 * 128 * 9 + 256 * 1);
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);

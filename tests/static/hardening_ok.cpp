@@ -170,6 +170,10 @@ static_assert(training{.batch = INT64_MAX, .micro_batch = 2}.accumulation_steps(
 constexpr auto checkpoint_blocks_without_repeat_m = sequential(input(16, 64), repeat<2>(transformer_block(64, heads(4))), linear(10));
 static_assert(budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8, .checkpoint_blocks = true}, devices::generic_16gb).saved_activations <
               budget_totals(checkpoint_blocks_without_repeat_m, training{.batch = 8}, devices::generic_16gb).saved_activations);
+// lora_grouped_conv_rank: r = 32, a multiple of the 32 groups: lora_A [32, 128, 3, 3], lora_B [128, 1, 1, 1]
+constexpr auto lora_grouped_conv_rank_m =
+    models::get_peft_model(sequential(input(128, 14, 14), named("conv2", conv2d(128, 3, padding(1), groups(32))), relu()), "conv2", {.rank = 32});
+static_assert(budget_totals(lora_grouped_conv_rank_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 32 * 128 * 9 + 128);
 // lora_target_norm: the convolution `stem` and the Linear `fc` targeted instead, r = 4: lora_A
 // [4, 3, 3, 3] and lora_B [16, 4, 1, 1] on the conv, 4 x (16 + 10) on the Linear
 constexpr auto lora_target_norm_m =
