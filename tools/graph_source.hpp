@@ -345,6 +345,19 @@ inline evaluation evaluate_graph(const graph_model& g, const training& t, const 
   graph::fail(g.name, std::to_string(n) + " records; the command line budgets graphs of up to 4096 (use the exported C++ header)");
 }
 
+/// What --lora adds when a target matches nothing in a graph with an attention op the exporter
+/// folded (its q, k, v and output Linears are one op, whose projections carry no PyTorch names):
+/// a user's `query,value` is then a target LoRA cannot reach here, not a typo.
+inline std::string folded_attention_hint(const graph_model& g) {
+  for (const auto& r : g.records) {
+    if (r.kind != node_kind::leaf || r.op != &gpubudget::detail::op_entry<attention_op>::descriptor) continue;
+    if (gpubudget::detail::unpack_fields<attention_op>(r).names != projection_names::none) continue;
+    return std::string("; the exporter folded each attention's q, k, v and output Linears into one attention op (the first: \"") +
+           (r.name ? r.name : "") + "\"), so their names are not targets: LoRA on an exported attention's projections is not modelled yet";
+  }
+  return "";
+}
+
 /// --graph FILE as a zoo entry (family "graph": no size options; the file fixes every size).
 /// Budgets graph `g` read from `path` (under LoRA, `lora`), holding its parameter count to the
 /// file's: the exporter's sum(p.numel()) against the library's count (under LoRA, the frozen
@@ -355,7 +368,11 @@ inline evaluation evaluate_graph_file(const graph_model& g, const std::string& p
   try {
     e = evaluate_graph(g, t, d, lora);
   } catch (const std::invalid_argument& ex) {  // the library's own check (a shape that does not fit the next op)
-    if (lora) throw;                            // a target LoRA cannot take: --lora's error
+    if (lora) {  // a target LoRA cannot take: --lora's error
+      const std::string what = ex.what();
+      if (what.find("matches no module") != std::string::npos) throw std::invalid_argument(what + folded_attention_hint(g));
+      throw;
+    }
     const std::string what = ex.what(), prefix = "gpubudget: ";
     throw std::runtime_error("--graph: " + path + ": the library rejects the model: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
   }
