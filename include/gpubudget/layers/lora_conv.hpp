@@ -58,7 +58,8 @@ struct op_traits<lora_conv_op> {
     // the rank of the adapted weight [out, in · kernel volume] (a 3-channel stem's 3x3 conv takes r = 8)
     const auto out_channels = base_out.s[0];  // out_channels 0: the input's (conv_op)
     if (op.rank < 1 || op.rank > x.s[0] * kernel_volume(base) || op.rank > out_channels) lora_rank_must_be_positive_and_at_most_the_layer_width();
-    if (op.rank % (op.groups == -1 ? x.s[0] : op.groups) != 0) lora_rank_not_a_multiple_of_the_conv_groups();
+    const auto groups = op.groups == -1 ? x.s[0] : op.groups;  // lora_B's: the base's
+    if (op.rank % groups != 0) lora_rank_not_a_multiple_of_the_conv_groups();
     c.conv_workspace = im2col_bytes(c.s, base, x.s, base_out.s, base_out.type);
     auto& s = c.s;
     layer_ctx ad = c.sub(1);
@@ -67,7 +68,6 @@ struct op_traits<lora_conv_op> {
     s.release(xa);
     value a = convolution(ad, xd, conv_op{op.dims, op.rank, op.kernel, op.stride, op.padding, 1, 1, 0, false, false, op.channels_last}, 0);
     s.release(xd);
-    const auto groups = op.groups == -1 ? x.s[0] : op.groups;
     value b = convolution(ad, a, conv_op{op.dims, out_channels, 1, 1, 0, 1, groups, 0, false, false, false}, 1);
     s.release(a);
     c.absorb(ad, 1);

@@ -168,22 +168,31 @@ constexpr void adapt_embedding(layer& r, const lora_config& l) {
   replace_op(r, lora_embedding(op.num_embeddings, op.dim, l.rank));
 }
 
+/// Some projections of an attention op a target named (BERT's `self.query`, T5's `q`).
+constexpr void adapt_some_projections(layer& r, std::uint8_t parts, const lora_config& l) {
+  using gpubudget::detail::op_entry;
+  if (r.op == &op_entry<attention_op>::descriptor) return adapt_projections<attention_op>(r, parts, l);
+  if (r.op == &op_entry<cross_attention_op>::descriptor) return adapt_projections<cross_attention_op>(r, parts, l);
+  lora_target_cannot_take_an_adapter();
+}
+
+/// Did an earlier target wrap leaf `r` whole already (a second name for the same module)?
+constexpr bool wrapped_already(const layer& r) {
+  using gpubudget::detail::op_entry;
+  if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
+  return r.op == &op_entry<lora_conv_op>::descriptor || r.op == &op_entry<lora_embedding_op>::descriptor;
+}
+
 /// PEFT's wrapping of the module a target matched: record `r` whole (parts = all_parts), some
 /// projections of its op, or (parts 0) a module its dotted name passes through: not a Linear.
 constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l) {
   using gpubudget::detail::op_entry;
-  if (parts == 0) lora_target_cannot_take_an_adapter();
-  if (r.kind == node_kind::leaf && r.op == &op_entry<attention_op>::descriptor && parts != gpubudget::detail::all_parts) return adapt_projections<attention_op>(r, parts, l);
-  if (r.kind == node_kind::leaf && r.op == &op_entry<cross_attention_op>::descriptor && parts != gpubudget::detail::all_parts)
-    return adapt_projections<cross_attention_op>(r, parts, l);
-  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_linear_op>::descriptor && parts == gpubudget::detail::all_parts &&
-      gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0)
-    return;  // a second target named it
-  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_conv_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
-  if (r.kind == node_kind::leaf && r.op == &op_entry<conv_op>::descriptor && parts == gpubudget::detail::all_parts) return adapt_conv(r, l);
-  if (r.kind == node_kind::leaf && r.op == &op_entry<lora_embedding_op>::descriptor && parts == gpubudget::detail::all_parts) return;  // named twice
-  if (r.kind == node_kind::leaf && r.op == &op_entry<embedding_op>::descriptor && parts == gpubudget::detail::all_parts) return adapt_embedding(r, l);
-  if (r.kind != node_kind::leaf || r.op != &op_entry<linear_op>::descriptor || parts != gpubudget::detail::all_parts) lora_target_cannot_take_an_adapter();
+  if (parts == 0 || r.kind != node_kind::leaf) lora_target_cannot_take_an_adapter();
+  if (parts != gpubudget::detail::all_parts) return adapt_some_projections(r, parts, l);
+  if (wrapped_already(r)) return;
+  if (r.op == &op_entry<conv_op>::descriptor) return adapt_conv(r, l);
+  if (r.op == &op_entry<embedding_op>::descriptor) return adapt_embedding(r, l);
+  if (r.op != &op_entry<linear_op>::descriptor) lora_target_cannot_take_an_adapter();
   const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
   if (op.tied) lora_target_cannot_take_an_adapter();
   replace_op(r, lora_linear(op.out_features, l.rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, op.bias));
