@@ -73,6 +73,11 @@ static_assert(budget_totals(models::get_peft_model(token_model, "embed", {.rank 
 constexpr auto resnext_like = sequential(input(128, 28, 28), named("conv2", conv2d(256, 3, padding(1), groups(32))), relu());
 static_assert(budget_totals(models::get_peft_model(resnext_like, "conv2", {.rank = 32}), vit_on_t4, devices::t4).trainable_count ==
               32 * 128 * 9 + 256 * 1);
+// an attention whose four Linears carry the model's own names (what gpubudget-export writes for a
+// hand-written attention module): lora.Linear on `query` and `value`, A [8, 256] and B [256, 8] each
+constexpr auto own_attention = sequential(
+    input(64, 256), named("attn", parts_named("query,key,value,proj", attention(256, heads(8), attention_impl::separate_qkv_sdpa, projection_names::separate))));
+static_assert(budget_totals(models::get_peft_model(own_attention, "query,value", {.rank = 8}), vit_on_t4, devices::t4).trainable_count == 2 * 8 * (256 + 256));
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);

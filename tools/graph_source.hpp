@@ -216,9 +216,10 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
       fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
     const bool bias = f.boolean("bias", true);
-    if (impl != "torch_mha") {
+    if (impl != "torch_mha") {  // "projections" (their module names) are applied by append()
       const auto ai = impl == "separate_qkv" ? attention_impl::separate_qkv : attention_impl::separate_qkv_sdpa;
-      return bias ? attention(width, heads(h), ai, attention_dropout(pct)) : attention(width, heads(h), ai, attention_dropout(pct), no_bias);
+      const auto names = f.has("projections") ? projection_names::separate : projection_names::none;
+      return bias ? attention(width, heads(h), ai, names, attention_dropout(pct)) : attention(width, heads(h), ai, names, attention_dropout(pct), no_bias);
     }
     const auto tv = projection_names::torchvision;
     return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
@@ -257,6 +258,20 @@ inline layer block_head(fields& f) {
   return parallel(merges.at(m)).records[0];
 }
 
+/// The leaf just appended takes "projections" (a list of module names, relative to the leaf's)
+/// as its part names: parts_named, with the names kept in `g`.
+inline void name_parts(graph_model& g, fields& leaf) {
+  const auto& list = leaf.take("projections");
+  std::string joined;
+  for (std::size_t k = 0; list.is_array() && k < list.size(); ++k) {
+    if (!list[k].is_string() || list[k].get<std::string>().empty() || list[k].get<std::string>().find(',') != std::string::npos)
+      fail(leaf.where(), "\"projections\": " + list[k].dump() + " is not a module name");
+    joined += (k ? "," : "") + list[k].get<std::string>();
+  }
+  if (!list.is_array() || list.size() != 4) fail(leaf.where(), "\"projections\": expected the module names of the q, k, v and output Linears");
+  g.records.back() = parts_named(g.names.emplace_back(joined).c_str(), g.records.back());
+}
+
 /// Appends the records of `node` (a leaf or a block and its parts) to `g`.
 inline void append(graph_model& g, const nlohmann::json& node, const std::string& where) {
   fields f(node, where);
@@ -277,6 +292,7 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
       if (const auto k = leaf.untaken(); !k.empty() && k != "name") fail(leaf.where(), "unknown field \"" + k + "\"");
       throw;
     }
+    if (leaf.has("projections")) name_parts(g, leaf);
     leaf.finish();
   } else if (f.has("block")) {
     g.records.push_back(block_head(f));
@@ -346,14 +362,15 @@ inline evaluation evaluate_graph(const graph_model& g, const training& t, const 
 }
 
 /// What --lora adds when a target matches nothing in a graph with an attention op the exporter
-/// folded (its q, k, v and output Linears are one op, whose projections carry no PyTorch names):
+/// folded without naming its projections (its q, k, v and output Linears are one op, and were not
+/// sub-modules of the module that calls the attention, so the file carries no "projections"):
 /// a user's `query,value` is then a target LoRA cannot reach here, not a typo.
 inline std::string folded_attention_hint(const graph_model& g) {
   for (const auto& r : g.records) {
     if (r.kind != node_kind::leaf || r.op != &gpubudget::detail::op_entry<attention_op>::descriptor) continue;
     if (gpubudget::detail::unpack_fields<attention_op>(r).names != projection_names::none) continue;
-    return std::string("; the exporter folded each attention's q, k, v and output Linears into one attention op (the first: \"") +
-           (r.name ? r.name : "") + "\"), so their names are not targets: LoRA on an exported attention's projections is not modelled yet";
+    return std::string("; the exporter folded an attention's q, k, v and output Linears into one attention op without their names (the first: \"") +
+           (r.name ? r.name : "") + "\"; it names them when they are sub-modules of the module that calls the attention), so they are not targets here";
   }
   return "";
 }

@@ -189,6 +189,25 @@ template <std::size_t N>
 constexpr model<N> named(const char* name, model<N> m) { m.records[0].name = name; return m; }
 constexpr layer named(const char* name, layer l) { l.name = name; return l; }
 
+/// Gives a leaf's sub-modules the model's own names, comma-separated in the order of the op's
+/// part names (relative to the leaf's name), as PyTorch names them: an attention whose four
+/// Linears are `attn.query`, `attn.key`, `attn.value`, `attn.proj` is
+/// named("attn", parts_named("query,key,value,proj", attention(D, heads(H), attention_impl::separate_qkv_sdpa,
+/// projection_names::separate))). training::train_only and models::get_peft_model select them by
+/// these names; gpubudget-export writes them. `names` must outlive the model (a literal).
+constexpr layer parts_named(const char* names, layer l) {
+  if (names == nullptr || l.op == nullptr || l.part_names != nullptr) detail::parts_named_lists_another_number_of_parts();
+  std::int32_t own = 0, listed = 1;
+  std::uint8_t parts = 0;
+  while (!l.op->part_name(l, own, parts).empty()) ++own;
+  for (const char* c = names; *c; ++c) listed += *c == ',';
+  for (std::int32_t k = 0; k < listed; ++k)
+    if (detail::nth_listed(names, k).empty()) detail::parts_named_lists_another_number_of_parts();
+  if (listed != own) detail::parts_named_lists_another_number_of_parts();
+  l.part_names = names;
+  return l;
+}
+
 namespace detail {
 /// "0" .. "99": the names indexed() gives (static storage, usable in constant expressions).
 struct module_number_texts {

@@ -13,6 +13,7 @@
 // docs/architecture.md).
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include <gpubudget/shape.hpp>
 #include <gpubudget/units.hpp>
@@ -37,10 +38,11 @@ struct op_descriptor {
   /// Forward FLOPs per sample for input shape `in` and output shape `out`.
   std::int64_t (*flops)(const layer&, const shape& in, const shape& out);
   /// Sub-modules one record holds (attention's q_proj, k_proj, ...), which training::train_only
-  /// may select one by one: the k-th one's name relative to the record's (nullptr past the last;
-  /// always nullptr for most ops), and in `parts` the bits of the lowering's part indices (bit p:
-  /// the weights of part p) it stands for.
-  const char* (*part_name)(const layer&, std::int32_t k, std::uint8_t& parts);
+  /// and get_peft_model may select one by one: the k-th one's name relative to the record's
+  /// (empty past the last; always empty for most ops; the record's own `part_names` when it has
+  /// them), and in `parts` the bits of the lowering's part indices (bit p: the weights of part p)
+  /// it stands for.
+  std::string_view (*part_name)(const layer&, std::int32_t k, std::uint8_t& parts);
   /// What two occurrences of a shared(id, ...) block must agree on at this record: -1 = the op
   /// owns no weight (a tied linear reads another record's), which pairs with any op; otherwise
   /// both records run the same op with the same signature (a linear's output width; 0 for most).
@@ -91,6 +93,9 @@ struct layer {
   node_flags flags{};
   std::int32_t share_id = 0;                  ///< >0: parameters shared by every subtree with this id
   const char* name = nullptr;                 ///< optional display / module name
+  /// leaves: the model's own names of the op's sub-modules, comma-separated in the order of the
+  /// op's part names, replacing them (parts_named: an exported attention's q, k, v, output Linears)
+  const char* part_names = nullptr;
 };
 
 }  // namespace gpubudget

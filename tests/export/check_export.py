@@ -64,7 +64,13 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         ("token_lm lora embed+mlp r8", "token_lm.json", "r=8,targets=embed,mlp.0,mlp.2", None, "token_lm_lora_embed_mlp_r8_b2_t64", {}),
         # PEFT's grouped lora.Conv2d (huggingface/peft#2403): a dense lora_A, lora_B with the base's 8 groups
         ("grouped_net lora conv2 r8", "grouped_net.json", "r=8,targets=conv2", None, "grouped_net_lora_conv2_r8_b2_64", {}),
-        ("grouped_net lora conv2 r16", "grouped_net.json", "r=16,targets=conv2", None, "grouped_net_lora_conv2_r16_b2_64", {})]
+        ("grouped_net lora conv2 r16", "grouped_net.json", "r=16,targets=conv2", None, "grouped_net_lora_conv2_r16_b2_64", {}),
+        # lora.Linear on an attention's own q, k, v, output Linears (the exporter's "projections": parts_named)
+        ("sdpa_transformer lora query,value r4", "sdpa_transformer.json", "r=4,targets=query,value", None, "sdpa_transformer_lora_qv_r4_b2_64", {}),
+        ("sdpa_transformer lora attention r8 dropout", "sdpa_transformer.json", "r=8,targets=query,key,value,proj,dropout=0.1", None,
+         "sdpa_transformer_lora_attn_r8_drop10_b2_64", {}),
+        ("eager_transformer lora query,value r4", "eager_transformer.json", "r=4,targets=query,value", None, "eager_transformer_lora_qv_r4_b2_64", {}),
+        ("token_lm lora attn.query,attn.value r8", "token_lm.json", "r=8,targets=attn.query,attn.value", None, "token_lm_lora_qv_r8_b2_t64", {})]
 
 
 def cli(gpubudget, model_args, extra):

@@ -131,7 +131,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # token ids (TOKENS: per-sample length, vocabulary)
          ("token_lm_b2_t64", custom_models.token_lm, TOKENS, 2),
          ("token_lm_lora_embed_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed"], 8, 0.0), TOKENS, 2),
-         ("token_lm_lora_embed_mlp_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed", "mlp.0", "mlp.2"], 8, 0.0), TOKENS, 2)]
+         ("token_lm_lora_embed_mlp_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed", "mlp.0", "mlp.2"], 8, 0.0), TOKENS, 2),
+         # PEFT's lora.Linear on an attention's own projections (the exporter names them: parts_named)
+         ("sdpa_transformer_lora_qv_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["query", "value"], 4, 0.0), (3, 64, 64), 2),
+         ("sdpa_transformer_lora_attn_r8_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["query", "key", "value", "proj"], 8, 0.1), (3, 64, 64), 2),
+         ("eager_transformer_lora_qv_r4_b2_64", peft_lora(custom_models.eager_transformer, ["query", "value"], 4, 0.0), (3, 64, 64), 2),
+         ("token_lm_lora_qv_r8_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.0), TOKENS, 2)]
 
 
 def example_input(shape, batch):

@@ -118,6 +118,12 @@ constexpr auto projection_names_misfit_m =
     sequential(input(8, 64), named("self_attn", attention(64, heads(4), attention_impl::flash, rotary, no_bias, projection_names::llama)));
 static_assert(budget_totals(projection_names_misfit_m, training{.batch = 2, .train_only = "self_attn.q_proj"}, devices::generic_16gb).trainable_count == 64 * 64);
 
+// parts_named_count: the four names of the four projections; the output projection `proj` alone
+// trains (64·64 + 64)
+constexpr auto parts_named_count_m = sequential(
+    input(8, 64), named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate))));
+static_assert(budget_totals(parts_named_count_m, training{.batch = 2, .train_only = "attn.proj"}, devices::generic_16gb).trainable_count == 64 * 64 + 64);
+
 // conv_kernel_larger_than_input: the kernel fits once padded (4 + 2·2 >= 7)
 static_assert(budget_totals(sequential(input(3, 4, 4), conv2d(8, 7, padding(2))), training{.batch = 8}, devices::generic_16gb).parameter_count == 8 * 3 * 49 + 8);
 

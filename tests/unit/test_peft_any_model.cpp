@@ -4,6 +4,7 @@
 // counts are PEFT's arithmetic; every misuse is a named error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -156,4 +157,27 @@ TEST_CASE("get_peft_model wraps an nn.Embedding in PEFT's lora.Embedding") {
   // BERT's word embeddings by name: PEFT's count, vocab·r + r·width
   const auto bert = budget(models::get_peft_model(models::bert(models::bert_base(128)), "word_embeddings", {.rank = 8}), plan, devices::a100_80gb);
   CHECK(bert.trainable_count == 8 * (30522 + 768));
+}
+
+TEST_CASE("parts_named: an attention's own projection names (an exported one's) are get_peft_model's and train_only's targets") {
+  constexpr auto attn = attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate);
+  const auto block = [](layer a) { return sequential(input(16, 64), named("blocks.0", residual(named("norm1", layer_norm()), named("attn", a)))); };
+  const auto own = block(parts_named("query,key,value,proj", attn));
+  const training plan{.batch = 2};
+  // PEFT's lora.Linear on query and value: A [4, 64] and B [64, 4] each
+  const auto q_v = budget(models::get_peft_model(own, "query,attn.value", {.rank = 4}), plan, devices::a100_80gb);
+  CHECK(q_v.trainable_count == 2 * 4 * (64 + 64));
+  CHECK(q_v.parameter_count == 2 * 64 + 4 * (64 * 64 + 64) + q_v.trainable_count);
+  // the same adapters under the op's default names q, k, v, out: the names change nothing else
+  same_budget(q_v, budget(models::get_peft_model(block(attn), "q,v", {.rank = 4}), plan, devices::a100_80gb));
+  // the default names are not the model's: `q` names nothing once the model's own names are given
+  CHECK_THROWS_WITH(models::get_peft_model(own, "q", {.rank = 4}), Catch::Contains("matches no module"));
+  // train_only by the model's name: only the output projection's weight and bias train
+  CHECK(budget(own, training{.batch = 2, .train_only = "blocks.0.attn.proj"}, devices::a100_80gb).trainable_count == 64 * 64 + 64);
+  const auto names = module_names(own);
+  CHECK(std::find(names.begin(), names.end(), "blocks.0.attn.proj") != names.end());
+  // a list that does not name every part, or an op that names none, is refused
+  CHECK_THROWS_WITH(parts_named("query,key,value", attn), Catch::Contains("parts_named lists a number of names"));
+  CHECK_THROWS_WITH(parts_named("query,,value,proj", attn), Catch::Contains("parts_named lists a number of names"));
+  CHECK_THROWS_WITH(parts_named("fc", linear(8)), Catch::Contains("parts_named lists a number of names"));
 }

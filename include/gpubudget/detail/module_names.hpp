@@ -107,14 +107,15 @@ struct module_matcher {
     const layer& L = records[c];
     std::uint8_t selected = 0, parts = 0;
     std::int32_t k = 0;
-    for (const char* n = nullptr; L.op && (n = L.op->part_name(L, k, parts)) != nullptr; ++k)
+    for (std::string_view n; L.op && !(n = L.op->part_name(L, k, parts)).empty(); ++k)
       if (begins(p, n)) selected = static_cast<std::uint8_t>(selected | parts);
     if (selected) add_match(c, selected);
     else if (below_name && k > 0) unknown_part = true;
   }
   /// Does the pattern at `p` spell `name` or its beginning?
-  constexpr bool begins(const char* p, const char* name) const {
-    while (p != end && *name && *p == *name) ++p, ++name;
+  constexpr bool begins(const char* p, std::string_view name) const {
+    std::size_t k = 0;
+    while (p != end && k < name.size() && *p == name[k]) ++p, ++k;
     return p == end;
   }
 
@@ -193,7 +194,7 @@ inline std::string part_names_below(const layer* records, std::int32_t count, st
     const layer& L = records[m.record];
     std::string list;
     std::uint8_t parts = 0;
-    for (std::int32_t k = 0; const char* n = L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) list += (k ? ", " : "") + std::string(n);
+    for (std::int32_t k = 0; L.op && !L.op->part_name(L, k, parts).empty(); ++k) list += (k ? ", " : "") + std::string(L.op->part_name(L, k, parts));
     if (!list.empty()) return list;
   }
   return "";
@@ -220,7 +221,7 @@ inline void list_module_paths(const layer* records, std::int32_t i, const std::s
   const std::string own = L.name ? join_path(path, L.name) : path;
   if (L.name) out.push_back(own);
   std::uint8_t parts = 0;
-  for (std::int32_t k = 0; const char* n = L.name && L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) out.push_back(own + "." + n);
+  for (std::int32_t k = 0; L.name && L.op && !L.op->part_name(L, k, parts).empty(); ++k) out.push_back(own + "." + std::string(L.op->part_name(L, k, parts)));
   const std::string below = copies_path(L, own);
   if (below != own) out.push_back(below);
   for (std::int32_t c = i + 1; c < i + L.span; c += records[c].span) list_module_paths(records, c, below, out);

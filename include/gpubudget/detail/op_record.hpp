@@ -22,6 +22,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -103,6 +104,16 @@ constexpr const char* nth_part(const named_part (&names)[N], std::int32_t k, std
   return names[k].name;
 }
 
+/// The k-th item of the comma-separated `list` (empty past the last).
+constexpr std::string_view nth_listed(std::string_view list, std::int32_t k) {
+  for (; k > 0; --k) {
+    const auto comma = list.find(',');
+    if (comma == std::string_view::npos) return {};
+    list.remove_prefix(comma + 1);
+  }
+  return list.substr(0, list.find(','));
+}
+
 /// The descriptor of `Op`: its traits behind plain function pointers, so the walk, the planner
 /// and the report dispatch through one table instead of a switch each.
 template <class Op>
@@ -117,9 +128,14 @@ struct op_entry {
     if constexpr (requires(const Op& o) { traits::flops(o, in, out); }) return traits::flops(unpack_fields<Op>(L), in, out);
     else return out.numel();
   }
-  static constexpr const char* part_name(const layer& L, std::int32_t k, std::uint8_t& parts) {
-    if constexpr (requires(const Op& o) { traits::part_name(o, k, parts); }) return traits::part_name(unpack_fields<Op>(L), k, parts);
-    else return nullptr;
+  static constexpr std::string_view part_name(const layer& L, std::int32_t k, std::uint8_t& parts) {
+    if constexpr (requires(const Op& o) { traits::part_name(o, k, parts); }) {
+      const char* own = traits::part_name(unpack_fields<Op>(L), k, parts);
+      if (own == nullptr) return {};
+      return L.part_names ? nth_listed(L.part_names, k) : std::string_view(own);
+    } else {
+      return {};
+    }
   }
   static constexpr std::int64_t weight_signature(const layer& L) {
     if constexpr (requires(const Op& o) { traits::weight_signature(o); }) return traits::weight_signature(unpack_fields<Op>(L));

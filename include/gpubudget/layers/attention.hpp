@@ -57,6 +57,8 @@ enum class projection_names : std::int64_t {
   t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
   phi3 = 6,         ///< transformers' Phi3Attention: qkv_proj (q, k and v), o_proj (rotary flash); the module
                     ///< structure itself: one packed projection whose q, k, v are views (fused_qkv)
+  separate = 7,     ///< four nn.Linear: q, k, v, out unless parts_named gives the model's own names
+                    ///< (an exported attention: gpubudget-export writes them; separate_qkv or separate_qkv_sdpa)
 };
 
 /// The projections of an attention op that LoRA adapters can sit on, as bits (the op's parts:
@@ -542,6 +544,7 @@ inline constexpr named_part bert_projections[] = {{"self.query", 1}, {"self.key"
 inline constexpr named_part torchvision_projections[] = {{"out_proj", 2}};
 inline constexpr named_part t5_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"o", 4}};
 inline constexpr named_part phi3_projections[] = {{"qkv_proj", 1 | 2 | 8}, {"o_proj", 4}};
+inline constexpr named_part separate_projections[] = {{"q", 1}, {"k", 2}, {"v", 8}, {"out", 4}};
 
 /// Does naming scheme `n` fit the implementation (the part indices its lowering gives)?
 constexpr bool projection_names_fit(const attention_op& op) {
@@ -550,7 +553,8 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::llama:
     case projection_names::phi3: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
-    case projection_names::bert: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
+    case projection_names::bert:
+    case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
     case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
     case projection_names::t5: return op.impl == attention_impl::t5;
   }
@@ -570,6 +574,7 @@ struct op_traits<attention_op> {
       case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
       case projection_names::t5: return detail::nth_part(detail::t5_projections, k, parts);
       case projection_names::phi3: return detail::nth_part(detail::phi3_projections, k, parts);
+      case projection_names::separate: return detail::nth_part(detail::separate_projections, k, parts);
       case projection_names::none: break;
     }
     return nullptr;

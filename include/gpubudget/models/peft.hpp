@@ -9,8 +9,9 @@
 // lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched nn.Conv{1,2,3}d
 // PEFT's lora.Conv (lora_conv: lora_A with the base's kernel, stride and padding, a 1x1 lora_B),
 // a matched nn.Embedding PEFT's lora.Embedding (lora_embedding: tables A [r, num], B [dim, r]),
-// a matched projection of an attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn) takes
-// attention_adapters, and every other module is frozen: PEFT's get_peft_model leaves
+// a matched projection of an attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn, an
+// exported attention's own names: parts_named) takes attention_adapters, and every other module is frozen: PEFT's
+// get_peft_model leaves
 // requires_grad only on the adapters.
 //
 // The copies of a repeat are stored once, so a target must name a module in every copy
@@ -125,7 +126,8 @@ constexpr void for_each_module_path(const layer* records, F on) {
       else on(i, gpubudget::detail::all_parts, path);
     }
     std::uint8_t parts = 0;
-    for (std::int32_t k = 0; const char* n = L.kind == node_kind::leaf && L.op ? L.op->part_name(L, k, parts) : nullptr; ++k) {
+    for (std::int32_t k = 0; L.kind == node_kind::leaf && L.op && !L.op->part_name(L, k, parts).empty(); ++k) {
+      const std::string_view n = L.op->part_name(L, k, parts);
       const auto before = path.size();
       push_components(path, n, [&] { on(i, std::uint8_t{0}, path); });
       on(i, parts, path);

@@ -21,7 +21,7 @@ inline constexpr auto sdpa_transformer =
             named("0", sequential(
                 residual(
                     named("norm1", layer_norm()),
-                    named("attn", attention(64, heads(4), attention_impl::separate_qkv_sdpa))),
+                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
                 residual(
                     named("norm2", layer_norm()),
                     named("mlp", sequential(
@@ -31,7 +31,7 @@ inline constexpr auto sdpa_transformer =
             named("1", sequential(
                 residual(
                     named("norm1", layer_norm()),
-                    named("attn", attention(64, heads(4), attention_impl::separate_qkv_sdpa))),
+                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
                 residual(
                     named("norm2", layer_norm()),
                     named("mlp", sequential(

@@ -15,7 +15,7 @@ inline constexpr auto token_lm =
             named("0", sequential(
                 residual(
                     named("norm1", layer_norm()),
-                    named("attn", attention(64, heads(4), attention_impl::separate_qkv_sdpa))),
+                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
                 residual(
                     named("norm2", layer_norm()),
                     named("mlp", sequential(
@@ -25,7 +25,7 @@ inline constexpr auto token_lm =
             named("1", sequential(
                 residual(
                     named("norm1", layer_norm()),
-                    named("attn", attention(64, heads(4), attention_impl::separate_qkv_sdpa))),
+                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
                 residual(
                     named("norm2", layer_norm()),
                     named("mlp", sequential(
