@@ -34,15 +34,34 @@ class LoraLinear(nn.Module):
         return self.base(x) + self.B(self.A(self.drop(x))) * self.scaling
 
 
+class LoraEmbedding(nn.Module):
+    """peft/tuners/lora/layer.py Embedding.forward: base(x) + (F.embedding(x, A.T) @ B.T) * scaling,
+    lora_embedding_A [r, num] (zeros), lora_embedding_B [dim, r]; no dropout (its forward has none)."""
+
+    def __init__(self, base, r):
+        super().__init__()
+        self.base = base
+        self.A = nn.Parameter(torch.zeros(r, base.num_embeddings, dtype=torch.float32))
+        self.B = nn.Parameter(torch.randn(base.embedding_dim, r, dtype=torch.float32))
+        self.scaling = 16 / r
+
+    def forward(self, x):
+        return self.base(x) + (nn.functional.embedding(x, self.A.T) @ self.B.T) * self.scaling
+
+
 def lora_model(build, targets, r, p):
-    """The decoder `build()` (seed 0) with every weight frozen and LoraLinear on `targets` of each layer."""
+    """The decoder `build()` (seed 0) with every weight frozen and LoraLinear on `targets` of each
+    layer ("embed": LoraEmbedding on the model's token embedding)."""
     torch.manual_seed(0)
     m = build()
     for q in m.parameters():
         q.requires_grad_(False)
     for layer in m.layers:
         for name in targets:
-            setattr(layer, name, LoraLinear(getattr(layer, name), r, p))
+            if name != "embed":
+                setattr(layer, name, LoraLinear(getattr(layer, name), r, p))
+    if "embed" in targets:
+        m.embed = LoraEmbedding(m.embed, r)
     return m.train()
 
 

@@ -61,7 +61,8 @@ from t5_probe import T5  # noqa: E402
 LLAMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=8, kv_heads=2, ffn=688, context=2048)
 LLAMA_DESC = ("2-layer Llama-style decoder as llama2l_b2_t64 in pytorch-2.6-cpu.json (RMSNorm, RoPE, SwiGLU, "
               "GQA 8 q / 2 kv heads, SDPA causal, untied head), width 256, ffn 688, vocab 32000")
-TARGETS = {"q_proj,v_proj": ("q", "v"), "all-linear": ("q", "k", "v", "o", "gate", "up", "down")}
+TARGETS = {"q_proj,v_proj": ("q", "v"), "all-linear": ("q", "k", "v", "o", "gate", "up", "down"),
+           "q_proj,v_proj,embed_tokens": ("q", "v", "embed")}
 
 CASES = {}
 
@@ -71,6 +72,20 @@ def _ids(batch, seq):
 
 
 # --------------------------------------------------------------------------- LoRA
+def _define_embed_lora_cases(batch=2, seq=64, r=8):
+    """PEFT's lora.Embedding on embed_tokens beside q_proj, v_proj (lora_llama_probe.py's LoraEmbedding)."""
+    targets = "q_proj,v_proj,embed_tokens"
+    for precision, base in (("fp32", "fp32"), ("bf16_autocast", "bf16")):
+        name = "llama2l_lora_qv_embed_r%d_d00_%s_b%d_t%d" % (r, "fp32" if base == "fp32" else "bf16_base_bf16", batch, seq)
+        desc = "%s, every base weight frozen (%s), LoRA r=%d on %s, lora_dropout 0.0, %s, batch %d, seq %d" % (
+            LLAMA_DESC, base, r, targets, "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq)
+        CASES[name] = dict(case=name, description=desc, model="llama", batch=batch, image_size=None, seq=seq,
+                           sizes=dict(LLAMA_SIZES), precision=precision, optimizer="adamw",
+                           optimizer_impl="for_loop", attention="sdpa", checkpoint="none", dropout=None,
+                           train_only=None, lora=dict(r=r, targets=targets, dropout=0.0, base=base),
+                           build=_lora_build(targets, r, 0.0, base), make_batch=_ids(batch, seq))
+
+
 def _lora_build(targets, r, p, base):
     def build():
         m = lora_llama(TARGETS[targets], r, p)
@@ -408,6 +423,7 @@ def _define_decode_cases(prefill=128, decode=64):
 
 
 _define_lora_cases()
+_define_embed_lora_cases()
 _define_moe_cases()
 _define_decode_cases()
 _define_zoo_cases()

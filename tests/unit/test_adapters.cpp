@@ -184,6 +184,31 @@ TEST_CASE("LoRA'd 2-layer Llama: saved bytes against PyTorch 2.6 CPU") {
   }
 }
 
+// PEFT's lora.Embedding on embed_tokens beside q_proj, v_proj (measure26_llm.py
+// llama2l_lora_qv_embed_* cases, reference/pytorch-2.6-cpu-llm.json): r·(vocab + width) more
+// trainable, saved 4,398,592 bytes measured in fp32 (the ids, after_A [2, 64, 8] and the cast-free
+// adapters' inputs).
+TEST_CASE("LoRA on embed_tokens: PEFT's lora.Embedding on the Llama family's token table") {
+  const models::llama_config g{32000, 256, 2, 8, 2, 688, 2048, 64, false, 0};
+  const training plan{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const models::lora_config qv{.rank = 8, .targets = q_proj | v_proj}, qv_embed{.rank = 8, .targets = q_proj | v_proj | embed_tokens};
+  const auto with = budget_totals(models::llama_lora(g, qv_embed), plan, devices::a100_80gb);
+  CHECK(with.trainable_count == 271360);
+  CHECK(with.trainable_count - budget_totals(models::llama_lora(g, qv), plan, devices::a100_80gb).trainable_count == 8 * (32000 + 256));
+  CHECK(std::abs(with.saved_activations - 4398592) * 100 <= 2 * 4398592);
+  // the same counts as PEFT's arithmetic on a tied-head model and on a 4-bit base, whose
+  // embedding bitsandbytes leaves in 16 bit
+  const auto qwen = models::qwen2_0_5b(64);
+  const models::lora_config q4{.rank = 8, .targets = embed_tokens | q_proj, .base = base_weights::nf4_dq};
+  const auto b4 = budget_totals(models::llama_lora(qwen, q4), training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb);
+  CHECK(b4.trainable_count == models::lora_counts(qwen, q4).trainable);
+  CHECK(b4.parameter_count == models::lora_counts(qwen, q4).all);
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .targets = embed_tokens, .modules_to_save = models::save_embed_tokens}),
+                    Catch::Contains("both a LoRA target and in modules_to_save"));
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .targets = embed_tokens, .dora = true}), Catch::Contains("DoRA (use_dora) on embed_tokens"));
+  CHECK(parse_lora_targets("q_proj,embed_tokens") == (q_proj | embed_tokens));
+}
+
 // The bf16 frozen base (measure26_llm.py *_base_bf16 cases, reference/pytorch-2.6-cpu-llm.json):
 // bf16 norms keep the residual stream in bf16, so the q and v adapters share one bf16 input.
 // Measured saved bytes: q,v 2,936,832; all-linear 3,815,936 (±2 %). That probe's LoraLinear is

@@ -239,7 +239,7 @@ constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int6
 constexpr std::int64_t parse_lora_targets(std::string_view list) {
   constexpr std::string_view names[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "qkv_proj",
                                         "gate_up_proj", "w1", "w2", "w3", "gate", "c_attn", "c_proj", "c_fc", "query", "key", "value", "dense",
-                                        "q", "k", "v", "o", "wi", "wo"};
+                                        "q", "k", "v", "o", "wi", "wo", "embed_tokens"};
   std::int64_t bits = 0;
   while (true) {
     const auto comma = list.find(',');

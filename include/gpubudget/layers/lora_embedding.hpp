@@ -16,16 +16,19 @@
 #include <cstdint>
 
 #include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/adapters.hpp>
 #include <gpubudget/layers/dense.hpp>
 #include <gpubudget/layers/lora_projection.hpp>
 
 namespace gpubudget {
 
-/// A frozen nn.Embedding(num_embeddings, dim) with a LoRA adapter of rank `rank`.
+/// A frozen nn.Embedding(num_embeddings, dim) with a LoRA adapter of rank `rank`; the frozen
+/// table stored as `base` (a transformers family's 16-bit base; bitsandbytes never quantizes it).
 struct lora_embedding_op {
   std::int64_t num_embeddings = {};
   std::int64_t dim = {};
   std::int64_t rank = {};
+  base_weights base = {};
 };
 
 template <>
@@ -35,7 +38,10 @@ struct op_traits<lora_embedding_op> {
     using namespace detail;
     // the rank of the adapted table [num_embeddings, dim]
     if (op.rank < 1 || op.rank > op.num_embeddings || op.rank > op.dim) lora_rank_must_be_positive_and_at_most_the_layer_width();
-    value base_out = frozen_base(c, [&](layer_ctx& k) { return op_traits<embedding_op>::lower(k, embedding_op{op.num_embeddings, op.dim}, x); });
+    if (is_quantized(op.base)) invalid_layer_argument();  // bitsandbytes quantizes Linear layers only
+    value base_out = op.base == base_weights::same
+                         ? frozen_base(c, [&](layer_ctx& k) { return op_traits<embedding_op>::lower(k, embedding_op{op.num_embeddings, op.dim}, x); })
+                         : op_traits<frozen_embedding_op>::lower(c, frozen_embedding_op{op.num_embeddings, op.dim, op.base, false}, x);
     layer_ctx ad = c.sub(1);
     const auto table_a = checked_mul(op.num_embeddings, op.rank);
     ad.add_param(table_a);
@@ -53,9 +59,10 @@ struct op_traits<lora_embedding_op> {
   static constexpr std::int64_t flops(const lora_embedding_op& op, const shape&, const shape& out) { return 2 * op.rank * out.numel(); }
 };
 
-/// PEFT's lora.Embedding on a frozen nn.Embedding(num_embeddings, dim) over int64 ids.
-constexpr layer lora_embedding(std::int64_t num_embeddings, std::int64_t dim, std::int64_t rank) {
-  return as_layer(lora_embedding_op{num_embeddings, dim, rank});
+/// PEFT's lora.Embedding on a frozen nn.Embedding(num_embeddings, dim) over int64 ids, the frozen
+/// table stored as `base` (same: the precision's parameter type; fp32, fp16, bf16).
+constexpr layer lora_embedding(std::int64_t num_embeddings, std::int64_t dim, std::int64_t rank, base_weights base = base_weights::same) {
+  return as_layer(lora_embedding_op{num_embeddings, dim, rank, base});
 }
 
 }  // namespace gpubudget

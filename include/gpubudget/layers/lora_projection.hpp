@@ -45,6 +45,9 @@ enum lora_target : std::int64_t {
   /// T5's: the attentions' q, k, v, o (SelfAttention and EncDecAttention, both stacks) and
   /// DenseReluDense.wi, .wo.
   t5_q = 1 << 20, t5_k = 1 << 21, t5_v = 1 << 22, t5_o = 1 << 23, t5_wi = 1 << 24, t5_wo = 1 << 25,
+  /// The Llama family's token embedding (model.embed_tokens): PEFT's lora.Embedding
+  /// (layers/lora_embedding.hpp); not part of "all-linear".
+  embed_tokens = 1 << 26,
   /// Each family's modules: what PEFT's "all-linear" means there.
   gpt2_lora_modules = c_attn | c_proj | c_fc,
   bert_lora_modules = bert_query | bert_key | bert_value | bert_dense,

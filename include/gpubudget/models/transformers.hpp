@@ -347,14 +347,17 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> 
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   if (l.kbit_prepared && !is_quantized(l.base)) gpubudget::detail::kbit_preparation_needs_a_quantized_base();
   const auto stored = unquantized_modules(l);
+  if ((l.modules_to_save & save_embed_tokens) && (l.targets & embed_tokens)) gpubudget::detail::embed_tokens_both_adapted_and_saved();
+  if (l.dora && (l.targets & embed_tokens)) gpubudget::detail::dora_on_an_embedding_is_not_modelled();
   const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, stored)
+                      : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored)
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   return sequential(tokens(g.seq), named("model.embed_tokens", embed), scale_if(g.scaled_embedding), named("model.layers", blocks),
                     named("model.norm", frozen(rms_norm(stored))), head);
 }
 /// The decoder layers of llama_lora.
 constexpr auto llama_lora_blocks(const llama_config& g, const lora_config& l) {
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (g.fused_projections) gpubudget::detail::lora_needs_a_plain_llama_config();  // Phi-3's module names: phi3_lora
   return repeat(g.layers, llama_block_lora(g, l));
 }
@@ -491,7 +494,7 @@ constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
 /// Phi-3 (microsoft/Phi-3-mini-4k-instruct's modules) with LoRA: targets among qkv_proj,
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
 constexpr auto phi3_lora_blocks(const llama_config& g, const lora_config& l) {
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   return repeat(g.layers, phi3_block_lora(g, l));
 }
 constexpr auto phi3_lora(const llama_config& g, const lora_config& l) { return lora_stack(g, l, phi3_lora_blocks(g, l), lora_lm_head(g, l)); }
@@ -503,7 +506,7 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets, l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
+      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
@@ -511,7 +514,7 @@ constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, co
 /// so is a base stored other than in the precision's parameter type (the frozen experts are
 /// parameters of that type).
 constexpr auto mixtral_lora_blocks(const llama_config& g, const moe_config& m, const lora_config& l) {
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
   return repeat(g.layers, mixtral_block_lora(g, m, l));
 }
@@ -598,7 +601,8 @@ constexpr parameter_counts with_saved_modules(const llama_config& g, const lora_
   const auto table = checked_mul(g.vocab, g.width), score = checked_mul(l.labels, g.width);
   const auto copies = (l.modules_to_save & save_lm_head ? table : 0) + (l.modules_to_save & save_embed_tokens ? table : 0) + score;
   const auto base = l.labels > 0 ? base_all - (g.tied_head ? 0 : table) + score : base_all;
-  return {adapters + copies, base + adapters + copies};
+  const auto embedding_adapter = l.targets & embed_tokens ? l.rank * (g.vocab + g.width) : 0;  // lora_embedding_A [r, vocab], B [width, r]
+  return {adapters + copies + embedding_adapter, base + adapters + copies + embedding_adapter};
 }
 /// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
 constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
