@@ -434,15 +434,20 @@ def _run_forward(model, batch, autocast=None):
 
 
 def saved_bytes_of(model, batch, autocast=None):
-    """Bytes autograd saves in forward + loss, by storage, parameter storages excluded."""
-    param_ptrs = {p.untyped_storage().data_ptr() if hasattr(p, "untyped_storage")
-                  else p.storage().data_ptr() for p in model.parameters()}
+    """Bytes autograd saves in forward + loss, by storage, parameter storages excluded (those of
+    the parameters the model holds when the tensor is saved: PEFT's lora.MultiheadAttention frees
+    its weights in forward and registers new ones, and a freed weight's address can come back as
+    an activation's)."""
+    def parameter_ptrs():
+        return {p.untyped_storage().data_ptr() if hasattr(p, "untyped_storage")
+                else p.storage().data_ptr() for p in model.parameters()}
+    param_ptrs = parameter_ptrs()
     seen = {}
 
     def pack(t):
         s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
         ptr = s.data_ptr()
-        if ptr not in param_ptrs and ptr not in seen:
+        if ptr not in seen and (ptr not in param_ptrs or ptr not in parameter_ptrs()):
             seen[ptr] = s.nbytes()
         # detach(): the same storage (kept alive, so data_ptr stays unique) without the grad_fn.
         # Returning t itself makes a saved *output* hold its own node (node -> packed PyObject ->

@@ -70,7 +70,12 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         ("sdpa_transformer lora attention r8 dropout", "sdpa_transformer.json", "r=8,targets=query,key,value,proj,dropout=0.1", None,
          "sdpa_transformer_lora_attn_r8_drop10_b2_64", {}),
         ("eager_transformer lora query,value r4", "eager_transformer.json", "r=4,targets=query,value", None, "eager_transformer_lora_qv_r4_b2_64", {}),
-        ("token_lm lora attn.query,attn.value r8", "token_lm.json", "r=8,targets=attn.query,attn.value", None, "token_lm_lora_qv_r8_b2_t64", {})]
+        ("token_lm lora attn.query,attn.value r8", "token_lm.json", "r=8,targets=attn.query,attn.value", None, "token_lm_lora_qv_r8_b2_t64", {}),
+        # PEFT's lora.MultiheadAttention: both deltas merged into in_proj_weight and out_proj.weight for the forward
+        ("frame_transformer lora mha r8", "frame_transformer.json", "r=8,targets=attn", None, "frame_transformer_lora_mha_r8_b2_64", {}),
+        ("frame_transformer lora mha+mlp r8", "frame_transformer.json", "r=8,targets=attn,mlp.0,mlp.3", None, "frame_transformer_lora_mha_mlp_r8_b2_64", {}),
+        ("vit_b_16 lora self_attention r8", "vit_b_16.json", "r=8,targets=self_attention", ["vit_b_16", "--image-size", "96"],
+         "vit_b_16_lora_mha_r8_b2_96", {})]
 
 
 def cli(gpubudget, model_args, extra):

@@ -72,7 +72,85 @@ class LoraEmbedding(torch.nn.Module):
         return result + (after_a @ self.lora_embedding_B.T) * self.scaling
 
 
+class OutProjLora(torch.nn.Module):
+    """PEFT's lora.Linear around nn.MultiheadAttention.out_proj: never called (the attention's
+    forward reads out_proj.weight and .bias, LoraLayer's properties for the base's)."""
+
+    def __init__(self, base, r):
+        super().__init__()
+        self.base_layer = base
+        self.lora_A = torch.nn.Linear(base.in_features, r, bias=False)
+        self.lora_B = torch.nn.Linear(r, base.out_features, bias=False)
+        self.scaling = 16 / r
+
+    @property
+    def weight(self):
+        return self.base_layer.weight
+
+    @property
+    def bias(self):
+        return self.base_layer.bias
+
+    def get_delta_weight(self):
+        return (self.lora_B.weight @ self.lora_A.weight) * self.scaling
+
+
+class LoraMultiheadAttention(torch.nn.Module):
+    """PEFT's lora.MultiheadAttention (peft/tuners/lora/layer.py, PEFT 0.15+), its forward with
+    merge() and unmerge() written out (safe_merge=False): lora_A [r, E] and lora_B [3E, r] for
+    in_proj_weight, out_proj in lora.Linear; the deltas are merged into the weights before the
+    attention runs (`del` the parameter, set the merged tensor) and taken out after it (a new
+    frozen Parameter of weight - delta); lora.Linear's own merge/unmerge of out_proj add and
+    subtract its delta in place on .data. lora_dropout is never applied."""
+
+    def __init__(self, base, r):
+        super().__init__()
+        self.base_layer = base
+        E = base.embed_dim
+        self.lora_A = torch.nn.Linear(E, r, bias=False)
+        self.lora_B = torch.nn.Linear(r, 3 * E, bias=False)
+        self.scaling = 16 / r
+        base.out_proj = OutProjLora(base.out_proj, r)
+
+    def get_delta_weight(self):
+        return (self.lora_B.weight @ self.lora_A.weight) * self.scaling
+
+    def merge(self):
+        base = self.base_layer
+        delta_weight = self.get_delta_weight()
+        weight_merged = base.in_proj_weight.data.detach() + delta_weight
+        del base.in_proj_weight
+        base.in_proj_weight = weight_merged
+        delta_weight = base.out_proj.get_delta_weight()
+        weight_merged = base.out_proj.weight.data.detach() + delta_weight
+        del base.out_proj.base_layer.weight
+        base.out_proj.base_layer.weight = weight_merged
+        base.out_proj.base_layer.weight.data += base.out_proj.get_delta_weight()  # out_proj.merge()
+
+    def unmerge(self):
+        base = self.base_layer
+        delta_weight = self.get_delta_weight()
+        old_weight = base.in_proj_weight.data - delta_weight
+        del base.in_proj_weight
+        base.register_parameter("in_proj_weight", torch.nn.Parameter(old_weight, requires_grad=False))
+        delta_weight = base.out_proj.get_delta_weight()
+        old_weight = base.out_proj.base_layer.weight.data - delta_weight
+        del base.out_proj.base_layer.weight
+        base.out_proj.base_layer.register_parameter("weight", torch.nn.Parameter(old_weight, requires_grad=False))
+        base.out_proj.base_layer.weight.data -= base.out_proj.get_delta_weight()  # out_proj.unmerge()
+
+    def forward(self, query, *args, **kwargs):
+        try:
+            self.merge()
+            result = self.base_layer(query, *args, **kwargs)
+        finally:
+            self.unmerge()
+        return result
+
+
 def wrap(base, r, p):
+    if isinstance(base, torch.nn.MultiheadAttention):
+        return LoraMultiheadAttention(base, r)
     if isinstance(base, torch.nn.Linear):
         return LoraLinear(base, r, p)
     if isinstance(base, torch.nn.Embedding):
@@ -89,7 +167,8 @@ def peft_lora(build, targets, r, p):
         for q in model.parameters():
             q.requires_grad_(False)
         hits = [name for name, m in model.named_modules()
-                if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d, torch.nn.Embedding)) and any(name == t or name.endswith("." + t) for t in targets)]
+                if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d, torch.nn.Embedding, torch.nn.MultiheadAttention))
+                and any(name == t or name.endswith("." + t) for t in targets)]
         if not hits:
             raise SystemExit(f"no module matches {targets}")
         for name in hits:
@@ -136,7 +215,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("sdpa_transformer_lora_qv_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["query", "value"], 4, 0.0), (3, 64, 64), 2),
          ("sdpa_transformer_lora_attn_r8_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["query", "key", "value", "proj"], 8, 0.1), (3, 64, 64), 2),
          ("eager_transformer_lora_qv_r4_b2_64", peft_lora(custom_models.eager_transformer, ["query", "value"], 4, 0.0), (3, 64, 64), 2),
-         ("token_lm_lora_qv_r8_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.0), TOKENS, 2)]
+         ("token_lm_lora_qv_r8_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.0), TOKENS, 2),
+         # PEFT's lora.MultiheadAttention: the deltas merged into in_proj_weight and out_proj.weight for the forward
+         ("frame_transformer_lora_mha_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn"], 8, 0.0), (3, 64, 64), 2),
+         ("frame_transformer_lora_mha_mlp_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn", "mlp.0", "mlp.3"], 8, 0.0), (3, 64, 64), 2),
+         ("vit_b_16_lora_mha_r8_b2_96", peft_lora(vit_b_16_96, ["self_attention"], 8, 0.0), (3, 96, 96), 2)]
 
 
 def example_input(shape, batch):
@@ -155,7 +238,10 @@ def main():
         model = factory()
         model.train()
         x = example_input(shape, batch)
-        opt = measure.make_optimizer("adamw", list(model.parameters()), "for_loop")
+        # the trainable parameters, as transformers' Trainer passes them: PEFT's MultiheadAttention
+        # replaces its frozen weights every forward, and an optimizer given every parameter would
+        # keep the first ones alive (the frozen ones it holds cost nothing otherwise)
+        opt = measure.make_optimizer("adamw", [q for q in model.parameters() if q.requires_grad], "for_loop")
         r = {"case": name, "batch": batch, "input": list(shape), "optimizer": "adamw", "optimizer_impl": "for_loop"}
         r.update(measure.measure_step(model, x, opt, measure.Heap(), saved="hooks_always"))
         out["cases"].append(r)

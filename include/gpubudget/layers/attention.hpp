@@ -64,7 +64,9 @@ enum class projection_names : std::int64_t {
 /// The projections of an attention op that LoRA adapters can sit on, as bits (the op's parts:
 /// q, k (or the packed k and v), the output, a separate v), and GPT-2's c_attn: one adapter
 /// over q, k and v together.
-enum attention_adapter_parts : std::int64_t { adapt_q = 1, adapt_k = 2, adapt_out = 4, adapt_v = 8, adapt_qkv = 16 };
+/// adapt_merged: PEFT's lora.MultiheadAttention on nn.MultiheadAttention (torch_mha), alone: one
+/// adapter over in_proj_weight and one over out_proj, merged into the weights for the forward.
+enum attention_adapter_parts : std::int64_t { adapt_q = 1, adapt_k = 2, adapt_out = 4, adapt_v = 8, adapt_qkv = 16, adapt_merged = 32 };
 
 /// PEFT LoRA adapters on an attention op's projections (get_peft_model with target_modules naming
 /// them; lora.Linear on each, layers/lora_projection.hpp): every projection's base weight is frozen
@@ -83,23 +85,24 @@ struct attention_adapters {
 namespace detail {
 [[noreturn]] inline void attention_adapters_do_not_fit_the_attention_impl() {
   fail("gpubudget: attention_adapters do not fit this attention: adapt_v needs separate k and v projections (BERT, T5), "
-       "adapt_qkv a packed one (GPT-2's c_attn); rotary attention takes lora_attention, nn.MultiheadAttention none");
+       "adapt_qkv a packed one (GPT-2's c_attn); rotary attention takes lora_attention; nn.MultiheadAttention takes adapt_merged alone "
+       "(PEFT's lora.MultiheadAttention: its module as the target, not out_proj, no DoRA), and only it does");
 }
 [[noreturn]] inline void attention_adapters_out_of_range() {
   fail("gpubudget: attention_adapters: rank 1 to 65535, parts a set of adapt_q, adapt_k, adapt_v, adapt_out "
        "(or adapt_qkv, GPT-2's c_attn, without adapt_q, adapt_k, adapt_v), dropout 0 to 100 percent");
 }
-/// attention_adapters as one word of attention_op (0: none): rank in bits 0-15, parts 16-20,
+/// attention_adapters as one word of attention_op (0: none): rank in bits 0-15, parts 16-21,
 /// dropout 24-30, base 32-35, dora 40, cast_input 41, and bit 42 set.
 constexpr std::int64_t pack_adapters(const attention_adapters& a) {
   const auto base = static_cast<std::int64_t>(a.base);
   const bool fused_and_apart = (a.parts & adapt_qkv) && (a.parts & (adapt_q | adapt_k | adapt_v));
-  if (a.rank < 1 || a.rank > 65535 || a.parts < 0 || a.parts > 31 || fused_and_apart || a.dropout < 0 || a.dropout > 100 || base < 0 || base > 15)
+  if (a.rank < 1 || a.rank > 65535 || a.parts < 0 || a.parts > 63 || fused_and_apart || a.dropout < 0 || a.dropout > 100 || base < 0 || base > 15)
     attention_adapters_out_of_range();
   return a.rank | a.parts << 16 | a.dropout << 24 | base << 32 | std::int64_t{a.dora} << 40 | std::int64_t{a.cast_input} << 41 | std::int64_t{1} << 42;
 }
 constexpr attention_adapters unpack_adapters(std::int64_t w) {
-  return {w & 65535, (w >> 16) & 31, (w >> 24) & 127, static_cast<base_weights>((w >> 32) & 15), ((w >> 40) & 1) != 0, ((w >> 41) & 1) != 0};
+  return {w & 65535, (w >> 16) & 63, (w >> 24) & 127, static_cast<base_weights>((w >> 32) & 15), ((w >> 40) & 1) != 0, ((w >> 41) & 1) != 0};
 }
 }  // namespace detail
 
@@ -269,10 +272,54 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   return out;
 }
 
+/// One projection of nn.MultiheadAttention under PEFT's lora.MultiheadAttention (peft/tuners/lora/
+/// layer.py MultiheadAttention.forward: merge(), the attention, unmerge()): part 0 in_proj_weight
+/// [3D, D], part 1 out_proj.weight [D, D], frozen, with lora_A [r, in] and lora_B [out, r] (keys
+/// 2·part + 1 on). merge() replaces the weight by W.data + (B @ A)·scaling, a tensor that requires
+/// grad, so the product keeps its input and (when the input needs a gradient) that merged copy
+/// until its backward, as a trained Linear does; unmerge() registers a new frozen Parameter W' -
+/// delta in its place. Backward makes the merged copy's gradient, which waits: merge() recorded
+/// the delta's nodes (AddBackward, MulBackward by scaling, MmBackward of B @ A) before the
+/// attention's, so the engine runs them after the in_proj product, out_proj's first (op by op on
+/// PyTorch 2.6 CPU, tests/export/trace_peak.py): at the in_proj product both gradients exist
+/// (`pending`: out_proj's, waiting); each MulBackward's scaled copy comes once that product has
+/// let its merged weight go, below that moment. Under autocast the merged copy is cast for every
+/// call (not a leaf: nothing caches it) and the cast kept for the input's gradient.
+constexpr value merged_projection(layer_ctx& c, const value& x, std::int64_t out_features, bool bias, std::int32_t part, std::int64_t rank,
+                                  std::int64_t pending) {
+  auto& s = c.s;
+  const auto in = x.s.last(), weight = checked_mul(in, out_features);
+  if (rank > in || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
+  const auto merged = bytes_of(weight, c.param_type()), cast = c.amp() ? bytes_of(weight, c.half_type()) : 0;
+  c.add_frozen_base(bias ? weight + out_features : weight, bytes_of(bias ? weight + out_features : weight, c.param_type()));
+  layer_ctx ad = c.sub(2 * part + 1);
+  ad.add_param(rank * in), ad.add_param(out_features * rank);
+  shape out = x.s;
+  out[-1] = out_features;
+  const dtype mt = c.matmul_type(x.type);
+  value xin = cast_to(s, x, mt);
+  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, in, mt) : 0;
+  value y = s.make(out, mt, true);
+  s.transient(gemm + cast, true);
+  const auto n = s.record(y);
+  s.save(n, xin);
+  if (x.requires_grad) s.save_new(n, merged, 1, true);  // the input's gradient needs the weight (mm saves it only then)
+  if (cast && x.requires_grad) s.save_new(n, cast, 1, true);
+  s.grad_to(n, xin);
+  ad.param_grads(n, rank * (in + out_features));
+  s.backward_temp(n, gemm + cast + merged + pending, true);
+  s.release(xin);
+  c.absorb(ad, 2 * part + 1);
+  return y;
+}
+
 /// Part `part` of an attention with adapters (layer_ctx::adapters): PEFT's lora.Linear on a frozen
-/// base, with an adapter when `part` is one the adapters name (its keys 2·part and 2·part + 1).
+/// base, with an adapter when `part` is one the adapters name (its keys 2·part and 2·part + 1);
+/// PEFT's lora.MultiheadAttention's merged weights (adapt_merged: both parts).
 constexpr value adapted_projection(layer_ctx& c, const value& x, std::int64_t width, bool bias, std::int32_t part) {
   const auto a = unpack_adapters(c.adapters);
+  if (a.parts & adapt_merged)  // in_proj (part 0) runs its backward with out_proj's [D, D] weight gradient waiting
+    return merged_projection(c, x, width, bias, part, a.rank, part == 0 ? bytes_of(checked_mul(x.s.last(), x.s.last()), c.param_type()) : 0);
   const auto rank = (a.parts >> part) & 1 ? a.rank : 0;
   return lora_projection(c, x, width, rank, a.dropout, static_cast<std::int64_t>(a.base), 2 * part, bias, false, {a.dora, a.cast_input});
 }
@@ -325,11 +372,14 @@ struct attention_dims {
 
 /// Adapters fit the projections the implementation has: a separate v (adapt_v) only where k and
 /// v are Linears of their own, one adapter over q, k, v (adapt_qkv) only where they are not;
-/// none on the rotary path (lora_attention) or nn.MultiheadAttention (no PEFT module names).
+/// none on the rotary path (lora_attention); on nn.MultiheadAttention PEFT's
+/// lora.MultiheadAttention alone (adapt_merged, without DoRA: PEFT raises for it), which fits
+/// nothing else.
 constexpr void check_adapters(const attention_op& op) {
-  const auto parts = unpack_adapters(op.adapters).parts;
+  const auto a = unpack_adapters(op.adapters);
   const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
-  if (op.rotary || op.impl == attention_impl::torch_mha || (separate && (parts & adapt_qkv)) || (!separate && (parts & adapt_v)))
+  const bool mha = op.impl == attention_impl::torch_mha;
+  if (op.rotary || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
     attention_adapters_do_not_fit_the_attention_impl();
 }
 
@@ -434,7 +484,7 @@ constexpr value batch_first_view(value out) {
 /// probabilities), then out_proj (flash_output_projection: the CPU kernel's output needs no copy).
 /// PyTorch 1.13 (F.multi_head_attention_forward, batch_first): in_proj on the transposed input
 /// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
-constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
+constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
   auto& s = c.s;
   value xf = copy(s, x, x.s);
   value proj = projection(c, xf, 3 * a.D, op.bias, 0);
@@ -463,6 +513,34 @@ constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const 
   value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
   s.release(pd), s.release(vc);
   return batch_first_view(output_projection(c, o, a.D, op.bias, 1));
+}
+
+/// The peak of PEFT's lora.MultiheadAttention.unmerge() over the weights (peft/tuners/lora/layer.py),
+/// W_in and W_out the in_proj and out_proj weights' bytes; `in_saved`: the in_proj product kept its
+/// merged weight (its input needs a gradient; the out_proj product always does). In order: B @ A
+/// and its scaled copy (2·W_in); the new weight beside that delta (2·W_in); the merged weight
+/// let go (kept if saved); out_proj's B @ A and scaled copy while the in_proj delta is still
+/// bound ((1 + in_saved)·W_in + 2·W_out); its new weight, then lora.Linear.unmerge()'s own delta
+/// and scaled copy beside the new and merged out_proj weights (in_saved·W_in + 4·W_out).
+constexpr std::int64_t unmerge_peak(std::int64_t w_in, std::int64_t w_out, bool in_saved) {
+  const std::int64_t kept_in = in_saved ? w_in : 0;
+  const auto in_delta = 2 * w_in, out_delta = w_in + kept_in + 2 * w_out, out_unmerge = kept_in + 4 * w_out;
+  return in_delta > out_delta ? (in_delta > out_unmerge ? in_delta : out_unmerge) : (out_delta > out_unmerge ? out_delta : out_unmerge);
+}
+
+/// nn.MultiheadAttention (torch_mha_forward); under PEFT's lora.MultiheadAttention (adapters:
+/// adapt_merged) between its merge() and unmerge(). The real merged weights take the deleted
+/// ones' place until unmerge() registers new ones; the walk counts each saved merged weight from
+/// its product on (merged_projection). merge() computes B @ A and its scaled copy [3D, D] before
+/// the in_proj weight is deleted: +2·W_in over the weights, the walk counting nothing yet;
+/// unmerge(): unmerge_peak over the weights, less the merged weights the walk holds.
+constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
+  if (c.adapters == 0) return torch_mha_forward(c, op, a, x);
+  const auto w_out = bytes_of(checked_mul(a.D, a.D), c.param_type()), w_in = 3 * w_out;
+  c.s.transient(2 * w_in, true);
+  value y = torch_mha_forward(c, op, a, x);
+  c.s.transient(unmerge_peak(w_in, w_out, x.requires_grad) - (x.requires_grad ? w_in : 0) - w_out, true);
+  return y;
 }
 
 /// T5Attention's softmax(scores.float(), dim=-1).type_as(scores): fp32 whatever autocast does

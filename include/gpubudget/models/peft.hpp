@@ -9,6 +9,8 @@
 // lora.Linear (lora_linear: frozen base and bias, adapters of rank r), a matched nn.Conv{1,2,3}d
 // PEFT's lora.Conv (lora_conv: lora_A with the base's kernel, stride and padding, a 1x1 lora_B),
 // a matched nn.Embedding PEFT's lora.Embedding (lora_embedding: tables A [r, num], B [dim, r]),
+// a matched nn.MultiheadAttention PEFT's lora.MultiheadAttention (adapters on in_proj_weight and
+// out_proj merged into the weights for each forward: attention_adapters adapt_merged),
 // a matched projection of an attention op that names its projections (BERT's self.query, T5's q, GPT-2's c_attn, an
 // exported attention's own names: parts_named) takes attention_adapters, and every other module is frozen: PEFT's
 // get_peft_model leaves
@@ -37,8 +39,9 @@ namespace detail {
 }
 [[noreturn]] inline void lora_target_cannot_take_an_adapter() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with dilation 1, "
-                          "an untied nn.Embedding, the projections an attention op names; norms, tied heads and embeddings, dilated or transposed "
-                          "convolutions, DoRA on a convolution or an embedding and whole blocks are not)");
+                          "an untied nn.Embedding, nn.MultiheadAttention (PEFT's lora.MultiheadAttention), the projections an attention op names; "
+                          "norms, tied heads and embeddings, dilated or transposed convolutions, DoRA on a convolution, an embedding or an "
+                          "nn.MultiheadAttention, other attention modules and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block (PEFT's layers_to_transform is not "
@@ -178,10 +181,22 @@ constexpr void adapt_some_projections(layer& r, std::uint8_t parts, const lora_c
   lora_target_cannot_take_an_adapter();
 }
 
+/// PEFT's lora.MultiheadAttention on a matched nn.MultiheadAttention (torch_mha): adapters on
+/// in_proj_weight and out_proj together, merged into the weights for each forward (no DoRA:
+/// PEFT raises for it; lora_dropout is never applied on that path).
+constexpr void adapt_multihead_attention(layer& r, const lora_config& l) {
+  auto op = gpubudget::detail::unpack_fields<attention_op>(r);
+  if (op.impl != attention_impl::torch_mha || l.dora) lora_target_cannot_take_an_adapter();
+  op.adapters = gpubudget::detail::pack_adapters({l.rank, adapt_merged, 0, base_weights::same, false, l.cast_input});
+  replace_op(r, as_layer(op));
+}
+
 /// Did an earlier target wrap leaf `r` whole already (a second name for the same module)?
 constexpr bool wrapped_already(const layer& r) {
   using gpubudget::detail::op_entry;
   if (r.op == &op_entry<lora_linear_op>::descriptor) return gpubudget::detail::unpack_fields<lora_linear_op>(r).rank > 0;
+  if (r.op == &op_entry<attention_op>::descriptor)
+    return (gpubudget::detail::unpack_adapters(gpubudget::detail::unpack_fields<attention_op>(r).adapters).parts & adapt_merged) != 0;
   return r.op == &op_entry<lora_conv_op>::descriptor || r.op == &op_entry<lora_embedding_op>::descriptor;
 }
 
@@ -194,6 +209,7 @@ constexpr void adapt_matched(layer& r, std::uint8_t parts, const lora_config& l)
   if (wrapped_already(r)) return;
   if (r.op == &op_entry<conv_op>::descriptor) return adapt_conv(r, l);
   if (r.op == &op_entry<embedding_op>::descriptor) return adapt_embedding(r, l);
+  if (r.op == &op_entry<attention_op>::descriptor) return adapt_multihead_attention(r, l);
   if (r.op != &op_entry<linear_op>::descriptor) lora_target_cannot_take_an_adapter();
   const auto op = gpubudget::detail::unpack_fields<linear_op>(r);
   if (op.tied) lora_target_cannot_take_an_adapter();
