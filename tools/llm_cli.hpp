@@ -165,9 +165,19 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   const std::int64_t separate = q_proj | k_proj | v_proj | gate_proj | up_proj, fused = qkv_proj | gate_up_proj,
                      moe = w1 | w2 | w3 | router_gate, attention = q_proj | k_proj | v_proj | o_proj;
   const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
-  // the adapted model is still the base's decoder: its configuration (and experts) travel along
+  // the adapted model is still the base's decoder: its configuration (and experts) travel along;
+  // a LoRA setting the library refuses is --lora's error, not one of the model's sizes
   const auto adapted = [&](std::function<evaluation(const model_options&, const training&, const device&)> run) {
-    return zoo_entry{base.name, base.family, std::move(run), {}, base.llama, base.experts, base.labels};
+    auto guarded = [run = std::move(run), name = base.name](const model_options& o, const training& t, const device& d) {
+      try {
+        return run(o, t, d);
+      } catch (const std::invalid_argument& e) {
+        const std::string what = e.what(), prefix = "gpubudget: ";
+        if (what.find("LoRA") == std::string::npos && what.find("DoRA") == std::string::npos && what.find("embed_tokens") == std::string::npos) throw;
+        throw cli::usage_error("--lora on " + name + ": " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+      }
+    };
+    return zoo_entry{base.name, base.family, std::move(guarded), {}, base.llama, base.experts, base.labels};
   };
   l.labels = base.labels;  // a classifier: PEFT's SEQ_CLS, score in modules_to_save
   if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
