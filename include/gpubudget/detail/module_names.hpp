@@ -194,7 +194,8 @@ inline std::string part_names_below(const layer* records, std::int32_t count, st
     const layer& L = records[m.record];
     std::string list;
     std::uint8_t parts = 0;
-    for (std::int32_t k = 0; L.op && !L.op->part_name(L, k, parts).empty(); ++k) list += (k ? ", " : "") + std::string(L.op->part_name(L, k, parts));
+    std::int32_t k = 0;
+    for (std::string_view n; L.op && !(n = L.op->part_name(L, k, parts)).empty(); ++k) list += (k ? ", " : "") + std::string(n);
     if (!list.empty()) return list;
   }
   return "";
@@ -221,7 +222,8 @@ inline void list_module_paths(const layer* records, std::int32_t i, const std::s
   const std::string own = L.name ? join_path(path, L.name) : path;
   if (L.name) out.push_back(own);
   std::uint8_t parts = 0;
-  for (std::int32_t k = 0; L.name && L.op && !L.op->part_name(L, k, parts).empty(); ++k) out.push_back(own + "." + std::string(L.op->part_name(L, k, parts)));
+  std::int32_t k = 0;
+  for (std::string_view n; L.name && L.op && !(n = L.op->part_name(L, k, parts)).empty(); ++k) out.push_back(own + "." + std::string(n));
   const std::string below = copies_path(L, own);
   if (below != own) out.push_back(below);
   for (std::int32_t c = i + 1; c < i + L.span; c += records[c].span) list_module_paths(records, c, below, out);

@@ -65,6 +65,7 @@ struct op_traits<frozen_embedding_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const frozen_embedding_op& op, const detail::value& x) {
     if (op.num_embeddings <= 0 || op.dim <= 0) detail::invalid_layer_argument();
     if (x.s.rank >= 5) detail::tensor_rank_unsupported();
+    if (x.type != dtype::int64) detail::require_input(false, detail::embedding_needs_token_ids, op.num_embeddings, x.s);
     const dtype bt = c.stored_type(op.base);
     c.add_frozen_base(checked_mul(op.num_embeddings, op.dim), bytes_of(checked_mul(op.num_embeddings, op.dim), bt));
     shape out = x.s;

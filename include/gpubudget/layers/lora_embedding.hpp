@@ -39,9 +39,8 @@ struct op_traits<lora_embedding_op> {
     // the rank of the adapted table [num_embeddings, dim]
     if (op.rank < 1 || op.rank > op.num_embeddings || op.rank > op.dim) lora_rank_must_be_positive_and_at_most_the_layer_width();
     if (is_quantized(op.base)) invalid_layer_argument();  // bitsandbytes quantizes Linear layers only
-    value base_out = op.base == base_weights::same
-                         ? frozen_base(c, [&](layer_ctx& k) { return op_traits<embedding_op>::lower(k, embedding_op{op.num_embeddings, op.dim}, x); })
-                         : op_traits<frozen_embedding_op>::lower(c, frozen_embedding_op{op.num_embeddings, op.dim, op.base, false}, x);
+    // the frozen table, counted as a frozen base as the transformers families' frozen_embedding is
+    value base_out = op_traits<frozen_embedding_op>::lower(c, frozen_embedding_op{op.num_embeddings, op.dim, op.base, false}, x);
     layer_ctx ad = c.sub(1);
     const auto table_a = checked_mul(op.num_embeddings, op.rank);
     ad.add_param(table_a);

@@ -129,8 +129,8 @@ constexpr void for_each_module_path(const layer* records, F on) {
       else on(i, gpubudget::detail::all_parts, path);
     }
     std::uint8_t parts = 0;
-    for (std::int32_t k = 0; L.kind == node_kind::leaf && L.op && !L.op->part_name(L, k, parts).empty(); ++k) {
-      const std::string_view n = L.op->part_name(L, k, parts);
+    std::int32_t k = 0;
+    for (std::string_view n; L.kind == node_kind::leaf && L.op && !(n = L.op->part_name(L, k, parts)).empty(); ++k) {
       const auto before = path.size();
       push_components(path, n, [&] { on(i, std::uint8_t{0}, path); });
       on(i, parts, path);
