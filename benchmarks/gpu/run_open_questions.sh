@@ -25,7 +25,8 @@
 #     directly (--no-master-weights), checkpointed with and without use_reentrant (op_rules.md L10);
 #     QLoRA (NF4 + double quantization, all-linear r=16) with and without PEFT's
 #     prepare_model_for_kbit_training, if the image has bitsandbytes (L11, L12).
-# Everything lands in $OUT as open-questions<CALL>.tgz.
+# Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
+# call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
@@ -68,7 +69,7 @@ case "$call" in
     measure stems 200 170 80 cap16_resnet50_b182,tv_resnet18_b32_224_bf16,tv_convnext_tiny_b32 --trace "$work/traces"
     measure weights 260 220 80 bf16w_ckpt,qlora ;;
   5)
-    timeout -k 5 240 python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
+    timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
       2>&1 | tee "$work/traces.log" ;;
 esac
