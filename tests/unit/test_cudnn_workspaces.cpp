@@ -66,14 +66,14 @@ TEST_CASE("the fp32 weight gradient stages X and Y from batch 8 (CV4)") {
 
 TEST_CASE("patch convolutions stage their input channels padded to the tensor cores' alignment (CV5)") {
   // ViT-B/16's conv_proj (3 -> 768, kernel = stride = 16): 3 channels staged as 4 in fp32 (TF32)
-  // and as 8 in 16 bits; overlapping stems (ResNet's 7x7/2, padding 3) stay at 3
+  // and as 8 in 16 bits; overlapping stems (ResNet's 7x7/2, padding 3) stay at 3 in fp32 only
   constexpr conv_op patch{.dims = 2, .out_channels = 768, .kernel = 16, .stride = 16, .padding = 0, .dilation = 1, .groups = 1};
   constexpr conv_op stem{.dims = 2, .out_channels = 64, .kernel = 7, .stride = 2, .padding = 3, .dilation = 1, .groups = 1};
   CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::fp32) == 4);
   CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::bf16) == 8);
   CHECK(detail::cuda_staged_in_channels(patch, 16, dtype::fp16) == 16);
   CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp32) == 3);
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16) == 3);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16) == 8);  // CV6
   // the forward's request at bf16 batch 16 (vit_b_16_b16_224_bf16_foreach: 20,807,696 B = this + 16)
   constexpr std::int64_t X = 16 * 3 * 224 * 224 * 2, Y = 16 * 768 * 14 * 14 * 2, W = 768 * 3 * 256 * 2;
   CHECK(detail::cuda_layout_workspace(patch, 256, X / 3 * 8, Y, W / 3 * 8) == 20807680);
@@ -93,4 +93,38 @@ TEST_CASE("a ViT's patch embedding asks for the padded copies in the allocator m
   // Y beside X·4/3 + Y + W·4/3 (the trace asked 164,712,464 B for the workspace)
   constexpr std::int64_t Y = 115LL * 768 * 196 * 4;
   CHECK(peak(3) >= Y + 164704256);
+}
+
+TEST_CASE("16-bit convolutions: padded stems, the weight gradient's copies and fp32 partials (CV6)") {
+  // ResNet-18 bf16 (cuda-h200/tv_resnet18_b32_224_bf16.json.gz): conv1 7x7/2 3 -> 64 at b32 asked
+  // 77,120,528 B forward = X·8/3 + Y + W·8/3 + 16 (3 channels staged as 8, overlapping or not)
+  constexpr conv_op stem{.dims = 2, .out_channels = 64, .kernel = 7, .stride = 2, .padding = 3, .dilation = 1, .groups = 1};
+  constexpr std::int64_t X = 32LL * 3 * 224 * 224 * 2, Y = 32LL * 64 * 112 * 112 * 2, W = 64 * 3 * 49 * 2;
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16) == 8);
+  CHECK(detail::cuda_staged_in_channels(conv3x3, 64, dtype::bf16) == 64);
+  CHECK(detail::cuda_layout_workspace(stem, 49, X / 3 * 8, Y, W / 3 * 8) == 77120512);
+  // the 16-bit weight gradient stages the forward's copies at any batch; fp32's X + Y from batch 8
+  CHECK(detail::cuda_wgrad_copies(dtype::bf16, false, 368640, 368640, 147456, 147456) == 368640);
+  CHECK(detail::cuda_wgrad_copies(dtype::fp32, false, 368640, 368640, 147456, 147456) == 0);
+  CHECK(detail::cuda_wgrad_copies(dtype::fp32, true, 368640, 368640, 147456, 147456) == 2 * 147456);
+  // partials: the padded stem at b2 96² (K = 4,608): 72 fp32 staged weights (100,352 B each;
+  // measured 74: 8,361,104 B = copies + 7,426,048 + 144)
+  CHECK(detail::cuda_wgrad_partials(stem, 49, 18816, 4608, 2, dtype::bf16, 3, 8) == 72 * 100352);
+  // an aligned 3x3 64 -> 64: none (measured none at K = 1,152, b2 96², and at 6,272; 13 fp32
+  // weights at K = 100,352, b32 224², which the rule does not predict: a known miss)
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 1152, 2, dtype::bf16, 64, 64) == 0);
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 100352, 32, dtype::bf16, 64, 64) == 0);
+  // fp32 keeps CV2 on W (K = 1,152: 18 chunks)
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 147456, 1152, 2, dtype::fp32, 64, 64) == 18 * 147456);
+}
+
+TEST_CASE("a 16-bit stem's weight gradient asks padded copies and fp32 partials (CV6)") {
+  // ResNet-18's conv1 alone under AMP bf16 at b2 96² (resnet18_b2_96_bf16's peak): its weight
+  // gradient asks X·8/3 + Y + W·8/3 + 72 fp32 staged weights = 8,160,256 B (measured 8,361,104);
+  // before CV6 the walk asked 72 bf16 unpadded weights (1,354,752) and its peak was 6.6 MB
+  const auto net = sequential(input(3, 96, 96), conv2d(64, 7, stride(2), padding(3)));
+  const auto b = budget_totals(net, training{.batch = 2, .precision = amp_bf16, .model_allocator = true}, devices::h100_80gb);
+  REQUIRE(b.allocator_modelled);
+  constexpr std::int64_t X = 2 * 3 * 96 * 96 * 2, Y = 2 * 64 * 48 * 48 * 2, W = 64 * 3 * 49 * 2;
+  CHECK(b.allocated_fwd_bwd_peak >= X / 3 * 8 + Y + W / 3 * 8 + 72 * 100352);
 }

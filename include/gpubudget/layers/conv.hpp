@@ -128,21 +128,48 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
   return pointwise ? (stages_copies && map_larger_than_1x1 ? X + Y : 0) : cuda_layout_workspace(op, kvol, X, Y, W);
 }
 
-/// Input channels of the NHWC copies cuDNN stages for a convolution over non-overlapping patches
-/// (kernel = stride, no padding: a ViT's patch embedding): padded to the tensor cores' alignment,
-/// 4 elements in fp32 (TF32), 8 in 16 bits (op_rules.md CV5). torchvision's ViT-B/16 conv_proj
-/// (3 channels): fp32 b115 asked 164,712,464 B = X·4/3 + Y + W·4/3 + 8,208; bf16 b16 20,807,696 =
-/// X·8/3 + Y + W·8/3 + 16. Overlapping 3-channel stems are staged unpadded (ResNet-18/50 conv1
-/// 7×7/2 at b2, b32, b64: X + Y + W + 16), so the padding is kept to patch convolutions.
+/// Input channels of the NHWC copies cuDNN stages: padded to the tensor cores' alignment, 8
+/// elements in 16 bits for every dense convolution, 4 in fp32 (TF32) for one over non-overlapping
+/// patches (kernel = stride, no padding: a ViT's patch embedding) only (op_rules.md CV5, CV6).
+/// ViT-B/16's conv_proj (3 channels): fp32 b115 asked 164,712,464 B = X·4/3 + Y + W·4/3 + 8,208,
+/// bf16 b16 20,807,696 = X·8/3 + Y + W·8/3 + 16; ResNet-18's overlapping 7×7/2 stem in bf16 at
+/// b32 77,120,528 = X·8/3 + Y + W·8/3 + 16, in fp32 unpadded (ResNet-18/50 conv1 at b2, b32, b64:
+/// X + Y + W + 16).
 constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t) {
   const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
-  const std::int64_t align = t == dtype::fp32 ? 4 : 8;
-  return patches ? (in_ch + align - 1) / align * align : in_ch;
+  const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : 8;
+  return (in_ch + align - 1) / align * align;
 }
 
 /// Does cuDNN stage layout copies for its fp32 backward engines (CV4)? From batch 8: ResNet-18's
 /// layer1 weight gradient asks 15·W at batch 4 and X + Y + 15·W at 8, 16, 32 and 64.
 constexpr bool cuda_stages_copies(dtype t, std::int64_t batch) { return t == dtype::fp32 && batch >= 8; }
+
+/// The weight gradient's layout copies beside its partials: in fp32 X + Y where the backward stages
+/// copies (CV4, from batch 8); in 16 bits the forward's copies at every batch (op_rules.md CV6:
+/// ResNet-18 bf16 b2 96², every 3×3 and the strided 1×1s: X + Y + W + 16 and X + Y (+ partials);
+/// b32 224²: X + Y + W + 16 or + 147 beside fp32 partials). `forward`: cuda_layout_workspace,
+/// `backward`: cuda_backward_layout_workspace.
+constexpr std::int64_t cuda_wgrad_copies(dtype t, bool stages, std::int64_t forward, std::int64_t backward, std::int64_t X, std::int64_t Y) {
+  if (t != dtype::fp32) return forward;
+  return stages && backward > 0 ? X + Y : 0;
+}
+
+/// The weight gradient's partials in 16 bits (op_rules.md CV6): split-K partial weights are fp32
+/// (the accumulator) copies of the staged weight. A stem whose channels are padded takes CV2's
+/// envelope on them (ResNet-18's 7×7/2 asked 74 at b2 96², 61 at b32 224²: CV2 gives 72 and
+/// 11.25 MiB). A convolution whose channels need no padding is given none: every 3×3 of ResNet-18
+/// bf16 at b2 96² and layer3/4 at b32 224² asked none, while layer1 and layer2 at b32 asked 13 and 4
+/// (27,681,447 B and 15,499,655 B): which engine splits K, and how far, is cuDNN's heuristic, and
+/// one model's traces do not give it (tv_resnet18_b32_224_bf16's reserved peak stays a known miss).
+/// fp32, and any 1×1: CV1, CV2 on W.
+constexpr std::int64_t cuda_wgrad_partials(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction, std::int64_t batch,
+                                           dtype t, std::int64_t in_ch, std::int64_t staged_ch) {
+  if (t == dtype::fp32 || kvol == 1) return cuda_wgrad_workspace(op, kvol, W, reduction, batch);
+  if (staged_ch == in_ch) return 0;
+  const auto partial = W / bytes_per_element(t) * bytes_per_element(dtype::fp32) / in_ch * staged_ch;
+  return cuda_wgrad_workspace(op, kvol, partial, reduction, batch);
+}
 
 /// Output shape of `op` on `in` ([C, spatial...]), checking every argument.
 constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
@@ -184,19 +211,21 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
   const auto n = c.s.record_of(y);
   const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
-  const auto partials = weight_trains ? cuda_wgrad_workspace(op, kvol, W, positions, c.s.batch) : 0;
+  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type);
+  const auto partials = weight_trains ? cuda_wgrad_partials(op, kvol, W, positions, c.s.batch, y.type, in_ch, staged_ch) : 0;
   if (!c.s.log_allocator) {
     c.s.backward_temp(n, partials, kvol == 1);
     return;
   }
-  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type);
   const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
   W = W / in_ch * staged_ch;
   const bool stages = cuda_stages_copies(y.type, c.s.batch);
+  const auto forward = cuda_layout_workspace(op, kvol, X, Y, W);
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
-  c.s.optional_workspace(cuda_layout_workspace(op, kvol, X, Y, W));
-  // the weight gradient stages X and Y beside its partials, one request larger than backward-data's
-  c.s.backward_workspace(n, xin.requires_grad ? layout : 0, weight_trains ? (stages && layout > 0 ? X + Y : 0) + partials : 0);
+  c.s.optional_workspace(forward);
+  // the weight gradient stages copies beside its partials, one request larger than backward-data's
+  c.s.backward_workspace(n, xin.requires_grad ? layout : 0,
+                         weight_trains ? cuda_wgrad_copies(y.type, stages, forward, layout, X, Y) + partials : 0);
 }
 
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
