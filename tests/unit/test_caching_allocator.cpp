@@ -113,11 +113,12 @@ std::vector<tap_event>& tapped() {
   return events;
 }
 template <class Net>
-std::vector<tap_event> replay_events(const Net& net, std::int64_t batch) {
+std::vector<tap_event> replay_events(const Net& net, std::int64_t batch,
+                                     gpubudget::precision_mode precision = gpubudget::precision_mode::fp32) {
   using namespace gpubudget;
   tapped().clear();
   detail::allocator_event_tap = [](char what, std::int64_t bytes, std::int32_t handle) { tapped().push_back({what, bytes, handle}); };
-  const auto b = budget_totals(net, training{.batch = batch, .model_allocator = true}, devices::h100_80gb);
+  const auto b = budget_totals(net, training{.batch = batch, .precision = precision, .model_allocator = true}, devices::h100_80gb);
   detail::allocator_event_tap = nullptr;
   REQUIRE(b.allocator_modelled);
   return tapped();
@@ -139,6 +140,14 @@ TEST_CASE("a weight and its bias get a .grad block each (A14)") {
   }
   CHECK(weights >= 2);  // model.to() and the .grad
   CHECK(biases >= 2);
+  // under autocast the 16-bit gradients ToCopyBackward0 turns into them are two blocks as well
+  // (events 1603 and 1604: 4,718,592 B and 1,536 B; the node's own temporary stays one block)
+  std::int64_t half_biases = 0;
+  for (const auto& e : replay_events(net, 2, precision_mode::amp_bf16)) {
+    CHECK_FALSE((e.what == '+' && e.bytes == weight + bias));
+    half_biases += e.what == '+' && e.bytes == bias / 2;
+  }
+  CHECK(half_biases >= 1);
 }
 
 TEST_CASE("the mean-square loss's PowBackward0 asks its two temporaries before its result (A6)") {

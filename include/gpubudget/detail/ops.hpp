@@ -99,7 +99,7 @@ struct layer_ctx {
     if (!trainable) return;
     if (part + 1 > parts) parts = part + 1;
     s.param_grads(n, bytes_of(elements, param_type()), param_key + part, bytes_of(second, param_type()));
-    if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()));
+    if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()), bytes_of(second, half_type()));
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {

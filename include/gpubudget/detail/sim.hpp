@@ -80,6 +80,7 @@ struct node_record {
   /// Autocast: of those, the 16-bit gradient the node computes for its cast parameters; the
   /// casts' backward (ToCopyBackward) turns it into param_grad_bytes after the node ran.
   std::int64_t cast_grad_bytes = 0;
+  std::int64_t cast_grad_second = 0;  ///< of those, the second tensor's (param_grad_second's 16-bit gradient)
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
@@ -425,9 +426,9 @@ struct sim {
   }
   /// Under autocast `n` computes `bytes` of 16-bit gradient for its cast parameters: alive while
   /// it runs (a backward temporary) and until the casts' backward has made the fp32 .grad of it.
-  constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes) {
+  constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes, std::int64_t second = 0) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).cast_grad_bytes += bytes;
+    node(n).cast_grad_bytes += bytes, node(n).cast_grad_second += second;
     backward_temp(n, bytes, true);
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {

@@ -681,9 +681,13 @@ struct walker {
   /// 2.6 #35: every Linear/conv of the bf16 cases peaks either in the op's backward, without the
   /// fp32 .grad, or in ToCopyBackward0, without the op's saved tensors and scratch).
   constexpr void uncast_param_grads(const node_record& rec) {
-    const auto half = s.allocate(rec.cast_grad_bytes, false, -1, rec.cast_grad_bytes);
+    // the weight's and the bias's 16-bit gradients are two blocks, as their .grads (A14)
+    const auto second = s.log_allocator && rec.cast_grad_second < rec.cast_grad_bytes ? rec.cast_grad_second : 0;
+    const auto half = s.allocate(rec.cast_grad_bytes - second, false, -1, rec.cast_grad_bytes - second);
+    const auto half_second = second > 0 ? s.allocate(second, false, -1, second) : -1;
     param_grad(rec.param_key, rec.param_grad_bytes, !rec.cast_grad_through_view, rec.param_grad_second);
     s.release(half);
+    s.release(half_second);
   }
 
   /// The op's own temporaries while its backward runs, then its optional library workspace.
