@@ -192,13 +192,16 @@ constexpr value append_loss(sim& s, const value& out) {
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);
   } else {
-    // out ** 2 keeps out; its backward (grad * 2 * out) holds two more out-sized temporaries, two
-    // blocks (op_rules.md A6). CUDA autocast runs pow in fp32 (autocast_mode.cpp: KERNEL_CUDA(pow,
-    // Tensor_Scalar, fp32)): a 16-bit out is cast to an fp32 copy, which pow keeps (op_rules.md
-    // CT1); CPU autocast does not.
+    // out ** 2 keeps out; its backward (pow_backward: grad * (2 * out.pow(1))) holds two more
+    // out-sized temporaries, two blocks asked before its result, which outlives them (op_rules.md
+    // A6). CUDA autocast runs pow in fp32 (autocast_mode.cpp: KERNEL_CUDA(pow, Tensor_Scalar,
+    // fp32)): a 16-bit out is cast to an fp32 copy, which pow keeps (op_rules.md CT1); CPU
+    // autocast does not.
     value x = cast_to(s, out, s.types.fp32_op(out.type));
     per_element = pointwise(s, x, x.s, x.type, keeps::input, 0, 0, s.bytes_of_value(x));
-    s.backward_temp(s.record_of(per_element), s.bytes_of_value(x));  // the second
+    const auto n = s.record_of(per_element);
+    s.backward_temp(n, s.bytes_of_value(x));  // the second
+    if (n >= 0) s.node(n).backward_temp_first = true;
     s.release(x);
   }
   value loss{s.allocate(4, false, -1, 4), {}, dtype::fp32, per_element.requires_grad};

@@ -100,3 +100,78 @@ TEST_CASE("a ResNet-50 budget with the allocator model is a constant expression,
   CHECK(at_compile_time.allocated_total_peak == at_run_time.allocated_total_peak);
   CHECK(at_compile_time.total() == at_run_time.total());
 }
+
+namespace {
+// The replay's requests and frees (detail::allocator_event_tap, run time only), in order.
+struct tap_event {
+  char what;
+  std::int64_t bytes;
+  std::int32_t handle;
+};
+std::vector<tap_event>& tapped() {
+  static std::vector<tap_event> events;
+  return events;
+}
+template <class Net>
+std::vector<tap_event> replay_events(const Net& net, std::int64_t batch,
+                                     gpubudget::precision_mode precision = gpubudget::precision_mode::fp32) {
+  using namespace gpubudget;
+  tapped().clear();
+  detail::allocator_event_tap = [](char what, std::int64_t bytes, std::int32_t handle) { tapped().push_back({what, bytes, handle}); };
+  const auto b = budget_totals(net, training{.batch = batch, .precision = precision, .model_allocator = true}, devices::h100_80gb);
+  detail::allocator_event_tap = nullptr;
+  REQUIRE(b.allocator_modelled);
+  return tapped();
+}
+}  // namespace
+
+TEST_CASE("a weight and its bias get a .grad block each (A14)") {
+  // BERT-base b2 t64 bf16 (cuda-h200/cuda-cases): ToCopyBackward0 makes 9,437,184 B for an
+  // intermediate Linear's weight, then 12,288 B for its bias; one 9,449,472 B block per Linear
+  // put one 20 MiB segment and one 90 MiB segment too many in the replay
+  using namespace gpubudget;
+  const auto net = sequential(input(768), linear(3072));
+  const std::int64_t weight = 768 * 3072 * 4, bias = 3072 * 4;
+  std::int64_t weights = 0, biases = 0;
+  for (const auto& e : replay_events(net, 2)) {
+    CHECK_FALSE((e.what == '+' && e.bytes == weight + bias));
+    weights += e.what == '+' && e.bytes == weight;
+    biases += e.what == '+' && e.bytes == bias;
+  }
+  CHECK(weights >= 2);  // model.to() and the .grad
+  CHECK(biases >= 2);
+  // under autocast the 16-bit gradients ToCopyBackward0 turns into them are two blocks as well
+  // (events 1603 and 1604: 4,718,592 B and 1,536 B; the node's own temporary stays one block)
+  std::int64_t half_biases = 0;
+  for (const auto& e : replay_events(net, 2, precision_mode::amp_bf16)) {
+    CHECK_FALSE((e.what == '+' && e.bytes == weight + bias));
+    half_biases += e.what == '+' && e.bytes == bias / 2;
+  }
+  CHECK(half_biases >= 1);
+}
+
+TEST_CASE("the mean-square loss's PowBackward0 asks its two temporaries before its result (A6)") {
+  // GPT-2 b2 t64 fused AdamW (cuda-h200/cuda-cases): div (MeanBackward0), then PowBackward0's
+  // pow, mul and its result, the result outliving the other two (events 452-455, 25,731,584 B
+  // each); kept the other way round, the replay's step 2 found the tied weight's freed .grad whole
+  // and reserved one 155 MB segment less
+  using namespace gpubudget;
+  const auto net = sequential(input(1024), linear(4096));
+  const std::int64_t out = 2 * 4096 * 4;
+  std::map<std::int32_t, std::int64_t> bytes;  // each block's request (handles are reused)
+  std::vector<std::int32_t> run;                // out-sized requests with none of them freed between
+  std::vector<std::int32_t> freed;              // the first two out-sized blocks freed after four
+  for (const auto& e : replay_events(net, 2)) {
+    if (e.what == '+') bytes[e.handle] = e.bytes;
+    if (e.what == '+' && e.bytes == out) run.push_back(e.handle);
+    if (e.what != '-' || bytes[e.handle] != out) continue;
+    if (run.size() < 4) run.clear();
+    else freed.push_back(e.handle);
+    if (freed.size() == 2) break;
+  }
+  REQUIRE(run.size() >= 4);
+  REQUIRE(freed.size() == 2);
+  // the mean's gradient, two temporaries, the result: the temporaries go first
+  CHECK(freed[0] == run[run.size() - 3]);
+  CHECK(freed[1] == run[run.size() - 2]);
+}

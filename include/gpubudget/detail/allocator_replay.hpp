@@ -48,14 +48,16 @@ class step_replay {
     std::size_t temp = 0;
     // (the arrays indexed through data_: this loop runs per storage, three steps or more)
     for (std::size_t k = 0; k <= n; ++k) {
-      for (; temp + 2 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 3) temporaries(temp);
+      for (; temp + 3 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 4) temporaries(temp);
       for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
       if (first && (k == 0 || static_cast<std::int32_t>(k) == s_.backward_starts_at) && workspaces_ < setup_.cublas_handles)
         a_.malloc(setup_.cublas_workspace), ++workspaces_;
       if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
       handle_.data_[k] = malloc_storage(k);
+      free_held();  // the temporaries storage k outlives
     }
+    free_held();
   }
   /// Allocated bytes when backward started (forward and the loss done).
   constexpr std::int64_t allocated_after_forward() const { return allocated_after_forward_; }
@@ -74,15 +76,21 @@ class step_replay {
   dyn_array<std::int32_t> freed_{};
   std::int32_t workspaces_ = 0;
   std::int64_t allocated_after_forward_ = 0;
+  std::array<std::int32_t, 4> held_{-1, -1, -1, -1};  ///< temporaries freed after the next storage
 
-  /// Op temporaries: allocated together, freed together (blocks < 0: one optional workspace).
+  /// Op temporaries: allocated together, freed together (blocks < 0: one optional workspace),
+  /// now or, held, once the next storage is allocated.
   constexpr void temporaries(std::size_t t) {
     std::array<std::int32_t, 4> held{-1, -1, -1, -1};
     const auto blocks = s_.temporaries[t + 2], kept = blocks < 4 ? blocks : 4;
     if (blocks < 0) return a_.free(a_.try_malloc(s_.temporaries[t + 1]));
     for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
       held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
+    if (s_.temporaries[t + 3] != 0) return free_held(), void(held_ = held);
     for (auto h : held) a_.free(h);
+  }
+  constexpr void free_held() {
+    for (auto& h : held_) a_.free(h), h = -1;
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {
     const auto& st = s_.storages.data_[k];

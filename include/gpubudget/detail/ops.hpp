@@ -93,12 +93,13 @@ struct layer_ctx {
   /// Gradient bytes for `elements` parameter values if this layer trains; `part` tells apart
   /// the weights of different sub-modules of one layer (attention's projections).
   /// `cast`: autocast runs the op on 16-bit copies of these parameters (matmul, conv weights
-  /// and biases; not embeddings or norms, which it leaves in fp32).
-  constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0, bool cast = false) {
+  /// and biases; not embeddings or norms, which it leaves in fp32). `second`: of `elements`, a
+  /// second tensor's (a bias beside its weight, a norm's beta beside its gamma).
+  constexpr void param_grads(std::int32_t n, std::int64_t elements, std::int32_t part = 0, bool cast = false, std::int64_t second = 0) {
     if (!trainable) return;
     if (part + 1 > parts) parts = part + 1;
-    s.param_grads(n, bytes_of(elements, param_type()), param_key + part);
-    if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()));
+    s.param_grads(n, bytes_of(elements, param_type()), param_key + part, bytes_of(second, param_type()));
+    if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()), bytes_of(second, half_type()));
   }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
@@ -359,10 +360,11 @@ constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dt
 /// `saves_input` is whether the node keeps its input (needed for the weight's gradient).
 /// Under autocast `cast_weight_elements` of the parameters run as a cached 16-bit copy, which the
 /// node keeps when the input needs a gradient, or always with `weight_saved_always`.
+/// `second_elements` of `param_elements` are a second tensor (the bias): a .grad of its own.
 constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtype t, std::int64_t param_elements,
                             bool saves_input, std::int64_t extra_saved = 0, std::int64_t forward_temp = 0,
                             std::int64_t backward_temp = 0, std::int64_t cast_weight_elements = 0,
-                            std::int32_t part = 0, bool weight_saved_always = false) {
+                            std::int32_t part = 0, bool weight_saved_always = false, std::int64_t second_elements = 0) {
   auto& s = c.s;
   value y = s.make(out, t, c.records(x));
   if (forward_temp) s.transient(forward_temp);
@@ -371,7 +373,7 @@ constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtyp
   if (extra_saved) s.save_new(n, extra_saved);
   if (cast_weight_elements && c.amp()) autocast_weight(c, n, x, cast_weight_elements, weight_saved_always);
   s.grad_to(n, x);
-  c.param_grads(n, param_elements, part, cast_weight_elements != 0);
+  c.param_grads(n, param_elements, part, cast_weight_elements != 0, second_elements);
   if (backward_temp) s.backward_temp(n, backward_temp);
   return y;
 }
@@ -402,7 +404,8 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   out[-1] = out_features;
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
-  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part);
+  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part,
+                        /*weight_saved_always=*/false, /*second_elements=*/b);
   // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
   if (b > 0 && c.s.storages.data_[(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
   c.s.release(xin);

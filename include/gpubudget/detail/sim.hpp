@@ -74,12 +74,19 @@ struct node_record {
   std::int32_t edges_begin = 0;       ///< its gradient edges: edges[edges_begin, +inputs)
   std::int32_t inputs = 0;
   std::int64_t param_grad_bytes = 0;  ///< .grad of trainable parameters
+  /// Of those, a second parameter tensor's (a bias beside its weight): a .grad of its own, which
+  /// the allocator's replay sees as its own block (op_rules.md A14)
+  std::int64_t param_grad_second = 0;
   /// Autocast: of those, the 16-bit gradient the node computes for its cast parameters; the
   /// casts' backward (ToCopyBackward) turns it into param_grad_bytes after the node ran.
   std::int64_t cast_grad_bytes = 0;
+  std::int64_t cast_grad_second = 0;  ///< of those, the second tensor's (param_grad_second's 16-bit gradient)
   std::int64_t backward_temp = 0;     ///< extra bytes alive only while this node runs
   std::int64_t backward_temp_fixed = 0;  ///< of which batch-independent
   std::int32_t backward_temp_blocks = 0; ///< how many temporaries make backward_temp (the allocator sees each)
+  /// The allocator sees backward_temp's blocks before the node's output, which outlives them (a
+  /// formula whose last op makes the result: PowBackward0, op_rules.md A6)
+  bool backward_temp_first = false;
   std::int64_t backward_workspace = 0;  ///< optional library workspaces while this node runs (sim::optional_workspace):
   std::int64_t backward_workspace_then = 0;  ///< the first freed before the second is asked for
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
@@ -172,8 +179,8 @@ struct sim {
   moment_recorder* recorder = nullptr;  ///< a timeline's moments (timeline.hpp), when recording one
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
   /// The caching allocator's replay (allocator_replay.hpp) needs, besides the storages in order
-  /// and their freed_at: the op temporaries (triples: storages allocated before them, bytes of
-  /// each block, blocks alive together), the
+  /// and their freed_at: the op temporaries (quadruples: storages allocated before them, bytes
+  /// of each block, blocks alive together, whether they outlive the next storage), the
   /// parameter tensors (elements; negative: frozen) and where backward starts.
   bool log_allocator = false;
   dyn_array<std::int64_t> temporaries{};
@@ -184,11 +191,13 @@ struct sim {
   std::int32_t backward_starts_at = -1;
   /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).
   /// `blocks` < 0: one optional block (a cuDNN workspace: under a cap a failed request makes
-  /// cuDNN try its next engine, not an OOM; allocator_replay.hpp).
-  constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1) {
+  /// cuDNN try its next engine, not an OOM; allocator_replay.hpp). `held`: asked before the next
+  /// storage and freed after it (a backward formula's intermediates, its result the last op).
+  constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1, bool held = false) {
     temporaries.push_back(static_cast<std::int64_t>(storages.size_));
     temporaries.push_back(bytes);
     temporaries.push_back(blocks);
+    temporaries.push_back(held ? 1 : 0);
   }
 
   // checkpointing state
@@ -408,17 +417,18 @@ struct sim {
     edges.push_back(grad_edge{v.id, bytes_of_value(v), alias, v.chunk, expand});
     ++nd.inputs;
   }
-  /// `n` produces the gradient of parameters identified by `key` (same key = same weights).
-  constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key) {
+  /// `n` produces the gradient of parameters identified by `key` (same key = same weights);
+  /// `second` of `bytes` belong to a second tensor (a bias).
+  constexpr void param_grads(std::int32_t n, std::int64_t bytes, std::int32_t key, std::int64_t second = 0) {
     if (n < 0 || replay_cursor >= 0 || bytes == 0) return;
     auto& nd = autograd_nodes.data_[(n)];
-    nd.param_grad_bytes += bytes, nd.param_key = key;
+    nd.param_grad_bytes += bytes, nd.param_grad_second += second, nd.param_key = key;
   }
   /// Under autocast `n` computes `bytes` of 16-bit gradient for its cast parameters: alive while
   /// it runs (a backward temporary) and until the casts' backward has made the fp32 .grad of it.
-  constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes) {
+  constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes, std::int64_t second = 0) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).cast_grad_bytes += bytes;
+    node(n).cast_grad_bytes += bytes, node(n).cast_grad_second += second;
     backward_temp(n, bytes, true);
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {

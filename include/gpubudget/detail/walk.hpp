@@ -654,12 +654,15 @@ struct walker {
 
   /// A parameter gradient of `bytes` arriving for the weights `key`.
   /// `owned`: the gradient is a fresh buffer only the engine references (see owned_grad).
-  constexpr void param_grad(std::int32_t key, std::int64_t bytes, bool owned = false) {
+  /// `second`: of `bytes`, a second tensor's (a bias): its .grad is a block of its own, after
+  /// the weight's (op_rules.md A14; one storage without the allocator's replay: the same bytes).
+  constexpr void param_grad(std::int32_t key, std::int64_t bytes, bool owned = false, std::int64_t second = 0) {
     if (key < 0 || bytes == 0) return;
     if (static_cast<std::size_t>(key) >= key_has_grad.size()) key_has_grad.resize(static_cast<std::size_t>(key) + 1, 0);
     auto& seen = key_has_grad[static_cast<std::size_t>(key)];
     if (seen == 0) {
       s.grads_live += bytes;  // before allocate(): the peak it may set includes this .grad
+      if (second > 0 && second < bytes && s.log_allocator) s.allocate(bytes - second, false, -1, bytes - second), bytes = second;
       s.allocate(bytes, false, -1, bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
       seen = static_cast<std::uint8_t>(backward_pass | (owned ? owned_grad : 0));
     } else if ((seen & 3) == backward_pass) {
@@ -678,9 +681,13 @@ struct walker {
   /// 2.6 #35: every Linear/conv of the bf16 cases peaks either in the op's backward, without the
   /// fp32 .grad, or in ToCopyBackward0, without the op's saved tensors and scratch).
   constexpr void uncast_param_grads(const node_record& rec) {
-    const auto half = s.allocate(rec.cast_grad_bytes, false, -1, rec.cast_grad_bytes);
-    param_grad(rec.param_key, rec.param_grad_bytes, !rec.cast_grad_through_view);
+    // the weight's and the bias's 16-bit gradients are two blocks, as their .grads (A14)
+    const auto second = s.log_allocator && rec.cast_grad_second < rec.cast_grad_bytes ? rec.cast_grad_second : 0;
+    const auto half = s.allocate(rec.cast_grad_bytes - second, false, -1, rec.cast_grad_bytes - second);
+    const auto half_second = second > 0 ? s.allocate(second, false, -1, second) : -1;
+    param_grad(rec.param_key, rec.param_grad_bytes, !rec.cast_grad_through_view, rec.param_grad_second);
     s.release(half);
+    s.release(half_second);
   }
 
   /// The op's own temporaries while its backward runs, then its optional library workspace.
@@ -694,7 +701,7 @@ struct walker {
   constexpr void backward_temporaries(const node_record& rec, std::int64_t summed) {
     if (rec.backward_temp) {
       s.note_peak(rec.backward_temp + summed, sim::round_block(rec.backward_temp) + sim::round_block(summed), rec.backward_temp_fixed);
-      if (s.log_allocator) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
+      if (s.log_allocator && !rec.backward_temp_first) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
     }
     s.optional_workspace(rec.backward_workspace, summed);
     s.optional_workspace(rec.backward_workspace_then, summed);
@@ -727,6 +734,8 @@ struct walker {
       }
       const std::int32_t g = take_grad(rec.out);
       if (g >= 0) {
+        if (rec.backward_temp_first && s.log_allocator)  // asked before the output, freed after it
+          s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, true);
         std::int64_t summed = 0;  // this node's outputs added into gradients already waiting
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
           const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];
@@ -735,7 +744,7 @@ struct walker {
           accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
                      edge.expand, edge.chunk);
         }
-        if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes);
+        if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes, false, rec.param_grad_second);
         if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec, summed);  // one test: most nodes have none
       }
       if (rec.saved_count) s.release_saved(n);

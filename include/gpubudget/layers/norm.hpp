@@ -22,7 +22,7 @@ struct op_traits<batch_norm_op> {
     // running_mean, running_var (fp32) and num_batches_tracked (int64 scalar)
     if (c.first_use) c.buffer_bytes += 2 * ch * 4 + 8;
     // CPU backward holds one more input-sized temporary besides grad_input (op_rules.md §1)
-    detail::value y = detail::with_params(c, x, x.s, x.type, 2 * ch, true, 0, 0, c.cpu() ? s.bytes_of_value(x) : 0);
+    detail::value y = detail::with_params(c, x, x.s, x.type, 2 * ch, true, 0, 0, c.cpu() ? s.bytes_of_value(x) : 0, 0, 0, false, ch);
     if (auto n = s.record_of(y); n >= 0) {
       s.save_new(n, ch * 4, 2, true);  // save_mean and save_invstd [C] fp32: per channel, not per sample
       // running_mean and running_var are saved too: resident buffers, so they count as saved
@@ -46,7 +46,7 @@ struct op_traits<layer_norm_op> {
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
     const auto rows = checked_mul(c.s.batch, x.s.numel() / width);
     // mean and rstd: one fp32 per normalized row each, saved as two tensors
-    detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * width, true);
+    detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * width, true, 0, 0, 0, 0, 0, false, width);
     const auto n = c.s.record_of(y);
     if (n >= 0) c.s.save_new(n, rows * 4, 2);
     // layer_norm_cuda / layer_norm_cpu and their backward take input.expect_contiguous(): a
@@ -72,7 +72,7 @@ struct op_traits<group_norm_op> {
     c.add_param(ch);
     c.add_param(ch);
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
-    detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * ch, true);
+    detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * ch, true, 0, 0, 0, 0, 0, false, ch);
     if (auto n = c.s.record_of(y); n >= 0) c.s.save_new(n, c.s.batch * g * 4, 2);
     c.s.release(xin);
     return y;
