@@ -151,6 +151,18 @@ EXTRA_CASES = {
                                                 "ckpt": True}],
     "hf_tinyllama_b4_t2048_bf16w_ckpt_reentrant": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16",
                                                           "base": "bf16", "ckpt": "reentrant"}],
+    # 2026-11-27 (run_open_questions.sh 7, prepared after calls 4-6): cuDNN's backward-data layout
+    # copies around the size where they start (op_rules.md, after A13: staged at 401,408 B of input,
+    # not at 294,912; ResNet-18 b3's layer4 input is 301,056 B), CV6 (c)'s split-K partials of
+    # aligned 16-bit convs against K (ResNet-18 bf16 at b16, b64; ResNet-50 bf16: 1x1 and 3x3), and
+    # ConvNeXt-T's 16-bit depthwise weight gradients (256 fp32 partial weights at b32: at b16, b64?)
+    "tv_resnet18_b2_224_fp32": ["tv", {"model": "resnet18", "batch": 2, "size": 224, "prec": "fp32"}],
+    "tv_resnet18_b3_224_fp32": ["tv", {"model": "resnet18", "batch": 3, "size": 224, "prec": "fp32"}],
+    "tv_resnet18_b16_224_bf16": ["tv", {"model": "resnet18", "batch": 16, "size": 224, "prec": "amp_bf16"}],
+    "tv_resnet18_b64_224_bf16": ["tv", {"model": "resnet18", "batch": 64, "size": 224, "prec": "amp_bf16"}],
+    "tv_resnet50_b32_224_bf16": ["tv", {"model": "resnet50", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    "tv_convnext_tiny_b16_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 16, "size": 224, "prec": "amp_bf16"}],
+    "tv_convnext_tiny_b64_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 64, "size": 224, "prec": "amp_bf16"}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -25,12 +25,18 @@
 #     directly (--no-master-weights), checkpointed with and without use_reentrant (op_rules.md L10);
 #     QLoRA (NF4 + double quantization, all-linear r=16) with and without PEFT's
 #     prepare_model_for_kbit_training, if the image has bitsandbytes (L11, L12).
+#   7 (~5 min, prepared on 2026-11-27 after 4-6 ran): traced, ResNet-18 fp32 at b2 and b3 224² (where
+#     cuDNN's backward-data starts staging layout copies), ResNet-18 bf16 at b16 and b64 and ResNet-50
+#     bf16 at b32 (CV6 c: the split-K partials of aligned 16-bit convs against K), ConvNeXt-T bf16 at
+#     b16 and b64 (its depthwise weight gradients' 256 fp32 partials); TinyLlama with bf16 weights,
+#     checkpointed (reserved -3.6 %); T5-small b16 under expandable_segments (reserved +7.3 %); and
+#     measure_cuda.py's temporal_ckpt_frames_b2_t5 (CV2's cap, +4.8 %).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6|7 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -68,6 +74,11 @@ case "$call" in
   6)
     measure stems 200 170 80 cap16_resnet50_b182,tv_resnet18_b32_224_bf16,tv_convnext_tiny_b32 --trace "$work/traces"
     measure weights 260 220 80 bf16w_ckpt,qlora ;;
+  7)
+    measure sweep 220 190 60 tv_resnet18_b2_224_fp32,tv_resnet18_b3_224_fp32,tv_resnet18_b16_224_bf16,tv_resnet18_b64_224_bf16,tv_resnet50_b32_224_bf16,tv_convnext_tiny_b16_224_bf16,tv_convnext_tiny_b64_224_bf16 --trace "$work/traces"
+    measure llama 120 100 80 hf_tinyllama_b4_t2048_bf16w_ckpt --trace "$work/traces"
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True measure t5-expandable 80 60 60 hf_t5_small_b16 --trace "$work/traces-expandable"
+    timeout -k 5 100 python3 benchmarks/gpu/measure_cuda.py --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
