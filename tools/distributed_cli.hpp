@@ -222,7 +222,7 @@ inline std::string stage_table(const step_facts& f, const parallel_layout& l) {
                     "), one rank each:\n\n| Stage | Holds | Micro-batches in flight | Model states | Activations + temporaries | Per rank | Fits |\n|---:|---|---:|---:|---:|---:|---|\n";
   for (std::int64_t s = 0; s < l.pipeline_parallel; ++s) {
     const auto r = per_rank_at_stage(f, l, s);
-    const auto chunks = detail::chunks_in_flight(l, s);
+    const auto chunks = gpubudget::detail::chunks_in_flight(l, s);
     const auto in_flight = l.virtual_pipeline > 1 ? std::to_string(chunks) + " chunks" : std::to_string(chunks);
     out += "| " + std::to_string(s) + " | " + stage_role(s, l.pipeline_parallel, f.stages.tied_params > 0) + " | " + in_flight + " | " + format_bytes(r.model_states()) + " | " +
            format_bytes(r.step_peak) + " | " + format_bytes(r.total()) + " | " + (fits_per_rank(r) ? "yes" : "**no**") + " |\n";
@@ -234,7 +234,7 @@ inline nlohmann::ordered_json stages_json(const step_facts& f, const parallel_la
   auto out = nlohmann::ordered_json::array();
   for (std::int64_t s = 0; s < l.pipeline_parallel; ++s) {
     const auto r = per_rank_at_stage(f, l, s);
-    out.push_back({{"stage", s}, {"in_flight", detail::chunks_in_flight(l, s)}, {"per_rank_bytes", r.total()},
+    out.push_back({{"stage", s}, {"in_flight", gpubudget::detail::chunks_in_flight(l, s)}, {"per_rank_bytes", r.total()},
                    {"model_states_per_rank_bytes", r.model_states()}, {"activations_bytes", r.step_peak}, {"fits", fits_per_rank(r)}});
   }
   return out;

@@ -33,6 +33,7 @@
 
 #include "budget_view.hpp"
 #include "cli_args.hpp"
+#include "cli_output.hpp"
 #include "distributed_cli.hpp"
 #include "llm_cli.hpp"
 #include "graph_source.hpp"
@@ -40,12 +41,21 @@
 #include "hf_config.hpp"
 #include "real_library_reference.hpp"
 #include "reference_check.hpp"
+#include "run_config.hpp"
 #include "zoo_registry.hpp"
 
 using namespace gpubudget;
 using gpubudget::cli::usage_error;
 using namespace gpubudget::tools::reference_check;
 using gpubudget::tools::find_model;
+using gpubudget::tools::run_config;
+using gpubudget::tools::describe_config;
+using gpubudget::tools::print_csv;
+using gpubudget::tools::print_json;
+using gpubudget::tools::serving_json;
+using gpubudget::tools::side_by_side;
+using gpubudget::tools::write_svg;
+using gpubudget::tools::runtime_of;
 
 namespace {
 
@@ -141,12 +151,6 @@ std::vector<cli::option_spec> all_options() {
   return specs;
 }
 
-const std::map<std::string, std::string>& precision_names() {
-  static const std::map<std::string, std::string> m = {
-      {"fp32", "fp32"}, {"amp_fp16", "AMP fp16"}, {"amp_bf16", "AMP bf16"}, {"fp16", "fp16 + fp32 master"}, {"bf16", "bf16 + fp32 master"}};
-  return m;
-}
-
 void print_help() {
   std::string out =
       "usage: gpubudget MODEL [options]                budget a zoo model (or a reference case by name)\n"
@@ -207,28 +211,7 @@ void print_help() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A configuration from the command line.
-
-struct run_config {
-  std::string model_arg;
-  const tools::zoo_entry* entry = nullptr;
-  tools::model_options opts;
-  training plan{};
-  std::string precision = "fp32", optimizer = "adamw", step = "foreach", loss = "mean_square";
-  std::string runtime;  ///< --runtime as given ("" = the default: torch2-cuda, or torch1.13-cpu with --json)
-  std::string train_only;  ///< storage for plan.train_only
-  std::vector<std::string> freeze_prefixes;
-  const tools::zoo_entry* teacher = nullptr;
-  std::string hf_torch_dtype;  ///< --hf-config: the config's torch_dtype ("" if none)
-  bool teacher_offload = false;
-  std::vector<device> devices;
-  bool legacy_json = false, require_fit = false;
-  std::string format = "md";
-};
-
-runtime_kind runtime_of(const std::string& name) {
-  return name == "torch1.13-cpu" ? runtime_kind::torch1_13_cpu : name == "torch2.6-cpu" ? runtime_kind::torch2_6_cpu : runtime_kind::torch2_cuda;
-}
+// A configuration from the command line (run_config.hpp), step by step.
 
 std::deque<std::string>& name_storage() {  // device names outlive the budgets that view them
   static std::deque<std::string> s;
@@ -545,99 +528,6 @@ tools::evaluation run_model(const tools::zoo_entry& e, const std::string& label,
   }
 }
 
-std::string describe_config(const run_config& c) {
-  std::string s = c.model_arg + ", batch " + std::to_string(c.plan.batch);
-  if (c.plan.micro() != c.plan.batch) s += " (micro " + std::to_string(c.plan.micro()) + " x " + std::to_string(c.plan.accumulation_steps()) + " accumulation)";
-  s += ", " + precision_names().at(c.precision);
-  s += c.plan.inference ? ", inference" : ", " + c.optimizer + " (" + c.step + ")";
-  if (!c.runtime.empty()) s += ", " + c.runtime;
-  if (c.plan.checkpoint_all) s += ", checkpoint all";
-  if (c.plan.checkpoint_blocks) s += ", checkpoint blocks";
-  if (!c.train_only.empty()) s += ", train only " + c.train_only;
-  if (c.plan.freeze_all) s += ", all frozen";
-  if (c.plan.ema) s += ", EMA";
-  if (c.teacher) s += ", teacher " + c.teacher->name + (c.teacher_offload ? " (offloaded)" : "");
-  return s;
-}
-
-nlohmann::ordered_json budget_json(const tools::budget_view& v) {
-  return {{"device", v.device},
-          {"capacity", v.capacity},
-          {"parameter_count", v.parameter_count},
-          {"trainable_count", v.trainable_count},
-          {"resident",
-           {{"parameters", v.parameters},
-            {"buffers", v.buffers},
-            {"master_weights", v.master_weights},
-            {"optimizer_state", v.optimizer_state},
-            {"ema", v.ema},
-            {"teacher", v.teacher},
-            {"input_batch", v.input_batch}}},
-          {"step",
-           {{"gradients", v.gradients},
-            {"gradients_at_peak", v.gradients_at_peak},
-            {"activations_at_peak", v.activations_at_peak},
-            {"saved_for_backward", v.saved_for_backward},
-            {"after_forward", v.after_forward},
-            {"forward_peak", v.forward_peak},
-            {"forward_backward_peak", v.forward_backward_peak},
-            {"step_peak", v.step_peak},
-            {"optimizer_temporaries", v.optimizer_temporaries}}},
-          {"device_side",
-           {{"cuda_context", v.cuda_context},
-            {"cublas_workspace", v.cublas_workspace},
-            {"cudnn_workspace", v.cudnn_workspace},
-            {"allocator_rounding", v.allocator_rounding},
-            {"fragmentation", v.fragmentation}}},
-          {"live_tensor_bytes_at_peak", v.live_tensor_bytes_at_peak},
-          {"device_total", v.device_total},
-          {"headroom", v.headroom},
-          {"fits", v.fits}};
-}
-
-std::vector<std::pair<std::string, std::int64_t>> csv_rows(const tools::budget_view& v) {
-  return {{"parameters", v.parameters},
-          {"buffers", v.buffers},
-          {"master_weights", v.master_weights},
-          {"optimizer_state", v.optimizer_state},
-          {"ema", v.ema},
-          {"teacher", v.teacher},
-          {"input_batch", v.input_batch},
-          {"gradients_at_peak", v.gradients_at_peak},
-          {"activations_at_peak", v.activations_at_peak},
-          {"cuda_context", v.cuda_context},
-          {"workspace", v.cublas_workspace + v.cudnn_workspace},
-          {"allocator_rounding", v.allocator_rounding},
-          {"fragmentation", v.fragmentation},
-          {"live_tensor_bytes_at_peak", v.live_tensor_bytes_at_peak},
-          {"device_total", v.device_total},
-          {"capacity", v.capacity},
-          {"headroom", v.headroom}};
-}
-
-std::string side_by_side(const run_config& c, const std::vector<tools::budget_view>& views) {
-  std::string out = "**" + describe_config(c) + "**\n\n|  |";
-  for (const auto& v : views) out += " " + v.device + " |";
-  out += "\n|---|";
-  for (std::size_t i = 0; i < views.size(); ++i) out += "---:|";
-  out += "\n";
-  auto row = [&](const std::string& name, auto get) {
-    out += "| " + name + " |";
-    for (const auto& v : views) out += " " + get(v) + " |";
-    out += "\n";
-  };
-  using V = tools::budget_view;
-  row("Live tensor bytes at peak", [](const V& v) { return format_bytes(v.live_tensor_bytes_at_peak); });
-  row("CUDA context", [](const V& v) { return format_bytes(v.cuda_context); });
-  row("cuBLAS + cuDNN workspace", [](const V& v) { return format_bytes(v.cublas_workspace + v.cudnn_workspace); });
-  row("Rounding + fragmentation reserve", [](const V& v) { return format_bytes(v.allocator_rounding + v.fragmentation); });
-  row("**Device total**", [](const V& v) { return "**" + format_bytes(v.device_total) + "**"; });
-  row("Capacity", [](const V& v) { return format_bytes(v.capacity); });
-  row("Headroom", [](const V& v) { return format_bytes(v.headroom); });
-  row("Fits", [](const V& v) { return std::string(v.fits ? "yes" : "**no**"); });
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Issue D: LoRA (--lora) and serving (--serve, --context, --concurrency, --kv-dtype); llm_cli.hpp.
 
@@ -678,13 +568,6 @@ std::pair<tools::zoo_entry, models::parameter_counts> lora_model(const cli::pars
   return {std::move(run.entry), run.counts};
 }
 
-nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
-  return {{"device", d.name}, {"capacity", b.capacity}, {"usable", b.usable}, {"weights", b.weights}, {"workspace", b.workspace},
-          {"cuda_context", b.cuda_context}, {"cublas_workspace", b.cublas_workspace}, {"kv_cache_bytes", b.kv_cache_bytes},
-          {"device_total", b.total()}, {"max_concurrent_tokens", b.max_concurrent_tokens}, {"max_sequences", b.max_sequences},
-          {"max_context", b.max_context}, {"fits", b.fits()}};
-}
-
 /// --svg: where it cannot apply, said before anything runs.
 void check_svg(const cli::parsed_args& a, const run_config& c, bool distributed) {
   if (!a.has("svg")) return;
@@ -693,14 +576,6 @@ void check_svg(const cli::parsed_args& a, const run_config& c, bool distributed)
   if (distributed) throw usage_error("--svg does not combine with --gpus and its layouts (it draws one device's step)");
   if (c.devices.size() > 1) throw usage_error("--svg draws one device's timeline: give --device NAME, not --devices");
   if (a.get("svg")->empty()) throw usage_error("--svg: expected a file name");
-}
-
-/// --svg FILE: the timeline of `e`'s step, written before the table is printed (a path that
-/// cannot be written is bad input: exit status 2 and nothing on stdout).
-void write_svg(const std::string& path, const tools::evaluation& e, const std::string& title) {
-  const std::string picture = timeline_svg(e.timeline(), title);
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << picture) || !out.flush()) throw usage_error("--svg: cannot write " + path);
 }
 
 /// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
@@ -800,48 +675,6 @@ void configure_teacher(run_config& c) {
   const auto tv = tools::view_of(run_model(*c.teacher, "--teacher " + c.teacher->name, topts, t, c.devices.front()).budget);
   const dtype pt = c.precision == "fp16" ? dtype::fp16 : c.precision == "bf16" ? dtype::bf16 : dtype::fp32;
   c.plan.teacher = teacher_policy{true, c.teacher_offload, tv.parameter_count, tv.forward_peak, pt};
-}
-
-/// --format json: the configuration, PEFT's or the mixture's counts, and one budget per device.
-void print_json(const run_config& c, const std::optional<models::parameter_counts>& peft, const std::vector<tools::budget_view>& views) {
-  nlohmann::ordered_json cfg = {{"batch", c.plan.batch},
-                                {"micro_batch", c.plan.micro()},
-                                {"accumulation_steps", c.plan.accumulation_steps()},
-                                {"precision", c.precision},
-                                {"optimizer", c.plan.inference ? "none" : c.optimizer},
-                                {"step", c.step},
-                                {"loss", c.loss},
-                                {"output_held", c.plan.output_held},
-                                {"ema", c.plan.ema},
-                                {"inference", c.plan.inference},
-                                {"checkpoint_all", c.plan.checkpoint_all},
-                                {"checkpoint_blocks", c.plan.checkpoint_blocks},
-                                {"freeze_all_but", c.freeze_prefixes},
-                                {"freeze_all", c.plan.freeze_all},
-                                {"fragmentation_percent", c.plan.fragmentation_percent},
-                                {"runtime", c.runtime.empty() ? "torch2-cuda" : c.runtime},
-                                {"teacher", c.teacher ? nlohmann::ordered_json{{"model", c.teacher->name}, {"offloaded", c.teacher_offload}} : nlohmann::ordered_json()}};
-  nlohmann::ordered_json j = {{"model", c.entry->name}, {"model_options", c.opts.values}, {"training", cfg}, {"budgets", nlohmann::ordered_json::array()}};
-  if (peft) { j["params"] = peft->all; j["trainable"] = peft->trainable; }
-  if (const auto moe = tools::moe_counts_of(*c.entry, c.opts)) { j["total_params"] = moe->total; j["active_params"] = moe->active; }
-  for (const auto& v : views) j["budgets"].push_back(budget_json(v));
-  std::cout << j.dump(2) << "\n";
-}
-
-/// --format csv: one column per device.
-void print_csv(const std::vector<tools::budget_view>& views) {
-  std::string out = "component";
-  for (const auto& v : views) out += "," + v.device;
-  out += "\n";
-  const auto first = csv_rows(views.front());
-  for (std::size_t r = 0; r < first.size(); ++r) {
-    out += first[r].first;
-    for (const auto& v : views) out += "," + std::to_string(csv_rows(v)[r].second);
-    out += "\n";
-  }
-  out += "fits";
-  for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
-  std::cout << out << "\n";
 }
 
 int run(const cli::parsed_args& given) {
