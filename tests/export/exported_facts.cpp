@@ -5,6 +5,7 @@
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
 #include "data/frame_transformer.hpp"
+#include "data/resnet152.hpp"
 #include "data/resnet18.hpp"
 #include "data/sdpa_transformer.hpp"
 #include "data/token_lm.hpp"
@@ -24,6 +25,15 @@ static_assert(exported_resnet18.parameter_count == zoo_resnet18.parameter_count)
 static_assert(exported_resnet18.saved_activations == zoo_resnet18.saved_activations);
 static_assert(exported_resnet18.step_peak == zoo_resnet18.step_peak);
 static_assert(exported_resnet18.total() == zoo_resnet18.total());
+
+// ResNet-152 (592 lines, 514 records): the zoo's budget to the byte, at default limits (issue H
+// item 4; its require_fits at batch 32 is the gpubudget_add_budget_check below in CMakeLists.txt)
+constexpr auto exported_resnet152 = budget_totals(exported::resnet152, plan, devices::t4);
+constexpr auto zoo_resnet152 = budget_totals(models::resnet152(), plan, devices::t4);
+static_assert(exported_resnet152.parameter_count == exported::resnet152_parameters);
+static_assert(exported_resnet152.parameter_count == zoo_resnet152.parameter_count);
+static_assert(exported_resnet152.saved_activations == zoo_resnet152.saved_activations);
+static_assert(exported_resnet152.step_peak == zoo_resnet152.step_peak);
 
 constexpr auto bev = budget_totals(exported::bev_unfold_net, training{.batch = 2}, devices::t4);
 static_assert(bev.parameter_count == exported::bev_unfold_net_parameters);
