@@ -36,6 +36,8 @@ TORCH26_MODELS = [
     # class token and position embedding (patch_embedding), F.layer_norm with weight, layer_scale
     ("vit_b_16", "torchvision.models:vit_b_16 --kwargs '{\"image_size\": 96}'", "3,96,96", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
     ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
+    # not in the zoo; its factory reads tensor data while it builds (RegNet's widths): --build-on-cpu
+    ("regnet_y_400mf", "torchvision.models:regnet_y_400mf --build-on-cpu", "3,64,64", None, "regnet_y_400mf_b2_64"),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
@@ -223,6 +225,9 @@ UNMAPPABLE = [
     # a (C,) scale on tokens is not ConvNeXt's (C, 1, 1) layer_scale: the parameter stays unmapped
     ("tests.export.custom_models:token_layer_scale --path . --input 10,16",
      "mul uses get_attr gamma, a tensor that does not come from the model's input"),
+    # a factory that cannot build on the meta device: said, with the flag that builds it
+    ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
+     "the factory cannot build the model on the meta device: NotImplementedError"),
 ]
 
 

@@ -190,6 +190,11 @@ def vit_b_16_96():
     return torchvision.models.vit_b_16(image_size=96)
 
 
+def regnet_y_400mf():
+    import torchvision
+    return torchvision.models.regnet_y_400mf()
+
+
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 
 # case, factory, per-sample input shape, batch
@@ -219,7 +224,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # PEFT's lora.MultiheadAttention: the deltas merged into in_proj_weight and out_proj.weight for the forward
          ("frame_transformer_lora_mha_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn"], 8, 0.0), (3, 64, 64), 2),
          ("frame_transformer_lora_mha_mlp_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn", "mlp.0", "mlp.3"], 8, 0.0), (3, 64, 64), 2),
-         ("vit_b_16_lora_mha_r8_b2_96", peft_lora(vit_b_16_96, ["self_attention"], 8, 0.0), (3, 96, 96), 2)]
+         ("vit_b_16_lora_mha_r8_b2_96", peft_lora(vit_b_16_96, ["self_attention"], 8, 0.0), (3, 96, 96), 2),
+         # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
+         # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
+         ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2)]
 
 
 def example_input(shape, batch):
