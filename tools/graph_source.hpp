@@ -186,6 +186,7 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
       const auto k = f.integer("kernel", 1, 1 << 16);
       const stride s(f.integer("stride", 1, 1 << 16, k));
       const padding p(f.integer("padding", 0, 1 << 16, 0));
+      if (f.boolean("ceil_mode", false)) return max ? max_pool2d(k, s, p, ceil_mode) : avg_pool2d(k, s, p, ceil_mode);
       return max ? max_pool2d(k, s, p) : avg_pool2d(k, s, p);
     };
   t["patch_embedding"] = [](fields& f) {

@@ -38,6 +38,9 @@ TORCH26_MODELS = [
     ("convnext_tiny", "torchvision.models:convnext_tiny", "3,64,64", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
     # not in the zoo; its factory reads tensor data while it builds (RegNet's widths): --build-on-cpu
     ("regnet_y_400mf", "torchvision.models:regnet_y_400mf --build-on-cpu", "3,64,64", None, "regnet_y_400mf_b2_64"),
+    # max pools with ceil_mode=True; GoogLeNet without its auxiliary heads (one tensor out)
+    ("squeezenet1_1", "torchvision.models:squeezenet1_1", "3,64,64", None, "squeezenet1_1_b2_64"),
+    ("googlenet", "torchvision.models:googlenet --kwargs '{\"aux_logits\": false, \"init_weights\": false}'", "3,64,64", None, "googlenet_b2_64"),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),

@@ -195,6 +195,16 @@ def regnet_y_400mf():
     return torchvision.models.regnet_y_400mf()
 
 
+def squeezenet1_1():
+    import torchvision
+    return torchvision.models.squeezenet1_1()
+
+
+def googlenet():
+    import torchvision
+    return torchvision.models.googlenet(aux_logits=False, init_weights=False)
+
+
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 
 # case, factory, per-sample input shape, batch
@@ -227,7 +237,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("vit_b_16_lora_mha_r8_b2_96", peft_lora(vit_b_16_96, ["self_attention"], 8, 0.0), (3, 96, 96), 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
-         ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2)]
+         ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2),
+         # max pools with ceil_mode=True (and SqueezeNet's Fire concatenations, GoogLeNet's inception
+         # branches), not in the zoo
+         ("squeezenet1_1_b2_64", squeezenet1_1, (3, 64, 64), 2),
+         ("googlenet_b2_64", googlenet, (3, 64, 64), 2)]
 
 
 def example_input(shape, batch):

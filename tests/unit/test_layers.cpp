@@ -301,6 +301,17 @@ TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[l
   constexpr auto mx3 = budget(pool(max_pool2d(3, stride(2), padding(1))), on_cuda(2), dev);
   REQUIRE(shape_of(mx3.per_record[3]) == "[4,4,4]");
   REQUIRE(mx3.per_record[3].saved_bytes == 3072);
+  // ceil_mode=True (ATen's pooling_output_shape): kernel 3, stride 2 on 8: (8 − 3 + 1)/2 + 1 = 4
+  // where floor gives 3; on 112 (a stem's map) 56 where floor gives 55
+  constexpr pool2d_op ceil3{3, 2, 0, false, true}, floor3{3, 2, 0, false, false};
+  static_assert(ceil3.output_shape(make_shape(4, 8, 8))[1] == 4 && floor3.output_shape(make_shape(4, 8, 8))[1] == 3);
+  static_assert(ceil3.output_shape(make_shape(64, 112, 112))[1] == 56 && floor3.output_shape(make_shape(64, 112, 112))[1] == 55);
+  // the last window must start inside the input or its left padding: kernel 2, stride 2, padding 1
+  // on 5 gives 3 (the fourth window would start at 6 >= 5 + 1), as PyTorch's MaxPool2d does
+  constexpr pool2d_op edge{2, 2, 1, false, true};
+  static_assert(edge.output_shape(make_shape(1, 5, 5))[1] == 3);
+  constexpr auto ceil_net = budget(pool(max_pool2d(3, stride(2), padding(0), ceil_mode)), on_cuda(2), dev);
+  REQUIRE(shape_of(ceil_net.per_record[3]) == "[4,4,4]");
   // AvgPool2d(2) keeps its whole input (op_rules §0.7): 2,048 B. Global AdaptiveAvgPool2d is
   // mean(-1, -2): its input in 1.13 (§0.7), nothing in PyTorch 2.x, CUDA included (2.6 #3)
   constexpr auto avg = budget(pool(avg_pool2d(2)), on_cuda(2), dev);

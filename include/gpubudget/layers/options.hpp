@@ -33,6 +33,9 @@ inline constexpr fused_qkv_t fused_qkv{};
 /// Layer without a bias term.
 struct no_bias_t {};
 inline constexpr no_bias_t no_bias{};
+/// Pooling with ceil_mode=True: the last window may run past the map's end (but starts inside it).
+struct ceil_mode_t {};
+inline constexpr ceil_mode_t ceil_mode{};
 /// Depthwise convolution: groups = input channels.
 struct depthwise_t {};
 inline constexpr depthwise_t depthwise{};

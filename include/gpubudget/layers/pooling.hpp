@@ -17,6 +17,7 @@ struct pool2d_op {
   std::int64_t stride = {};
   std::int64_t padding = {};
   flag average = {};
+  flag ceil_mode = {};  ///< ceil_mode=True (GoogLeNet's and SqueezeNet's max pools)
   constexpr shape output_shape(const shape& in) const {
     if (in.rank != 3) detail::tensor_rank_unsupported();
     if (kernel <= 0) detail::kernel_size_must_be_positive();
@@ -28,7 +29,10 @@ struct pool2d_op {
       // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
       if (in[d] + 2 * padding < kernel)
         detail::require_input(false, detail::pooling_window_larger_than_padded_input, kernel, detail::padded(in, padding));
-      out[d] = (in[d] + 2 * padding - kernel) / stride + 1;
+      out[d] = (in[d] + 2 * padding - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+      // ATen's pooling_output_shape: with ceil_mode the last window must start inside the input
+      // or its left padding
+      if (ceil_mode && (out[d] - 1) * stride >= in[d] + padding) --out[d];
     }
     return out;
   }
@@ -49,6 +53,10 @@ constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p = padding(0)
 constexpr layer max_pool2d(std::int64_t kernel) { return max_pool2d(kernel, stride(kernel)); }
 constexpr layer avg_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, true}); }
 constexpr layer avg_pool2d(std::int64_t kernel) { return avg_pool2d(kernel, stride(kernel)); }
+/// The same with ceil_mode=True: max_pool2d(3, stride(2), padding(0), ceil_mode) is
+/// nn.MaxPool2d(3, 2, ceil_mode=True).
+constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, false, true}); }
+constexpr layer avg_pool2d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, true, true}); }
 
 /// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W].
 struct adaptive_avg_pool2d_op {
