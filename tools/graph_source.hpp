@@ -154,7 +154,10 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
     const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
     return transpose(a, b, f.boolean("contiguous", false));
   };
-  t["mean_over"] = [](fields& f) { return mean_over(f.integer("dim", 0, 4)); };
+  t["mean_over"] = [](fields& f) {
+    const auto dim = f.integer("dim", 0, 4);
+    return mean_over(dim, f.integer("count", 1, 5 - dim, 1));
+  };
   t["select_token"] = [](fields& f) { return select_token(f.integer("index", 0, big)); };
   t["unfold"] = [](fields& f) {
     const auto k = f.integer("kernel", 1, 1 << 16);

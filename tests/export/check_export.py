@@ -41,6 +41,8 @@ TORCH26_MODELS = [
     # max pools with ceil_mode=True; GoogLeNet without its auxiliary heads (one tensor out)
     ("squeezenet1_1", "torchvision.models:squeezenet1_1", "3,64,64", None, "squeezenet1_1_b2_64"),
     ("googlenet", "torchvision.models:googlenet --kwargs '{\"aux_logits\": false, \"init_weights\": false}'", "3,64,64", None, "googlenet_b2_64"),
+    # x.mean([2, 3]): mean_over two consecutive dimensions
+    ("mnasnet1_0", "torchvision.models:mnasnet1_0", "3,64,64", None, "mnasnet1_0_b2_64"),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),

@@ -205,6 +205,11 @@ def googlenet():
     return torchvision.models.googlenet(aux_logits=False, init_weights=False)
 
 
+def mnasnet1_0():
+    import torchvision
+    return torchvision.models.mnasnet1_0()
+
+
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 
 # case, factory, per-sample input shape, batch
@@ -241,7 +246,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # max pools with ceil_mode=True (and SqueezeNet's Fire concatenations, GoogLeNet's inception
          # branches), not in the zoo
          ("squeezenet1_1_b2_64", squeezenet1_1, (3, 64, 64), 2),
-         ("googlenet_b2_64", googlenet, (3, 64, 64), 2)]
+         ("googlenet_b2_64", googlenet, (3, 64, 64), 2),
+         # x.mean([2, 3]) (mean_over two dimensions) after inverted residual blocks, not in the zoo
+         ("mnasnet1_0_b2_64", mnasnet1_0, (3, 64, 64), 2)]
 
 
 def example_input(shape, batch):

@@ -310,6 +310,11 @@ TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[l
   // on 5 gives 3 (the fourth window would start at 6 >= 5 + 1), as PyTorch's MaxPool2d does
   constexpr pool2d_op edge{2, 2, 1, false, true};
   static_assert(edge.output_shape(make_shape(1, 5, 5))[1] == 3);
+  // x.mean([2, 3]) (MnasNet's global pooling): mean_over(1, 2) on [4, 8, 8] gives [4] and keeps
+  // nothing in PyTorch 2.x (like a global adaptive average pool)
+  constexpr auto mean23 = budget(pool(mean_over(1, 2)), on_cuda(2), dev);
+  REQUIRE(shape_of(mean23.per_record[3]) == "[4]");
+  REQUIRE(mean23.per_record[3].saved_bytes == 0);
   constexpr auto ceil_net = budget(pool(max_pool2d(3, stride(2), padding(0), ceil_mode)), on_cuda(2), dev);
   REQUIRE(shape_of(ceil_net.per_record[3]) == "[4,4,4]");
   // AvgPool2d(2) keeps its whole input (op_rules §0.7): 2,048 B. Global AdaptiveAvgPool2d is

@@ -131,20 +131,24 @@ constexpr layer select_token(std::int64_t index = 0) { return as_layer(select_to
 /// Mean over per-sample dimension `dim` (removed from the shape).
 struct mean_over_op {
   std::int64_t dim = {};
+  std::int64_t count = 1;  ///< consecutive dimensions reduced from `dim` on (x.mean([2, 3]): 2)
 };
 
 template <>
 struct op_traits<mean_over_op> {
   static constexpr const char* name = "mean";
   static constexpr detail::value lower(detail::layer_ctx& c, const mean_over_op& op, const detail::value& x) {
-    if (op.dim < 0 || op.dim >= x.s.rank) detail::invalid_layer_argument();
+    if (op.dim < 0 || op.count < 1 || op.dim + op.count > x.s.rank) detail::invalid_layer_argument();
     shape out{};
-    out.rank = x.s.rank - 1;
-    for (int i = 0, j = 0; i < x.s.rank; ++i) if (i != op.dim) out[j++] = x.s[i];
+    out.rank = x.s.rank - static_cast<int>(op.count);
+    for (int i = 0, j = 0; i < x.s.rank; ++i)
+      if (i < op.dim || i >= op.dim + op.count) out[j++] = x.s[i];
     return detail::mean_reduce(c.s, x, out);
   }
 };
 
-constexpr layer mean_over(std::int64_t dim) { return as_layer(mean_over_op{dim}); }
+/// x.mean(dim) over the per-sample dimension `dim` (not kept); `count` consecutive dimensions
+/// from it: mean_over(1, 2) on [C, H, W] is x.mean([2, 3]) (MnasNet's global pooling).
+constexpr layer mean_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(mean_over_op{dim, count}); }
 
 }  // namespace gpubudget
