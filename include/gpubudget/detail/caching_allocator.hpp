@@ -18,7 +18,7 @@
 #include <type_traits>
 
 #include <gpubudget/alloc_conf.hpp>
-#include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/probe/caching_allocator_model.hpp>
 
 namespace gpubudget {
