@@ -1,7 +1,9 @@
 // The committed exported headers (tests/export/data, written by tools/gpubudget-export) compile at
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
-// ResNet-18, ViT-B/16 (96²) and ConvNeXt-Tiny (64²) the zoo's own description's budget to the byte. Needs no PyTorch.
+// ResNet-18, ViT-B/16 (96²), ConvNeXt-Tiny (64²) and DenseNet-121 (64²) the zoo's own description's budget to the
+// byte. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
+#include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
 #include "data/frame_transformer.hpp"
@@ -70,6 +72,11 @@ static_assert(same_budget(exported_vit, budget_totals(models::vit_b_16(96), plan
 constexpr auto exported_convnext = budget_totals(exported::convnext_tiny, plan, devices::t4);
 static_assert(exported_convnext.parameter_count == exported::convnext_tiny_parameters);
 static_assert(same_budget(exported_convnext, budget_totals(models::convnext_tiny(64), plan, devices::t4)));
+// torchvision's dense blocks (each layer's cat of all earlier features) as the zoo's cat(x, layer(x)) chain
+constexpr auto exported_densenet = budget_totals(exported::densenet121, plan, devices::t4);
+static_assert(exported_densenet.parameter_count == exported::densenet121_parameters);
+static_assert(same_budget(exported_densenet, budget_totals(models::densenet121(64), plan, devices::t4)));
+static_assert(!same_budget(exported_densenet, budget_totals(models::densenet121(96), plan, devices::t4)));  // the size matters
 }  // namespace
 
 int main() { return 0; }
