@@ -159,6 +159,11 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
     return mean_over(dim, f.integer("count", 1, 5 - dim, 1));
   };
   t["select_token"] = [](fields& f) { return select_token(f.integer("index", 0, big)); };
+  t["chunk"] = [](fields& f) {  // x.chunk(count, dim)[index]
+    const auto count = f.integer("count", 1, big);
+    const auto index = f.integer("index", 0, count - 1);
+    return chunk(count, index, f.integer("dim", 0, 4, 0));
+  };
   t["unfold"] = [](fields& f) {
     const auto k = f.integer("kernel", 1, 1 << 16);
     const padding p(f.integer("padding", 0, 1 << 16, 0));

@@ -43,6 +43,11 @@ TORCH26_MODELS = [
     ("googlenet", "torchvision.models:googlenet --kwargs '{\"aux_logits\": false, \"init_weights\": false}'", "3,64,64", None, "googlenet_b2_64"),
     # x.mean([2, 3]): mean_over two consecutive dimensions
     ("mnasnet1_0", "torchvision.models:mnasnet1_0", "3,64,64", None, "mnasnet1_0_b2_64"),
+    # dense blocks: each layer's cat of all earlier features as the zoo's cat(x, layer(x)) chain
+    ("densenet121", "torchvision.models:densenet121", "3,64,64", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
+    # x1, x2 = x.chunk(2, dim=1) (chunk), the channel shuffle (reshape, transpose(..., true), reshape); not in the zoo
+    ("shufflenet_v2_x0_5", "torchvision.models:shufflenet_v2_x0_5", "3,64,64", None, "shufflenet_v2_x0_5_b2_64"),
+    ("shufflenet_v2_x1_0", "torchvision.models:shufflenet_v2_x1_0", "3,64,64", None, "shufflenet_v2_x1_0_b2_64"),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
@@ -52,7 +57,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("vit_b_16", "vit_b_16.json", ["vit_b_16", "--image-size", "96"], "vit_b_16_b2_96"),
              ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
              ("token_lm", "token_lm.json", None, "token_lm_b2_t64"),
-             ("grouped_net", "grouped_net.json", None, "grouped_net_b2_64")]
+             ("grouped_net", "grouped_net.json", None, "grouped_net_b2_64"),
+             ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
+             ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64")]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
@@ -230,6 +237,12 @@ UNMAPPABLE = [
     # a (C,) scale on tokens is not ConvNeXt's (C, 1, 1) layer_scale: the parameter stays unmapped
     ("tests.export.custom_models:token_layer_scale --path . --input 10,16",
      "mul uses get_attr gamma, a tensor that does not come from the model's input"),
+    # torch.cat([x], 1) outside a dense block: a copy with no op
+    ("tests.export.custom_models:lone_cat --path . --input 3,16,16",
+     "torch.cat of one tensor (a copy; no gpubudget op) (node cat, module <root>)"),
+    # chunks of unequal size (torch.chunk's last part smaller)
+    ("tests.export.custom_models:uneven_chunk --path . --input 3,16,16",
+     "chunk(3, dim=1) of size 8 (the library's chunks are equal parts: the count must divide it) (node chunk, module <root>)"),
     # a factory that cannot build on the meta device: said, with the flag that builds it
     ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
      "the factory cannot build the model on the meta device: NotImplementedError"),

@@ -256,3 +256,37 @@ class TokenLayerScale(nn.Module):
 
 def token_layer_scale():
     return TokenLayerScale()
+
+
+class LoneCat(nn.Module):
+    """torch.cat([x], 1) that starts no dense block (no later cat extends its list): a copy the
+    library has no op for, so the export must stop naming it (DenseNet's first cat is recognised
+    only with the cats that extend it)."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(torch.cat([self.conv(x)], 1))
+
+
+def lone_cat():
+    return LoneCat()
+
+
+class UnevenChunk(nn.Module):
+    """x.chunk(3, dim=1) of 8 channels (parts of 3, 3 and 2): the library's chunks are equal parts,
+    so the export must stop naming the chunk."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 1)
+
+    def forward(self, x):
+        a, b, c = self.conv(x).chunk(3, dim=1)
+        return torch.cat((a, b), 1)
+
+
+def uneven_chunk():
+    return UnevenChunk()

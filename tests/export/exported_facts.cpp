@@ -1,13 +1,16 @@
 // The committed exported headers (tests/export/data, written by tools/gpubudget-export) compile at
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
-// ResNet-18, ViT-B/16 (96²) and ConvNeXt-Tiny (64²) the zoo's own description's budget to the byte. Needs no PyTorch.
+// ResNet-18, ViT-B/16 (96²), ConvNeXt-Tiny (64²) and DenseNet-121 (64²) the zoo's own description's budget to the
+// byte. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
+#include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet152.hpp"
 #include "data/resnet18.hpp"
 #include "data/sdpa_transformer.hpp"
+#include "data/shufflenet_v2_x0_5.hpp"
 #include "data/token_lm.hpp"
 #include "data/vit_b_16.hpp"
 
@@ -70,6 +73,19 @@ static_assert(same_budget(exported_vit, budget_totals(models::vit_b_16(96), plan
 constexpr auto exported_convnext = budget_totals(exported::convnext_tiny, plan, devices::t4);
 static_assert(exported_convnext.parameter_count == exported::convnext_tiny_parameters);
 static_assert(same_budget(exported_convnext, budget_totals(models::convnext_tiny(64), plan, devices::t4)));
+// torchvision's dense blocks (each layer's cat of all earlier features) as the zoo's cat(x, layer(x)) chain
+constexpr auto exported_densenet = budget_totals(exported::densenet121, plan, devices::t4);
+static_assert(exported_densenet.parameter_count == exported::densenet121_parameters);
+static_assert(same_budget(exported_densenet, budget_totals(models::densenet121(64), plan, devices::t4)));
+static_assert(!same_budget(exported_densenet, budget_totals(models::densenet121(96), plan, devices::t4)));  // the size matters
+
+// ShuffleNet V2 x0.5 (64²; not in the zoo): x.chunk(2, dim=1) as chunk(2, 0) and chunk(2, 1), the
+// channel shuffle as reshape, transpose(0, 1, true), reshape. Its PyTorch 2.6 CPU step (batch 2,
+// data/custom-pytorch-2.6-cpu.json) saved 1,876,096 B, which the CPU reference's budget equals
+// (export.committed_graphs); here: the count
+constexpr auto shufflenet = budget_totals(exported::shufflenet_v2_x0_5, training{.batch = 2}, devices::t4);
+static_assert(shufflenet.parameter_count == exported::shufflenet_v2_x0_5_parameters);
+static_assert(shufflenet.saved_activations > 0 && require_fits<shufflenet>);
 }  // namespace
 
 int main() { return 0; }

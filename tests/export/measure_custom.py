@@ -210,6 +210,16 @@ def mnasnet1_0():
     return torchvision.models.mnasnet1_0()
 
 
+def shufflenet_v2_x0_5():
+    import torchvision
+    return torchvision.models.shufflenet_v2_x0_5()
+
+
+def shufflenet_v2_x1_0():
+    import torchvision
+    return torchvision.models.shufflenet_v2_x1_0()
+
+
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 
 # case, factory, per-sample input shape, batch
@@ -248,7 +258,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("squeezenet1_1_b2_64", squeezenet1_1, (3, 64, 64), 2),
          ("googlenet_b2_64", googlenet, (3, 64, 64), 2),
          # x.mean([2, 3]) (mean_over two dimensions) after inverted residual blocks, not in the zoo
-         ("mnasnet1_0_b2_64", mnasnet1_0, (3, 64, 64), 2)]
+         ("mnasnet1_0_b2_64", mnasnet1_0, (3, 64, 64), 2),
+         # x1, x2 = x.chunk(2, dim=1) (chunk views), cat with branch2(x2), the channel shuffle
+         # (view, transpose, contiguous, view), not in the zoo
+         ("shufflenet_v2_x0_5_b2_64", shufflenet_v2_x0_5, (3, 64, 64), 2),
+         ("shufflenet_v2_x1_0_b2_64", shufflenet_v2_x1_0, (3, 64, 64), 2)]
 
 
 def example_input(shape, batch):

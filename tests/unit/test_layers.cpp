@@ -365,6 +365,30 @@ TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[l
   REQUIRE(copied.saved_activations == 256);
 }
 
+TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {
+  // ShuffleNet V2's stride-1 unit on y1 = conv2d(8, 1) of [8, 4, 4] at batch 2 (1,024 B):
+  // cat(x1, conv(x2)) with x1, x2 = y1.chunk(2, dim=1)
+  constexpr auto unit = budget(sequential(input(8, 4, 4), conv2d(8, 1),
+                                          parallel(merge_kind::concat, chunk(2, 0), sequential(chunk(2, 1), conv2d(4, 1)))),
+                               on_cuda(2), dev);
+  REQUIRE(shape_of(unit.per_record[4]) == "[4,4,4]");
+  REQUIRE(shape_of(unit.per_record[6]) == "[4,4,4]");
+  REQUIRE(shape_of(unit.per_record[3]) == "[8,4,4]");
+  REQUIRE(unit.per_record[4].saved_bytes == 0);
+  REQUIRE(unit.per_record[6].saved_bytes == 0);
+  // the conv on x2 saves its input, a view: all of y1 stays (1,024 B, not the chunk's 512)
+  REQUIRE(unit.per_record[7].saved_bytes == 1024);
+  // after forward: y1 (kept through the view) + the cat 1,024 + the loss 4; the chunks add nothing
+  REQUIRE(unit.after_forward == 2052);
+  // a channel chunk of a batch is not contiguous: layer_norm copies it (at batch 1 it is
+  // contiguous, as select_token's view: the same forward peak)
+  constexpr auto on = [](layer part, std::int64_t b) {
+    return budget_totals(sequential(input(2, 256), part, layer_norm(), linear(1)), on_cuda(b), dev).forward_peak;
+  };
+  REQUIRE(on(chunk(2, 0), 1) == on(select_token(0), 1));
+  REQUIRE(on(chunk(2, 0), 2) > on(select_token(0), 2));
+}
+
 // --- parallel branches ----------------------------------------------------------------------------
 
 TEST_CASE("parallel: concat, add, stack, multiply, add in place", "[layers][parallel]") {
@@ -513,6 +537,9 @@ TEST_CASE("invalid layer arguments throw at run time", "[layers][errors]") {
   CHECK_THROWS_AS(budget(sequential(input(16), reshape(3, 5)), t, dev), std::invalid_argument);
   // a repeated block must keep its shape
   CHECK_THROWS_AS(budget(sequential(input(8), repeat<2>(linear(4))), t, dev), std::invalid_argument);
+  // 3 chunks of 8 channels are not equal parts; a chunk index past the count
+  CHECK_THROWS_AS(budget(sequential(input(8, 4, 4), chunk(3, 0)), t, dev), std::invalid_argument);
+  CHECK_THROWS_AS(budget(sequential(input(8, 4, 4), chunk(2, 2)), t, dev), std::invalid_argument);
 }
 
 TEST_CASE("instance norm: input plus per-(sample, channel) statistics, the repeated weight with affine", "[layers][norm]") {

@@ -58,6 +58,9 @@ namespace gpubudget::detail {
 /// A linear, convolution, norm or attention fed int64 token ids: PyTorch raises (addmm and conv
 /// have no Long kernels: "not implemented for 'Long'"); an embedding belongs in between.
 [[noreturn]] inline void layer_needs_float_features_not_token_ids() { fail("gpubudget: layer needs float features, not token ids (put an embedding(...) between tokens(n) and it)"); }
+/// `chunk(count, index, dim)` on a dimension `count` does not divide: torch.chunk's last chunk
+/// would be smaller, or fewer than `count` chunks would come out.
+[[noreturn]] inline void chunks_do_not_divide_the_dimension() { fail("gpubudget: chunk count does not divide the dimension (x.chunk(n, dim) in n equal parts)"); }
 [[noreturn]] inline void permute_repeats_an_axis() { fail("gpubudget: permute names an axis twice (a permutation of 0..rank-1 is needed)"); }
 
 // Structure of a model (issue C).

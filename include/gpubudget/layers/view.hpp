@@ -1,6 +1,6 @@
 // gpubudget/layers/view.hpp — shape-only ops and small reductions.
 //
-// flatten / reshape / transpose / permute / select are views: no new storage, and a view keeps
+// flatten / reshape / transpose / permute / select / chunk are views: no new storage, and a view keeps
 // its whole base alive as long as anyone (a variable or a saved tensor) holds it.
 // `transpose(..., contiguous)` adds the copy that `.contiguous()` makes. Per-sample dimensions:
 // dimension 0 is the first dimension after the batch.
@@ -127,6 +127,38 @@ struct op_traits<select_token_op> {
 };
 
 constexpr layer select_token(std::int64_t index = 0) { return as_layer(select_token_op{index}); }
+
+/// `x.chunk(count, dim)[index]` along per-sample dimension `dim`: a view of one of `count` equal
+/// parts. Autograd's SplitBackward0 holds each chunk's gradient until every chunk's has arrived,
+/// then cats them into the whole input's gradient (sim::chunk_view). A chunk is strided (not
+/// contiguous) unless only ones stand before `dim`, the batch included.
+struct chunk_op {
+  std::int64_t count = {};
+  std::int64_t index = {};
+  std::int64_t dim = {};
+};
+
+template <>
+struct op_traits<chunk_op> {
+  static constexpr const char* name = "chunk";
+  static constexpr detail::value lower(detail::layer_ctx& c, const chunk_op& op, const detail::value& x) {
+    if (op.dim < 0 || op.dim >= x.s.rank || op.count < 1 || op.index < 0 || op.index >= op.count) detail::invalid_layer_argument();
+    const int d = static_cast<int>(op.dim);
+    if (x.s[d] % op.count != 0) detail::chunks_do_not_divide_the_dimension();
+    shape out = x.s;
+    out[d] /= op.count;
+    detail::value y = c.s.chunk_view(x, out);
+    std::int64_t before = c.s.batch;
+    for (int i = 0; i < d; ++i) before *= x.s[i];
+    y.strided = x.strided || (op.count > 1 && before > 1);
+    return y;
+  }
+  static constexpr std::int64_t flops(const chunk_op&, const shape&, const shape&) { return 0; }
+};
+
+/// x.chunk(count, dim)[index] on per-sample dimension `dim` (default 0, the channels: ShuffleNet
+/// V2's `x1, x2 = x.chunk(2, dim=1)` is chunk(2, 0) and chunk(2, 1)); `count` must divide it.
+constexpr layer chunk(std::int64_t count, std::int64_t index, std::int64_t dim = 0) { return as_layer(chunk_op{count, index, dim}); }
 
 /// Mean over per-sample dimension `dim` (removed from the shape).
 struct mean_over_op {
