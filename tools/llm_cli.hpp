@@ -4,14 +4,15 @@
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
 // --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...][,prepare_kbit=true]
-//         [,layers=A-B,...][,layers_pattern=layers]:
+//         [,layers=A-B,...][,layers_pattern=layers][,bias=none|all|lora_only]:
 //         PEFT LoRA (DoRA; rsLoRA only scales, no bytes; modules_to_save: lm_head, embed_tokens
 //         trained whole, in the base's type) on a causal LM or a classifier (--task seq-cls) of the Llama family,
 //         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
 //         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
 //         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type;
-//         layers: PEFT's layers_to_transform, indices and inclusive ranges of the decoder layers with adapters).
+//         layers: PEFT's layers_to_transform, indices and inclusive ranges of the decoder layers with adapters;
+//         bias: PEFT's trainable biases, Qwen2's q, k, v ones).
 // --quant  nf4|nf4-dq|fp4|int8: with --lora the frozen base, with --serve the decoder layers' weights.
 // --serve an inference budget with a KV cache (serving.hpp); --context N tokens per sequence
 //         (default: the model's positions; beyond them only with --ctx raised explicitly),
@@ -34,7 +35,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; embed_tokens (lora.Embedding on the token table); Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear, nn.Conv, nn.Embedding and nn.MultiheadAttention modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer), layers=0-3,8 (PEFT's layers_to_transform: adapters on those decoder layers only; Llama family, Phi-3, Mixtral; not with all-linear or embed_tokens), layers_pattern=layers"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; embed_tokens (lora.Embedding on the token table); Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear, nn.Conv, nn.Embedding and nn.MultiheadAttention modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer), layers=0-3,8 (PEFT's layers_to_transform: adapters on those decoder layers only; Llama family, Phi-3, Mixtral; not with all-linear or embed_tokens), layers_pattern=layers, bias=all|lora_only (PEFT's bias: every bias trains, or those of the adapted modules; Qwen2's q, k, v biases; none on the Llama family's other models)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -105,21 +106,23 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
                                       std::string* names = nullptr) {
   models::lora_config l{0, 0, 0, base_weights::same};
   std::string key, targets, saved, layers;
-  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false, seen_pattern = false;
-  const std::string keys_help = "r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true, layers=A-B,..., layers_pattern=NAME";
+  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false, seen_pattern = false, seen_bias = false;
+  const std::string keys_help =
+      "r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true, layers=A-B,..., layers_pattern=NAME, "
+      "bias=none|all|lora_only";
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
     std::string value = item;
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit", "layers", "layers_pattern"};
+      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit", "layers", "layers_pattern", "bias"};
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
         throw cli::usage_error("--lora: unknown key '" + key + "' (" + keys_help + ")" + cli::did_you_mean(key, keys));
       if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
           (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora) ||
           (key == "modules_to_save" && !saved.empty()) || (key == "prepare_kbit" && seen_kbit) || (key == "layers" && !layers.empty()) ||
-          (key == "layers_pattern" && seen_pattern))
+          (key == "layers_pattern" && seen_pattern) || (key == "bias" && seen_bias))
         throw cli::usage_error("--lora: " + key + "= is given twice");
     } else if (key != "targets" && key != "modules_to_save" && key != "layers") {
       throw cli::usage_error("--lora: '" + item + "' is not key=value (" + keys_help + ")");
@@ -137,6 +140,12 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
     }
     // the Llama family's layer list is model.layers; PEFT finds no target under another name
     else if (key == "layers_pattern") { cli::parse_choice("--lora layers_pattern", value, {"layers"}); l.layers_pattern = "layers"; seen_pattern = true; }
+    // PEFT's LoraConfig.bias: the biases that train beside the adapters
+    else if (key == "bias") {
+      const auto b = cli::parse_choice("--lora bias", value, {"none", "all", "lora_only"});
+      l.bias = b == "all" ? models::peft_bias::all : b == "lora_only" ? models::peft_bias::lora_only : models::peft_bias::none;
+      seen_bias = true;
+    }
     else if (key == "layers") {
       if (value.empty()) throw cli::usage_error("--lora: layers= lists no layer (e.g. layers=0-3; PEFT reads an empty list as every layer: leave layers= out)");
       layers += (layers.empty() ? "" : ",") + value;
@@ -197,10 +206,12 @@ inline void check_lora_layers(const zoo_entry& base, const models::llama_config&
     throw cli::usage_error("--lora: layers= with targets=embed_tokens: PEFT matches layers_to_transform inside the numbered layers only, so "
                            "model.embed_tokens would get no adapter; drop it from targets=");
 }
-/// layers= of --lora on a model whose layer lists are not modelled (GPT-2, BERT, T5, by name).
-inline void refuse_lora_layers(const zoo_entry& base, const models::lora_config& l) {
+/// layers= and bias= of --lora on a model where they are not modelled (GPT-2, BERT, T5, by name).
+inline void refuse_llama_only_options(const zoo_entry& base, const models::lora_config& l) {
   if (!l.layers_to_transform.all() || l.layers_pattern)
     throw cli::usage_error("--lora: layers= (PEFT's layers_to_transform) is modelled on the Llama family, Phi-3 and Mixtral, not on " + base.name);
+  if (l.bias != models::peft_bias::none)
+    throw cli::usage_error("--lora: bias=all|lora_only (PEFT's trainable biases) is modelled on the Llama family, Phi-3 and Mixtral, not on " + base.name);
 }
 
 /// A LoRA fine-tune of a zoo model: the entry that budgets it and PEFT's counts.
@@ -270,7 +281,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
 /// for a name the family lacks or a base it does not model.
 inline lora_run peft_family_model(const zoo_entry& base, const model_options& o, models::lora_config l) {
   const auto& f = *base.peft;
-  refuse_lora_layers(base, l);
+  refuse_llama_only_options(base, l);
   if (l.targets == all_linear) l.targets = f.modules;  // PEFT's all-linear on the family's Linear (Conv1D) modules
   if ((l.targets & ~f.modules) != 0)
     throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (" + f.family + "'s: " + f.module_names + ", all-linear)");
@@ -290,7 +301,7 @@ inline lora_run peft_family_model(const zoo_entry& base, const model_options& o,
 inline lora_run lora_by_name_model(const zoo_entry& base, const model_options& o, const cli::parsed_args& a, const training& plan, const device& dev) {
   std::string targets;
   const auto l = parse_lora(*a.get("lora"), 65535, "", &targets);
-  refuse_lora_layers(base, l);
+  refuse_llama_only_options(base, l);
   if (targets.empty()) targets = base.lora_default_targets;
   if (targets.empty())
     throw cli::usage_error("--lora on " + base.name + " needs targets=NAME,... (PEFT has no default target_modules outside the transformers families): "

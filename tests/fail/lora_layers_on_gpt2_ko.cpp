@@ -1,4 +1,4 @@
-// expect: layers_to_transform_is_modelled_on_the_llama_family
+// expect: lora_option_is_modelled_on_the_llama_family
 // layers_to_transform on GPT-2 (its layer list transformer.h is not split into runs here).
 // Twin: tests/static/lora_layers_ok.cpp (lora_layers_on_gpt2).
 #include <gpubudget/gpubudget.hpp>

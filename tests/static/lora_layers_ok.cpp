@@ -1,6 +1,6 @@
-// Twins of the layers_to_transform must-not-compile tests in tests/fail/lora_layers_*_ko.cpp (the
-// same models with the one argument made valid): each compiles, so each failing twin fails for
-// its own reason. Qwen2-0.5B: 24 layers, width 896, 14 q / 2 kv heads of 64 (v_proj 896 -> 128).
+// Twins of the layers_to_transform and bias must-not-compile tests in tests/fail/lora_layers_*_ko.cpp
+// and lora_bias_on_gpt2_ko.cpp (the same models with the one argument made valid): each compiles,
+// so each failing twin fails for its own reason. Qwen2-0.5B: 24 layers, width 896, 14 q / 2 kv heads of 64 (v_proj 896 -> 128).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/transformers.hpp>
 
@@ -31,5 +31,10 @@ static_assert(lora_layers_on_gpt2_m.records.size() > 0);
 // lora_layers_too_many_runs: four separate ranges, 8 runs (the most)
 constexpr auto lora_layers_too_many_runs_m = models::llama_lora(models::qwen2_0_5b(64), {.rank = 8, .layers_to_transform = {0, 2, 4, 6}});
 static_assert(models::layer_set{0, 2, 4, 6}.runs_in(24) == 8 && lora_layers_too_many_runs_m.records.size() > 0);
+
+// lora_bias_on_gpt2: bias="all" on Qwen2-0.5B: its q (896), k and v (128) biases train in each of 24 layers
+static_assert(budget_totals(models::llama_lora(models::qwen2_0_5b(64), {.rank = 8, .bias = models::peft_bias::all}), training{.batch = 1},
+                            devices::a100_80gb)
+                  .trainable_count == 24 * 8 * ((896 + 896) + (896 + 128)) + 24 * (896 + 128 + 128));
 
 }  // namespace

@@ -543,6 +543,55 @@ TEST_CASE("layers_to_transform on Phi-3 and Mixtral") {
   CHECK(budget_totals(mix, training{.batch = 1, .precision = pure_bf16}, devices::h200).trainable_count == 8 * (4096 + 4096) + 8 * (4096 + 1024));
 }
 
+// PEFT's LoraConfig.bias (lora_config::bias) on a Qwen2-style decoder, whose q, k, v projections
+// have biases: "all" trains every bias, "lora_only" those of the adapted projections. Measured
+// (benchmarks/accuracy/lora_bias_probe.py, PyTorch 2.6 CPU, a 4-layer llama2l-sized Qwen2 (q 256,
+// k and v 64 wide biases, tied head), r = 8 on q_proj and v_proj, batch 2, seq 64, every layer or
+// layers 2 and 3, fp32 and autocast bf16; the probe's adapters take no input cast, as
+// lora_llama_probe.py's): trainable and saved bytes exact in all twelve. With "all", layers
+// before the first adapted one keep what their biases' gradient needs passed through them.
+TEST_CASE("bias=all / lora_only: Qwen2's q, k, v biases train") {
+  models::llama_config g{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
+  g.qkv_bias = true;
+  g.tied_head = true;
+  struct measured {
+    models::peft_bias bias;
+    models::layer_set layers;
+    bool bf16;
+    std::int64_t trainable, saved;
+  };
+  using enum models::peft_bias;
+  for (const auto& m : {measured{none, {}, false, 26624, 8359936}, measured{none, {2, 3}, false, 13312, 4130816},
+                        measured{all, {}, false, 28160, 8491008}, measured{all, {2, 3}, false, 14848, 8212480},
+                        measured{lora_only, {}, false, 27904, 8359936}, measured{lora_only, {2, 3}, false, 13952, 4130816},
+                        measured{none, {}, true, 26624, 28000256}, measured{none, {2, 3}, true, 13312, 22040576},
+                        measured{all, {}, true, 28160, 28131328}, measured{all, {2, 3}, true, 14848, 27842560},
+                        measured{lora_only, {}, true, 27904, 28000256}, measured{lora_only, {2, 3}, true, 13952, 22040576}}) {
+    const training plan{.batch = 2, .precision = m.bf16 ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const models::lora_config l{.rank = 8, .targets = q_proj | v_proj, .cast_input = false, .layers_to_transform = m.layers, .bias = m.bias};
+    const auto b = budget_totals(models::llama_lora(g, l), plan, devices::a100_80gb);
+    INFO("bias " << static_cast<int>(m.bias) << " layers " << m.layers.bits[0] << " bf16 " << m.bf16);
+    CHECK(b.trainable_count == m.trainable);
+    CHECK(models::lora_counts(g, l).trainable == m.trainable);
+    CHECK(b.parameter_count == models::lora_counts(g, l).all);
+    CHECK(b.saved_activations == m.saved);
+  }
+  // the biases' gradients and AdamW state: 4 · (256 + 64 + 64) fp32 values more than without
+  const training amp{.batch = 2, .precision = amp_bf16};
+  const auto with = budget_totals(models::llama_lora(g, {.rank = 8, .bias = all}), amp, devices::a100_80gb);
+  const auto without = budget_totals(models::llama_lora(g, {.rank = 8}), amp, devices::a100_80gb);
+  CHECK(with.optimizer_state - without.optimizer_state == 2 * 4 * 4 * (256 + 64 + 64));
+  // a bf16 base's biases train in bf16 (PEFT upcasts the adapters only): bf16 AdamW state
+  const auto bf16_base = budget_totals(models::llama_lora(g, {.rank = 8, .base = base_weights::bf16, .bias = all}), amp, devices::a100_80gb);
+  const auto bf16_none = budget_totals(models::llama_lora(g, {.rank = 8, .base = base_weights::bf16}), amp, devices::a100_80gb);
+  CHECK(bf16_base.optimizer_state - bf16_none.optimizer_state == 2 * 2 * 4 * (256 + 64 + 64));
+  // no biases (Llama): PEFT changes nothing and raises nothing; neither does the budget
+  const models::llama_config llama{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
+  CHECK(budget_totals(models::llama_lora(llama, {.rank = 8, .bias = all}), amp, devices::a100_80gb).total() ==
+        budget_totals(models::llama_lora(llama, {.rank = 8}), amp, devices::a100_80gb).total());
+  CHECK_THROWS_WITH(models::gpt_lora(models::gpt2_small(64), {.rank = 8, .targets = c_attn, .bias = all}), Catch::Contains("modelled on the Llama family"));
+}
+
 // layers_to_transform at compile time: TinyLlama-1.1B's sizes (22 layers, width 2048, 32 q / 4 kv
 // heads of 64: v_proj 2048 -> 256), r = 8 on q_proj and v_proj of its last 4 layers (PEFT's
 // layers_to_transform=list(range(18, 22))): 4 · 8 · ((2048 + 2048) + (2048 + 256)) = 204,800.

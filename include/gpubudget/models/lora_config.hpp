@@ -70,6 +70,12 @@ struct layer_set {
   }
 };
 
+/// PEFT's LoraConfig.bias: the biases that train beside the adapters (BaseTuner's
+/// _mark_only_adapters_as_trainable, peft/tuners/tuners_utils.py: "all" sets requires_grad on
+/// every parameter named `bias`, "lora_only" on the bias of each LoRA layer's base). On a model
+/// without biases both change nothing, as in PEFT (no error).
+enum class peft_bias : std::uint8_t { none, all, lora_only };
+
 /// A PEFT LoraConfig as far as memory is concerned (lora_alpha only scales: no bytes).
 struct lora_config {
   std::int64_t rank = 8;
@@ -103,6 +109,9 @@ struct lora_config {
   /// PEFT's layers_pattern: the name of the layer list layers_to_transform numbers (nullptr: any,
   /// the first numbered component). The Llama family's is "layers" (`model.layers.N`).
   const char* layers_pattern = nullptr;
+  /// PEFT's bias: the biases that train (gradients, optimizer state, trainable count). Modelled on
+  /// the Llama family, whose only biases are Qwen2's q, k, v ones (llama_config::qkv_bias).
+  peft_bias bias = peft_bias::none;
 };
 /// The storage of the modules bitsandbytes does not quantize (embedding, norms, LM head): the
 /// base's 16-bit type, fp32 after prepare_model_for_kbit_training.

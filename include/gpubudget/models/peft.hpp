@@ -58,7 +58,7 @@ namespace detail {
 }
 [[noreturn]] inline void lora_option_not_modelled_on_any_model() {
   gpubudget::detail::fail("gpubudget: get_peft_model: base=, quantization, modules_to_save, labels and prepare_kbit are modelled on the transformers "
-                          "families only (llama_lora, gpt_lora, ...), layers_to_transform and layers_pattern on the Llama family (llama_lora, "
+                          "families only (llama_lora, gpt_lora, ...), layers_to_transform, layers_pattern and bias on the Llama family (llama_lora, "
                           "phi3_lora, mixtral_lora); here the frozen base keeps the precision's parameter type");
 }
 
@@ -264,7 +264,7 @@ constexpr bool has_adapters(const layer& r) {
 /// each name matched as PEFT matches it (the whole module path or its end after a dot). Every
 /// matched nn.Linear becomes lora.Linear (a frozen base, bias kept, adapters A [r, in] and B
 /// [out, r]); a matched projection of an attention op that names them takes attention_adapters;
-/// everything else is frozen. l.layers_to_transform and l.layers_pattern must be their defaults. `modules_to_save` (PEFT's LoraConfig.modules_to_save, and what its
+/// everything else is frozen. l.layers_to_transform, l.layers_pattern and l.bias must be their defaults. `modules_to_save` (PEFT's LoraConfig.modules_to_save, and what its
 /// SEQ_CLS task type adds: `score`, `classifier`): each matched nn.Linear keeps its frozen original
 /// beside a trainable copy (saved_linear). l.targets is not read (the names replace it); l.base,
 /// l.modules_to_save, l.labels and l.kbit_prepared must be their defaults. The budget's
@@ -274,7 +274,8 @@ constexpr bool has_adapters(const layer& r) {
 ///   static_assert(budget(vit, training{.batch = 64}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
 template <std::size_t N>
 constexpr model<N> get_peft_model(model<N> m, const char* target_modules, const lora_config& l, const char* modules_to_save = nullptr) {
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared || !l.layers_to_transform.all() || l.layers_pattern)
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared || !l.layers_to_transform.all() || l.layers_pattern ||
+      l.bias != peft_bias::none)
     detail::lora_option_not_modelled_on_any_model();
   if (l.rank < 1) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (target_modules == nullptr) detail::lora_target_matches_no_module();

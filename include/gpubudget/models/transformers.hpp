@@ -311,11 +311,19 @@ constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_c
 constexpr layer lora_linear_of(const lora_config& l, std::int64_t out_features, std::int64_t bit) {
   return lora_linear(out_features, l.targets & bit ? l.rank : 0, l.dropout_percent, l.base, l.dora, l.cast_input);
 }
+/// The q, k, v projections (lora_target bits) whose biases train in a decoder layer under `l`'s
+/// targets: PEFT's bias="all" every bias, "lora_only" those of the adapted projections; none
+/// without Qwen2's biases.
+constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_config& l) {
+  constexpr std::int64_t qkv = q_proj | k_proj | v_proj;
+  if (!g.qkv_bias) return 0;
+  return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
+}
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input))),
+                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l)))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
@@ -350,9 +358,9 @@ namespace detail {
   gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) with embed_tokens among the targets: PEFT matches layers_to_transform "
                           "inside the numbered layers only (model.embed_tokens has no layer index), so it would not adapt embed_tokens: drop it");
 }
-[[noreturn]] inline void layers_to_transform_is_modelled_on_the_llama_family() {
-  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform and layers_pattern (lora_config) are modelled on the Llama family (llama_lora, phi3_lora, "
-                          "mixtral_lora), not on GPT-2, BERT or T5");
+[[noreturn]] inline void lora_option_is_modelled_on_the_llama_family() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform, layers_pattern and bias (lora_config) are modelled on the Llama family (llama_lora, "
+                          "phi3_lora, mixtral_lora), not on GPT-2, BERT or T5");
 }
 [[noreturn]] inline void layers_pattern_names_no_layer_list_of_this_model() {
   gpubudget::detail::fail("gpubudget: LoRA's layers_pattern (lora_config) is not this model's layer list (the Llama family's: \"layers\"), or is given "
@@ -457,7 +465,7 @@ namespace detail {
 constexpr std::int64_t family_lora_targets(const lora_config& l, std::int64_t modules, std::int64_t width) {
   if (l.rank <= 0 || l.rank > width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
-  if (!l.layers_to_transform.all() || l.layers_pattern) layers_to_transform_is_modelled_on_the_llama_family();
+  if (!l.layers_to_transform.all() || l.layers_pattern || l.bias != peft_bias::none) lora_option_is_modelled_on_the_llama_family();
   const auto t = l.targets == all_linear ? modules : l.targets;
   if (t <= 0 || (t & ~modules) != 0) gpubudget::detail::unknown_lora_target_module();
   return t;
@@ -686,18 +694,33 @@ constexpr parameter_counts with_saved_modules(const llama_config& g, const lora_
   const auto embedding_adapter = l.targets & embed_tokens ? l.rank * (g.vocab + g.width) : 0;  // lora_embedding_A [r, vocab], B [width, r]
   return {adapters + copies + embedding_adapter, base + adapters + copies + embedding_adapter};
 }
+/// PEFT's counts with the biases l.bias trains added to the trainable ones (they are counted
+/// among all parameters already): Qwen2's q (heads · d) and k, v (kv_heads · d) biases, of every
+/// layer ("all") or of the adapted projections in the adapted layers ("lora_only").
+constexpr parameter_counts with_trained_biases(const llama_config& g, const lora_config& l, parameter_counts c) {
+  const std::int64_t widths[] = {g.heads * g.per_head(), g.kv_heads * g.per_head(), g.kv_heads * g.per_head()};
+  const std::int64_t bits[] = {q_proj, k_proj, v_proj};
+  const auto per_layer = [&](std::int64_t trained) {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < 3; ++i) n += trained & bits[i] ? widths[i] : 0;
+    return n;
+  };
+  const auto adapted = l.layers_to_transform.adapted_of(g.layers);
+  c.trainable += adapted * per_layer(trained_qkv_biases(g, l)) + (g.layers - adapted) * per_layer(trained_qkv_biases(g, detail::without_layer_adapters(l)));
+  return c;
+}
 /// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
 constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
   auto dense = l;
   dense.targets &= ~std::int64_t{w1 | w2 | w3 | router_gate};  // no experts in a dense model
   const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, dense, 0));
-  return with_saved_modules(g, l, trainable, llama_parameter_count(g));
+  return with_trained_biases(g, l, with_saved_modules(g, l, trainable, llama_parameter_count(g)));
 }
 /// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
 /// expert) and router (gate) adapters.
 constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
   const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, l, m.experts));
-  return with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total);
+  return with_trained_biases(g, l, with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total));
 }
 
 }  // namespace gpubudget::models
