@@ -101,7 +101,7 @@ namespace detail {
 }
 
 /// A frozen layer's bias that trains (PEFT's LoraConfig.bias "all" or "lora_only":
-/// mark_only_lora_as_trainable sets its requires_grad) as a parameter of `c`, a sub-context of
+/// BaseTuner._mark_only_adapters_as_trainable sets its requires_grad) as a parameter of `c`, a sub-context of
 /// the layer's: `elements` values in the bias's own type `t` (PEFT's autocast_adapter_dtype upcasts
 /// the adapters only, so a bf16 base's bias trains in bf16, with a bf16 gradient and optimizer
 /// state, as a modules_to_save copy does: layer_ctx::own_stored_type).
@@ -120,7 +120,8 @@ constexpr void trainable_bias(layer_ctx& c, std::int64_t elements, dtype t) {
 /// for grad_A. Those temporaries are the transients below. `bias`: a frozen bias too (Qwen2's
 /// q, k, v: addmm, no activation of its own; bitsandbytes keeps it unquantized, in 16 bit);
 /// `tied`: the weight is another layer's (a tied LM head: no bytes of its own). `bias_trains`:
-/// PEFT's bias="all" / "lora_only" left the bias requiring grad (trainable_bias).
+/// PEFT's bias="all" / "lora_only" left the bias requiring grad (trainable_bias), its parameter
+/// key `bias_part` (lora_projection: the adapter's part + 16, past its adapters' and DoRA's keys).
 constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base, bool bias = false,
                               bool tied = false, bool bias_trains = false, std::int32_t bias_part = 16) {
   auto& s = c.s;

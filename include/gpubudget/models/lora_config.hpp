@@ -71,7 +71,7 @@ struct layer_set {
 };
 
 /// PEFT's LoraConfig.bias: the biases that train beside the adapters (BaseTuner's
-/// _mark_only_adapters_as_trainable, peft/tuners/tuners_utils.py: "all" sets requires_grad on
+/// _mark_only_adapters_as_trainable, huggingface/peft 5d602fdb src/peft/tuners/tuners_utils.py:513-527: "all" sets requires_grad on
 /// every parameter named `bias`, "lora_only" on the bias of each LoRA layer's base). On a model
 /// without biases both change nothing, as in PEFT (no error).
 enum class peft_bias : std::uint8_t { none, all, lora_only };
@@ -102,9 +102,10 @@ struct lora_config {
   bool kbit_prepared = false;
   /// PEFT's layers_to_transform: the decoder layers with adapters (models::layer_set; default:
   /// all). Modelled on the Llama family (llama_lora, phi3_lora, mixtral_lora): the other layers
-  /// stay plain frozen layers. PEFT matches it only inside a numbered layer list (tuners_utils.py
-  /// check_target_module_exists: the first `NAME.<index>.` of a module's path), so embed_tokens
-  /// is no target with it, and a str target_modules ("all-linear") is PEFT's ValueError.
+  /// stay plain frozen layers. PEFT matches it only inside a numbered layer list (huggingface/peft
+  /// 5d602fdb, src/peft/tuners/tuners_utils.py:2337-2362, check_target_module_exists: the first
+  /// `NAME.<index>.` of a module's path, `[]` read as None), so embed_tokens is no target with it,
+  /// and a str target_modules ("all-linear") is PEFT's ValueError (tuners/lora/config.py:1020).
   layer_set layers_to_transform{};
   /// PEFT's layers_pattern: the name of the layer list layers_to_transform numbers (nullptr: any,
   /// the first numbered component). The Llama family's is "layers" (`model.layers.N`).
