@@ -3,13 +3,16 @@
 //   gpubudget llama-2-7b --lora r=8,targets=q_proj,v_proj --seq 2048 --precision amp_bf16 --device l4
 //   gpubudget llama-3-8b --serve --context 4096 --concurrency 8 --kv-dtype fp8 --devices l4,a100_80gb
 //
-// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...][,prepare_kbit=true]:
+// --lora  r=N[,targets=NAME,...][,dropout=P][,base=fp32|fp16|bf16][,dora=true][,rslora=true][,modules_to_save=NAME,...][,prepare_kbit=true]
+//         [,layers=A-B,...][,layers_pattern=layers][,bias=none|all|lora_only]:
 //         PEFT LoRA (DoRA; rsLoRA only scales, no bytes; modules_to_save: lm_head, embed_tokens
 //         trained whole, in the base's type) on a causal LM or a classifier (--task seq-cls) of the Llama family,
 //         Phi-3 (qkv_proj, o_proj, gate_up_proj, down_proj) and Mixtral (attention; its experts'
 //         w1, w2, w3 and router gate are counted, not simulated)
 //         (targets default q_proj,v_proj, PEFT's default for Llama; "all-linear"; dropout a
-//         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type).
+//         probability 0..1; base: the frozen weights' storage, default the --precision's parameter type;
+//         layers: PEFT's layers_to_transform, indices and inclusive ranges of the decoder layers with adapters;
+//         bias: PEFT's trainable biases, Qwen2's q, k, v ones).
 // --quant  nf4|nf4-dq|fp4|int8: with --lora the frozen base, with --serve the decoder layers' weights.
 // --serve an inference budget with a KV cache (serving.hpp); --context N tokens per sequence
 //         (default: the model's positions; beyond them only with --ctx raised explicitly),
@@ -32,7 +35,7 @@ namespace gpubudget::tools {
 /// The flags (appended to the CLI's options).
 inline std::vector<cli::option_spec> llm_options() {
   return {
-      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; embed_tokens (lora.Embedding on the token table); Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear, nn.Conv, nn.Embedding and nn.MultiheadAttention modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer)"},
+      {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; embed_tokens (lora.Embedding on the token table); Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear, nn.Conv, nn.Embedding and nn.MultiheadAttention modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer), layers=0-3,8 (PEFT's layers_to_transform: adapters on those decoder layers only; Llama family, Phi-3, Mixtral; not with all-linear or embed_tokens), layers_pattern=layers, bias=all|lora_only (PEFT's bias: every bias trains, or those of the adapted modules; Qwen2's q, k, v biases; none on the Llama family's other models)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
@@ -80,31 +83,49 @@ inline std::int64_t parse_modules_to_save(const std::string& list) {
   return bits;
 }
 
-/// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head`: a
-/// key=value list in which items without '=' continue the targets or modules_to_save list.
+/// `layers=0-3,8` of --lora: PEFT's layers_to_transform, each item a layer index or an inclusive
+/// range A-B.
+inline models::layer_set parse_lora_layers(const std::string& list) {
+  models::layer_set set;
+  const auto last = models::layer_set::capacity - 1;
+  for (const auto& item : cli::split_list("--lora layers", list)) {
+    const auto dash = item.find('-', 1);
+    const auto first = cli::parse_integer("--lora layers", item.substr(0, dash), 0, last);
+    const auto end = dash == std::string::npos ? first : cli::parse_integer("--lora layers", item.substr(dash + 1), 0, last);
+    if (end < first) throw cli::usage_error("--lora layers: range " + item + " ends before it starts (A-B: layers A to B, both included)");
+    for (auto i = first; i <= end; ++i) set.add(i);
+  }
+  return set;
+}
+
+/// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head,layers=0-3`: a
+/// key=value list in which items without '=' continue the targets, modules_to_save or layers list.
 /// With `names`, targets= is returned there as given (PEFT's target_modules of any model,
 /// models::get_peft_model) instead of being read as a transformers family's module names.
 inline models::lora_config parse_lora(const std::string& text, std::int64_t width, const std::string& default_targets = "q_proj,v_proj",
                                       std::string* names = nullptr) {
   models::lora_config l{0, 0, 0, base_weights::same};
-  std::string key, targets, saved;
-  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false;
+  std::string key, targets, saved, layers;
+  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false, seen_pattern = false, seen_bias = false;
+  const std::string keys_help =
+      "r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true, layers=A-B,..., layers_pattern=NAME, "
+      "bias=none|all|lora_only";
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
     std::string value = item;
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit"};
+      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit", "layers", "layers_pattern", "bias"};
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        throw cli::usage_error("--lora: unknown key '" + key + "' (r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true)" +
-                               cli::did_you_mean(key, keys));
+        throw cli::usage_error("--lora: unknown key '" + key + "' (" + keys_help + ")" + cli::did_you_mean(key, keys));
       if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
           (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora) ||
-          (key == "modules_to_save" && !saved.empty()) || (key == "prepare_kbit" && seen_kbit))
+          (key == "modules_to_save" && !saved.empty()) || (key == "prepare_kbit" && seen_kbit) || (key == "layers" && !layers.empty()) ||
+          (key == "layers_pattern" && seen_pattern) || (key == "bias" && seen_bias))
         throw cli::usage_error("--lora: " + key + "= is given twice");
-    } else if (key != "targets" && key != "modules_to_save") {
-      throw cli::usage_error("--lora: '" + item + "' is not key=value (r=N, targets=NAME,..., dropout=P, base=T)");
+    } else if (key != "targets" && key != "modules_to_save" && key != "layers") {
+      throw cli::usage_error("--lora: '" + item + "' is not key=value (" + keys_help + ")");
     }
     if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
     else if (key == "dropout") { l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5); seen_dropout = true; }
@@ -117,11 +138,31 @@ inline models::lora_config parse_lora(const std::string& text, std::int64_t widt
       const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
       l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
     }
+    // the Llama family's layer list is model.layers; PEFT finds no target under another name
+    else if (key == "layers_pattern") { cli::parse_choice("--lora layers_pattern", value, {"layers"}); l.layers_pattern = "layers"; seen_pattern = true; }
+    // PEFT's LoraConfig.bias: the biases that train beside the adapters
+    else if (key == "bias") {
+      const auto b = cli::parse_choice("--lora bias", value, {"none", "all", "lora_only"});
+      l.bias = b == "all" ? models::peft_bias::all : b == "lora_only" ? models::peft_bias::lora_only : models::peft_bias::none;
+      seen_bias = true;
+    }
+    else if (key == "layers") {
+      if (value.empty()) throw cli::usage_error("--lora: layers= lists no layer (e.g. layers=0-3; PEFT reads an empty list as every layer: leave layers= out)");
+      layers += (layers.empty() ? "" : ",") + value;
+    }
     else if (key == "modules_to_save") saved += (saved.empty() ? "" : ",") + value;
     else targets += (targets.empty() ? "" : ",") + value;
   }
   if (!saved.empty()) l.modules_to_save = parse_modules_to_save(saved);
   if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
+  if (seen_pattern && layers.empty()) throw cli::usage_error("--lora: layers_pattern= names the layer list that layers= numbers: give layers= too (PEFT's ValueError)");
+  if (!layers.empty()) {
+    l.layers_to_transform = parse_lora_layers(layers);
+    // LoraConfig: "`layers_to_transform` cannot be used when `target_modules` is a str."
+    if (targets.find("all-linear") != std::string::npos || targets.find("all_linear") != std::string::npos)
+      throw cli::usage_error("--lora: layers= does not combine with targets=all-linear (PEFT: \"layers_to_transform cannot be used when target_modules "
+                             "is a str\"): list the modules");
+  }
   if (names) {
     *names = targets;
     return l;
@@ -149,6 +190,28 @@ inline base_weights parse_quant(const cli::parsed_args& a) {
   if (!a.has("quant")) return base_weights::same;
   const auto q = cli::parse_choice("--quant", *a.get("quant"), {"nf4", "nf4-dq", "fp4", "int8"});
   return q == "nf4" ? base_weights::nf4 : q == "nf4-dq" ? base_weights::nf4_dq : q == "fp4" ? base_weights::fp4 : base_weights::int8;
+}
+
+/// layers= of --lora on `base` (a Llama-family decoder `g`): every index one of its layers, and no
+/// target PEFT would then leave out (embed_tokens, which has no layer index).
+inline void check_lora_layers(const zoo_entry& base, const models::llama_config& g, const models::lora_config& l) {
+  if (l.layers_to_transform.all()) return;
+  if (l.layers_to_transform.last() >= g.layers)
+    throw cli::usage_error("--lora: layers= names layer " + std::to_string(l.layers_to_transform.last()) + "; " + base.name + " has layers 0 to " +
+                           std::to_string(g.layers - 1) + " (PEFT would adapt nothing there)");
+  if (l.layers_to_transform.runs_in(g.layers) > models::detail::max_layer_runs)
+    throw cli::usage_error("--lora: layers= makes more than " + std::to_string(models::detail::max_layer_runs) +
+                           " runs of consecutive adapted and plain layers on " + base.name + " (4 separate ranges of adapted layers); not modelled");
+  if (l.targets & embed_tokens)
+    throw cli::usage_error("--lora: layers= with targets=embed_tokens: PEFT matches layers_to_transform inside the numbered layers only, so "
+                           "model.embed_tokens would get no adapter; drop it from targets=");
+}
+/// layers= and bias= of --lora on a model where they are not modelled (GPT-2, BERT, T5, by name).
+inline void refuse_llama_only_options(const zoo_entry& base, const models::lora_config& l) {
+  if (!l.layers_to_transform.all() || l.layers_pattern)
+    throw cli::usage_error("--lora: layers= (PEFT's layers_to_transform) is modelled on the Llama family, Phi-3 and Mixtral, not on " + base.name);
+  if (l.bias != models::peft_bias::none)
+    throw cli::usage_error("--lora: bias=all|lora_only (PEFT's trainable biases) is modelled on the Llama family, Phi-3 and Mixtral, not on " + base.name);
 }
 
 /// A LoRA fine-tune of a zoo model: the entry that budgets it and PEFT's counts.
@@ -180,6 +243,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
     return zoo_entry{base.name, base.family, std::move(guarded), {}, base.llama, base.experts, base.labels};
   };
   l.labels = base.labels;  // a classifier: PEFT's SEQ_CLS, score in modules_to_save
+  check_lora_layers(base, g, l);
   if (l.labels > 0 && (l.modules_to_save & models::save_lm_head))
     throw cli::usage_error("--lora: modules_to_save=lm_head on " + base.name + ", a classifier: it has no lm_head (its score head is in modules_to_save already)");
   if ((l.targets & (gpt2_lora_modules | bert_lora_modules | t5_lora_modules)) != 0)
@@ -217,6 +281,7 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
 /// for a name the family lacks or a base it does not model.
 inline lora_run peft_family_model(const zoo_entry& base, const model_options& o, models::lora_config l) {
   const auto& f = *base.peft;
+  refuse_llama_only_options(base, l);
   if (l.targets == all_linear) l.targets = f.modules;  // PEFT's all-linear on the family's Linear (Conv1D) modules
   if ((l.targets & ~f.modules) != 0)
     throw cli::usage_error("--lora: " + base.name + " has no module of that name in targets= (" + f.family + "'s: " + f.module_names + ", all-linear)");
@@ -236,6 +301,7 @@ inline lora_run peft_family_model(const zoo_entry& base, const model_options& o,
 inline lora_run lora_by_name_model(const zoo_entry& base, const model_options& o, const cli::parsed_args& a, const training& plan, const device& dev) {
   std::string targets;
   const auto l = parse_lora(*a.get("lora"), 65535, "", &targets);
+  refuse_llama_only_options(base, l);
   if (targets.empty()) targets = base.lora_default_targets;
   if (targets.empty())
     throw cli::usage_error("--lora on " + base.name + " needs targets=NAME,... (PEFT has no default target_modules outside the transformers families): "

@@ -49,14 +49,17 @@ class LoraEmbedding(nn.Module):
         return self.base(x) + (nn.functional.embedding(x, self.A.T) @ self.B.T) * self.scaling
 
 
-def lora_model(build, targets, r, p):
+def lora_model(build, targets, r, p, layers=None):
     """The decoder `build()` (seed 0) with every weight frozen and LoraLinear on `targets` of each
-    layer ("embed": LoraEmbedding on the model's token embedding)."""
+    layer ("embed": LoraEmbedding on the model's token embedding); `layers`: PEFT's
+    layers_to_transform, the indices of the layers that take adapters (None: all)."""
     torch.manual_seed(0)
     m = build()
     for q in m.parameters():
         q.requires_grad_(False)
-    for layer in m.layers:
+    for index, layer in enumerate(m.layers):
+        if layers is not None and index not in layers:
+            continue
         for name in targets:
             if name != "embed":
                 setattr(layer, name, LoraLinear(getattr(layer, name), r, p))

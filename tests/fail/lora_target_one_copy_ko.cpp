@@ -1,6 +1,6 @@
 // expect: lora_target_names_one_copy_of_a_repeat
 // get_peft_model with a target that names the module of one copy of a repeated block (the copies
-// are stored once; PEFT's layers_to_transform is not modelled).
+// are stored once; layers_to_transform is modelled on the Llama family only).
 // Twin: tests/static/hardening_ok.cpp (lora_target_one_copy).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>

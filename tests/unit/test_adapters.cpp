@@ -485,3 +485,120 @@ TEST_CASE("t5_lora injects adapters as PEFT does: every attention of both stacks
   const auto full = budget(models::t5(t), training{.batch = 2}, devices::a100_80gb);
   CHECK(b.saved_activations < full.saved_activations);
 }
+
+// PEFT's layers_to_transform (lora_config::layers_to_transform): adapters on the listed decoder
+// layers only. Measured (benchmarks/accuracy/lora_layers_probe.py, PyTorch 2.6 CPU, fp32, a
+// 4-layer llama2l-sized decoder, r = 8 on q_proj and v_proj, batch 2, seq 64; saved bytes by
+// saved_tensors_hooks): a layer before the first adapted one keeps nothing for backward (its
+// input needs no gradient), a layer after it keeps what a frozen layer must keep to pass the
+// gradient back.
+TEST_CASE("layers_to_transform: adapters, counts and saved bytes on the listed layers only") {
+  const models::llama_config g{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
+  const training plan{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  struct measured {
+    models::layer_set layers;
+    std::int64_t trainable, saved;
+  };
+  for (const auto& m : {measured{{}, 26624, 8359936}, measured{{0, 1}, 13312, 8081408}, measured{{2, 3}, 13312, 4130816},
+                        measured{{3}, 6656, 2016256}, measured{{0, 3}, 13312, 8081408}, measured{{1, 2}, 13312, 6106112}}) {
+    const models::lora_config l{.rank = 8, .targets = q_proj | v_proj, .layers_to_transform = m.layers};
+    const auto b = budget_totals(models::llama_lora(g, l), plan, devices::a100_80gb);
+    INFO("layers " << m.layers.bits[0]);
+    CHECK(b.trainable_count == m.trainable);
+    CHECK(models::lora_counts(g, l).trainable == m.trainable);
+    CHECK(b.parameter_count == models::lora_counts(g, l).all);
+    CHECK(b.saved_activations == m.saved);
+  }
+  // a list of every layer is the default (PEFT's None), record for record
+  const auto all = models::llama_lora(g, {.rank = 8, .layers_to_transform = models::layer_set::range(0, 4)});
+  const auto none = models::llama_lora(g, {.rank = 8});
+  CHECK(budget_totals(all, plan, devices::a100_80gb).total() == budget_totals(none, plan, devices::a100_80gb).total());
+  // runs of plain and adapted layers are one repeat each, numbered from their first layer
+  const auto split = models::llama_lora(g, {.rank = 8, .layers_to_transform = {1, 2}});
+  int repeats = 0;
+  for (std::int32_t i = 0; i < split.records[0].span; ++i)
+    if (split.records[static_cast<std::size_t>(i)].kind == node_kind::repeat) ++repeats;
+  CHECK(repeats == 3);
+  // the refusals: past the last layer, embed_tokens (PEFT finds no layer index in its path), another layer list
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .layers_to_transform = {4}}), Catch::Contains("names a layer past the model's last"));
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .targets = q_proj | embed_tokens, .layers_to_transform = {0}}),
+                    Catch::Contains("would not adapt embed_tokens"));
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .layers_to_transform = {0}, .layers_pattern = "h"}), Catch::Contains("not this model's layer list"));
+  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .layers_pattern = "layers"}), Catch::Contains("without layers_to_transform"));
+  CHECK_NOTHROW(models::llama_lora(g, {.rank = 8, .layers_to_transform = {0}, .layers_pattern = "layers"}));
+  CHECK_THROWS_WITH(models::layer_set::range(3, 3), Catch::Contains("an empty list of layers"));
+  CHECK_THROWS_WITH(models::layer_set({128}), Catch::Contains("past 127"));
+  CHECK_THROWS_WITH(models::gpt_lora(models::gpt2_small(64), {.rank = 8, .targets = c_attn, .layers_to_transform = {0}}),
+                    Catch::Contains("modelled on the Llama family"));
+}
+
+// Phi-3 and Mixtral take layers_to_transform too: PEFT's counts r·(in + out) per adapted layer
+// (Phi-3-mini's qkv_proj 3072 -> 9216; Mixtral's q_proj 4096 -> 4096 and v_proj 4096 -> 1024).
+TEST_CASE("layers_to_transform on Phi-3 and Mixtral") {
+  const training plan{.batch = 1, .precision = amp_bf16};
+  const auto phi = budget_totals(models::phi3_lora(models::phi3_mini(64), {.rank = 8, .targets = qkv_proj, .layers_to_transform = {30, 31}}), plan,
+                                 devices::h100_80gb);
+  CHECK(phi.trainable_count == 2 * 8 * (3072 + 9216));
+  const auto mix = models::mixtral_lora(models::mixtral_8x7b(64), models::moe_config{}, {.rank = 8, .layers_to_transform = {0}});
+  CHECK(budget_totals(mix, training{.batch = 1, .precision = pure_bf16}, devices::h200).trainable_count == 8 * (4096 + 4096) + 8 * (4096 + 1024));
+}
+
+// PEFT's LoraConfig.bias (lora_config::bias) on a Qwen2-style decoder, whose q, k, v projections
+// have biases: "all" trains every bias, "lora_only" those of the adapted projections. Measured
+// (benchmarks/accuracy/lora_bias_probe.py, PyTorch 2.6 CPU, a 4-layer llama2l-sized Qwen2 (q 256,
+// k and v 64 wide biases, tied head), r = 8 on q_proj and v_proj, batch 2, seq 64, every layer or
+// layers 2 and 3, fp32 and autocast bf16; the probe's adapters take no input cast, as
+// lora_llama_probe.py's): trainable and saved bytes exact in all twelve. With "all", layers
+// before the first adapted one keep what their biases' gradient needs passed through them.
+TEST_CASE("bias=all / lora_only: Qwen2's q, k, v biases train") {
+  models::llama_config g{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
+  g.qkv_bias = true;
+  g.tied_head = true;
+  struct measured {
+    models::peft_bias bias;
+    models::layer_set layers;
+    bool bf16;
+    std::int64_t trainable, saved;
+  };
+  using enum models::peft_bias;
+  for (const auto& m : {measured{none, {}, false, 26624, 8359936}, measured{none, {2, 3}, false, 13312, 4130816},
+                        measured{all, {}, false, 28160, 8491008}, measured{all, {2, 3}, false, 14848, 8212480},
+                        measured{lora_only, {}, false, 27904, 8359936}, measured{lora_only, {2, 3}, false, 13952, 4130816},
+                        measured{none, {}, true, 26624, 28000256}, measured{none, {2, 3}, true, 13312, 22040576},
+                        measured{all, {}, true, 28160, 28131328}, measured{all, {2, 3}, true, 14848, 27842560},
+                        measured{lora_only, {}, true, 27904, 28000256}, measured{lora_only, {2, 3}, true, 13952, 22040576}}) {
+    const training plan{.batch = 2, .precision = m.bf16 ? amp_bf16 : fp32, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+    const models::lora_config l{.rank = 8, .targets = q_proj | v_proj, .cast_input = false, .layers_to_transform = m.layers, .bias = m.bias};
+    const auto b = budget_totals(models::llama_lora(g, l), plan, devices::a100_80gb);
+    INFO("bias " << static_cast<int>(m.bias) << " layers " << m.layers.bits[0] << " bf16 " << m.bf16);
+    CHECK(b.trainable_count == m.trainable);
+    CHECK(models::lora_counts(g, l).trainable == m.trainable);
+    CHECK(b.parameter_count == models::lora_counts(g, l).all);
+    CHECK(b.saved_activations == m.saved);
+  }
+  // the biases' gradients and AdamW state: 4 · (256 + 64 + 64) fp32 values more than without
+  const training amp{.batch = 2, .precision = amp_bf16};
+  const auto with = budget_totals(models::llama_lora(g, {.rank = 8, .bias = all}), amp, devices::a100_80gb);
+  const auto without = budget_totals(models::llama_lora(g, {.rank = 8}), amp, devices::a100_80gb);
+  CHECK(with.optimizer_state - without.optimizer_state == 2 * 4 * 4 * (256 + 64 + 64));
+  // a bf16 base's biases train in bf16 (PEFT upcasts the adapters only): bf16 AdamW state
+  const auto bf16_base = budget_totals(models::llama_lora(g, {.rank = 8, .base = base_weights::bf16, .bias = all}), amp, devices::a100_80gb);
+  const auto bf16_none = budget_totals(models::llama_lora(g, {.rank = 8, .base = base_weights::bf16}), amp, devices::a100_80gb);
+  CHECK(bf16_base.optimizer_state - bf16_none.optimizer_state == 2 * 2 * 4 * (256 + 64 + 64));
+  // no biases (Llama): PEFT changes nothing and raises nothing; neither does the budget
+  const models::llama_config llama{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
+  CHECK(budget_totals(models::llama_lora(llama, {.rank = 8, .bias = all}), amp, devices::a100_80gb).total() ==
+        budget_totals(models::llama_lora(llama, {.rank = 8}), amp, devices::a100_80gb).total());
+  CHECK_THROWS_WITH(models::gpt_lora(models::gpt2_small(64), {.rank = 8, .targets = c_attn, .bias = all}), Catch::Contains("modelled on the Llama family"));
+}
+
+// layers_to_transform at compile time: TinyLlama-1.1B's sizes (22 layers, width 2048, 32 q / 4 kv
+// heads of 64: v_proj 2048 -> 256), r = 8 on q_proj and v_proj of its last 4 layers (PEFT's
+// layers_to_transform=list(range(18, 22))): 4 · 8 · ((2048 + 2048) + (2048 + 256)) = 204,800.
+namespace {
+constexpr models::llama_config tinyllama{32000, 2048, 22, 32, 4, 5632, 2048, 256, false, 0};
+constexpr models::lora_config last_four{.rank = 8, .layers_to_transform = models::layer_set::range(18, 22)};
+}  // namespace
+static_assert(models::lora_counts(tinyllama, last_four).trainable == 204'800);
+static_assert(budget_totals(models::llama_lora(tinyllama, last_four), training{.batch = 1, .precision = amp_bf16}, devices::a100_80gb).trainable_count ==
+              204'800);

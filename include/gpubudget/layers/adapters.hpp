@@ -155,6 +155,9 @@ struct lora_attention_op {
   flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
   flag dora = {};      ///< PEFT's use_dora on every adapted projection
   flag cast_input = true;  ///< PEFT's _cast_input_dtype (lora_projection)
+  /// q_proj, k_proj, v_proj bits whose (Qwen2) biases train: PEFT's LoraConfig.bias "all" (every
+  /// bias) or "lora_only" (those of adapted projections)
+  std::int64_t trained_biases = {};
 };
 
 namespace detail {
@@ -177,15 +180,17 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
   const peft_forward peft{op.dora, op.cast_input};
+  const auto bias_of = [&](std::int64_t bit) { return peft_forward{op.dora, op.cast_input, bias && (op.trained_biases & bit) != 0}; };
+  if ((op.trained_biases & ~std::int64_t{q_proj | k_proj | v_proj}) != 0 || (op.trained_biases != 0 && (!bias || fused))) invalid_layer_argument();
   value q{}, k{}, v{};
   if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
     value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, peft);
     q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
   } else {
-    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, peft);
-    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, peft);
-    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, peft);
+    q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, bias_of(q_proj));
+    k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, bias_of(k_proj));
+    v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, bias_of(v_proj));
   }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
@@ -228,11 +233,13 @@ struct op_traits<lora_attention_op> {
 };
 
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op); `dora`:
-/// PEFT's DoRA on them; `cast_input`: PEFT >= 0.15's input cast (lora_projection).
+/// PEFT's DoRA on them; `cast_input`: PEFT >= 0.15's input cast (lora_projection);
+/// `trained_biases`: the q/k/v biases that train (lora_target bits; needs qkv_bias).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
                                std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
-                               std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true) {
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias, dora, cast_input});
+                               std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true,
+                               std::int64_t trained_biases = 0) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias, dora, cast_input, trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

@@ -100,6 +100,17 @@ namespace detail {
        "separately typed base, no modules_to_save beyond a classifier's, no kbit preparation");
 }
 
+/// A frozen layer's bias that trains (PEFT's LoraConfig.bias "all" or "lora_only":
+/// BaseTuner._mark_only_adapters_as_trainable sets its requires_grad) as a parameter of `c`, a sub-context of
+/// the layer's: `elements` values in the bias's own type `t` (PEFT's autocast_adapter_dtype upcasts
+/// the adapters only, so a bf16 base's bias trains in bf16, with a bf16 gradient and optimizer
+/// state, as a modules_to_save copy does: layer_ctx::own_stored_type).
+constexpr void trainable_bias(layer_ctx& c, std::int64_t elements, dtype t) {
+  c.own_stored_type = t != c.s.types.parameters, c.stored_as = t;
+  c.add_param(elements);
+  if (c.own_stored_type) c.own_type_count = c.parameter_count, c.own_type_bytes = bytes_of(c.parameter_count, t);
+}
+
 /// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
 /// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
 /// dequantized for each use (bitsandbytes autograd/_functions.py): MatMul4Bit's forward runs
@@ -108,16 +119,22 @@ namespace detail {
 /// and multiplies into an int32 result (then scaled to A's type), its backward dequantizes CB·SCB
 /// for grad_A. Those temporaries are the transients below. `bias`: a frozen bias too (Qwen2's
 /// q, k, v: addmm, no activation of its own; bitsandbytes keeps it unquantized, in 16 bit);
-/// `tied`: the weight is another layer's (a tied LM head: no bytes of its own).
+/// `tied`: the weight is another layer's (a tied LM head: no bytes of its own). `bias_trains`:
+/// PEFT's bias="all" / "lora_only" left the bias requiring grad (trainable_bias), its parameter
+/// key `bias_part` (lora_projection: the adapter's part + 16, past its adapters' and DoRA's keys).
 constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_features, std::int64_t base, bool bias = false,
-                              bool tied = false) {
+                              bool tied = false, bool bias_trains = false, std::int32_t bias_part = 16) {
   auto& s = c.s;
   const auto kind = static_cast<base_weights>(base);
   if (x.s.rank < 1) tensor_rank_unsupported();  // a per-sample scalar has no feature dimension
   const auto weight = checked_mul(x.s.last(), out_features);
   const dtype bt = c.stored_type(static_cast<base_weights>(base));
   if (!tied) c.add_frozen_base(weight, is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt));
-  if (bias) c.add_frozen_base(out_features, bytes_of(out_features, is_quantized(kind) ? c.half_type() : bt));
+  const dtype bias_type = is_quantized(kind) ? c.half_type() : bt;
+  const bool trains = bias && bias_trains;
+  layer_ctx bias_ctx = c.sub(bias_part);
+  if (trains) trainable_bias(bias_ctx, out_features, bias_type);
+  else if (bias) c.add_frozen_base(out_features, bytes_of(out_features, bias_type));
   shape out = x.s;
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
@@ -127,14 +144,18 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
   const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
   const bool int8 = kind == base_weights::int8;
-  value y = s.make(out, mt, x.requires_grad);
+  value y = s.make(out, mt, x.requires_grad || trains);
   s.transient(gemm + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
   if (int8) s.transient(s.bytes_of_value(x.s, dtype::int8) + s.bytes_of_value(out, dtype::fp32));  // CA int8, the int32 product
   if (auto n = s.record(y); n >= 0) {
-    if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
-    s.grad_to(n, xin);
-    s.backward_temp(n, gemm + dequant, true);
+    if (x.requires_grad) {
+      if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
+      s.grad_to(n, xin);
+      s.backward_temp(n, gemm + dequant, true);
+    }
+    if (trains) bias_ctx.param_grads(n, out_features, 0, true);  // the output's gradient summed: nothing saved
   }
+  if (trains) c.absorb(bias_ctx, bias_part);
   s.release(xin);
   if (!is_quantized(kind) || int8 || y.type == x.type) return y;
   // bitsandbytes' Linear4bit.forward: `x.to(compute_dtype)` (xin above), then `.to(inp_dtype)` of
@@ -208,10 +229,12 @@ constexpr value add_scaled_update(sim& s, const value& base_out, const value& lo
 }
 
 /// Which PEFT forward an adapter runs: DoRA on top (dora_output), and PEFT >= 0.15's `x =
-/// self._cast_input_dtype(x, lora_A.weight.dtype)` (false: an older forward without it).
+/// self._cast_input_dtype(x, lora_A.weight.dtype)` (false: an older forward without it); and
+/// whether its base's bias trains.
 struct peft_forward {
   bool dora = false;
   bool cast_input = true;
+  bool bias_trains = false;  ///< the base's bias trains (PEFT's bias="all" / "lora_only"; frozen_matmul)
 };
 
 /// base(x) + B(A(dropout(x))) · scaling on `x`; rank 0: the frozen base alone. The adapter's
@@ -222,7 +245,7 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   auto& s = c.s;
   if (out_features <= 0) invalid_layer_argument();
   if (rank < 0 || rank > x.s.last() || rank > out_features) lora_rank_must_be_positive_and_at_most_the_layer_width();
-  value base_out = frozen_matmul(c, x, out_features, base, bias, tied);
+  value base_out = frozen_matmul(c, x, out_features, base, bias, tied, peft.bias_trains, part + 16);
   if (rank == 0) return base_out;
   layer_ctx ad = c.sub(part);
   // x = self._cast_input_dtype(x, lora_A.weight.dtype): fp32 adapters on a 16-bit x get an fp32

@@ -17,7 +17,8 @@
 // requires_grad only on the adapters.
 //
 // The copies of a repeat are stored once, so a target must name a module in every copy
-// (`mlp.fc1`, not `layers.3.mlp.fc1`: PEFT's layers_to_transform is not modelled); that, a matched
+// (`mlp.fc1`, not `layers.3.mlp.fc1`; lora_config::layers_to_transform is modelled on the Llama
+// family's builders, models/transformers.hpp, not here); that, a matched
 // module LoRA does not wrap here (norms, dilated or transposed convolutions, whole blocks) and a target that
 // matches nothing are named compile-time errors, never a silently different budget.
 #pragma once
@@ -44,8 +45,8 @@ namespace detail {
                           "nn.MultiheadAttention, other attention modules and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
-  gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block (PEFT's layers_to_transform is not "
-                          "modelled): name the module in every copy, e.g. `mlp.fc1`");
+  gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block: name the module in every copy, "
+                          "e.g. `mlp.fc1` (layers_to_transform is modelled on the Llama family: llama_lora, phi3_lora, mixtral_lora)");
 }
 [[noreturn]] inline void lora_all_linear_needs_a_transformers_model() {
   gpubudget::detail::fail("gpubudget: get_peft_model: target_modules=\"all-linear\" is refused by PEFT outside a transformers PreTrainedModel "
@@ -57,7 +58,8 @@ namespace detail {
 }
 [[noreturn]] inline void lora_option_not_modelled_on_any_model() {
   gpubudget::detail::fail("gpubudget: get_peft_model: base=, quantization, modules_to_save, labels and prepare_kbit are modelled on the transformers "
-                          "families only (llama_lora, gpt_lora, ...); here the frozen base keeps the precision's parameter type");
+                          "families only (llama_lora, gpt_lora, ...), layers_to_transform, layers_pattern and bias on the Llama family (llama_lora, "
+                          "phi3_lora, mixtral_lora); here the frozen base keeps the precision's parameter type");
 }
 
 /// One component of a module path: a name, or the copy number of a repeat (`copy`; `text` the
@@ -262,7 +264,7 @@ constexpr bool has_adapters(const layer& r) {
 /// each name matched as PEFT matches it (the whole module path or its end after a dot). Every
 /// matched nn.Linear becomes lora.Linear (a frozen base, bias kept, adapters A [r, in] and B
 /// [out, r]); a matched projection of an attention op that names them takes attention_adapters;
-/// everything else is frozen. `modules_to_save` (PEFT's LoraConfig.modules_to_save, and what its
+/// everything else is frozen. l.layers_to_transform, l.layers_pattern and l.bias must be their defaults. `modules_to_save` (PEFT's LoraConfig.modules_to_save, and what its
 /// SEQ_CLS task type adds: `score`, `classifier`): each matched nn.Linear keeps its frozen original
 /// beside a trainable copy (saved_linear). l.targets is not read (the names replace it); l.base,
 /// l.modules_to_save, l.labels and l.kbit_prepared must be their defaults. The budget's
@@ -272,7 +274,9 @@ constexpr bool has_adapters(const layer& r) {
 ///   static_assert(budget(vit, training{.batch = 64}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
 template <std::size_t N>
 constexpr model<N> get_peft_model(model<N> m, const char* target_modules, const lora_config& l, const char* modules_to_save = nullptr) {
-  if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared) detail::lora_option_not_modelled_on_any_model();
+  if (l.base != base_weights::same || l.modules_to_save != 0 || l.labels != 0 || l.kbit_prepared || !l.layers_to_transform.all() || l.layers_pattern ||
+      l.bias != peft_bias::none)
+    detail::lora_option_not_modelled_on_any_model();
   if (l.rank < 1) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (target_modules == nullptr) detail::lora_target_matches_no_module();
   detail::for_each_named_module(m, target_modules, [&](layer& r, std::uint8_t parts) { detail::adapt_matched(r, parts, l); });

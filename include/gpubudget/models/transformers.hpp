@@ -311,11 +311,19 @@ constexpr moe_counts mixtral_parameter_counts(const llama_config& g, const moe_c
 constexpr layer lora_linear_of(const lora_config& l, std::int64_t out_features, std::int64_t bit) {
   return lora_linear(out_features, l.targets & bit ? l.rank : 0, l.dropout_percent, l.base, l.dora, l.cast_input);
 }
+/// The q, k, v projections (lora_target bits) whose biases train in a decoder layer under `l`'s
+/// targets: PEFT's bias="all" every bias, "lora_only" those of the adapted projections; none
+/// without Qwen2's biases.
+constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_config& l) {
+  constexpr std::int64_t qkv = q_proj | k_proj | v_proj;
+  if (!g.qkv_bias) return 0;
+  return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
+}
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input))),
+                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l)))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
@@ -337,14 +345,92 @@ constexpr auto lora_score_head(const llama_config& g, const lora_config& l) {
   if (l.modules_to_save & save_lm_head) gpubudget::detail::unknown_module_to_save();  // no lm_head to save
   return sequential(named("score", saved_linear(l.labels, unquantized_modules(l))), select_token(g.seq - 1));
 }
-/// A LoRA fine-tune around its decoder layers `blocks`: frozen embedding (× √width for Gemma; in
-/// modules_to_save: trained whole), final norm and `head` (lora_lm_head or lora_score_head).
+namespace detail {
+[[noreturn]] inline void layers_to_transform_past_the_last_layer() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) names a layer past the model's last (num_hidden_layers - 1); PEFT would "
+                          "adapt nothing there");
+}
+[[noreturn]] inline void layers_to_transform_makes_too_many_runs() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config): more than 8 runs of consecutive adapted and plain layers (4 "
+                          "separate ranges of adapted layers) are not modelled");
+}
+[[noreturn]] inline void layers_to_transform_leaves_embed_tokens_without_an_adapter() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) with embed_tokens among the targets: PEFT matches layers_to_transform "
+                          "inside the numbered layers only (model.embed_tokens has no layer index), so it would not adapt embed_tokens: drop it");
+}
+[[noreturn]] inline void lora_option_is_modelled_on_the_llama_family() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform, layers_pattern and bias (lora_config) are modelled on the Llama family (llama_lora, "
+                          "phi3_lora, mixtral_lora), not on GPT-2, BERT or T5");
+}
+[[noreturn]] inline void layers_pattern_names_no_layer_list_of_this_model() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_pattern (lora_config) is not this model's layer list (the Llama family's: \"layers\"), or is given "
+                          "without layers_to_transform (PEFT's ValueError)");
+}
+
+/// The most runs of consecutive adapted or plain decoder layers layers_to_transform may make: a
+/// fixed capacity keeps a model's record count independent of its depth and of the selection.
+inline constexpr std::int64_t max_layer_runs = 8;
+
+/// `l` as it applies to a decoder layer layers_to_transform leaves out: no adapter in it.
+constexpr lora_config without_layer_adapters(lora_config l) {
+  l.targets &= embed_tokens;
+  return l;
+}
+
+/// The decoder layers of a LoRA fine-tune: `adapted` on the layers l.layers_to_transform selects,
+/// `plain` on the others. Each run of consecutive layers of one kind is one repeat, numbered from
+/// its first layer (`model.layers.4` is copy 0 of a run starting there), so depth costs no
+/// records; one run (every layer adapted) is that repeat alone, several a sequence of them.
+/// Room for max_layer_runs runs: the records past the span are unused (drop_unused_records
+/// removes them from the model around it).
+template <std::size_t B>
+constexpr model<1 + max_layer_runs * (1 + B)> decoder_layer_runs(const llama_config& g, const lora_config& l, const model<B>& adapted,
+                                                                 const model<B>& plain) {
+  const auto& selected = l.layers_to_transform;
+  const std::string_view pattern = l.layers_pattern ? l.layers_pattern : "layers";
+  if (pattern != "layers" || (l.layers_pattern && selected.all())) layers_pattern_names_no_layer_list_of_this_model();
+  if (selected.last() >= g.layers) layers_to_transform_past_the_last_layer();
+  if (!selected.all() && (l.targets & embed_tokens)) layers_to_transform_leaves_embed_tokens_without_an_adapter();
+  const auto runs = selected.runs_in(g.layers);
+  if (runs > max_layer_runs) layers_to_transform_makes_too_many_runs();
+  model<1 + max_layer_runs * (1 + B)> m{};
+  std::size_t at = 0;
+  if (runs > 1) m.records[at++] = gpubudget::detail::composite(node_kind::sequence);
+  for (std::int64_t first = 0, end = 0; first < g.layers; first = end) {
+    const bool adapts = selected.adapts(first);
+    for (end = first + 1; end < g.layers && selected.adapts(end) == adapts;) ++end;
+    auto run = repeat(end - first, adapts ? adapted : plain);
+    if (first > 0) run = numbered_from(first, run);
+    run.records[1].flags.checkpoint = g.checkpoint_blocks;
+    for (const auto& r : run.records) m.records[at++] = r;
+  }
+  if (runs > 1) m.records[0].span = static_cast<std::int32_t>(at);
+  return m;
+}
+
+/// Removes the unused records of the sub-model at `at` that has room for `capacity` records and
+/// uses its span: the records after it move up, the spans around it shrink, and the freed
+/// records at the end lie past the root's subtree (never walked).
+template <std::size_t N>
+constexpr void drop_unused_records(model<N>& m, std::size_t at, std::size_t capacity) {
+  const auto used = static_cast<std::size_t>(m.records[at].span), gap = capacity - used;
+  if (gap == 0) return;
+  for (std::size_t i = 0; i < at; ++i)
+    if (i + static_cast<std::size_t>(m.records[i].span) > at) m.records[i].span -= static_cast<std::int32_t>(gap);
+  for (std::size_t i = at + used; i + gap < N; ++i) m.records[i] = m.records[i + gap];
+  for (std::size_t i = N - gap; i < N; ++i) m.records[i] = layer{};
+}
+}  // namespace detail
+
+/// A LoRA fine-tune around its decoder layers `blocks` (detail::decoder_layer_runs): frozen
+/// embedding (× √width for Gemma; in modules_to_save: trained whole), final norm and `head`
+/// (lora_lm_head or lora_score_head). The model's unused records (of runs layers_to_transform did
+/// not need) are at its end.
 template <std::size_t N, class Head>
-constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> blocks, const Head& head) {
+constexpr auto lora_stack(const llama_config& g, const lora_config& l, const model<N>& blocks, const Head& head) {
   if (g.seq > g.context || g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.modules_to_save & ~std::int64_t{save_lm_head | save_embed_tokens}) gpubudget::detail::unknown_module_to_save();
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;
   if (l.kbit_prepared && !is_quantized(l.base)) gpubudget::detail::kbit_preparation_needs_a_quantized_base();
   const auto stored = unquantized_modules(l);
   if ((l.modules_to_save & save_embed_tokens) && (l.targets & embed_tokens)) gpubudget::detail::embed_tokens_both_adapted_and_saved();
@@ -352,14 +438,17 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, model<N> 
   const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, stored)
                       : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored)
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
-  return sequential(tokens(g.seq), named("model.embed_tokens", embed), scale_if(g.scaled_embedding), named("model.layers", blocks),
-                    named("model.norm", frozen(rms_norm(stored))), head);
+  const auto input = tokens(g.seq);
+  const auto scale = scale_if(g.scaled_embedding);
+  auto m = sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(rms_norm(stored))), head);
+  detail::drop_unused_records(m, 1 + gpubudget::detail::total_records<decltype(input), layer, decltype(scale)>(), N);
+  return m;
 }
 /// The decoder layers of llama_lora.
 constexpr auto llama_lora_blocks(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (g.fused_projections) gpubudget::detail::lora_needs_a_plain_llama_config();  // Phi-3's module names: phi3_lora
-  return repeat(g.layers, llama_block_lora(g, l));
+  return detail::decoder_layer_runs(g, l, llama_block_lora(g, l), llama_block_lora(g, detail::without_layer_adapters(l)));
 }
 /// get_peft_model of a Llama-family causal LM (LlamaForCausalLM and kin).
 constexpr auto llama_lora(const llama_config& g, const lora_config& l) { return lora_stack(g, l, llama_lora_blocks(g, l), lora_lm_head(g, l)); }
@@ -376,6 +465,7 @@ namespace detail {
 constexpr std::int64_t family_lora_targets(const lora_config& l, std::int64_t modules, std::int64_t width) {
   if (l.rank <= 0 || l.rank > width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.base != base_weights::same || l.modules_to_save != 0 || l.kbit_prepared) gpubudget::detail::lora_on_this_family_keeps_the_base_in_the_parameter_type();
+  if (!l.layers_to_transform.all() || l.layers_pattern || l.bias != peft_bias::none) lora_option_is_modelled_on_the_llama_family();
   const auto t = l.targets == all_linear ? modules : l.targets;
   if (t <= 0 || (t & ~modules) != 0) gpubudget::detail::unknown_lora_target_module();
   return t;
@@ -495,7 +585,7 @@ constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
 /// o_proj, gate_up_proj, down_proj (fused_all_linear is PEFT's "all-linear" there).
 constexpr auto phi3_lora_blocks(const llama_config& g, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{fused_all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
-  return repeat(g.layers, phi3_block_lora(g, l));
+  return detail::decoder_layer_runs(g, l, phi3_block_lora(g, l), phi3_block_lora(g, detail::without_layer_adapters(l)));
 }
 constexpr auto phi3_lora(const llama_config& g, const lora_config& l) { return lora_stack(g, l, phi3_lora_blocks(g, l), lora_lm_head(g, l)); }
 constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
@@ -516,7 +606,7 @@ constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, co
 constexpr auto mixtral_lora_blocks(const llama_config& g, const moe_config& m, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
-  return repeat(g.layers, mixtral_block_lora(g, m, l));
+  return detail::decoder_layer_runs(g, l, mixtral_block_lora(g, m, l), mixtral_block_lora(g, m, detail::without_layer_adapters(l)));
 }
 constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return lora_stack(g, l, mixtral_lora_blocks(g, m, l), lora_lm_head(g, l));
@@ -604,18 +694,33 @@ constexpr parameter_counts with_saved_modules(const llama_config& g, const lora_
   const auto embedding_adapter = l.targets & embed_tokens ? l.rank * (g.vocab + g.width) : 0;  // lora_embedding_A [r, vocab], B [width, r]
   return {adapters + copies + embedding_adapter, base + adapters + copies + embedding_adapter};
 }
+/// PEFT's counts with the biases l.bias trains added to the trainable ones (they are counted
+/// among all parameters already): Qwen2's q (heads · d) and k, v (kv_heads · d) biases, of every
+/// layer ("all") or of the adapted projections in the adapted layers ("lora_only").
+constexpr parameter_counts with_trained_biases(const llama_config& g, const lora_config& l, parameter_counts c) {
+  const std::int64_t widths[] = {g.heads * g.per_head(), g.kv_heads * g.per_head(), g.kv_heads * g.per_head()};
+  const std::int64_t bits[] = {q_proj, k_proj, v_proj};
+  const auto per_layer = [&](std::int64_t trained) {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < 3; ++i) n += trained & bits[i] ? widths[i] : 0;
+    return n;
+  };
+  const auto adapted = l.layers_to_transform.adapted_of(g.layers);
+  c.trainable += adapted * per_layer(trained_qkv_biases(g, l)) + (g.layers - adapted) * per_layer(trained_qkv_biases(g, detail::without_layer_adapters(l)));
+  return c;
+}
 /// PEFT's counts for LoRA `l` on `g` (Llama names, or Phi-3's qkv_proj / gate_up_proj).
 constexpr parameter_counts lora_counts(const llama_config& g, const lora_config& l) {
   auto dense = l;
   dense.targets &= ~std::int64_t{w1 | w2 | w3 | router_gate};  // no experts in a dense model
-  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, dense, 0));
-  return with_saved_modules(g, l, trainable, llama_parameter_count(g));
+  const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, dense, 0));
+  return with_trained_biases(g, l, with_saved_modules(g, l, trainable, llama_parameter_count(g)));
 }
 /// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
 /// expert) and router (gate) adapters.
 constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
-  const auto trainable = checked_mul(g.layers, lora_parameters_per_layer(g, l, m.experts));
-  return with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total);
+  const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, l, m.experts));
+  return with_trained_biases(g, l, with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total));
 }
 
 }  // namespace gpubudget::models
