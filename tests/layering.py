@@ -29,8 +29,7 @@ INCLUDE = ROOT / "include"
 # matches a header gives its floor.
 FLOORS = [
     (0, "foundation: diagnostics, containers, units, allocator settings, device probes",
-     ["detail/diagnostics.hpp", "detail/dyn_array.hpp", "detail/combinations.hpp", "units.hpp", "alloc_conf.hpp",
-      "probe/from_budget.hpp!", "probe/*", "probe/detail/*"]),
+     ["base/*", "units.hpp", "alloc_conf.hpp", "probe/*", "probe/detail/*"]),
     (1, "vocabulary: shapes, records, devices, the training policy, op arguments",
      ["shape.hpp", "layer.hpp", "devices.hpp", "training.hpp", "layers/options.hpp"]),
     (2, "machinery: the simulator, shared autograd rules, op records, the walk, the allocator model",
@@ -40,7 +39,7 @@ FLOORS = [
     (5, "analyses that read budgets", ["check.hpp", "timeline.hpp", "flops.hpp", "planner.hpp", "report.hpp", "svg.hpp", "svg/*",
                                        "distributed.hpp"]),
     (6, "models, serving, config readers, the umbrella header, the probe's bridge to budgets",
-     ["models/*", "serving.hpp", "hf_config.hpp", "gpubudget.hpp", "probe/from_budget.hpp"]),
+     ["models/*", "serving.hpp", "hf_config.hpp", "gpubudget.hpp", "budget_probe.hpp"]),
 ]
 
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*<gpubudget/([^>]+)>', re.M)

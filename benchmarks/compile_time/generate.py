@@ -233,6 +233,10 @@ def cases():
         out[f"mixed_batch_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, max_micro_batch in a static_assert.",
                                    "using namespace gpubudget;\n" + model +
                                    f"static_assert(max_micro_batch(net, {MIXED_PLAN}, {MIXED_DEVICE}) > 2);\n")
+        out[f"mixed_batch_of_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, max_micro_batch_of (one constant "
+                                      "evaluation per budget) in a static_assert.",
+                                      "using namespace gpubudget;\n" + model +
+                                      f"static_assert(max_micro_batch_of<net, {MIXED_PLAN}, {MIXED_DEVICE}>() > 2);\n")
     for name in ZOO_224:
         model = ("#include <gpubudget/models/torchvision.hpp>\nusing namespace gpubudget;\n"
                  f"constexpr auto net = models::{name}(224, 1000);\n")

@@ -36,7 +36,7 @@ PHASES = [
     ("detail/op_record.hpp", "lowering (op rules)"),
     ("shape.hpp", "shapes and bytes"),
     ("units.hpp", "shapes and bytes"),
-    ("detail/dyn_array.hpp", "arrays"),
+    ("base/dyn_array.hpp", "arrays"),
     ("allocator", "allocator model"),
     ("budget.hpp", "totals"),
     ("check.hpp", "max_micro_batch"),

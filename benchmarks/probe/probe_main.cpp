@@ -13,7 +13,7 @@
 
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/probe/cuda_libraries.hpp>
-#include <gpubudget/probe/from_budget.hpp>
+#include <gpubudget/budget_probe.hpp>
 #include <gpubudget/probe/run_probes.hpp>
 
 namespace probe = gpubudget::probe;

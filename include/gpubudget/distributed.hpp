@@ -31,8 +31,8 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
-#include <gpubudget/detail/combinations.hpp>
-#include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/base/combinations.hpp>
+#include <gpubudget/base/diagnostics.hpp>
 #include <gpubudget/flops.hpp>
 #include <gpubudget/layers.hpp>
 #include <gpubudget/report.hpp>

@@ -63,7 +63,7 @@
 
 #include <gpubudget/budget.hpp>
 #include <gpubudget/check.hpp>
-#include <gpubudget/detail/combinations.hpp>
+#include <gpubudget/base/combinations.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/graph.hpp>
 #include <gpubudget/flops.hpp>

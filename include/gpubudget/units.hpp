@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/base/diagnostics.hpp>
 
 namespace gpubudget {
 

@@ -6,7 +6,7 @@
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/probe/budget_check.hpp>
 #include <gpubudget/probe/fake_device.hpp>
-#include <gpubudget/probe/from_budget.hpp>
+#include <gpubudget/budget_probe.hpp>
 
 namespace probe = gpubudget::probe;
 using namespace gpubudget;

@@ -81,6 +81,28 @@ TEST_CASE("an optional request (a cuDNN workspace) that the cap refuses is no ou
   CHECK(a.out_of_memory());
 }
 
+// With expandable segments the free block at the end of the mapped pages counts, for best fit,
+// as large as it can grow: a request goes to the next larger free block while one is left
+// (CUDACachingAllocator.cpp get_free_block, `expandable_size`; op_rules.md A15).
+TEST_CASE("expandable segments: best fit passes over the free tail while a larger free block is left (A15)") {
+  constexpr std::int64_t MiB = 1024 * 1024;
+  allocator_settings conf{};
+  conf.expandable_segments = true;
+  caching_allocator a(conf);
+  const auto first = a.malloc(8 * MiB);  // maps one 20 MiB page: [8 MiB][12 MiB free tail]
+  const auto middle = a.malloc(6 * MiB);
+  REQUIRE(a.malloc(4 * MiB) >= 0);       // [8][6][4][2 MiB free tail]
+  REQUIRE(first >= 0);
+  a.free(middle);                        // a 6 MiB free block inside, the 2 MiB tail after
+  CHECK(a.reserved() == 20 * MiB);
+  REQUIRE(a.malloc(2 * MiB) >= 0);       // fits the tail exactly, yet takes 2 of the inner 6 MiB
+  REQUIRE(a.malloc(6 * MiB) >= 0);       // so 6 MiB finds no free block: the tail grows a page
+  CHECK(a.reserved() == 40 * MiB);       // (had the 2 MiB taken the tail: still 20 MiB)
+  CHECK(a.malloc(2 * MiB) >= 0);         // the inner block's 4 MiB rest, not the tail
+  CHECK(a.malloc(3 * MiB) >= 0);         // only the tail (16 MiB) is left: taken
+  CHECK(a.reserved() == 40 * MiB);
+}
+
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 

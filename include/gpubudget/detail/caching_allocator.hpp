@@ -18,7 +18,7 @@
 #include <type_traits>
 
 #include <gpubudget/alloc_conf.hpp>
-#include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/probe/caching_allocator_model.hpp>
 
 namespace gpubudget {
@@ -192,17 +192,33 @@ class caching_allocator {
   /// Every block of a class above the request's is larger than it: when the request's own
   /// class has none large enough, the best is the smallest of the next non-empty class.
   constexpr std::int32_t find_free(std::int64_t size, bool small) const {
-    const auto first = log2_floor(size);
-    auto best = best_in(free_[small][first], size);
-    const auto above = first + 1 < size_classes ? nonempty_[small] >> (first + 1) : 0;
-    if (best < 0 && above != 0) best = best_in(free_[small][first + 1 + __builtin_ctzll(above)], size);
-    if (best < 0 || conf_.expandable_segments) return best;
+    const auto best = smallest_free(size, small);
+    if (best < 0) return best;
+    if (conf_.expandable_segments) return best == expandable_tail_[small] ? after_expandable_tail(best, small) : best;
     const auto found = blocks_.data_[best].size;
     // do not return an oversized block for a small request, nor a much larger one for a large
     // request (max_non_split_rounding_size defaults to kLargeBuffer)
     if (size < max_split() && found >= max_split()) return -1;
     if (size >= max_split() && found >= size + pa::kLargeBuffer) return -1;
     return best;
+  }
+
+  /// The smallest free block >= size in the pool (BlockPool::blocks.lower_bound).
+  constexpr std::int32_t smallest_free(std::int64_t size, bool small) const {
+    const auto first = log2_floor(size);
+    auto best = best_in(free_[small][first], size);
+    const auto above = first + 1 < size_classes ? nonempty_[small] >> (first + 1) : 0;
+    if (best < 0 && above != 0) best = best_in(free_[small][first + 1 + __builtin_ctzll(above)], size);
+    return best;
+  }
+
+  /// get_free_block with expandable segments: the free block at the end of the mapped pages is,
+  /// "for the purposes of best fit", as large as it can grow (its size plus the unmapped address
+  /// space after it), so the search moves on to the next larger free block and takes the tail
+  /// only when none is left (CUDACachingAllocator.cpp, get_free_block's `expandable_size`).
+  constexpr std::int32_t after_expandable_tail(std::int32_t tail, bool small) const {
+    const auto next = smallest_free(blocks_.data_[tail].size + 1, small);
+    return next >= 0 ? next : tail;
   }
 
   /// should_split.

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/base/diagnostics.hpp>
 #include <gpubudget/shape.hpp>
 
 namespace gpubudget::detail {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/layer.hpp>
 
 namespace gpubudget::detail {

@@ -8,7 +8,7 @@
 // constant evaluation since C++20 as long as nothing escapes it.
 #pragma once
 #include <cstdint>
-#include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/base/dyn_array.hpp>
 
 #include <gpubudget/shape.hpp>
 #include <gpubudget/training.hpp>

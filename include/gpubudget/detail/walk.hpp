@@ -1,7 +1,7 @@
 // gpubudget/detail/walk.hpp — interprets a model's record array: forward, then backward.
 #pragma once
 #include <cstdint>
-#include <gpubudget/detail/dyn_array.hpp>
+#include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/detail/module_names.hpp>
 
 #include <gpubudget/detail/ops.hpp>

@@ -7,7 +7,7 @@
 #pragma once
 #include <type_traits>
 
-#include <gpubudget/detail/diagnostics.hpp>
+#include <gpubudget/base/diagnostics.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
 #include <gpubudget/layers/options.hpp>

@@ -1,4 +1,4 @@
-// gpubudget/detail/dyn_array.hpp — a minimal growable array for constant evaluation.
+// gpubudget/base/dyn_array.hpp — a minimal growable array for constant evaluation.
 //
 // std::vector works in constexpr since C++20, but GCC charges ~300 evaluation steps per
 // push_back (allocator_traits layers, checks); this one costs a handful, which keeps a

@@ -1,4 +1,4 @@
-// gpubudget/detail/combinations.hpp — the search spaces' enumeration: every combination of choices
+// gpubudget/base/combinations.hpp — the search spaces' enumeration: every combination of choices
 // in a few dimensions, shared by the single-GPU planner (planner.hpp: remedies) and the parallel
 // layout ranking (distributed.hpp: engines and offload).
 #pragma once

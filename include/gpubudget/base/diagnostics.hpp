@@ -1,4 +1,4 @@
-// gpubudget/detail/diagnostics.hpp — named failure points for constant evaluation.
+// gpubudget/base/diagnostics.hpp — named failure points for constant evaluation.
 //
 // Each function is deliberately *not* constexpr: calling one inside a constant expression stops
 // compilation and both GCC and Clang print the function's name, which names the problem

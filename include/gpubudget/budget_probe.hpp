@@ -1,4 +1,4 @@
-// gpubudget/probe/from_budget.hpp — turns a compile-time budget into the categories the budget
+// gpubudget/budget_probe.hpp — turns a compile-time budget into the categories the budget
 // check allocates on the device: resident state first, then what the step's peak adds.
 #pragma once
 #include <vector>
