@@ -367,7 +367,7 @@ def attention_spec(d, anchor, impl_name, shape, names, packed, rotary):
     return spec
 
 
-def attention_at(d, anchor, impl_name):
+def attention_at(d, anchor, impl_name, active):
     """The whole attention around `anchor` (an SDPA call, or eager's probabilities @ v): every node
     from the projections' input to the output projection, used only inside it."""
     core = sdpa_core(d, anchor) if impl_name == "sdpa" else eager_core(d, anchor)
@@ -386,6 +386,11 @@ def attention_at(d, anchor, impl_name):
         d.fail("attention projections with and without bias", anchor)
     if not only_within(d, list(dict.fromkeys(nodes)), outside_ok=[out_proj["nodes"][-1]]):
         d.fail("an intermediate of the attention is used outside it", anchor)
+    inside = set(nodes) | {x}
+    for n in nodes:  # the mask, cos and sin are side inputs: nothing else of the main stream enters
+        for r in d.refs(n):
+            if r in active and r not in inside:
+                d.fail(f"attention that reads {r} of the main stream besides its input (a mask or bias computed from the activations)", anchor)
     module = common_module([p["module"] for p in projs])
     spec = attention_spec(d, anchor, impl_name, (width, heads, kv_heads, head_width), relative([p["module"] for p in projs], module), packed, rotary)
     if dropout:
@@ -519,7 +524,7 @@ def find_patterns(d, active, impl_name):
                 if len(users) != 1:
                     d.fail("softmax outside an attention (no gpubudget op for it on its own here)", name)
                 name = users[0]
-            found = attention_at(d, name, impl_name)
+            found = attention_at(d, name, impl_name, active)
             if found is None:
                 d.fail("attention not in the forms read from ATen dumps (docs/export.md)", name)
             take(found)
@@ -666,8 +671,9 @@ class Stream:
         if same is not None:
             self.rep[name] = self.rep[same]
             return
+        ins = [r for r in d.refs(name) if r in self.active]
         merges = {"aten.add.Tensor": "add", "aten.mul.Tensor": "multiply"}
-        if d.target(name) in merges and d.ref(name, 1) is not None:
+        if d.target(name) in merges and len(ins) == 2:
             a, b = self.rep[d.ref(name, 0)], self.rep[d.ref(name, 1)]
             if a == b:
                 d.fail("a value joined with itself", name)
@@ -676,6 +682,8 @@ class Stream:
         spec = single_op(d, name, self.tied)
         if spec is None:
             d.fail("no gpubudget op for this ATen node", name)
+        if ins != [d.ref(name, 0)]:  # a parameter used directly (a weight outside the patterns), or two tensors in
+            d.fail("no gpubudget op for this ATen node on these inputs", name)
         self.enter(name, [self.rep[d.ref(name, 0)]], spec, d.path(name))
         if spec["op"] == "tied_linear" and spec.pop("bias"):  # its own bias: BertLMPredictionHead's decoder.bias
             self.enter(name + "#bias", [name], {"op": "tied_linear_bias", "features": spec["out"]}, d.path(name))

@@ -118,6 +118,8 @@ MUTATIONS = [("gpt2-sdpa", "aten.tanh.default", {"target": "aten.erf.default"}, 
               "no gpubudget op for this ATen node (node gelu, aten.mish.default, module bert.encoder.layer.0.intermediate.intermediate_act_fn)"),
              ("gpt2-sdpa", "aten.scaled_dot_product_attention.default", {"kwargs": {"scale": 0.125, "is_causal": True}},
               "scaled_dot_product_attention with is_causal or enable_gqa"),
+             ("gpt2-sdpa", "aten.add.Tensor", {"name": "add_4", "target": "aten.sub.Tensor"},
+              "no gpubudget op for this ATen node (node add_4, aten.sub.Tensor, module transformer.h.0)"),
              ("tinyllama-sdpa", "aten.rsqrt.default", {"target": "aten.sqrt.default"},
               "no gpubudget op for this ATen node (node to_6, aten.to.dtype, module model.layers.0.input_layernorm)")]
 
@@ -125,7 +127,7 @@ MUTATIONS = [("gpt2-sdpa", "aten.tanh.default", {"target": "aten.erf.default"}, 
 def check_mutation(tmp, name, target, change, expected):
     with open(os.path.join(HERE, name + ".json")) as f:
         dump = json.load(f)
-    node = next(n for n in dump["nodes"] if n["target"] == target)
+    node = next(n for n in dump["nodes"] if n["target"] == target and n["name"] == change.get("name", n["name"]))
     node.update(change)
     path = os.path.join(tmp, "changed-%s.json" % name)
     with open(path, "w") as f:
