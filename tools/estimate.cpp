@@ -100,6 +100,10 @@ cli::parsed_args with_graph_model(cli::parsed_args a, std::vector<tools::zoo_ent
   }
   zoo.front().name += " (graph)";
   a.positionals.push_back(zoo.front().name);
+  if (!zoo.front().default_loss.empty() && !a.has("loss") && !a.has("inference")) {  // the file's model computes its own loss
+    a.values["loss"] = zoo.front().default_loss;
+    a.order.push_back("loss");
+  }
   a.values.erase("graph");
   a.order.erase(std::find(a.order.begin(), a.order.end(), "graph"));
   return a;

@@ -33,6 +33,7 @@ namespace gpubudget::tools {
 struct graph_model {
   std::string name;                    ///< the file's "name" (or the file's path)
   std::int64_t stated_parameters = -1; ///< the file's "parameters" (sum(p.numel()) at export), -1 if absent
+  std::string loss;                    ///< the file's "loss" (the model's own: cross_entropy, causal_lm), "" if absent
   std::vector<layer> records;
   std::deque<std::string> names;       ///< storage for records' names (a deque keeps their addresses)
 };
@@ -171,6 +172,19 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
   };
 }
 
+/// An attention's "names": the module names of transformers' own projections (GPT-2's c_attn and
+/// c_proj with a packed impl, BERT's self.query, ... with separate ones, Llama's q_proj, ... with
+/// rotary flash), as --hf-config names them.
+inline projection_names projection_scheme(fields& f, attention_impl impl, bool rotary) {
+  const auto n = f.text("names");
+  const bool packed = impl == attention_impl::split_qkv || impl == attention_impl::flash;
+  if (n == "gpt2" && packed && !rotary) return projection_names::gpt2;
+  if (n == "bert" && !packed) return projection_names::bert;
+  if (n == "llama" && impl == attention_impl::flash && rotary) return projection_names::llama;
+  fail(f.where(), "\"names\": \"" + n + "\" does not fit this attention (\"gpt2\" takes impl flash or split_qkv, \"bert\" separate_qkv or "
+                  "separate_qkv_sdpa, \"llama\" flash with rotary)");
+}
+
 /// Leaves with sizes: dense, norms with a parameter, dropout, pooling, views, unfold, inputs.
 inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
@@ -204,6 +218,14 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return patch_embedding(width, patch, class_token, f.boolean("positions", true));
   };
   t["pos_embedding"] = [](fields&) { return pos_embedding(); };
+  // transformers' embeddings and tied heads (read from ATen dumps: gpubudget-export --aten-graph)
+  t["learned_positions"] = [](fields& f) { return learned_positions(f.integer("context", 1, big)); };
+  t["bert_embeddings"] = [](fields& f) {
+    const auto types = f.integer("type_vocab", 1, big);
+    return bert_embeddings(types, f.integer("max_positions", 1, big));
+  };
+  t["tied_linear"] = [](fields& f) { return tied_linear(f.integer("out", 1, big)); };
+  t["tied_linear_bias"] = [](fields& f) { return tied_linear_bias(f.integer("features", 1, big)); };
   t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
@@ -221,14 +243,22 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
     const auto impl = f.text("impl");
-    if (impl != "torch_mha" && impl != "separate_qkv_sdpa" && impl != "separate_qkv")
-      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
+    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
+                                                         {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash}};
+    if (impl != "torch_mha" && !impls.count(impl))
+      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
+                      "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
     const bool bias = f.boolean("bias", true);
     if (impl != "torch_mha") {  // "projections" (their module names) are applied by append()
-      const auto ai = impl == "separate_qkv" ? attention_impl::separate_qkv : attention_impl::separate_qkv_sdpa;
-      const auto names = f.has("projections") ? projection_names::separate : projection_names::none;
-      return bias ? attention(width, heads(h), ai, names, attention_dropout(pct)) : attention(width, heads(h), ai, names, attention_dropout(pct), no_bias);
+      const auto ai = impls.at(impl);
+      // Llama's grouped-query rotary attention: key/value heads, RoPE, a head size of its own
+      const auto kv = f.integer("kv_heads", 1, h, 0), hd = f.integer("head_dim", 1, big, 0);
+      const bool rope = f.boolean("rotary", false);
+      const auto names = f.has("names") ? projection_scheme(f, ai, rope) : f.has("projections") ? projection_names::separate : projection_names::none;
+      const auto make = [&](auto... extra) { return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...); };
+      if (rope) return bias ? make(rotary) : make(rotary, no_bias);
+      return bias ? make() : make(no_bias);
     }
     const auto tv = projection_names::torchvision;
     return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
@@ -281,6 +311,14 @@ inline void name_parts(graph_model& g, fields& leaf) {
   g.records.back() = parts_named(g.names.emplace_back(joined).c_str(), g.records.back());
 }
 
+/// The leaf at `self` (the last record) as shared(id, leaf): its weight is the one every leaf of
+/// the same "tie" id uses (a token embedding and the head tied to it).
+inline void share(graph_model& g, std::size_t self, std::int64_t id) {
+  const auto tied = shared(static_cast<std::int32_t>(id), g.records[self]);
+  g.records.resize(self);
+  for (std::int32_t k = 0; k < tied.records[0].span; ++k) g.records.push_back(tied.records[static_cast<std::size_t>(k)]);
+}
+
 /// Appends the records of `node` (a leaf or a block and its parts) to `g`.
 inline void append(graph_model& g, const nlohmann::json& node, const std::string& where) {
   fields f(node, where);
@@ -302,6 +340,7 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
       throw;
     }
     if (leaf.has("projections")) name_parts(g, leaf);
+    if (leaf.has("tie")) share(g, self, leaf.integer("tie", 1, 1 << 20));
     leaf.finish();
   } else if (f.has("block")) {
     g.records.push_back(block_head(f));
@@ -336,6 +375,10 @@ inline std::shared_ptr<graph_model> read_graph(const std::string& path) {
   if (top.has("source")) top.text("source");
   if (top.has("torch")) top.text("torch");
   g->stated_parameters = top.has("parameters") ? top.integer("parameters", 0, graph::big) : -1;
+  if (top.has("loss")) {  // the model's own loss (an ATen dump's): --loss's default
+    g->loss = top.text("loss");
+    if (g->loss != "cross_entropy" && g->loss != "causal_lm") graph::fail(path, "\"loss\": \"" + g->loss + "\" is not cross_entropy or causal_lm");
+  }
   graph::append(*g, top.take("model"), path + ": model");
   top.finish();
   if (g->records.size() < 2 || g->records[0].kind != node_kind::sequence)
@@ -412,6 +455,7 @@ inline evaluation evaluate_graph_file(const graph_model& g, const std::string& p
 inline zoo_entry graph_entry(const std::string& path) {
   std::shared_ptr<const graph_model> g = read_graph(path);
   zoo_entry entry{g->name, "graph", [g, path](const model_options&, const training& t, const device& d) { return evaluate_graph_file(*g, path, t, d, nullptr); }};
+  entry.default_loss = g->loss;
   entry.lora_by_name = [g, path](const std::string& targets, const models::lora_config& l, const model_options&, const training& t, const device& d) {
     const graph_lora lora{targets, l};
     return evaluate_graph_file(*g, path, t, d, &lora);

@@ -92,6 +92,9 @@ struct zoo_entry {
   /// With lora_by_name: PEFT's default target_modules for the model's family, "" where PEFT has
   /// none (it asks for target_modules).
   std::string lora_default_targets{};
+  /// The model's own loss, --loss's default where set (a --graph file's "loss": transformers'
+  /// models exported from ATen dumps compute theirs in forward).
+  std::string default_loss{};
 };
 
 namespace detail {

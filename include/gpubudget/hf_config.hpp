@@ -166,6 +166,7 @@ inline models::gpt_config gpt2_config_of(const nlohmann::json& c, const std::str
   // sdpa (the default) and flash_attention_2 run a fused kernel with the dropout inside it
   // (modeling_gpt2.py: attention_interface(..., dropout=self.attn_dropout.p if self.training))
   g.attention = attention_of(c, path, {"eager", "sdpa", "flash_attention_2"}) == "eager" ? attention_impl::split_qkv : attention_impl::flash;
+  g.linear_head = true;  // GPT2LMHeadModel.lm_head = nn.Linear(n_embd, vocab_size, bias=False), tied (transformers-graphs/gpt2-*.json: aten.linear)
   return g;
 }
 

@@ -6,16 +6,19 @@
 #include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
+#include "data/gpt2_sdpa.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet152.hpp"
 #include "data/resnet18.hpp"
 #include "data/sdpa_transformer.hpp"
 #include "data/shufflenet_v2_x0_5.hpp"
+#include "data/tinyllama_sdpa.hpp"
 #include "data/token_lm.hpp"
 #include "data/vit_b_16.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
+#include <gpubudget/models/transformers.hpp>
 
 namespace {
 using namespace gpubudget;
@@ -86,6 +89,23 @@ static_assert(!same_budget(exported_densenet, budget_totals(models::densenet121(
 constexpr auto shufflenet = budget_totals(exported::shufflenet_v2_x0_5, training{.batch = 2}, devices::t4);
 static_assert(shufflenet.parameter_count == exported::shufflenet_v2_x0_5_parameters);
 static_assert(shufflenet.saved_activations > 0 && require_fits<shufflenet>);
+// transformers' own GPT-2 and TinyLlama (2 layers, 64 tokens) exported from their torch.export ATen
+// dumps (gpubudget-export --aten-graph): the budget of the model --hf-config builds for the same
+// configuration, to the byte, in their own loss (ForCausalLMLoss) under AMP bf16 on an H100
+constexpr training causal_lm_plan{.batch = 2, .precision = amp_bf16, .optimizer = adamw, .loss = loss_kind::causal_lm};
+constexpr models::gpt_config gpt2_2l{.layers = 2, .dropout_percent = 10, .seq = 64, .attention_dropout_percent = 10,
+                                     .attention = attention_impl::flash, .linear_head = true};  // GPT2Config() with n_layer 2
+constexpr auto exported_gpt2 = budget_totals(exported::gpt2_sdpa, causal_lm_plan, devices::h100_80gb);
+static_assert(exported_gpt2.parameter_count == exported::gpt2_sdpa_parameters);
+static_assert(same_budget(exported_gpt2, budget_totals(models::gpt(gpt2_2l), causal_lm_plan, devices::h100_80gb)));
+// TinyLlama-1.1B's config.json (benchmarks/accuracy/reference/cuda-h100/hf-configs) with 2 layers
+constexpr models::llama_config tinyllama_2l{.vocab = 32000, .width = 2048, .layers = 2, .heads = 32, .kv_heads = 4, .ffn = 5632, .context = 2048, .seq = 64};
+constexpr auto exported_tinyllama = budget_totals(exported::tinyllama_sdpa, causal_lm_plan, devices::h100_80gb);
+static_assert(exported_tinyllama.parameter_count == exported::tinyllama_sdpa_parameters);
+static_assert(same_budget(exported_tinyllama, budget_totals(models::llama(tinyllama_2l), causal_lm_plan, devices::h100_80gb)));
+static_assert(!same_budget(exported_gpt2, budget_totals(models::gpt(models::gpt_config{gpt2_2l.vocab, gpt2_2l.context, gpt2_2l.width, 2, 12, 10, 64, false, 10,
+                                                                                       attention_impl::flash, false}), causal_lm_plan, devices::h100_80gb)));  // the head's autocast matters
+
 }  // namespace
 
 int main() { return 0; }

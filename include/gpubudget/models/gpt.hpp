@@ -21,6 +21,10 @@ struct gpt_config {
   std::int64_t attention_dropout_percent = 0;  ///< dropout on the attention probabilities (GPT-2's attn_pdrop)
   /// split_qkv: `q @ kᵀ` materialized (the reference's GPT); flash: F.scaled_dot_product_attention.
   attention_impl attention = attention_impl::split_qkv;
+  /// The head is transformers' GPT2LMHeadModel.lm_head, an nn.Linear on the tied weight
+  /// (F.linear: tied_linear; its ATen graph's aten.linear), rather than the reference's minGPT
+  /// `x @ W.t()` (transposed_tied_linear). They differ under autocast only (op_rules.md L5).
+  bool linear_head = false;
 };
 
 /// GPT2Block with transformers' module names; the attention op holds attn.c_attn (q, k and v)
@@ -40,7 +44,7 @@ constexpr auto gpt(const gpt_config& g) {
   // GPT2LMHeadModel's module names; lm_head is tied to transformer.wte (no weights of its own)
   return sequential(tokens(g.seq), named("transformer.wte", shared(1, embedding(g.vocab, g.width))),
                     named("transformer.wpe", learned_positions(g.context)), named("transformer.drop", dropout(g.dropout_percent)), blocks,
-                    named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, transposed_tied_linear(g.vocab))));
+                    named("transformer.ln_f", layer_norm()), named("lm_head", shared(1, g.linear_head ? tied_linear(g.vocab) : transposed_tied_linear(g.vocab))));
 }
 
 /// GPT2ForSequenceClassification (transformers models/gpt2/modeling_gpt2.py): GPT2Model (no LM
