@@ -89,7 +89,17 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         ("frame_transformer lora mha r8", "frame_transformer.json", "r=8,targets=attn", None, "frame_transformer_lora_mha_r8_b2_64", {}),
         ("frame_transformer lora mha+mlp r8", "frame_transformer.json", "r=8,targets=attn,mlp.0,mlp.3", None, "frame_transformer_lora_mha_mlp_r8_b2_64", {}),
         ("vit_b_16 lora self_attention r8", "vit_b_16.json", "r=8,targets=self_attention", ["vit_b_16", "--image-size", "96"],
-         "vit_b_16_lora_mha_r8_b2_96", {})]
+         "vit_b_16_lora_mha_r8_b2_96", {}),
+        # PEFT's DoRA (use_dora=True) on convolutions (dora_conv: a biased stem, grouped 3x3s) and on an embedding (dora_embedding)
+        ("resnet18 dora conv2 r8", "resnet18.json", "r=8,targets=conv2,dora=true", ["resnet18"], "resnet18_dora_conv2_r8_b2_224", {}),
+        ("sdpa_transformer dora stem r4", "sdpa_transformer.json", "r=4,targets=stem.0,stem.3,dora=true", None, "sdpa_transformer_dora_stem_r4_b2_64", {}),
+        ("grouped_net dora conv2 r8", "grouped_net.json", "r=8,targets=conv2,dora=true", None, "grouped_net_dora_conv2_r8_b2_64", {}),
+        # with lora_dropout: the base convolution run again on the dropped input (dora_base_result)
+        ("grouped_net dora conv2 r8 dropout", "grouped_net.json", "r=8,targets=conv2,dropout=0.1,dora=true", None,
+         "grouped_net_dora_conv2_r8_drop10_b2_64", {}),
+        ("sdpa_transformer dora stem r4 dropout", "sdpa_transformer.json", "r=4,targets=stem.0,stem.3,dropout=0.1,dora=true", None,
+         "sdpa_transformer_dora_stem_r4_drop10_b2_64", {}),
+        ("token_lm dora embed r8", "token_lm.json", "r=8,targets=embed,dora=true", None, "token_lm_dora_embed_r8_b2_t64", {})]
 
 
 def cli(gpubudget, model_args, extra):

@@ -72,6 +72,84 @@ class LoraEmbedding(torch.nn.Module):
         return result + (after_a @ self.lora_embedding_B.T) * self.scaling
 
 
+class DoraConv(LoraConv):
+    """PEFT's lora.Conv2d with use_dora=True (huggingface/peft 5d602fd, src/peft/tuners/lora/):
+    _ConvNd.forward (layer.py) runs the base, then _DoraConvNdVariant.forward (variants.py), which
+    passes the base output as base_result at lora_dropout 0 (the dropped x and base_result=None
+    otherwise), then _DoraConvNdLayer.forward (dora.py) with its get_lora_weight and
+    get_weight_norm; the magnitude is DoraLinearLayer.update_layer's norm, [1, out, 1, 1]."""
+
+    def __init__(self, base, r, p):
+        super().__init__(base, r, p)
+        with torch.no_grad():  # DoraLinearLayer.update_layer: the norm of W + scaling·lora_weight
+            self.magnitude = torch.nn.Parameter(self.get_weight_norm(base.weight, self.get_lora_weight().reshape(base.weight.shape)))
+
+    def get_lora_weight(self):  # _DoraConvNdLayer.get_lora_weight
+        r = self.lora_A.weight.shape[0]
+        return torch.mm(self.lora_B.weight.view([-1, r]), self.lora_A.weight.view([r, -1]))
+
+    def get_weight_norm(self, weight, lora_weight):  # _DoraConvNdLayer.get_weight_norm
+        weight = weight + self.scaling * lora_weight
+        dim = tuple(range(1, weight.dim()))
+        return weight.norm(p=2, dim=dim, keepdim=True).transpose(1, 0)
+
+    def forward(self, x):
+        result = self.base_layer(x)  # _ConvNd.forward
+        base = self.base_layer
+        if isinstance(self.lora_dropout, torch.nn.Identity):  # _DoraConvNdVariant.forward
+            base_result = result
+        else:
+            x = self.lora_dropout(x)
+            base_result = None
+        # _DoraConvNdLayer.forward
+        weight = base.weight
+        lora_weight = self.get_lora_weight().reshape(weight.shape)
+        magnitude = self.magnitude
+        weight_norm = self.get_weight_norm(weight, lora_weight.detach())
+        weight_norm = weight_norm.detach()
+        mag_norm_scale = magnitude / weight_norm
+        if base_result is None:
+            base_result = torch.nn.functional.conv2d(x, weight, bias=None, stride=base.stride, padding=base.padding, dilation=base.dilation,
+                                                     groups=base.groups)
+        else:
+            bias = base.bias
+            if bias is not None:
+                bias_shape = (1, -1) + (1,) * (base_result.dim() - 2)
+                base_result = base_result - bias.view(*bias_shape)
+        result_dora = (mag_norm_scale - 1) * base_result + mag_norm_scale * self.lora_B(self.lora_A(x)) * self.scaling
+        return result + result_dora  # _DoraConvNdVariant.forward: result = result + ...
+
+
+class DoraEmbedding(LoraEmbedding):
+    """PEFT's lora.Embedding with use_dora=True (huggingface/peft 5d602fd, src/peft/tuners/lora/):
+    Embedding.forward (layer.py) runs the base, then DoraEmbeddingVariant.forward (variants.py)
+    calls DoraEmbeddingLayer.forward (dora.py; DoraLinearLayer.get_weight_norm with
+    fan_in_fan_out=True) and returns mag_norm_scale * result + dora_result; the magnitude is
+    DoraLinearLayer.update_layer's norm, one per embedding dimension [dim]."""
+
+    def __init__(self, base, r):
+        super().__init__(base, r)
+        with torch.no_grad():  # update_layer: lora_weight = lora_B @ lora_A, [dim, num]
+            self.magnitude = torch.nn.Parameter(self.get_weight_norm(base.weight, self.lora_embedding_B @ self.lora_embedding_A))
+
+    def get_weight_norm(self, weight, lora_weight):  # DoraLinearLayer.get_weight_norm, fan_in_fan_out=True
+        weight = weight.T
+        weight = weight + self.scaling * lora_weight
+        return torch.linalg.norm(weight, dim=1).to(weight.dtype)
+
+    def forward(self, x):
+        result = self.base_layer(x)  # Embedding.forward
+        lora_A, lora_B = self.lora_embedding_A.T, self.lora_embedding_B.T  # DoraEmbeddingVariant.forward
+        # DoraEmbeddingLayer.forward
+        lora_weight = (lora_A @ lora_B).T
+        magnitude = self.magnitude
+        weight_norm = self.get_weight_norm(self.base_layer.weight, lora_weight.detach())
+        weight_norm = weight_norm.detach()
+        mag_norm_scale = magnitude / weight_norm
+        result_dora = mag_norm_scale * (torch.nn.functional.embedding(x, lora_A) @ lora_B) * self.scaling
+        return mag_norm_scale * result + result_dora  # DoraEmbeddingVariant.forward
+
+
 class OutProjLora(torch.nn.Module):
     """PEFT's lora.Linear around nn.MultiheadAttention.out_proj: never called (the attention's
     forward reads out_proj.weight and .bias, LoraLayer's properties for the base's)."""
@@ -148,19 +226,21 @@ class LoraMultiheadAttention(torch.nn.Module):
         return result
 
 
-def wrap(base, r, p):
+def wrap(base, r, p, dora=False):
     if isinstance(base, torch.nn.MultiheadAttention):
         return LoraMultiheadAttention(base, r)
-    if isinstance(base, torch.nn.Linear):
+    if isinstance(base, torch.nn.Linear) and not dora:
         return LoraLinear(base, r, p)
     if isinstance(base, torch.nn.Embedding):
-        return LoraEmbedding(base, r)
-    return LoraConv(base, r, p)
+        return DoraEmbedding(base, r) if dora else LoraEmbedding(base, r)
+    if isinstance(base, torch.nn.Conv2d):
+        return DoraConv(base, r, p) if dora else LoraConv(base, r, p)
+    raise SystemExit(f"no DoRA module here for {type(base).__name__}")
 
 
-def peft_lora(build, targets, r, p):
-    """get_peft_model(build(), LoraConfig(r, target_modules=targets, lora_dropout=p)) as PEFT
-    does it: every parameter frozen, then each nn.Linear whose module path equals a target or ends
+def peft_lora(build, targets, r, p, dora=False):
+    """get_peft_model(build(), LoraConfig(r, target_modules=targets, lora_dropout=p, use_dora=dora))
+    as PEFT does it: every parameter frozen, then each nn.Linear whose module path equals a target or ends
     with "." + target wrapped in LoraLinear (check_target_module_exists' list rule)."""
     def make():
         model = build()
@@ -175,7 +255,7 @@ def peft_lora(build, targets, r, p):
             parent, _, leaf = name.rpartition(".")
             owner = model.get_submodule(parent) if parent else model
             base = getattr(owner, leaf)
-            setattr(owner, leaf, wrap(base, r, p))
+            setattr(owner, leaf, wrap(base, r, p, dora))
         return model
     return make
 
@@ -250,6 +330,15 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("frame_transformer_lora_mha_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn"], 8, 0.0), (3, 64, 64), 2),
          ("frame_transformer_lora_mha_mlp_r8_b2_64", peft_lora(custom_models.frame_transformer, ["attn", "mlp.0", "mlp.3"], 8, 0.0), (3, 64, 64), 2),
          ("vit_b_16_lora_mha_r8_b2_96", peft_lora(vit_b_16_96, ["self_attention"], 8, 0.0), (3, 96, 96), 2),
+         # PEFT's DoRA (use_dora=True) on convolutions (stem: biased, its first input needs no
+         # gradient; grouped_net: groups 8) and on an embedding (DoraConv, DoraEmbedding above)
+         ("resnet18_dora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0, dora=True), (3, 224, 224), 2),
+         ("sdpa_transformer_dora_stem_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["stem.0", "stem.3"], 4, 0.0, dora=True), (3, 64, 64), 2),
+         ("grouped_net_dora_conv2_r8_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.0, dora=True), (3, 64, 64), 2),
+         # lora_dropout 0.1: DoRA convolves the dropped input with the base weight again (base_result=None)
+         ("grouped_net_dora_conv2_r8_drop10_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.1, dora=True), (3, 64, 64), 2),
+         ("sdpa_transformer_dora_stem_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["stem.0", "stem.3"], 4, 0.1, dora=True), (3, 64, 64), 2),
+         ("token_lm_dora_embed_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed"], 8, 0.0, dora=True), TOKENS, 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
          ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2),

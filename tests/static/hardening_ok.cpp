@@ -187,6 +187,12 @@ constexpr auto lora_target_norm_m =
                                       flatten(), named("fc", linear(10))),
                            "stem,fc", {.rank = 4});
 static_assert(budget_totals(lora_target_norm_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * 3 * 9 + 16 * 4 + 4 * (16 + 10));
+// dora_transposed_conv: DoRA on the plain convolution only: lora_A [4, 8, 3, 3], lora_B [16, 4, 1, 1]
+// and the magnitude [1, 16, 1, 1]
+constexpr auto dora_transposed_conv_m = models::get_peft_model(
+    sequential(input(8, 16, 16), named("down", conv2d(16, 3, padding(1), stride(2))), relu(), named("up", conv_transpose2d(8, 2, stride(2)))), "down",
+    {.rank = 4, .dora = true});
+static_assert(budget_totals(dora_transposed_conv_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * 8 * 9 + 16 * 4 + 16);
 
 // lora_target_one_copy: `fc` in every copy, r = 4 on 64 -> 64
 constexpr auto lora_target_one_copy_m = models::get_peft_model(

@@ -205,7 +205,18 @@ TEST_CASE("LoRA on embed_tokens: PEFT's lora.Embedding on the Llama family's tok
   CHECK(b4.parameter_count == models::lora_counts(qwen, q4).all);
   CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .targets = embed_tokens, .modules_to_save = models::save_embed_tokens}),
                     Catch::Contains("both a LoRA target and in modules_to_save"));
-  CHECK_THROWS_WITH(models::llama_lora(g, {.rank = 8, .targets = embed_tokens, .dora = true}), Catch::Contains("DoRA (use_dora) on embed_tokens"));
+  // DoRA on embed_tokens (lora_embedding.hpp dora_embedding): a magnitude per embedding dimension,
+  // the simulated model and PEFT's arithmetic agree; the frozen table's output [2, 64, 256] and
+  // the update before its scaling are kept for the magnitude's gradient
+  const models::lora_config dora_embed{.rank = 8, .targets = q_proj | v_proj | embed_tokens, .dora = true};
+  const auto dora = budget_totals(models::llama_lora(g, dora_embed), plan, devices::a100_80gb);
+  CHECK(dora.trainable_count == models::lora_counts(g, dora_embed).trainable);
+  CHECK(dora.parameter_count == models::lora_counts(g, dora_embed).all);
+  auto dora_qv = qv;
+  dora_qv.dora = true;
+  CHECK(dora.trainable_count - models::lora_counts(g, dora_qv).trainable == 8 * (32000 + 256) + 256);
+  CHECK(dora.saved_activations - budget_totals(models::llama_lora(g, dora_qv), plan, devices::a100_80gb).saved_activations ==
+        with.saved_activations - budget_totals(models::llama_lora(g, qv), plan, devices::a100_80gb).saved_activations + 2 * (2 * 64 * 256 * 4) + 2 * 256 * 4);
   CHECK(parse_lora_targets("q_proj,embed_tokens") == (q_proj | embed_tokens));
 }
 

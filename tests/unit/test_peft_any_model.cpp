@@ -43,6 +43,11 @@ std::string error_of(const char* targets, const models::lora_config& l = {.rank 
 // A constant expression: the adapted ViT's counts in a static_assert.
 constexpr auto vit_mlp = models::get_peft_model(models::vit_b_16(224, 1000), "mlp.0,mlp.3", {.rank = 8});
 static_assert(budget(vit_mlp, training{.batch = 8}, devices::t4).trainable_count == 12 * 8 * 2 * (768 + 3072));
+// DoRA on a convolution as a constant expression: lora_A [4, 3, 3, 3], lora_B [16, 4, 1, 1] and the
+// magnitude [1, 16, 1, 1]
+constexpr auto dora_stem = models::get_peft_model(sequential(input(3, 32, 32), named("stem", conv2d(16, 3, padding(1))), relu()), "stem",
+                                                  {.rank = 4, .dora = true});
+static_assert(budget(dora_stem, training{.batch = 8}, devices::t4).trainable_count == 4 * 3 * 9 + 16 * 4 + 16);
 
 TEST_CASE("get_peft_model on T5 by name builds what t5_lora builds") {
   const auto t = models::t5_small(128);
@@ -151,13 +156,54 @@ TEST_CASE("get_peft_model wraps an nn.Embedding in PEFT's lora.Embedding") {
   // lora_dropout does not reach the embedding (PEFT's Embedding.forward has none)
   CHECK(budget(models::get_peft_model(lm, "embed", {.rank = 8, .dropout_percent = 10}), plan, devices::a100_80gb).saved_activations ==
         lora.saved_activations);
-  // the rank is bounded by the table [num, dim]; DoRA on an embedding and a tied embedding are refused
+  // the rank is bounded by the table [num, dim]; a tied embedding is refused
   CHECK_THROWS_WITH(budget(models::get_peft_model(lm, "embed", {.rank = 65}), plan, devices::a100_80gb), Catch::Contains("LoRA rank"));
-  CHECK_THROWS_WITH(models::get_peft_model(lm, "embed", {.rank = 8, .dora = true}), Catch::Contains("is not one LoRA is modelled on"));
   CHECK_THROWS_WITH(models::get_peft_model(models::gpt(models::gpt2_small(128)), "wte", {.rank = 8}), Catch::Contains("tied heads and embeddings"));
   // BERT's word embeddings by name: PEFT's count, vocab·r + r·width
   const auto bert = budget(models::get_peft_model(models::bert(models::bert_base(128)), "word_embeddings", {.rank = 8}), plan, devices::a100_80gb);
   CHECK(bert.trainable_count == 8 * (30522 + 768));
+}
+
+// PEFT's DoRA (use_dora=True) on a convolution and an embedding (lora_conv.hpp dora_conv,
+// lora_embedding.hpp dora_embedding; peft/tuners/lora/dora.py _DoraConvNdLayer.forward and
+// DoraEmbeddingLayer.forward): what the forward keeps beyond LoRA's, written out from PEFT's code.
+TEST_CASE("get_peft_model with use_dora on a convolution and an embedding: PEFT's DoRA variants") {
+  const training plan = cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu);  // measure_custom.py's step
+  // a biased 3x3 stem, 3 -> 16 channels on 32x32, whose input needs no gradient
+  const auto stem = sequential(input(3, 32, 32), named("stem", conv2d(16, 3, padding(1))), relu());
+  const auto lora = budget(models::get_peft_model(stem, "stem", {.rank = 4}), plan, devices::a100_80gb);
+  const auto dora = budget(models::get_peft_model(stem, "stem", {.rank = 4, .dora = true}), plan, devices::a100_80gb);
+  // the magnitude [1, 16, 1, 1] (DoraLinearLayer.update_layer's weight norm) trains, in fp32, with AdamW's two moments
+  CHECK(dora.trainable_count == lora.trainable_count + 16);
+  CHECK(dora.parameter_count == lora.parameter_count + 16);
+  CHECK(dora.gradients == lora.gradients + 16 * 4);
+  // (mag_norm_scale - 1)·(result - bias) keeps the bias-free base output, mag_norm_scale·lora_B(..)
+  // keeps B's output [2, 16, 32, 32] and mag_norm_scale [16]; mag_norm_scale's DivBackward keeps
+  // the detached weight_norm [16] (the base output needs no gradient: (mag_norm_scale - 1) is not kept)
+  const std::int64_t output = 2 * 16 * 32 * 32 * 4;
+  CHECK(dora.saved_activations == lora.saved_activations + 2 * output + 2 * 16 * 4);
+  // lora_dropout > 0: PEFT convolves the dropped input with the base weight again (base_result=None),
+  // a frozen convolution of an input that needs no gradient: it keeps nothing, its output is kept
+  // instead of the bias-free base output; the base weight is not counted twice
+  const auto lora_drop = budget(models::get_peft_model(stem, "stem", {.rank = 4, .dropout_percent = 10}), plan, devices::a100_80gb);
+  const auto dora_drop = budget(models::get_peft_model(stem, "stem", {.rank = 4, .dropout_percent = 10, .dora = true}), plan, devices::a100_80gb);
+  CHECK(dora_drop.parameter_count == dora.parameter_count);
+  CHECK(dora_drop.saved_activations == lora_drop.saved_activations + 2 * output + 2 * 16 * 4);
+  // measured (tests/export/measure_custom.py resnet18_dora_conv2_r8_b2_224, PEFT's forward
+  // written out): 155,520 trainable, saved 36,556,672 bytes, forward-backward peak 64,377,864
+  const auto resnet = budget(models::get_peft_model(models::resnet18(224, 1000), "conv2", {.rank = 8, .dora = true}), plan, devices::a100_80gb);
+  CHECK(resnet.trainable_count == 155520);
+  CHECK(std::abs(resnet.saved_activations - 36556672) * 100 <= 2 * 36556672);
+  CHECK(std::abs(resnet.fwd_bwd_peak - 64377864) * 100 <= 3 * 64377864);
+
+  // an embedding: the magnitude is one per embedding dimension [64]; the variant's
+  // mag_norm_scale·result keeps the frozen table's output, mag_norm_scale·(after_A @ B) the
+  // product [2, 64, 64] and mag_norm_scale, DivBackward the weight_norm
+  const auto lm = sequential(tokens(64), named("embed", embedding(2000, 64)), named("blocks", linear(64)), gelu(), named("head", linear(2000)));
+  const auto elora = budget(models::get_peft_model(lm, "embed", {.rank = 8}), plan, devices::a100_80gb);
+  const auto edora = budget(models::get_peft_model(lm, "embed", {.rank = 8, .dora = true}), plan, devices::a100_80gb);
+  CHECK(edora.trainable_count == elora.trainable_count + 64);
+  CHECK(edora.saved_activations == elora.saved_activations + 2 * (2 * 64 * 64 * 4) + 2 * 64 * 4);
 }
 
 TEST_CASE("parts_named: an attention's own projection names (an exported one's) are get_peft_model's and train_only's targets") {

@@ -11,6 +11,8 @@
 // it records (op_rules.md 2.6 #26), so the frozen base keeps x once x needs a gradient; lora_A keeps
 // the dropped x, lora_B keeps A's output [r, spatial]; the scalar multiply and the add keep nothing.
 // The base is frozen (its weight and bias count as parameters that do not train).
+// With use_dora=True (PEFT's DoRA: dora_conv below) a trainable magnitude per output channel
+// rescales the base output and the update.
 #pragma once
 #include <cstdint>
 
@@ -35,6 +37,7 @@ struct lora_conv_op {
   flag cast_input = true;  ///< PEFT >= 0.15's _cast_input_dtype (lora_projection.hpp)
   std::int64_t groups = 1;
   flag channels_last = {};
+  flag dora = {};  ///< PEFT's use_dora: a trainable magnitude per output channel (dora_conv)
 };
 
 namespace detail {
@@ -44,6 +47,66 @@ constexpr conv_op lora_conv_base(const lora_conv_op& op) {
 [[noreturn]] inline void lora_rank_not_a_multiple_of_the_conv_groups() {
   fail("gpubudget: LoRA on a grouped convolution needs a rank that is a multiple of its groups (PEFT: \"support is limited to conv layers "
        "where the rank is divisible by groups\")");
+}
+
+/// lora_B(lora_A(xd)) in `c`'s adapter parts 1 and 2 (A: the base's kernel, stride and padding,
+/// r outputs; B: 1x1, `groups` as the base's). Consumes xd.
+constexpr value lora_conv_update(layer_ctx& c, const lora_conv_op& op, const value& xd, std::int64_t out_channels, std::int64_t groups) {
+  layer_ctx ad = c.sub(1);
+  value a = convolution(ad, xd, conv_op{op.dims, op.rank, op.kernel, op.stride, op.padding, 1, 1, 0, false, false, op.channels_last}, 0);
+  c.s.release(xd);
+  value b = convolution(ad, a, conv_op{op.dims, out_channels, 1, 1, 0, 1, groups, 0, false, false, false}, 1);
+  c.s.release(a);
+  c.absorb(ad, 1);
+  return b;
+}
+
+/// DoRA's base_result on a convolution: at lora_dropout 0 variants.py passes the base output
+/// (dora.py subtracts a bias: a new tensor); otherwise base_result=None and dora.py runs
+/// conv_fn(dropped x, W, bias=None, ..) again: a frozen convolution of the base's weights (not
+/// counted twice), which keeps the dropped x when it needs a gradient.
+constexpr value dora_base_result(layer_ctx& c, const lora_conv_op& op, const value& xd, const value& base_out) {
+  if (op.dropout > 0) {
+    layer_ctx again = c.sub(0, /*counts=*/false);
+    conv_op unbiased = lora_conv_base(op);
+    unbiased.bias = false;
+    return frozen_base(again, [&](layer_ctx& k) { return convolution(k, xd, unbiased, 0); });
+  }
+  if (op.bias) return pointwise(c.s, base_out, base_out.s, base_out.type, keeps::nothing);
+  c.s.retain(base_out.id);
+  return base_out;
+}
+
+/// PEFT's DoRA on a convolution (use_dora=True): peft/tuners/lora/variants.py
+/// _DoraConvNdVariant.forward calls dora.py _DoraConvNdLayer.forward (get_lora_weight,
+/// get_weight_norm over every dimension but the first):
+///     lora_weight = mm(lora_B.weight.view(-1, r), lora_A.weight.view(r, -1)).reshape(W.shape)
+///     weight_norm = ||W + scaling·lora_weight.detach()|| per output channel, detached
+///     mag_norm_scale = magnitude / weight_norm      # magnitude [1, out, 1, ..]: fp32, trains
+///     base_result: dora_base_result
+///     result = result + (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_B(lora_A(x))·scaling
+/// then _ConvNd.forward's result.to(torch_result_dtype). Consumes xd (the adapters' input) and base_out.
+constexpr value dora_conv(layer_ctx& c, const lora_conv_op& op, const value& xd, const value& base_out, std::int64_t groups) {
+  auto& s = c.s;
+  const auto out = base_out.s[0];
+  const auto weight = checked_mul(checked_mul(xd.s[0], out / groups), kernel_volume(lora_conv_base(op)));
+  const std::int32_t lora_weight = dora_lora_weight(c, weight, c.matmul_type(c.param_type()), c.param_type());
+  value base_result = dora_base_result(c, op, xd, base_out);
+  value kept = dora_scaled(s, base_result, out);  // (mag_norm_scale - 1)·base_result
+  dora_magnitude(c, s.record_of(kept), out, 3);
+  s.release(base_result);
+  value b = lora_conv_update(c, op, xd, out, groups);
+  value lora = dora_scaled(s, b, out);  // mag_norm_scale·lora_B(lora_A(x))
+  s.release(b);
+  value scaled = pointwise(s, lora, lora.s, lora.type, keeps::nothing, scalar_operand_saved(s));  // · scaling
+  s.release(lora);
+  value dora = add(s, kept, scaled);
+  s.release(kept), s.release(scaled), s.release(lora_weight);  // DoRA's forward returns
+  value y = add(s, base_out, dora);
+  s.release(base_out), s.release(dora);
+  value back = cast_to(s, y, base_out.type);
+  s.release(y);
+  return back;
 }
 }  // namespace detail
 
@@ -62,16 +125,11 @@ struct op_traits<lora_conv_op> {
     if (op.rank % groups != 0) lora_rank_not_a_multiple_of_the_conv_groups();
     c.conv_workspace = im2col_bytes(c.s, base, x.s, base_out.s, base_out.type);
     auto& s = c.s;
-    layer_ctx ad = c.sub(1);
     value xa = cast_to(s, x, op.cast_input ? c.param_type() : x.type);
     value xd = detail::dropout_op(s, xa, op.dropout);
     s.release(xa);
-    value a = convolution(ad, xd, conv_op{op.dims, op.rank, op.kernel, op.stride, op.padding, 1, 1, 0, false, false, op.channels_last}, 0);
-    s.release(xd);
-    value b = convolution(ad, a, conv_op{op.dims, out_channels, 1, 1, 0, 1, groups, 0, false, false, false}, 1);
-    s.release(a);
-    c.absorb(ad, 1);
-    return add_scaled_update(s, base_out, b);
+    if (op.dora) return dora_conv(c, op, xd, base_out, groups);
+    return add_scaled_update(s, base_out, lora_conv_update(c, op, xd, out_channels, groups));
   }
   /// The base convolution, lora_A (the base's geometry, r outputs) and lora_B (1x1, r inputs,
   /// the base's groups).
@@ -84,11 +142,12 @@ struct op_traits<lora_conv_op> {
 };
 
 /// PEFT's lora.Conv on a frozen nn.Conv{dims}d(in, out_channels, kernel, stride, padding, bias,
-/// groups) (groups -1: depthwise; `channels_last`: as conv_op's).
+/// groups) (groups -1: depthwise; `channels_last`: as conv_op's; `dora`: PEFT's use_dora,
+/// dora_conv).
 constexpr layer lora_conv(std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
                           std::int64_t rank, std::int64_t dropout_percent = 0, bool bias = true, std::int64_t groups = 1,
-                          bool channels_last = false) {
-  return as_layer(lora_conv_op{dims, out_channels, kernel, stride, padding, rank, dropout_percent, bias, true, groups, channels_last});
+                          bool channels_last = false, bool dora = false) {
+  return as_layer(lora_conv_op{dims, out_channels, kernel, stride, padding, rank, dropout_percent, bias, true, groups, channels_last, dora});
 }
 
 }  // namespace gpubudget

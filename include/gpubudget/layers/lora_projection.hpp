@@ -206,6 +206,48 @@ constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out,
   return y;
 }
 
+/// The weight side of DoRA's forward on a convolution or an embedding (peft/tuners/lora/dora.py,
+/// _DoraConvNdLayer.forward and DoraEmbeddingLayer.forward): `lora_weight` (B·A in the base
+/// weight's shape, `weight` elements: get_lora_weight's mm, autocast's `mt`), which the forward's
+/// frame holds until it returns, and get_weight_norm's scaling·lora_weight and W + that, freed
+/// with its frame (the weight norm is detached: no autograd node, only [out] values); `wt`: the
+/// base weight's type. Returns the storage of lora_weight: release it where DoRA's forward
+/// returns. Batch-independent bytes.
+constexpr std::int32_t dora_lora_weight(layer_ctx& c, std::int64_t weight, dtype mt, dtype wt) {
+  auto& s = c.s;
+  const auto lora_weight = bytes_of(weight, mt);
+  const auto sum = bytes_of(weight, mt == dtype::fp32 || wt == dtype::fp32 ? dtype::fp32 : mt);  // W + scaling·lora_weight
+  const auto id = s.allocate(lora_weight, false, -1, lora_weight);
+  s.transient(checked_add(lora_weight, sum), true);
+  return id;
+}
+
+/// `mag_norm_scale * t` in DoRA's forward: mag_norm_scale = magnitude / weight_norm, an fp32
+/// [out] (the magnitude is an fp32 parameter) broadcast over t, so the product is fp32. The node
+/// keeps t (the magnitude's gradient reads it) and, when t needs a gradient, mag_norm_scale; the
+/// magnitude's gradient is grad·t at t's size, summed to [out] (a backward temporary).
+constexpr value dora_scaled(sim& s, const value& t, std::int64_t out) {
+  value y = s.make(t.s, dtype::fp32, true);
+  if (auto n = s.record(y); n >= 0) {
+    s.save(n, t);
+    if (t.requires_grad) s.save_new(n, out * 4, 1, true);
+    s.grad_to(n, t);
+    s.backward_temp(n, s.bytes_of_value(y));
+  }
+  return y;
+}
+
+/// DoRA's magnitude ([out] fp32, trains) as parameter key `part` of `c`: registered, its gradient
+/// produced at node `n` (the products of dora_scaled reach it through mag_norm_scale), and the
+/// detached weight_norm [out] that mag_norm_scale's DivBackward keeps.
+constexpr void dora_magnitude(layer_ctx& c, std::int32_t n, std::int64_t out, std::int32_t part) {
+  layer_ctx m = c.sub(part);
+  m.add_param(out);
+  c.s.save_new(n, out * 4, 1, true);
+  m.param_grads(n, out);
+  c.absorb(m, part);
+}
+
 /// The wrapped base layer of a PEFT adapter (`lower(ctx)` runs it) as a frozen sub-module, part 0
 /// (on_part): its parameters count, none trains.
 template <class Lower>

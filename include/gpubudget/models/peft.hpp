@@ -41,8 +41,8 @@ namespace detail {
 [[noreturn]] inline void lora_target_cannot_take_an_adapter() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with dilation 1, "
                           "an untied nn.Embedding, nn.MultiheadAttention (PEFT's lora.MultiheadAttention), the projections an attention op names; "
-                          "norms, tied heads and embeddings, dilated or transposed convolutions, DoRA on a convolution, an embedding or an "
-                          "nn.MultiheadAttention, other attention modules and whole blocks are not)");
+                          "norms, tied heads and embeddings, dilated or transposed convolutions, DoRA on an nn.MultiheadAttention, other "
+                          "attention modules and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module names some copies of a repeated block: name the module in every copy, "
@@ -164,15 +164,15 @@ constexpr void adapt_projections(layer& r, std::uint8_t parts, const lora_config
 /// PEFT's lora.Conv on a matched convolution: its kernel, stride and padding for lora_A.
 constexpr void adapt_conv(layer& r, const lora_config& l) {
   const auto op = gpubudget::detail::unpack_fields<conv_op>(r);
-  if (op.dilation != 1 || op.transposed || l.dora) lora_target_cannot_take_an_adapter();  // PEFT's lora_A takes no dilation
-  replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias, op.groups, op.channels_last));
+  if (op.dilation != 1 || op.transposed) lora_target_cannot_take_an_adapter();  // PEFT's lora_A takes no dilation
+  replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias, op.groups, op.channels_last,
+                          l.dora));
 }
 
 /// PEFT's lora.Embedding on a matched nn.Embedding (no dropout: its forward has none).
 constexpr void adapt_embedding(layer& r, const lora_config& l) {
   const auto op = gpubudget::detail::unpack_fields<embedding_op>(r);
-  if (l.dora) lora_target_cannot_take_an_adapter();  // PEFT's DoRA embedding is not modelled
-  replace_op(r, lora_embedding(op.num_embeddings, op.dim, l.rank));
+  replace_op(r, lora_embedding(op.num_embeddings, op.dim, l.rank, base_weights::same, l.dora));
 }
 
 /// Some projections of an attention op a target named (BERT's `self.query`, T5's `q`).

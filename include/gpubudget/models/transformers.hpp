@@ -434,9 +434,8 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, const mod
   if (l.kbit_prepared && !is_quantized(l.base)) gpubudget::detail::kbit_preparation_needs_a_quantized_base();
   const auto stored = unquantized_modules(l);
   if ((l.modules_to_save & save_embed_tokens) && (l.targets & embed_tokens)) gpubudget::detail::embed_tokens_both_adapted_and_saved();
-  if (l.dora && (l.targets & embed_tokens)) gpubudget::detail::dora_on_an_embedding_is_not_modelled();
   const layer embed = l.modules_to_save & save_embed_tokens ? saved_embedding(g.vocab, g.width, stored)
-                      : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored)
+                      : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored, l.dora)
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   const auto input = tokens(g.seq);
   const auto scale = scale_if(g.scaled_embedding);
@@ -691,7 +690,8 @@ constexpr parameter_counts with_saved_modules(const llama_config& g, const lora_
   const auto table = checked_mul(g.vocab, g.width), score = checked_mul(l.labels, g.width);
   const auto copies = (l.modules_to_save & save_lm_head ? table : 0) + (l.modules_to_save & save_embed_tokens ? table : 0) + score;
   const auto base = l.labels > 0 ? base_all - (g.tied_head ? 0 : table) + score : base_all;
-  const auto embedding_adapter = l.targets & embed_tokens ? l.rank * (g.vocab + g.width) : 0;  // lora_embedding_A [r, vocab], B [width, r]
+  // lora_embedding_A [r, vocab], B [width, r]; DoRA's magnitude [width]
+  const auto embedding_adapter = l.targets & embed_tokens ? l.rank * (g.vocab + g.width) + (l.dora ? g.width : 0) : 0;
   return {adapters + copies + embedding_adapter, base + adapters + copies + embedding_adapter};
 }
 /// PEFT's counts with the biases l.bias trains added to the trainable ones (they are counted
