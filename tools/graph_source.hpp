@@ -185,7 +185,43 @@ inline projection_names projection_scheme(fields& f, attention_impl impl, bool r
                   "separate_qkv_sdpa, \"llama\" flash with rotary)");
 }
 
-/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, views, unfold, inputs.
+/// Attention, and transformers' embeddings and tied heads (read from ATen dumps:
+/// gpubudget-export --aten-graph).
+inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
+  t["learned_positions"] = [](fields& f) { return learned_positions(f.integer("context", 1, big)); };
+  t["bert_embeddings"] = [](fields& f) {
+    const auto types = f.integer("type_vocab", 1, big);
+    return bert_embeddings(types, f.integer("max_positions", 1, big));
+  };
+  t["tied_linear"] = [](fields& f) { return tied_linear(f.integer("out", 1, big)); };
+  t["tied_linear_bias"] = [](fields& f) { return tied_linear_bias(f.integer("features", 1, big)); };
+  t["attention"] = [](fields& f) {
+    const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
+    const auto impl = f.text("impl");
+    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
+                                                         {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash}};
+    if (impl != "torch_mha" && !impls.count(impl))
+      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
+                      "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul) are read");
+    const auto pct = f.integer("dropout", 0, 100, 0);
+    const bool bias = f.boolean("bias", true);
+    if (impl != "torch_mha") {  // "projections" (their module names) are applied by append()
+      const auto ai = impls.at(impl);
+      // Llama's grouped-query rotary attention: key/value heads, RoPE, a head size of its own
+      const auto kv = f.integer("kv_heads", 1, h, 0), hd = f.integer("head_dim", 1, big, 0);
+      const bool rope = f.boolean("rotary", false);
+      const auto names = f.has("names") ? projection_scheme(f, ai, rope) : f.has("projections") ? projection_names::separate : projection_names::none;
+      const auto make = [&](auto... extra) { return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...); };
+      if (rope) return bias ? make(rotary) : make(rotary, no_bias);
+      return bias ? make() : make(no_bias);
+    }
+    const auto tv = projection_names::torchvision;
+    return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
+                : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+  };
+}
+
+/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, views, unfold, inputs (attention: add_attention_leaves).
 inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
   t["tokens"] = [](fields& f) { return tokens(f.integer("length", 1, big)); };
@@ -218,14 +254,6 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return patch_embedding(width, patch, class_token, f.boolean("positions", true));
   };
   t["pos_embedding"] = [](fields&) { return pos_embedding(); };
-  // transformers' embeddings and tied heads (read from ATen dumps: gpubudget-export --aten-graph)
-  t["learned_positions"] = [](fields& f) { return learned_positions(f.integer("context", 1, big)); };
-  t["bert_embeddings"] = [](fields& f) {
-    const auto types = f.integer("type_vocab", 1, big);
-    return bert_embeddings(types, f.integer("max_positions", 1, big));
-  };
-  t["tied_linear"] = [](fields& f) { return tied_linear(f.integer("out", 1, big)); };
-  t["tied_linear_bias"] = [](fields& f) { return tied_linear_bias(f.integer("features", 1, big)); };
   t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
@@ -240,30 +268,7 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return squeeze_excitation(squeeze, act == "relu" ? se_activation::relu : se_activation::silu_inplace,
                               gate == "sigmoid" ? se_gate::sigmoid : se_gate::hardsigmoid);
   };
-  t["attention"] = [](fields& f) {
-    const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
-    const auto impl = f.text("impl");
-    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
-                                                         {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash}};
-    if (impl != "torch_mha" && !impls.count(impl))
-      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
-                      "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul) are read");
-    const auto pct = f.integer("dropout", 0, 100, 0);
-    const bool bias = f.boolean("bias", true);
-    if (impl != "torch_mha") {  // "projections" (their module names) are applied by append()
-      const auto ai = impls.at(impl);
-      // Llama's grouped-query rotary attention: key/value heads, RoPE, a head size of its own
-      const auto kv = f.integer("kv_heads", 1, h, 0), hd = f.integer("head_dim", 1, big, 0);
-      const bool rope = f.boolean("rotary", false);
-      const auto names = f.has("names") ? projection_scheme(f, ai, rope) : f.has("projections") ? projection_names::separate : projection_names::none;
-      const auto make = [&](auto... extra) { return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...); };
-      if (rope) return bias ? make(rotary) : make(rotary, no_bias);
-      return bias ? make() : make(no_bias);
-    }
-    const auto tv = projection_names::torchvision;
-    return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
-                : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
-  };
+  add_attention_leaves(t);
 }
 
 inline const std::map<std::string, leaf_maker>& leaf_makers() {

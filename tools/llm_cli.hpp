@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,63 @@ inline models::layer_set parse_lora_layers(const std::string& list) {
   return set;
 }
 
+/// The lists `--lora` items without '=' continue: targets, modules_to_save, layers.
+struct lora_lists {
+  std::string targets, saved, layers;
+};
+
+inline const std::vector<std::string>& lora_keys() {
+  static const std::vector<std::string> keys = {"r",    "targets",         "dropout",      "base",   "dora",          "rslora",
+                                                "modules_to_save", "prepare_kbit", "layers", "layers_pattern", "bias"};
+  return keys;
+}
+inline const char* const lora_keys_help =
+    "r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true, layers=A-B,..., layers_pattern=NAME, "
+    "bias=none|all|lora_only";
+
+/// `list`, continued by `value`.
+inline void continue_list(std::string& list, const std::string& value) { list += (list.empty() ? "" : ",") + value; }
+
+/// One `key=value` of --lora (or one more item of a list) into `l` and `lists`.
+inline void apply_lora_key(models::lora_config& l, lora_lists& lists, const std::string& key, const std::string& value, std::int64_t width) {
+  if (key == "r") l.rank = cli::parse_integer("--lora r", value, 1, width);
+  else if (key == "dropout") l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5);
+  else if (key == "dora") l.dora = cli::parse_choice("--lora dora", value, {"true", "false"}) == "true";
+  // PEFT's prepare_model_for_kbit_training before get_peft_model (lora_config::kbit_prepared)
+  else if (key == "prepare_kbit") l.kbit_prepared = cli::parse_choice("--lora prepare_kbit", value, {"true", "false"}) == "true";
+  // use_rslora scales the update by lora_alpha / sqrt(r) instead of / r: no bytes (checked, then taken)
+  else if (key == "rslora") cli::parse_choice("--lora rslora", value, {"true", "false"});
+  else if (key == "base") {
+    const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
+    l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
+  }
+  // the Llama family's layer list is model.layers; PEFT finds no target under another name
+  else if (key == "layers_pattern") cli::parse_choice("--lora layers_pattern", value, {"layers"}), l.layers_pattern = "layers";
+  // PEFT's LoraConfig.bias: the biases that train beside the adapters
+  else if (key == "bias") {
+    const auto b = cli::parse_choice("--lora bias", value, {"none", "all", "lora_only"});
+    l.bias = b == "all" ? models::peft_bias::all : b == "lora_only" ? models::peft_bias::lora_only : models::peft_bias::none;
+  } else if (key == "layers") {
+    if (value.empty()) throw cli::usage_error("--lora: layers= lists no layer (e.g. layers=0-3; PEFT reads an empty list as every layer: leave layers= out)");
+    continue_list(lists.layers, value);
+  } else if (key == "modules_to_save") continue_list(lists.saved, value);
+  else continue_list(lists.targets, value);
+}
+
+/// The checks that need every key: a rank, layers_pattern with layers, layers without all-linear.
+inline void check_lora_keys(models::lora_config& l, const lora_lists& lists, const std::set<std::string>& seen) {
+  if (!lists.saved.empty()) l.modules_to_save = parse_modules_to_save(lists.saved);
+  if (!seen.count("r")) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
+  if (seen.count("layers_pattern") && lists.layers.empty())
+    throw cli::usage_error("--lora: layers_pattern= names the layer list that layers= numbers: give layers= too (PEFT's ValueError)");
+  if (lists.layers.empty()) return;
+  l.layers_to_transform = parse_lora_layers(lists.layers);
+  // LoraConfig: "`layers_to_transform` cannot be used when `target_modules` is a str."
+  if (lists.targets.find("all-linear") != std::string::npos || lists.targets.find("all_linear") != std::string::npos)
+    throw cli::usage_error("--lora: layers= does not combine with targets=all-linear (PEFT: \"layers_to_transform cannot be used when target_modules "
+                           "is a str\"): list the modules");
+}
+
 /// `--lora r=8,targets=q_proj,v_proj,dropout=0.05,dora=true,modules_to_save=lm_head,layers=0-3`: a
 /// key=value list in which items without '=' continue the targets, modules_to_save or layers list.
 /// With `names`, targets= is returned there as given (PEFT's target_modules of any model,
@@ -105,72 +163,33 @@ inline models::layer_set parse_lora_layers(const std::string& list) {
 inline models::lora_config parse_lora(const std::string& text, std::int64_t width, const std::string& default_targets = "q_proj,v_proj",
                                       std::string* names = nullptr) {
   models::lora_config l{0, 0, 0, base_weights::same};
-  std::string key, targets, saved, layers;
-  bool seen_r = false, seen_dropout = false, seen_dora = false, seen_rslora = false, seen_kbit = false, seen_pattern = false, seen_bias = false;
-  const std::string keys_help =
-      "r=N, targets=NAME,..., dropout=P, base=T, dora=true, rslora=true, modules_to_save=NAME,..., prepare_kbit=true, layers=A-B,..., layers_pattern=NAME, "
-      "bias=none|all|lora_only";
+  lora_lists lists;
+  std::set<std::string> seen;
+  std::string key;
   for (const auto& item : cli::split_list("--lora", text)) {
     const auto eq = item.find('=');
     std::string value = item;
     if (eq != std::string::npos) {
       key = item.substr(0, eq);
       value = item.substr(eq + 1);
-      const std::vector<std::string> keys = {"r", "targets", "dropout", "base", "dora", "rslora", "modules_to_save", "prepare_kbit", "layers", "layers_pattern", "bias"};
+      const auto& keys = lora_keys();
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        throw cli::usage_error("--lora: unknown key '" + key + "' (" + keys_help + ")" + cli::did_you_mean(key, keys));
-      if ((key == "r" && seen_r) || (key == "dropout" && seen_dropout) || (key == "targets" && !targets.empty()) ||
-          (key == "base" && l.base != base_weights::same) || (key == "dora" && seen_dora) || (key == "rslora" && seen_rslora) ||
-          (key == "modules_to_save" && !saved.empty()) || (key == "prepare_kbit" && seen_kbit) || (key == "layers" && !layers.empty()) ||
-          (key == "layers_pattern" && seen_pattern) || (key == "bias" && seen_bias))
-        throw cli::usage_error("--lora: " + key + "= is given twice");
+        throw cli::usage_error("--lora: unknown key '" + key + "' (" + lora_keys_help + ")" + cli::did_you_mean(key, keys));
+      if (!seen.insert(key).second) throw cli::usage_error("--lora: " + key + "= is given twice");
     } else if (key != "targets" && key != "modules_to_save" && key != "layers") {
-      throw cli::usage_error("--lora: '" + item + "' is not key=value (" + keys_help + ")");
+      throw cli::usage_error("--lora: '" + item + "' is not key=value (" + lora_keys_help + ")");
     }
-    if (key == "r") { l.rank = cli::parse_integer("--lora r", value, 1, width); seen_r = true; }
-    else if (key == "dropout") { l.dropout_percent = static_cast<std::int64_t>(cli::parse_number("--lora dropout", value, 0.0, 1.0) * 100 + 0.5); seen_dropout = true; }
-    else if (key == "dora") { l.dora = cli::parse_choice("--lora dora", value, {"true", "false"}) == "true"; seen_dora = true; }
-    // PEFT's prepare_model_for_kbit_training before get_peft_model (lora_config::kbit_prepared)
-    else if (key == "prepare_kbit") { l.kbit_prepared = cli::parse_choice("--lora prepare_kbit", value, {"true", "false"}) == "true"; seen_kbit = true; }
-    // use_rslora scales the update by lora_alpha / sqrt(r) instead of / r: no bytes (checked, then taken)
-    else if (key == "rslora") { cli::parse_choice("--lora rslora", value, {"true", "false"}); seen_rslora = true; }
-    else if (key == "base") {
-      const auto b = cli::parse_choice("--lora base", value, {"fp32", "fp16", "bf16"});
-      l.base = b == "fp32" ? base_weights::fp32 : b == "fp16" ? base_weights::fp16 : base_weights::bf16;
-    }
-    // the Llama family's layer list is model.layers; PEFT finds no target under another name
-    else if (key == "layers_pattern") { cli::parse_choice("--lora layers_pattern", value, {"layers"}); l.layers_pattern = "layers"; seen_pattern = true; }
-    // PEFT's LoraConfig.bias: the biases that train beside the adapters
-    else if (key == "bias") {
-      const auto b = cli::parse_choice("--lora bias", value, {"none", "all", "lora_only"});
-      l.bias = b == "all" ? models::peft_bias::all : b == "lora_only" ? models::peft_bias::lora_only : models::peft_bias::none;
-      seen_bias = true;
-    }
-    else if (key == "layers") {
-      if (value.empty()) throw cli::usage_error("--lora: layers= lists no layer (e.g. layers=0-3; PEFT reads an empty list as every layer: leave layers= out)");
-      layers += (layers.empty() ? "" : ",") + value;
-    }
-    else if (key == "modules_to_save") saved += (saved.empty() ? "" : ",") + value;
-    else targets += (targets.empty() ? "" : ",") + value;
+    apply_lora_key(l, lists, key, value, width);
   }
-  if (!saved.empty()) l.modules_to_save = parse_modules_to_save(saved);
-  if (!seen_r) throw cli::usage_error("--lora: no rank (r=N, e.g. --lora r=8,targets=q_proj,v_proj)");
-  if (seen_pattern && layers.empty()) throw cli::usage_error("--lora: layers_pattern= names the layer list that layers= numbers: give layers= too (PEFT's ValueError)");
-  if (!layers.empty()) {
-    l.layers_to_transform = parse_lora_layers(layers);
-    // LoraConfig: "`layers_to_transform` cannot be used when `target_modules` is a str."
-    if (targets.find("all-linear") != std::string::npos || targets.find("all_linear") != std::string::npos)
-      throw cli::usage_error("--lora: layers= does not combine with targets=all-linear (PEFT: \"layers_to_transform cannot be used when target_modules "
-                             "is a str\"): list the modules");
-  }
+  check_lora_keys(l, lists, seen);
   if (names) {
-    *names = targets;
+    *names = lists.targets;
     return l;
   }
   try {
-    l.targets = parse_lora_targets(targets.empty() ? default_targets : targets);
+    l.targets = parse_lora_targets(lists.targets.empty() ? default_targets : lists.targets);
   } catch (const std::invalid_argument&) {
-    throw cli::usage_error("--lora: unknown target module in '" + targets +
+    throw cli::usage_error("--lora: unknown target module in '" + lists.targets +
                            "' (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear; Phi-3: qkv_proj, gate_up_proj; Mixtral: w1, w2, w3, gate; GPT-2: c_attn, c_proj, c_fc; BERT: query, key, value, dense; T5: q, k, v, o, wi, wo)");
   }
   return l;
