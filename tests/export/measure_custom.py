@@ -72,6 +72,52 @@ class LoraEmbedding(torch.nn.Module):
         return result + (after_a @ self.lora_embedding_B.T) * self.scaling
 
 
+class DoraLinear(LoraLinear):
+    """PEFT's lora.Linear with use_dora=True (huggingface/peft 5d602fd, src/peft/tuners/lora/):
+    Linear.forward (layer.py) runs the base, then DoraLinearVariant.forward (variants.py), which
+    passes the base output as base_result at lora_dropout 0 (the dropped x and base_result=None
+    otherwise), then DoraLinearLayer.forward (dora.py) with its get_lora_weight (lora_B(lora_A(eye)).T)
+    and get_weight_norm (row norm of W + scaling·lora_weight); the magnitude is update_layer's norm, [out]."""
+
+    def __init__(self, base, r, p):
+        super().__init__(base, r, p)
+        with torch.no_grad():  # DoraLinearLayer.update_layer: lora_weight = lora_B @ lora_A
+            self.magnitude = torch.nn.Parameter(self.get_weight_norm(base.weight, self.lora_B.weight @ self.lora_A.weight))
+
+    def get_lora_weight(self):  # DoraLinearLayer.get_lora_weight
+        x_eye = torch.eye(self.lora_A.weight.shape[1], device=self.lora_A.weight.device, dtype=self.lora_A.weight.dtype)
+        return self.lora_B(self.lora_A(x_eye)).T
+
+    def get_weight_norm(self, weight, lora_weight):  # DoraLinearLayer.get_weight_norm (fan_in_fan_out=False)
+        weight = weight + self.scaling * lora_weight
+        return torch.linalg.norm(weight, dim=1).to(weight.dtype)
+
+    def forward(self, x):
+        result = self.base_layer(x)  # Linear.forward
+        base = self.base_layer
+        if isinstance(self.lora_dropout, torch.nn.Identity):  # DoraLinearVariant.forward
+            base_result = result
+        else:
+            x = self.lora_dropout(x)
+            base_result = None
+        # DoraLinearLayer.forward
+        lora_weight = self.get_lora_weight().to(x.dtype)
+        magnitude = self.magnitude
+        weight = base.weight.to(x.dtype)
+        weight_norm = self.get_weight_norm(weight, lora_weight.detach())
+        weight_norm = weight_norm.detach()
+        mag_norm_scale = (magnitude / weight_norm).view(1, -1)
+        lora_result = self.lora_B(self.lora_A(x))
+        if base_result is not None:
+            bias = base.bias
+            if bias is not None:
+                base_result = base_result - bias
+        else:
+            base_result = torch.nn.functional.linear(x, weight)
+        result_dora = (mag_norm_scale - 1) * base_result + mag_norm_scale * lora_result * self.scaling
+        return result + result_dora  # DoraLinearVariant.forward: result = result + ...
+
+
 class DoraConv(LoraConv):
     """PEFT's lora.Conv2d with use_dora=True (huggingface/peft 5d602fd, src/peft/tuners/lora/):
     _ConvNd.forward (layer.py) runs the base, then _DoraConvNdVariant.forward (variants.py), which
@@ -229,8 +275,8 @@ class LoraMultiheadAttention(torch.nn.Module):
 def wrap(base, r, p, dora=False):
     if isinstance(base, torch.nn.MultiheadAttention):
         return LoraMultiheadAttention(base, r)
-    if isinstance(base, torch.nn.Linear) and not dora:
-        return LoraLinear(base, r, p)
+    if isinstance(base, torch.nn.Linear):
+        return DoraLinear(base, r, p) if dora else LoraLinear(base, r, p)
     if isinstance(base, torch.nn.Embedding):
         return DoraEmbedding(base, r) if dora else LoraEmbedding(base, r)
     if isinstance(base, torch.nn.Conv2d):
@@ -339,6 +385,13 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("grouped_net_dora_conv2_r8_drop10_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.1, dora=True), (3, 64, 64), 2),
          ("sdpa_transformer_dora_stem_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["stem.0", "stem.3"], 4, 0.1, dora=True), (3, 64, 64), 2),
          ("token_lm_dora_embed_r8_b2_t64", peft_lora(custom_models.token_lm, ["embed"], 8, 0.0, dora=True), TOKENS, 2),
+         # DoRA on biased nn.Linear layers (DoraLinear above): `base_result - bias` at lora_dropout 0; at 0.1
+         # the dropped input through the base weight again (F.linear, base_result=None)
+         ("sdpa_transformer_dora_mlp_r4_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.0, dora=True), (3, 64, 64), 2),
+         ("sdpa_transformer_dora_mlp_r4_drop10_b2_64", peft_lora(custom_models.sdpa_transformer, ["mlp.0", "mlp.2"], 4, 0.1, dora=True),
+          (3, 64, 64), 2),
+         ("token_lm_dora_qv_r8_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.0, dora=True), TOKENS, 2),
+         ("token_lm_dora_qv_r8_drop10_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.1, dora=True), TOKENS, 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
          ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2),

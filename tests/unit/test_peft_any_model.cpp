@@ -206,6 +206,31 @@ TEST_CASE("get_peft_model with use_dora on a convolution and an embedding: PEFT'
   CHECK(edora.saved_activations == elora.saved_activations + 2 * (2 * 64 * 64 * 4) + 2 * 64 * 4);
 }
 
+// PEFT's DoRA on a Linear (lora_projection.hpp dora_output; huggingface/peft 5d602fd, variants.py
+// DoraLinearVariant.forward and dora.py DoraLinearLayer.forward) under autocast bf16 (fp32 weights),
+// on a base whose input needs a gradient: what DoRA keeps beyond LoRA's, written out from PEFT's code.
+TEST_CASE("get_peft_model with use_dora on a Linear: base_result less the bias, and the base run again under lora_dropout") {
+  const training plan{.batch = 2, .precision = amp_bf16};
+  // fc's input needs a gradient: the linear before it trains (modules_to_save)
+  const auto net = [](layer fc) { return sequential(input(16, 64), named("first", linear(64)), named("fc", fc), gelu()); };
+  const auto saved = [&](layer fc, std::int64_t dropout, bool dora) {
+    const models::lora_config l{.rank = 4, .dropout_percent = dropout, .dora = dora};
+    return budget(models::get_peft_model(net(fc), "fc", l, "first"), plan, devices::a100_80gb).saved_activations;
+  };
+  const auto dora_keeps = [&](layer fc, std::int64_t dropout) { return saved(fc, dropout, true) - saved(fc, dropout, false); };
+  const std::int64_t tokens = 2 * 16, in = 64, out = 32, norms = 2 * out * 4;  // mag_norm_scale, DivBackward's weight_norm: fp32 [32]
+  // lora_dropout 0, no bias: (mag_norm_scale - 1)·base_result keeps the base's bf16 output,
+  // mag_norm_scale·lora_result B's bf16 output
+  CHECK(dora_keeps(linear(out, no_bias), 0) == 2 * tokens * out * 2 + norms);
+  // a biased base: base_result - bias is a new tensor, the bf16 output less the fp32 bias: fp32
+  CHECK(dora_keeps(linear(out), 0) == tokens * out * 4 + tokens * out * 2 + norms);
+  // lora_dropout 0.1: base_result=None, F.linear(dropped x, W) without the bias: its bf16 output, and
+  // the bf16 copy of W autocast makes (not cached: W needs no gradient) that its backward reads for the
+  // dropped x's gradient, whatever the bias
+  CHECK(dora_keeps(linear(out, no_bias), 10) == 2 * tokens * out * 2 + in * out * 2 + norms);
+  CHECK(dora_keeps(linear(out), 10) == 2 * tokens * out * 2 + in * out * 2 + norms);
+}
+
 TEST_CASE("parts_named: an attention's own projection names (an exported one's) are get_peft_model's and train_only's targets") {
   constexpr auto attn = attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate);
   const auto block = [](layer a) { return sequential(input(16, 64), named("blocks.0", residual(named("norm1", layer_norm()), named("attn", a)))); };

@@ -62,7 +62,7 @@ constexpr value lora_conv_update(layer_ctx& c, const lora_conv_op& op, const val
 }
 
 /// DoRA's base_result on a convolution: at lora_dropout 0 variants.py passes the base output
-/// (dora.py subtracts a bias: a new tensor); otherwise base_result=None and dora.py runs
+/// (dora_given_base_result: less a bias, a new tensor); otherwise base_result=None and dora.py runs
 /// conv_fn(dropped x, W, bias=None, ..) again: a frozen convolution of the base's weights (not
 /// counted twice), which keeps the dropped x when it needs a gradient.
 constexpr value dora_base_result(layer_ctx& c, const lora_conv_op& op, const value& xd, const value& base_out) {
@@ -72,9 +72,7 @@ constexpr value dora_base_result(layer_ctx& c, const lora_conv_op& op, const val
     unbiased.bias = false;
     return frozen_base(again, [&](layer_ctx& k) { return convolution(k, xd, unbiased, 0); });
   }
-  if (op.bias) return pointwise(c.s, base_out, base_out.s, base_out.type, keeps::nothing);
-  c.s.retain(base_out.id);
-  return base_out;
+  return dora_given_base_result(c.s, base_out, op.bias, c.param_type());
 }
 
 /// PEFT's DoRA on a convolution (use_dora=True): peft/tuners/lora/variants.py

@@ -111,6 +111,12 @@ constexpr void trainable_bias(layer_ctx& c, std::int64_t elements, dtype t) {
   if (c.own_stored_type) c.own_type_count = c.parameter_count, c.own_type_bytes = bytes_of(c.parameter_count, t);
 }
 
+/// The type of a frozen base's bias: the weight's stored type; bitsandbytes keeps a quantized
+/// base's bias unquantized, in 16 bit.
+constexpr dtype frozen_bias_type(const layer_ctx& c, base_weights kind) {
+  return is_quantized(kind) ? c.half_type() : c.stored_type(kind);
+}
+
 /// A frozen nn.Linear(in, out, bias=False) stored as `base`: the weight's bytes are non-trainable
 /// state; the matmul keeps nothing of its input (see the header comment). A quantized weight is
 /// dequantized for each use (bitsandbytes autograd/_functions.py): MatMul4Bit's forward runs
@@ -130,7 +136,7 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   const auto weight = checked_mul(x.s.last(), out_features);
   const dtype bt = c.stored_type(static_cast<base_weights>(base));
   if (!tied) c.add_frozen_base(weight, is_quantized(kind) ? quantized_weight_bytes(weight, out_features, kind) : bytes_of(weight, bt));
-  const dtype bias_type = is_quantized(kind) ? c.half_type() : bt;
+  const dtype bias_type = frozen_bias_type(c, kind);
   const bool trains = bias && bias_trains;
   layer_ctx bias_ctx = c.sub(bias_part);
   if (trains) trainable_bias(bias_ctx, out_features, bias_type);
@@ -166,10 +172,48 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   return back;
 }
 
-/// PEFT's DoRA (use_dora=True; peft/tuners/lora/dora.py DoraLinearLayer.forward, with the
-/// base layer's output as `base_result`, lora_dropout 0):
+/// DoRA's base_result at lora_dropout 0, where variants.py passes the base layer's output: on a
+/// biased base dora.py's `base_result - bias` is a new tensor (SubBackward keeps nothing; a
+/// 16-bit autocast output less an fp32 bias promotes to fp32, `bias_type`); otherwise the output
+/// itself, retained. Release it (dora_output, dora_base_result in lora_conv.hpp).
+constexpr value dora_given_base_result(sim& s, const value& base_out, bool bias, dtype bias_type) {
+  if (!bias) {
+    s.retain(base_out.id);
+    return base_out;
+  }
+  return pointwise(s, base_out, base_out.s, base_out.type == dtype::fp32 || bias_type == dtype::fp32 ? dtype::fp32 : base_out.type,
+                   keeps::nothing);
+}
+
+/// The frozen base of a DoRA adapter on a Linear, as dora_output needs it: the weight's storage
+/// `base` (frozen_matmul), whether it has a bias, and lora_dropout in percent.
+struct dora_linear_base {
+  std::int64_t base = 0;
+  bool bias = false;
+  std::int64_t dropout = 0;
+};
+
+/// DoRA's base_result on a Linear (dora.py DoraLinearLayer.forward): at lora_dropout 0 the base
+/// layer's output (dora_given_base_result); otherwise variants.py passes base_result=None and
+/// dora.py runs F.linear(dropped x, W) again, without the bias: a frozen matmul of the base's
+/// weights (not counted twice) that keeps what frozen_matmul's keeps. Release it. (A base stored
+/// in another type than xd's, quantized or 16 bit under fp32 adapters, runs as the base's own
+/// matmul here: dora.py's dequantized `weight.to(x.dtype)` copy, which F.linear's backward would
+/// keep, is not modelled; not measured.)
+constexpr value dora_linear_base_result(layer_ctx& c, const value& xd, const value& base_out, dora_linear_base b) {
+  const auto kind = static_cast<base_weights>(b.base);
+  if (b.dropout > 0) {
+    layer_ctx again = c.sub(0, /*counts=*/false);
+    return frozen_matmul(again, xd, base_out.s.last(), b.base);
+  }
+  return dora_given_base_result(c.s, base_out, b.bias, frozen_bias_type(c, kind));
+}
+
+/// PEFT's DoRA (use_dora=True; peft/tuners/lora/variants.py DoraLinearVariant.forward calls
+/// dora.py DoraLinearLayer.forward with the adapters' input `xd`, dropped at lora_dropout > 0):
 ///     lora_weight = lora_B(lora_A(eye(in))).T;  weight_norm = ||W + scaling·lora_weight||_row (detached)
 ///     mag_norm_scale = magnitude / weight_norm                    # magnitude: [out] fp32, trains
+///     base_result: dora_linear_base_result
 ///     result = result + (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
 ///     result = result.to(torch_result_dtype)
 /// The norm's operands are batch-independent transients (the identity, A and B of it, the scaled
@@ -177,28 +221,34 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
 /// multiplies by mag_norm_scale keep base_result and lora_result (the magnitude's gradient) and
 /// promote to fp32: three fp32 [tokens, out] tensors at once, the fp32 sum with `result`, then
 /// its cast back. `base_out`, `lora_out`: the base layer's and B's outputs; the magnitude's
-/// parameter key is `part + 8` (the adapters' keys stay below 8). Consumes both.
-constexpr value dora_output(layer_ctx& c, const value& x, const value& base_out, const value& lora_out, std::int64_t rank,
-                            std::int32_t part) {
+/// parameter key is `part + 8` (the adapters' keys stay below 8). Consumes both, not xd.
+constexpr value dora_output(layer_ctx& c, const value& xd, const value& base_out, const value& lora_out, std::int64_t rank,
+                            std::int32_t part, dora_linear_base base) {
   auto& s = c.s;
-  const auto in = x.s.last(), out = base_out.s.last();
+  const auto in = xd.s.last(), out = base_out.s.last();
   const auto h = bytes_per_element(lora_out.type), weight = checked_mul(in, out);
-  const auto eye = checked_mul(checked_mul(in, in), bytes_per_element(x.type)), eye_through_a = checked_mul(in * rank, h);
+  const auto eye = checked_mul(checked_mul(in, in), bytes_per_element(xd.type)), eye_through_a = checked_mul(in * rank, h);
   const auto lora_scaled_summed = checked_mul(weight, 3 * h), sum_fp32 = checked_mul(weight, 4);
   s.transient(checked_add(checked_add(eye, eye_through_a), checked_add(lora_scaled_summed, sum_fp32)), true);
   layer_ctx m = c.sub(part + 8);
   m.add_param(out);
+  // lora_weight and its graph (the identity and A(eye) that lora_A and lora_B saved) live until
+  // the forward returns: beside the base's second matmul and its CPU GEMM buffer when it reruns
+  // (measured: tests/export/measure_custom.py *_dora_*_drop10_*)
+  const auto lora_weight_graph = checked_add(checked_add(eye, eye_through_a), checked_mul(weight, h));
+  const std::int32_t held = base.dropout > 0 ? s.allocate(lora_weight_graph, false, -1, lora_weight_graph) : -1;
+  value base_result = dora_linear_base_result(c, xd, base_out, base);
   value sum = s.make(base_out.s, dtype::fp32, true);  // (mag_norm_scale - 1)·base_result + mag_norm_scale·lora_result·scaling
   s.transient(2 * s.bytes_of_value(sum));  // t2, t3 / t4 beside it
   if (auto n = s.record(sum); n >= 0) {
-    s.save(n, base_out), s.save(n, lora_out);
+    s.save(n, base_result), s.save(n, lora_out);
     s.save_new(n, out * 4, 2, true);  // weight_norm, mag_norm_scale
-    s.grad_to(n, base_out), s.grad_to(n, lora_out);
+    s.grad_to(n, base_result), s.grad_to(n, lora_out);
     m.param_grads(n, out);
     s.backward_temp(n, 2 * s.bytes_of_value(sum));  // the fp32 products' gradients
   }
   c.absorb(m, part + 8);
-  s.release(lora_out);
+  s.release(lora_out), s.release(base_result), s.release(held);
   value total = add(s, base_out, sum);
   s.release(base_out), s.release(sum);
   value y = cast_to(s, total, base_out.type);
@@ -297,12 +347,15 @@ constexpr value lora_projection(layer_ctx& c, const value& x, std::int64_t out_f
   value xd = dropout_op(s, xa, dropout);
   s.release(xa);
   value a = linear_op(ad, xd, rank, false, 0);
-  s.release(xd);
+  const bool dora_reads_xd = peft.dora && dropout > 0;  // F.linear(dropped x, W): dora_linear_base_result
+  if (!dora_reads_xd) s.release(xd);
   value b = linear_op(ad, a, out_features, false, 1);
   s.release(a);
   c.absorb(ad, part);
-  if (peft.dora) return dora_output(c, xa, base_out, b, rank, part);
-  return add_scaled_update(s, base_out, b);
+  if (!peft.dora) return add_scaled_update(s, base_out, b);
+  value y = dora_output(c, xd, base_out, b, rank, part, {base, bias, dropout});
+  if (dora_reads_xd) s.release(xd);
+  return y;
 }
 
 }  // namespace detail

@@ -82,7 +82,7 @@ struct lora_config {
   std::int64_t targets = q_proj | v_proj;  ///< lora_target bits; parse_lora_targets("q_proj,v_proj")
   std::int64_t dropout_percent = 0;        ///< lora_dropout · 100 (PEFT's default 0.0)
   base_weights base = base_weights::same;  ///< storage of the frozen base model (nf4_dq: QLoRA)
-  bool dora = false;                       ///< use_dora: DoRA's magnitude vectors (layers/adapters.hpp dora_output)
+  bool dora = false;                       ///< use_dora: DoRA's magnitude vectors (layers/lora_projection.hpp dora_output)
   /// PEFT >= 0.15 casts the adapters' input to their type (_cast_input_dtype); false: an older
   /// PEFT forward without it (the CPU references' lora_llama_probe.py LoraLinear)
   bool cast_input = true;
