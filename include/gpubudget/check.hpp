@@ -145,7 +145,9 @@ struct batch_estimate {
 /// does; context and cuBLAS do not; the fragmentation reserve is a percentage). A traced step at
 /// micro-batch `reference` gives each line; the largest B under every line is then a division,
 /// not a search. The allocator's 512 B rounding is left out (it only adds): a confirming budget
-/// at the answer settles it.
+/// at the answer settles it. The lines are as good as each rule's `fixed` bytes: a workspace at
+/// its cap stops growing and must say so (conv.hpp, CV2's split-K partials), or the lines tilt and
+/// the search pays for it in budgets.
 template <std::size_t N>
 constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training& plan, const device& dev, std::int64_t reference,
                                               std::int64_t percent) {

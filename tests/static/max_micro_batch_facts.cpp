@@ -1,6 +1,7 @@
 // The batch solver on devices: its answer fits and one more sample does not; a bigger GPU
 // never gives a smaller batch; degenerate bounds behave. (Policies: max_micro_batch_policy_facts.cpp.)
 #include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/torchvision.hpp>
 
 namespace {
 using namespace gpubudget;
@@ -45,6 +46,15 @@ static_assert(max_micro_batch(vit_ti, plan, devices::t4, {1, on_t4 - 1}) == on_t
 constexpr auto predicted = detail::estimate_micro_batch(vit_ti, plan, devices::t4, 7, 100);
 static_assert(predicted.exact && predicted.largest == on_t4);
 static_assert(detail::settled_above(predicted, plan, on_t4));
+// The same on a CNN whose 3x3 weight gradients reach cuDNN's split-K cap (conv.hpp, CV2): a
+// capped workspace is batch-independent, not extrapolated per sample (the estimate said 482 of
+// 508 while it was, and the search took five more budgets).
+constexpr auto resnet18_224 = models::resnet18(224, 1000);
+constexpr training fp32_plan{.batch = 8};
+constexpr auto cnn_answer = max_micro_batch(resnet18_224, fp32_plan, devices::v100_16gb);
+constexpr auto cnn_predicted = detail::estimate_micro_batch(resnet18_224, fp32_plan, devices::v100_16gb, 7, 100);
+static_assert(cnn_answer > 400 && cnn_predicted.largest == cnn_answer);
+static_assert(detail::settled_above(cnn_predicted, fp32_plan, cnn_answer));
 // With accumulation kept (batch 64 in micro-batches), the same answer as a search would give.
 constexpr training accumulating{.batch = 64, .micro_batch = 8, .precision = amp_bf16, .emulated_bf16 = true};
 constexpr auto acc = max_micro_batch(vit_ti, accumulating, devices::t4, upto_512);

@@ -214,7 +214,12 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type);
   const auto partials = weight_trains ? cuda_wgrad_partials(op, kvol, W, positions, c.s.batch, y.type, in_ch, staged_ch) : 0;
   if (!c.s.log_allocator) {
-    c.s.backward_temp(n, partials, kvol == 1);
+    // batch-independent when one more sample adds nothing (1x1: 2·W; k > 1: at CV2's cap), so
+    // that max_micro_batch's lines do not extrapolate a capped workspace (check.hpp)
+    const auto per_sample = positions / c.s.batch;
+    const bool fixed = !weight_trains || partials == cuda_wgrad_partials(op, kvol, W, positions + per_sample, c.s.batch + 1, y.type,
+                                                                         in_ch, staged_ch);
+    c.s.backward_temp(n, partials, fixed);
     return;
   }
   const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
