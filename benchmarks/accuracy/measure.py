@@ -8,10 +8,14 @@ this script). measure26.py reuses this file's models and measurement for PyTorch
   sizes); PyTorch's CPU allocator does not cache, so this is the live tensor bytes plus
   small host-side bookkeeping. The script builds the shim with gcc into a temp dir and
   re-executes itself with LD_PRELOAD when it is not loaded yet.
-* saved_bytes: torch.autograd.graph.saved_tensors_hooks over forward + loss, each storage
-  counted once with its whole nbytes (a saved view keeps its base alive), parameter
-  storages excluded. Measured in a separate forward so the hooks cannot disturb the heap
-  figures. null for non-reentrant checkpointing (its own hooks hide the saved tensors).
+* saved_bytes: torch.autograd.graph.saved_tensors_hooks over the model's forward: the tensors
+  packed then whose packs are still alive when forward returns (weak references to them), each
+  storage counted once with its whole nbytes (a saved view keeps its base alive), parameter
+  storages excluded. A graph autograd frees inside forward holds nothing at its end, though the
+  hooks saw its packs: PEFT DoRA's lora_weight = lora_B(lora_A(eye)) saves the identity and
+  A(eye), and goes when DoRA's forward returns. Measured in a separate forward so the hooks
+  cannot disturb the heap figures. null for non-reentrant checkpointing (its own hooks hide the
+  saved tensors).
 * resident state = parameters + optimizer state (after one warm-up step) + the input batch;
   gradients freed with zero_grad(set_to_none=True). All *_bytes figures are above it:
   after_forward (forward + loss), fwd_bwd_peak (zero_grad -> forward -> loss -> backward),
@@ -31,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM_SRC = os.path.join(HERE, "malloc_shim.c")
@@ -433,32 +438,43 @@ def _run_forward(model, batch, autocast=None):
         return out, (out ** 2).mean()
 
 
+def _storage(t):
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()  # 1.13: storage()
+
+
 def saved_bytes_of(model, batch, autocast=None):
-    """Bytes autograd saves in forward + loss, by storage, parameter storages excluded (those of
-    the parameters the model holds when the tensor is saved: PEFT's lora.MultiheadAttention frees
-    its weights in forward and registers new ones, and a freed weight's address can come back as
-    an activation's)."""
+    """Bytes autograd holds saved when the model's forward returns: the distinct storages (by
+    data_ptr, whole nbytes) of the tensors packed in forward whose packs are still alive then,
+    parameter storages excluded (those of the parameters the model holds when the tensor is saved:
+    PEFT's lora.MultiheadAttention frees its weights in forward and registers new ones, and a freed
+    weight's address can come back as an activation's). A graph freed inside forward holds nothing
+    at its end (PEFT DoRA's lora_weight = lora_B(lora_A(eye)), a local whose packs go when DoRA's
+    forward returns; the hooks see its packs, the end of forward does not)."""
     def parameter_ptrs():
-        return {p.untyped_storage().data_ptr() if hasattr(p, "untyped_storage")
-                else p.storage().data_ptr() for p in model.parameters()}
+        return {_storage(p).data_ptr() for p in model.parameters()}
     param_ptrs = parameter_ptrs()
-    seen = {}
+    packs = []  # weak references: a pack dies with the graph that holds it
 
     def pack(t):
-        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        ptr = s.data_ptr()
-        if ptr not in seen and (ptr not in param_ptrs or ptr not in parameter_ptrs()):
-            seen[ptr] = s.nbytes()
-        # detach(): the same storage (kept alive, so data_ptr stays unique) without the grad_fn.
-        # Returning t itself makes a saved *output* hold its own node (node -> packed PyObject ->
-        # grad_fn -> node), a cycle through C++ that Python's gc cannot see: the whole graph of this
-        # pass, parameters included, then leaks (2.6: ~100 MB per resnet18 case, 3 GB for dual_vit).
-        return t.detach()
+        # detach(): the same storage without the grad_fn. Returning t itself makes a saved *output*
+        # hold its own node (node -> packed PyObject -> grad_fn -> node), a cycle through C++ that
+        # Python's gc cannot see: the whole graph of this pass, parameters included, then leaks
+        # (2.6: ~100 MB per resnet18 case, 3 GB for dual_vit).
+        packed = t.detach()
+        ptr = _storage(t).data_ptr()
+        if ptr not in param_ptrs or ptr not in parameter_ptrs():
+            packs.append(weakref.ref(packed))
+        return packed
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), _autocast(autocast):
         out = model(batch)  # the model only: the loss's own saved tensor is not counted
+    alive = {}  # data_ptr -> nbytes of the storages the live packs hold, while `out` keeps the graph
+    for ref in packs:
+        kept = ref()
+        if kept is not None:
+            alive.setdefault(_storage(kept).data_ptr(), _storage(kept).nbytes())
     del out
-    return sum(seen.values())
+    return sum(alive.values())
 
 
 def zoo_case(model, batch, optimizer, image=None, seq=None, sizes=None):

@@ -322,7 +322,9 @@ class StepEnv:
 
 def saved_bytes_of(model, batch, env):
     """Bytes autograd saves in a forward of the model (not the loss), by storage, parameter storages
-    excluded (measure.saved_bytes_of, with the device split out)."""
+    excluded, with the device split out. Every pack the hooks see, as the CUDA files were measured:
+    measure.saved_bytes_of now counts only the packs still alive when forward returns (a graph freed
+    inside forward, like PEFT DoRA's lora_B(lora_A(eye)), not counted); not re-measured here."""
     param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen = {}
 

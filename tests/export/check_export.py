@@ -64,12 +64,6 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
 # and the fields that miss, each with what the measurement showed (known misses: printed, not failed)
-# DoRA on a Linear: get_lora_weight's lora_B(lora_A(eye)) graph saves the identity [in, in] and A(eye),
-# which measure.py's saved_tensors_hooks count (a freed pack's address reused by a later pack once), but
-# autograd frees them when DoRA's forward returns (lora_weight is a local; the norm reads it detached):
-# the packs still alive after forward (weak references to them, PyTorch 2.6 CPU: 1,494,528, 1,789,440,
-# 1,010,176, 1,141,248 bytes) hold the estimates within -0.10 % (DoRA on convolutions: no such packs)
-DORA_LINEAR_PACKS = {"saved_bytes": "the hooks count lora_B(lora_A(eye))'s packs, freed before forward ends"}
 LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rules.md 2.6 #41
         ("sdpa_transformer lora mlp r4", "sdpa_transformer.json", "r=4,targets=mlp.0,mlp.2", None, "sdpa_transformer_lora_mlp_r4_b2_64", {}),
         ("sdpa_transformer lora mlp r4 dropout", "sdpa_transformer.json", "r=4,targets=mlp.0,mlp.2,dropout=0.1", None,
@@ -109,13 +103,13 @@ LORA = [# a frozen base's backward GEMM beside a waiting input gradient: op_rule
         # DoRA on biased nn.Linear layers (dora_output): base_result - bias; with lora_dropout the dropped
         # input through the base weight again (dora_linear_base_result); MLP linears and an attention's projections
         ("sdpa_transformer dora mlp r4", "sdpa_transformer.json", "r=4,targets=mlp.0,mlp.2,dora=true", None,
-         "sdpa_transformer_dora_mlp_r4_b2_64", DORA_LINEAR_PACKS),
+         "sdpa_transformer_dora_mlp_r4_b2_64", {}),
         ("sdpa_transformer dora mlp r4 dropout", "sdpa_transformer.json", "r=4,targets=mlp.0,mlp.2,dropout=0.1,dora=true", None,
-         "sdpa_transformer_dora_mlp_r4_drop10_b2_64", DORA_LINEAR_PACKS),
+         "sdpa_transformer_dora_mlp_r4_drop10_b2_64", {}),
         ("token_lm dora attn.query,attn.value r8", "token_lm.json", "r=8,targets=attn.query,attn.value,dora=true", None,
-         "token_lm_dora_qv_r8_b2_t64", DORA_LINEAR_PACKS),
+         "token_lm_dora_qv_r8_b2_t64", {}),
         ("token_lm dora attn.query,attn.value r8 dropout", "token_lm.json", "r=8,targets=attn.query,attn.value,dropout=0.1,dora=true", None,
-         "token_lm_dora_qv_r8_drop10_b2_t64", DORA_LINEAR_PACKS)]
+         "token_lm_dora_qv_r8_drop10_b2_t64", {})]
 
 
 def cli(gpubudget, model_args, extra):
