@@ -385,6 +385,16 @@ struct sim {
     }
     nd.saved_count = 0;
   }
+  /// The nodes recorded from `first` on belong to a branch whose output nobody uses, and its last
+  /// reference is gone: PyTorch frees that graph, and what it saved, there and then (a dead
+  /// branch of a forward), not when backward would have reached it.
+  constexpr void drop_dead_graph(std::int32_t first) {
+    if (replay_cursor >= 0) return;  // a checkpoint's re-run: the original forward dropped it already
+    for (auto n = first; n < static_cast<std::int32_t>(autograd_nodes.size_); ++n) {
+      release_saved(n);
+      if (count_host) drop_host(autograd_nodes.data_[n].host_bytes);
+    }
+  }
   /// `n` saves `tensors` tensors of `bytes` each that it creates itself (mask, indices,
   /// statistics), stored as one storage (each rounded to the allocator's blocks on its own).
   constexpr void save_new(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1, bool fixed = false) {

@@ -103,6 +103,7 @@ constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const 
   b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false};
   b.mlp = M;
   b.width = D;
+  std::int32_t last_pair_update = 0;  // the first node of the last block's y = b(y), which feeds nothing
   for (std::int64_t l = 0; l < L; ++l) {
     const auto base = static_cast<std::int32_t>(3 + dual_vit_block_parts * l);
     value np = dual_vit_block(c, b, base, tp, &ty, true);  // p = b.cross(p, y)
@@ -111,11 +112,13 @@ constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const 
     value nx = dual_vit_block(c, b, base, tx, nullptr, false);  // x = b(x)
     s.release(tx);
     tx = nx;
+    last_pair_update = static_cast<std::int32_t>(s.autograd_nodes.size_);
     value ny = dual_vit_block(c, b, base, ty, nullptr, false);  // y = b(y)
     s.release(ty);
     ty = ny;
   }
   s.release(ty);
+  s.drop_dead_graph(last_pair_update);
   // head(norm(x[:, 0])) and head(norm(p[:, 0])), concatenated
   const auto tail = static_cast<std::int32_t>(3 + dual_vit_block_parts * L);
   value outs[2]{};
