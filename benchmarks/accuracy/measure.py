@@ -442,14 +442,14 @@ def _storage(t):
     return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()  # 1.13: storage()
 
 
-def saved_bytes_of(model, batch, autocast=None):
-    """Bytes autograd holds saved when the model's forward returns: the distinct storages (by
-    data_ptr, whole nbytes) of the tensors packed in forward whose packs are still alive then,
-    parameter storages excluded (those of the parameters the model holds when the tensor is saved:
-    PEFT's lora.MultiheadAttention frees its weights in forward and registers new ones, and a freed
-    weight's address can come back as an activation's). A graph freed inside forward holds nothing
-    at its end (PEFT DoRA's lora_weight = lora_B(lora_A(eye)), a local whose packs go when DoRA's
-    forward returns; the hooks see its packs, the end of forward does not)."""
+def live_saved_storages(model, forward):
+    """The storages autograd holds saved when `forward()` (a forward of `model` under the caller's
+    contexts) returns, by data_ptr: those of the tensors packed in it whose packs are still alive
+    then, parameter storages excluded (those of the parameters the model holds when the tensor is
+    saved: PEFT's lora.MultiheadAttention frees its weights in forward and registers new ones, and
+    a freed weight's address can come back as an activation's). A graph freed inside forward holds
+    nothing at its end (PEFT DoRA's lora_weight = lora_B(lora_A(eye)), a local whose packs go when
+    DoRA's forward returns; the hooks see its packs, the end of forward does not)."""
     def parameter_ptrs():
         return {_storage(p).data_ptr() for p in model.parameters()}
     param_ptrs = parameter_ptrs()
@@ -466,15 +466,24 @@ def saved_bytes_of(model, batch, autocast=None):
             packs.append(weakref.ref(packed))
         return packed
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), _autocast(autocast):
-        out = model(batch)  # the model only: the loss's own saved tensor is not counted
-    alive = {}  # data_ptr -> nbytes of the storages the live packs hold, while `out` keeps the graph
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = forward()
+    alive = {}  # while `out` keeps the graph
     for ref in packs:
         kept = ref()
         if kept is not None:
-            alive.setdefault(_storage(kept).data_ptr(), _storage(kept).nbytes())
+            alive.setdefault(_storage(kept).data_ptr(), _storage(kept))
     del out
-    return sum(alive.values())
+    return alive
+
+
+def saved_bytes_of(model, batch, autocast=None):
+    """Bytes autograd holds saved when the model's forward returns (live_saved_storages; the model
+    only: the loss's own saved tensor is not counted), each storage once with its whole nbytes."""
+    def forward():
+        with _autocast(autocast):
+            return model(batch)
+    return sum(s.nbytes() for s in live_saved_storages(model, forward).values())
 
 
 def zoo_case(model, batch, optimizer, image=None, seq=None, sizes=None):

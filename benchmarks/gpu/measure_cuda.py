@@ -55,7 +55,6 @@ import sys
 import tempfile
 import time
 import traceback
-import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -323,32 +322,18 @@ class StepEnv:
 
 def saved_bytes_of(model, batch, env):
     """Bytes autograd holds saved when the model's forward (not the loss) returns, by storage,
-    parameter storages excluded, with the device split out: measure.saved_bytes_of's definition
-    (the packs still alive then; a graph freed inside forward holds nothing, like PEFT DoRA's
+    parameter storages excluded, with the device split out: measure.live_saved_storages (the
+    packs still alive then; a graph freed inside forward holds nothing, like PEFT DoRA's
     lora_B(lora_A(eye)) or dual_vit's last pair update). The committed CUDA files were measured
     before that definition, counting every pack the hooks saw: only dual_vit_pwca_b1_448 differs
     (its saved bytes 68,175,680 B more than the live packs, PyTorch 2.6 and 1.13 CPU)."""
-    param_ptrs = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    packs = []  # weak references: a pack dies with the graph that holds it
-
-    def pack(t):
-        packed = t.detach()  # see measure.saved_bytes_of: returning t leaks the graph through a C++ cycle
-        if t.untyped_storage().data_ptr() not in param_ptrs:
-            packs.append(weakref.ref(packed))
-        return packed
-
-    with env.outer(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    def forward():
         with env.autocast():
-            out = model(batch)
-    alive = {}  # data_ptr -> (nbytes, device) of the storages the live packs hold, while `out` keeps the graph
-    for ref in packs:
-        kept = ref()
-        if kept is not None:
-            s = kept.untyped_storage()
-            alive.setdefault(s.data_ptr(), (s.nbytes(), s.device.type))
-    del out
-    dev = sum(n for n, d in alive.values() if d == env.dev.type)
-    host = sum(n for n, d in alive.values() if d != env.dev.type)
+            return model(batch)
+    with env.outer():
+        kept = measure.live_saved_storages(model, forward)
+    dev = sum(s.nbytes() for s in kept.values() if s.device.type == env.dev.type)
+    host = sum(s.nbytes() for s in kept.values() if s.device.type != env.dev.type)
     return dev, host
 
 
