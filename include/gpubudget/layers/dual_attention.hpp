@@ -81,6 +81,35 @@ constexpr value dual_vit_block(layer_ctx& c, const vit_block_parts& b, std::int3
   return out;
 }
 
+/// head(norm(x[:, 0])) and head(norm(p[:, 0])), concatenated: the two heads of seed 001's dual
+/// ViT on the target path `tx` and the PWCA path `tp` (consumed); the norm's parameters are part
+/// `tail` of the record, the head's part `tail + 1`; each counted once, on the target path.
+constexpr value dual_vit_heads(layer_ctx& c, const value& tx, const value& tp, std::int32_t tail, std::int64_t D, std::int64_t K) {
+  auto& s = c.s;
+  value outs[2]{};
+  const value* paths[2] = {&tx, &tp};
+  for (int k = 0; k < 2; ++k) {
+    value cls = s.view(*paths[k], make_shape(D));
+    layer_ctx nc = c.sub(tail, k == 0);
+    value n = op_traits<layer_norm_op>::lower(nc, {}, cls);
+    s.release(cls);
+    layer_ctx hc = c.sub(0, k == 0);
+    outs[k] = linear_op(hc, n, K, true, tail + 1);
+    s.release(n);
+    c.absorb(nc, tail);
+    c.absorb(hc, 0);
+  }
+  s.release(tx);
+  s.release(tp);
+  value out = s.make(make_shape(2 * K), outs[0].type, outs[0].requires_grad || outs[1].requires_grad);
+  auto n = s.record(out);
+  s.grad_to(n, outs[0], true);
+  s.grad_to(n, outs[1], true);
+  s.release(outs[0]);
+  s.release(outs[1]);
+  return out;
+}
+
 constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const value& x) {
   auto& s = c.s;
   const auto P = op.patch, L = op.depth, D = op.width, H = op.heads, M = op.mlp, K = op.classes;
@@ -119,30 +148,8 @@ constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const 
   }
   s.release(ty);
   s.drop_dead_graph(last_pair_update);
-  // head(norm(x[:, 0])) and head(norm(p[:, 0])), concatenated
   const auto tail = static_cast<std::int32_t>(3 + dual_vit_block_parts * L);
-  value outs[2]{};
-  const value* paths[2] = {&tx, &tp};
-  for (int k = 0; k < 2; ++k) {
-    value cls = s.view(*paths[k], make_shape(D));
-    layer_ctx nc = c.sub(tail, k == 0);
-    value n = op_traits<layer_norm_op>::lower(nc, {}, cls);
-    s.release(cls);
-    layer_ctx hc = c.sub(0, k == 0);
-    outs[k] = linear_op(hc, n, K, true, tail + 1);
-    s.release(n);
-    c.absorb(nc, tail);
-    c.absorb(hc, 0);
-  }
-  s.release(tx);
-  s.release(tp);
-  value out = s.make(make_shape(2 * K), outs[0].type, outs[0].requires_grad || outs[1].requires_grad);
-  auto n = s.record(out);
-  s.grad_to(n, outs[0], true);
-  s.grad_to(n, outs[1], true);
-  s.release(outs[0]);
-  s.release(outs[1]);
-  return out;
+  return dual_vit_heads(c, tx, tp, tail, D, K);
 }
 
 }  // namespace detail
