@@ -61,6 +61,42 @@ constexpr auto acc = max_micro_batch(vit_ti, accumulating, devices::t4, upto_512
 static_assert(fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc), devices::t4)));
 static_assert(!fits(budget_totals(vit_ti, detail::at_micro_batch(accumulating, acc + 1), devices::t4)));
 
+// The search itself (detail::batch_search) on excess functions of a known shape, so the
+// budgets it asks can be counted: `excess(B)` in bytes·100, the traced slope `slope`.
+template <class Excess>
+constexpr std::int64_t search_steps(std::int64_t estimate, std::int64_t slope, Excess excess, std::int64_t& answer) {
+  detail::batch_estimate e{};
+  e.largest = estimate, e.slope = slope;
+  auto s = detail::start_search(e, training{}, batch_bounds{});
+  std::int64_t asked = 0;
+  while (!s.done()) {
+    const auto b = s.next_guess();
+    s = s.after(b, excess(b)), ++asked;
+  }
+  answer = s.answer();
+  return asked;
+}
+// Lines low by a regime change (a workspace past its cap): the true slope 1 % steeper, the
+// answer 592 where the lines said 587 (vit_b_16, H100, fp32). The room left at 587 says 5 more
+// samples: 587, 592, 593. (A bracket from the top asked 587, 588, 4096, 592, 2344, 593.)
+constexpr std::int64_t slope = 1'000'000;
+constexpr auto steeper = [](std::int64_t b) { return (b - 592) * (slope + slope / 100) - slope / 2; };
+constexpr std::int64_t steeper_answer = [] { std::int64_t a = 0; search_steps(587, slope, steeper, a); return a; }();
+static_assert(steeper_answer == 592);
+static_assert([] { std::int64_t a = 0; return search_steps(587, slope, steeper, a); }() == 3);
+// An estimate one over (swin_t, V100): back by the overshoot, 135 then 134 (not 135, 1, 134).
+constexpr auto one_over = [](std::int64_t b) { return (b - 134) * slope - slope / 3; };
+static_assert([] { std::int64_t a = 0; const auto n = search_steps(135, slope, one_over, a); return a == 134 && n == 2; }());
+// A capped allocator decides (micro_batch_excess gives -1 while it fits): no distance to go by,
+// so the steps double (ResNet-50, V100, the lines said 171 and 183 runs): 171, 172, 174, 178,
+// 186, then bisection 182, 184, 183. It ended at 171 before, trusting the lines.
+constexpr auto capped = [](std::int64_t b) { return b <= 183 ? std::int64_t{-1} : (b - 183) * slope; };
+static_assert([] { std::int64_t a = 0; const auto n = search_steps(171, slope, capped, a); return a == 183 && n == 8; }());
+// Nothing fits, and the excess does not follow the slope: three Newton steps back, then
+// doubling to min (50, 49, 48, 47, 45, 41, 33, 17, 1) and 0. Everything fits: up to max.
+static_assert([] { std::int64_t a = -1; const auto n = search_steps(50, slope, [](std::int64_t) { return slope; }, a); return a == 0 && n == 9; }());
+static_assert([] { std::int64_t a = -1; search_steps(50, slope, [](std::int64_t) { return -slope * 100000; }, a); return a; }() == 4096);
+
 // max_micro_batch_of: the same answers, every budget in a constant evaluation of its own.
 static_assert(max_micro_batch_of<vit_ti, plan, devices::t4, upto_512>() == on_t4);
 static_assert(max_micro_batch_of<vit_ti, plan, devices::h200, batch_bounds{1, 4}>() == 4);
