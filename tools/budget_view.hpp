@@ -30,6 +30,8 @@ struct budget_view {
   // totals
   std::int64_t live_tensor_bytes_at_peak = 0, device_total = 0, headroom = 0;
   bool fits = false;
+  /// --largest-batch: the largest micro-batch that fits the device (max_micro_batch; -1: not asked)
+  std::int64_t largest_micro_batch = -1;
 };
 
 /// The adapter: every read of a `memory_budget` member by the tool happens here.

@@ -86,6 +86,7 @@ inline std::vector<cli::option_spec> general_options() {
       {"format", true, "F", "md | csv | json (default md)"},
       {"json", false, "", "the reference-case fields of a CPU training step (accuracy checks; see below; --runtime picks 1.13 or 2.6)"},
       {"require-fit", false, "", "exit with status 1 when the budget does not fit (every --devices entry must fit)"},
+      {"largest-batch", false, "", "also find the largest micro-batch that fits each device, 1 to 65536 (max_micro_batch: the step as configured otherwise; with --micro-batch below --batch the effective batch is kept and accumulation absorbs the rest)"},
       {"svg", true, "FILE", "also write the step's memory timeline to FILE as an SVG picture (one --device; see below)"},
       {"runtime", true, "R", "torch1.13-cpu | torch2.6-cpu | torch2-cuda: the framework/back end whose rules apply (default torch2-cuda; --json: torch1.13-cpu)"},
       {"reference", true, "FILE", "hold every reference case of FILE against its estimate (a table; the file says its PyTorch version)"},

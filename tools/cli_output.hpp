@@ -24,7 +24,7 @@ namespace gpubudget::tools {
 
 /// One device's budget as --format json writes it.
 inline nlohmann::ordered_json budget_json(const tools::budget_view& v) {
-  return {{"device", v.device},
+  nlohmann::ordered_json j = {{"device", v.device},
           {"capacity", v.capacity},
           {"parameter_count", v.parameter_count},
           {"trainable_count", v.trainable_count},
@@ -56,7 +56,10 @@ inline nlohmann::ordered_json budget_json(const tools::budget_view& v) {
           {"device_total", v.device_total},
           {"headroom", v.headroom},
           {"fits", v.fits}};
+  if (v.largest_micro_batch >= 0) j["largest_micro_batch"] = v.largest_micro_batch;  // --largest-batch
+  return j;
 }
+
 
 /// One device's column of --format csv.
 inline std::vector<std::pair<std::string, std::int64_t>> csv_rows(const tools::budget_view& v) {
@@ -158,6 +161,10 @@ inline void print_csv(const std::vector<tools::budget_view>& views) {
   }
   out += "fits";
   for (const auto& v : views) out += std::string(",") + (v.fits ? "yes" : "no");
+  if (views.front().largest_micro_batch >= 0) {
+    out += "\nlargest_micro_batch";
+    for (const auto& v : views) out += "," + std::to_string(v.largest_micro_batch);
+  }
   std::cout << out << "\n";
 }
 

@@ -385,6 +385,20 @@ tools::evaluation run_model(const tools::zoo_entry& e, const std::string& label,
   }
 }
 
+/// The search bounds of --largest-batch (--batch's own range stops at 1048576; past 65536 the
+/// byte counts of the larger models leave 64 bits).
+constexpr batch_bounds largest_batch_bounds{1, 65536};
+
+/// --largest-batch on one device's evaluation; the library's std::invalid_argument (a size past
+/// what the model's byte counts hold) becomes a usage error naming the model.
+std::int64_t largest_micro_batch(const tools::evaluation& e, const std::string& label) {
+  try {
+    return e.largest_micro_batch(largest_batch_bounds);
+  } catch (const std::invalid_argument& ex) {
+    throw usage_error(label + ": --largest-batch: " + strip_prefix(ex.what()));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Issue D: LoRA (--lora) and serving (--serve, --context, --concurrency, --kv-dtype); llm_cli.hpp.
 
@@ -433,6 +447,25 @@ void check_svg(const cli::parsed_args& a, const run_config& c, bool distributed)
   if (distributed) throw usage_error("--svg does not combine with --gpus and its layouts (it draws one device's step)");
   if (c.devices.size() > 1) throw usage_error("--svg draws one device's timeline: give --device NAME, not --devices");
   if (a.get("svg")->empty()) throw usage_error("--svg: expected a file name");
+}
+
+/// --largest-batch: where it cannot apply, said before anything runs.
+void check_largest_batch(const cli::parsed_args& a, const run_config& c, bool distributed) {
+  if (!a.has("largest-batch")) return;
+  if (a.has("serve")) throw usage_error("--largest-batch does not combine with --serve (a serving budget gives its max sequences and tokens itself)");
+  if (distributed) throw usage_error("--largest-batch does not combine with --gpus and its layouts (it searches one device's step)");
+  if (c.teacher)
+    throw usage_error("--largest-batch does not combine with --teacher (the teacher's forward would stay at --batch's size; the library's "
+                      "max_micro_batch_distilled re-simulates it)");
+}
+
+/// --largest-batch's line for one device (md).
+std::string largest_batch_line(const tools::budget_view& v) {
+  const auto n = v.largest_micro_batch;
+  const std::string answer = n == 0 ? "none (micro-batch 1 does not fit)"
+                             : n == largest_batch_bounds.max ? std::to_string(n) + " or more (the search stops there)"
+                                                             : std::to_string(n);
+  return "Largest micro-batch that fits " + v.device + ": " + answer + "\n";
 }
 
 /// --serve: one serving budget per device (md tables, or JSON with --json / --format json).
@@ -546,6 +579,7 @@ int run(const cli::parsed_args& given) {
   if (!c.train_only.empty()) c.plan.train_only = c.train_only.c_str();
   const auto dist = tools::configure_distributed(a, {c.legacy_json, c.plan.inference, c.devices.size() > 1, c.teacher != nullptr});
   check_svg(a, c, dist.active);
+  check_largest_batch(a, c, dist.active);
   if (a.has("serve")) return run_serve(a, c);
   // --lora: the zoo entry is replaced by its LoRA'd model; PEFT's counts go to the JSON outputs
   tools::zoo_entry lora_entry;
@@ -567,6 +601,7 @@ int run(const cli::parsed_args& given) {
     auto v = tools::view_of(e.budget);
     if (v.device_total < 0 || v.live_tensor_bytes_at_peak < 0 || v.activations_at_peak < 0)
       throw usage_error(c.model_arg + ": the byte counts overflow; reduce --batch or the model's sizes");
+    if (a.has("largest-batch")) v.largest_micro_batch = largest_micro_batch(e, c.model_arg);
     views.push_back(v);
     evals.push_back(e);
   }
@@ -584,6 +619,10 @@ int run(const cli::parsed_args& given) {
     std::cout << side_by_side(c, views);
   }
   if (c.format == "md") std::cout << tools::loaded_dtype_note(c.hf_torch_dtype, c.plan, a.has("lora"));
+  if (c.format == "md" && a.has("largest-batch")) {
+    std::cout << "\n";
+    for (const auto& v : views) std::cout << largest_batch_line(v);
+  }
   const bool all_fit = std::all_of(views.begin(), views.end(), [](const tools::budget_view& v) { return v.fits; });
   return c.require_fit && !all_fit ? 1 : 0;
 }

@@ -42,6 +42,8 @@ struct evaluation {
   std::function<step_facts()> facts;         ///< for per-rank budgets (--gpus; distributed.hpp), walked on demand
   std::function<memory_timeline()> timeline; ///< the same step's moments (--svg), walked on demand
   std::function<std::string()> block_table;  ///< gpubudget::layer_table of the same step (--format md), on demand
+  /// gpubudget::max_micro_batch of the same step and device (--largest-batch), on demand
+  std::function<std::int64_t(batch_bounds)> largest_micro_batch;
 };
 
 /// Budgets `m` and collects its record names. The only place the tools read `layer` fields.
@@ -49,7 +51,8 @@ template <std::size_t N>
 evaluation evaluate(const model<N>& m, const training& t, const device& d) {
   evaluation e{budget_totals(m, t, d), module_names(m), {}, [m](std::string_view name) { return gpubudget::names_a_module(m, name); },
                [m](std::string_view name) { return gpubudget::part_names_below(m, name); }, {},
-               [m, t, d] { return gpubudget::timeline(m, t, d); }, [m, t, d] { return layer_table(budget(m, t, d)); }};
+               [m, t, d] { return gpubudget::timeline(m, t, d); }, [m, t, d] { return layer_table(budget(m, t, d)); },
+               [m, t, d](batch_bounds bounds) { return max_micro_batch(m, t, d, bounds); }};
   e.facts = [m, t, d] { return t.inference ? step_facts{} : rank_facts(m, t, d); };
   if constexpr (N > 0) {
     for (std::int32_t c = 1; c < m.records[0].span; c += m.records[static_cast<std::size_t>(c)].span)
