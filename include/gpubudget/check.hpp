@@ -145,7 +145,7 @@ struct batch_search {
   /// no distance.
   constexpr std::int64_t inside_the_bracket() const {
     const auto width = hi - lo;
-    if (bisect || e_lo == -1 || e_hi == 1) return lo + width / 2;
+    if (bisect || e_lo >= -1 || e_hi <= 1) return lo + width / 2;
     return lo + static_cast<std::int64_t>(static_cast<double>(width) * static_cast<double>(-e_lo) /
                                           static_cast<double>(e_hi - e_lo));
   }
