@@ -231,6 +231,11 @@ serving decode_from_fields(const nlohmann::json& c, runtime_kind r, const std::f
   return s;
 }
 
+/// A case's string field `k`; empty when it is missing or not a string.
+std::string string_field(const nlohmann::json& c, const char* k) {
+  return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string();
+}
+
 /// Issue D's fields of a case (pytorch-2.6-cpu-llm.json): "lora", "moe" and a decode case's
 /// serving ("kind": "decode", "cache"); true for a decode case (no training step to configure).
 bool llm_fields(const nlohmann::json& c, runtime_kind r, const std::string& model, const std::string& family, case_config& cc,
@@ -248,8 +253,7 @@ bool llm_fields(const nlohmann::json& c, runtime_kind r, const std::string& mode
     cc.options.values[tools::hidden_experts] = m["experts"].get<std::int64_t>();
     cc.options.values[tools::hidden_top_k] = m["top_k"].get<std::int64_t>();
   }
-  auto str = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string(); };
-  const auto kind = str("kind"), cache = str("cache");
+  const auto kind = string_field(c, "kind"), cache = string_field(c, "cache");
   if (kind.empty()) return false;
   if (kind != "decode") throw unsupported("kind '" + kind + "'");
   if (!llama) throw unsupported("decode of " + model);
@@ -259,17 +263,12 @@ bool llm_fields(const nlohmann::json& c, runtime_kind r, const std::string& mode
   return true;
 }
 
-/// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
-/// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
-/// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
-case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
-  auto str = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string(); };
-  auto unsupported = [&](const std::string& what) { return usage_error("case " + str("case") + ": " + what); };
-  case_config cc;
-  const std::string model = str("model");
-  if (model.empty()) throw unsupported("no \"model\" field");
-  // the 2-layer Llama (Mixtral): llama-2-7b's (mixtral-8x7b's) family with its sizes
-  // the small decoders of issue D's zoo (measure26_llm.py): their family's zoo model with the case's sizes
+using unsupported_case = std::function<usage_error(const std::string&)>;
+
+/// The zoo model that runs a case's "model" (cc.model) and its family. The 2-layer Llama
+/// (Mixtral) and the small decoders of issue D's zoo (measure26_llm.py) are their family's zoo
+/// model with the case's sizes.
+std::string zoo_family_of(const std::string& model, case_config& cc, const unsupported_case& unsupported) {
   const std::map<std::string, std::string> small_models = {{"llama", "llama-2-7b"}, {"mixtral", "mixtral-8x7b"}, {"qwen2", "qwen2-0.5b"},
                                                            {"gemma", "gemma-2b"},   {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
   cc.model = small_models.count(model) ? small_models.at(model) : model;
@@ -277,25 +276,33 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   for (const auto& e : tools::zoo())
     if (e.name == cc.model) family = e.family;
   if (family.empty()) throw unsupported("unknown model '" + model + "'");
-  auto& o = cc.options.values;
+  return family;
+}
+
+/// A case's "image_size", "seq" and "sizes" as the CLI's size options `o` of `family`.
+void size_options_from_fields(const nlohmann::json& c, const std::string& family, std::map<std::string, std::int64_t>& o,
+                              const unsupported_case& unsupported) {
   if (c.contains("image_size") && c["image_size"].is_number_integer()) o[family == "bev" ? "size" : "image-size"] = c["image_size"].get<std::int64_t>();
   if (c.contains("seq") && c["seq"].is_number_integer()) o["seq"] = c["seq"].get<std::int64_t>();
-  if (c.contains("sizes") && c["sizes"].is_object()) {
-    // the C++ config's field names -> the CLI's size options
-    const std::map<std::string, std::string> names = {{"width", "d-model"}, {"context", "ctx"}, {"kv_heads", "kv-heads"}, {"head_dim", "head-dim"}, {"head_width", "d-kv"}};
-    for (const auto& [k, v] : c["sizes"].items()) {
-      if (!v.is_number_integer()) throw unsupported("size '" + k + "' is not a whole number");
-      if (family == "bert") {  // the zoo's bert-base has these sizes and no size options
-        const std::map<std::string, std::int64_t> base = {{"vocab", 30522}, {"max_positions", 512}, {"type_vocab", 2}, {"width", 768},
-                                                          {"layers", 12},    {"heads", 12},         {"ffn", 3072}};
-        if (!base.count(k) || base.at(k) != v.get<std::int64_t>()) throw unsupported("bert size " + k + " differs from bert-base");
-        continue;
-      }
-      o[names.count(k) ? names.at(k) : k] = v.get<std::int64_t>();
+  if (!c.contains("sizes") || !c["sizes"].is_object()) return;
+  // the C++ config's field names -> the CLI's size options
+  const std::map<std::string, std::string> names = {{"width", "d-model"}, {"context", "ctx"}, {"kv_heads", "kv-heads"}, {"head_dim", "head-dim"}, {"head_width", "d-kv"}};
+  for (const auto& [k, v] : c["sizes"].items()) {
+    if (!v.is_number_integer()) throw unsupported("size '" + k + "' is not a whole number");
+    if (family == "bert") {  // the zoo's bert-base has these sizes and no size options
+      const std::map<std::string, std::int64_t> base = {{"vocab", 30522}, {"max_positions", 512}, {"type_vocab", 2}, {"width", 768},
+                                                        {"layers", 12},    {"heads", 12},         {"ffn", 3072}};
+      if (!base.count(k) || base.at(k) != v.get<std::int64_t>()) throw unsupported("bert size " + k + " differs from bert-base");
+      continue;
     }
+    o[names.count(k) ? names.at(k) : k] = v.get<std::int64_t>();
   }
-  if (llm_fields(c, r, model, family, cc, unsupported)) return cc;  // a decode case: no training step
-  const std::string precision = str("precision");
+}
+
+/// A case's training step (cc.plan) on runtime `r`: "precision", "sdpa_backend", "optimizer",
+/// "batch" and "optimizer_impl".
+void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_config& cc, const unsupported_case& unsupported) {
+  const std::string precision = string_field(c, "precision");
   precision_mode pm = fp32;
   if (precision == "bf16_autocast") pm = amp_bf16;
   else if (precision == "fp16_autocast") pm = amp_fp16;
@@ -304,32 +311,31 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   const std::map<std::string, sdpa_backend> backends = {{"", sdpa_backend::automatic},      {"default", sdpa_backend::automatic},
                                                         {"flash", sdpa_backend::flash},     {"efficient", sdpa_backend::efficient},
                                                         {"cudnn", sdpa_backend::cudnn},     {"math", sdpa_backend::math}};
-  if (!backends.count(str("sdpa_backend"))) throw unsupported("sdpa_backend '" + str("sdpa_backend") + "'");
+  const std::string backend = string_field(c, "sdpa_backend"), optimizer = string_field(c, "optimizer");
+  if (!backends.count(backend)) throw unsupported("sdpa_backend '" + backend + "'");
   const std::map<std::string, optimizer_kind> opts = {{"sgd", sgd}, {"sgd_momentum", sgd_momentum}, {"adam", adam}, {"adamw", adamw}};
-  if (!opts.count(str("optimizer"))) throw unsupported("optimizer '" + str("optimizer") + "'");
+  if (!opts.count(optimizer)) throw unsupported("optimizer '" + optimizer + "'");
   if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
   if (r == runtime_kind::torch2_cuda) {  // a CUDA step: PyTorch's CUDA default optimizer (foreach) unless the case says
-    cc.plan = training{.batch = c["batch"].get<std::int64_t>(), .optimizer = opts.at(str("optimizer"))};
+    cc.plan = training{.batch = c["batch"].get<std::int64_t>(), .optimizer = opts.at(optimizer)};
     cc.plan.runtime = r;
     cc.plan.model_allocator = true;  // reserved and device total from the caching allocator model
   } else {
-    cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(str("optimizer")), r);
+    cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(optimizer), r);
   }
   cc.plan.precision = pm;
-  cc.plan.sdpa = backends.at(str("sdpa_backend"));
-  const std::string impl = str("optimizer_impl");
+  cc.plan.sdpa = backends.at(backend);
+  const std::string impl = string_field(c, "optimizer_impl");
   if (impl == "foreach") cc.plan.step = step_impl::foreach;
   else if (impl == "fused") cc.plan.step = step_impl::fused;
   else if (impl == "for_loop") cc.plan.step = step_impl::for_loop;
   else if (!impl.empty()) throw unsupported("optimizer_impl '" + impl + "'");
-  const std::string attention = str("attention");
-  if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
-  else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
-  const std::string ckpt = str("checkpoint");
-  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;
-  else if (ckpt == "frames" && family == "temporal") o[tools::hidden_checkpoint_frames] = 1;
-  else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
-  // dropout: null = none; {embedding, residual, attention_probs} probabilities
+}
+
+/// A case's "dropout" (null: none; {embedding, residual, attention_probs} probabilities) as the
+/// size options `o` of `family`; the models without dropout options must have the zoo's.
+void dropout_from_fields(const nlohmann::json& c, const std::string& model, const std::string& family,
+                         std::map<std::string, std::int64_t>& o, const unsupported_case& unsupported) {
   const bool has_dropout = c.contains("dropout") && c["dropout"].is_object();
   auto pct = [&](const char* k) {
     return has_dropout && c["dropout"].contains(k) && c["dropout"][k].is_number() ? static_cast<std::int64_t>(std::lround(c["dropout"][k].get<double>() * 100)) : 0;
@@ -345,10 +351,33 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   } else if (has_dropout) {
     throw unsupported("dropout on " + model);
   }
+}
+
+/// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
+/// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
+/// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
+case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
+  auto unsupported = [&](const std::string& what) { return usage_error("case " + string_field(c, "case") + ": " + what); };
+  case_config cc;
+  const std::string model = string_field(c, "model");
+  if (model.empty()) throw unsupported("no \"model\" field");
+  const std::string family = zoo_family_of(model, cc, unsupported);
+  auto& o = cc.options.values;
+  size_options_from_fields(c, family, o, unsupported);
+  if (llm_fields(c, r, model, family, cc, unsupported)) return cc;  // a decode case: no training step
+  training_step_from_fields(c, r, cc, unsupported);
+  const std::string attention = string_field(c, "attention");
+  if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
+  else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
+  const std::string ckpt = string_field(c, "checkpoint");
+  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;
+  else if (ckpt == "frames" && family == "temporal") o[tools::hidden_checkpoint_frames] = 1;
+  else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
+  dropout_from_fields(c, model, family, o, unsupported);
   if (c.contains("train_only") && c["train_only"].is_array()) {
     for (const auto& p : c["train_only"]) cc.train_only += (cc.train_only.empty() ? "" : ",") + p.get<std::string>();
   }
-  const std::string loss = str("loss");
+  const std::string loss = string_field(c, "loss");
   if (loss != "(out ** 2).mean()" && !loss.empty()) throw unsupported("loss '" + loss + "'");
   return cc;
 }

@@ -283,15 +283,15 @@ inline zoo_entry mixtral_model(std::string name, models::llama_config base, mode
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }, base, experts};
 }
-}  // namespace detail
-
-inline std::vector<zoo_entry> zoo() {
-  using namespace detail;
-  std::vector<zoo_entry> z;
+/// The plain MLP: input(in), linear(hidden), gelu, linear(in).
+inline void add_mlp_model(std::vector<zoo_entry>& z) {
   z.push_back({"mlp", "mlp", [](const model_options& o, const training& t, const device& d) {
                  const auto in = o.get("in", 1024), hidden = o.get("hidden", 4096);
                  return evaluate(sequential(input(in), linear(hidden), gelu(), linear(in)), t, d);
                }});
+}
+/// The torchvision image classifiers (models/torchvision.hpp).
+inline void add_torchvision_models(std::vector<zoo_entry>& z) {
   z.push_back(image_model("resnet18", [](auto s, auto c) { return models::resnet18(s, c); }));
   z.push_back(image_model("resnet34", [](auto s, auto c) { return models::resnet34(s, c); }));
   z.push_back(image_model("resnet50", [](auto s, auto c) { return models::resnet50(s, c); }));
@@ -311,6 +311,10 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(image_model("efficientnet_b0", [](auto s, auto c) { return models::efficientnet_b0(s, c); }));
   z.push_back(image_model("densenet121", [](auto s, auto c) { return models::densenet121(s, c); }));
   z.push_back(image_model("swin_t", [](auto s, auto c) { return models::swin_t(s, c); }));
+}
+/// The transformer models: GPT-2, BERT, the Llama family (Llama 2 and 3, Mistral, Phi-3,
+/// Mixtral, Qwen2, Gemma) and T5.
+inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(gpt_model("gpt", models::gpt2_small(1024)));
   z.push_back(gpt_model("gpt2", models::gpt2_small(1024)));
   z.push_back(gpt_model("gpt2-medium", models::gpt2_medium(1024)));
@@ -333,6 +337,10 @@ inline std::vector<zoo_entry> zoo() {
   z.push_back(t5_model("t5-large", models::t5_large(512)));
   z.push_back(t5_model("t5-3b", models::t5_3b(512)));
   z.push_back(t5_model("t5-11b", models::t5_11b(512)));
+}
+/// The post-mortems' models (README): BEV local attention (unfold and depthwise-conv variants),
+/// DualViT's pair-wise cross-attention, the GAT graph pipeline, the temporal CNN + transformer.
+inline void add_post_mortem_models(std::vector<zoo_entry>& z) {
   z.push_back({"bev_unfold", "bev", [](const model_options& o, const training& t, const device& d) {
                  return evaluate(models::bev_local_attention_n(local_attention_impl::unfold, o.get("layers", 2), o.get("channels", 64),
                                                                    o.get("size", 64), o.get("heads", 4), o.get("kernel", 7)), t, d);
@@ -351,6 +359,16 @@ inline std::vector<zoo_entry> zoo() {
                  return evaluate(models::temporal_cnn_transformer<5>(o.get("c1", 64), o.get("c2", 128), o.get("c3", 256),
                                                                           o.get("image-size", 96), 2, 4, o.get(hidden_checkpoint_frames, 0) != 0), t, d);
                }});
+}
+}  // namespace detail
+
+/// Every zoo model, in the order the CLI lists them.
+inline std::vector<zoo_entry> zoo() {
+  std::vector<zoo_entry> z;
+  detail::add_mlp_model(z);
+  detail::add_torchvision_models(z);
+  detail::add_transformer_models(z);
+  detail::add_post_mortem_models(z);
   return z;
 }
 

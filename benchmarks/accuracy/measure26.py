@@ -238,7 +238,14 @@ def ref13(name, model, **kw):
     case(name, model, build, mk, desc + " (as in pytorch-1.13-cpu.json)", optimizer=opt, **kw)
 
 
-def _define_cases():
+# the 2-layer Llama of sections 3 and 6
+LLAMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=8, kv_heads=2, ffn=688, context=2048)
+LLAMA_DESC = ("2-layer Llama-style decoder (RMSNorm, RoPE, SwiGLU, GQA 8 q / 2 kv heads, SDPA causal with "
+              "enable_gqa, untied head), width 256, ffn 688, vocab 32000, batch 2, seq 64")
+
+
+def _reference_113_cases():
+    """Sections 1 and 2: the 1.13 reference's cases and the zoo's torchvision models."""
     # 1. every case of the 1.13 reference (fp32, for-loop optimizers)
     ref13("mlp_b8", "mlp", batch=8)
     ref13("resnet18_b2", "resnet18", batch=2, image_size=224)
@@ -264,6 +271,9 @@ def _define_cases():
         big = m in ("vit_l_16", "vgg16", "vgg16_bn", "vgg11", "vgg11_bn", "resnet152", "wide_resnet50_2")
         image("%s_b2_%d" % (m, s), m, s, optimizer="sgd_momentum" if big else "adamw")
 
+
+def _transformer_and_seed_cases():
+    """Sections 3 and 4: transformers at short sequences, the seed models at other sizes."""
     # 3. transformers at short sequences
     gpt2("gpt2_small_b2_t64", seq=64)
     case("bert_base_b2_t64", "bert-base", Bert, lambda: torch.randint(0, 30522, (2, 64)),
@@ -271,16 +281,16 @@ def _define_cases():
          "dropout 0.1), batch 2, seq 64", 2, seq=64, attention="materialized",
          sizes=dict(vocab=30522, max_positions=512, type_vocab=2, width=768, layers=12, heads=12, ffn=3072),
          dropout=dict(embedding=0.1, residual=0.1, attention_probs=0.1))
-    llama_sizes = dict(vocab=32000, width=256, layers=2, heads=8, kv_heads=2, ffn=688, context=2048)
-    llama_desc = ("2-layer Llama-style decoder (RMSNorm, RoPE, SwiGLU, GQA 8 q / 2 kv heads, SDPA causal with "
-                  "enable_gqa, untied head), width 256, ffn 688, vocab 32000, batch 2, seq 64")
-    case("llama2l_b2_t64", "llama", lambda: Llama(), lambda: torch.randint(0, 32000, (2, 64)), llama_desc, 2, seq=64,
-         sizes=llama_sizes, attention="sdpa")
+    case("llama2l_b2_t64", "llama", lambda: Llama(), lambda: torch.randint(0, 32000, (2, 64)), LLAMA_DESC, 2, seq=64,
+         sizes=LLAMA_SIZES, attention="sdpa")
 
     # 4. the seed models at other sizes (the reference sizes are in section 1)
     case("temporal_64_128_256_b1_t5_64", "temporal", Temporal, lambda: torch.randn(1, 5, 3, 64, 64),
          "seed 004 temporal model at 64x64, batch 1", 1, image_size=64, attention="materialized")
 
+
+def _variant_cases():
+    """Sections 5 to 7: bf16 autocast, checkpointing and the optimizer implementations."""
     # 5. bf16 autocast (CPU)
     for base in ("mlp_b8", "resnet18_b2_96", "vit_b_16_b2_96", "gpt2_small_b2_t64", "bert_base_b2_t64", "llama2l_b2_t64",
                  "convnext_tiny_b2_64"):
@@ -294,7 +304,7 @@ def _define_cases():
     gpt2("gpt2_small_ckpt_b2_t64", seq=64, checkpoint="blocks",
          description="GPT-2 small, each block checkpointed (non-reentrant), batch 2, seq 64")
     case("llama2l_ckpt_b2_t64", "llama", lambda: Llama(ckpt=True), lambda: torch.randint(0, 32000, (2, 64)),
-         llama_desc + ", each decoder layer checkpointed (non-reentrant)", 2, seq=64, sizes=llama_sizes,
+         LLAMA_DESC + ", each decoder layer checkpointed (non-reentrant)", 2, seq=64, sizes=LLAMA_SIZES,
          attention="sdpa", checkpoint="blocks")
     # (b) seed 004 with each per-frame CNN pass checkpointed
     case("temporal_ckpt_frames_b2_t5", "temporal", lambda: Temporal(ckpt_frames=True),
@@ -315,6 +325,9 @@ def _define_cases():
              description=c["description"] + ", SGD momentum 0.9 foreach=True")
     CASES[c["case"]] = c
 
+
+def _attention_and_known_miss_cases():
+    """Sections 8 and 9: attention through SDPA; GPT-2 with dropout, ResNet-50 training only fc."""
     # 8. attention through F.scaled_dot_product_attention (GPT-2 small; the ViT cases use nn.MultiheadAttention,
     #    which in 2.6 runs SDPA)
     gpt2("gpt2_small_sdpa_b2_t128", seq=128, attention="sdpa",
@@ -334,6 +347,13 @@ def _define_cases():
     # (c) resnet50 with everything frozen except fc
     image("resnet50_fc_only_b2_224", "resnet50", 224, train_only=["fc"],
           description="torchvision resnet50, 224x224, batch 2, every parameter frozen except fc")
+
+
+def _define_cases():
+    _reference_113_cases()
+    _transformer_and_seed_cases()
+    _variant_cases()
+    _attention_and_known_miss_cases()
 
 
 _define_cases()

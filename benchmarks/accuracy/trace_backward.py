@@ -28,13 +28,17 @@ import torch  # noqa: E402
 MB = 1e6
 
 
-def main():
+def _parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--all", action="store_true", help="print every node in execution order")
-    a = ap.parse_args()
-    heap = measure.Heap()
+    return ap.parse_args()
+
+
+def _case_step(a):
+    """The case's (optimizer name, build, make_batch, optimizer implementation, autocast type): a
+    measure.py case, a zoo case MODEL:BATCH:SIZE (a.case becomes its name) or a measure26.py case."""
     autocast, impl = None, None
     if a.case in measure.CASES:
         desc, opt_name, build, make_batch = measure.CASES[a.case]
@@ -48,6 +52,27 @@ def main():
         c = measure26.CASES[a.case]
         opt_name, build, make_batch, impl = c["optimizer"], c["build"], c["make_batch"], c["optimizer_impl"]
         autocast = torch.bfloat16 if c["precision"] == "bf16_autocast" else None
+    return opt_name, build, make_batch, impl, autocast
+
+
+def _print_report(a, n_nodes, events, fwd_peak, after):
+    print("%s: %d autograd nodes; forward peak %.2f MB, after forward %.2f MB" % (a.case, n_nodes, fwd_peak / MB,
+                                                                             after / MB))
+    if a.all:
+        for i, (nm, cur, pk, g) in enumerate(events):
+            print("  %4d %-34s live %9.2f MB  peak %9.2f MB  grads %8.2f MB" % (i, nm, cur / MB, pk / MB, g / MB))
+    top = sorted(range(len(events)), key=lambda i: -events[i][2])[: a.top]
+    print("highest peaks during backward (node index in execution order):")
+    for i in sorted(top):
+        nm, cur, pk, g = events[i]
+        print("  %4d/%d %-34s peak %9.2f MB  live after %9.2f MB  grads so far %8.2f MB"
+              % (i, len(events), nm, pk / MB, cur / MB, g / MB))
+
+
+def main():
+    a = _parse_args()
+    heap = measure.Heap()
+    opt_name, build, make_batch, impl, autocast = _case_step(a)
     torch.manual_seed(0)
     model = build()
     model.train()
@@ -67,7 +92,7 @@ def main():
     out, loss = measure._run_forward(model, batch, autocast)
     fwd_peak = heap.peak() - base
     after = heap.current() - base
-    # collect the graph
+    # collect the graph (inline: what main holds after `base` is in the heap figures)
     nodes, stack, seen = [], [loss.grad_fn], set()
     while stack:
         n = stack.pop()
@@ -89,18 +114,7 @@ def main():
         n.register_hook(mk(n))
     heap.reset_peak()
     loss.backward()
-    print("%s: %d autograd nodes; forward peak %.2f MB, after forward %.2f MB" % (a.case, len(nodes), fwd_peak / MB,
-                                                                             after / MB))
-    if a.all:
-        for i, (nm, cur, pk, g) in enumerate(events):
-            print("  %4d %-34s live %9.2f MB  peak %9.2f MB  grads %8.2f MB" % (i, nm, cur / MB, pk / MB, g / MB))
-    top = sorted(range(len(events)), key=lambda i: -events[i][2])[: a.top]
-    print("highest peaks during backward (node index in execution order):")
-    for i in sorted(top):
-        nm, cur, pk, g = events[i]
-        print("  %4d/%d %-34s peak %9.2f MB  live after %9.2f MB  grads so far %8.2f MB"
-              % (i, len(events), nm, pk / MB, cur / MB, g / MB))
-
+    _print_report(a, len(nodes), events, fwd_peak, after)
 
 if __name__ == "__main__":
     main()

@@ -363,12 +363,15 @@ STAT_KEYS = ("allocated_bytes.all.peak", "reserved_bytes.all.peak", "requested_b
              "num_device_alloc", "num_device_free", "segment.all.peak", "allocation.all.peak")
 
 
-def run_case(c, dev, mem):
-    t0 = time.time()
+def _case_fields(c, dev):
+    """A case's JSON record to start from: its table fields (not its builders) and the device."""
     r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
     r["device"] = str(dev)
-    r["dtype"] = "float32"  # parameters, gradients, optimizer state
-    r["loss"] = "(out ** 2).mean()"
+    return r
+
+
+def _build_on(c, dev, mem):
+    """The case's model and batch on `dev`, built from seed 0 after an emptied cache and peak."""
     gc.collect()
     mem.empty_cache()
     mem.reset_peak()
@@ -377,15 +380,12 @@ def run_case(c, dev, mem):
     model.train()
     batch = c["make_batch"]()  # after the model, on the CPU: the same values as the CPU references
     model.to(dev)
-    batch = _to(batch, dev)
-    params = list(model.parameters())
-    trainable = [p for p in params if p.requires_grad]
-    opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
-    env = StepEnv(c, dev)
-    if env.scaler_note:
-        r["grad_scaler_note"] = env.scaler_note
+    return model, _to(batch, dev)
 
-    # warm-up: creates the optimizer state; with GradScaler, again while inf/nan skipped the step
+
+def _warm_up(model, batch, opt, env, trainable, mem):
+    """The warm-up steps: they create the optimizer state; with GradScaler, again while inf/nan
+    skipped the step. Returns how many ran; the gradients are freed after them."""
     warmups = 0
     for warmups in range(1, 5):
         opt.zero_grad(set_to_none=True)
@@ -398,7 +398,69 @@ def run_case(c, dev, mem):
             break
     opt.zero_grad(set_to_none=True)
     mem.sync()
-    r["warmup_steps"] = warmups
+    return warmups
+
+
+def _measure_step(model, batch, opt, env, trainable, mem):
+    """The measured step from the resident state: live bytes after forward, the peaks through
+    backward and optimizer.step() above the resident bytes, and the allocator's statistics
+    before (st0) and after (st1) it."""
+    m = {"base": mem.current(), "base_reserved": mem.reserved(), "st0": mem.stats()}
+    mem.reset_peak()
+    opt.zero_grad(set_to_none=True)
+    with env.outer():
+        out, loss = env.forward(model, batch)
+        mem.sync()
+        m["after_forward"] = _sub(mem.current(), m["base"])
+        env.backward(loss)
+    mem.sync()
+    m["fwd_bwd_peak"] = _sub(mem.peak(), m["base"])
+    m["fwd_bwd_reserved"] = mem.reserved_peak()
+    m["grad_bytes"] = sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)
+    del out, loss  # the step runs with the output and loss released, as in the CPU references
+    scale0 = env.scaler.get_scale() if env.scaler else None
+    env.step(opt)
+    mem.sync()
+    m["step_peak"] = _sub(mem.peak(), m["base"])
+    # GradScaler lowers its scale when it skipped the step (inf/nan gradients): no optimizer work
+    m["step_skipped"] = env.scaler.get_scale() < scale0 if env.scaler else None
+    m["st1"] = mem.stats()
+    return m
+
+
+def _optimizer_state_bytes(opt):
+    """Bytes of the optimizer's state tensors, its step counters left out."""
+    opt_state = 0
+    for s in opt.state.values():
+        for k, v in s.items():
+            if torch.is_tensor(v) and k != "step":
+                opt_state += v.numel() * v.element_size()
+    return opt_state
+
+
+def _allocator_fields(st0, st1, dev):
+    """The CUDA caching allocator's fields of a case: requested-bytes peak, counters, segments."""
+    if st1 is None:
+        return {"requested_peak_bytes": None, "segments": {"skipped": "torch.cuda.memory_snapshot is CUDA only"}}
+    return {"requested_peak_bytes": st1.get("requested_bytes.all.peak", 0) - st0.get("requested_bytes.all.current", 0),
+            "allocator": {k: st1.get(k) for k in STAT_KEYS},
+            "segments": segments_summary(dev)}
+
+
+def run_case(c, dev, mem):
+    """One case's training step measured on `dev`: its JSON record (the fields of the module docstring)."""
+    t0 = time.time()
+    r = _case_fields(c, dev)
+    r["dtype"] = "float32"  # parameters, gradients, optimizer state
+    r["loss"] = "(out ** 2).mean()"
+    model, batch = _build_on(c, dev, mem)
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
+    env = StepEnv(c, dev)
+    if env.scaler_note:
+        r["grad_scaler_note"] = env.scaler_note
+    r["warmup_steps"] = _warm_up(model, batch, opt, env, trainable, mem)
     r["reserved_first_step_bytes"] = mem.reserved_peak()
     if env.scaler:
         r["grad_scale"] = float(env.scaler.get_scale())
@@ -407,58 +469,27 @@ def run_case(c, dev, mem):
     gc.collect()
     mem.sync()
 
-    base = mem.current()
-    base_reserved = mem.reserved()
-    st0 = mem.stats()
-    mem.reset_peak()
-    opt.zero_grad(set_to_none=True)
-    with env.outer():
-        out, loss = env.forward(model, batch)
-        mem.sync()
-        after_forward = _sub(mem.current(), base)
-        env.backward(loss)
-    mem.sync()
-    fwd_bwd_peak = _sub(mem.peak(), base)
-    fwd_bwd_reserved = mem.reserved_peak()
-    grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)
-    del out, loss  # the step runs with the output and loss released, as in the CPU references
-    scale0 = env.scaler.get_scale() if env.scaler else None
-    env.step(opt)
-    mem.sync()
-    step_peak = _sub(mem.peak(), base)
-    if env.scaler:  # GradScaler lowers its scale when it skipped the step (inf/nan gradients): no optimizer work
-        r["measured_step_skipped"] = env.scaler.get_scale() < scale0
-    st1 = mem.stats()
-
-    opt_state = 0
-    for s in opt.state.values():
-        for k, v in s.items():
-            if torch.is_tensor(v) and k != "step":
-                opt_state += v.numel() * v.element_size()
+    m = _measure_step(model, batch, opt, env, trainable, mem)
+    if env.scaler:
+        r["measured_step_skipped"] = m["step_skipped"]
     r.update({
         "params": sum(p.numel() for p in params),
         "trainable": sum(p.numel() for p in trainable),
         "saved_bytes": saved_dev,
         "saved_host_bytes": saved_host,
-        "after_forward_bytes": after_forward,
-        "fwd_bwd_peak_bytes": fwd_bwd_peak,
-        "step_peak_bytes": step_peak,
-        "grad_bytes": grad_bytes,
-        "opt_state_bytes": opt_state,
-        "resident_bytes": base,
+        "after_forward_bytes": m["after_forward"],
+        "fwd_bwd_peak_bytes": m["fwd_bwd_peak"],
+        "step_peak_bytes": m["step_peak"],
+        "grad_bytes": m["grad_bytes"],
+        "opt_state_bytes": _optimizer_state_bytes(opt),
+        "resident_bytes": m["base"],
         "allocated_peak_total_bytes": mem.peak(),
-        "reserved_before_step_bytes": base_reserved,
-        "reserved_fwd_bwd_peak_bytes": fwd_bwd_reserved,
+        "reserved_before_step_bytes": m["base_reserved"],
+        "reserved_fwd_bwd_peak_bytes": m["fwd_bwd_reserved"],
         "reserved_peak_bytes": mem.reserved_peak(),
         "device_used_bytes": mem.device_used(),
     })
-    if st1 is not None:
-        r["requested_peak_bytes"] = st1.get("requested_bytes.all.peak", 0) - st0.get("requested_bytes.all.current", 0)
-        r["allocator"] = {k: st1.get(k) for k in STAT_KEYS}
-        r["segments"] = segments_summary(dev)
-    else:
-        r["requested_peak_bytes"] = None
-        r["segments"] = {"skipped": "torch.cuda.memory_snapshot is CUDA only"}
+    r.update(_allocator_fields(m["st0"], m["st1"], dev))
     del opt, model, batch, params, trainable
     gc.collect()
     mem.empty_cache()
@@ -916,7 +947,7 @@ def select(args):
     return names
 
 
-def main():
+def _parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu (dry run)")
     ap.add_argument("--out", help="the JSON (default: $OUT/pytorch-cuda.json when $OUT is set, else stdout)")
@@ -939,59 +970,62 @@ def main():
     ap.add_argument("--trace", metavar="DIR", help="CUDA: each selected case alone in a fresh process with the allocator's "
                     "history, written as DIR/<case>.json.gz (the format of reference/cuda-h100/); no JSON of fields")
     ap.add_argument("--child", choices=("context", "cublas", "case"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    if args.list:
-        for n, c in CASES.items():
-            tag = " *quick" if n in QUICK else ""
-            print("%-40s %-13s %-12s %-8s %-9s %-9s %s%s" % (n, c["precision"], c["optimizer"], c["optimizer_impl"],
-                                                          c["checkpoint"], c.get("sdpa_backend", "default"),
-                                                          c["description"], tag))
-        print("%d cases (%d in --quick); isolated (fresh process) runs: %s" % (len(CASES), len(QUICK), ", ".join(ISOLATED)))
-        return
 
-    dev = _device(args.device)
-    if args.child:  # fresh-process measurements: one JSON line on stdout
-        try:
-            if args.child == "context":
-                r = child_context(args.device)
-            elif args.child == "cublas":
-                r = child_cublas(args.device)
-            else:
-                r = child_case(args.cases, args.device, args.trace)
-        except Exception as e:  # noqa: BLE001
-            r = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
-        print(json.dumps(r))
-        return
+def _print_case_table():
+    """--list: one line per case, then the counts and the isolated (fresh-process) runs."""
+    for n, c in CASES.items():
+        tag = " *quick" if n in QUICK else ""
+        print("%-40s %-13s %-12s %-8s %-9s %-9s %s%s" % (n, c["precision"], c["optimizer"], c["optimizer_impl"],
+                                                      c["checkpoint"], c.get("sdpa_backend", "default"),
+                                                      c["description"], tag))
+    print("%d cases (%d in --quick); isolated (fresh process) runs: %s" % (len(CASES), len(QUICK), ", ".join(ISOLATED)))
 
-    names = select(args)
-    if args.trace:  # traces only: each case in a child that records the allocator's history
-        for n in names:
-            r = _child(["--child", "case", "--cases", n, "--device", str(dev), "--trace", args.trace], timeout=400)
-            done = "traced" if dev.type == "cuda" else "ran (no allocator history on the CPU)"
-            print("%s: %s" % (n, "error: " + r["error"] if "error" in r else "%s (step peak %s B)" % (done, r.get("step_peak_bytes"))),
-                  file=sys.stderr, flush=True)
-        return
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        sys.exit("measure_cuda.py: --device %s but torch.cuda.is_available() is False (use --device cpu for a dry run)"
-                 % args.device)
-    out_path = args.out or (os.path.join(os.environ["OUT"], "pytorch-cuda.json") if os.environ.get("OUT") else None)
-    t_all = time.time()
+
+def _run_child(args):
+    """--child: one fresh-process measurement, printed as one JSON line on stdout."""
+    try:
+        if args.child == "context":
+            r = child_context(args.device)
+        elif args.child == "cublas":
+            r = child_cublas(args.device)
+        else:
+            r = child_case(args.cases, args.device, args.trace)
+    except Exception as e:  # noqa: BLE001
+        r = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
+    print(json.dumps(r))
+
+
+def _trace_cases(names, dev, trace_dir):
+    """--trace: each case in a child that records the allocator's history (no JSON of fields)."""
+    for n in names:
+        r = _child(["--child", "case", "--cases", n, "--device", str(dev), "--trace", trace_dir], timeout=400)
+        done = "traced" if dev.type == "cuda" else "ran (no allocator history on the CPU)"
+        print("%s: %s" % (n, "error: " + r["error"] if "error" in r else "%s (step peak %s B)" % (done, r.get("step_peak_bytes"))),
+              file=sys.stderr, flush=True)
+
+
+def _memory_of(dev):
+    """The memory statistics of `dev`: torch.cuda's, else the malloc shim's when loaded, else none."""
     if dev.type == "cuda":
         torch.cuda.init()
         mem = CudaMem(dev)
         # measure.py pins 2 CPU threads (the CPU references' condition); on the GPU machine they only build models
         torch.set_num_threads(int(os.environ.get("GB_THREADS", os.cpu_count() or 2)))
-    else:
-        mem = HeapMem() if _shim_loaded() else NoMem()
+        return mem
+    return HeapMem() if _shim_loaded() else NoMem()
 
+
+def _new_result(dev, mem, resume):
+    """The output to fill: the environment, and with --resume the cases and probes of `resume`."""
     res = {"source": None, "environment": environment(dev, mem), "cases": [], "probes": {}}
-    if args.resume:
-        old = json.load(open(args.resume))
+    if resume:
+        old = json.load(open(resume))
         if old["environment"].get("gpu") != res["environment"].get("gpu") or \
                 old["environment"]["torch"] != res["environment"]["torch"]:
             sys.exit("--resume %s: measured on %s / torch %s, not this machine" % (
-                args.resume, old["environment"].get("gpu"), old["environment"]["torch"]))
+                resume, old["environment"].get("gpu"), old["environment"]["torch"]))
         res["cases"], res["probes"] = old.get("cases", []), old.get("probes", {})
         res["environment"]["resumed_from"] = {"date": old["environment"].get("date"),
                                               "total_seconds": old["environment"].get("total_seconds")}
@@ -1000,97 +1034,153 @@ def main():
                      "(torch.cuda memory statistics + saved_tensors_hooks)"
                      % (env["torch"], env.get("gpu") or "CPU (dry run)", "CUDA %s" % env.get("cuda") if dev.type == "cuda"
                         else "dry run"))
+    return res
 
-    def write():
-        if out_path:
-            os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-            with open(out_path + ".part", "w") as f:
-                json.dump(res, f, indent=1)
+
+class _Run:
+    """One measuring run: its output `res`, written to `out_path` after every probe and case (so a
+    killed run keeps what it measured), and the log, timed from `t_all`."""
+
+    def __init__(self, args, dev, mem, res, out_path, t_all):
+        self.args, self.dev, self.mem, self.res, self.out_path, self.t_all = args, dev, mem, res, out_path, t_all
+
+    def write(self):
+        if self.out_path:
+            os.makedirs(os.path.dirname(os.path.abspath(self.out_path)), exist_ok=True)
+            with open(self.out_path + ".part", "w") as f:
+                json.dump(self.res, f, indent=1)
                 f.write("\n")
-            os.replace(out_path + ".part", out_path)
+            os.replace(self.out_path + ".part", self.out_path)
 
-    def log(msg):
-        print("[%6.1f s] %s" % (time.time() - t_all, msg), file=sys.stderr, flush=True)
+    def log(self, msg):
+        print("[%6.1f s] %s" % (time.time() - self.t_all, msg), file=sys.stderr, flush=True)
 
+    def probe(self, key, fn):
+        """Runs device-wide probe `key` unless --no-device-probes or --resume's file holds it
+        (without an error; the context probe adds its runs); an error is stored, not raised."""
+        probes = self.res["probes"]
+        if self.args.no_device_probes or (key in probes and "error" not in probes[key]
+                                          and "skipped" not in probes[key] and key != "context"):
+            return
+        t0 = time.time()
+        try:
+            probes[key] = fn()
+        except Exception as e:  # noqa: BLE001  (one failed probe must not lose the rest)
+            probes[key] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
+        probes[key]["seconds"] = round(probes[key].get("seconds", 0) + time.time() - t0, 1)
+        self.log("probe %s done (%.1f s)" % (key, time.time() - t0))
+        self.write()
+
+    def ctx_modes(self, wanted):
+        """The CUDA_MODULE_LOADING modes of `wanted` the context probe has not measured yet."""
+        runs = self.res["probes"].get("context", {}).get("runs", [])
+        done = {r.get("requested_mode", "").split(" ")[0].strip("(:") for r in runs if "error" not in r}
+        return tuple(m for m in wanted if (m or "inherited") not in done)
+
+    def first_probes(self):
+        """The device-wide probes that run while this process holds nothing but its context."""
+        dev, mem, probes = self.dev, self.mem, self.res["probes"]
+        if self.args.no_device_probes:
+            probes["skipped"] = "--no-device-probes"
+        self.probe("context", lambda: measure_context(dev, mem, self.ctx_modes(("LAZY", None)), probes.get("context")))
+        self.probe("cublas", lambda: measure_cublas(dev))
+        self.probe("cpp_probe", lambda: run_cpp_probe(dev, self.args))
+        self.probe("cudnn", lambda: measure_cudnn(dev, mem, self.args.quick))
+
+    def measure_case(self, n):
+        """Case `n`, or its fields with the error that stopped it (e.g. an SDPA backend without a
+        kernel for it)."""
+        try:
+            return run_case(CASES[n], self.dev, self.mem)
+        except Exception as e:  # noqa: BLE001
+            r = _case_fields(CASES[n], self.dev)
+            r["error"] = "%s: %s" % (type(e).__name__, str(e)[:600])
+            gc.collect()
+            self.mem.empty_cache()
+            return r
+
+    def cases(self, names):
+        """Measures the cases of `names` not already in the output, in `names`' order, until
+        --budget; the ones left are listed as skipped. The output keeps CASES' order."""
+        res, skipped = self.res, []
+        done = {c["case"] for c in res["cases"] if "error" not in c}
+        res["cases"] = [c for c in res["cases"] if c["case"] in done]
+        for n in names:
+            if n in done:
+                continue
+            if time.time() - self.t_all > self.args.budget:
+                skipped.append(n)
+                continue
+            r = self.measure_case(n)
+            res["cases"].append(r)
+            self.log("%-40s %s" % (n, r.get("error") or "saved %s  peak %s  reserved %s  %.1f s" % (
+                r["saved_bytes"], r["step_peak_bytes"], r["reserved_peak_bytes"], r["seconds"])))
+            self.write()
+        res.pop("skipped_cases", None)
+        if skipped:
+            res["skipped_cases"] = {"reason": "--budget %.0f s reached (measure them with --resume)" % self.args.budget,
+                                    "cases": skipped}
+        order = {n: i for i, n in enumerate(CASES)}
+        res["cases"].sort(key=lambda c: order.get(c["case"], len(order)))
+
+    def last_probes(self):
+        """The fresh-process runs and the EAGER context child (the slowest), after the cases; the
+        fresh processes' device totals go to their cases."""
+        dev, mem, quick = self.dev, self.mem, self.args.quick
+        isolated = [n for n in (ISOLATED_QUICK if quick else ISOLATED) if n in CASES]
+        self.probe("isolated", lambda: measure_isolated(isolated, dev, mem))
+        if not quick:
+            self.probe("context", lambda: measure_context(dev, mem, self.ctx_modes(("EAGER",)),
+                                                          self.res["probes"].get("context")))
+        iso = self.res["probes"].get("isolated", {}).get("cases", {})
+        for c in self.res["cases"]:
+            if c["case"] in iso:
+                c["device_total_fresh_bytes"] = iso[c["case"]].get("device_total_fresh_bytes")
+
+    def finish(self):
+        """The run's totals; the output written to --out (or printed), --compare's table on stderr."""
+        env = self.res["environment"]
+        env["total_seconds"] = round(time.time() - self.t_all, 1)
+        env["cases_measured"] = sum(1 for c in self.res["cases"] if "error" not in c)
+        env["cases_failed"] = [c["case"] for c in self.res["cases"] if "error" in c]
+        if self.args.compare:
+            compare(self.res, self.args.compare)
+        if self.out_path:
+            self.write()
+            self.log("wrote %s" % self.out_path)
+        else:
+            json.dump(self.res, sys.stdout, indent=1)
+            print()
+
+
+def main():
+    args = _parse_args()
+    if args.list:
+        _print_case_table()
+        return
+    dev = _device(args.device)
+    if args.child:  # fresh-process measurements: one JSON line on stdout
+        _run_child(args)
+        return
+    names = select(args)
+    if args.trace:  # traces only: each case in a child that records the allocator's history
+        _trace_cases(names, dev, args.trace)
+        return
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("measure_cuda.py: --device %s but torch.cuda.is_available() is False (use --device cpu for a dry run)"
+                 % args.device)
+    out_path = args.out or (os.path.join(os.environ["OUT"], "pytorch-cuda.json") if os.environ.get("OUT") else None)
+    t_all = time.time()
+    mem = _memory_of(dev)
+    run = _Run(args, dev, mem, _new_result(dev, mem, args.resume), out_path, t_all)
     # Device-wide probes first, while this process holds nothing but its context; then the cases, which stop
     # starting at --budget (each is written as it completes, so a killed run keeps what it measured); then the
     # fresh-process runs and the EAGER context child (the slowest). With --resume, what the file already holds
     # (without an error) is kept and not measured again.
-    def probe(key, fn):
-        if args.no_device_probes or (key in res["probes"] and "error" not in res["probes"][key]
-                                     and "skipped" not in res["probes"][key] and key != "context"):
-            return
-        t0 = time.time()
-        try:
-            res["probes"][key] = fn()
-        except Exception as e:  # noqa: BLE001  (one failed probe must not lose the rest)
-            res["probes"][key] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-1500:]}
-        res["probes"][key]["seconds"] = round(res["probes"][key].get("seconds", 0) + time.time() - t0, 1)
-        log("probe %s done (%.1f s)" % (key, time.time() - t0))
-        write()
-
-    def ctx_modes(wanted):
-        done = {r.get("requested_mode", "").split(" ")[0].strip("(:") for r in res["probes"].get("context", {}).get(
-            "runs", []) if "error" not in r}
-        return tuple(m for m in wanted if (m or "inherited") not in done)
-
-    if args.no_device_probes:
-        res["probes"]["skipped"] = "--no-device-probes"
-    probe("context", lambda: measure_context(dev, mem, ctx_modes(("LAZY", None)), res["probes"].get("context")))
-    probe("cublas", lambda: measure_cublas(dev))
-    probe("cpp_probe", lambda: run_cpp_probe(dev, args))
-    probe("cudnn", lambda: measure_cudnn(dev, mem, args.quick))
-
-    skipped = []
-    done = {c["case"] for c in res["cases"] if "error" not in c}
-    res["cases"] = [c for c in res["cases"] if c["case"] in done]
-    if args.probes_only:
-        names = []
-    for n in names:
-        if n in done:
-            continue
-        if time.time() - t_all > args.budget:
-            skipped.append(n)
-            continue
-        try:
-            r = run_case(CASES[n], dev, mem)
-        except Exception as e:  # noqa: BLE001  (e.g. an SDPA backend without a kernel for this case)
-            r = {k: v for k, v in CASES[n].items() if k not in ("build", "make_batch")}
-            r.update({"device": str(dev), "error": "%s: %s" % (type(e).__name__, str(e)[:600])})
-            gc.collect()
-            mem.empty_cache()
-        res["cases"].append(r)
-        log("%-40s %s" % (n, r.get("error") or "saved %s  peak %s  reserved %s  %.1f s" % (
-            r["saved_bytes"], r["step_peak_bytes"], r["reserved_peak_bytes"], r["seconds"])))
-        write()
-    res.pop("skipped_cases", None)
-    if skipped:
-        res["skipped_cases"] = {"reason": "--budget %.0f s reached (measure them with --resume)" % args.budget,
-                                "cases": skipped}
-    order = {n: i for i, n in enumerate(CASES)}
-    res["cases"].sort(key=lambda c: order.get(c["case"], len(order)))
-
-    probe("isolated", lambda: measure_isolated([n for n in (ISOLATED_QUICK if args.quick else ISOLATED) if n in CASES],
-                                               dev, mem))
-    if not args.quick:
-        probe("context", lambda: measure_context(dev, mem, ctx_modes(("EAGER",)), res["probes"].get("context")))
-
-    iso = res["probes"].get("isolated", {}).get("cases", {})
-    for c in res["cases"]:
-        if c["case"] in iso:
-            c["device_total_fresh_bytes"] = iso[c["case"]].get("device_total_fresh_bytes")
-
-    env["total_seconds"] = round(time.time() - t_all, 1)
-    env["cases_measured"] = sum(1 for c in res["cases"] if "error" not in c)
-    env["cases_failed"] = [c["case"] for c in res["cases"] if "error" in c]
-    if args.compare:
-        compare(res, args.compare)
-    if out_path:
-        write()
-        log("wrote %s" % out_path)
-    else:
-        json.dump(res, sys.stdout, indent=1)
-        print()
+    run.first_probes()
+    run.cases([] if args.probes_only else names)
+    run.last_probes()
+    run.finish()
 
 
 if __name__ == "__main__":

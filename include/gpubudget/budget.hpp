@@ -323,21 +323,23 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
   return r;
 }
 
-/// Simulates forward + loss + backward (twice with gradient accumulation: the second
-/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
-/// of max_micro_batch or a timeline's moments; with `allocator` (and training::model_allocator
-/// on CUDA) it replays the run through the caching allocator model.
+/// Rejects what the walk cannot budget with a compile-time diagnostic: a bad plan, a bad
+/// weight share, checkpoint_blocks on a graph without a repeated block.
 template <std::size_t N>
-constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
-                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
-                                    moment_recorder* recorder = nullptr, const replay_setup* allocator = nullptr) {
+constexpr void check_step_inputs(const std::array<layer, N>& records, const training& plan) {
   check_plan(plan);
   check_shared(records);
   if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
-  sim s{};
-  s.reserve_for(N);
+}
+
+/// Sets `s` up for one training step of `plan` over `records` records: the policy, the tensor
+/// types, what is counted, and which moments are reported (a trace, a timeline `recorder`) or
+/// logged for the allocator replay (`replay`).
+constexpr void configure_sim(sim& s, std::size_t records, const training& plan, bool tracing,
+                             moment_recorder* recorder, bool replay) {
+  s.reserve_for(records);
   // one statement, as the flag it replaced (constant evaluation counts statements)
-  s.on_moment = trace ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;
+  s.on_moment = tracing ? &sim::trace_moment : recorder ? &record_timeline_moment : nullptr, s.recorder = recorder;
   s.batch = plan.micro();
   s.plan = plan;
   s.rules = plan.rules();  // the policy resolved once: the runtime's rules and the tensor types
@@ -346,10 +348,12 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
   s.count_adam8bit = is_8bit(plan.optimizer);
   s.host = host_costs_of(plan);
-  s.log_allocator = allocator && plan.model_allocator && !plan.on_cpu() && !plan.inference;
-  walker w(records.data(), static_cast<std::int32_t>(N), s);
-  w.collect_stats = per_record != nullptr;
-  step_result r{};
+  s.log_allocator = replay && plan.model_allocator && !plan.on_cpu() && !plan.inference;
+}
+
+/// The micro-batch passes of a step (one, or two with gradient accumulation; inference: the
+/// forward only): fills `r`'s totals, saved bytes, after-forward and after-backward fields.
+constexpr void run_micro_batches(walker& w, sim& s, const training& plan, step_result& r) {
   const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0) w.next_micro_batch();
@@ -376,12 +380,34 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
     r.live_after_backward = s.live;  // what optimizer.step() starts from: the .grad tensors
     r.live_after_backward_fixed = s.live_fixed;
   }
+}
+
+/// The step's peak fields, from the simulation `s` after its last pass.
+constexpr void fill_step_peak(step_result& r, const sim& s) {
   r.fwd_bwd_peak = s.peak.bytes;
   r.peak_rounded = s.peak_rounded;
   r.grads_at_peak = s.peak.grads;
   r.grads = s.grads_live;
   r.peak_layer = s.peak.layer;
   r.peak_in_backward = s.peak.in_backward;
+}
+
+/// Simulates forward + loss + backward (twice with gradient accumulation: the second
+/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
+/// of max_micro_batch or a timeline's moments; with `allocator` (and training::model_allocator
+/// on CUDA) it replays the run through the caching allocator model.
+template <std::size_t N>
+constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
+                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
+                                    moment_recorder* recorder = nullptr, const replay_setup* allocator = nullptr) {
+  check_step_inputs(records, plan);
+  sim s{};
+  configure_sim(s, N, plan, trace != nullptr, recorder, allocator != nullptr);
+  walker w(records.data(), static_cast<std::int32_t>(N), s);
+  w.collect_stats = per_record != nullptr;
+  step_result r{};
+  run_micro_batches(w, s, plan, r);
+  fill_step_peak(r, s);
   r.allocator.reserved_peak = -1;
   if (s.log_allocator) {
     replay_setup setup = *allocator;

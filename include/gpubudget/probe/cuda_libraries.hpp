@@ -107,72 +107,90 @@ std::optional<std::pair<Perf, std::int64_t>> rank(const Perf* perf, int count) {
   if (best) best->second = largest;
   return best;
 }
+
+/// The input x, filter w, output y and convolution descriptors of one conv_shape, set as
+/// PyTorch sets them; y's shape is the one cuDNN computes for x, w and the convolution.
+struct conv_descriptors {
+  cudnn_owned<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor> x, y;
+  cudnn_owned<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor> w;
+  cudnn_owned<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> conv;
+
+  explicit conv_descriptors(const conv_shape& s) {
+    const cudnnDataType_t dt = cudnn_type(s.dtype);
+    // As PyTorch's ConvolutionDescriptor::set (aten/src/ATen/cudnn/Descriptors.h): fp16 computes
+    // in fp32 with CUDNN_TENSOR_OP_MATH, fp32 keeps CUDNN_DEFAULT_MATH (TF32 allowed). bf16 also
+    // computes in fp32 here: cuDNN's documented pseudo-bf16 configuration for the legacy API.
+    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    check_cudnn(cudnnCreateTensorDescriptor(&x.v), "cudnnCreateTensorDescriptor");
+    check_cudnn(cudnnCreateTensorDescriptor(&y.v), "cudnnCreateTensorDescriptor");
+    check_cudnn(cudnnCreateFilterDescriptor(&w.v), "cudnnCreateFilterDescriptor");
+    check_cudnn(cudnnCreateConvolutionDescriptor(&conv.v), "cudnnCreateConvolutionDescriptor");
+    check_cudnn(cudnnSetTensor4dDescriptor(x.v, CUDNN_TENSOR_NCHW, dt, s.n, s.c, s.h, s.w), "cudnnSetTensor4dDescriptor");
+    check_cudnn(cudnnSetFilter4dDescriptor(w.v, dt, CUDNN_TENSOR_NCHW, s.k, s.c / s.groups, s.r, s.s),
+                "cudnnSetFilter4dDescriptor");
+    check_cudnn(cudnnSetConvolution2dDescriptor(conv.v, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h,
+                                                s.dilation_w, CUDNN_CROSS_CORRELATION, compute),
+                "cudnnSetConvolution2dDescriptor");
+    check_cudnn(cudnnSetConvolutionGroupCount(conv.v, s.groups), "cudnnSetConvolutionGroupCount");
+    check_cudnn(cudnnSetConvolutionMathType(conv.v, s.dtype == conv_dtype::fp32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
+                "cudnnSetConvolutionMathType");
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    check_cudnn(cudnnGetConvolution2dForwardOutputDim(conv.v, x.v, w.v, &on, &oc, &oh, &ow),
+                "cudnnGetConvolution2dForwardOutputDim");
+    check_cudnn(cudnnSetTensor4dDescriptor(y.v, CUDNN_TENSOR_NCHW, dt, on, oc, oh, ow), "cudnnSetTensor4dDescriptor");
+  }
+};
+
+/// One direction's cuDNN query pair: cudnnGetConvolution*Algorithm_v7 and
+/// cudnnGetConvolution*WorkspaceSize, which take the same three descriptors A, B, C in the
+/// same order (forward: x, w, y; backward data: w, y, x; backward filter: x, y, w).
+template <class A, class B, class C, class Perf>
+using find_algorithms = cudnnStatus_t (*)(cudnnHandle_t, A, B, cudnnConvolutionDescriptor_t, C, int, int*, Perf*);
+template <class A, class B, class C, class Algo>
+using workspace_size = cudnnStatus_t (*)(cudnnHandle_t, A, B, cudnnConvolutionDescriptor_t, C, Algo, std::size_t*);
+
+/// A direction's workspace: that of the first usable algorithm in heuristic order (`chosen`)
+/// and the largest over all usable ones.
+struct direction_workspace {
+  std::int64_t chosen = 0, largest = 0;
+};
+
+/// Asks `find` for up to Count algorithms and `size` for the first usable one's workspace;
+/// `direction` names the direction in the error when none is usable.
+template <int Count, class A, class B, class C, class Perf, class Algo>
+direction_workspace query_workspace(cudnnHandle_t h, A a, B b, cudnnConvolutionDescriptor_t conv, C c,
+                                    find_algorithms<A, B, C, Perf> find, const char* find_call,
+                                    workspace_size<A, B, C, Algo> size, const char* size_call,
+                                    const char* direction, const conv_shape& s) {
+  Perf perf[Count];
+  int got = 0;
+  check_cudnn(find(h, a, b, conv, c, Count, &got, perf), find_call);
+  const auto best = rank(perf, got);
+  if (!best) throw cuda_error(std::string("cuDNN: no usable ") + direction + " algorithm for " + std::string(s.name));
+  std::size_t bytes = 0;
+  check_cudnn(size(h, a, b, conv, c, best->first.algo, &bytes), size_call);
+  return {static_cast<std::int64_t>(bytes), best->second};
+}
 }  // namespace detail
 
 /// cuDNN workspace sizes for one convolution (forward, backward data, backward filter).
 inline conv_workspace_info measure_conv_workspace(cudnnHandle_t h, const conv_shape& s) {
-  const cudnnDataType_t dt = detail::cudnn_type(s.dtype);
-  // As PyTorch's ConvolutionDescriptor::set (aten/src/ATen/cudnn/Descriptors.h): fp16 computes
-  // in fp32 with CUDNN_TENSOR_OP_MATH, fp32 keeps CUDNN_DEFAULT_MATH (TF32 allowed). bf16 also
-  // computes in fp32 here: cuDNN's documented pseudo-bf16 configuration for the legacy API.
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  cudnn_owned<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor> x, y;
-  cudnn_owned<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor> w;
-  cudnn_owned<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> conv;
-  check_cudnn(cudnnCreateTensorDescriptor(&x.v), "cudnnCreateTensorDescriptor");
-  check_cudnn(cudnnCreateTensorDescriptor(&y.v), "cudnnCreateTensorDescriptor");
-  check_cudnn(cudnnCreateFilterDescriptor(&w.v), "cudnnCreateFilterDescriptor");
-  check_cudnn(cudnnCreateConvolutionDescriptor(&conv.v), "cudnnCreateConvolutionDescriptor");
-  check_cudnn(cudnnSetTensor4dDescriptor(x.v, CUDNN_TENSOR_NCHW, dt, s.n, s.c, s.h, s.w), "cudnnSetTensor4dDescriptor");
-  check_cudnn(cudnnSetFilter4dDescriptor(w.v, dt, CUDNN_TENSOR_NCHW, s.k, s.c / s.groups, s.r, s.s),
-              "cudnnSetFilter4dDescriptor");
-  check_cudnn(cudnnSetConvolution2dDescriptor(conv.v, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h,
-                                              s.dilation_w, CUDNN_CROSS_CORRELATION, compute),
-              "cudnnSetConvolution2dDescriptor");
-  check_cudnn(cudnnSetConvolutionGroupCount(conv.v, s.groups), "cudnnSetConvolutionGroupCount");
-  check_cudnn(cudnnSetConvolutionMathType(conv.v, s.dtype == conv_dtype::fp32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
-              "cudnnSetConvolutionMathType");
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  check_cudnn(cudnnGetConvolution2dForwardOutputDim(conv.v, x.v, w.v, &on, &oc, &oh, &ow),
-              "cudnnGetConvolution2dForwardOutputDim");
-  check_cudnn(cudnnSetTensor4dDescriptor(y.v, CUDNN_TENSOR_NCHW, dt, on, oc, oh, ow), "cudnnSetTensor4dDescriptor");
-
+  const detail::conv_descriptors d(s);
+  const auto fwd = detail::query_workspace<CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+      h, d.x.v, d.w.v, d.conv.v, d.y.v, cudnnGetConvolutionForwardAlgorithm_v7, "cudnnGetConvolutionForwardAlgorithm_v7",
+      cudnnGetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize", "forward", s);
+  const auto bwd_data = detail::query_workspace<CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+      h, d.w.v, d.y.v, d.conv.v, d.x.v, cudnnGetConvolutionBackwardDataAlgorithm_v7,
+      "cudnnGetConvolutionBackwardDataAlgorithm_v7", cudnnGetConvolutionBackwardDataWorkspaceSize,
+      "cudnnGetConvolutionBackwardDataWorkspaceSize", "backward-data", s);
+  const auto bwd_filter = detail::query_workspace<CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+      h, d.x.v, d.y.v, d.conv.v, d.w.v, cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+      "cudnnGetConvolutionBackwardFilterAlgorithm_v7", cudnnGetConvolutionBackwardFilterWorkspaceSize,
+      "cudnnGetConvolutionBackwardFilterWorkspaceSize", "backward-filter", s);
   conv_workspace_info info;
-  std::size_t bytes = 0;
-  int got = 0;
-
-  cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, x.v, w.v, conv.v, y.v, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, fwd),
-              "cudnnGetConvolutionForwardAlgorithm_v7");
-  const auto f = detail::rank(fwd, got);
-  if (!f) throw cuda_error("cuDNN: no usable forward algorithm for " + std::string(s.name));
-  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(h, x.v, w.v, conv.v, y.v, f->first.algo, &bytes),
-              "cudnnGetConvolutionForwardWorkspaceSize");
-  info.forward = static_cast<std::int64_t>(bytes);
-  info.forward_max = f->second;
-
-  cudnnConvolutionBwdDataAlgoPerf_t bwd_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w.v, y.v, conv.v, x.v, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                          &got, bwd_data),
-              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  const auto bd = detail::rank(bwd_data, got);
-  if (!bd) throw cuda_error("cuDNN: no usable backward-data algorithm for " + std::string(s.name));
-  check_cudnn(cudnnGetConvolutionBackwardDataWorkspaceSize(h, w.v, y.v, conv.v, x.v, bd->first.algo, &bytes),
-              "cudnnGetConvolutionBackwardDataWorkspaceSize");
-  info.backward_data = static_cast<std::int64_t>(bytes);
-  info.backward_data_max = bd->second;
-
-  cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x.v, y.v, conv.v, w.v,
-                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, bwd_filter),
-              "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  const auto bf = detail::rank(bwd_filter, got);
-  if (!bf) throw cuda_error("cuDNN: no usable backward-filter algorithm for " + std::string(s.name));
-  check_cudnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.v, y.v, conv.v, w.v, bf->first.algo, &bytes),
-              "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-  info.backward_filter = static_cast<std::int64_t>(bytes);
-  info.backward_filter_max = bf->second;
-
+  info.forward = fwd.chosen, info.forward_max = fwd.largest;
+  info.backward_data = bwd_data.chosen, info.backward_data_max = bwd_data.largest;
+  info.backward_filter = bwd_filter.chosen, info.backward_filter_max = bwd_filter.largest;
   info.available = true;
   info.note = "cuDNN legacy API, heuristic order (_v7)";
   return info;
