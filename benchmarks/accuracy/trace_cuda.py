@@ -2,10 +2,12 @@
 """Replay a CUDA allocation trace (reference/cuda-h100/<case>.json.gz) and print what is live.
 
 The trace covers measure_cuda.py's whole run_case: warm-up step, saved-bytes pass, measured step.
-The measured step starts after the last event of the saved-bytes pass (frame
-'measure_cuda.py:411'); forward + loss end at the first event of `loss.backward()` (frame
-'measure_cuda.py:313 backward' or an autograd node); backward ends at the first optimizer frame
-('optim' in a frame) or 'measure_cuda.py:429'. Printed per case:
+The measured step starts after the last event of the saved-bytes pass (a `saved_bytes_of`
+frame); forward + loss end at the first event of `loss.backward()` (StepEnv.backward's frame or an
+autograd node); backward ends at the first event of the optimizer or of the measured step's own
+code (`del out, loss`).
+The phases are found by function name, not line, so traces of any version of the script read
+the same way. Printed per case:
   - memory_allocated replayed with the caching allocator's split rule (allocated_replay), against
     the reference's after_forward / fwd_bwd_peak: the gap to the requested bytes is the allocator's
   - resident base, after-forward and fwd+bwd peak (above the base, as the reference fields are)
@@ -43,13 +45,25 @@ def conv_pass(frames):
     return "?"
 
 
+def script_frame(f, function):
+    """Is `f` measure_cuda.py's frame of `function` (frames read 'measure_cuda.py:LINE NAME')?"""
+    return f.startswith("measure_cuda.py:") and f.endswith(" " + function)
+
+
 def phases(ev):
-    start = max(i for i, e in enumerate(ev) if any("measure_cuda.py:411" in f for f in e[4]))
+    start = max(i for i, e in enumerate(ev) if any(script_frame(f, "saved_bytes_of") for f in e[4]))
     fwd_end = next(i for i in range(start + 1, len(ev))
-                   if any("measure_cuda.py:313" in f or ("Backward" in f and f.endswith("::apply")) for f in ev[i][4]))
-    bwd_end = next((i for i in range(fwd_end, len(ev))
-                    if any("optim" in f or "measure_cuda.py:429" in f for f in ev[i][4])), len(ev))
+                   if any(script_frame(f, "backward") or ("Backward" in f and f.endswith("::apply")) for f in ev[i][4]))
+    bwd_end = next((i for i in range(fwd_end, len(ev)) if ends_backward(ev[i][4])), len(ev))
     return start + 1, fwd_end, bwd_end
+
+
+def ends_backward(frames):
+    """The first event after backward: the optimizer's, or one the measured step's own code
+    makes (`del out, loss`: run_case's line in older scripts, _measure_step's since)."""
+    innermost = next((f for f in frames if f.startswith("measure_cuda.py:")), "")
+    return (any("optim" in f or script_frame(f, "step") for f in frames)
+            or script_frame(innermost, "run_case") or script_frame(innermost, "_measure_step"))
 
 
 def replay(ev, upto, live=None, start=0):

@@ -5,9 +5,10 @@ the autograd node and the model's Python line that allocated it (issue 17, items
 transformer cases).
 
 The trace covers measure_cuda.run_case's whole run: warm-up step, saved-bytes pass, measured step.
-The measured step's forward is the last stretch of allocations under `measure_cuda.py:309 forward`
-(after `saved_bytes_of`); its end is the first allocation of an autograd node after the loss
-(`measure_cuda.py:310`). Live bytes follow the caching allocator's `allocated_bytes` stat: +block
+The measured step's forward is the last stretch of allocations under StepEnv.forward's model
+line (`measure_cuda.py:LINE forward`, after `saved_bytes_of`); its end is the first allocation of
+an autograd node after its loss line (StepEnv.forward's last line). The lines are
+read from the trace, so traces of any version of the script read the same way. Live bytes follow the caching allocator's `allocated_bytes` stat: +block
 size at `alloc`, - at `free_requested` (DeviceCachingAllocator::free updates the stats before the
 stream-use events complete); block sizes are requests rounded up to 512 B (round_size, kMinBlockSize).
 
@@ -42,12 +43,23 @@ def describe(frames):
     return aten[:70], node[:40], py[:40]
 
 
+def forward_lines(events):
+    """StepEnv.forward's frames, 'measure_cuda.py:LINE forward': the model's call (the line under
+    which most allocations happen) and the loss (the last line; autocast's entry may add one)."""
+    counts = collections.Counter(f for e in events if e[0] == "alloc" for f in e[4]
+                                 if f.startswith("measure_cuda.py:") and f.endswith(" forward"))
+    loss_line = max(counts, key=lambda f: int(f.split(":")[1].split()[0]))
+    model_line = max((f for f in counts if f != loss_line), key=counts.get)
+    return model_line, loss_line
+
+
 def phases(events):
     """Index where the measured forward starts, where it ends (first backward alloc after the loss)."""
     saved_pass = max(i for i, e in enumerate(events) if e[0] == "alloc" and any("saved_bytes_of" in f for f in e[4]))
+    model_line, loss_line = forward_lines(events)
     start = next(i for i in range(saved_pass, len(events))
-                 if events[i][0] == "alloc" and any("measure_cuda.py:309 forward" in f for f in events[i][4]))
-    loss = max(i for i, e in enumerate(events) if e[0] == "alloc" and any("measure_cuda.py:310" in f for f in e[4]))
+                 if events[i][0] == "alloc" and model_line in events[i][4])
+    loss = max(i for i, e in enumerate(events) if e[0] == "alloc" and loss_line in e[4])
     end = next(i for i in range(loss, len(events)) if events[i][0] == "alloc"
                and not any("measure_cuda.py" in f for f in events[i][4]))
     return start, end
