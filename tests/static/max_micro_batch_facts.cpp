@@ -97,6 +97,18 @@ static_assert([] { std::int64_t a = 0; const auto n = search_steps(171, slope, c
 static_assert([] { std::int64_t a = -1; const auto n = search_steps(50, slope, [](std::int64_t) { return slope; }, a); return a == 0 && n == 9; }());
 static_assert([] { std::int64_t a = -1; search_steps(50, slope, [](std::int64_t) { return -slope * 100000; }, a); return a; }() == 4096);
 
+// With the caching allocator model the capped allocator decides, not the lines: it frees its cache
+// and retries before an OOM, and cuDNN's optional workspaces give way, so it runs micro-batches the
+// uncapped lines put over (here they say 95, and the search stopped there when they were exact).
+constexpr auto small_cnn = sequential(input(3, 64, 64), conv2d(32, 3, padding(1)), batch_norm(), relu(), conv2d(64, 3, padding(1)),
+                                      batch_norm(), relu(), conv2d(64, 3, padding(1), stride(2)), relu(), flatten(), linear(10));
+constexpr training allocator_model{.batch = 8, .model_allocator = true};
+constexpr device one_gib = custom_device("1 GiB", 1024 * MiB, 100 * MB);
+constexpr auto capped_answer = max_micro_batch_of<small_cnn, allocator_model, one_gib>();
+static_assert(capped_answer > detail::estimate_micro_batch(small_cnn, allocator_model, one_gib, 7, 100).largest);
+static_assert(fits(budget_totals(small_cnn, detail::at_micro_batch(allocator_model, capped_answer), one_gib)));
+static_assert(!fits(budget_totals(small_cnn, detail::at_micro_batch(allocator_model, capped_answer + 1), one_gib)));
+
 // max_micro_batch_of: the same answers, every budget in a constant evaluation of its own.
 static_assert(max_micro_batch_of<vit_ti, plan, devices::t4, upto_512>() == on_t4);
 static_assert(max_micro_batch_of<vit_ti, plan, devices::h200, batch_bounds{1, 4}>() == 4);
