@@ -385,8 +385,8 @@ tools::evaluation run_model(const tools::zoo_entry& e, const std::string& label,
   }
 }
 
-/// The search bounds of --largest-batch (--batch's own range stops at 1048576; past 65536 the
-/// byte counts of the larger models leave 64 bits).
+/// The search bounds of --largest-batch: far above any zoo model's answer on one GPU but a small
+/// MLP's (it prints "or more" at the top); a byte count that overflows is a usage error.
 constexpr batch_bounds largest_batch_bounds{1, 65536};
 
 /// --largest-batch on one device's evaluation; the library's std::invalid_argument (a size past
