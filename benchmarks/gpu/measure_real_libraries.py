@@ -163,6 +163,10 @@ EXTRA_CASES = {
     "tv_resnet50_b32_224_bf16": ["tv", {"model": "resnet50", "batch": 32, "size": 224, "prec": "amp_bf16"}],
     "tv_convnext_tiny_b16_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 16, "size": 224, "prec": "amp_bf16"}],
     "tv_convnext_tiny_b64_224_bf16": ["tv", {"model": "convnext_tiny", "batch": 64, "size": 224, "prec": "amp_bf16"}],
+    # call 8 (2026-11-27): 16-bit weight gradients' split-K partials at reductions the traces lack (op_rules.md CV6 c)
+    "tv_resnet34_b64_224_bf16": ["tv", {"model": "resnet34", "batch": 64, "size": 224, "prec": "amp_bf16"}],
+    "tv_resnet18_b128_224_fp16": ["tv", {"model": "resnet18", "batch": 128, "size": 224, "prec": "amp_fp16"}],
+    "tv_vgg16_b4_224_bf16": ["tv", {"model": "vgg16", "batch": 4, "size": 224, "prec": "amp_bf16"}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
@@ -553,7 +557,7 @@ def child(name, device, cap_gib, cpu_max_batch, trace_dir=None):
     kind, spec = ALL_CASES[name]
     tracing = trace_dir and dev.type == "cuda"
     if tracing:
-        torch.cuda.memory._record_memory_history(enabled="all", stacks="all", max_entries=2000000)
+        torch.cuda.memory._record_memory_history(enabled="all", stacks=os.environ.get("GB_TRACE_STACKS", "all"), max_entries=2000000)
     try:
         if kind == "gen":
             res = generate(spec, dev, stats, dry)

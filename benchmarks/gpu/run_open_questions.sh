@@ -31,12 +31,16 @@
 #     b16 and b64 (its depthwise weight gradients' 256 fp32 partials); TinyLlama with bf16 weights,
 #     checkpointed (reserved -3.6 %); T5-small b16 under expandable_segments (reserved +7.3 %); and
 #     measure_cuda.py's temporal_ckpt_frames_b2_t5 (CV2's cap, +4.8 %).
+#   8 (~3 min, 2026-11-27 after 7): traced, VGG16 b16 AMP fp16 (does the 224² 64->64 weight gradient split K? the
+#     16-bit partials' envelope took its reserved peak -0.37 % -> -5.38 %), and configurations the envelope was not
+#     derived on (ResNet-34 b64 bf16, ResNet-18 b128 fp16, VGG16 b4 bf16); the checkpointed temporal CNN again with
+#     Python frames only (GB_TRACE_STACKS=python: with stacks="all" its backward raised SystemError in call 7).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6|7 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6|7|8 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -79,6 +83,9 @@ case "$call" in
     measure llama 120 100 80 hf_tinyllama_b4_t2048_bf16w_ckpt --trace "$work/traces"
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True measure t5-expandable 80 60 60 hf_t5_small_b16 --trace "$work/traces-expandable"
     timeout -k 5 100 python3 benchmarks/gpu/measure_cuda.py --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log" ;;
+  8)
+    measure vgg 150 130 70 tv_vgg16_b16_224_fp16,tv_resnet34_b64_224_bf16,tv_resnet18_b128_224_fp16,tv_vgg16_b4_224_bf16 --trace "$work/traces"
+    GB_TRACE_STACKS=python timeout -k 5 60 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \

@@ -110,12 +110,36 @@ TEST_CASE("16-bit convolutions: padded stems, the weight gradient's copies and f
   // partials: the padded stem at b2 96² (K = 4,608): 72 fp32 staged weights (100,352 B each;
   // measured 74: 8,361,104 B = copies + 7,426,048 + 144)
   CHECK(detail::cuda_wgrad_partials(stem, 49, 18816, 4608, 2, dtype::bf16, 3, 8) == 72 * 100352);
-  // an aligned 3x3 64 -> 64: none (measured none at K = 1,152, b2 96², and at 6,272; 13 fp32
-  // weights at K = 100,352, b32 224², which the rule does not predict: a known miss)
+  // an aligned 3x3 64 -> 64: none at K = 1,152 (b2 96²); 13 fp32 weights at K = 100,352 (b32
+  // 224²: 27,681,447 B = X + Y + W + 13·147,456 + 679), and 13 at K = 50,176 to 802,816
   CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 1152, 2, dtype::bf16, 64, 64) == 0);
-  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 100352, 32, dtype::bf16, 64, 64) == 0);
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 100352, 32, dtype::bf16, 64, 64) == 13 * 147456);
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 73728, 802816, 16, dtype::fp16, 64, 64) == 13 * 147456);
   // fp32 keeps CV2 on W (K = 1,152: 18 chunks)
   CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 147456, 1152, 2, dtype::fp32, 64, 64) == 18 * 147456);
+}
+
+TEST_CASE("16-bit split-K partials: an envelope of what cuDNN was seen to take (CV6 c)") {
+  constexpr conv_op conv3x3_256{.dims = 2, .out_channels = 256, .kernel = 3, .stride = 1, .padding = 1, .dilation = 1, .groups = 1};
+  constexpr conv_op down{.dims = 2, .out_channels = 128, .kernel = 1, .stride = 2, .padding = 0, .dilation = 1, .groups = 1};
+  // a 3x3 splits from K = 25,088: none at 12,544 (ResNet-18 bf16 b16's layer2, b64's layer3)
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 294912, 12544, 16, dtype::bf16, 128, 128) == 0);
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 294912, 25088, 32, dtype::bf16, 128, 128) == 13 * 589824);
+  // a wide weight: as many as fit the largest traced, VGG16 fp16 b16's 256 -> 256 at 56²
+  // (K = 50,176: 69,075,623 B = X + Y + W + 7·2,359,296 + 611)
+  CHECK(detail::cuda_wgrad_partials(conv3x3_256, 9, 1179648, 50176, 16, dtype::fp16, 256, 256) == 7 * 2359296);
+  // ResNet-18 layer4's 512 -> 512 (9.4 MB fp32) at b64 (K = 3,136): none, as traced; one fits the
+  // largest traced, so from K = 25,088 (b512, not traced) one
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 4718592, 3136, 64, dtype::bf16, 512, 512) == 0);
+  CHECK(detail::cuda_wgrad_partials(conv3x3, 9, 4718592, 25088, 512, dtype::bf16, 512, 512) == 9437184);
+  // a strided 1x1 64 -> 128: from K = 6,272, up to 3.75 MiB (b64, K = 50,176: 117 of 32,768 B
+  // measured, 120 fit); 0 below (ResNet-18 bf16 b16/b32's 128 -> 256 at K = 3,136 and 6,272 took
+  // none, b128's 256 -> 512 at 6,272 took 7: the threshold is the lower one)
+  CHECK(detail::cuda_wgrad_partials(down, 1, 16384, 50176, 64, dtype::bf16, 64, 64) == 120 * 32768);
+  CHECK(detail::cuda_wgrad_partials(down, 1, 16384, 3136, 16, dtype::bf16, 64, 64) == 0);
+  // a stride-1 1x1 keeps CV1's 2·W in 16 bits too
+  constexpr conv_op pointwise{.dims = 2, .out_channels = 128, .kernel = 1, .stride = 1, .padding = 0, .dilation = 1, .groups = 1};
+  CHECK(detail::cuda_wgrad_partials(pointwise, 1, 16384, 50176, 64, dtype::bf16, 64, 64) == 2 * 16384);
 }
 
 TEST_CASE("a 16-bit stem's weight gradient asks padded copies and fp32 partials (CV6)") {

@@ -155,19 +155,39 @@ constexpr std::int64_t cuda_wgrad_copies(dtype t, bool stages, std::int64_t forw
   return stages && backward > 0 ? X + Y : 0;
 }
 
+/// Split-K partials of a 16-bit weight gradient whose channels need no padding (op_rules.md
+/// CV6 c): fp32 copies of the weight, an upper envelope of 11 traces (ResNet-18 bf16/fp16 at b2 96²
+/// and b16, b32, b64, b128 224², ResNet-34 b64, ResNet-50 b32, VGG16 b4 and b16; H200, cuDNN 9.19).
+/// k > 1: none up to K = 12,544 (7 shapes), from K = 25,088 up to 13 (the most seen, in 5 shapes
+/// at every K from 25,088 to 802,816; fewer on wide weights: 3, 4, 7) and at most the largest
+/// traced (VGG16 b16's 256->256 at 56²: 7 of 2,359,296 B). A strided 1x1: from K = 6,272 (the
+/// smallest split reduction; ResNet-50's 256->512 took 7 there) as many as fit the largest traced
+/// (3.75 MiB: 30 of 131,072 B; 117 of 32,768 B), none shorter than CV2's 64. Which engine splits,
+/// and how far, is cuDNN's heuristic: this bounds what it was seen to take, it is not its formula.
+/// Not modelled: a 3.1-7.5 MiB workspace that is no multiple of the weight, asked by wide weights
+/// (256->512, 512->512) at K = 6,272 to 12,544 (ResNet-18 fp16 b128, VGG16 fp16 b16).
+constexpr std::int64_t cuda_aligned_wgrad_partials(std::int64_t kvol, std::int64_t partial, std::int64_t reduction) {
+  constexpr std::int64_t kernel_split_from = 25'088, kernel_most_partials = 13;
+  constexpr std::int64_t kernel_largest = 7 * 2'359'296;           // 16,515,072 B: VGG16 b16, 256->256 at 56²
+  constexpr std::int64_t pointwise_split_from = 6'272, shortest_chunk = 64;
+  constexpr std::int64_t pointwise_largest = 3 * MiB + 768 * KiB;  // 3.75 MiB: ResNet-18 b128, 128->256 at 14²
+  const bool pointwise = kvol == 1;
+  if (reduction < (pointwise ? pointwise_split_from : kernel_split_from)) return 0;
+  const auto most = pointwise ? reduction / shortest_chunk : kernel_most_partials;
+  const auto fit = (pointwise ? pointwise_largest : kernel_largest) / partial;
+  return (most < fit ? most : fit) * partial;
+}
+
 /// The weight gradient's partials in 16 bits (op_rules.md CV6): split-K partial weights are fp32
 /// (the accumulator) copies of the staged weight. A stem whose channels are padded takes CV2's
 /// envelope on them (ResNet-18's 7×7/2 asked 74 at b2 96², 61 at b32 224²: CV2 gives 72 and
-/// 11.25 MiB). A convolution whose channels need no padding is given none: every 3×3 of ResNet-18
-/// bf16 at b2 96² and layer3/4 at b32 224² asked none, while layer1 and layer2 at b32 asked 13 and 4
-/// (27,681,447 B and 15,499,655 B): which engine splits K, and how far, is cuDNN's heuristic, and
-/// one model's traces do not give it (tv_resnet18_b32_224_bf16's reserved peak stays a known miss).
-/// fp32, and any 1×1: CV1, CV2 on W.
+/// 11.25 MiB); a convolution whose channels need no padding, and a strided 1x1, the envelope of
+/// cuda_aligned_wgrad_partials. fp32, and a stride-1 1×1: CV1, CV2 on W.
 constexpr std::int64_t cuda_wgrad_partials(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction, std::int64_t batch,
                                            dtype t, std::int64_t in_ch, std::int64_t staged_ch) {
-  if (t == dtype::fp32 || kvol == 1) return cuda_wgrad_workspace(op, kvol, W, reduction, batch);
-  if (staged_ch == in_ch) return 0;
+  if (t == dtype::fp32 || (kvol == 1 && op.stride == 1)) return cuda_wgrad_workspace(op, kvol, W, reduction, batch);
   const auto partial = W / bytes_per_element(t) * bytes_per_element(dtype::fp32) / in_ch * staged_ch;
+  if (staged_ch == in_ch) return cuda_aligned_wgrad_partials(kvol, partial, reduction);
   return cuda_wgrad_workspace(op, kvol, partial, reduction, batch);
 }
 
