@@ -167,6 +167,13 @@ EXTRA_CASES = {
     "tv_resnet34_b64_224_bf16": ["tv", {"model": "resnet34", "batch": 64, "size": 224, "prec": "amp_bf16"}],
     "tv_resnet18_b128_224_fp16": ["tv", {"model": "resnet18", "batch": 128, "size": 224, "prec": "amp_fp16"}],
     "tv_vgg16_b4_224_bf16": ["tv", {"model": "vgg16", "batch": 4, "size": 224, "prec": "amp_bf16"}],
+    # call 9 (2026-11-27): CV6 c's envelope, set from calls 7-8, on 16-bit configurations it was not set on
+    "tv_resnet50_b64_224_fp16": ["tv", {"model": "resnet50", "batch": 64, "size": 224, "prec": "amp_fp16"}],
+    "tv_wide_resnet50_2_b16_224_bf16": ["tv", {"model": "wide_resnet50_2", "batch": 16, "size": 224, "prec": "amp_bf16"}],
+    "tv_resnet152_b32_224_bf16": ["tv", {"model": "resnet152", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    "tv_resnet18_b256_224_bf16": ["tv", {"model": "resnet18", "batch": 256, "size": 224, "prec": "amp_bf16"}],
+    "tv_vgg11_bn_b32_224_bf16": ["tv", {"model": "vgg11_bn", "batch": 32, "size": 224, "prec": "amp_bf16"}],
+    "maxbatch16_resnet34_224_bf16": ["max", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "start": 256}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

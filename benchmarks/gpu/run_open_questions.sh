@@ -35,12 +35,15 @@
 #     16-bit partials' envelope took its reserved peak -0.37 % -> -5.38 %), and configurations the envelope was not
 #     derived on (ResNet-34 b64 bf16, ResNet-18 b128 fp16, VGG16 b4 bf16); the checkpointed temporal CNN again with
 #     Python frames only (GB_TRACE_STACKS=python: with stacks="all" its backward raised SystemError in call 7).
+#   9 (~4 min, 2026-11-27 after 8, with CV6 c's envelope committed first): 16-bit configurations the
+#     envelope was not set on (ResNet-50 b64 fp16, WideResNet-50-2 b16, ResNet-152 b32, ResNet-18 b256,
+#     VGG11-BN b32, bf16 but the first), traced, and the largest ResNet-34 AMP bf16 batch under 16 GiB.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6|7|8 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9) ;; *) echo "usage: run_open_questions.sh 1|2|3|4|5|6|7|8|9 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -86,6 +89,9 @@ case "$call" in
   8)
     measure vgg 150 130 70 tv_vgg16_b16_224_fp16,tv_resnet34_b64_224_bf16,tv_resnet18_b128_224_fp16,tv_vgg16_b4_224_bf16 --trace "$work/traces"
     GB_TRACE_STACKS=python timeout -k 5 60 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log" ;;
+  9)
+    measure unseen 130 110 50 tv_resnet50_b64_224_fp16,tv_wide_resnet50_2_b16_224_bf16,tv_resnet152_b32_224_bf16,tv_resnet18_b256_224_bf16,tv_vgg11_bn_b32_224_bf16 --trace "$work/traces"
+    measure maxbatch 110 100 100 maxbatch16_resnet34_224_bf16 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
