@@ -174,6 +174,8 @@ EXTRA_CASES = {
     "tv_resnet18_b256_224_bf16": ["tv", {"model": "resnet18", "batch": 256, "size": 224, "prec": "amp_bf16"}],
     "tv_vgg11_bn_b32_224_bf16": ["tv", {"model": "vgg11_bn", "batch": 32, "size": 224, "prec": "amp_bf16"}],
     "maxbatch16_resnet34_224_bf16": ["max", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "start": 256}],
+    # call 10: the ResNet-34 bf16 trial one batch above the largest that ran (901), which the estimate passes
+    "cap16_resnet34_b902_bf16": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 902}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
