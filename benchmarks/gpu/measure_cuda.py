@@ -735,9 +735,10 @@ def child_case(name, device, trace_dir=None):
         mem = HeapMem() if _shim_loaded() else NoMem()
     tracing = trace_dir and dev.type == "cuda"
     if tracing:
-        # GB_TRACE_STACKS=python: Python frames only (checkpointed backward with stacks="all" raised
-        # SystemError from run_backward on the H200, 2026-11-27)
-        torch.cuda.memory._record_memory_history(enabled="all", stacks=os.environ.get("GB_TRACE_STACKS", "all"), max_entries=2000000)
+        sys.path.insert(0, os.path.dirname(SCRIPT))
+        from measure_real_libraries import trace_context  # noqa: E402  (GB_TRACE_STACKS / GB_TRACE_FRAMES)
+
+        torch.cuda.memory._record_memory_history(enabled="all", **trace_context(), max_entries=2000000)
     r = run_case(CASES[name], dev, mem)
     if tracing:
         sys.path.insert(0, os.path.dirname(SCRIPT))

@@ -539,6 +539,15 @@ def compact_frames(frames):
     return cpp + py
 
 
+def trace_context():
+    """_record_memory_history's frame settings: GB_TRACE_STACKS=python (Python frames only) or
+    GB_TRACE_FRAMES=none (no frames: sizes and order only; the checkpointed temporal CNN's backward
+    raised SystemError from run_backward with stacks "all" and "python" on the H200, 2026-11-27)."""
+    if os.environ.get("GB_TRACE_FRAMES") == "none":
+        return {"context": None}
+    return {"stacks": os.environ.get("GB_TRACE_STACKS", "all")}
+
+
 def write_trace(torch, name, res, trace_dir):
     """The allocator's event history of this process as <trace_dir>/<name>.json.gz, in the format of
     benchmarks/accuracy/reference/cuda-h100/*.json.gz: {"case", "result", "events": [[action, size,
@@ -566,7 +575,7 @@ def child(name, device, cap_gib, cpu_max_batch, trace_dir=None):
     kind, spec = ALL_CASES[name]
     tracing = trace_dir and dev.type == "cuda"
     if tracing:
-        torch.cuda.memory._record_memory_history(enabled="all", stacks=os.environ.get("GB_TRACE_STACKS", "all"), max_entries=2000000)
+        torch.cuda.memory._record_memory_history(enabled="all", **trace_context(), max_entries=2000000)
     try:
         if kind == "gen":
             res = generate(spec, dev, stats, dry)

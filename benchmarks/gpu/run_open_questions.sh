@@ -38,8 +38,8 @@
 #   9 (~4 min, 2026-11-27 after 8, with CV6 c's envelope committed first): 16-bit configurations the
 #     envelope was not set on (ResNet-50 b64 fp16, WideResNet-50-2 b16, ResNet-152 b32, ResNet-18 b256,
 #     VGG11-BN b32, bf16 but the first), traced, and the largest ResNet-34 AMP bf16 batch under 16 GiB.
-#   10 (~2 min, after 9): the checkpointed temporal CNN traced with C++ frames only (GB_TRACE_STACKS=cpp: no
-#     Python frame is read inside the allocator's callback), and the capped ResNet-34 bf16 b902 trial, traced
+#   10 (~2 min, after 9): the checkpointed temporal CNN traced with no frames (GB_TRACE_FRAMES=none: nothing
+#     is read inside the allocator's callback; sizes and order are what CV2's cap needs), and the capped ResNet-34 bf16 b902 trial, traced
 #     (902 OOMed in call 9's search; the estimate passes it).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
@@ -96,7 +96,7 @@ case "$call" in
     measure unseen 130 110 50 tv_resnet50_b64_224_fp16,tv_wide_resnet50_2_b16_224_bf16,tv_resnet152_b32_224_bf16,tv_resnet18_b256_224_bf16,tv_vgg11_bn_b32_224_bf16 --trace "$work/traces"
     measure maxbatch 110 100 100 maxbatch16_resnet34_224_bf16 ;;
   10)
-    GB_TRACE_STACKS=cpp timeout -k 5 60 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log"
+    GB_TRACE_FRAMES=none timeout -k 5 60 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log"
     measure cap 90 80 80 cap16_resnet34_b902_bf16 --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
