@@ -403,6 +403,10 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate(const library_
   }
   auto b = build(f, zoo, c.kind, spec, spec["batch"].get<std::int64_t>());
   apply_alloc_conf(b.plan, f.alloc_conf);
+  // a GradScaler that skipped every optimizer.step() (its scaled gradients overflowed at the
+  // initial scale): the run never allocated AdamW's state nor its step's temporaries, so the
+  // step it ran is budgeted, an update in place (measure_real_libraries.py records it since call 9)
+  if (const auto it = c.measured.find("optimizer_state_allocated"); it != c.measured.end() && it->second == 0) b.plan.optimizer = sgd;
   auto v = run_view(b, b.plan, measured);
   const auto dev = cuda_fields(v);
   // max_memory_allocated: whole blocks, from the caching allocator model's replay of the steps
