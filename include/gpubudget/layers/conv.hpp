@@ -161,7 +161,8 @@ constexpr std::int64_t cuda_wgrad_copies(dtype t, bool stages, std::int64_t forw
 /// k > 1: none up to K = 12,544 (7 shapes), from K = 25,088 up to 13 (the most seen, in 5 shapes
 /// at every K from 25,088 to 802,816; fewer on wide weights: 3, 4, 7) and at most the largest
 /// traced (VGG16 b16's 256->256 at 56²: 7 of 2,359,296 B). A strided 1x1: from K = 6,272 (the
-/// smallest split reduction; ResNet-50's 256->512 took 7 there) as many as fit the largest traced
+/// smallest split reduction: ResNet-18 fp16 b128's 256->512 took 7 there, bf16 b32's 128->256
+/// none) as many as fit the largest traced
 /// (3.75 MiB: 30 of 131,072 B; 117 of 32,768 B), none shorter than CV2's 64. Which engine splits,
 /// and how far, is cuDNN's heuristic: this bounds what it was seen to take, it is not its formula.
 /// Not modelled: a 3.1-7.5 MiB workspace that is no multiple of the weight, asked by wide weights
