@@ -94,10 +94,11 @@ struct batch_estimate {
 /// The excess is a line in the micro-batch up to a regime change (a workspace at its cap, a
 /// reduction changing its grid, accumulation starting), so while one end is unknown each
 /// budget's excess over the traced slope says how many samples away the answer is (a Newton
-/// step). Where the capped allocator model decides, a budget that fits (or not) against its
-/// uncapped total carries no distance (micro_batch_excess's +-1), and the steps double instead;
-/// so they do after `newton_steps` budgets (a slope the excess does not follow). Once both ends
-/// are known, regula falsi (Illinois) or bisection finishes the job.
+/// step). Where the capped allocator model decides, the distance is the room its blocks in use
+/// leave under the cap (micro_batch_excess); where they give none (it fails with room left:
+/// fragmentation; it fits past it: optional workspaces given way), the excess is +-1 and the
+/// steps double instead, as they do after `newton_steps` budgets (a slope the excess does not
+/// follow). Once both ends are known, regula falsi (Illinois) or bisection finishes the job.
 struct batch_search {
   static constexpr int newton_steps = 3;
   std::int64_t lo = 0, hi = 0, e_lo = 0, e_hi = 0;
@@ -167,9 +168,12 @@ constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& pla
   device d = dev;
   d.capacity = checked_mul(dev.capacity, percent) / 100;
   const auto b = totals_any_micro_batch(m, at_micro_batch(plan, mb), d);
-  const auto excess = checked_mul(b.total(), 100) - checked_mul(d.capacity, 100);
   if (!b.allocator_modelled) return checked_mul(b.total(), 100) - checked_mul(dev.capacity, percent);
-  // the capped allocator decides the sign; the uncapped total gives the search a slope
+  // the capped allocator decides the sign. It frees its cache and retries before an OOM, so
+  // it runs until the blocks in use, not the uncapped reservation, reach the cap: their peak
+  // (max_memory_allocated, beside the CUDA context) gives the search its distance
+  const auto in_use = checked_add(b.cuda_context, b.allocated_total_peak);
+  const auto excess = checked_mul(in_use, 100) - checked_mul(d.capacity, 100);
   return b.allocator_out_of_memory ? (excess > 0 ? excess : 1) : (excess < 0 ? excess : -1);
 }
 
