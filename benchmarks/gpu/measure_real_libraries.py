@@ -28,6 +28,8 @@ step, under torch.autocast for amp_fp16 (with a GradScaler) and amp_bf16. Fields
       the H100 file: FIELDS_SINCE_H100)
   resident        memory_allocated after step 3 with the gradients freed (parameters, optimizer
                   state, the cuBLAS workspaces the allocator holds, the input batch)
+  optimizer_state_allocated   whether AdamW ever stepped: a GradScaler skips optimizer.step() while
+      the scaled gradients overflow (since 2026-11-27; FIELDS_SINCE_H100)
   params, trainable, param_bytes   parameter elements, of which require grad, and their bytes
   device_used     cudaMemGetInfo total - free at the end (what nvidia-smi shows for the job)
   reserved_now    memory_reserved at the end; non_allocator = device_used - reserved_now
