@@ -178,6 +178,11 @@ EXTRA_CASES = {
     "maxbatch16_resnet34_224_bf16": ["max", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "start": 256}],
     # call 10: the ResNet-34 bf16 trial one batch above the largest that ran (901), which the estimate passes
     "cap16_resnet34_b902_bf16": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 902}],
+    # call 11 (prepared 2026-11-27): where backward-data starts staging copies at batch 2 (op_rules.md CV4:
+    # none at 96², X + Y + W at 224²), and the capped ResNet-34 trial at the batch that ran
+    "tv_resnet18_b2_128_fp32": ["tv", {"model": "resnet18", "batch": 2, "size": 128, "prec": "fp32"}],
+    "tv_resnet18_b2_160_fp32": ["tv", {"model": "resnet18", "batch": 2, "size": 160, "prec": "fp32"}],
+    "cap16_resnet34_b901_bf16": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 901}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -41,12 +41,17 @@
 #   10 (~2 min, after 9): the checkpointed temporal CNN traced with no frames (GB_TRACE_FRAMES=none: nothing
 #     is read inside the allocator's callback; sizes and order are what CV2's cap needs), and the capped ResNet-34 bf16 b902 trial, traced
 #     (902 OOMed in call 9's search; the estimate passes it).
+#   11 (~4 min, prepared 2026-11-27 after 10 ran; not run): measure_cuda.py's resnet50_b16_224_fp16_foreach traced
+#     (an fp16 ResNet stem at a small batch: padded to 4 or 8? op_rules.md CV6; its reserved +4.39 % under CV6 c's
+#     envelope), ResNet-18 fp32 b2 at 128² and 160², traced (where backward-data starts staging X + Y + W: none at
+#     96², all at 224²; resnet18_b2_96_adamw_fused's reserved +6.77 %), and the capped ResNet-34 bf16 trial at 901,
+#     traced beside call 10's b902 (the same process's segments one batch apart: the one-above miss).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10) ;; *) echo "usage: run_open_questions.sh 1-10 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11) ;; *) echo "usage: run_open_questions.sh 1-11 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -98,6 +103,9 @@ case "$call" in
   10)
     GB_TRACE_FRAMES=none timeout -k 5 60 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases temporal_ckpt_frames_b2_t5 2>&1 | tee "$work/cuda.log"
     measure cap 90 80 80 cap16_resnet34_b902_bf16 --trace "$work/traces" ;;
+  11)
+    timeout -k 5 120 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases resnet50_b16_224_fp16_foreach 2>&1 | tee "$work/cuda.log"
+    measure cv4 150 130 70 tv_resnet18_b2_128_fp32,tv_resnet18_b2_160_fp32,cap16_resnet34_b901_bf16 --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
