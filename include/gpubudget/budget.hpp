@@ -332,6 +332,10 @@ constexpr void check_step_inputs(const std::array<layer, N>& records, const trai
   if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
 }
 
+/// Is a training step replayed through the caching allocator model? On CUDA, with
+/// training::model_allocator, for training (an inference budget keeps the flat reserve).
+constexpr bool replays_allocator(const training& plan) { return plan.model_allocator && !plan.on_cpu() && !plan.inference; }
+
 /// Sets `s` up for one training step of `plan` over `records` records: the policy, the tensor
 /// types, what is counted, and which moments are reported (a trace, a timeline `recorder`) or
 /// logged for the allocator replay (`replay`).
@@ -348,7 +352,7 @@ constexpr void configure_sim(sim& s, std::size_t records, const training& plan, 
   s.count_host = plan.on_cpu();  // a CPU malloc count sees host bookkeeping
   s.count_adam8bit = is_8bit(plan.optimizer);
   s.host = host_costs_of(plan);
-  s.log_allocator = replay && plan.model_allocator && !plan.on_cpu() && !plan.inference;
+  s.log_allocator = replay && replays_allocator(plan);
 }
 
 /// The micro-batch passes of a step (one, or two with gradient accumulation; inference: the

@@ -195,7 +195,7 @@ constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training&
   fill_budget(b, r, p, dev);
   batch_estimate e{};
   e.accumulates = p.accumulation_steps() > 1;
-  e.capped_allocator = p.model_allocator && !p.on_cpu() && !p.inference;
+  e.capped_allocator = replays_allocator(p);
   e.exact = b.input_batch % reference == 0 && b.cudnn_workspace % reference == 0;
   const auto f = 100 + (p.model_allocator ? 0 : p.fragmentation_percent);
   const auto resident_fixed = b.resident() - b.input_batch, resident_per = b.input_batch / reference;

@@ -77,6 +77,10 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
   return v;
 }
 
+/// The shortest reduction (K) per split-K chunk of a weight gradient: 52-271 observed (CV2), none
+/// shorter in the traces; CV2's envelope and CV6 c's strided 1x1s split no finer.
+inline constexpr std::int64_t cuda_shortest_split_chunk = 64;
+
 /// cuDNN's weight-gradient workspace on CUDA (benchmarks/accuracy/op_rules.md CV1, CV2; traces in
 /// reference/cuda-h100, read by trace_cuda.py). It comes from PyTorch's caching allocator
 /// (at::native::run_conv_plan under raw_cudnn_convolution_backward_weight_out), so it counts in
@@ -93,9 +97,8 @@ constexpr std::int64_t kernel_volume(const conv_op& op) {
 constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction,
                                             std::int64_t batch) {
   if (kvol == 1) return op.stride == 1 && reduction > batch ? 2 * W : 0;  // a 1x1 map (SE's convs): none
-  constexpr std::int64_t shortest_chunk = 64;                 // K per chunk: 52-271 observed (CV2)
   constexpr std::int64_t filled_gpu = 11 * MiB + 256 * KiB;   // 11.25 MiB: resnet18_b2 layer3, 5·W (CV2)
-  const auto chunks = reduction / shortest_chunk;
+  const auto chunks = reduction / cuda_shortest_split_chunk;
   if (chunks == 0) return 0;
   const auto cap = W > filled_gpu ? W : filled_gpu;
   return chunks > cap / W ? cap : W * chunks;
@@ -170,11 +173,11 @@ constexpr std::int64_t cuda_wgrad_copies(dtype t, bool stages, std::int64_t forw
 constexpr std::int64_t cuda_aligned_wgrad_partials(std::int64_t kvol, std::int64_t partial, std::int64_t reduction) {
   constexpr std::int64_t kernel_split_from = 25'088, kernel_most_partials = 13;
   constexpr std::int64_t kernel_largest = 7 * 2'359'296;           // 16,515,072 B: VGG16 b16, 256->256 at 56²
-  constexpr std::int64_t pointwise_split_from = 6'272, shortest_chunk = 64;
+  constexpr std::int64_t pointwise_split_from = 6'272;
   constexpr std::int64_t pointwise_largest = 3 * MiB + 768 * KiB;  // 3.75 MiB: ResNet-18 b128, 128->256 at 14²
   const bool pointwise = kvol == 1;
   if (reduction < (pointwise ? pointwise_split_from : kernel_split_from)) return 0;
-  const auto most = pointwise ? reduction / shortest_chunk : kernel_most_partials;
+  const auto most = pointwise ? reduction / cuda_shortest_split_chunk : kernel_most_partials;
   const auto fit = (pointwise ? pointwise_largest : kernel_largest) / partial;
   return (most < fit ? most : fit) * partial;
 }
