@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Turns the committed CUDA allocation traces (benchmarks/accuracy/reference/cuda-h100/*.json.gz and
-the uncapped ones of cuda-h200/: the capped `cap16_*` runs free segments under the cap)
-into tests/unit/data/allocator_traces.txt, the alloc/free sequence test_caching_allocator.cpp
-replays through the C++ allocator model (C++ tests do not read gzip).
+cuda-h200/*.json.gz, the capped `cap16_*` trials included) into tests/unit/data/allocator_traces.txt,
+the alloc/free sequence test_caching_allocator.cpp replays through the C++ allocator model (C++
+tests do not read gzip).
 
 Format, one block per trace:
-  case <name> <max reserved bytes> <events>
-  then <events> tokens, whitespace-separated: +<requested bytes> (an allocation; they are numbered
-  0, 1, ... in order) or -<n> (allocation n is freed: the trace's free_completed, when the block
-  goes back to the pool).
+  case <name> <max reserved bytes> <segments> <events>
+  then <segments> device addresses, the trace's segment_alloc events in order (PyTorch orders
+  equal-size free blocks by address), then <events> tokens, whitespace-separated:
+  +<requested bytes>  an allocation (they are numbered 0, 1, ... in order)
+  -<n>                allocation n is freed (the trace's free_completed: the block goes back to the pool)
+  E                   torch.cuda.empty_cache() (a run of segment_free that no OOM caused)
+  C<bytes>            set_per_process_memory_fraction: the allocator's cap from here on (a capped
+                      trial's `allocator_cap`, set after the batch-1 job's empty_cache)
+  X<bytes>            the request that raised torch.OutOfMemoryError (the trace's last event that counts)
 The max reserved bytes are the trace's truth: the running sum of segment_alloc - segment_free.
 Usage: python3 benchmarks/gpu/trace_events.py [output]
 """
@@ -23,31 +28,48 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def events_of(path):
     d = json.load(gzip.open(path))
-    live, tokens, reserved, peak, count = {}, [], 0, 0, 0
-    for action, size, addr, *_ in d["events"]:
+    cap = (d.get("result") or {}).get("allocator_cap") if os.path.basename(path).startswith("cap16_") else None
+    ev = d["events"]
+    live, tokens, addresses, reserved, peak, count, k = {}, [], [], 0, 0, 0, 0
+    while k < len(ev):
+        action, size, addr = ev[k][0], ev[k][1], ev[k][2]
         if action == "segment_alloc":
             reserved += size
             peak = max(peak, reserved)
-        elif action == "segment_free":
-            reserved -= size
+            addresses.append(addr)
+        elif action == "segment_free":  # a run of them: empty_cache(), or the release before an OOM
+            while k < len(ev) and ev[k][0] == "segment_free":
+                reserved -= ev[k][1]
+                k += 1
+            if k < len(ev) and ev[k][0] == "oom":
+                continue
+            tokens.append("E")
+            if cap is not None:
+                tokens.append("C%d" % cap)
+                cap = None
+            continue
         elif action == "alloc":
             live[addr] = count
             tokens.append("+%d" % size)
             count += 1
         elif action == "free_completed":
             tokens.append("-%d" % live.pop(addr))
-    return d["case"], peak, tokens
+        elif action == "oom":
+            tokens.append("X%d" % size)
+            break
+        k += 1
+    return d["case"], peak, addresses, tokens
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests/unit/data/allocator_traces.txt")
     lines = []
     paths = sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h100/*.json.gz")))
-    paths += sorted(p for p in glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h200/*.json.gz"))
-                    if not os.path.basename(p).startswith("cap16_"))
+    paths += sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h200/*.json.gz")))
     for path in paths:
-        case, peak, tokens = events_of(path)
-        lines.append("case %s %d %d" % (case, peak, len(tokens)))
+        case, peak, addresses, tokens = events_of(path)
+        lines.append("case %s %d %d %d" % (case, peak, len(addresses), len(tokens)))
+        lines += [" ".join(map(str, addresses[k:k + 8])) for k in range(0, len(addresses), 8)]
         lines += [" ".join(tokens[k:k + 16]) for k in range(0, len(tokens), 16)]
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -32,6 +32,14 @@ namespace pa = probe::pytorch_allocator;
 /// requests beside a measured trace's (benchmarks/gpu/compare_allocator_events.py).
 inline void (*allocator_event_tap)(char what, std::int64_t bytes, std::int32_t handle) = nullptr;
 
+/// A second tap, run time only, for replaying a measured trace (tests/unit/test_caching_allocator.cpp):
+/// when set, it gives the device address of the model's k-th segment (the trace's k-th
+/// segment_alloc), and equal-size free blocks are ordered by address as PyTorch's
+/// BlockComparatorSize orders them. Without it they are ordered by segment, oldest first: cudaMalloc's
+/// addresses are not in allocation order (they mostly fall, and small segments fill gaps), so
+/// which of two equal cached blocks PyTorch takes is the driver's choice.
+inline std::int64_t (*segment_address_tap)(std::int32_t segment) = nullptr;
+
 /// floor(log2(v)), 0 for v <= 1 (the builtin: a loop cost constant evaluation a step per bit).
 constexpr std::int32_t log2_floor(std::int64_t v) { return v > 1 ? 63 - __builtin_clzll(static_cast<unsigned long long>(v)) : 0; }
 /// Largest power of two <= v (v > 0).
@@ -105,6 +113,18 @@ class caching_allocator {
     else list(h);
   }
 
+  /// torch.cuda.empty_cache() (release_cached_blocks): every cached segment with no block in use
+  /// goes back to the device. (Expandable segments unmap their free pages instead: not modelled.)
+  constexpr void release_cached() {
+    for (auto& pool : free_)
+      for (auto& free_list : pool)
+        for (auto k = free_list.size_; k-- > 0 && !conf_.expandable_segments;)
+          if (const auto h = free_list.data_[k]; blocks_.data_[h].prev < 0 && blocks_.data_[h].next < 0) release_segment(h);
+  }
+  /// torch.cuda.set_per_process_memory_fraction: from now on reserved bytes may not pass `bytes`
+  /// (0: no cap).
+  constexpr void set_cap(std::int64_t bytes) { cap_ = bytes; }
+
   constexpr std::int64_t reserved() const { return reserved_; }
   constexpr std::int64_t reserved_peak() const { return reserved_peak_; }
   constexpr std::int64_t allocated() const { return allocated_; }
@@ -145,6 +165,8 @@ class caching_allocator {
   /// BlockComparatorSize: by size, then (for address) segment and offset.
   static constexpr bool before(const block& a, const block& b) {
     if (a.size != b.size) return a.size < b.size;
+    if (a.segment != b.segment && !std::is_constant_evaluated() && segment_address_tap)
+      return segment_address_tap(a.segment) + a.offset < segment_address_tap(b.segment) + b.offset;
     return a.segment != b.segment ? a.segment < b.segment : a.offset < b.offset;
   }
 
@@ -264,10 +286,7 @@ class caching_allocator {
   /// Room for `bytes` more reserved memory, after release_cached_blocks if a cap needs it.
   constexpr bool make_room(std::int64_t bytes) {
     if (cap_ <= 0 || reserved_ + bytes <= cap_) return true;
-    for (auto& pool : free_)  // free, unsplit segments go back to the device
-      for (auto& free_list : pool)
-        for (auto k = free_list.size_; k-- > 0 && !conf_.expandable_segments;)
-          if (const auto h = free_list.data_[k]; blocks_.data_[h].prev < 0 && blocks_.data_[h].next < 0) release_segment(h);
+    release_cached();
     return reserved_ + bytes <= cap_;
   }
 
