@@ -183,6 +183,12 @@ EXTRA_CASES = {
     "tv_resnet18_b2_128_fp32": ["tv", {"model": "resnet18", "batch": 2, "size": 128, "prec": "fp32"}],
     "tv_resnet18_b2_160_fp32": ["tv", {"model": "resnet18", "batch": 2, "size": 160, "prec": "fp32"}],
     "cap16_resnet34_b901_bf16": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 901}],
+    # ... and (added the same day) whether a stride-1 1x1 conv stages X + Y by its channels or by its
+    # map (op_rules.md CV4, observed since: every ResNet-50-family layer4 does, 1024<->256 at 14² and
+    # EfficientNet's 7² pointwise convs do not): DenseNet-121's 1024->512 transition at 14² and its
+    # 7² 1x1s with 128 out; ResNet-50 at 448², whose layer4 (2048<->512) runs on 14² maps
+    "tv_densenet121_b32_224_fp32": ["tv", {"model": "densenet121", "batch": 32, "size": 224, "prec": "fp32"}],
+    "tv_resnet50_b8_448_fp32": ["tv", {"model": "resnet50", "batch": 8, "size": 448, "prec": "fp32"}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -45,7 +45,9 @@
 #     (an fp16 ResNet stem at a small batch: padded to 4 or 8? op_rules.md CV6; its reserved +4.39 % under CV6 c's
 #     envelope), ResNet-18 fp32 b2 at 128² and 160², traced (where backward-data starts staging X + Y + W: none at
 #     96², all at 224²; resnet18_b2_96_adamw_fused's reserved +6.77 %), and the capped ResNet-34 bf16 trial at 901,
-#     traced beside call 10's b902 (the same process's segments one batch apart: the one-above miss).
+#     traced beside call 10's b902 (the same process's segments one batch apart: the one-above miss); and,
+#     traced, DenseNet-121 fp32 b32 and ResNet-50 fp32 b8 at 448² (does a stride-1 1x1 conv stage X + Y by its
+#     channels, min(C_in, C_out) >= 512, or by its 7² map? op_rules.md CV4, observed since; ~5 min in all).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -105,7 +107,7 @@ case "$call" in
     measure cap 90 80 80 cap16_resnet34_b902_bf16 --trace "$work/traces" ;;
   11)
     timeout -k 5 120 python3 benchmarks/gpu/measure_cuda.py --no-probe --trace "$work/cuda-traces" --cases resnet50_b16_224_fp16_foreach 2>&1 | tee "$work/cuda.log"
-    measure cv4 150 130 70 tv_resnet18_b2_128_fp32,tv_resnet18_b2_160_fp32,cap16_resnet34_b901_bf16 --trace "$work/traces" ;;
+    measure cv4 210 190 70 tv_resnet18_b2_128_fp32,tv_resnet18_b2_160_fp32,cap16_resnet34_b901_bf16,tv_densenet121_b32_224_fp32,tv_resnet50_b8_448_fp32 --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
