@@ -318,6 +318,12 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
     return r;
   };
+  if (setup.fits_only && setup.cap > 0) {
+    if (const auto capped = run(setup.cap); !capped.out_of_memory) return capped;
+    auto r = run(0);
+    r.out_of_memory = true;
+    return r;
+  }
   auto r = run(0);
   if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = run(setup.cap).out_of_memory;
   return r;
@@ -514,11 +520,13 @@ constexpr replay_setup replay_setup_for(const device& dev) {
   return replay_setup{.cublas_workspace = dev.cublas_workspace, .cublas_handles = 2, .cap = dev.capacity - dev.context};
 }
 
-/// budget_totals without the divisibility check (max_micro_batch's probes).
+/// budget_totals without the divisibility check (max_micro_batch's probes: `fits_only`, see
+/// replay_setup).
 template <std::size_t N>
-constexpr memory_budget totals_any_micro_batch(const model<N>& m, const training& plan, const device& dev) {
+constexpr memory_budget totals_any_micro_batch(const model<N>& m, const training& plan, const device& dev, bool fits_only = false) {
   memory_budget b{};
-  const auto setup = replay_setup_for(dev);
+  auto setup = replay_setup_for(dev);
+  setup.fits_only = fits_only;
   fill_budget(b, simulate_step<N>(m.records, plan, nullptr, nullptr, nullptr, &setup), plan, dev);
   return b;
 }

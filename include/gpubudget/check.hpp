@@ -167,7 +167,7 @@ constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& pla
                                           std::int64_t percent) {
   device d = dev;
   d.capacity = checked_mul(dev.capacity, percent) / 100;
-  const auto b = totals_any_micro_batch(m, at_micro_batch(plan, mb), d);
+  const auto b = totals_any_micro_batch(m, at_micro_batch(plan, mb), d, /*fits_only=*/true);
   if (!b.allocator_modelled) return checked_mul(b.total(), 100) - checked_mul(dev.capacity, percent);
   // the capped allocator decides the sign. It frees its cache and retries before an OOM, so
   // it runs until the blocks in use, not the uncapped reservation, reach the cap: their peak

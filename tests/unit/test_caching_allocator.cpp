@@ -195,6 +195,30 @@ TEST_CASE("max_micro_batch with the allocator model: the largest batch the cappe
   CHECK_FALSE(detail::settled_above(lines, plan, lines.largest));
 }
 
+TEST_CASE("the batch search's budgets replay the capped run alone where it fits, and fit where the budget fits") {
+  // ResNet-50 at 224² on a V100 16 GB: 183 fits only because the capped allocator frees its cache
+  // (the uncapped run reserves more than the device), 184 does not (max_micro_batch's answer, 183).
+  using namespace gpubudget;
+  const auto net = models::resnet50(224, 1000);
+  const training plan{.batch = 8, .model_allocator = true};
+  static int replays = 0;
+  detail::allocator_event_tap = [](char what, std::int64_t, std::int32_t) { replays += what == 'R'; };
+  for (const std::int64_t mb : {183, 184}) {
+    INFO(mb);
+    replays = 0;
+    const auto full = detail::totals_any_micro_batch(net, detail::at_micro_batch(plan, mb), devices::v100_16gb);
+    const auto full_replays = replays;
+    replays = 0;
+    const auto probe = detail::totals_any_micro_batch(net, detail::at_micro_batch(plan, mb), devices::v100_16gb, /*fits_only=*/true);
+    CHECK(full_replays == 2);                      // uncapped (past the device), then capped
+    CHECK(replays == (mb == 183 ? 1 : 2));         // capped; after an OOM uncapped too, for the in-use peak
+    CHECK(fits(probe) == fits(full));
+    CHECK(fits(probe) == (mb == 183));
+    if (!fits(probe)) CHECK(probe.allocated_total_peak == full.allocated_total_peak);
+  }
+  detail::allocator_event_tap = nullptr;
+}
+
 namespace {
 // The replay's requests and frees (detail::allocator_event_tap, run time only), in order.
 struct tap_event {
