@@ -292,8 +292,9 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
   const auto state = optimizer_state_bytes_per_param(plan.optimizer);
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
-  auto run = [&](std::int64_t cap) {
+  auto run = [&](std::int64_t cap, bool past_oom = false) {
     caching_allocator a(plan.allocator, cap);
+    if (past_oom) a.lift_cap_after_oom();
     for (auto bytes : s.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
     for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
     for (auto bytes : s.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
@@ -303,7 +304,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     // steps until one reserves nothing new (at least two: the warm-up creates the optimizer
     // state): the cache a step leaves splits differently under the next one, and a job runs
     // many steps (op_rules.md A12)
-    for (int pass = 0; pass < max_replayed_steps && !a.out_of_memory(); ++pass) {
+    for (int pass = 0; pass < max_replayed_steps && (past_oom || !a.out_of_memory()); ++pass) {
       const auto reserved_before = a.reserved_peak();
       const auto resident = a.allocated();
       a.reset_allocated_peak();
@@ -318,12 +319,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
     return r;
   };
-  if (setup.fits_only && setup.cap > 0) {
-    if (const auto capped = run(setup.cap); !capped.out_of_memory) return capped;
-    auto r = run(0);
-    r.out_of_memory = true;
-    return r;
-  }
+  if (setup.fits_only && setup.cap > 0) return run(setup.cap, /*past_oom=*/true);
   auto r = run(0);
   if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = run(setup.cap).out_of_memory;
   return r;

@@ -135,6 +135,19 @@ TEST_CASE("an optional request (a cuDNN workspace) that the cap refuses is no ou
   CHECK(a.out_of_memory());
 }
 
+TEST_CASE("lift_cap_after_oom: the OOM is reported and the run goes on uncapped; an optional request is no OOM") {
+  constexpr std::int64_t MiB = 1024 * 1024;
+  caching_allocator a({}, 64 * MiB);
+  a.lift_cap_after_oom();
+  CHECK(a.try_malloc(100 * MiB) == -1);  // refused under the cap: cuDNN takes its next engine
+  CHECK_FALSE(a.out_of_memory());
+  REQUIRE(a.malloc(40 * MiB) >= 0);
+  CHECK(a.malloc(40 * MiB) >= 0);        // past the cap: reported, and served
+  CHECK(a.out_of_memory());
+  CHECK(a.allocated() == 80 * MiB);
+  CHECK(a.try_malloc(100 * MiB) >= 0);   // no cap any more
+}
+
 // With expandable segments the free block at the end of the mapped pages counts, for best fit,
 // as large as it can grow: a request goes to the next larger free block while one is left
 // (CUDACachingAllocator.cpp get_free_block, `expandable_size`; op_rules.md A15).
@@ -195,7 +208,7 @@ TEST_CASE("max_micro_batch with the allocator model: the largest batch the cappe
   CHECK_FALSE(detail::settled_above(lines, plan, lines.largest));
 }
 
-TEST_CASE("the batch search's budgets replay the capped run alone where it fits, and fit where the budget fits") {
+TEST_CASE("the batch search's budgets replay the capped run alone, and fit where the budget fits") {
   // ResNet-50 at 224² on a V100 16 GB: 183 fits only because the capped allocator frees its cache
   // (the uncapped run reserves more than the device), 184 does not (max_micro_batch's answer, 183).
   using namespace gpubudget;
@@ -210,11 +223,15 @@ TEST_CASE("the batch search's budgets replay the capped run alone where it fits,
     const auto full_replays = replays;
     replays = 0;
     const auto probe = detail::totals_any_micro_batch(net, detail::at_micro_batch(plan, mb), devices::v100_16gb, /*fits_only=*/true);
-    CHECK(full_replays == 2);                      // uncapped (past the device), then capped
-    CHECK(replays == (mb == 183 ? 1 : 2));         // capped; after an OOM uncapped too, for the in-use peak
+    CHECK(full_replays == 2);  // uncapped (past the device), then capped
+    CHECK(replays == 1);       // capped, going on uncapped after an OOM (lift_cap_after_oom)
     CHECK(fits(probe) == fits(full));
     CHECK(fits(probe) == (mb == 183));
-    if (!fits(probe)) CHECK(probe.allocated_total_peak == full.allocated_total_peak);
+    // the blocks in use, the search's distance: the uncapped run's within what a cap changes
+    // (block remainders, optional workspaces the cap refused before the OOM)
+    INFO(probe.allocated_total_peak << " vs " << full.allocated_total_peak);
+    CHECK(probe.allocated_total_peak * 100 <= full.allocated_total_peak * 101);
+    CHECK(probe.allocated_total_peak * 100 >= full.allocated_total_peak * 99);
   }
   detail::allocator_event_tap = nullptr;
 }

@@ -24,8 +24,9 @@ struct replay_setup {
   std::int32_t cublas_handles = 2;    ///< main thread + autograd's device thread
   std::int64_t cap = 0;               ///< allocator cap in bytes (0: none)
   /// Only whether the capped run fits and the blocks it holds (max_micro_batch's probes): the
-  /// capped run first, the uncapped one only after an OOM (the search's distance is the in-use peak
-  /// of every request, which a run cut short by the OOM does not reach).
+  /// capped run alone, going on uncapped after an OOM (caching_allocator::lift_cap_after_oom: the
+  /// search's distance is the in-use peak of every request). Its reserved peak is then no
+  /// measurement's.
   bool fits_only = false;
   std::int64_t buffers = 0, input_batch = 0;
 };

@@ -84,7 +84,12 @@ class caching_allocator {
     const bool small = size <= pa::kSmallSize;
     auto b = find_free(size, small);
     if (b < 0) b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
-    if (b < 0) { oom_ = true; return -1; }
+    if (b < 0) {
+      oom_ = true;
+      if (!past_oom_uncapped_ || optional_) return -1;
+      cap_ = 0;  // lift_cap_after_oom: the rest of the run as if uncapped
+      b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
+    }
     unlist(b);
     take(b, size);
     allocated_ += blocks_.data_[b].size, allocated_peak_ = allocated_ > allocated_peak_ ? allocated_ : allocated_peak_;
@@ -96,10 +101,17 @@ class caching_allocator {
   /// engine): -1 when it does not fit, and no OOM recorded. The cache is released all the same.
   constexpr std::int32_t try_malloc(std::int64_t bytes) {
     const bool was = oom_;
+    optional_ = true;
     const auto h = malloc(bytes);
+    optional_ = false;
     oom_ = was;
     return h;
   }
+
+  /// After the first out-of-memory (still reported) the cap is lifted and the run goes on as an
+  /// uncapped one: max_micro_batch's probes want the blocks every request holds, which a run cut
+  /// short by the OOM does not reach, without a second, uncapped replay.
+  constexpr void lift_cap_after_oom() { past_oom_uncapped_ = true; }
 
   /// Frees a block malloc returned (free_block: merged with its free neighbours).
   constexpr void free(std::int32_t h) {
@@ -158,6 +170,8 @@ class caching_allocator {
   std::int32_t segments_ = 0;
   std::int32_t expandable_tail_[2]{-1, -1};  ///< last block of each pool's expandable segment
   bool oom_ = false;
+  bool optional_ = false;            ///< inside try_malloc
+  bool past_oom_uncapped_ = false;   ///< lift_cap_after_oom
   bool rounds_by_divisions_ = false;  ///< any roundup_power2_divisions set (else round_size alone)
 
   constexpr std::int64_t max_split() const { return conf_.max_split_size > 0 ? conf_.max_split_size : INT64_MAX; }
