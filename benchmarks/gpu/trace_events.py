@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Turns the committed CUDA allocation traces (benchmarks/accuracy/reference/cuda-h100/*.json.gz and
-cuda-h200/*.json.gz, the capped `cap16_*` trials included) into tests/unit/data/allocator_traces.txt,
+"""Turns the committed CUDA allocation traces (benchmarks/accuracy/reference/cuda-h100/*.json.gz,
+cuda-h200/*.json.gz with the capped `cap16_*` trials, and cuda-h200/cuda-cases/*.json.gz, named
+`h200:<case>`) into tests/unit/data/allocator_traces.txt,
 the alloc/free sequence test_caching_allocator.cpp replays through the C++ allocator model (C++
 tests do not read gzip).
 
@@ -66,8 +67,11 @@ def main():
     lines = []
     paths = sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h100/*.json.gz")))
     paths += sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h200/*.json.gz")))
+    paths += sorted(glob.glob(os.path.join(ROOT, "benchmarks/accuracy/reference/cuda-h200/cuda-cases/*.json.gz")))
     for path in paths:
         case, peak, addresses, tokens = events_of(path)
+        if os.path.basename(os.path.dirname(path)) == "cuda-cases":  # the 77-case file's cases again, on the H200
+            case = "h200:" + case
         lines.append("case %s %d %d %d" % (case, peak, len(addresses), len(tokens)))
         lines += [" ".join(map(str, addresses[k:k + 8])) for k in range(0, len(addresses), 8)]
         lines += [" ".join(tokens[k:k + 16]) for k in range(0, len(tokens), 16)]
