@@ -287,7 +287,8 @@ inline constexpr int max_replayed_steps = 8;
 
 /// A training run (model.to, warm-up step, the steps after it until the cache settles) through
 /// the caching allocator model, uncapped and, when that passes the cap, capped
-/// (allocator_replay.hpp). The step fields are the last step's, as measure_cuda.py's measured step.
+/// (allocator_replay.hpp); for the batch search's probes (setup.fits_only) capped alone, going on
+/// uncapped after an OOM. The step fields are the last step's, as measure_cuda.py's measured step.
 constexpr replay_result replay_allocator(const sim& s, const training& plan, replay_setup setup) {
   const auto state = optimizer_state_bytes_per_param(plan.optimizer);
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
