@@ -245,6 +245,13 @@ def cases():
         out[f"zoo_{name}_batch"] = (
             f"max_micro_batch_of over torchvision {name} at 224x224 in a static_assert.",
             model + f"static_assert(max_micro_batch_of<net, {PLAN}, {DEVICE}>() > 0);\n")
+    # the caching allocator model near a large GPU's capacity: ResNet-50's largest batch on an H100
+    out["zoo_resnet50_allocator_h100_batch"] = (
+        "max_micro_batch_of over torchvision resnet50 at 224x224 with the caching allocator model on an H100 "
+        "(largest batch ~960: the capped replay near the device's capacity).",
+        "#include <gpubudget/models/torchvision.hpp>\nusing namespace gpubudget;\n"
+        "constexpr auto net = models::resnet50(224, 1000);\n"
+        "static_assert(max_micro_batch_of<net, training{.batch = 8, .model_allocator = true}, devices::h100_80gb>() > 0);\n")
     return out
 
 
