@@ -146,6 +146,16 @@ TEST_CASE("lift_cap_after_oom: the OOM is reported and the run goes on uncapped;
   CHECK(a.out_of_memory());
   CHECK(a.allocated() == 80 * MiB);
   CHECK(a.try_malloc(100 * MiB) >= 0);   // no cap any more
+
+  allocator_settings expandable{};
+  expandable.expandable_segments = true;
+  caching_allocator e(expandable, 60 * MiB);  // pages of 20 MiB: three fit under the cap
+  e.lift_cap_after_oom();
+  REQUIRE(e.malloc(50 * MiB) >= 0);
+  CHECK_FALSE(e.out_of_memory());
+  CHECK(e.malloc(30 * MiB) >= 0);            // the free 10 MiB tail maps one more page, past the cap
+  CHECK(e.out_of_memory());
+  CHECK(e.reserved() == 80 * MiB);
 }
 
 // With expandable segments the free block at the end of the mapped pages counts, for best fit,
