@@ -83,12 +83,12 @@ class caching_allocator {
     const auto size = rounds_by_divisions_ ? round_request(conf_, bytes) : pa::round_size(bytes);
     const bool small = size <= pa::kSmallSize;
     auto b = find_free(size, small);
-    if (b < 0) b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
+    if (b < 0) b = more_memory(size, small);
     if (b < 0) {
       oom_ = true;
       if (!past_oom_uncapped_ || optional_) return -1;
       cap_ = 0;  // lift_cap_after_oom: the rest of the run as if uncapped
-      b = conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
+      b = more_memory(size, small);
     }
     unlist(b);
     take(b, size);
@@ -308,6 +308,12 @@ class caching_allocator {
   constexpr void release_segment(std::int32_t h) {
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('F', blocks_.data_[h].size, -1);
     reserved_ -= blocks_.data_[h].size, unlist(h), kill(h);
+  }
+
+  /// A free block of at least `size` from the device: a new segment, or with expandable segments
+  /// more pages mapped (-1: the cap refuses it).
+  constexpr std::int32_t more_memory(std::int64_t size, bool small) {
+    return conf_.expandable_segments ? grow_expandable(size, small) : new_segment(size, small);
   }
 
   /// alloc_block: a new segment of get_allocation_size(size), one free block.
