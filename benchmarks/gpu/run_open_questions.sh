@@ -41,7 +41,7 @@
 #   10 (~2 min, after 9): the checkpointed temporal CNN traced with no frames (GB_TRACE_FRAMES=none: nothing
 #     is read inside the allocator's callback; sizes and order are what CV2's cap needs), and the capped ResNet-34 bf16 b902 trial, traced
 #     (902 OOMed in call 9's search; the estimate passes it).
-#   11 (~4 min, prepared 2026-11-27 after 10 ran; not run): measure_cuda.py's resnet50_b16_224_fp16_foreach traced
+#   11 (~4 min, prepared 2026-11-27 after 10 ran; ran 2026-11-27 evening, 98 s): measure_cuda.py's resnet50_b16_224_fp16_foreach traced
 #     (an fp16 ResNet stem at a small batch: padded to 4 or 8? op_rules.md CV6; its reserved +4.39 % under CV6 c's
 #     envelope), ResNet-18 fp32 b2 at 128² and 160², traced (where backward-data starts staging X + Y + W: none at
 #     96², all at 224²; resnet18_b2_96_adamw_fused's reserved +6.77 %), and the capped ResNet-34 bf16 trial at 901,

@@ -10,10 +10,14 @@ Format, one block per trace:
   then <segments> device addresses, the trace's segment_alloc events in order (PyTorch orders
   equal-size free blocks by address), then <events> tokens, whitespace-separated:
   +<requested bytes>  an allocation (they are numbered 0, 1, ... in order)
+  W<bytes>            an allocation that is a cuDNN workspace (first frame run_conv_plan): optional, as
+                      cuDNN catches its OOM and tries another plan; numbered with the others
   -<n>                allocation n is freed (the trace's free_completed: the block goes back to the pool)
   E                   torch.cuda.empty_cache() (a run of segment_free that no OOM caused)
   C<bytes>            set_per_process_memory_fraction: the allocator's cap from here on (a capped
                       trial's `allocator_cap`, set after the batch-1 job's empty_cache)
+  R<bytes>            a cuDNN workspace the cap refused (an `oom` event under cuDNN's try_configs /
+                      run_conv_plan: cuDNN catches the error and tries its next plan; the run goes on)
   X<bytes>            the request that raised torch.OutOfMemoryError (the trace's last event that counts)
 The max reserved bytes are the trace's truth: the running sum of segment_alloc - segment_free.
 Usage: python3 benchmarks/gpu/trace_events.py [output]
@@ -25,6 +29,17 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def is_cudnn_workspace(event):
+    frames = event[4] if len(event) > 4 and event[4] else []
+    return bool(frames) and frames[0].startswith("at::native::run_conv_plan")
+
+
+def caught_by_cudnn(event):
+    """An OOM cuDNN's plan search catches (it then tries a plan with a smaller workspace)."""
+    frames = event[4] if len(event) > 4 and event[4] else []
+    return any(f.startswith("at::native::try_configs") or f.startswith("at::native::run_conv_plan") for f in frames)
 
 
 def events_of(path):
@@ -51,10 +66,12 @@ def events_of(path):
             continue
         elif action == "alloc":
             live[addr] = count
-            tokens.append("+%d" % size)
+            tokens.append(("W%d" if is_cudnn_workspace(ev[k]) else "+%d") % size)
             count += 1
         elif action == "free_completed":
             tokens.append("-%d" % live.pop(addr))
+        elif action == "oom" and caught_by_cudnn(ev[k]):
+            tokens.append("R%d" % size)
         elif action == "oom":
             tokens.append("X%d" % size)
             break
