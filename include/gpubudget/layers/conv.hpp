@@ -137,10 +137,16 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
 /// ViT-B/16's conv_proj (3 channels): fp32 b115 asked 164,712,464 B = X·4/3 + Y + W·4/3 + 8,208,
 /// bf16 b16 20,807,696 = X·8/3 + Y + W·8/3 + 16; ResNet-18's overlapping 7×7/2 stem in bf16 at
 /// b32 77,120,528 = X·8/3 + Y + W·8/3 + 16, in fp32 unpadded (ResNet-18/50 conv1 at b2, b32, b64:
-/// X + Y + W + 16).
-constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t) {
+/// X + Y + W + 16). fp16's engines pad an overlapping strided stem to 4 on large maps (CV6 d:
+/// ResNet-50 b16 and b64, ResNet-18 b128, 7×7/2 at `positions` = N·H_out·W_out 200,704 to
+/// 1,605,632: X·4/3 + Y + W·4/3 + 16, forward and weight gradient) but to 8 at ResNet-18 b2 96²
+/// (4,608) and on VGG16's stride-1 stem, as bf16 does every one: from the smallest traced that
+/// padded to 4, so an untraced size between takes the larger copy.
+constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t, std::int64_t positions) {
+  constexpr std::int64_t fp16_stem_pads_to_4_from = 200'704;  // ResNet-50 fp16 b16 224² (H200, cuDNN 9.19)
   const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
-  const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : 8;
+  const bool fp16_large_stem = t == dtype::fp16 && !patches && op.stride > 1 && op.kernel > 1 && positions >= fp16_stem_pads_to_4_from;
+  const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : fp16_large_stem ? 4 : 8;
   return (in_ch + align - 1) / align * align;
 }
 
@@ -235,7 +241,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
   const auto n = c.s.record_of(y);
   const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
-  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type);
+  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type, positions);
   const auto partials = weight_trains ? cuda_wgrad_partials(op, kvol, W, positions, c.s.batch, y.type, in_ch, staged_ch) : 0;
   if (!c.s.log_allocator) {
     // batch-independent when one more sample adds nothing (1x1: 2·W; k > 1: at CV2's cap), so
