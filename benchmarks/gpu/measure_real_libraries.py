@@ -189,6 +189,20 @@ EXTRA_CASES = {
     # 7² 1x1s with 128 out; ResNet-50 at 448², whose layer4 (2048<->512) runs on 14² maps
     "tv_densenet121_b32_224_fp32": ["tv", {"model": "densenet121", "batch": 32, "size": 224, "prec": "fp32"}],
     "tv_resnet50_b8_448_fp32": ["tv", {"model": "resnet50", "batch": 8, "size": 448, "prec": "fp32"}],
+    # call 12 (prepared 2026-11-27 evening, after call 11): op_rules.md CV4 e (a strided 1x1 in fp32 on a
+    # 28² or larger output map takes X + W at 256 input channels, none at 64: ResNet-18 at 448² has
+    # 128->256 on 28² and 64->128 on 56²), CV4 d (a 2^19 weight staged on a longer GEMM in fp16 b64:
+    # does fp32 b64?), CV6 d (fp16 pads the stem to 4 at K = 200,704, to 8 at 4,608: b2 and b8 at
+    # 224² lie between), and two largest batches under 16 GiB no rule was set on
+    "tv_resnet18_b8_448_fp32": ["tv", {"model": "resnet18", "batch": 8, "size": 448, "prec": "fp32"}],
+    "tv_resnet18_b2_224_fp16": ["tv", {"model": "resnet18", "batch": 2, "size": 224, "prec": "amp_fp16"}],
+    "tv_resnet18_b8_224_fp16": ["tv", {"model": "resnet18", "batch": 8, "size": 224, "prec": "amp_fp16"}],
+    "maxbatch16_densenet121_224_fp32": ["max", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "start": 128}],
+    "maxbatch16_wide_resnet50_2_224_bf16": ["max", {"kind": "tv", "model": "wide_resnet50_2", "size": 224, "prec": "amp_bf16", "start": 256}],
+    # call 13 (2026-11-27 evening, after call 12): DenseNet-121 fp32's capped trials at the largest batch that
+    # ran (120) and one above (121, OOM; the estimate passes it): the third one-above, traced side by side
+    "cap16_densenet121_b120_fp32": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 120}],
+    "cap16_densenet121_b121_fp32": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 121}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -32,6 +32,22 @@ TEST_CASE("layout workspace: NHWC copies of input, output and weight (CV4)") {
   CHECK(detail::cuda_layout_workspace(nhwc, 9, X, X, W) == 0);
 }
 
+TEST_CASE("the forward's stride-1 1x1 copies go by the weight's size (CV4 d)") {
+  // H200 call 11, ResNet-50 fp32 b8 448² (cuda-h200/tv_resnet50_b8_448_fp32.json.gz): layer4.1.conv1
+  // 2048->512 at 14² asked X + Y (+147 B); layer4.0.conv1 1024->512 (2^19 elements) nothing
+  constexpr conv_op wide{.dims = 2, .out_channels = 512, .kernel = 1, .stride = 1, .padding = 0, .dilation = 1, .groups = 1};
+  constexpr std::int64_t X = 8LL * 2048 * 196 * 4, Y = 8LL * 512 * 196 * 4;
+  CHECK(detail::cuda_forward_layout_workspace(wide, 1, X, Y, 2048 * 512 * 4, 2048 * 512) == X + Y);
+  CHECK(detail::cuda_forward_layout_workspace(wide, 1, X / 2, Y, 1024 * 512 * 4, 1024 * 512) == 0);
+  CHECK(detail::cuda_forward_layout_workspace(pointwise, 1, X, Y, 13824, 36 * 96) == 0);
+  conv_op nhwc = wide;
+  nhwc.channels_last = true;
+  CHECK(detail::cuda_forward_layout_workspace(nhwc, 1, X, Y, 2048 * 512 * 4, 2048 * 512) == 0);
+  // strided, and k > 1: as cuda_layout_workspace
+  CHECK(detail::cuda_forward_layout_workspace(downsample, 1, 12845056, 6422528, 524288, 256 * 512) == 12845056 + 6422528);
+  CHECK(detail::cuda_forward_layout_workspace(conv3x3, 9, X, X, 147456, 36864) == 2 * X + 147456);
+}
+
 TEST_CASE("layout workspaces count in the uncapped peak, with the allocator model only") {
   // ResNet-18's first conv at batch 64 asks 244 MB of layout copies beside its 205 MB output
   // (the optional requests' cap behaviour: test_caching_allocator.cpp, try_malloc)

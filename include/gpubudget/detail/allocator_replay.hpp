@@ -8,7 +8,9 @@
 // the high-water mark of that whole run (the traces' segment_alloc events: the warm-up step sets
 // most of it). The step's allocations and frees come from the liveness walk itself: storages in
 // allocation order, each freed right before the storage allocated after it (sim::storage::
-// freed_at), and the op temporaries between them.
+// freed_at), and the op temporaries between them. The main thread's cuBLAS workspace comes at the
+// forward's first GEMM (sim::first_cublas_at: a CNN's classifier, a Llama's rotary tables right
+// after the embedding), not at its start (op_rules.md A3).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -55,8 +57,12 @@ class step_replay {
     for (std::size_t k = 0; k <= n; ++k) {
       for (; temp + 3 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 4) temporaries(temp);
       for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
-      if (first && (k == 0 || static_cast<std::int32_t>(k) == s_.backward_starts_at) && workspaces_ < setup_.cublas_handles)
+      const auto main_thread_at = s_.first_cublas_at >= 0 ? s_.first_cublas_at : 0;  // no GEMM noted: the forward's start
+      if (first && (static_cast<std::int32_t>(k) == main_thread_at || static_cast<std::int32_t>(k) == s_.backward_starts_at) &&
+          workspaces_ < setup_.cublas_handles) {
+        if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('B', static_cast<std::int64_t>(k), -1);  // cuBLAS
         a_.malloc(setup_.cublas_workspace), ++workspaces_;
+      }
       if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
       handle_.data_[k] = malloc_storage(k);

@@ -28,7 +28,8 @@ namespace pa = probe::pytorch_allocator;
 
 /// A debugging tap, run time only (never read in a constant evaluation): when set, every replay's
 /// start ('R': its cap), request ('+': bytes asked, the block's handle), free ('-': handle) and new
-/// segment ('S': bytes) and released segment ('F': bytes, under a cap) is reported. The CLI sets it for GPUBUDGET_ALLOCATOR_EVENTS=FILE, to set the replay's
+/// segment ('S': bytes), released segment ('F': bytes, under a cap) and cuBLAS workspace ('B': the
+/// storage it comes before; allocator_replay.hpp) is reported. The CLI sets it for GPUBUDGET_ALLOCATOR_EVENTS=FILE, to set the replay's
 /// requests beside a measured trace's (benchmarks/gpu/compare_allocator_events.py).
 inline void (*allocator_event_tap)(char what, std::int64_t bytes, std::int32_t handle) = nullptr;
 

@@ -348,6 +348,7 @@ constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dt
   const auto gemm = s.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last(), t) : 0;
   s.transient(gemm, true);
   auto n = s.record(y);
+  s.note_cublas_call();
   s.backward_temp(n, gemm, true);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);
@@ -406,6 +407,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part,
                         /*weight_saved_always=*/false, /*second_elements=*/b);
+  c.s.note_cublas_call();
   // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
   if (b > 0 && c.s.storages.data_[(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);
   c.s.release(xin);

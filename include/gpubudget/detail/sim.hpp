@@ -189,6 +189,12 @@ struct sim {
   dyn_array<std::int64_t> own_type_tensors{};     ///< trainable tensors in a type of their own (modules_to_save): bytes each
   bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
   std::int32_t backward_starts_at = -1;
+  /// The storage before which the forward's first cuBLAS call makes the main thread's workspace
+  /// (op_rules.md A3: a CNN's classifier; a Llama's rotary tables right after the embedding).
+  std::int32_t first_cublas_at = -1;
+  constexpr void note_cublas_call() {
+    if (log_allocator && first_cublas_at < 0 && backward_starts_at < 0) first_cublas_at = static_cast<std::int32_t>(storages.size_);
+  }
   /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).
   /// `blocks` < 0: one optional block (a cuDNN workspace: under a cap a failed request makes
   /// cuDNN try its next engine, not an OOM; allocator_replay.hpp). `held`: asked before the next

@@ -118,6 +118,20 @@ constexpr std::int64_t cuda_layout_workspace(const conv_op& op, std::int64_t kvo
   return op.stride > 1 ? X + Y : 0;
 }
 
+/// The forward's layout workspace: cuda_layout_workspace, but a stride-1 1x1 conv whose weight has
+/// C_in·C_out ≥ 2^20 elements stages X + Y (op_rules.md CV4 d; H200, cuDNN 9.19): every such conv
+/// in 7 traces (ResNet-50 fp32 b8 448², b32, b182, bf16 b32, fp16 b64, WideResNet-50-2 bf16 b16,
+/// layer4; ResNet-50 b8 448² layer4.1.conv1 15.31 MiB = 3,211,264 + 12,845,056 + 147). Below it
+/// none (DenseNet-121's 1024->512 transition at 14², ResNet-50's layer4.0.conv1 at b8-b32) but for
+/// one 2^19 weight on a longer GEMM (ResNet-50 fp16 b64 layer4.0.conv1): cuDNN weighs M as well.
+/// In 16 bits the weight gradient stages the same copies (cuda_wgrad_copies).
+constexpr std::int64_t cuda_forward_layout_workspace(const conv_op& op, std::int64_t kvol, std::int64_t X, std::int64_t Y, std::int64_t W,
+                                                      std::int64_t weight_elements) {
+  constexpr std::int64_t pointwise_stages_from = std::int64_t{1} << 20;
+  const bool wide_pointwise = kvol == 1 && op.stride == 1 && !op.channels_last && weight_elements >= pointwise_stages_from;
+  return wide_pointwise ? X + Y : cuda_layout_workspace(op, kvol, X, Y, W);
+}
+
 /// The backward's layout workspace (CV4): the forward's, and for a stride-1 1x1 conv computed in
 /// fp32 (TF32) on a map larger than 1x1, X + Y (EfficientNet-B0 b32's 112² and 56² pointwise
 /// weight gradients staged 181.8, 78.1 and 68.8 MB; the rest took 32·W partials, less). Not seen
@@ -255,7 +269,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
   W = W / in_ch * staged_ch;
   const bool stages = cuda_stages_copies(y.type, c.s.batch);
-  const auto forward = cuda_layout_workspace(op, kvol, X, Y, W);
+  const auto forward = cuda_forward_layout_workspace(op, kvol, X, Y, W, W / bytes_per_element(y.type));
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
   c.s.optional_workspace(forward);
   // the weight gradient stages copies beside its partials, one request larger than backward-data's

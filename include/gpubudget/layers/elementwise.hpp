@@ -50,12 +50,16 @@ constexpr layer stochastic_depth(std::int64_t per_mille) { return as_layer(stoch
 /// depend on the configuration): x itself.
 struct scale_op {
   flag identity = {};
+  /// transformers' rotary models compute their cos/sin tables here, after the (scaled) embedding:
+  /// `inv_freq @ position_ids`, the forward's first cuBLAS call (its workspace: op_rules.md A3)
+  flag rotary_tables_follow = {};
 };
 
 template <>
 struct op_traits<scale_op> {
   static constexpr const char* name = "scale";
   static constexpr detail::value lower(detail::layer_ctx& c, const scale_op& op, const detail::value& x) {
+    if (op.rotary_tables_follow) c.s.note_cublas_call();
     if (op.identity) { c.s.retain(x.id); return x; }
     return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing);
   }
@@ -64,5 +68,7 @@ struct op_traits<scale_op> {
 constexpr layer scale() { return as_layer(scale_op{}); }
 /// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
 constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
+/// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it.
+constexpr layer embedding_scale_then_rotary(bool applied) { return as_layer(scale_op{!applied, true}); }
 
 }  // namespace gpubudget

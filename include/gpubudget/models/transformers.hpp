@@ -151,7 +151,7 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
   if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
-  return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), scale_if(g.scaled_embedding),
+  return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), embedding_scale_then_rotary(g.scaled_embedding),
                     named("model.layers", blocks), named("model.norm", rms_norm()), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
 }
 
@@ -185,7 +185,7 @@ template <std::size_t N>
 constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::int64_t labels) {
   if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), scale_if(g.scaled_embedding),
+  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), embedding_scale_then_rotary(g.scaled_embedding),
                     named("model.layers", blocks), named("model.norm", rms_norm()), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
 }
 /// LlamaForSequenceClassification (and Mistral, Qwen2, Gemma): Qwen2-0.5B with 2 labels has
@@ -438,7 +438,7 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, const mod
                       : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored, l.dora)
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   const auto input = tokens(g.seq);
-  const auto scale = scale_if(g.scaled_embedding);
+  const auto scale = embedding_scale_then_rotary(g.scaled_embedding);
   auto m = sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(rms_norm(stored))), head);
   detail::drop_unused_records(m, 1 + gpubudget::detail::total_records<decltype(input), layer, decltype(scale)>(), N);
   return m;
