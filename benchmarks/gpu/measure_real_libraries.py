@@ -203,6 +203,9 @@ EXTRA_CASES = {
     # ran (120) and one above (121, OOM; the estimate passes it): the third one-above, traced side by side
     "cap16_densenet121_b120_fp32": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 120}],
     "cap16_densenet121_b121_fp32": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 121}],
+    # call 14 (2026-11-27 evening): ResNet-50 fp32's capped trial at the largest batch that ran (181), beside
+    # call 6's b182 (OOM; the estimate passes it), as calls 10-11 did for ResNet-34 and 13 for DenseNet-121
+    "cap16_resnet50_b181_fp32": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 181}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -51,14 +51,15 @@
 #   12 (~5 min, prepared 2026-11-27 evening after 11; ran the same evening, 105 s): traced, ResNet-18 fp32 b8 at 448², ResNet-50 fp32 b64
 #     (the h200 file's case, now traced), ResNet-18 AMP fp16 b2 and b8 at 224² (op_rules.md CV4 d, e; CV6 d);
 #     then the largest DenseNet-121 fp32 and WideResNet-50-2 AMP bf16 batches under 16 GiB (never fitted on).
-#   13 (~2 min, 2026-11-27 evening after 12): DenseNet-121 fp32's capped trials at b120 (ran) and b121 (OOM),
+#   13 (~2 min, 2026-11-27 evening after 12; ran, 53 s): DenseNet-121 fp32's capped trials at b120 (ran) and b121 (OOM),
 #     traced: what the process asked near the cap where the estimate passes b121.
+#   14 (~1 min, 2026-11-27 evening after 13): ResNet-50 fp32's capped trial at b181 (ran in call 2's search), traced.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13) ;; *) echo "usage: run_open_questions.sh 1-13 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14) ;; *) echo "usage: run_open_questions.sh 1-14 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -118,6 +119,8 @@ case "$call" in
     measure maxbatch 260 240 125 maxbatch16_densenet121_224_fp32,maxbatch16_wide_resnet50_2_224_bf16 ;;
   13)
     measure cap 100 90 45 cap16_densenet121_b120_fp32,cap16_densenet121_b121_fp32 --trace "$work/traces" ;;
+  14)
+    measure cap 60 50 45 cap16_resnet50_b181_fp32 --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
