@@ -31,15 +31,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def frames_of(event):
+    return event[4] if len(event) > 4 and event[4] else []
+
+
 def is_cudnn_workspace(event):
-    frames = event[4] if len(event) > 4 and event[4] else []
+    frames = frames_of(event)
     return bool(frames) and frames[0].startswith("at::native::run_conv_plan")
 
 
 def caught_by_cudnn(event):
     """An OOM cuDNN's plan search catches (it then tries a plan with a smaller workspace)."""
-    frames = event[4] if len(event) > 4 and event[4] else []
-    return any(f.startswith("at::native::try_configs") or f.startswith("at::native::run_conv_plan") for f in frames)
+    return any(f.startswith(("at::native::try_configs", "at::native::run_conv_plan")) for f in frames_of(event))
 
 
 def events_of(path):

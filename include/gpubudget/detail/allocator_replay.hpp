@@ -52,12 +52,12 @@ class step_replay {
 
   constexpr void run(bool first) {
     const auto n = s_.storages.size_;
+    const auto main_thread_at = s_.first_cublas_at >= 0 ? s_.first_cublas_at : 0;  // no GEMM noted: the forward's start
     std::size_t temp = 0;
     // (the arrays indexed through data_: this loop runs per storage, three steps or more)
     for (std::size_t k = 0; k <= n; ++k) {
       for (; temp + 3 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 4) temporaries(temp);
       for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
-      const auto main_thread_at = s_.first_cublas_at >= 0 ? s_.first_cublas_at : 0;  // no GEMM noted: the forward's start
       if (first && (static_cast<std::int32_t>(k) == main_thread_at || static_cast<std::int32_t>(k) == s_.backward_starts_at) &&
           workspaces_ < setup_.cublas_handles) {
         if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('B', static_cast<std::int64_t>(k), -1);  // cuBLAS
