@@ -45,7 +45,9 @@ after emptying the cache, and the caching allocator is capped at cap_total = --c
 --cap-gib GiB GPU would have. Then the trials, each a fresh model + optimizer running the 3 steps
 (OOM = torch.cuda.OutOfMemoryError): the start batch doubled until one fails (halved if the start
 fails), then bisection; fields cap_total, non_allocator, allocator_cap, largest_ok, smallest_oom,
-trials [[batch, ok], ...], exact (smallest_oom == largest_ok + 1), seconds.
+trials [[batch, ok], ...], exact (smallest_oom == largest_ok + 1), seconds. A `cap` spec with
+"fresh": true runs its one trial without the batch-1 step (a user's job as it starts), the cap taken
+from the spec's "non_allocator" (a warm trial's), and records non_allocator_after as measured after it.
 
 The file: {"environment": {... "gpu", "total_memory", "PYTORCH_CUDA_ALLOC_CONF"}, "cap_gib",
 "cases": {name: fields}, "specs": {name: [kind, spec]}}; it is rewritten after every case, so a
@@ -206,6 +208,24 @@ EXTRA_CASES = {
     # call 14 (2026-11-27 evening): ResNet-50 fp32's capped trial at the largest batch that ran (181), beside
     # call 6's b182 (OOM; the estimate passes it), as calls 10-11 did for ResNet-34 and 13 for DenseNet-121
     "cap16_resnet50_b181_fp32": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 181}],
+    # call 15 (2026-11-27 night): the three one-above trials again, each in a fresh process (no batch-1 step
+    # first: the job as a user starts it), the cap from the warm trials' non-allocator bytes (804,061,184 B in
+    # cap16_densenet121_b121_fp32 and cap16_resnet34_b902_bf16; 806,158,336 B in cap16_resnet50_b182_fp32): does the
+    # one-above batch OOM without the measurement's warm-up (op_rules.md A17)?
+    "cap16_densenet121_b121_fp32_fresh": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 121,
+                                                  "fresh": True, "non_allocator": 804061184}],
+    "cap16_resnet50_b182_fp32_fresh": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 182,
+                                               "fresh": True, "non_allocator": 806158336}],
+    "cap16_resnet34_b902_bf16_fresh": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 902,
+                                               "fresh": True, "non_allocator": 804061184}],
+    # and largest batches under 16 GiB on models and precisions never searched (estimates recorded before the run)
+    "maxbatch16_resnet152_224_bf16": ["max", {"kind": "tv", "model": "resnet152", "size": 224, "prec": "amp_bf16", "start": 128}],
+    "maxbatch16_vgg16_224_fp16": ["max", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "start": 128}],
+    "maxbatch16_convnext_tiny_224_bf16": ["max", {"kind": "tv", "model": "convnext_tiny", "size": 224, "prec": "amp_bf16", "start": 128}],
+    "maxbatch16_mobilenet_v3_large_224_bf16": ["max", {"kind": "tv", "model": "mobilenet_v3_large", "size": 224, "prec": "amp_bf16", "start": 256}],
+    "maxbatch16_resnet50_224_bf16": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "amp_bf16", "start": 256}],
+    "maxbatch16_vit_b_16_224_bf16": ["max", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "amp_bf16", "start": 128}],
+    "maxbatch16_resnet18_160_fp16": ["max", {"kind": "tv", "model": "resnet18", "size": 160, "prec": "amp_fp16", "start": 1024}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
@@ -520,11 +540,17 @@ def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
 
     t0 = time.time()
     kind = spec["kind"]
-    train(kind, spec, 1, dev, stats, dry)  # loads cuBLAS, cuBLASLt and cuDNN as the trials will
-    gc.collect()
-    stats.empty_cache()
     cap_total = int(cap_gib * GiB)
-    non_allocator = _sub(stats.device_used(), stats.reserved())
+    if spec.get("fresh") and stats.cuda:
+        # a fresh process, as a user's job starts: no batch-1 step first, so cuBLAS's workspaces and
+        # cuDNN's first plans come inside the trial; the cap takes the non-allocator bytes the warm
+        # trials measured (spec "non_allocator"), and the trial records what this process measured after
+        non_allocator = int(spec["non_allocator"])
+    else:
+        train(kind, spec, 1, dev, stats, dry)  # loads cuBLAS, cuBLASLt and cuDNN as the trials will
+        gc.collect()
+        stats.empty_cache()
+        non_allocator = _sub(stats.device_used(), stats.reserved())
     res = {"cap_total": cap_total, "non_allocator": non_allocator}
     if stats.cuda:
         res["allocator_cap"] = cap_total - non_allocator
@@ -551,6 +577,8 @@ def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
     if "batch" in spec:  # a `cap` case: the one batch, ok or not
         ok = fits(spec["batch"])
         res.update({"batch": spec["batch"], "ok": ok, "seconds": round(time.time() - t0, 1)})
+        if spec.get("fresh"):
+            res["non_allocator_after"] = _sub(stats.device_used(), stats.reserved())
         return res
     largest, smallest_oom, trials = search_largest(fits, spec.get("start", 1))
     res.update({"largest_ok": largest, "smallest_oom": smallest_oom, "trials": trials,
