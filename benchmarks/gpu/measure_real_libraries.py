@@ -226,6 +226,11 @@ EXTRA_CASES = {
     "maxbatch16_resnet50_224_bf16": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "amp_bf16", "start": 256}],
     "maxbatch16_vit_b_16_224_bf16": ["max", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "amp_bf16", "start": 128}],
     "maxbatch16_resnet18_160_fp16": ["max", {"kind": "tv", "model": "resnet18", "size": 160, "prec": "amp_fp16", "start": 1024}],
+    # call 16 (2026-11-27 night, after 15): VGG16 AMP fp16's largest batch ran 304, the estimate 313 (above): its
+    # capped trials at 304 (ran) and 305 (OOM), and an uncapped b128 step, traced
+    "cap16_vgg16_b304_fp16": ["cap", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "batch": 304}],
+    "cap16_vgg16_b305_fp16": ["cap", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "batch": 305}],
+    "tv_vgg16_b128_224_fp16": ["tv", {"model": "vgg16", "batch": 128, "size": 224, "prec": "amp_fp16"}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",

@@ -59,12 +59,14 @@
 #     A17: is the miss the measurement's warm-up or the budget's?); then seven largest batches under 16 GiB never
 #     searched (ResNet-152, ResNet-50, ConvNeXt-T, MobileNetV3-L and ViT-B/16 in AMP bf16, VGG16 and ResNet-18 at
 #     160² in AMP fp16), the estimates written down before the run (cuda-h200/README.md).
+#   16 (~2 min, after 15): VGG16 AMP fp16's capped trials at 304 (ran) and 305 (OOM; the estimate's largest is 313)
+#     and an uncapped b128 step, traced: where the budget's requests part from the process's at large batches.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15) ;; *) echo "usage: run_open_questions.sh 1-15 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16) ;; *) echo "usage: run_open_questions.sh 1-16 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -129,6 +131,8 @@ case "$call" in
   15)
     measure fresh 110 100 45 cap16_densenet121_b121_fp32_fresh,cap16_resnet50_b182_fp32_fresh,cap16_resnet34_b902_bf16_fresh --trace "$work/traces"
     measure maxbatch 330 300 90 maxbatch16_resnet152_224_bf16,maxbatch16_vgg16_224_fp16,maxbatch16_convnext_tiny_224_bf16,maxbatch16_mobilenet_v3_large_224_bf16,maxbatch16_resnet50_224_bf16,maxbatch16_vit_b_16_224_bf16,maxbatch16_resnet18_160_fp16 ;;
+  16)
+    measure vgg 150 130 50 tv_vgg16_b128_224_fp16,cap16_vgg16_b304_fp16,cap16_vgg16_b305_fp16 --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
