@@ -5,7 +5,7 @@
     python3 benchmarks/gpu/compare_allocator_events.py /tmp/ev.txt TRACE.json.gz [--replay N] [--context 3]
 
 The events file (tools/estimate.cpp, detail::allocator_event_tap) holds every replay the estimator
-ran ('R cap', '+ bytes handle', '- 0 handle', 'S bytes', 'F bytes': a segment released under the cap); --replay picks one (default: the
+ran ('R cap', '+ bytes handle', '- 0 handle', 'S bytes', 'F bytes': a segment released under the cap, 'O bytes': a request the cap refused, an OOM, 'P n': step n begins); --replay picks one (default: the
 uncapped one with the most requests). The trace is a `measure_*.py --trace` file
 (reference/cuda-h*/<case>.json.gz). Both request sequences (bytes rounded to 512) are aligned
 with difflib; printed: where they differ (the trace's ATen op and Python line beside each

@@ -231,6 +231,18 @@ EXTRA_CASES = {
     "cap16_vgg16_b304_fp16": ["cap", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "batch": 304}],
     "cap16_vgg16_b305_fp16": ["cap", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "batch": 305}],
     "tv_vgg16_b128_224_fp16": ["tv", {"model": "vgg16", "batch": 128, "size": 224, "prec": "amp_fp16"}],
+    # call 17 (2026-11-28, after 16): the largest batches that ran, each trial 12 steps instead of 3: the
+    # allocator model, capped, frees cache and reserves anew step after step (ResNet-34 bf16 b901: its replay
+    # OOMs in step 6); does PyTorch's? (op_rules.md A19)
+    "cap16_resnet34_b901_bf16_12steps": ["cap", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "batch": 901, "steps": 12}],
+    "cap16_resnet50_b181_fp32_12steps": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "batch": 181, "steps": 12}],
+    "cap16_densenet121_b120_fp32_12steps": ["cap", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "batch": 120, "steps": 12}],
+    "cap16_vgg16_b304_fp16_12steps": ["cap", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "batch": 304, "steps": 12}],
+    "cap16_resnet152_b167_bf16_12steps": ["cap", {"kind": "tv", "model": "resnet152", "size": 224, "prec": "amp_bf16", "batch": 167, "steps": 12}],
+    "cap16_convnext_tiny_b254_bf16_12steps": ["cap", {"kind": "tv", "model": "convnext_tiny", "size": 224, "prec": "amp_bf16", "batch": 254, "steps": 12}],
+    "cap16_resnet50_b352_bf16_12steps": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "amp_bf16", "batch": 352, "steps": 12}],
+    "cap16_vit_b_16_b214_bf16_12steps": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "amp_bf16", "batch": 214, "steps": 12}],
+    "cap16_resnet18_b718_fp32_12steps": ["cap", {"kind": "tv", "model": "resnet18", "size": 224, "prec": "fp32", "batch": 718, "steps": 12}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
@@ -459,7 +471,8 @@ def train(kind, spec, batch, dev, stats, dry):
     scaler = torch.amp.GradScaler(dev.type) if spec["prec"] == "amp_fp16" and dev.type == "cuda" else None
     autocast = autocast_of(spec["prec"], dev)
     out = {}
-    for step in range(1, STEPS + 1):
+    steps = spec.get("steps", STEPS)  # a `cap` trial may run longer: does a later step OOM?
+    for step in range(1, steps + 1):
         stats.sync()
         stats.reset_peak()
         opt.zero_grad(set_to_none=True)
@@ -480,9 +493,11 @@ def train(kind, spec, batch, dev, stats, dry):
     opt.zero_grad(set_to_none=True)
     gc.collect()
     stats.sync()
-    peaks = [out.pop("alloc_peak_step2"), out["alloc_peak_step1"], out["alloc_peak_step3"]]
-    reserved = [out.pop("reserved_peak_step2"), out["reserved_peak_step1"], out["reserved_peak_step3"]]
+    peaks = [out["alloc_peak_step%d" % k] for k in range(1, steps + 1)]
+    reserved = [out["reserved_peak_step%d" % k] for k in range(1, steps + 1)]
     res = {k: out[k] for k in ("alloc_peak_step1", "reserved_peak_step1", "alloc_peak_step3", "reserved_peak_step3", "trainable_without_grad")}
+    if steps != STEPS:
+        res["steps"] = steps
     res["resident"] = stats.allocated()
     # a GradScaler skips optimizer.step() while the scaled gradients overflow (the first steps of a
     # fresh model at the initial scale 65,536): then no optimizer state was ever allocated, and the

@@ -61,12 +61,14 @@
 #     160² in AMP fp16), the estimates written down before the run (cuda-h200/README.md).
 #   16 (~2 min, after 15): VGG16 AMP fp16's capped trials at 304 (ran) and 305 (OOM; the estimate's largest is 313)
 #     and an uncapped b128 step, traced: where the budget's requests part from the process's at large batches.
+#   17 (~4 min, 2026-11-28 after 16): nine largest batches that ran, each trial 12 steps (not 3), traced where the
+#     allocator model disagrees (ResNet-34 bf16 b901: its capped replay OOMs in step 6): does a later step OOM?
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16) ;; *) echo "usage: run_open_questions.sh 1-16 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17) ;; *) echo "usage: run_open_questions.sh 1-17 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -133,6 +135,9 @@ case "$call" in
     measure maxbatch 330 300 90 maxbatch16_resnet152_224_bf16,maxbatch16_vgg16_224_fp16,maxbatch16_convnext_tiny_224_bf16,maxbatch16_mobilenet_v3_large_224_bf16,maxbatch16_resnet50_224_bf16,maxbatch16_vit_b_16_224_bf16,maxbatch16_resnet18_160_fp16 ;;
   16)
     measure vgg 150 130 50 tv_vgg16_b128_224_fp16,cap16_vgg16_b304_fp16,cap16_vgg16_b305_fp16 --trace "$work/traces" ;;
+  17)
+    measure long 100 90 60 cap16_resnet34_b901_bf16_12steps --trace "$work/traces"
+    measure long2 260 230 60 cap16_resnet50_b181_fp32_12steps,cap16_densenet121_b120_fp32_12steps,cap16_vgg16_b304_fp16_12steps,cap16_resnet152_b167_bf16_12steps,cap16_convnext_tiny_b254_bf16_12steps,cap16_resnet50_b352_bf16_12steps,cap16_vit_b_16_b214_bf16_12steps,cap16_resnet18_b718_fp32_12steps ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \

@@ -306,6 +306,7 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     // state): the cache a step leaves splits differently under the next one, and a job runs
     // many steps (op_rules.md A12)
     for (int pass = 0; pass < max_replayed_steps && (past_oom || !a.out_of_memory()); ++pass) {
+      if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
       const auto reserved_before = a.reserved_peak();
       const auto resident = a.allocated();
       a.reset_allocated_peak();

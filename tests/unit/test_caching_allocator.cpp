@@ -99,7 +99,7 @@ replayed replay(const trace& t, bool addresses) {
 
 TEST_CASE("the allocator model reserves what PyTorch reserved, and runs out where it ran out, on every trace") {
   const auto traces = read_traces();
-  REQUIRE(traces.size() == 63);
+  REQUIRE(traces.size() == 69);
   int capped = 0, refusing = 0;
   for (const auto& t : traces) {
     INFO(t.name);

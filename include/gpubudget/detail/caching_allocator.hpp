@@ -87,6 +87,7 @@ class caching_allocator {
     if (b < 0) b = more_memory(size, small);
     if (b < 0) {
       oom_ = true;
+      if (!std::is_constant_evaluated() && allocator_event_tap && !optional_) allocator_event_tap('O', bytes, -1);  // an OOM
       if (!past_oom_uncapped_ || optional_) return -1;
       cap_ = 0;  // lift_cap_after_oom: the rest of the run as if uncapped
       b = more_memory(size, small);

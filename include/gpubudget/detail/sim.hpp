@@ -87,6 +87,9 @@ struct node_record {
   /// The allocator sees backward_temp's blocks before the node's output, which outlives them (a
   /// formula whose last op makes the result: PowBackward0, op_rules.md A6)
   bool backward_temp_first = false;
+  /// Of backward_temp's blocks, the 16-bit parameter gradients (cast_grad_bytes): the allocator's
+  /// replay holds them from the node's backward to the casts' (op_rules.md A18)
+  std::int16_t cast_grad_blocks = 0;
   std::int64_t backward_workspace = 0;  ///< optional library workspaces while this node runs (sim::optional_workspace):
   std::int64_t backward_workspace_then = 0;  ///< the first freed before the second is asked for
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
@@ -444,7 +447,7 @@ struct sim {
   /// it runs (a backward temporary) and until the casts' backward has made the fp32 .grad of it.
   constexpr void cast_param_grads(std::int32_t n, std::int64_t bytes, std::int64_t second = 0) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).cast_grad_bytes += bytes, node(n).cast_grad_second += second;
+    node(n).cast_grad_bytes += bytes, node(n).cast_grad_second += second, ++node(n).cast_grad_blocks;
     backward_temp(n, bytes, true);
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {

@@ -676,18 +676,25 @@ struct walker {
     }
   }
 
+  /// A node's 16-bit parameter gradients (storages; -1: none).
+  struct cast_grads { std::int32_t weight = -1, second = -1; };
+
   /// Autocast: the casts' backward after node `rec` ran (its saved tensors and incoming gradient
   /// already freed): the fp32 .grad is made while the 16-bit gradient is still alive (op_rules.md
   /// 2.6 #35: every Linear/conv of the bf16 cases peaks either in the op's backward, without the
   /// fp32 .grad, or in ToCopyBackward0, without the op's saved tensors and scratch).
-  constexpr void uncast_param_grads(const node_record& rec) {
-    // the weight's and the bias's 16-bit gradients are two blocks, as their .grads (A14)
-    const auto second = s.log_allocator && rec.cast_grad_second < rec.cast_grad_bytes ? rec.cast_grad_second : 0;
-    const auto half = s.allocate(rec.cast_grad_bytes - second, false, -1, rec.cast_grad_bytes - second);
-    const auto half_second = second > 0 ? s.allocate(second, false, -1, second) : -1;
+  /// `halves`: the 16-bit gradients the allocator's replay already holds (cast_grads_of), or none.
+  constexpr void uncast_param_grads(const node_record& rec, cast_grads halves) {
+    if (halves.weight < 0) halves = cast_grads_of(rec);
     param_grad(rec.param_key, rec.param_grad_bytes, !rec.cast_grad_through_view, rec.param_grad_second);
-    s.release(half);
-    s.release(half_second);
+    s.release(halves.weight);
+    s.release(halves.second);
+  }
+  /// The 16-bit gradients of a node's cast parameters: the weight's and the bias's are two
+  /// blocks, as their .grads (A14).
+  constexpr cast_grads cast_grads_of(const node_record& rec) {
+    const auto second = s.log_allocator && rec.cast_grad_second < rec.cast_grad_bytes ? rec.cast_grad_second : 0;
+    return {s.allocate(rec.cast_grad_bytes - second, false, -1, rec.cast_grad_bytes - second), second > 0 ? s.allocate(second, false, -1, second) : -1};
   }
 
   /// The op's own temporaries while its backward runs, then its optional library workspace.
@@ -698,10 +705,18 @@ struct walker {
   /// sdpa_transformer_lora_mlp_r4_b2_64: blocks.1.mlp.2's grad_input GEMM runs with the LoRA
   /// branch's input gradient waiting beside its own output and OpenBLAS's buffer; op_rules.md
   /// 2.6 #41). The allocator's replay keeps the order its rules were derived on (A-rules).
+  /// With the allocator's replay the 16-bit parameter gradients are held storages (cast_grads_of,
+  /// op_rules.md A18), not temporaries: PyTorch's AddmmBackward / ConvolutionBackward make them and
+  /// ToCopyBackward frees them after making the fp32 .grad (VGG16 fp16 b128: 8,192,000 and 2,000 B
+  /// for classifier.6, held across the node's release; one 8,194,000 B temporary made the replay's
+  /// segments part from the trace's).
   constexpr void backward_temporaries(const node_record& rec, std::int64_t summed) {
-    if (rec.backward_temp) {
-      s.note_peak(rec.backward_temp + summed, sim::round_block(rec.backward_temp) + sim::round_block(summed), rec.backward_temp_fixed);
-      if (s.log_allocator && !rec.backward_temp_first) s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks);
+    const bool held_apart = s.log_allocator && rec.cast_grad_blocks > 0;
+    const auto temp = rec.backward_temp - (held_apart ? rec.cast_grad_bytes : 0);
+    const auto blocks = rec.backward_temp_blocks - (held_apart ? rec.cast_grad_blocks : 0);
+    if (temp) {
+      s.note_peak(temp + summed, sim::round_block(temp) + sim::round_block(summed), rec.backward_temp_fixed - (held_apart ? rec.cast_grad_bytes : 0));
+      if (s.log_allocator && !rec.backward_temp_first) s.log_temporary(temp / blocks, blocks);
     }
     s.optional_workspace(rec.backward_workspace, summed);
     s.optional_workspace(rec.backward_workspace_then, summed);
@@ -733,6 +748,7 @@ struct walker {
         continue;
       }
       const std::int32_t g = take_grad(rec.out);
+      cast_grads halves{};
       if (g >= 0) {
         if (rec.backward_temp_first && s.log_allocator)  // asked before the output, freed after it
           s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, true);
@@ -745,12 +761,13 @@ struct walker {
                      edge.expand, edge.chunk);
         }
         if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes, false, rec.param_grad_second);
+        if (rec.cast_grad_blocks > 0 && s.log_allocator) halves = cast_grads_of(rec);
         if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec, summed);  // one test: most nodes have none
       }
       if (rec.saved_count) s.release_saved(n);
       if (s.count_host) s.drop_host(s.autograd_nodes.data_[(n)].host_bytes);
       if (g >= 0) s.release(g);
-      if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec);
+      if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec, halves);
       if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
         if (s.torch2()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
         s.release(s.segments[static_cast<std::size_t>(seg)].input);

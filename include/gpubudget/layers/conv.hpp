@@ -132,6 +132,16 @@ constexpr std::int64_t cuda_forward_layout_workspace(const conv_op& op, std::int
   return wide_pointwise ? X + Y : cuda_layout_workspace(op, kvol, X, Y, W);
 }
 
+/// Does the forward ask for its layout copies (CV4)? Not for a stride-1 conv whose input channels
+/// cuDNN pads (CV5; op_rules.md CV6 e): VGG's 3-channel 3×3 stem in 16 bits asked none in 4 traces
+/// (VGG16 bf16 b4, fp16 b16 and b128, VGG11-BN bf16 b32; H200, cuDNN 9.19) where the layout rule
+/// gives X + Y + W (924,853,248 B at b128), while its weight gradient staged them (929,608,848 B =
+/// X + Y + W + 258 fp32 partials + 144 at b128). The strided stems' forwards (ResNet, ConvNeXt,
+/// ViT) stage their padded copies.
+constexpr bool cuda_forward_stages_copies(const conv_op& op, std::int64_t in_ch, std::int64_t staged_ch) {
+  return op.stride > 1 || staged_ch == in_ch;
+}
+
 /// The backward's layout workspace (CV4): the forward's, and for a stride-1 1x1 conv computed in
 /// fp32 (TF32) on a map larger than 1x1, X + Y (EfficientNet-B0 b32's 112² and 56² pointwise
 /// weight gradients staged 181.8, 78.1 and 68.8 MB; the rest took 32·W partials, less). Not seen
@@ -152,12 +162,12 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
 /// bf16 b16 20,807,696 = X·8/3 + Y + W·8/3 + 16; ResNet-18's overlapping 7×7/2 stem in bf16 at
 /// b32 77,120,528 = X·8/3 + Y + W·8/3 + 16, in fp32 unpadded (ResNet-18/50 conv1 at b2, b32, b64:
 /// X + Y + W + 16). fp16's engines pad an overlapping strided stem to 4 on large maps (CV6 d:
-/// ResNet-50 b16 and b64, ResNet-18 b128, 7×7/2 at `positions` = N·H_out·W_out 200,704 to
+/// ResNet-18 b8 and b128, ResNet-50 b16 and b64, 7×7/2 at `positions` = N·H_out·W_out 100,352 to
 /// 1,605,632: X·4/3 + Y + W·4/3 + 16, forward and weight gradient) but to 8 at ResNet-18 b2 96²
-/// (4,608) and on VGG16's stride-1 stem, as bf16 does every one: from the smallest traced that
-/// padded to 4, so an untraced size between takes the larger copy.
+/// (4,608) and b2 224² (25,088) and on VGG16's stride-1 stem, as bf16 does every one: from the
+/// smallest traced that padded to 4, so an untraced size between takes the larger copy.
 constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t, std::int64_t positions) {
-  constexpr std::int64_t fp16_stem_pads_to_4_from = 200'704;  // ResNet-50 fp16 b16 224² (H200, cuDNN 9.19)
+  constexpr std::int64_t fp16_stem_pads_to_4_from = 100'352;  // ResNet-18 fp16 b8 224²: 16,081,424 B (H200, cuDNN 9.19)
   const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
   const bool fp16_large_stem = t == dtype::fp16 && !patches && op.stride > 1 && op.kernel > 1 && positions >= fp16_stem_pads_to_4_from;
   const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : fp16_large_stem ? 4 : 8;
@@ -269,12 +279,12 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
   W = W / in_ch * staged_ch;
   const bool stages = cuda_stages_copies(y.type, c.s.batch);
-  const auto forward = cuda_forward_layout_workspace(op, kvol, X, Y, W, W / bytes_per_element(y.type));
+  const auto copies = cuda_forward_layout_workspace(op, kvol, X, Y, W, W / bytes_per_element(y.type));
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
-  c.s.optional_workspace(forward);
+  c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, staged_ch) ? copies : 0);
   // the weight gradient stages copies beside its partials, one request larger than backward-data's
   c.s.backward_workspace(n, xin.requires_grad ? layout : 0,
-                         weight_trains ? cuda_wgrad_copies(y.type, stages, forward, layout, X, Y) + partials : 0);
+                         weight_trains ? cuda_wgrad_copies(y.type, stages, copies, layout, X, Y) + partials : 0);
 }
 
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
