@@ -232,6 +232,9 @@ inline training step_of(const nlohmann::json& s, std::int64_t batch) {
   // non-reentrant run: 11,074,491,904 against 11,074,999,808 B) is within 0.01 % of its live
   // peak with the same rules.
   t.checkpoint_blocks = s.contains("ckpt") && (s["ckpt"].is_string() || s["ckpt"].get<bool>());
+  // the steps each run trained (measure_real_libraries.py: STEPS = 3, a spec's "steps" for the
+  // longer capped trials): a capped job can run out of memory in a later step (op_rules.md A19)
+  t.steps = s.contains("steps") ? s["steps"].get<std::int32_t>() : 3;
   return t;
 }
 

@@ -99,7 +99,7 @@ replayed replay(const trace& t, bool addresses) {
 
 TEST_CASE("the allocator model reserves what PyTorch reserved, and runs out where it ran out, on every trace") {
   const auto traces = read_traces();
-  REQUIRE(traces.size() == 69);
+  REQUIRE(traces.size() == 70);
   int capped = 0, refusing = 0;
   for (const auto& t : traces) {
     INFO(t.name);
@@ -111,19 +111,25 @@ TEST_CASE("the allocator model reserves what PyTorch reserved, and runs out wher
     capped += r.trace_oom_at >= 0;
     refusing += r.refused > 0;
   }
-  CHECK(capped == 6);
-  // ResNet-34 bf16 b901 and DenseNet-121 fp32 b120 train under the cap, cuDNN workspaces refused on the way
-  // (ResNet-50 fp32 b181 trains refusing none)
-  CHECK(refusing == 2);
+  // the 6 one-above trials, the 3 again in a fresh process, VGG16 fp16 b305, and ResNet-34 bf16 b901 run 12 steps
+  // (it OOMs in step 5, at PyTorch's request)
+  CHECK(capped == 11);
+  // ResNet-34 bf16 b901 (3 and 12 steps), DenseNet-121 fp32 b120 and VGG16 fp16 b304 refuse cuDNN workspaces
+  // on the way (ResNet-50 fp32 b181 trains refusing none)
+  CHECK(refusing == 4);
 }
 
 TEST_CASE("without the trace's addresses, ties go to the oldest segment: a few traces then reserve another way") {
   // The budget's replay has no addresses. Where equal-size cached blocks tie, the model takes the
   // oldest segment's and PyTorch the lowest address; these traces end with another segment set
   // (their bytes today: a change of the model shows here). Every other trace is exact all the same.
-  // 11 of the 63, from -4.05 % to +3.06 % of the measured reserved peak: the spread the tie alone
+  // 15 of the 70, from -6.79 % to +3.06 % of the measured reserved peak: the spread the tie alone
   // puts on a reserved estimate (op_rules.md A16).
   const std::map<std::string, std::int64_t> tie_broken = {
+      {"tv_vgg16_b128_224_fp16", 11395923968},           // -6.79 %
+      {"cap16_resnet34_b902_bf16_fresh", 16374562816},   // +0.01 % (the OOM still at PyTorch's request)
+      {"cap16_resnet50_b182_fp32_fresh", 16353591296},   // -0.03 % (the OOM still at PyTorch's request)
+      {"cap16_resnet34_b901_bf16_12steps", 16370368512}, // -0.03 %: its OOM 560 requests earlier
       {"hf_t5_small_b16_t512_bf16", 12379488256},        // -0.03 %
       {"tv_resnet18_b64_224_fp32", 2709520384},          // -3.73 %
       {"cap16_resnet50_b182_fp32", 16353591296},         // -0.03 % (the OOM still at PyTorch's request)
@@ -135,16 +141,18 @@ TEST_CASE("without the trace's addresses, ties go to the oldest segment: a few t
       {"tv_resnet34_b64_224_bf16", 1965031424},          // -0.32 %
       {"tv_resnet50_b32_224_bf16", 2132803584},          // +0.69 %
       {"tv_wide_resnet50_2_b16_224_bf16", 2283798528}};  // +0.74 %
-  REQUIRE(tie_broken.size() == 11);
+  REQUIRE(tie_broken.size() == 15);
   for (const auto& t : read_traces()) {
     INFO(t.name);
     const auto r = replay(t, /*addresses=*/false);
     const auto known = tie_broken.find(t.name);
     CHECK(r.reserved_peak == (known == tie_broken.end() ? t.reserved_peak : known->second));
-    CHECK(r.model_oom_at == r.trace_oom_at);
-    CHECK(r.refused_by_model == r.refused);
+    const bool long_trial = t.name == "cap16_resnet34_b901_bf16_12steps";  // the tie moves its OOM: 9,484 vs 10,044
+    const bool oom_where_expected = long_trial ? r.model_oom_at > 0 && r.model_oom_at < r.trace_oom_at : r.model_oom_at == r.trace_oom_at;
+    CHECK(oom_where_expected);
+    if (!long_trial) CHECK(r.refused_by_model == r.refused);
     // one forward workspace PyTorch served the model refuses at b901 (cuDNN falls back; it still trains)
-    CHECK(r.served_refused == (t.name == "cap16_resnet34_b901_bf16" ? 1 : 0));
+    CHECK(r.served_refused == (t.name == "cap16_resnet34_b901_bf16" ? 1 : long_trial ? 3 : 0));
   }
 }
 
@@ -363,4 +371,29 @@ TEST_CASE("the main thread's cuBLAS workspace comes at the forward's first GEMM 
   CHECK(first_workspace_at(no_gemm) == 0);  // none noted: at the forward's start, as before
   models::llama_config g{.vocab = 1000, .width = 256, .layers = 2, .heads = 4, .kv_heads = 4, .ffn = 512, .context = 64, .seq = 64};
   CHECK(first_workspace_at(models::llama(g)) == 2);  // after the token ids and the embedding's output
+}
+
+TEST_CASE("the replay runs the job's steps: a capped job can run out of memory in a later step (A19)") {
+  // ResNet-34 AMP bf16 at batch 901 under a 16 GiB H200 (the caching allocator capped at 16 GiB less
+  // the context): it trained 3 steps and ran out of memory in step 5 of 12 (real-libraries-h200.json,
+  // cap16_resnet34_b901_bf16 and its _12steps twin, H200 device calls 11 and 17)
+  using namespace gpubudget;
+  const auto net = models::resnet34(224, 1000);
+  training plan{.batch = 901, .precision = precision_mode::amp_bf16, .loss = loss_kind::cross_entropy, .output_held = false,
+                .model_allocator = true};
+  device d = devices::h200;
+  d.capacity = 16 * GiB;
+  static int steps = 0;
+  detail::allocator_event_tap = [](char what, std::int64_t, std::int32_t) { steps += what == 'P'; };
+  auto run = [&](std::int32_t job_steps) {
+    steps = 0;
+    plan.steps = job_steps;
+    return fits(budget_totals(net, plan, d));
+  };
+  CHECK(run(3));             // the 3-step trial trains
+  CHECK(steps <= 2 + 3);     // the uncapped replay (settles in 2 steps), then at most 3 capped ones
+  CHECK_FALSE(run(0));       // a long job does not
+  CHECK(steps > 2 + 3);
+  CHECK(steps <= 2 + detail::max_replayed_steps);
+  detail::allocator_event_tap = nullptr;
 }

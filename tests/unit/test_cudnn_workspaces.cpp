@@ -85,11 +85,11 @@ TEST_CASE("patch convolutions stage their input channels padded to the tensor co
   // and as 8 in 16 bits; overlapping stems (ResNet's 7x7/2, padding 3) stay at 3 in fp32 only
   constexpr conv_op patch{.dims = 2, .out_channels = 768, .kernel = 16, .stride = 16, .padding = 0, .dilation = 1, .groups = 1};
   constexpr conv_op stem{.dims = 2, .out_channels = 64, .kernel = 7, .stride = 2, .padding = 3, .dilation = 1, .groups = 1};
-  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::fp32, 115 * 196) == 4);
-  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::bf16, 16 * 196) == 8);
-  CHECK(detail::cuda_staged_in_channels(patch, 16, dtype::fp16, 16 * 196) == 16);
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp32, 64 * 112 * 112) == 3);
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16, 64 * 112 * 112) == 8);  // CV6
+  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::fp32, 115 * 196, true) == 4);
+  CHECK(detail::cuda_staged_in_channels(patch, 3, dtype::bf16, 16 * 196, true) == 8);
+  CHECK(detail::cuda_staged_in_channels(patch, 16, dtype::fp16, 16 * 196, true) == 16);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp32, 64 * 112 * 112, true) == 3);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16, 64 * 112 * 112, true) == 8);  // CV6
   // the forward's request at bf16 batch 16 (vit_b_16_b16_224_bf16_foreach: 20,807,696 B = this + 16)
   constexpr std::int64_t X = 16 * 3 * 224 * 224 * 2, Y = 16 * 768 * 14 * 14 * 2, W = 768 * 3 * 256 * 2;
   CHECK(detail::cuda_layout_workspace(patch, 256, X / 3 * 8, Y, W / 3 * 8) == 20807680);
@@ -116,15 +116,25 @@ TEST_CASE("16-bit convolutions: padded stems, the weight gradient's copies and f
   // 77,120,528 B forward = X·8/3 + Y + W·8/3 + 16 (3 channels staged as 8, overlapping or not)
   constexpr conv_op stem{.dims = 2, .out_channels = 64, .kernel = 7, .stride = 2, .padding = 3, .dilation = 1, .groups = 1};
   constexpr std::int64_t X = 32LL * 3 * 224 * 224 * 2, Y = 32LL * 64 * 112 * 112 * 2, W = 64 * 3 * 49 * 2;
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16, 32 * 112 * 112) == 8);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::bf16, 32 * 112 * 112, true) == 8);
   // fp16 pads a strided stem to 4 on a large map (resnet50_b16_224_fp16_foreach, H200 event 341:
   // 32,137,744 B = X·4/3 + Y + W·4/3 + 16 at b16 224²) and to 8 at ResNet-18 b2 96² (its weight
   // gradient asked 8,361,104 B, bf16's bytes); VGG16's stride-1 stem pads to 8 (CV6 d)
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 16 * 112 * 112) == 4);
-  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 2 * 48 * 48) == 8);
-  CHECK(detail::cuda_staged_in_channels(conv3x3, 3, dtype::fp16, 16 * 224 * 224) == 8);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 16 * 112 * 112, true) == 4);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 2 * 48 * 48, true) == 8);
+  // ResNet-18 fp16 b8 224² (H200 call 12): the forward pads to 4 (16,081,424 B), the weight gradient
+  // to 8; at b2 224² both to 8
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 8 * 112 * 112, false) == 4);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 8 * 112 * 112, true) == 8);
+  CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 2 * 112 * 112, false) == 8);
+  // VGG's stride-1 3-channel stem, padded, asks no forward copies (4 traces, CV6 e); strided stems,
+  // and unpadded convs, do
+  CHECK_FALSE(detail::cuda_forward_stages_copies(conv3x3, 3, 8));
+  CHECK(detail::cuda_forward_stages_copies(stem, 3, 8));
+  CHECK(detail::cuda_forward_stages_copies(conv3x3, 64, 64));
+  CHECK(detail::cuda_staged_in_channels(conv3x3, 3, dtype::fp16, 16 * 224 * 224, true) == 8);
   CHECK(detail::cuda_layout_workspace(stem, 49, 16LL * 4 * 224 * 224 * 2, 16LL * 64 * 112 * 112 * 2, 64 * 4 * 49 * 2) == 32137728);
-  CHECK(detail::cuda_staged_in_channels(conv3x3, 64, dtype::bf16, 32 * 56 * 56) == 64);
+  CHECK(detail::cuda_staged_in_channels(conv3x3, 64, dtype::bf16, 32 * 56 * 56, true) == 64);
   CHECK(detail::cuda_layout_workspace(stem, 49, X / 3 * 8, Y, W / 3 * 8) == 77120512);
   // the 16-bit weight gradient stages the forward's copies at any batch; fp32's X + Y from batch 8
   CHECK(detail::cuda_wgrad_copies(dtype::bf16, false, 368640, 368640, 147456, 147456) == 368640);

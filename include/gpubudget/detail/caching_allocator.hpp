@@ -141,6 +141,9 @@ class caching_allocator {
 
   constexpr std::int64_t reserved() const { return reserved_; }
   constexpr std::int64_t reserved_peak() const { return reserved_peak_; }
+  /// cudaMalloc and cudaFree calls so far (segments made, pages mapped, segments released): a
+  /// step that makes none leaves the cache as it found it.
+  constexpr std::int64_t device_calls() const { return device_calls_; }
   constexpr std::int64_t allocated() const { return allocated_; }
   constexpr std::int64_t allocated_peak() const { return allocated_peak_; }
   /// torch.cuda.reset_peak_memory_stats() for the allocated bytes.
@@ -168,7 +171,7 @@ class caching_allocator {
   static constexpr int size_classes = 64;
   dyn_array<std::int32_t> free_[2][size_classes]{};
   std::uint64_t nonempty_[2]{};
-  std::int64_t reserved_ = 0, reserved_peak_ = 0, allocated_ = 0, allocated_peak_ = 0;
+  std::int64_t reserved_ = 0, reserved_peak_ = 0, allocated_ = 0, allocated_peak_ = 0, device_calls_ = 0;
   std::int32_t segments_ = 0;
   std::int32_t expandable_tail_[2]{-1, -1};  ///< last block of each pool's expandable segment
   bool oom_ = false;
@@ -309,7 +312,7 @@ class caching_allocator {
   /// A free, unsplit segment back to the device (release_cached_blocks' cudaFree).
   constexpr void release_segment(std::int32_t h) {
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('F', blocks_.data_[h].size, -1);
-    reserved_ -= blocks_.data_[h].size, unlist(h), kill(h);
+    reserved_ -= blocks_.data_[h].size, unlist(h), kill(h), ++device_calls_;
   }
 
   /// A free block of at least `size` from the device: a new segment, or with expandable segments
@@ -322,7 +325,7 @@ class caching_allocator {
   constexpr std::int32_t new_segment(std::int64_t size, bool small) {
     const auto bytes = pa::segment_size(size);
     if (!make_room(bytes)) return -1;
-    reserved_ += bytes;
+    reserved_ += bytes, ++device_calls_;
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('S', bytes, -1);
     return add_block(block{bytes, 0, segments_++, -1, -1, false, small, true, -1});
@@ -337,7 +340,7 @@ class caching_allocator {
     const auto have = tail_free ? blocks_.data_[tail].size : 0;
     const auto pages = (size - have + page - 1) / page * page;
     if (!make_room(pages)) return -1;
-    reserved_ += pages;
+    reserved_ += pages, ++device_calls_;
     if (reserved_ > reserved_peak_) reserved_peak_ = reserved_;
     if (tail_free) { blocks_.data_[tail].size += pages; return tail; }
     const auto offset = tail >= 0 ? blocks_.data_[tail].offset + blocks_.data_[tail].size : 0;

@@ -162,12 +162,15 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
 /// bf16 b16 20,807,696 = X·8/3 + Y + W·8/3 + 16; ResNet-18's overlapping 7×7/2 stem in bf16 at
 /// b32 77,120,528 = X·8/3 + Y + W·8/3 + 16, in fp32 unpadded (ResNet-18/50 conv1 at b2, b32, b64:
 /// X + Y + W + 16). fp16's engines pad an overlapping strided stem to 4 on large maps (CV6 d:
-/// ResNet-18 b8 and b128, ResNet-50 b16 and b64, 7×7/2 at `positions` = N·H_out·W_out 100,352 to
-/// 1,605,632: X·4/3 + Y + W·4/3 + 16, forward and weight gradient) but to 8 at ResNet-18 b2 96²
+/// ResNet-18 b128, ResNet-50 b16 and b64, 7×7/2 at `positions` = N·H_out·W_out 200,704 to
+/// 1,605,632: X·4/3 + Y + W·4/3 + 16, forward and weight gradient; ResNet-18 b8, 100,352: the
+/// forward alone, 16,081,424 B, its weight gradient padding to 8) but to 8 at ResNet-18 b2 96²
 /// (4,608) and b2 224² (25,088) and on VGG16's stride-1 stem, as bf16 does every one: from the
 /// smallest traced that padded to 4, so an untraced size between takes the larger copy.
-constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t, std::int64_t positions) {
-  constexpr std::int64_t fp16_stem_pads_to_4_from = 100'352;  // ResNet-18 fp16 b8 224²: 16,081,424 B (H200, cuDNN 9.19)
+/// `weight_gradient`: the channels the weight gradient stages (else the forward's).
+constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t, std::int64_t positions, bool weight_gradient) {
+  // H200, cuDNN 9.19: ResNet-18 fp16 b8 224² (forward), ResNet-50 fp16 b16 224² (both)
+  const std::int64_t fp16_stem_pads_to_4_from = weight_gradient ? 200'704 : 100'352;
   const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
   const bool fp16_large_stem = t == dtype::fp16 && !patches && op.stride > 1 && op.kernel > 1 && positions >= fp16_stem_pads_to_4_from;
   const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : fp16_large_stem ? 4 : 8;
@@ -265,7 +268,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
   const auto n = c.s.record_of(y);
   const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
-  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type, positions);
+  const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type, positions, /*weight_gradient=*/true);
   const auto partials = weight_trains ? cuda_wgrad_partials(op, kvol, W, positions, c.s.batch, y.type, in_ch, staged_ch) : 0;
   if (!c.s.log_allocator) {
     // batch-independent when one more sample adds nothing (1x1: 2·W; k > 1: at CV2's cap), so
@@ -276,12 +279,15 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
     c.s.backward_temp(n, partials, fixed);
     return;
   }
-  const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch;
+  const auto fwd_ch = cuda_staged_in_channels(op, in_ch, y.type, positions, /*weight_gradient=*/false);
+  const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch, X_fwd = c.s.bytes_of_value(xin) / in_ch * fwd_ch;
+  const auto W_fwd = W / in_ch * fwd_ch;
   W = W / in_ch * staged_ch;
   const bool stages = cuda_stages_copies(y.type, c.s.batch);
   const auto copies = cuda_forward_layout_workspace(op, kvol, X, Y, W, W / bytes_per_element(y.type));
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
-  c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, staged_ch) ? copies : 0);
+  const auto forward = cuda_forward_layout_workspace(op, kvol, X_fwd, Y, W_fwd, W_fwd / bytes_per_element(y.type));
+  c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, fwd_ch) ? forward : 0);
   // the weight gradient stages copies beside its partials, one request larger than backward-data's
   c.s.backward_workspace(n, xin.requires_grad ? layout : 0,
                          weight_trains ? cuda_wgrad_copies(y.type, stages, copies, layout, X, Y) + partials : 0);
