@@ -284,9 +284,11 @@ constexpr void check_shared(const std::array<layer, N>& r) {
 
 /// The most training steps the allocator replay runs when the plan does not say (training::steps):
 /// under a cap the cache need not settle (ResNet-34 AMP bf16 b901 on 16 GiB trained 3 steps and
-/// ran out of memory in step 5; six of nine largest batches found with 3-step trials OOMed within
-/// 12; op_rules.md A19, H200 device call 17).
-inline constexpr int max_replayed_steps = 12;
+/// ran out of memory in step 5, its replay in step 6; six of nine largest batches found with 3-step
+/// trials OOMed within 12; op_rules.md A19, H200 device call 17). Not 12: a batch search in a
+/// static_assert replays every probe's steps, and 12 took ResNet-50's on an H100 past 70 % of
+/// GCC's default constexpr limit (compile_time.readme_claims).
+inline constexpr int max_replayed_steps = 6;
 
 /// A training run (model.to, warm-up step, the steps after it until the cache settles) through
 /// the caching allocator model, uncapped and, when that passes the cap, capped
@@ -321,7 +323,8 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       r.step_peak = a.allocated_peak() - resident;
       if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
-      if (pass > 0 && a.device_calls() == calls_before) break;
+      // settled; or, past an OOM (the batch search's probe), the second step's blocks in use are known
+      if (pass > 0 && (a.device_calls() == calls_before || a.out_of_memory())) break;
     }
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
     return r;

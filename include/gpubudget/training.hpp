@@ -189,7 +189,7 @@ struct training {
   allocator_settings allocator{};  ///< PYTORCH_CUDA_ALLOC_CONF (alloc_conf("expandable_segments:True"))
   /// With model_allocator: the training steps the job runs, which the allocator's replay runs
   /// until a step leaves the cache as it found it. 0: a long job (at most max_replayed_steps,
-  /// 12). Under a capped device a later step can run out of memory where the first ones did not:
+  /// 6). Under a capped device a later step can run out of memory where the first ones did not:
   /// a 3-step trial is not a training run (op_rules.md A19).
   std::int32_t steps = 0;
 
