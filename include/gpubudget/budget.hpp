@@ -282,13 +282,15 @@ constexpr void check_shared(const std::array<layer, N>& r) {
     if (r[i].share_id > 0) check_shared_with_first(r, i);
 }
 
-/// The most training steps the allocator replay runs when the plan does not say (training::steps):
-/// under a cap the cache need not settle (ResNet-34 AMP bf16 b901 on 16 GiB trained 3 steps and
-/// ran out of memory in step 5, its replay in step 6; six of nine largest batches found with 3-step
-/// trials OOMed within 12; op_rules.md A19, H200 device call 17). Not 12: a batch search in a
-/// static_assert replays every probe's steps, and 12 took ResNet-50's on an H100 past 70 % of
-/// GCC's default constexpr limit (compile_time.readme_claims).
-inline constexpr int max_replayed_steps = 6;
+/// The most training steps the allocator replay runs when the plan does not say (training::steps),
+/// stopping at the first one whose reserved peak did not grow (A12). A plan that names its steps
+/// runs them until one makes and frees no segment (A19): under a cap the cache need not settle
+/// (ResNet-34 AMP bf16 b901 on 16 GiB trained 3 steps and ran out of memory in step 5; six of nine
+/// largest batches found with 3-step trials OOMed within 12; H200 device call 17). That rule is not
+/// the default yet: a batch search in a static_assert replays every probe's steps, and with it
+/// ResNet-50's on an H100 passed 70 % of Clang's and GCC's default constexpr limits
+/// (compile_time.readme_claims), which issue I's flat table is to make room for.
+inline constexpr int max_replayed_steps = 8;
 
 /// A training run (model.to, warm-up step, the steps after it until the cache settles) through
 /// the caching allocator model, uncapped and, when that passes the cap, capped
@@ -307,14 +309,16 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
     a.malloc(setup.buffers), a.malloc(setup.input_batch);
     step_replay steps(s, a, setup);
     replay_result r{};
-    // steps until one makes and frees no segment (at least two: the warm-up creates the optimizer
-    // state): the cache a step leaves splits differently under the next one, and a job runs
-    // many steps (op_rules.md A12). Under a cap a step can free cached segments and make others
-    // with the reserved peak pinned at the cap: the cache has not settled then (A19).
-    const int steps_to_run = plan.steps > 0 ? plan.steps : max_replayed_steps;
+    // steps until the cache settles (at least two: the warm-up creates the optimizer state): the
+    // cache a step leaves splits differently under the next one, and a job runs many steps
+    // (op_rules.md A12). Under a cap a step can free cached segments and make others with the
+    // reserved peak pinned at the cap: only a step that makes and frees none has settled (A19).
+    const bool job_steps = plan.steps > 0;
+    const int steps_to_run = job_steps ? plan.steps : max_replayed_steps;
     for (int pass = 0; pass < steps_to_run && (past_oom || !a.out_of_memory()); ++pass) {
       if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
       const auto calls_before = a.device_calls();
+      const auto reserved_before = a.reserved_peak();
       const auto resident = a.allocated();
       a.reset_allocated_peak();
       steps.run(pass == 0);
@@ -324,7 +328,8 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
       if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
       steps.release_survivors();
       // settled; or, past an OOM (the batch search's probe), the second step's blocks in use are known
-      if (pass > 0 && (a.device_calls() == calls_before || a.out_of_memory())) break;
+      const bool settled = job_steps ? a.device_calls() == calls_before : a.reserved_peak() == reserved_before;
+      if (pass > 0 && (settled || a.out_of_memory())) break;
     }
     r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
     return r;

@@ -188,9 +188,10 @@ struct training {
   bool model_allocator = false;
   allocator_settings allocator{};  ///< PYTORCH_CUDA_ALLOC_CONF (alloc_conf("expandable_segments:True"))
   /// With model_allocator: the training steps the job runs, which the allocator's replay runs
-  /// until a step leaves the cache as it found it. 0: a long job (at most max_replayed_steps,
-  /// 6). Under a capped device a later step can run out of memory where the first ones did not:
-  /// a 3-step trial is not a training run (op_rules.md A19).
+  /// until a step leaves the cache as it found it (makes and frees no segment). Under a capped
+  /// device a later step can run out of memory where the first ones did not: a 3-step trial is
+  /// not a training run (op_rules.md A19). 0: until a step's reserved peak does not grow (at most
+  /// 8), which passes over that churn: set it for a job near a device's capacity.
   std::int32_t steps = 0;
 
   /// The runtime whose rules apply: `runtime`, except that a plan with `backend = cpu` and the
