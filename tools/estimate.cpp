@@ -283,6 +283,8 @@ void configure_policy(const cli::parsed_args& a, const std::vector<tools::zoo_en
   if (has("fragmentation")) c.plan.fragmentation_percent = cli::parse_integer("--fragmentation", val("fragmentation"), 0, 100);
   // the caching allocator model (training::model_allocator) unless a flat reserve is asked for
   c.plan.model_allocator = !has("fragmentation");
+  if (has("steps") && has("fragmentation")) throw usage_error("--steps sets the steps the caching allocator model replays; --fragmentation replaces the model: give one");
+  if (has("steps")) c.plan.steps = static_cast<std::int32_t>(cli::parse_integer("--steps", val("steps"), 1, 1000));
   if (has("alloc-conf") && has("fragmentation")) throw usage_error("--alloc-conf configures the caching allocator model; --fragmentation replaces it with a flat reserve: give one");
   if (has("alloc-conf")) {
     try {

@@ -380,7 +380,7 @@ inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_
 /// Flags that make no sense with --serve (a training step's settings, or --seq: use --context).
 inline void reject_with_serve(const cli::parsed_args& a) {
   for (const char* n : {"lora", "batch", "micro-batch", "optimizer", "step", "loss", "ema", "inference", "checkpoint-all", "checkpoint-blocks",
-                        "freeze-all-but", "freeze-all", "teacher", "teacher-offload", "fragmentation", "runtime", "seq"})
+                        "freeze-all-but", "freeze-all", "teacher", "teacher-offload", "fragmentation", "steps", "runtime", "seq"})
     if (a.has(n)) throw cli::usage_error(std::string("--") + n + " does not combine with --serve" + (std::string(n) == "seq" ? " (use --context N)" : ""));
 }
 
