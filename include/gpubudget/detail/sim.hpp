@@ -69,6 +69,10 @@ struct grad_edge {
 };
 
 /// An autograd node: what backward needs from it.
+/// Which call of a convolution asks an optional cuDNN workspace: cuDNN's plan cache keys its
+/// plans by the call (and the shapes), so the replay does too (allocator_replay.hpp, op_rules.md A20).
+enum class workspace_kind : std::int8_t { forward = 1, backward_data = 2, weight_gradient = 3 };
+
 struct node_record {
   std::int32_t out = -1;              ///< storage of the output whose gradient drives this node
   std::int32_t edges_begin = 0;       ///< its gradient edges: edges[edges_begin, +inputs)
@@ -92,6 +96,7 @@ struct node_record {
   std::int16_t cast_grad_blocks = 0;
   std::int64_t backward_workspace = 0;  ///< optional library workspaces while this node runs (sim::optional_workspace):
   std::int64_t backward_workspace_then = 0;  ///< the first freed before the second is asked for
+  std::int64_t backward_workspace_then_fallback = 0;  ///< the second's when cuDNN's plan is its fallback (A20)
   std::int32_t saved_begin = 0;       ///< its saved storages: saved_ids[saved_begin, +saved_count)
   std::int32_t saved_count = 0;
   std::int32_t segment = -1;          ///< checkpoint segment this node belongs to
@@ -199,14 +204,16 @@ struct sim {
     if (log_allocator && first_cublas_at < 0 && backward_starts_at < 0) first_cublas_at = static_cast<std::int32_t>(storages.size_);
   }
   /// No phantoms: with the log on, the walk runs every copy of a repeat (walker::walk_repeat).
-  /// `blocks` < 0: one optional block (a cuDNN workspace: under a cap a failed request makes
-  /// cuDNN try its next engine, not an OOM; allocator_replay.hpp). `held`: asked before the next
-  /// storage and freed after it (a backward formula's intermediates, its result the last op).
-  constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1, bool held = false) {
+  /// `blocks` < 0: one optional block, a cuDNN workspace of kind -blocks (workspace_kind: under
+  /// a cap a failed request makes cuDNN try its next engine, not an OOM; allocator_replay.hpp);
+  /// `held_or_fallback` is then the fallback engine's workspace. Else `held_or_fallback` != 0:
+  /// asked before the next storage and freed after it (a backward formula's intermediates, its
+  /// result the last op).
+  constexpr void log_temporary(std::int64_t bytes, std::int64_t blocks = 1, std::int64_t held_or_fallback = 0) {
     temporaries.push_back(static_cast<std::int64_t>(storages.size_));
     temporaries.push_back(bytes);
     temporaries.push_back(blocks);
-    temporaries.push_back(held ? 1 : 0);
+    temporaries.push_back(held_or_fallback);
   }
 
   // checkpointing state
@@ -273,13 +280,15 @@ struct sim {
   /// max_micro_batch's trace leaves it out: at the largest batch cuDNN takes a leaner engine.
   /// `alongside`: bytes alive with it that the live count no longer holds (a backward node's
   /// outputs already added into waiting gradients: walker::backward_temporaries).
-  constexpr void optional_workspace(std::int64_t bytes, std::int64_t alongside = 0) {
+  /// `kind` and `fallback`: cuDNN's plan cache in the replay (workspace_kind, op_rules.md A20).
+  constexpr void optional_workspace(std::int64_t bytes, std::int64_t alongside = 0, workspace_kind kind = workspace_kind::forward,
+                                    std::int64_t fallback = 0) {
     if (bytes <= 0) return;
     const auto hook = on_moment;
     if (hook == &trace_moment) on_moment = nullptr;
     note_peak(bytes + alongside, round_block(bytes) + round_block(alongside));
     on_moment = hook;
-    if (log_allocator) log_temporary(bytes, -1);
+    if (log_allocator) log_temporary(bytes, -static_cast<std::int64_t>(kind), fallback);
   }
   /// `blocks` temporaries of `bytes` each, alive together (the allocator sees each on its own).
   constexpr void transient_blocks(std::int64_t bytes, std::int64_t blocks, bool fixed = false) {
@@ -457,9 +466,9 @@ struct sim {
   }
   /// `n`'s backward asks for optional library workspaces (optional_workspace): `first`, freed,
   /// then `then` (cuDNN's backward-data, then its weight gradient).
-  constexpr void backward_workspace(std::int32_t n, std::int64_t first, std::int64_t then) {
+  constexpr void backward_workspace(std::int32_t n, std::int64_t first, std::int64_t then, std::int64_t then_fallback = 0) {
     if (n < 0 || replay_cursor >= 0) return;
-    node(n).backward_workspace = first, node(n).backward_workspace_then = then;
+    node(n).backward_workspace = first, node(n).backward_workspace_then = then, node(n).backward_workspace_then_fallback = then_fallback;
   }
 
   /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like

@@ -718,8 +718,8 @@ struct walker {
       s.note_peak(temp + summed, sim::round_block(temp) + sim::round_block(summed), rec.backward_temp_fixed - (held_apart ? rec.cast_grad_bytes : 0));
       if (s.log_allocator && !rec.backward_temp_first) s.log_temporary(temp / blocks, blocks);
     }
-    s.optional_workspace(rec.backward_workspace, summed);
-    s.optional_workspace(rec.backward_workspace_then, summed);
+    s.optional_workspace(rec.backward_workspace, summed, workspace_kind::backward_data);
+    s.optional_workspace(rec.backward_workspace_then, summed, workspace_kind::weight_gradient, rec.backward_workspace_then_fallback);
   }
 
   /// Backward from the scalar `loss` storage.
@@ -751,7 +751,7 @@ struct walker {
       cast_grads halves{};
       if (g >= 0) {
         if (rec.backward_temp_first && s.log_allocator)  // asked before the output, freed after it
-          s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, true);
+          s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, /*held=*/1);
         std::int64_t summed = 0;  // this node's outputs added into gradients already waiting
         for (std::int32_t e = 0; e < rec.inputs; ++e) {
           const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];

@@ -191,6 +191,17 @@ constexpr std::int64_t cuda_wgrad_copies(dtype t, bool stages, std::int64_t forw
   return stages && backward > 0 ? X + Y : 0;
 }
 
+/// The workspace of the engine cuDNN falls back to when the allocator refuses a 16-bit weight
+/// gradient's (op_rules.md A20): an fp32 copy of the weight, W32 + W32/512 + 16 B (H200, cuDNN
+/// 9.19, every refused weight gradient traced: ResNet-34 bf16 b901 layer4 3×3 512->512
+/// 9,455,632 B; VGG16 fp16 b304 64->64, 128->128, 256->256 and 512->512 3×3 147,760, 590,992,
+/// 2,363,920 and 9,455,632 B). fp32's fell back to 4,096 B (DenseNet-121 b120): none counted.
+constexpr std::int64_t cuda_wgrad_fallback_workspace(dtype t, std::int64_t weight_elements) {
+  if (t == dtype::fp32) return 0;
+  const auto w32 = weight_elements * 4;
+  return w32 + w32 / 512 + 16;
+}
+
 /// Split-K partials of a 16-bit weight gradient whose channels need no padding (op_rules.md
 /// CV6 c): fp32 copies of the weight, an upper envelope of 11 traces (ResNet-18 bf16/fp16 at b2 96²
 /// and b16, b32, b64, b128 224², ResNet-34 b64, ResNet-50 b32, VGG16 b4 and b16; H200, cuDNN 9.19).
@@ -280,6 +291,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
     return;
   }
   const auto fwd_ch = cuda_staged_in_channels(op, in_ch, y.type, positions, /*weight_gradient=*/false);
+  const auto weight_elements = W / bytes_per_element(y.type);
   const auto X = c.s.bytes_of_value(xin) / in_ch * staged_ch, X_fwd = c.s.bytes_of_value(xin) / in_ch * fwd_ch;
   const auto W_fwd = W / in_ch * fwd_ch;
   W = W / in_ch * staged_ch;
@@ -290,7 +302,8 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, fwd_ch) ? forward : 0);
   // the weight gradient stages copies beside its partials, one request larger than backward-data's
   c.s.backward_workspace(n, xin.requires_grad ? layout : 0,
-                         weight_trains ? cuda_wgrad_copies(y.type, stages, copies, layout, X, Y) + partials : 0);
+                         weight_trains ? cuda_wgrad_copies(y.type, stages, copies, layout, X, Y) + partials : 0,
+                         weight_trains ? cuda_wgrad_fallback_workspace(y.type, weight_elements) : 0);
 }
 
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
