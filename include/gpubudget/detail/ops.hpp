@@ -151,15 +151,24 @@ constexpr value cast_to(sim& s, const value& x, dtype t) {
   return y;
 }
 
-/// The autocast cache's 16-bit copy of a weight: alive until the forward ends, saved by the op
-/// when the op must compute its input's gradient (grad_input = grad_output · W), or always
-/// (`saved_always`: convolution_backward takes it either way).
-constexpr void autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int64_t elements, bool saved_always) {
-  if (!c.amp() || elements == 0 || c.param_type() == c.half_type()) return;  // a 16-bit weight: .to() is a no-op
+/// The autocast cache's 16-bit copy of a weight, made before the op's input cast and output:
+/// autocast casts the arguments (the bias, the weight, then the input), then the op runs
+/// (`cuda-h200/tv_convnext_tiny_b32_224_bf16.json.gz` events 228-232: a Linear's 768 B bias,
+/// 73,728 B weight, 19,267,584 B input, then its output; VGG16 AMP fp16 b305: each conv's weight,
+/// output, cuDNN workspace; op_rules.md A21). Its id, or -1 when there is none.
+constexpr std::int32_t autocast_weight_copy(layer_ctx& c, std::int64_t elements) {
+  if (!c.amp() || elements == 0 || c.param_type() == c.half_type()) return -1;  // a 16-bit weight: .to() is a no-op
   const auto bytes = bytes_of(elements, c.half_type());
-  value w{c.s.allocate(bytes, false, -1, bytes), {}, c.half_type(), false};
-  if (x.requires_grad || saved_always) c.s.save(n, w);
-  c.s.cache_until_forward_ends(w.id);
+  return c.s.allocate(bytes, false, -1, bytes);
+}
+
+/// The copy (autocast_weight_copy) alive until the forward ends, saved by the op when the op must
+/// compute its input's gradient (grad_input = grad_output · W), or always (`saved_always`:
+/// convolution_backward takes it either way).
+constexpr void keep_autocast_weight(layer_ctx& c, std::int32_t n, const value& x, std::int32_t copy, bool saved_always) {
+  if (copy < 0) return;
+  if (x.requires_grad || saved_always) c.s.save(n, value{copy, {}, c.half_type(), false});
+  c.s.cache_until_forward_ends(copy);
 }
 
 /// OpenBLAS's GEMM buffer: every non-tiny matmul on the CPU allocates a constant transient, in
@@ -360,19 +369,22 @@ constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dt
 /// An op with parameters (linear, conv, norm): output, what it saves, parameter gradients.
 /// `saves_input` is whether the node keeps its input (needed for the weight's gradient).
 /// Under autocast `cast_weight_elements` of the parameters run as a cached 16-bit copy, which the
-/// node keeps when the input needs a gradient, or always with `weight_saved_always`.
+/// node keeps when the input needs a gradient, or always with `weight_saved_always`; `weight_copy`:
+/// that copy when the caller made it already (before casting the input, as autocast does).
 /// `second_elements` of `param_elements` are a second tensor (the bias): a .grad of its own.
 constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtype t, std::int64_t param_elements,
                             bool saves_input, std::int64_t extra_saved = 0, std::int64_t forward_temp = 0,
                             std::int64_t backward_temp = 0, std::int64_t cast_weight_elements = 0,
-                            std::int32_t part = 0, bool weight_saved_always = false, std::int64_t second_elements = 0) {
+                            std::int32_t part = 0, bool weight_saved_always = false, std::int64_t second_elements = 0,
+                            std::int32_t weight_copy = -1) {
   auto& s = c.s;
+  if (weight_copy < 0 && cast_weight_elements) weight_copy = autocast_weight_copy(c, cast_weight_elements);
   value y = s.make(out, t, c.records(x));
   if (forward_temp) s.transient(forward_temp);
   auto n = s.record(y);
   if (saves_input) s.save(n, x);
   if (extra_saved) s.save_new(n, extra_saved);
-  if (cast_weight_elements && c.amp()) autocast_weight(c, n, x, cast_weight_elements, weight_saved_always);
+  keep_autocast_weight(c, n, x, weight_copy, weight_saved_always);
   s.grad_to(n, x);
   c.param_grads(n, param_elements, part, cast_weight_elements != 0, second_elements);
   if (backward_temp) s.backward_temp(n, backward_temp);
@@ -403,10 +415,11 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   if (!tied) { c.add_param(weight); c.add_param(b); }
   shape out = x.s;
   out[-1] = out_features;
+  const auto weight_copy = autocast_weight_copy(c, weight);  // autocast casts the weight, then the input
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part,
-                        /*weight_saved_always=*/false, /*second_elements=*/b);
+                        /*weight_saved_always=*/false, /*second_elements=*/b, weight_copy);
   c.s.note_cublas_call();
   // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)
   if (b > 0 && c.s.storages.data_[(y.id)].bytes > 2040 * out_features) bias_grad_workspace(c, y, out_features);

@@ -318,6 +318,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   c.add_param(weight);
   c.add_param(bias);
   const dtype t = c.matmul_type(x.type);
+  const auto weight_copy = autocast_weight_copy(c, weight);  // autocast casts the weight, then the input
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
   const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.kernel,
@@ -325,7 +326,8 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
                                : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
-  value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true, bias);
+  value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true, bias,
+                          weight_copy);
   if (!c.s.on_cpu() && grp == 1 && !transposed) cuda_conv_workspaces(c, op, kvol, xin, y, Y, bytes_of(weight, t), part);
   c.s.release(xin);
   return y;
