@@ -155,9 +155,15 @@ constexpr value cast_to(sim& s, const value& x, dtype t) {
 /// autocast casts the arguments (the bias, the weight, then the input), then the op runs
 /// (`cuda-h200/tv_convnext_tiny_b32_224_bf16.json.gz` events 228-232: a Linear's 768 B bias,
 /// 73,728 B weight, 19,267,584 B input, then its output; VGG16 AMP fp16 b305: each conv's weight,
-/// output, cuDNN workspace; op_rules.md A21). Its id, or -1 when there is none.
-constexpr std::int32_t autocast_weight_copy(layer_ctx& c, std::int64_t elements) {
+/// output, cuDNN workspace; op_rules.md A21). The bias's copy (`bias_elements`) comes first and
+/// the cache holds it until the forward ends too (no backward formula saves it). The weight copy's
+/// id, or -1 when there is none.
+constexpr std::int32_t autocast_weight_copy(layer_ctx& c, std::int64_t elements, std::int64_t bias_elements = 0) {
   if (!c.amp() || elements == 0 || c.param_type() == c.half_type()) return -1;  // a 16-bit weight: .to() is a no-op
+  if (bias_elements > 0) {
+    const auto bias_bytes = bytes_of(bias_elements, c.half_type());
+    c.s.cache_until_forward_ends(c.s.allocate(bias_bytes, false, -1, bias_bytes));
+  }
   const auto bytes = bytes_of(elements, c.half_type());
   return c.s.allocate(bytes, false, -1, bytes);
 }
@@ -415,7 +421,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   if (!tied) { c.add_param(weight); c.add_param(b); }
   shape out = x.s;
   out[-1] = out_features;
-  const auto weight_copy = autocast_weight_copy(c, weight);  // autocast casts the weight, then the input
+  const auto weight_copy = autocast_weight_copy(c, weight, b);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
   const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part,

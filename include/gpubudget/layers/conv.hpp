@@ -318,7 +318,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   c.add_param(weight);
   c.add_param(bias);
   const dtype t = c.matmul_type(x.type);
-  const auto weight_copy = autocast_weight_copy(c, weight);  // autocast casts the weight, then the input
+  const auto weight_copy = autocast_weight_copy(c, weight, bias);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
   const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.kernel,
