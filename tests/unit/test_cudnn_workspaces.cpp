@@ -129,9 +129,16 @@ TEST_CASE("16-bit convolutions: padded stems, the weight gradient's copies and f
   CHECK(detail::cuda_staged_in_channels(stem, 3, dtype::fp16, 2 * 112 * 112, false) == 8);
   // VGG's stride-1 3-channel stem, padded, asks no forward copies (4 traces, CV6 e); strided stems,
   // and unpadded convs, do
-  CHECK_FALSE(detail::cuda_forward_stages_copies(conv3x3, 3, 8));
-  CHECK(detail::cuda_forward_stages_copies(stem, 3, 8));
-  CHECK(detail::cuda_forward_stages_copies(conv3x3, 64, 64));
+  CHECK_FALSE(detail::cuda_forward_stages_copies(conv3x3, 3, 8, dtype::fp16));
+  CHECK(detail::cuda_forward_stages_copies(stem, 3, 8, dtype::fp16));
+  CHECK(detail::cuda_forward_stages_copies(conv3x3, 64, 64, dtype::bf16));
+  // a small patch stem in 16 bits neither (ConvNeXt-T's 4×4/4 at bf16 b16-b64: 192 B, CV6 f); ViT's
+  // 16×16/16 does, and fp32 keeps CV5's copies
+  constexpr conv_op patch4{.dims = 2, .out_channels = 96, .kernel = 4, .stride = 4, .padding = 0, .dilation = 1, .groups = 1};
+  constexpr conv_op patch16{.dims = 2, .out_channels = 768, .kernel = 16, .stride = 16, .padding = 0, .dilation = 1, .groups = 1};
+  CHECK_FALSE(detail::cuda_forward_stages_copies(patch4, 3, 8, dtype::bf16));
+  CHECK(detail::cuda_forward_stages_copies(patch16, 3, 8, dtype::bf16));
+  CHECK(detail::cuda_forward_stages_copies(patch4, 3, 4, dtype::fp32));
   CHECK(detail::cuda_staged_in_channels(conv3x3, 3, dtype::fp16, 16 * 224 * 224, true) == 8);
   CHECK(detail::cuda_layout_workspace(stem, 49, 16LL * 4 * 224 * 224 * 2, 16LL * 64 * 112 * 112 * 2, 64 * 4 * 49 * 2) == 32137728);
   CHECK(detail::cuda_staged_in_channels(conv3x3, 64, dtype::bf16, 32 * 56 * 56, true) == 64);

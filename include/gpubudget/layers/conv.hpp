@@ -137,9 +137,12 @@ constexpr std::int64_t cuda_forward_layout_workspace(const conv_op& op, std::int
 /// (VGG16 bf16 b4, fp16 b16 and b128, VGG11-BN bf16 b32; H200, cuDNN 9.19) where the layout rule
 /// gives X + Y + W (924,853,248 B at b128), while its weight gradient staged them (929,608,848 B =
 /// X + Y + W + 258 fp32 partials + 144 at b128). The strided stems' forwards (ResNet, ConvNeXt,
-/// ViT) stage their padded copies.
-constexpr bool cuda_forward_stages_copies(const conv_op& op, std::int64_t in_ch, std::int64_t staged_ch) {
-  return op.stride > 1 || staged_ch == in_ch;
+/// ViT) stage their padded copies, but for a small patch conv in 16 bits (kernel = stride <= 4, CV6 f):
+/// ConvNeXt-T's 4×4/4 stem asked a 192 B workspace in the forward at bf16 b16, b32 and b64 where
+/// ViT-B/16's 16×16/16 staged X·8/3 + Y + W·8/3; the switch between kernel 4 and 16 is untraced.
+constexpr bool cuda_forward_stages_copies(const conv_op& op, std::int64_t in_ch, std::int64_t staged_ch, dtype t) {
+  const bool small_patches = t != dtype::fp32 && op.kernel == op.stride && op.padding == 0 && op.kernel <= 4 && staged_ch != in_ch;
+  return !small_patches && (op.stride > 1 || staged_ch == in_ch);
 }
 
 /// The backward's layout workspace (CV4): the forward's, and for a stride-1 1x1 conv computed in
@@ -299,7 +302,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
   const auto copies = cuda_forward_layout_workspace(op, kvol, X, Y, W, W / bytes_per_element(y.type));
   const auto layout = cuda_backward_layout_workspace(op, kvol, X, Y, W, stages, positions > c.s.batch);
   const auto forward = cuda_forward_layout_workspace(op, kvol, X_fwd, Y, W_fwd, W_fwd / bytes_per_element(y.type));
-  c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, fwd_ch) ? forward : 0);
+  c.s.optional_workspace(cuda_forward_stages_copies(op, in_ch, fwd_ch, y.type) ? forward : 0);
   // the weight gradient stages copies beside its partials, one request larger than backward-data's
   c.s.backward_workspace(n, xin.requires_grad ? layout : 0,
                          weight_trains ? cuda_wgrad_copies(y.type, stages, copies, layout, X, Y) + partials : 0,
