@@ -156,11 +156,11 @@ constexpr auto convnext(std::int64_t d1, std::int64_t d2, std::int64_t d3, std::
   // features.2.1, ...); stage 1's first block (no stochastic depth) is modeled apart from the rest
   auto features = sequential(named("0.0", conv2d(c, 4, stride(4))), named("0.1", layer_norm_2d()),
                              named("1.0", cn_block(c, false)), named("1", numbered_from(1, repeat(d1 - 1, cn_block(c, true)))),
-                             named("2.0", layer_norm_2d()), named("2.1", conv2d(2 * c, 2, stride(2))),
+                             named("2.0", layer_norm_2d()), named("2.1", conv2d(2 * c, 2, stride(2), channels_last_input)),
                              named("3", repeat(d2, cn_block(2 * c, true))),
-                             named("4.0", layer_norm_2d()), named("4.1", conv2d(4 * c, 2, stride(2))),
+                             named("4.0", layer_norm_2d()), named("4.1", conv2d(4 * c, 2, stride(2), channels_last_input)),
                              named("5", repeat(d3, cn_block(4 * c, true))),
-                             named("6.0", layer_norm_2d()), named("6.1", conv2d(8 * c, 2, stride(2))),
+                             named("6.0", layer_norm_2d()), named("6.1", conv2d(8 * c, 2, stride(2), channels_last_input)),
                              named("7", repeat(d4, cn_block(8 * c, true))));
   features.records[0].flags.frozen = frozen_backbone;
   features.records[0].name = "features";
