@@ -91,7 +91,7 @@ inline constexpr std::int64_t cuda_shortest_split_chunk = 64;
 /// partial W each, as many as fill the GPU: at most 11.25 MiB of partials (the largest of the
 /// traced split reductions; 5.3-11.25 MiB where K allowed more chunks), at least one W.
 /// An upper envelope of the resnet18 (224 / 96 px) and temporal traces: cuDNN's heuristics pick
-/// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped, depthwise,
+/// the engine, so this is a model, not its formula (H100, cuDNN 9.19). Grouped (depthwise in 16 bits: CV7),
 /// strided 1x1 and transposed convs: no rule (op_rules.md CV3); the caller applies it on CUDA to a
 /// dense conv whose weight trains. W: the weight in the compute type; reduction: K.
 constexpr std::int64_t cuda_wgrad_workspace(const conv_op& op, std::int64_t kvol, std::int64_t W, std::int64_t reduction,
@@ -309,6 +309,17 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
                          weight_trains ? cuda_wgrad_fallback_workspace(y.type, weight_elements) : 0);
 }
 
+/// cuDNN's weight-gradient workspace of a 16-bit depthwise convolution (op_rules.md CV7): N · C·k^d
+/// · 32 B, eight fp32 copies of the weight per sample (`cuda-h200/tv_convnext_tiny_b{16,32,64}_224_bf16`:
+/// every 7×7 stage at b32, C = 96 to 768, 4,816,896 to 38,535,168 B = 32 · C · 49 · 32; stage 1 at
+/// b16 2,408,448 and b64 9,633,792 B). An optional request (`run_conv_plan`), with the allocator model;
+/// none in fp32 (not traced). Budgeted as the node's backward workspace, as CV4's.
+constexpr void cuda_depthwise_wgrad_workspace(layer_ctx& c, const value& y, std::int64_t weight_elements, std::int32_t part) {
+  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
+  if (!c.s.log_allocator || !weight_trains || y.type == dtype::fp32) return;
+  c.s.backward_workspace(c.s.record_of(y), 0, checked_mul(checked_mul(c.s.batch, weight_elements), 32));
+}
+
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -332,6 +343,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true, bias,
                           weight_copy);
   if (!c.s.on_cpu() && grp == 1 && !transposed) cuda_conv_workspaces(c, op, kvol, xin, y, Y, bytes_of(weight, t), part);
+  if (!c.s.on_cpu() && grp == in_ch && grp == out_ch && !transposed) cuda_depthwise_wgrad_workspace(c, y, weight, part);
   c.s.release(xin);
   return y;
 }
