@@ -101,6 +101,8 @@ struct layer_ctx {
     s.param_grads(n, bytes_of(elements, param_type()), param_key + part, bytes_of(second, param_type()));
     if (cast && amp() && param_type() != half_type()) s.cast_param_grads(n, bytes_of(elements, half_type()), bytes_of(second, half_type()));
   }
+  /// Do the weights of `part` train (the layer trains and train_only left the part unfrozen)?
+  constexpr bool part_trains(std::int32_t part) const { return trainable && ((frozen_parts >> part) & 1) == 0; }
   /// A context for a sub-module of this layer whose weights use keys from `first_part` on.
   constexpr layer_ctx sub(std::int32_t first_part, bool counts = true) const {
     layer_ctx c{s, L, param_key < 0 ? -1 : param_key + first_part, trainable, first_use && counts,
@@ -376,7 +378,8 @@ constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dt
 /// `saves_input` is whether the node keeps its input (needed for the weight's gradient).
 /// Under autocast `cast_weight_elements` of the parameters run as a cached 16-bit copy, which the
 /// node keeps when the input needs a gradient, or always with `weight_saved_always`; `weight_copy`:
-/// that copy when the caller made it already (before casting the input, as autocast does).
+/// that copy, which the caller makes before casting the input, as autocast does
+/// (autocast_weight_copy; -1: none).
 /// `second_elements` of `param_elements` are a second tensor (the bias): a .grad of its own.
 constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtype t, std::int64_t param_elements,
                             bool saves_input, std::int64_t extra_saved = 0, std::int64_t forward_temp = 0,
@@ -384,7 +387,6 @@ constexpr value with_params(layer_ctx& c, const value& x, const shape& out, dtyp
                             std::int32_t part = 0, bool weight_saved_always = false, std::int64_t second_elements = 0,
                             std::int32_t weight_copy = -1) {
   auto& s = c.s;
-  if (weight_copy < 0 && cast_weight_elements) weight_copy = autocast_weight_copy(c, cast_weight_elements);
   value y = s.make(out, t, c.records(x));
   if (forward_temp) s.transient(forward_temp);
   auto n = s.record(y);

@@ -281,7 +281,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
                                     std::int64_t W, std::int32_t part) {
   const auto positions = Y / (y.s[0] * bytes_per_element(y.type));  // output positions · batch
   const auto n = c.s.record_of(y);
-  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
+  const bool weight_trains = c.part_trains(part);
   const auto in_ch = xin.s[0], staged_ch = cuda_staged_in_channels(op, in_ch, y.type, positions, /*weight_gradient=*/true);
   const auto partials = weight_trains ? cuda_wgrad_partials(op, kvol, W, positions, c.s.batch, y.type, in_ch, staged_ch) : 0;
   if (!c.s.log_allocator) {
@@ -315,7 +315,7 @@ constexpr void cuda_conv_workspaces(layer_ctx& c, const conv_op& op, std::int64_
 /// b16 2,408,448 and b64 9,633,792 B). An optional request (`run_conv_plan`), with the allocator model;
 /// none in fp32 (not traced). Budgeted as the node's backward workspace, as CV4's.
 constexpr void cuda_depthwise_wgrad_workspace(layer_ctx& c, const value& y, std::int64_t weight_elements, std::int32_t part) {
-  const bool weight_trains = c.trainable && ((c.frozen_parts >> part) & 1) == 0;
+  const bool weight_trains = c.part_trains(part);
   if (!c.s.log_allocator || !weight_trains || y.type == dtype::fp32) return;
   c.s.backward_workspace(c.s.record_of(y), 0, checked_mul(checked_mul(c.s.batch, weight_elements), 32));
 }
