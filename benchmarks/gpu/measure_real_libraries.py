@@ -243,6 +243,9 @@ EXTRA_CASES = {
     "cap16_resnet50_b352_bf16_12steps": ["cap", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "amp_bf16", "batch": 352, "steps": 12}],
     "cap16_vit_b_16_b214_bf16_12steps": ["cap", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "amp_bf16", "batch": 214, "steps": 12}],
     "cap16_resnet18_b718_fp32_12steps": ["cap", {"kind": "tv", "model": "resnet18", "size": 224, "prec": "fp32", "batch": 718, "steps": 12}],
+    # call 18 (2026-11-28, a new session lent the H200): ResNet-50 fp32's largest batch under 16 GiB when each trial
+    # trains 12 steps (b181 passed 3 steps and OOMed within 12; the estimate's long-job answer is checked against it)
+    "maxbatch16_resnet50_224_fp32_12steps": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "start": 176, "steps": 12}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
