@@ -44,7 +44,7 @@ after emptying the cache, and the caching allocator is capped at cap_total = --c
 (torch.cuda.set_per_process_memory_fraction(allocator_cap / total_memory)): the device a job with a
 --cap-gib GiB GPU would have. Then the trials, each a fresh model + optimizer running the 3 steps
 (OOM = torch.cuda.OutOfMemoryError): the start batch doubled until one fails (halved if the start
-fails), then bisection; fields cap_total, non_allocator, allocator_cap, largest_ok, smallest_oom,
+fails), then bisection (or, with "down_from": L, trials L + 1, L, L - 1, ... until one runs); fields cap_total, non_allocator, allocator_cap, largest_ok, smallest_oom,
 trials [[batch, ok], ...], exact (smallest_oom == largest_ok + 1), seconds. A `cap` spec with
 "fresh": true runs its one trial without the batch-1 step (a user's job as it starts), the cap taken
 from the spec's "non_allocator" (a warm trial's), and records non_allocator_after as measured after it.
@@ -246,6 +246,22 @@ EXTRA_CASES = {
     # call 18 (2026-11-28, a new session lent the H200): ResNet-50 fp32's largest batch under 16 GiB when each trial
     # trains 12 steps (b181 passed 3 steps and OOMed within 12; the estimate's long-job answer is checked against it)
     "maxbatch16_resnet50_224_fp32_12steps": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "fp32", "start": 176, "steps": 12}],
+    # call 19 (after 18): every other largest-batch case again with 12-step trials, walking down from the 3-step answer
+    # (the CLI's default budgets a long job; a 3-step trial is not one, op_rules.md A19)
+    "maxbatch16_resnet34_224_bf16_12steps": ["max", {"kind": "tv", "model": "resnet34", "size": 224, "prec": "amp_bf16", "down_from": 901, "steps": 12}],
+    "maxbatch16_densenet121_224_fp32_12steps": ["max", {"kind": "tv", "model": "densenet121", "size": 224, "prec": "fp32", "down_from": 120, "steps": 12}],
+    "maxbatch16_vgg16_224_fp16_12steps": ["max", {"kind": "tv", "model": "vgg16", "size": 224, "prec": "amp_fp16", "down_from": 304, "steps": 12}],
+    "maxbatch16_resnet50_224_bf16_12steps": ["max", {"kind": "tv", "model": "resnet50", "size": 224, "prec": "amp_bf16", "down_from": 352, "steps": 12}],
+    "maxbatch16_vit_b_16_224_bf16_12steps": ["max", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "amp_bf16", "down_from": 214, "steps": 12}],
+    "maxbatch16_convnext_tiny_224_bf16_12steps": ["max", {"kind": "tv", "model": "convnext_tiny", "size": 224, "prec": "amp_bf16", "down_from": 254, "steps": 12}],
+    "maxbatch16_resnet152_224_bf16_12steps": ["max", {"kind": "tv", "model": "resnet152", "size": 224, "prec": "amp_bf16", "down_from": 167, "steps": 12}],
+    "maxbatch16_wide_resnet50_2_224_bf16_12steps": ["max", {"kind": "tv", "model": "wide_resnet50_2", "size": 224, "prec": "amp_bf16", "down_from": 261, "steps": 12}],
+    "maxbatch16_resnet18_224_fp32_12steps": ["max", {"kind": "tv", "model": "resnet18", "size": 224, "prec": "fp32", "down_from": 718, "steps": 12}],
+    "maxbatch16_efficientnet_b0_224_fp32_12steps": ["max", {"kind": "tv", "model": "efficientnet_b0", "size": 224, "prec": "fp32", "down_from": 179, "steps": 12}],
+    "maxbatch16_mobilenet_v3_large_224_bf16_12steps": ["max", {"kind": "tv", "model": "mobilenet_v3_large", "size": 224, "prec": "amp_bf16", "down_from": 688, "steps": 12}],
+    "maxbatch16_resnet101_224_fp16_12steps": ["max", {"kind": "tv", "model": "resnet101", "size": 224, "prec": "amp_fp16", "down_from": 236, "steps": 12}],
+    "maxbatch16_vit_b_16_224_fp32_12steps": ["max", {"kind": "tv", "model": "vit_b_16", "size": 224, "prec": "fp32", "down_from": 114, "steps": 12}],
+    "maxbatch16_resnet18_160_fp16_12steps": ["max", {"kind": "tv", "model": "resnet18", "size": 160, "prec": "amp_fp16", "down_from": 2498, "steps": 12}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
@@ -263,6 +279,20 @@ DRY = {"size": 64, "seq": 32, "prompt": 16, "new": 4, "batch": 2, "layers": 2}
 
 
 # --------------------------------------------------------------------------- the search (no torch)
+def walk_down(fits, first, most=8):
+    """The largest batch for which fits(batch) is true, by trials first, first - 1, ... (at most
+    `most`): where a shorter search already found the answer and a longer trial can only lower it.
+    Returns (largest_ok or None, smallest_oom, trials)."""
+    trials, smallest_oom = [], None
+    for b in range(first, max(0, first - most), -1):
+        ok = bool(fits(b))
+        trials.append([b, ok])
+        if ok:
+            return b, smallest_oom, trials
+        smallest_oom = b
+    return None, smallest_oom, trials
+
+
 def search_largest(fits, start, limit=1 << 20):
     """The largest batch for which fits(batch) is true, as the measurement searches it: `start`
     doubled until a trial fails (halved while the start fails), then bisection between the last
@@ -603,7 +633,10 @@ def largest_batch(spec, dev, stats, cap_gib, dry, cpu_max_batch):
         if spec.get("fresh"):
             res["non_allocator_after"] = _sub(stats.device_used(), stats.reserved())
         return res
-    largest, smallest_oom, trials = search_largest(fits, spec.get("start", 1))
+    if "down_from" in spec:  # near a known answer: walk down from one above it (the 12-step searches)
+        largest, smallest_oom, trials = walk_down(fits, spec["down_from"] + 1)
+    else:
+        largest, smallest_oom, trials = search_largest(fits, spec.get("start", 1))
     res.update({"largest_ok": largest, "smallest_oom": smallest_oom, "trials": trials,
                 "exact": smallest_oom is not None and smallest_oom == largest + 1, "seconds": round(time.time() - t0, 1)})
     return res

@@ -67,12 +67,14 @@
 #     (ResNet-50 fp32 b181: passed, OOMed; ResNet-50 bf16 b352: refused, trained); conv_sweep.py, one convolution's
 #     requests against the batch for every ResNet-50 (fp32, bf16) and VGG16 (fp16) shape (CV4's forward "+6-16 MiB",
 #     the 1x1 weight-gradient rule); ResNet-50 fp32's largest batch under 16 GiB with 12-step trials.
+#   19 (~6 min, after 18, the same session): every largest-batch case of the H100 and H200 files again with 12-step
+#     trials, each walking down from one above its 3-step answer (the CLI's default budgets a long job, A19).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18) ;; *) echo "usage: run_open_questions.sh 1-18 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19) ;; *) echo "usage: run_open_questions.sh 1-19 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -146,6 +148,8 @@ case "$call" in
     measure long 100 90 60 cap16_resnet50_b181_fp32_12steps,cap16_resnet50_b352_bf16_12steps --trace "$work/traces"
     timeout -k 5 130 python3 benchmarks/gpu/conv_sweep.py --out "$work/conv_sweep.json" --budget 95 2>&1 | tee "$work/sweep.log"
     measure maxbatch 130 120 120 maxbatch16_resnet50_224_fp32_12steps ;;
+  19)
+    measure maxbatch12 420 390 75 maxbatch16_resnet34_224_bf16_12steps,maxbatch16_densenet121_224_fp32_12steps,maxbatch16_vgg16_224_fp16_12steps,maxbatch16_resnet50_224_bf16_12steps,maxbatch16_vit_b_16_224_bf16_12steps,maxbatch16_convnext_tiny_224_bf16_12steps,maxbatch16_resnet152_224_bf16_12steps,maxbatch16_wide_resnet50_2_224_bf16_12steps,maxbatch16_resnet18_224_fp32_12steps,maxbatch16_efficientnet_b0_224_fp32_12steps,maxbatch16_mobilenet_v3_large_224_bf16_12steps,maxbatch16_resnet101_224_fp16_12steps,maxbatch16_vit_b_16_224_fp32_12steps,maxbatch16_resnet18_160_fp16_12steps ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
