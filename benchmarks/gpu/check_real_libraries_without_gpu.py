@@ -6,7 +6,8 @@
 
 1. The case table is the committed files' "specs" (real-libraries-h100.json and its expandable twin).
 2. The batch search reproduces every recorded trial sequence of both files (same doublings, same
-   bisection, same answer) when a trial fits exactly up to the recorded largest_ok.
+   bisection, same answer) when a trial fits exactly up to the recorded largest_ok; so does walk_down
+   for the H200 file's 12-step searches ("down_from").
 3. With PyTorch importable: the capped search's arithmetic on fake torch.cuda statistics (the
    allocator cap = cap_total - the measured non-allocator bytes, the memory fraction passed to
    set_per_process_memory_fraction, OOM and cuBLAS-style allocation failures counted as failed
@@ -53,6 +54,23 @@ def check_table_and_search():
             ok(trials == c["trials"] and lo == largest and hi == c["smallest_oom"],
                "%s: %s: the search reproduces its %d trials (largest %d)" % (name, n, len(trials), largest))
     ok(mrl.load_config("t5-small.json")["model_type"] == "t5", "hf-configs found at %s" % mrl.CONFIGS)
+    check_walk_down()
+
+
+def check_walk_down():
+    """The 12-step searches of the H200 file (calls 18-19, spec "down_from"): walk_down reproduces
+    every recorded trial sequence, and its specs are the script's extra cases."""
+    with open(os.path.join(os.path.dirname(REF), "cuda-h200", "real-libraries-h200.json")) as f:
+        d = json.load(f)
+    walked = [n for n, s in d["specs"].items() if "down_from" in s[1]]
+    ok(len(walked) == 14, "real-libraries-h200.json: 14 searches walk down from a 3-step answer")
+    for n in walked:
+        c, spec = d["cases"][n], d["specs"][n]
+        ok(mrl.ALL_CASES.get(n) == spec, "real-libraries-h200.json: %s is the script's extra case" % n)
+        largest = c["largest_ok"]
+        lo, hi, trials = mrl.walk_down(lambda b: b <= largest, spec[1]["down_from"] + 1)
+        ok(trials == c["trials"] and lo == largest and hi == c["smallest_oom"],
+           "real-libraries-h200.json: %s: walk_down reproduces its %d trials (largest %d)" % (n, len(trials), largest))
 
 
 def check_fake_cuda(torch):
