@@ -14,6 +14,7 @@ told from the output by its size and by being freed inside the phase), `y_bytes`
 over the phase less the bytes allocated at its start).
 
 Usage (on a CUDA machine): python3 benchmarks/gpu/conv_sweep.py --out FILE [--budget SECONDS]
+       python3 benchmarks/gpu/conv_sweep.py --dense --out FILE   (ResNet-50's 3×3 shapes, batches 1-256)
        python3 benchmarks/gpu/conv_sweep.py --dry   (the shape list and sizes, no CUDA)
 """
 import argparse
@@ -58,6 +59,10 @@ VGG16 = [
     ("c9_512_512", 512, 512, 3, 1, 28),
     ("c11_512_512", 512, 512, 3, 1, 14),
 ]
+# --dense (call 20): every batch from 1 to 256 for ResNet-50's 3×3 shapes, fp32 and bf16: is the
+# forward's extra workspace (0 or 6-16 MiB, not monotone in the batch) periodic in the batch?
+DENSE_PLAN = [("resnet50", [s for s in RESNET50 if s[3] == 3], dtype, False, list(range(1, 257)))
+              for dtype in ("float32", "bfloat16")]
 PLAN = [  # (model, shapes, dtype, bias, batches)
     ("resnet50", RESNET50, "float32", False, [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 160, 181]),
     ("resnet50", RESNET50, "bfloat16", False, [1, 2, 4, 8, 16, 32, 64, 128, 256, 352]),
@@ -123,9 +128,11 @@ def main():
     ap.add_argument("--out", default="conv_sweep.json")
     ap.add_argument("--budget", type=float, default=150, help="seconds: start no new shape after this many")
     ap.add_argument("--dry", action="store_true", help="print the plan's sizes; no CUDA")
+    ap.add_argument("--dense", action="store_true", help="ResNet-50's 3x3 shapes at every batch from 1 to 256")
     args = ap.parse_args()
+    plan = DENSE_PLAN if args.dense else PLAN
     if args.dry:
-        for model, shapes, dtype, _, batches in PLAN:
+        for model, shapes, dtype, _, batches in plan:
             for name, cin, cout, k, s, size in shapes:
                 o = out_size(size, k, s)
                 print(model, dtype, name, "out %d²" % o, "batches", batches)
@@ -138,7 +145,7 @@ def main():
            "gpu": torch.cuda.get_device_name(0), "benchmark": torch.backends.cudnn.benchmark,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     records, t0, stopped = [], time.time(), None
-    for model, shapes, dtype_name, bias, batches in PLAN:
+    for model, shapes, dtype_name, bias, batches in plan:
         dtype = getattr(torch, dtype_name)
         for shape in shapes:
             if time.time() - t0 > args.budget:

@@ -69,12 +69,14 @@
 #     the 1x1 weight-gradient rule); ResNet-50 fp32's largest batch under 16 GiB with 12-step trials.
 #   19 (~6 min, after 18, the same session): every largest-batch case of the H100 and H200 files again with 12-step
 #     trials, each walking down from one above its 3-step answer (the CLI's default budgets a long job, A19).
+#   20 (~2 min, after 19, the same session): conv_sweep.py --dense, ResNet-50's seven 3×3 convolutions at every batch
+#     from 1 to 256 in fp32 and bf16: is the forward's extra workspace (CV4's "+6-16 MiB") periodic in the batch?
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19) ;; *) echo "usage: run_open_questions.sh 1-19 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20) ;; *) echo "usage: run_open_questions.sh 1-20 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -150,6 +152,8 @@ case "$call" in
     measure maxbatch 130 120 120 maxbatch16_resnet50_224_fp32_12steps ;;
   19)
     measure maxbatch12 420 390 75 maxbatch16_resnet34_224_bf16_12steps,maxbatch16_densenet121_224_fp32_12steps,maxbatch16_vgg16_224_fp16_12steps,maxbatch16_resnet50_224_bf16_12steps,maxbatch16_vit_b_16_224_bf16_12steps,maxbatch16_convnext_tiny_224_bf16_12steps,maxbatch16_resnet152_224_bf16_12steps,maxbatch16_wide_resnet50_2_224_bf16_12steps,maxbatch16_resnet18_224_fp32_12steps,maxbatch16_efficientnet_b0_224_fp32_12steps,maxbatch16_mobilenet_v3_large_224_bf16_12steps,maxbatch16_resnet101_224_fp16_12steps,maxbatch16_vit_b_16_224_fp32_12steps,maxbatch16_resnet18_160_fp16_12steps ;;
+  20)
+    timeout -k 5 200 python3 benchmarks/gpu/conv_sweep.py --dense --out "$work/conv_sweep_dense.json" --budget 170 2>&1 | tee "$work/sweep.log" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
