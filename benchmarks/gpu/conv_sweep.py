@@ -123,6 +123,16 @@ def one(torch, shape, dtype, bias, batch):
     return rec
 
 
+def record_history(torch):
+    """Allocator history without frames (sizes and order only: a workspace is told by being freed)."""
+    torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=4000000)
+
+
+def write(path, env, records, t0, stopped):
+    with open(path, "w") as f:
+        json.dump({"environment": env, "records": records, "seconds": round(time.time() - t0, 1), "stopped_at": stopped}, f)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="conv_sweep.json")
@@ -140,7 +150,7 @@ def main():
     import torch
 
     torch.cuda.init()
-    torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=4000000)
+    record_history(torch)
     env = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
            "gpu": torch.cuda.get_device_name(0), "benchmark": torch.backends.cudnn.benchmark,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -160,13 +170,9 @@ def main():
                 records.append(rec)
                 torch.cuda.empty_cache()
                 torch.cuda.memory._record_memory_history(None)  # restart the history: snapshots stay short
-                torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=4000000)
-            with open(args.out, "w") as f:
-                json.dump({"environment": env, "records": records, "seconds": round(time.time() - t0, 1),
-                           "stopped_at": stopped}, f)
-    with open(args.out, "w") as f:
-        json.dump({"environment": env, "records": records, "seconds": round(time.time() - t0, 1),
-                   "stopped_at": stopped}, f)
+                record_history(torch)
+            write(args.out, env, records, t0, stopped)  # after every shape: a timed-out run keeps what ran
+    write(args.out, env, records, t0, stopped)
     print("conv_sweep: %d records in %.1f s%s" % (len(records), time.time() - t0,
                                                   ", stopped at " + stopped if stopped else ""))
 
