@@ -221,7 +221,7 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
   };
 }
 
-/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, views, unfold, inputs (attention: add_attention_leaves).
+/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, upsampling, views, unfold, inputs (attention: add_attention_leaves).
 inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
   t["tokens"] = [](fields& f) { return tokens(f.integer("length", 1, big)); };
@@ -259,6 +259,12 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto h = f.integer("h", 1, big);
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
+  t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors
+    const auto mode = f.text("mode");
+    const auto sh = f.integer("scale_h", 1, 1 << 16), sw = f.integer("scale_w", 1, 1 << 16);
+    if (mode != "nearest" && mode != "bilinear") fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest or bilinear");
+    return upsample(sh, sw, mode == "nearest" ? upsample_mode::nearest : upsample_mode::bilinear);
+  };
   add_view_leaves(t);
   t["squeeze_excitation"] = [](fields& f) {
     const auto squeeze = f.integer("squeeze", 1, big);
@@ -279,7 +285,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     const std::map<std::string, layer> plain = {
         {"batch_norm", batch_norm()}, {"layer_norm", layer_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
-        {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"relu6", relu6()},
+        {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     add_shaped_leaves(t);

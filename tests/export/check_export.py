@@ -48,6 +48,12 @@ TORCH26_MODELS = [
     # x1, x2 = x.chunk(2, dim=1) (chunk), the channel shuffle (reshape, transpose(..., true), reshape); not in the zoo
     ("shufflenet_v2_x0_5", "torchvision.models:shufflenet_v2_x0_5", "3,64,64", None, "shufflenet_v2_x0_5_b2_64"),
     ("shufflenet_v2_x1_0", "torchvision.models:shufflenet_v2_x1_0", "3,64,64", None, "shufflenet_v2_x1_0_b2_64"),
+    # nn.Upsample and F.interpolate (nearest, bilinear; scale_factor and size) -> upsample
+    ("upsample_unet", "tests.export.custom_models:upsample_unet", "3,64,64", None, "upsample_unet_b2_64"),
+    # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
+    ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
+    ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
+     "encoder_stack_prenorm_b2_t32"),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
@@ -58,6 +64,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("convnext_tiny", "convnext_tiny.json", ["convnext_tiny", "--image-size", "64"], "convnext_tiny_b2_64"),
              ("token_lm", "token_lm.json", None, "token_lm_b2_t64"),
              ("grouped_net", "grouped_net.json", None, "grouped_net_b2_64"),
+             ("upsample_unet", "upsample_unet.json", None, "upsample_unet_b2_64"),
+             ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
+             ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64")]
 

@@ -222,6 +222,61 @@ def grouped_net(c=32, width=64, groups=8, blocks=2, classes=10):
     return GroupedNet(c, width, groups, blocks, classes)
 
 
+class ConvBlock(nn.Sequential):
+    def __init__(self, cin, cout):
+        super().__init__(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class UpsampleUNet(nn.Module):
+    """A small U-Net whose decoder upsamples instead of transposed convolutions: nn.Upsample
+    (nearest, x2), F.interpolate(size=..., bilinear) and F.interpolate(scale_factor=2,
+    bilinear, align_corners=True), each concatenated with its skip, and a 1x1 head."""
+
+    def __init__(self, c=16, classes=3):
+        super().__init__()
+        self.enc1, self.enc2, self.enc3 = ConvBlock(3, c), ConvBlock(c, 2 * c), ConvBlock(2 * c, 4 * c)
+        self.pool = nn.MaxPool2d(2)
+        self.mid = ConvBlock(4 * c, 4 * c)
+        self.up3 = nn.Upsample(scale_factor=2, mode="nearest")
+        self.dec3, self.dec2, self.dec1 = ConvBlock(8 * c, 2 * c), ConvBlock(4 * c, c), ConvBlock(2 * c, c)
+        self.head = nn.Conv2d(c, classes, 1)
+
+    def forward(self, x):
+        a = self.enc1(x)
+        b = self.enc2(self.pool(a))
+        d = self.enc3(self.pool(b))
+        m = self.mid(self.pool(d))
+        y = self.dec3(torch.cat([self.up3(m), d], dim=1))
+        y = self.dec2(torch.cat([F.interpolate(y, size=b.shape[-2:], mode="bilinear", align_corners=False), b], dim=1))
+        y = self.dec1(torch.cat([F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=True), a], dim=1))
+        return self.head(y)
+
+
+def upsample_unet(c=16, classes=3):
+    return UpsampleUNet(c, classes)
+
+
+class EncoderStack(nn.Module):
+    """nn.TransformerEncoder of nn.TransformerEncoderLayer (batch_first, dropout 0.1), as a
+    sequence classifier writes it: a Linear embedding of 16 features, the encoder (post-norm with
+    ReLU, or pre-norm with GELU and a final LayerNorm), a mean over tokens and a Linear head."""
+
+    def __init__(self, width=64, heads=4, layers=2, norm_first=False, classes=5):
+        super().__init__()
+        self.embed = nn.Linear(16, width)
+        layer = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.1, activation="gelu" if norm_first else "relu",
+                                           batch_first=True, norm_first=norm_first)
+        self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(width) if norm_first else None, enable_nested_tensor=False)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.embed(x)).mean(dim=1))
+
+
+def encoder_stack(width=64, heads=4, layers=2, norm_first=False, classes=5):
+    return EncoderStack(width, heads, layers, norm_first, classes)
+
+
 class TokenLM(nn.Module):
     """A small language model on int64 token ids: nn.Embedding, sdpa_transformer's blocks, a final
     LayerNorm and an untied vocabulary head (output [B, T, vocab]): PEFT's lora.Embedding target."""

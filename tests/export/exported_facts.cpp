@@ -1,11 +1,12 @@
 // The committed exported headers (tests/export/data, written by tools/gpubudget-export) compile at
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
 // ResNet-18, ViT-B/16 (96²), ConvNeXt-Tiny (64²) and DenseNet-121 (64²) the zoo's own description's budget to the
-// byte. Needs no PyTorch.
+// byte; for a U-Net with upsampling and an nn.TransformerEncoder the measured CPU step's saved bytes. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
 #include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
+#include "data/encoder_stack_prenorm.hpp"
 #include "data/gpt2_sdpa.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet152.hpp"
@@ -14,6 +15,7 @@
 #include "data/shufflenet_v2_x0_5.hpp"
 #include "data/tinyllama_sdpa.hpp"
 #include "data/token_lm.hpp"
+#include "data/upsample_unet.hpp"
 #include "data/vit_b_16.hpp"
 
 #include <gpubudget/models/peft.hpp>
@@ -44,6 +46,18 @@ static_assert(!same_budget(exported_resnet18, exported_resnet152));  // the comp
 constexpr auto bev = budget_totals(exported::bev_unfold_net, training{.batch = 2}, devices::t4);
 static_assert(bev.parameter_count == exported::bev_unfold_net_parameters);
 static_assert(bev.saved_activations > 0 && require_fits<bev>);
+
+// nn.Upsample and F.interpolate (upsample(...)): saved activations of the measured CPU step
+// (tests/export/data/custom-pytorch-2.6-cpu.json, upsample_unet_b2_64: 5,967,616 B) to the byte
+constexpr auto unet_step = budget_totals(exported::upsample_unet, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(unet_step.parameter_count == exported::upsample_unet_parameters);
+static_assert(unet_step.saved_activations == 5967616);
+// nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
+// measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
+// with dropout inside nn.MultiheadAttention)
+constexpr auto encoder_step = budget_totals(exported::encoder_stack_prenorm, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(encoder_step.parameter_count == exported::encoder_stack_prenorm_parameters);
+static_assert(encoder_step.saved_activations == 1006592);
 
 // nn.MultiheadAttention blocks (attention(..., torch_mha)): the count is sum(p.numel()) too
 constexpr auto frames = budget_totals(exported::frame_transformer, training{.batch = 2}, devices::t4);

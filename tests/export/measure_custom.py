@@ -361,6 +361,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("resnet18_lora_conv2_r8_b2_224", peft_lora(resnet18, ["conv2"], 8, 0.0), (3, 224, 224), 2),
          # PEFT's lora.Conv2d on grouped 3x3 convs (groups 8: lora_B grouped, r a multiple of 8)
          ("grouped_net_b2_64", custom_models.grouped_net, (3, 64, 64), 2),
+         # nn.Upsample and F.interpolate (nearest, bilinear) with skip concatenations
+         ("upsample_unet_b2_64", custom_models.upsample_unet, (3, 64, 64), 2),
+         # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
+         ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
+         ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),
          ("grouped_net_lora_conv2_r8_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.0), (3, 64, 64), 2),
          ("grouped_net_lora_conv2_r16_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 16, 0.0), (3, 64, 64), 2),
          # token ids (TOKENS: per-sample length, vocabulary)

@@ -46,6 +46,27 @@ static_assert(unf.per_record[2].output_bytes == unfold_bytes(8, 64, 3, 3136, dty
 constexpr auto unf2 = budget(sequential(input(32, 56, 56), unfold(4, padding(0), stride(4))), training{.batch = 1}, devices::t4);
 static_assert(unf2.per_record[2].output == make_shape(32 * 16, 14 * 14));
 
+// --- upsampling: nearest and bilinear keep nothing for backward (op_rules.md U1) --------------
+// A U-Net decoder step: [64, 28, 28] -> x2 -> [64, 56, 56]; bilinear by (2, 4) -> [64, 112, 224].
+constexpr auto up = budget(sequential(input(64, 28, 28), conv2d(64, 3, padding(1)), upsample(2), upsample(2, 4, upsample_mode::bilinear)),
+                           training{.batch = 4}, devices::t4);
+static_assert(up.per_record[3].output == make_shape(64, 56, 56));
+static_assert(up.per_record[3].output_bytes == bytes_of(4 * 64 * 56 * 56, dtype::fp32));
+static_assert(up.per_record[3].saved_bytes == 0 && up.per_record[4].saved_bytes == 0);
+static_assert(up.per_record[4].output == make_shape(64, 112, 224));
+constexpr auto up_model = sequential(input(64, 28, 28), upsample(2), upsample(2, 4, upsample_mode::bilinear));
+static_assert(forward_flops(up_model.records[3], make_shape(64, 56, 56), make_shape(64, 112, 224)) == 2 * 4 * 64 * 112 * 224);  // four taps
+static_assert(forward_flops(up_model.records[2], make_shape(64, 28, 28), make_shape(64, 56, 56)) == 0);  // nearest copies
+
+// --- mish and softplus keep their input; softplus is on CUDA autocast's fp32 list -------------
+constexpr auto acts = sequential(input(256), linear(256), mish(), linear(256), softplus());
+constexpr auto acts_fp32 = budget(acts, training{.batch = 4}, devices::t4);
+static_assert(acts_fp32.per_record[3].saved_bytes == bytes_of(4 * 256, dtype::fp32));
+static_assert(acts_fp32.per_record[5].saved_bytes == bytes_of(4 * 256, dtype::fp32));
+constexpr auto acts_amp = budget(acts, training{.batch = 4, .precision = precision_mode::amp_fp16}, devices::t4);
+static_assert(acts_amp.per_record[3].saved_bytes == bytes_of(4 * 256, dtype::fp16));  // mish stays 16-bit
+static_assert(acts_amp.per_record[5].saved_bytes == bytes_of(4 * 256, dtype::fp32));  // softplus: the fp32 copy
+
 // --- pooling and views ---------------------------------------------------------------------------
 constexpr auto pool = budget(sequential(input(64, 112, 112), max_pool2d(3, stride(2), padding(1)), avg_pool2d(2),
                                         adaptive_avg_pool2d(1, 1), flatten()),

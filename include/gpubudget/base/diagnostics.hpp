@@ -48,6 +48,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void kv_tokens_must_not_be_negative() { fail("gpubudget: kv_tokens must be 0 (= query length) or positive"); }
 [[noreturn]] inline void kernel_size_must_be_positive() { fail("gpubudget: kernel size must be positive (kernel >= 1)"); }
 [[noreturn]] inline void stride_must_be_positive() { fail("gpubudget: stride must be positive (stride >= 1)"); }
+[[noreturn]] inline void upsample_scale_must_be_positive() { fail("gpubudget: upsample scale factor must be a positive whole number (scale >= 1)"); }
 [[noreturn]] inline void window_size_must_be_positive() { fail("gpubudget: window size must be positive (window >= 1)"); }
 [[noreturn]] inline void vocabulary_size_must_be_positive() { fail("gpubudget: vocabulary size (num_embeddings) must be positive"); }
 [[noreturn]] inline void sequence_length_must_be_positive() { fail("gpubudget: sequence length must be positive (tokens(n): n >= 1)"); }

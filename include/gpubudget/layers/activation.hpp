@@ -2,7 +2,10 @@
 //
 // What PyTorch 1.13's autograd keeps (tools/autograd/derivatives.yaml; op_rules.md §0, §7):
 //   relu, sigmoid, tanh, softmax, log_softmax: the output;  gelu, silu, leaky_relu, elu, relu6
-//   (hardtanh), hardswish, hardsigmoid: the input.
+//   (hardtanh), hardswish, hardsigmoid, mish, softplus: the input (mish and softplus measured in
+//   1.13 and 2.6: MishBackward0, SoftplusBackward0 keep x; op_rules.md §7).
+//   Softplus is on CUDA autocast's fp32 list (autocast_mode.cpp): a 16-bit input is cast to fp32
+//   first and the activation keeps the fp32 copy; CPU autocast keeps its input's type (measured).
 //   In place: ReLU(inplace=True) keeps the shared result (no new tensor); ReLU6 / Hardswish /
 //   SiLU(inplace=True), as torchvision's Conv2dNormActivation builds them, alias the input but
 //   keep a *clone of the original input* — an input-sized new tensor (measured,
@@ -16,7 +19,7 @@
 
 namespace gpubudget {
 
-enum class activation_kind : std::int64_t { relu, gelu, silu, sigmoid, tanh, leaky_relu, elu, relu6, hardswish, hardsigmoid };
+enum class activation_kind : std::int64_t { relu, gelu, silu, sigmoid, tanh, leaky_relu, elu, relu6, hardswish, hardsigmoid, mish, softplus };
 
 /// An elementwise activation, out of place or in place.
 struct activation_op {
@@ -53,6 +56,12 @@ struct op_traits<activation_op> {
       return y;
     }
     if (op.inplace) return detail::inplace_keeping_copy(s, x);
+    if (op.kind == activation_kind::softplus) {  // autocast's fp32 list: keeps the fp32 copy
+      detail::value xin = detail::cast_to(s, x, s.types.fp32_op(x.type));
+      detail::value y = detail::keep_input_activation(s, xin);
+      s.release(xin);
+      return y;
+    }
     return op.keeps_output() ? detail::keep_output_activation(s, x) : detail::keep_input_activation(s, x);
   }
 };
@@ -82,6 +91,10 @@ constexpr layer hardswish_inplace() { return detail::make_activation(activation_
 constexpr layer hardsigmoid() { return detail::make_activation(activation_kind::hardsigmoid); }
 /// nn.SiLU(inplace=True): output aliases the input; keeps an input-sized clone.
 constexpr layer silu_inplace() { return detail::make_activation(activation_kind::silu, true); }
+/// nn.Mish(): keeps its input.
+constexpr layer mish() { return detail::make_activation(activation_kind::mish); }
+/// nn.Softplus() (any beta and threshold): keeps its input, in fp32 under CUDA autocast.
+constexpr layer softplus() { return detail::make_activation(activation_kind::softplus); }
 
 /// Softmax over the last dimension (fp32 under autocast; keeps its output).
 struct softmax_op {};

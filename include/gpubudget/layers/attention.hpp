@@ -237,10 +237,12 @@ constexpr value sdpa_math_no_grad(sim& s, const value& q16, const value& k16, co
 /// q·√s and kᵀ·√s (k expanded to all H heads) copies, the scores, a causal mask's add, the fp32
 /// softmax output, the dropout mask and dropped probabilities, v expanded to all heads and
 /// copied; q @ kᵀ keeps both scaled copies, softmax its output, @ v the probabilities and v's
-/// copy. `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). Consumes
-/// nothing; returns the [Lq, D] output.
+/// copy. `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). `v_as_bmm_view`:
+/// v is laid out [Lk, B·H, d] (nn.MultiheadAttention's view of its packed projection), so bmm's
+/// reshape is an alias and the saved v keeps the whole packed projection (2.6 CPU, measured:
+/// tests/export `encoder_stack_*`, +2·|v| over a copy). Consumes nothing; returns the [Lq, D] output.
 constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool causal,
-                          std::int64_t dropout_percent, dtype out_type) {
+                          std::int64_t dropout_percent, dtype out_type, bool v_as_bmm_view = false) {
   if (s.no_grad) return sdpa_math_no_grad(s, q16, k16, v16, H, causal, out_type);
   // the CPU math kernel computes 16-bit inputs in fp32 (fp32 copies of q, k, v; the output cast
   // back), which is why its softmax output is fp32 under bf16 autocast too (op_rules.md 2.6 #11)
@@ -262,7 +264,8 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   s.release(scores);
   value pd = attention_probs_dropout(s, p, dropout_percent);
   s.release(p);
-  value vx = copy(s, v, make_shape(Lk, D));  // v expanded to all heads, made contiguous for bmm
+  // v expanded to all heads, made contiguous for bmm (or read in place, keeping its base)
+  value vx = v_as_bmm_view ? s.view(v, make_shape(Lk, D)) : copy(s, v, make_shape(Lk, D));
   value o = bmm(s, pd, vx, make_shape(Lq, D), mt);
   s.release(pd);
   s.release(vx);
@@ -477,11 +480,14 @@ constexpr value batch_first_view(value out) {
   return out;
 }
 
-/// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, no dropout,
-/// self-attention; torch/nn/functional.py multi_head_attention_forward calls
-/// scaled_dot_product_attention when need_weights=False, on any device): the in_proj input copy,
-/// the packed qkv projection (q, k, v are views of it), SDPA's flash kernel (log-sum-exp fp32; no
-/// probabilities), then out_proj (flash_output_projection: the CPU kernel's output needs no copy).
+/// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
+/// torch/nn/functional.py multi_head_attention_forward calls scaled_dot_product_attention with
+/// dropout_p when need_weights=False, on any device): the in_proj input copy, the packed qkv
+/// projection (q, k, v are views of it), then the SDPA backend sdpa_kernel_for picks: a fused
+/// kernel (log-sum-exp fp32; no probabilities, with dropout too), or the math path (the 2.6 CPU
+/// with dropout: probabilities, the dropout mask, the dropped probabilities; nn.TransformerEncoderLayer's
+/// self_attn, tests/export `encoder_stack_*`), then out_proj (flash_output_projection: the CPU
+/// kernel's output needs no copy).
 /// PyTorch 1.13 (F.multi_head_attention_forward, batch_first): in_proj on the transposed input
 /// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
 constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
@@ -489,13 +495,20 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
   value xf = copy(s, x, x.s);
   value proj = projection(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
-  if (s.torch2() && op.dropout == 0 && a.Lq == a.Lk) {
+  if (s.torch2() && a.Lq == a.Lk) {
     // _in_projection_packed: proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
     // .contiguous() copies the projection, and q, k, v are views of the copy (op_rules.md CT9)
     value packed = copy(s, proj, proj.s);
     s.release(proj);
+    const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout);
+    if (kind == sdpa_kernel::math) {
+      value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
+      s.release(packed);
+      value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt, true);
+      s.release(q), s.release(k), s.release(v);
+      return batch_first_view(output_projection(c, o, a.D, op.bias, 1));
+    }
     const value qkv[] = {packed};
-    const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, 0);
     return batch_first_view(flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true));
   }
   value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));

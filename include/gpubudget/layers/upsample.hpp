@@ -1,0 +1,53 @@
+// gpubudget/layers/upsample.hpp — F.interpolate / nn.Upsample by whole factors (2-D): the decoder
+// half of a U-Net, an FPN's top-down path, a segmentation head.
+//
+// What autograd keeps, measured (benchmarks/accuracy/op_rules.md U1): nothing. The backward
+// formulas of upsample_nearest2d and upsample_bilinear2d read only the input's sizes
+// (derivatives.yaml), and PyTorch 2.6 on the CPU saves no tensor for either, fp32 or under CPU
+// autocast bf16. Neither op is on an autocast cast list (CUDA autocast_mode.cpp: not in its
+// fp32 list), so it runs in its input's dtype. The backward allocates the input's gradient.
+#pragma once
+#include <gpubudget/detail/layer_input.hpp>
+#include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/options.hpp>
+
+namespace gpubudget {
+
+/// How the new pixels are filled: F.interpolate's mode="nearest" or "bilinear" (align_corners
+/// either way: it changes the values, not the memory).
+enum class upsample_mode : std::int64_t { nearest = 0, bilinear = 1 };
+
+/// F.interpolate(x, scale_factor=(scale_h, scale_w), mode) on [C, H, W] -> [C, H·scale_h, W·scale_w].
+struct upsample_op {
+  std::int64_t scale_h = {};
+  std::int64_t scale_w = {};
+  upsample_mode mode = {};
+  constexpr shape output_shape(const shape& in) const {
+    if (in.rank != 3) detail::tensor_rank_unsupported();
+    if (scale_h <= 0 || scale_w <= 0) detail::upsample_scale_must_be_positive();
+    return make_shape(in[0], checked_mul(in[1], scale_h), checked_mul(in[2], scale_w));
+  }
+};
+
+template <>
+struct op_traits<upsample_op> {
+  static constexpr const char* name(const upsample_op& op) { return op.mode == upsample_mode::bilinear ? "upsample_bilinear" : "upsample_nearest"; }
+  static constexpr detail::value lower(detail::layer_ctx& c, const upsample_op& op, const detail::value& x) {
+    return detail::pointwise(c.s, x, op.output_shape(x.s), x.type, detail::keeps::nothing);
+  }
+  /// A multiply-add per source pixel read: bilinear reads 4 per output element, nearest copies.
+  static constexpr std::int64_t flops(const upsample_op& op, const shape&, const shape& out) {
+    return op.mode == upsample_mode::bilinear ? 2 * 4 * out.numel() : 0;
+  }
+};
+
+/// nn.Upsample(scale_factor=scale, mode=...) on [C, H, W].
+constexpr layer upsample(std::int64_t scale, upsample_mode mode = upsample_mode::nearest) {
+  return as_layer(upsample_op{scale, scale, mode});
+}
+/// The same with a factor per dimension: F.interpolate(x, scale_factor=(scale_h, scale_w)).
+constexpr layer upsample(std::int64_t scale_h, std::int64_t scale_w, upsample_mode mode) {
+  return as_layer(upsample_op{scale_h, scale_w, mode});
+}
+
+}  // namespace gpubudget
