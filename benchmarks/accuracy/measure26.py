@@ -360,12 +360,22 @@ _define_cases()
 
 
 # --------------------------------------------------------------------------- run
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown")
+    except OSError:
+        return "unknown"
+
+
 def _environment():
     import torchvision
 
     env = {"torch": torch.__version__, "torchvision": torchvision.__version__,
            "python": platform.python_version(), "threads": torch.get_num_threads(),
-           "date": datetime.date.today().isoformat()}
+           "date": datetime.date.today().isoformat(),
+           # oneDNN picks its kernels (and their transients) by the CPU: record which one measured
+           "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpu": _cpu_model()}
     try:
         q = subprocess.run(["dpkg-query", "-W", "python3-torch", "python3-torchvision", "libopenblas0-pthread",
                             "libc6", "libdnnl3"], capture_output=True, text=True).stdout
