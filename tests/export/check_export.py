@@ -54,6 +54,10 @@ TORCH26_MODELS = [
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
      "encoder_stack_prenorm_b2_t32"),
+    # torchvision's segmentation models return {"out": y} (aux_loss off): that one tensor; dilated
+    # convolutions, F.interpolate(size=input, bilinear) by 8. Parameters checked (no measurement)
+    ("fcn_resnet50", "torchvision.models.segmentation:fcn_resnet50 --kwargs '{\"weights_backbone\": null, \"aux_loss\": false}'",
+     "3,64,64", None, None),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
@@ -272,6 +276,11 @@ UNMAPPABLE = [
     # chunks of unequal size (torch.chunk's last part smaller)
     ("tests.export.custom_models:uneven_chunk --path . --input 3,16,16",
      "chunk(3, dim=1) of size 8 (the library's chunks are equal parts: the count must divide it) (node chunk, module <root>)"),
+    # interpolation the library does not have, and a sequence-first encoder layer
+    ("tests.export.custom_models:bicubic_up --path . --input 3,16,16",
+     "interpolation mode 'bicubic' (the library has nearest and bilinear) (node interpolate, module <root>)"),
+    ("tests.export.custom_models:seq_first_encoder --path . --input 12,16",
+     "TransformerEncoderLayer needs batch_first=True (the library's tensors are batch first) (node _0, module 0)"),
     # a factory that cannot build on the meta device: said, with the flag that builds it
     ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
      "the factory cannot build the model on the meta device: NotImplementedError"),

@@ -277,6 +277,26 @@ def encoder_stack(width=64, heads=4, layers=2, norm_first=False, classes=5):
     return EncoderStack(width, heads, layers, norm_first, classes)
 
 
+class BicubicUp(nn.Module):
+    """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        return F.interpolate(self.conv(x), scale_factor=2, mode="bicubic")
+
+
+def bicubic_up():
+    return BicubicUp()
+
+
+def seq_first_encoder():
+    """nn.TransformerEncoderLayer without batch_first: [L, B, E] tensors; exporting must stop."""
+    return nn.Sequential(nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32), 1, enable_nested_tensor=False))
+
+
 class TokenLM(nn.Module):
     """A small language model on int64 token ids: nn.Embedding, sdpa_transformer's blocks, a final
     LayerNorm and an untied vocabulary head (output [B, T, vocab]): PEFT's lora.Embedding target."""
