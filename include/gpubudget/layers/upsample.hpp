@@ -5,7 +5,8 @@
 // formulas of upsample_nearest2d and upsample_bilinear2d read only the input's sizes
 // (derivatives.yaml), and PyTorch 2.6 on the CPU saves no tensor for either, fp32 or under CPU
 // autocast bf16. Neither op is on an autocast cast list (CUDA autocast_mode.cpp: not in its
-// fp32 list), so it runs in its input's dtype. The backward allocates the input's gradient.
+// fp32 list), so it runs in its input's dtype. The backward allocates the input's gradient and
+// nothing else (CUDA UpSampleBilinear2d.cu: grad_input zeroed, then atomicAdd; no workspace).
 #pragma once
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
