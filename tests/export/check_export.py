@@ -58,6 +58,10 @@ TORCH26_MODELS = [
     # convolutions, F.interpolate(size=input, bilinear) by 8. Parameters checked (no measurement)
     ("fcn_resnet50", "torchvision.models.segmentation:fcn_resnet50 --kwargs '{\"weights_backbone\": null, \"aux_loss\": false}'",
      "3,64,64", None, None),
+    # DeepLabV3's ASPP: dilated 3x3 convolutions, a global pool upsampled back to the map (1 -> 4: a whole factor)
+    ("deeplabv3_mobilenet_v3_large",
+     "torchvision.models.segmentation:deeplabv3_mobilenet_v3_large --kwargs '{\"weights_backbone\": null, \"aux_loss\": false}'",
+     "3,64,64", None, None),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
 COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
