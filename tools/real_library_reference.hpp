@@ -7,7 +7,8 @@
 //
 // KIND tv {model, batch, size, prec}: a torchvision model; hf {cfg, arch cls|s2s|causal (default),
 // batch, seq, prec, ckpt, base, quant, prepare_kbit, lora {r, targets}}: a transformers model from hf-configs/CFG;
-// gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf, the same keys without batch}: the
+// graph {graph, factory, kwargs, batch, prec}: a module tools/gpubudget-export wrote to graphs/GRAPH, trained
+// on the loss (out ** 2).mean(); gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf|graph, the same keys without batch}: the
 // largest batch that trained under a cap_gib device. Every spec is validated before anything is
 // estimated (a malformed one is a usage error naming the case and the key); a well-formed spec
 // the estimator cannot express yet is listed as such by the check, never passed.
@@ -27,6 +28,7 @@
 
 #include "budget_view.hpp"
 #include "cli_args.hpp"
+#include "graph_source.hpp"
 #include "hf_config.hpp"
 #include "llm_cli.hpp"
 #include "zoo_registry.hpp"
@@ -56,6 +58,7 @@ struct library_case {
 
 struct library_file {
   std::string path, configs;  ///< configs: the folder of the hf specs' config files
+  std::string graphs;         ///< the folder of the graph specs' exported graphs (tools/gpubudget-export)
   std::string gpu, alloc_conf;
   double cap_gib = 16.0;
   std::vector<library_case> cases;
@@ -102,10 +105,17 @@ inline void check_lora(const library_file& f, const std::string& c, const nlohma
   }
 }
 
-/// The keys of a training spec (tv or hf) other than "batch", which `max` leaves out.
+/// The keys of a training spec (tv, hf or graph) other than "batch", which `max` leaves out.
 inline void check_model_keys(const library_file& f, const std::string& c, const std::string& kind, const nlohmann::json& s) {
   const std::set<std::string> precisions = {"fp32", "amp_fp16", "amp_bf16"};
   need_choice(f, c, s, "prec", precisions, true);
+  if (kind == "graph") {  // an exported module: its graph file, and the factory the run built it with
+    for (const char* k : {"graph", "factory"})
+      if (!s.contains(k) || !s[k].is_string()) malformed(f, c, std::string("\"") + k + "\" must be a string");
+    const auto path = f.graphs + "/" + s["graph"].get<std::string>();
+    if (!std::ifstream(path)) malformed(f, c, "\"graph\": cannot open " + path);
+    return;
+  }
   if (kind == "tv") {
     if (!s.contains("model") || !s["model"].is_string()) malformed(f, c, "\"model\" must name a torchvision model");
     need_int(f, c, s, "size");
@@ -128,24 +138,24 @@ inline void check_model_keys(const library_file& f, const std::string& c, const 
 
 inline void check_spec(const library_file& f, const std::string& c, const nlohmann::json& spec, library_case& out) {
   if (!spec.is_array() || spec.size() != 2 || !spec[0].is_string() || !spec[1].is_object())
-    malformed(f, c, "expected [KIND, {...}] with KIND tv, hf, gen, max or cap");
+    malformed(f, c, "expected [KIND, {...}] with KIND tv, hf, graph, gen, max or cap");
   out.kind = spec[0].get<std::string>();
   out.spec = spec[1];
   const auto& s = out.spec;
-  if (out.kind == "tv" || out.kind == "hf") {
+  if (out.kind == "tv" || out.kind == "hf" || out.kind == "graph") {
     need_int(f, c, s, "batch");
     check_model_keys(f, c, out.kind, s);
   } else if (out.kind == "gen") {
     need_config(f, c, s);
     for (const char* k : {"batch", "prompt", "new"}) need_int(f, c, s, k);
   } else if (out.kind == "cap" || out.kind == "max") {  // cap: one batch under the capped device; max: the search
-    need_choice(f, c, s, "kind", {"tv", "hf"}, true);
+    need_choice(f, c, s, "kind", {"tv", "hf", "graph"}, true);
     if (out.kind == "cap") need_int(f, c, s, "batch");
     if (out.kind == "max" && s.contains("batch")) malformed(f, c, "a max spec has no \"batch\" (the batch is what it searched)");
     if (s.contains("start")) need_int(f, c, s, "start");
     check_model_keys(f, c, s["kind"].get<std::string>(), s);
   } else {
-    malformed(f, c, "kind '" + out.kind + "' is not tv, hf, gen, max or cap");
+    malformed(f, c, "kind '" + out.kind + "' is not tv, hf, graph, gen, max or cap");
   }
 }
 
@@ -160,7 +170,9 @@ inline library_file read_library_file(const nlohmann::json& j, const std::string
   library_file f;
   f.path = path;
   const auto slash = path.find_last_of('/');
-  f.configs = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/hf-configs";
+  const std::string dir = slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+  f.configs = dir + "/hf-configs";
+  f.graphs = dir + "/graphs";
   if (!j["specs"].is_object()) throw cli::usage_error("--reference: " + path + ": \"specs\" must be an object keyed by case name");
   const auto env = j.contains("environment") ? j["environment"] : nlohmann::json::object();
   f.gpu = detail::text_at(env, "gpu");
@@ -346,9 +358,14 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const
 }
 }  // namespace detail
 
-/// The estimator's model of a tv or hf spec (or a max spec's model) at `batch`.
+/// The estimator's model of a tv, hf or graph spec (or a max spec's model) at `batch`.
 inline built_case build(const library_file& f, const std::vector<zoo_entry>& zoo, const std::string& kind, const nlohmann::json& s, std::int64_t batch) {
   if (kind == "hf") return detail::build_hf(f, s, batch);
+  if (kind == "graph") {  // measure_real_libraries.py graph_job: the loss (out ** 2).mean()
+    built_case b{graph_entry(f.graphs + "/" + s["graph"].get<std::string>()), {}, detail::step_of(s, batch), std::nullopt};
+    b.plan.loss = loss_kind::mean_square;
+    return b;
+  }
   const auto model = s["model"].get<std::string>();
   for (const auto& e : zoo)
     if (e.name == model && e.family == "image") {

@@ -34,6 +34,10 @@ step, under torch.autocast for amp_fp16 (with a GradScaler) and amp_bf16. Fields
   device_used     cudaMemGetInfo total - free at the end (what nvidia-smi shows for the job)
   reserved_now    memory_reserved at the end; non_allocator = device_used - reserved_now
   seconds
+Graph cases (`graph`): a module of tests/export/custom_models.py (`factory`, `kwargs`) on a random
+input of the shape its exported graph (`graph`, a file of tests/export/data) starts with, the loss
+(out ** 2).mean(), otherwise as a training case; `gpubudget --reference` budgets the graph file, a
+copy of which the committed reference keeps in graphs/ beside the file.
 Generate cases (`gen`): the config's model in its torch_dtype (bf16 if none), `generate()` of `new`
 tokens (greedy, min_new_tokens = new) after a random `prompt` for `batch` sequences, under
 inference_mode: weights = memory_allocated before generate, alloc_peak / reserved_peak over it,
@@ -70,6 +74,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CONFIGS = os.path.join(REPO, "benchmarks", "accuracy", "reference", "cuda-h100", "hf-configs")
+GRAPHS = os.path.join(REPO, "tests", "export", "data")  # `graph` specs' files (the reference keeps copies in graphs/)
 SCRIPT = os.path.abspath(__file__)
 STEPS = 3
 GiB = 1 << 30
@@ -264,6 +269,22 @@ EXTRA_CASES = {
     "maxbatch16_resnet18_160_fp16_12steps": ["max", {"kind": "tv", "model": "resnet18", "size": 160, "prec": "amp_fp16", "down_from": 2498, "steps": 12}],
     # QLoRA as the notebooks run it (op_rules.md L11, L12: bitsandbytes' Linear4bit casting back,
     # prepare_model_for_kbit_training's fp32 modules and checkpointing), and without the preparation
+    # call 21 (prepared 2026-11-28, no GPU that session): modules written as users write them, exported
+    # (tools/gpubudget-export) and budgeted from the graph (`graph` specs): a U-Net decoder with
+    # nn.Upsample / F.interpolate (op_rules.md U1, read from the CUDA source, not yet traced) and an
+    # nn.TransformerEncoder with dropout 0.1 (nn.MultiheadAttention with dropout takes SDPA's fused kernels)
+    "graph_upsample_unet_256_b32_fp32": ["graph", {"graph": "upsample_unet_256.json", "factory": "tests.export.custom_models:upsample_unet",
+                                                   "batch": 32, "prec": "fp32"}],
+    "graph_upsample_unet_256_b32_bf16": ["graph", {"graph": "upsample_unet_256.json", "factory": "tests.export.custom_models:upsample_unet",
+                                                   "batch": 32, "prec": "amp_bf16"}],
+    "graph_encoder_w512_t256_b32_fp32": ["graph", {"graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
+                                                   "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "fp32"}],
+    "graph_encoder_w512_t256_b32_bf16": ["graph", {"graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
+                                                   "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "amp_bf16"}],
+    "maxbatch16_upsample_unet_256_fp32": ["max", {"kind": "graph", "graph": "upsample_unet_256.json",
+                                                  "factory": "tests.export.custom_models:upsample_unet", "prec": "fp32", "start": 64}],
+    "maxbatch16_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
+                                                  "kwargs": {"width": 512, "heads": 8, "layers": 6}, "prec": "amp_bf16", "start": 64}],
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
                                                  "lora": {"r": 16, "targets": "all-linear"}}],
     "hf_tinyllama_b4_t1024_qlora_nf4dq_kbit": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
@@ -463,6 +484,8 @@ def make_job(kind, spec, batch, dev, dry):
     """(model, batch_inputs, loss_fn): loss_fn(model, inputs) -> the step's loss."""
     import torch
 
+    if kind == "graph":
+        return graph_job(spec, batch, dev)
     if kind == "tv":
         import torchvision
 
@@ -479,6 +502,24 @@ def make_job(kind, spec, batch, dev, dry):
         labels = torch.randint(0, config.num_labels, (batch,), device=dev)
         return model, (ids, labels), lambda m, il: m(input_ids=il[0], labels=il[1]).loss
     return model, (ids,), lambda m, i: m(input_ids=i[0], labels=i[0]).loss
+
+
+def graph_job(spec, batch, dev):
+    """An exported module (`graph`: a file of tests/export/data, written by tools/gpubudget-export from
+    `factory` with `kwargs`): the factory's model on a random input of the graph's per-sample shape,
+    the loss (out ** 2).mean() that the graph's budget assumes (loss_kind::mean_square)."""
+    import importlib
+
+    import torch
+
+    with open(os.path.join(GRAPHS, spec["graph"])) as f:
+        dims = json.load(f)["model"]["parts"][0]["dims"]
+    module, factory = spec["factory"].split(":")
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    model = getattr(importlib.import_module(module), factory)(**spec.get("kwargs", {})).to(dev).train()
+    x = torch.randn(batch, *dims, device=dev)
+    return model, (x,), lambda m, xs: (m(xs[0]) ** 2).mean()
 
 
 def autocast_of(prec, dev):

@@ -71,6 +71,11 @@
 #     trials, each walking down from one above its 3-step answer (the CLI's default budgets a long job, A19).
 #   20 (~2 min, after 19, the same session): conv_sweep.py --dense, ResNet-50's seven 3×3 convolutions at every batch
 #     from 1 to 256 in fp32 and bf16: is the forward's extra workspace (CV4's "+6-16 MiB") periodic in the batch?
+#   21 (~4 min, prepared 2026-11-28 in a session without a GPU): modules as users write them, exported and
+#     budgeted from their graphs (`graph` specs): a U-Net with nn.Upsample / F.interpolate at 256² and an
+#     nn.TransformerEncoder (d 512, 8 heads, 6 layers, dropout 0.1, 256 tokens), fp32 and AMP bf16, traced
+#     (op_rules.md U1; MHA with dropout through SDPA's fused kernels), and each one's largest batch under 16 GiB.
+#     Commit: copy tests/export/data/{upsample_unet_256,encoder_stack_w512}.json into the reference's graphs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -154,6 +159,9 @@ case "$call" in
     measure maxbatch12 420 390 75 maxbatch16_resnet34_224_bf16_12steps,maxbatch16_densenet121_224_fp32_12steps,maxbatch16_vgg16_224_fp16_12steps,maxbatch16_resnet50_224_bf16_12steps,maxbatch16_vit_b_16_224_bf16_12steps,maxbatch16_convnext_tiny_224_bf16_12steps,maxbatch16_resnet152_224_bf16_12steps,maxbatch16_wide_resnet50_2_224_bf16_12steps,maxbatch16_resnet18_224_fp32_12steps,maxbatch16_efficientnet_b0_224_fp32_12steps,maxbatch16_mobilenet_v3_large_224_bf16_12steps,maxbatch16_resnet101_224_fp16_12steps,maxbatch16_vit_b_16_224_fp32_12steps,maxbatch16_resnet18_160_fp16_12steps ;;
   20)
     timeout -k 5 200 python3 benchmarks/gpu/conv_sweep.py --dense --out "$work/conv_sweep_dense.json" --budget 170 2>&1 | tee "$work/sweep.log" ;;
+  21)
+    measure graphs 100 80 40 graph_upsample_unet_256_b32_fp32,graph_upsample_unet_256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16 --trace "$work/traces"
+    measure maxbatch 150 130 70 maxbatch16_upsample_unet_256_fp32,maxbatch16_encoder_w512_t256_bf16 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
