@@ -33,6 +33,11 @@ namespace gpubudget::detail {
 [[noreturn]] inline void patch_larger_than_image(std::int64_t patch, const shape& image) {
   fail_on_input("patch embedding's patch larger than the image", "patch", patch, image);
 }
+/// torchvision's VisionTransformer asserts image_size % patch_size == 0 ("Input shape indivisible
+/// by patch size!", vision_transformer.py): its positions are sized for whole patches.
+[[noreturn]] inline void image_not_divisible_by_patch(std::int64_t patch, const shape& image) {
+  fail_on_input("patch embedding's image is not a whole number of patches (torchvision's ViT refuses it)", "patch", patch, image);
+}
 [[noreturn]] inline void embedding_needs_token_ids(std::int64_t num_embeddings, const shape& got) {
   fail_on_input("embedding needs token ids (tokens(n)), not a float tensor", "num_embeddings", num_embeddings, got);
 }

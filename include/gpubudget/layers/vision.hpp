@@ -30,6 +30,7 @@ struct op_traits<patch_embedding_op> {
     const auto D = op.width, P = op.patch;
     if (D <= 0 || P <= 0) detail::invalid_layer_argument();
     if (x.s[1] < P || x.s[2] < P) detail::require_input(false, detail::patch_larger_than_image, P, x.s);
+    if (x.s[1] % P != 0 || x.s[2] % P != 0) detail::require_input(false, detail::image_not_divisible_by_patch, P, x.s);
     const auto grid = (x.s[1] / P) * (x.s[2] / P);
     const auto T = grid + (op.class_token ? 1 : 0);
     detail::value conv = detail::convolution(c, x, detail::make_conv(false, 2, D, P, stride(P)), 0);  // Conv2d(C, D, P, stride=P)
