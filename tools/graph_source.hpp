@@ -259,6 +259,8 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto h = f.integer("h", 1, big);
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
+  t["prelu"] = [](fields& f) { return prelu(f.integer("parameters", 1, big, 1)); };
+  t["pixel_shuffle"] = [](fields& f) { return pixel_shuffle(f.integer("factor", 1, 1 << 10)); };
   t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors
     const auto mode = f.text("mode");
     const auto sh = f.integer("scale_h", 1, 1 << 16), sw = f.integer("scale_w", 1, 1 << 16);

@@ -50,6 +50,8 @@ TORCH26_MODELS = [
     ("shufflenet_v2_x1_0", "torchvision.models:shufflenet_v2_x1_0", "3,64,64", None, "shufflenet_v2_x1_0_b2_64"),
     # nn.Upsample and F.interpolate (nearest, bilinear; scale_factor and size) -> upsample
     ("upsample_unet", "tests.export.custom_models:upsample_unet", "3,64,64", None, "upsample_unet_b2_64"),
+    # nn.PReLU (one weight, one per channel) and nn.PixelShuffle
+    ("subpixel_net", "tests.export.custom_models:subpixel_net", "3,64,64", None, "subpixel_net_b2_64"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -73,6 +75,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("token_lm", "token_lm.json", None, "token_lm_b2_t64"),
              ("grouped_net", "grouped_net.json", None, "grouped_net_b2_64"),
              ("upsample_unet", "upsample_unet.json", None, "upsample_unet_b2_64"),
+             ("subpixel_net", "subpixel_net.json", None, "subpixel_net_b2_64"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),

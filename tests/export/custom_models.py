@@ -277,6 +277,23 @@ def encoder_stack(width=64, heads=4, layers=2, norm_first=False, classes=5):
     return EncoderStack(width, heads, layers, norm_first, classes)
 
 
+class SubPixelNet(nn.Module):
+    """An ESPCN-style super-resolution net: convolutions with nn.PReLU (one weight, and one per
+    channel), then a sub-pixel convolution: nn.PixelShuffle(2)."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 5, padding=2), nn.PReLU(), nn.Conv2d(c, c, 3, padding=1), nn.PReLU(c),
+                                  nn.Conv2d(c, 3 * 4, 3, padding=1), nn.PixelShuffle(2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def subpixel_net(c=32):
+    return SubPixelNet(c)
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

@@ -67,6 +67,14 @@ constexpr auto acts_amp = budget(acts, training{.batch = 4, .precision = precisi
 static_assert(acts_amp.per_record[3].saved_bytes == bytes_of(4 * 256, dtype::fp16));  // mish stays 16-bit
 static_assert(acts_amp.per_record[5].saved_bytes == bytes_of(4 * 256, dtype::fp32));  // softplus: the fp32 copy
 
+// --- PReLU keeps its input and trains a weight per channel; PixelShuffle keeps nothing -------
+constexpr auto sr = sequential(input(3, 32, 32), conv2d(48, 3, padding(1)), prelu(48), conv2d(12, 3, padding(1)), pixel_shuffle(2));
+constexpr auto sr_b = budget(sr, training{.batch = 2}, devices::t4);
+static_assert(sr_b.per_record[3].saved_bytes == bytes_of(2 * 48 * 32 * 32, dtype::fp32));
+static_assert(sr_b.per_record[5].output == make_shape(3, 64, 64) && sr_b.per_record[5].saved_bytes == 0);
+static_assert(budget_totals(sr, training{.batch = 2}, devices::t4).parameter_count == (3 * 9 * 48 + 48) + 48 + (48 * 9 * 12 + 12));
+static_assert(budget_totals(sequential(input(3, 8, 8), conv2d(8, 1), prelu()), training{.batch = 1}, devices::t4).parameter_count == 3 * 8 + 8 + 1);
+
 // --- pooling and views ---------------------------------------------------------------------------
 constexpr auto pool = budget(sequential(input(64, 112, 112), max_pool2d(3, stride(2), padding(1)), avg_pool2d(2),
                                         adaptive_avg_pool2d(1, 1), flatten()),

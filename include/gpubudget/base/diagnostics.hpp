@@ -48,6 +48,8 @@ namespace gpubudget::detail {
 [[noreturn]] inline void kv_tokens_must_not_be_negative() { fail("gpubudget: kv_tokens must be 0 (= query length) or positive"); }
 [[noreturn]] inline void kernel_size_must_be_positive() { fail("gpubudget: kernel size must be positive (kernel >= 1)"); }
 [[noreturn]] inline void stride_must_be_positive() { fail("gpubudget: stride must be positive (stride >= 1)"); }
+[[noreturn]] inline void prelu_parameters_must_be_one_or_channels() { fail("gpubudget: PReLU num_parameters must be 1 or the input's channel count (dimension 0)"); }
+[[noreturn]] inline void pixel_shuffle_factor_must_divide_channels() { fail("gpubudget: pixel_shuffle needs an upscale factor >= 1 whose square divides the channels"); }
 [[noreturn]] inline void upsample_scale_must_be_positive() { fail("gpubudget: upsample scale factor must be a positive whole number (scale >= 1)"); }
 [[noreturn]] inline void window_size_must_be_positive() { fail("gpubudget: window size must be positive (window >= 1)"); }
 [[noreturn]] inline void vocabulary_size_must_be_positive() { fail("gpubudget: vocabulary size (num_embeddings) must be positive"); }

@@ -96,6 +96,40 @@ constexpr layer mish() { return detail::make_activation(activation_kind::mish); 
 /// nn.Softplus() (any beta and threshold): keeps its input, in fp32 under CUDA autocast.
 constexpr layer softplus() { return detail::make_activation(activation_kind::softplus); }
 
+/// nn.PReLU(num_parameters): max(0, x) + weight·min(0, x) with a learned weight per channel
+/// (dimension 0) or one for all. Measured (PyTorch 1.13 PreluBackward0, 2.6 PreluKernelBackward0,
+/// x [2,16,32,32] fp32; op_rules.md U2): the node keeps x (and the weight, a parameter); its backward
+/// makes an input-sized weight gradient that the engine then sums to the weight's shape (2.6:
+/// _prelu_kernel_backward; +131 KiB over grad_input). prelu is on autocast's lower-precision lists
+/// (autocast_mode.cpp, CUDA and CPU): an fp32 input is cast first (the weight's [C] copy is not counted).
+struct prelu_op {
+  std::int64_t parameters = 1;
+};
+
+template <>
+struct op_traits<prelu_op> {
+  static constexpr const char* name = "prelu";
+  static constexpr detail::value lower(detail::layer_ctx& c, const prelu_op& op, const detail::value& x) {
+    auto& s = c.s;
+    if (op.parameters != 1 && (x.s.rank < 1 || op.parameters != x.s[0])) detail::prelu_parameters_must_be_one_or_channels();
+    c.add_param(op.parameters);
+    detail::value xin = detail::cast_to(s, x, c.matmul_type(x.type));
+    detail::value y = s.make(xin.s, xin.type, c.records(xin));
+    auto n = s.record(y);
+    s.save(n, xin);
+    s.grad_to(n, xin);
+    c.param_grads(n, op.parameters);
+    if (c.trainable) s.backward_temp(n, s.bytes_of_value(xin));  // the weight's gradient before its sum
+    s.release(xin);
+    return y;
+  }
+};
+
+/// nn.PReLU(): one weight for every channel.
+constexpr layer prelu() { return as_layer(prelu_op{1}); }
+/// nn.PReLU(num_parameters=channels): a weight per channel.
+constexpr layer prelu(std::int64_t num_parameters) { return as_layer(prelu_op{num_parameters}); }
+
 /// Softmax over the last dimension (fp32 under autocast; keeps its output).
 struct softmax_op {};
 

@@ -51,4 +51,28 @@ constexpr layer upsample(std::int64_t scale_h, std::int64_t scale_w, upsample_mo
   return as_layer(upsample_op{scale_h, scale_w, mode});
 }
 
+/// nn.PixelShuffle(r) on [C·r², H, W] -> [C, H·r, W·r]: a new tensor (2.6 CPU's pixel_shuffle kernel;
+/// CUDA: reshape, permute, reshape, whose last reshape copies). Its backward (pixel_unshuffle of the
+/// gradient) reads sizes only: nothing kept (measured, 1.13 and 2.6: PixelShuffleBackward0 saves
+/// nothing; op_rules.md U1).
+struct pixel_shuffle_op {
+  std::int64_t factor = {};
+  constexpr shape output_shape(const shape& in) const {
+    if (in.rank != 3) detail::tensor_rank_unsupported();
+    if (factor < 1 || in[0] % (factor * factor) != 0) detail::pixel_shuffle_factor_must_divide_channels();
+    return make_shape(in[0] / (factor * factor), checked_mul(in[1], factor), checked_mul(in[2], factor));
+  }
+};
+
+template <>
+struct op_traits<pixel_shuffle_op> {
+  static constexpr const char* name = "pixel_shuffle";
+  static constexpr detail::value lower(detail::layer_ctx& c, const pixel_shuffle_op& op, const detail::value& x) {
+    return detail::pointwise(c.s, x, op.output_shape(x.s), x.type, detail::keeps::nothing);
+  }
+};
+
+/// nn.PixelShuffle(factor) on [C·factor², H, W] (sub-pixel convolution's upsampling).
+constexpr layer pixel_shuffle(std::int64_t factor) { return as_layer(pixel_shuffle_op{factor}); }
+
 }  // namespace gpubudget
