@@ -125,6 +125,20 @@ struct layer_ctx {
   constexpr bool records(const value& x) const { return (x.requires_grad || trainable) && !s.no_grad; }
 };
 
+/// y = f(x, w) elementwise with a learned weight `w` of `weights` elements broadcast over x
+/// (ConvNeXt's layer scale, PReLU): a new x-sized tensor; the node keeps x when `keep_input`;
+/// when w trains, its gradient is x-sized before the engine sums it to w's shape (a backward
+/// temporary). The caller has added w (add_param).
+constexpr value broadcast_weighted(layer_ctx& c, const value& x, std::int64_t weights, bool keep_input) {
+  value y = c.s.make(x.s, x.type, c.records(x));
+  auto n = c.s.record(y);
+  if (keep_input) c.s.save(n, x);
+  c.s.grad_to(n, x);
+  c.param_grads(n, weights);
+  if (c.trainable) c.s.backward_temp(n, c.s.bytes_of_value(x));
+  return y;
+}
+
 /// Runs `op(ctx)` for the sub-module of a layer whose weights are part `part` (attention's
 /// q_proj): with `c` itself, or, when a train_only name leaves that part frozen (frozen_parts),
 /// with a frozen context: no gradient for its weights, no optimizer state, its input saved only

@@ -114,12 +114,7 @@ struct op_traits<prelu_op> {
     if (op.parameters != 1 && (x.s.rank < 1 || op.parameters != x.s[0])) detail::prelu_parameters_must_be_one_or_channels();
     c.add_param(op.parameters);
     detail::value xin = detail::cast_to(s, x, c.matmul_type(x.type));
-    detail::value y = s.make(xin.s, xin.type, c.records(xin));
-    auto n = s.record(y);
-    s.save(n, xin);
-    s.grad_to(n, xin);
-    c.param_grads(n, op.parameters);
-    if (c.trainable) s.backward_temp(n, s.bytes_of_value(xin));  // the weight's gradient before its sum
+    detail::value y = detail::broadcast_weighted(c, xin, op.parameters, true);  // x's gradient reads its sign
     s.release(xin);
     return y;
   }

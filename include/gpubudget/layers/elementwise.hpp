@@ -14,13 +14,7 @@ struct op_traits<layer_scale_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const layer_scale_op&, const detail::value& x) {
     const auto ch = x.s[0];
     c.add_param(ch);
-    detail::value y = c.s.make(x.s, x.type, c.records(x));
-    auto n = c.s.record(y);
-    if (c.trainable) c.s.save(n, x);
-    c.s.grad_to(n, x);
-    c.param_grads(n, ch);
-    if (c.trainable) c.s.backward_temp(n, c.s.bytes_of_value(x));  // gamma's gradient before its reduction
-    return y;
+    return detail::broadcast_weighted(c, x, ch, c.trainable);  // only gamma's gradient reads x
   }
 };
 
