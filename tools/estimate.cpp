@@ -203,12 +203,14 @@ void configure_runtime(const cli::parsed_args& a, run_config& c) {
     // 2.6 CPU: the reference cases also vary the precision (fp32 | amp_bf16 autocast) and step()
     const bool v26 = c.runtime == "torch2.6-cpu";
     std::set<std::string> allowed = {"json", "batch", "optimizer", "checkpoint-blocks", "freeze-all-but", "runtime", "lora", "quant", "hf-config", "task"};
-    if (v26) allowed.insert({"precision", "step"});
+    if (v26) allowed.insert({"precision", "step", "loss"});  // a model's own loss (an exported nanoGPT's), measured in 2.6
     const auto fam = tools::families();
     const auto& mine = fam.at(c.entry->family);
     for (const auto& n : a.order) {
       bool size = false;
       for (const auto& o : mine) size = size || o.name == n;
+      if (!size && !allowed.count(n) && n == "loss")
+        throw usage_error("--loss (or a graph file's own loss) combines with --json only under --runtime torch2.6-cpu (the reference step of 1.13 is (out**2).mean())");
       if (!size && !allowed.count(n))
         throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step" +
                           std::string(v26 || n == "precision" || n == "step" ? "" : "") + "; use --format json for a GPU budget)");
@@ -544,13 +546,15 @@ void check_freeze_prefixes(const run_config& c, training t) {
   }
 }
 
-/// --json: the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean().
+/// --json: the reference step of the CPU runtime (default 1.13): for-loop step(), (out**2).mean()
+/// (with --runtime torch2.6-cpu: --loss, or a graph file's own loss).
 int run_reference_step(const cli::parsed_args& a, const run_config& c) {
   training t = cpu_reference_step(c.plan.batch, c.plan.optimizer, c.runtime.empty() ? runtime_kind::torch1_13_cpu : c.plan.rules());
   t.checkpoint_blocks = c.plan.checkpoint_blocks;
   t.train_only = c.plan.train_only;
   if (!c.runtime.empty() && a.has("step")) t.step = c.plan.step;
   if (!c.runtime.empty() && a.has("precision")) t.precision = c.plan.precision;
+  if (!c.runtime.empty() && a.has("loss")) t.loss = c.plan.loss;  // a graph file's own loss (nanoGPT's cross-entropy)
   t.emulated_bf16 = c.plan.emulated_bf16;
   check_freeze_prefixes(c, t);
   const auto e = run_model(*c.entry, c.model_arg, c.opts, t, c.devices.front());

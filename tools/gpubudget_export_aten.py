@@ -10,6 +10,38 @@ may feed only a pattern that accounts for it.
 """
 import json
 
+# --- the dump of a torch.export graph (benchmarks/gpu/dump_transformers_graphs.py and the exporter's
+# fallback for what torch.fx cannot trace write the same records) ------------------------------------
+
+def describe(v):
+    """A node argument as JSON: another node as "%name", containers element by element."""
+    import torch
+
+    if isinstance(v, torch.fx.Node):
+        return "%" + v.name
+    if isinstance(v, (list, tuple)):
+        return [describe(x) for x in v]
+    if isinstance(v, dict):
+        return {k: describe(x) for k, x in v.items()}
+    if isinstance(v, (int, float, bool, str)) or v is None:
+        return v
+    return repr(v)
+
+
+def node_record(n):
+    """One node of an ExportedProgram's graph: target, arguments, shape, dtype, module path."""
+    val = n.meta.get("val")
+    shape = list(val.shape) if hasattr(val, "shape") else None
+    dtype = str(val.dtype) if hasattr(val, "dtype") else None
+    if isinstance(val, (list, tuple)):
+        shape = [list(x.shape) if hasattr(x, "shape") else None for x in val]
+    stack = (n.meta.get("stack_trace") or "").strip().splitlines()
+    mods = [[p, t if isinstance(t, str) else getattr(t, "__name__", repr(t))]
+            for p, t in (n.meta.get("nn_module_stack") or {}).values()]
+    return {"name": n.name, "op": n.op, "target": str(n.target), "args": describe(n.args), "kwargs": describe(n.kwargs),
+            "shape": shape, "dtype": dtype, "module": mods, "stack": stack[-1].strip() if stack else None}
+
+
 # dump targets that make no tensor of their own (checks), or the same tensor
 CHECKS = {"aten._assert_tensor_metadata.default"}
 SAME_TENSOR = {"aten.alias.default"}
@@ -192,10 +224,22 @@ def eager_core(d, pv):
 def sdpa_core(d, name):
     if not is_call(d, name, "aten.scaled_dot_product_attention.default"):
         return None
-    if d.arg(name, 5, "is_causal", False) or d.arg(name, 7, "enable_gqa", False):
-        d.fail("scaled_dot_product_attention with is_causal or enable_gqa (transformers passes its masks as attn_mask)", name)
+    if d.arg(name, 7, "enable_gqa", False):
+        d.fail("scaled_dot_product_attention with enable_gqa (the library's grouped-query attention is Llama's, its keys repeated by repeat_kv)", name)
     dropout = percent(d, d.arg(name, 4, "dropout_p", 0.0), name)
     return d.ref(name, 0), d.ref(name, 1), d.ref(name, 2), dropout, [name]
+
+
+def sdpa_masking(d, name):
+    """How an SDPA call masks: "causal" (is_causal=True: nanoGPT), "mask" (an attn_mask side input:
+    transformers' causal or padding masks), or None."""
+    if not is_call(d, name, "aten.scaled_dot_product_attention.default"):
+        return "mask"  # eager attention: the mask, if any, is added to the scores (eager_core)
+    if d.arg(name, 5, "is_causal", False):
+        if d.arg(name, 3, "attn_mask", None) is not None:
+            d.fail("scaled_dot_product_attention with both attn_mask and is_causal", name)
+        return "causal"
+    return "mask" if d.arg(name, 3, "attn_mask", None) is not None else None
 
 
 # the projection names the library knows, relative to the attention's module, by scheme
@@ -344,6 +388,11 @@ def attention_spec(d, anchor, impl_name, shape, names, packed, rotary):
     """The attention op: --hf-config's impl and projection names for the same structure."""
     width, heads, kv_heads, head_width = shape
     spec = {"op": "attention", "width": width, "heads": heads}
+    masking = sdpa_masking(d, anchor)
+    if masking == "causal" and not packed:
+        d.fail("causal attention (is_causal=True) whose q, k, v are three Linears (the library's causal attention is GPT-2's, one packed c_attn)", anchor)
+    if packed and masking is None:
+        d.fail("packed-qkv attention without a mask or is_causal (the library's packed attention is GPT-2's, causal)", anchor)
     if packed:
         spec.update({"impl": "flash" if impl_name == "sdpa" else "split_qkv", "names": "gpt2"})
         if names != SCHEMES["gpt2"]:
@@ -487,8 +536,10 @@ def loss_tail(d, out_node):
     outs = d.arg(out_node, 0)
     refs = [o[1:] for o in outs if isinstance(o, str) and o.startswith("%")] if isinstance(outs, list) else []
     losses = [r for r in refs if is_call(d, r, "aten.cross_entropy_loss.default")]
+    if not losses and len(refs) == 1 and isinstance(d.shape(refs[0]), list) and isinstance(d.shape(refs[0])[0], int):
+        return refs[0], "", []  # the logits alone (nanoGPT without targets): the trainer's loss, --loss
     if len(losses) != 1:
-        d.fail("a model output without transformers' loss (cross_entropy_loss of the logits and the labels)", out_node)
+        d.fail("a model output other than one tensor (the logits) or the logits and transformers' loss (cross_entropy_loss of the logits and the labels)", out_node)
     loss = losses[0]
     flat = d.ref(loss, 0)
     if not is_call(d, flat, "aten.view.default"):
@@ -566,9 +617,9 @@ def alias_of(d, name):
 def layer_norm_spec(d, name):
     w, b = d.ref(name, 2), d.ref(name, 3)
     shape = d.arg(name, 1)
-    if shape != [d.shape(name)[-1]] or not (d.is_param(w) and d.is_param(b)):
-        d.fail("layer_norm other than over the last dimension with weight and bias", name)
-    return {"op": "layer_norm"}
+    if shape != [d.shape(name)[-1]] or not d.is_param(w) or (b is not None and not d.is_param(b)):
+        d.fail("layer_norm other than over the last dimension with a weight (and a bias or none)", name)
+    return {"op": "layer_norm"} if b is not None else {"op": "layer_norm", "bias": False}
 
 
 def single_op(d, name, tied):
@@ -787,9 +838,18 @@ def read(path):
     return doc
 
 
-def items_of(doc):
-    """(items for the exporter's naming, the loss, the model's torch version, its parameters)."""
+def check_vocab(d, vocab):
+    """Token ids up to vocab-1 must index the token embedding."""
+    table = d.ref(token_embedding(d), 0)
+    if vocab and d.shape(table)[0] < vocab:
+        d.fail(f"--vocab {vocab}: ids up to {vocab - 1} index past the token embedding's {d.shape(table)[0]} rows", token_embedding(d))
+
+
+def items_of(doc, vocab=None):
+    """(items for the exporter's naming, the loss: "causal_lm", "cross_entropy", or "" when the
+    model returns its logits alone). `vocab`: the ids' range, checked against the token embedding."""
     d = Dump(doc)
+    check_vocab(d, vocab)
     impl = doc.get("attn_implementation", "sdpa")
     if impl not in ("sdpa", "eager"):
         raise AtenError(f"attn_implementation {impl!r} (ATen dumps of sdpa and eager attention are read)")

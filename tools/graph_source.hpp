@@ -233,6 +233,7 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto n = f.integer("num", 1, big);
     return embedding(n, f.integer("dim", 1, big));
   };
+  t["layer_norm"] = [](fields& f) { return f.boolean("bias", true) ? layer_norm() : layer_norm(no_bias); };
   t["group_norm"] = [](fields& f) { return group_norm(f.integer("groups", 1, big)); };
   t["instance_norm"] = [](fields& f) { return instance_norm(f.boolean("affine", false)); };
   t["dropout"] = [](fields& f) {
@@ -285,7 +286,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose2d", "depthwise_conv2d"})
       t[c] = [op = std::string(c)](fields& f) { return conv_leaf(op, f); };
     const std::map<std::string, layer> plain = {
-        {"batch_norm", batch_norm()}, {"layer_norm", layer_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
+        {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};

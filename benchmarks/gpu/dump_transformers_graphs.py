@@ -24,6 +24,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+from gpubudget_export_aten import node_record  # noqa: E402  (one record format for the dumps and the exporter)
 CONFIGS = os.path.join(REPO, "benchmarks", "accuracy", "reference", "cuda-h100", "hf-configs")
 BATCH, SEQ = 2, 64
 
@@ -54,33 +56,6 @@ def factory(name, layers=2, attn="sdpa"):
     config.use_cache = False  # training: no KV cache in the output (torch.export refuses DynamicCache)
     model = getattr(transformers, auto).from_config(config, attn_implementation=attn)
     return model.train()
-
-
-def describe(v):
-    import torch
-
-    if isinstance(v, torch.fx.Node):
-        return "%" + v.name
-    if isinstance(v, (list, tuple)):
-        return [describe(x) for x in v]
-    if isinstance(v, dict):
-        return {k: describe(x) for k, x in v.items()}
-    if isinstance(v, (int, float, bool, str)) or v is None:
-        return v
-    return repr(v)
-
-
-def node_record(n):
-    val = n.meta.get("val")
-    shape = list(val.shape) if hasattr(val, "shape") else None
-    dtype = str(val.dtype) if hasattr(val, "dtype") else None
-    if isinstance(val, (list, tuple)):
-        shape = [list(x.shape) if hasattr(x, "shape") else None for x in val]
-    stack = (n.meta.get("stack_trace") or "").strip().splitlines()
-    mods = [[p, t if isinstance(t, str) else getattr(t, "__name__", repr(t))]
-            for p, t in (n.meta.get("nn_module_stack") or {}).values()]
-    return {"name": n.name, "op": n.op, "target": str(n.target), "args": describe(n.args), "kwargs": describe(n.kwargs),
-            "shape": shape, "dtype": dtype, "module": mods, "stack": stack[-1].strip() if stack else None}
 
 
 def export_one(name, attn, layers, out_dir):

@@ -56,6 +56,13 @@ TORCH26_MODELS = [
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
      "encoder_stack_prenorm_b2_t32"),
+    # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
+    # own cross-entropy (--targets); a flag list in place of the input shape
+    ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
+    ("nanogpt_drop10", "tests.export.custom_models:nanogpt --kwargs '{\"dropout\": 0.1}'", "--tokens 64 --vocab 2000 --targets", None,
+     "nanogpt_drop10_b2_t64"),
+    ("nanogpt_nobias", "tests.export.custom_models:nanogpt --kwargs '{\"bias\": false}'", "--tokens 64 --vocab 2000 --targets", None,
+     "nanogpt_nobias_b2_t64"),
     # torchvision's segmentation models return {"out": y} (aux_loss off): that one tensor; dilated
     # convolutions, F.interpolate(size=input, bilinear) by 8. Parameters checked (no measurement)
     ("fcn_resnet50", "torchvision.models.segmentation:fcn_resnet50 --kwargs '{\"weights_backbone\": null, \"aux_loss\": false}'",
@@ -79,7 +86,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
-             ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64")]
+             ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
+             ("nanogpt", "nanogpt.json", None, "nanogpt_b2_t64"), ("nanogpt_drop10", "nanogpt_drop10.json", None, "nanogpt_drop10_b2_t64"),
+             ("nanogpt_nobias", "nanogpt_nobias.json", None, "nanogpt_nobias_b2_t64")]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
@@ -249,7 +258,8 @@ def run_torch26(gpubudget, repo):
     # every export in one process (tests/export/export_many.py), the unmappable modules last
     with tempfile.TemporaryDirectory(dir=repo, prefix=".export-check-") as tmp:
         outs = [os.path.relpath(os.path.join(tmp, m[0] + ".json"), repo) for m in TORCH26_MODELS]
-        jobs = [f"{factory} --path . --input {shape} -o {out}" for (_, factory, shape, _, _), out in zip(TORCH26_MODELS, outs)]
+        jobs = [f"{factory} --path . {shape if shape.startswith('--') else '--input ' + shape} -o {out}"
+                for (_, factory, shape, _, _), out in zip(TORCH26_MODELS, outs)]
         jobs += [f"{job} -o " + os.path.relpath(os.path.join(tmp, f"unmappable{i}.json"), repo) for i, (job, _) in enumerate(UNMAPPABLE)]
         r = subprocess.run([env, "run", "python3", "tests/export/export_many.py"] + jobs, capture_output=True, text=True, cwd=repo)
         results = [line.split("\t", 1) for line in r.stdout.splitlines()]
@@ -288,6 +298,10 @@ UNMAPPABLE = [
      "interpolation mode 'bicubic' (the library has nearest and bilinear) (node interpolate, module <root>)"),
     ("tests.export.custom_models:seq_first_encoder --path . --input 12,16",
      "TransformerEncoderLayer needs batch_first=True (the library's tensors are batch first) (node _0, module 0)"),
+    # nanoGPT called without targets takes its inference branch (lm_head on x[:, [-1], :]): the
+    # slice stops it, and the message names --targets
+    ("tests.export.custom_models:nanogpt --path . --tokens 64 --vocab 2000",
+     "no gpubudget op for this ATen node (node slice_1, aten.slice.Tensor, module <root>); a model that takes targets"),
     # a factory that cannot build on the meta device: said, with the flag that builds it
     ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
      "the factory cannot build the model on the meta device: NotImplementedError"),

@@ -382,3 +382,108 @@ class UnevenChunk(nn.Module):
 
 def uneven_chunk():
     return UnevenChunk()
+
+
+# --- nanoGPT ------------------------------------------------------------------------------------------
+# The GPT of Andrej Karpathy's nanoGPT (github.com/karpathy/nanoGPT, model.py, MIT licence), its
+# modules and forward as written there (generate(), from_pretrained() and the optimizer helpers
+# left out; flash=True: torch 2.x always has scaled_dot_product_attention): the model people copy
+# and train with `logits, loss = model(X, Y)`. torch.fx cannot trace it (`b, t = idx.size()` then
+# `torch.arange(0, t)`), so gpubudget-export reads it through torch.export (--targets: the ids'
+# targets are the model's second input, its loss its own).
+
+class NanoLayerNorm(nn.Module):
+    """LayerNorm but with an optional bias. PyTorch doesn't support simply bias=False"""
+
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, input):
+        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class NanoCausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, dropout, bias):
+        super().__init__()
+        assert n_embd % n_head == 0
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)
+        self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)
+        self.attn_dropout = nn.Dropout(dropout)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.n_head, self.n_embd, self.dropout = n_head, n_embd, dropout
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0,
+                                                             is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class NanoMLP(nn.Module):
+    def __init__(self, n_embd, dropout, bias):
+        super().__init__()
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd, bias=bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * n_embd, n_embd, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class NanoBlock(nn.Module):
+    def __init__(self, n_embd, n_head, dropout, bias):
+        super().__init__()
+        self.ln_1 = NanoLayerNorm(n_embd, bias=bias)
+        self.attn = NanoCausalSelfAttention(n_embd, n_head, dropout, bias)
+        self.ln_2 = NanoLayerNorm(n_embd, bias=bias)
+        self.mlp = NanoMLP(n_embd, dropout, bias)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class NanoGPT(nn.Module):
+    def __init__(self, block_size, vocab_size, n_layer, n_head, n_embd, dropout, bias):
+        super().__init__()
+        self.block_size = block_size
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            drop=nn.Dropout(dropout),
+            h=nn.ModuleList([NanoBlock(n_embd, n_head, dropout, bias) for _ in range(n_layer)]),
+            ln_f=NanoLayerNorm(n_embd, bias=bias),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+
+    def forward(self, idx, targets=None):
+        device = idx.device
+        b, t = idx.size()
+        assert t <= self.block_size, f"Cannot forward sequence of length {t}, block size is only {self.block_size}"
+        pos = torch.arange(0, t, dtype=torch.long, device=device)
+        tok_emb = self.transformer.wte(idx)
+        pos_emb = self.transformer.wpe(pos)
+        x = self.transformer.drop(tok_emb + pos_emb)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        if targets is not None:
+            logits = self.lm_head(x)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        else:
+            logits = self.lm_head(x[:, [-1], :])  # inference-time mini-optimization: only the last position
+            loss = None
+        return logits, loss
+
+
+def nanogpt(block_size=64, vocab_size=2000, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=True):
+    return NanoGPT(block_size, vocab_size, n_layer, n_head, n_embd, dropout, bias)

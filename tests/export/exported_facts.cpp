@@ -8,6 +8,7 @@
 #include "data/eager_transformer.hpp"
 #include "data/encoder_stack_prenorm.hpp"
 #include "data/gpt2_sdpa.hpp"
+#include "data/nanogpt.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet152.hpp"
 #include "data/resnet18.hpp"
@@ -58,6 +59,21 @@ static_assert(unet_step.saved_activations == 5967616);
 constexpr auto encoder_step = budget_totals(exported::encoder_stack_prenorm, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(encoder_step.parameter_count == exported::encoder_stack_prenorm_parameters);
 static_assert(encoder_step.saved_activations == 1006592);
+
+// nanoGPT's GPT read through torch.export (gpubudget-export --targets: its own cross-entropy, the
+// header's training::loss): sum(p.numel()) with the tied head counted once, and the measured CPU
+// step's saved bytes without the loss's (nanogpt_b2_t64: 1,124,864 B); the loss's log-probabilities
+// are live after forward (after_forward above the mean-square loss's by 2,000 x 64 x 2 x 4 B)
+constexpr training nanogpt_plan = [] {
+  auto t = cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu);
+  t.loss = loss_kind::cross_entropy;
+  return t;
+}();
+constexpr auto nanogpt_step = budget_totals(exported::nanogpt, nanogpt_plan, devices::t4);
+static_assert(nanogpt_step.parameter_count == exported::nanogpt_parameters);
+static_assert(nanogpt_step.saved_activations == 1124864);
+static_assert(nanogpt_step.after_forward - budget_totals(exported::nanogpt, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).after_forward ==
+              2000 * 64 * 2 * 4);
 
 // nn.MultiheadAttention blocks (attention(..., torch_mha)): the count is sum(p.numel()) too
 constexpr auto frames = budget_totals(exported::frame_transformer, training{.batch = 2}, devices::t4);

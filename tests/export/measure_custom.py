@@ -17,6 +17,7 @@ import measure  # noqa: E402  (re-executes this script under the malloc shim)
 
 measure.ensure_shim()
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 from tests.export import custom_models  # noqa: E402
 
@@ -346,6 +347,42 @@ def shufflenet_v2_x1_0():
     return torchvision.models.shufflenet_v2_x1_0()
 
 
+class OwnLoss(torch.nn.Module):
+    """A model called as model(ids, targets) that returns (logits, loss), as nanoGPT's train.py
+    calls it (`logits, loss = model(X, Y)`, then backward with `logits` still referenced): its
+    forward returns the loss, which measure_step squares (a scalar: a few bytes more than the
+    model's own step), holding the logits as long as the loss (measure_step releases both before
+    step(), as the library's training::output_held). The targets are the ids."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        logits, loss = self.model(ids, ids)
+        loss.held_logits = logits
+        return loss
+
+
+def own_loss(build, **kw):
+    return lambda: OwnLoss(build(**kw))
+
+
+def saved_without_loss(model, batch):
+    """The saved bytes of an OwnLoss model's forward without its loss's (the library's saved bytes
+    are the model's; its loss is budgeted after forward): F.cross_entropy run under no_grad."""
+    real = F.cross_entropy
+
+    def unsaved(*args, **kwargs):
+        with torch.no_grad():
+            return real(*args, **kwargs).requires_grad_()
+    F.cross_entropy = unsaved
+    try:
+        return measure.saved_bytes_of(model, batch)
+    finally:
+        F.cross_entropy = real
+
+
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 
 # case, factory, per-sample input shape, batch
@@ -399,6 +436,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
           (3, 64, 64), 2),
          ("token_lm_dora_qv_r8_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.0, dora=True), TOKENS, 2),
          ("token_lm_dora_qv_r8_drop10_b2_t64", peft_lora(custom_models.token_lm, ["attn.query", "attn.value"], 8, 0.1, dora=True), TOKENS, 2),
+         # nanoGPT's GPT trained as its train.py does (logits, loss = model(X, Y)): read through
+         # torch.export (gpubudget-export --targets), its own cross-entropy loss; with dropout 0.1
+         ("nanogpt_b2_t64", own_loss(custom_models.nanogpt), TOKENS, 2),
+         ("nanogpt_drop10_b2_t64", own_loss(custom_models.nanogpt, dropout=0.1), TOKENS, 2),
+         # bias=False, train.py's default: LayerNorm weights only (layer_norm(no_bias)), Linears without bias
+         ("nanogpt_nobias_b2_t64", own_loss(custom_models.nanogpt, bias=False), TOKENS, 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
          ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2),
@@ -435,7 +478,9 @@ def main():
         # keep the first ones alive (the frozen ones it holds cost nothing otherwise)
         opt = measure.make_optimizer("adamw", [q for q in model.parameters() if q.requires_grad], "for_loop")
         r = {"case": name, "batch": batch, "input": list(shape), "optimizer": "adamw", "optimizer_impl": "for_loop"}
-        r.update(measure.measure_step(model, x, opt, measure.Heap(), saved="hooks_always"))
+        r.update(measure.measure_step(model, x, opt, measure.Heap(), saved=saved_without_loss if isinstance(model, OwnLoss) else "hooks_always"))
+        if isinstance(model, OwnLoss):
+            r["loss"] = "cross_entropy (the model's own: logits, loss = model(ids, ids); saved bytes without the loss's)"
         out["cases"].append(r)
     json.dump(out, sys.stdout, indent=1)
     print()

@@ -79,6 +79,12 @@ static_assert(bn.buffers == 64 * 2 * 4 + 8);
 constexpr auto ln = on_t4(sequential(input(197, 768), layer_norm()));
 static_assert(ln.per_record[2].parameter_count == 2 * 768);
 static_assert(ln.buffers == 0);
+// nn.LayerNorm(bias=False) (nanoGPT's bias=False): the weight only, the same saved tensors, no
+// bias gradient (measured: nanogpt_nobias_b2_t64, tests/export)
+constexpr auto ln_nb = on_t4(sequential(input(197, 768), layer_norm(no_bias)));
+static_assert(ln_nb.per_record[2].parameter_count == 768);
+static_assert(ln_nb.saved_activations == ln.saved_activations);
+static_assert(ln.gradients - ln_nb.gradients == 768 * 4);
 constexpr auto gn = on_t4(sequential(input(64, 8, 8), group_norm(32)));
 static_assert(gn.per_record[2].parameter_count == 128);
 

@@ -5,6 +5,7 @@
 // Autocast runs layer_norm and group_norm in fp32 and batch_norm in the input's type.
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
@@ -33,20 +34,24 @@ struct op_traits<batch_norm_op> {
   }
 };
 
-/// nn.LayerNorm over the last dimension.
-struct layer_norm_op {};
+/// nn.LayerNorm over the last dimension; `no_bias`: a weight only (nn.LayerNorm(bias=False),
+/// nanoGPT's LayerNorm with bias=False: F.layer_norm(x, shape, weight, None)), whose backward
+/// makes no bias gradient.
+struct layer_norm_op {
+  flag no_bias = false;
+};
 
 template <>
 struct op_traits<layer_norm_op> {
   static constexpr const char* name = "layer_norm";
-  static constexpr detail::value lower(detail::layer_ctx& c, const layer_norm_op&, const detail::value& x) {
-    const auto width = x.s.last();
+  static constexpr detail::value lower(detail::layer_ctx& c, const layer_norm_op& op, const detail::value& x) {
+    const auto width = x.s.last(), bias = op.no_bias ? 0 : width;
     c.add_param(width);
-    c.add_param(width);
+    if (bias) c.add_param(bias);
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
     const auto rows = checked_mul(c.s.batch, x.s.numel() / width);
     // mean and rstd: one fp32 per normalized row each, saved as two tensors
-    detail::value y = detail::with_params(c, xin, x.s, xin.type, 2 * width, true, 0, 0, 0, 0, 0, false, width);
+    detail::value y = detail::with_params(c, xin, x.s, xin.type, width + bias, true, 0, 0, 0, 0, 0, false, bias);
     const auto n = c.s.record_of(y);
     if (n >= 0) c.s.save_new(n, rows * 4, 2);
     // layer_norm_cuda / layer_norm_cpu and their backward take input.expect_contiguous(): a
@@ -107,6 +112,7 @@ struct op_traits<instance_norm_op> {
 constexpr layer batch_norm() { return as_layer(batch_norm_op{}); }
 constexpr layer instance_norm(bool affine = false) { return as_layer(instance_norm_op{affine}); }
 constexpr layer layer_norm() { return as_layer(layer_norm_op{}); }
+constexpr layer layer_norm(no_bias_t) { return as_layer(layer_norm_op{true}); }
 constexpr layer group_norm(std::int64_t num_groups) { return as_layer(group_norm_op{num_groups}); }
 
 }  // namespace gpubudget
