@@ -61,6 +61,9 @@ TORCH26_MODELS = [
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
     ("nanogpt_drop10", "tests.export.custom_models:nanogpt --kwargs '{\"dropout\": 0.1}'", "--tokens 64 --vocab 2000 --targets", None,
      "nanogpt_drop10_b2_t64"),
+    # FX traces this one (positions from a buffer); its causal SDPA stops FX's patterns, and the
+    # torch.export reader takes it: parameters checked (its graph is nanogpt's, the logits returned)
+    ("buffer_positions_gpt", "tests.export.custom_models:buffer_positions_gpt", "--tokens 64 --vocab 2000", None, None),
     ("nanogpt_nobias", "tests.export.custom_models:nanogpt --kwargs '{\"bias\": false}'", "--tokens 64 --vocab 2000 --targets", None,
      "nanogpt_nobias_b2_t64"),
     # torchvision's segmentation models return {"out": y} (aux_loss off): that one tensor; dilated

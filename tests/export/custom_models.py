@@ -487,3 +487,24 @@ class NanoGPT(nn.Module):
 
 def nanogpt(block_size=64, vocab_size=2000, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=True):
     return NanoGPT(block_size, vocab_size, n_layer, n_head, n_embd, dropout, bias)
+
+
+class BufferPositionsGPT(NanoGPT):
+    """nanoGPT's modules with its positions sliced from a buffer (t = idx.size(1)) and the logits
+    returned: torch.fx traces this one, and its causal SDPA on the packed c_attn is not an FX
+    pattern, so the exporter reads it through torch.export (as nanoGPT's own GPT)."""
+
+    def __init__(self):
+        super().__init__(64, 2000, 2, 4, 64, 0.0, True)
+        self.register_buffer("pos", torch.arange(64), persistent=False)
+
+    def forward(self, idx):
+        t = idx.size(1)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(self.pos[:t]))
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+def buffer_positions_gpt():
+    return BufferPositionsGPT()
