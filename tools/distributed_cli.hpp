@@ -250,18 +250,11 @@ inline std::string ranking_table(const step_facts& f, const parallel_layout& bas
                     (search ? " + the pipeline bubble at 520 FLOPs per byte" : "") +
                     "):\n\n| Layout | Per rank | Model states | Fits | Cost per step |\n|---|---:|---:|---|---:|\n";
   const auto ranked = search ? rank_layouts(f, world) : rank_layouts(f, world, base);
-  bool flat = false;  // a layout the allocator model does not replay, with the model on
   for (const auto& c : ranked) {
     if (!c.valid) continue;
-    const bool dagger = !c.budget.allocator_modelled && f.allocator_cache.grads_kept >= 0;
-    out += "| " + layout_name(c.layout) + (dagger ? " †" : "") + " | " + format_bytes(c.budget.total()) + " | " +
-           format_bytes(c.budget.model_states()) + " | " + (c.fits ? "yes" : "no") + " | " + format_bytes(c.cost) + " |\n";
-    flat = flat || dagger;
+    out += "| " + layout_name(c.layout) + " | " + format_bytes(c.budget.total()) + " | " + format_bytes(c.budget.model_states()) + " | " +
+           (c.fits ? "yes" : "no") + " | " + format_bytes(c.cost) + " |\n";
   }
-  if (flat)
-    out += "\n† the flat " + std::to_string(f.single.plan.fragmentation_percent) +
-           " % fragmentation reserve: the caching allocator model replays a data-parallel rank's step, not a tensor-, pipeline-, "
-           "context- or expert-parallel rank's (docs/distributed.md)\n";
   return out;
 }
 

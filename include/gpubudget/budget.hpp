@@ -170,7 +170,6 @@ struct step_result {
   std::int32_t peak_layer = -1;
   bool peak_in_backward = false;
   detail::replay_result allocator{};  ///< the caching allocator replay (reserved_peak < 0: not run)
-  detail::stream_caches rank_streams{};  ///< replay_setup::rank_streams: the step's stream alone
 };
 
 /// Appends the loss to `out` and returns the scalar loss (one reference, as the trainer's
@@ -341,26 +340,6 @@ constexpr replay_result replay_allocator(const sim& s, const training& plan, rep
   return r;
 }
 
-/// The step's stream alone through the caching allocator (no parameters, buffers, batch or
-/// optimizer state before it; no optimizer step), run as replay_allocator runs the steps, until
-/// the cache settles: the bytes it reserves past the most it has allocated at once. A
-/// data-parallel rank runs this stream at its micro-batch beside model states the layout sizes
-/// (rank_budget::fragmentation); `grads_reduced`: each .grad freed as it arrives.
-constexpr std::int64_t step_stream_cache(const sim& s, const training& plan, const replay_setup& setup, bool grads_reduced) {
-  caching_allocator a(plan.allocator, 0);
-  step_replay steps(s, a, setup);
-  if (grads_reduced) steps.reduce_grads_as_produced();
-  std::int64_t allocated_peak = 0;
-  for (int pass = 0; pass < max_replayed_steps; ++pass) {
-    const auto reserved_before = a.reserved_peak();
-    steps.run(pass == 0);
-    steps.release_survivors();
-    if (a.allocated_peak() > allocated_peak) allocated_peak = a.allocated_peak();
-    if (pass > 0 && a.reserved_peak() == reserved_before) break;
-  }
-  return a.reserved_peak() > allocated_peak ? a.reserved_peak() - allocated_peak : 0;
-}
-
 /// Rejects what the walk cannot budget with a compile-time diagnostic: a bad plan, a bad
 /// weight share, checkpoint_blocks on a graph without a repeated block.
 template <std::size_t N>
@@ -451,9 +430,7 @@ constexpr step_result simulate_step(const std::array<layer, N>& records, const t
   run_micro_batches(w, s, plan, r);
   fill_step_peak(r, s);
   r.allocator.reserved_peak = -1;
-  if (s.log_allocator && allocator->rank_streams) {
-    r.rank_streams = {step_stream_cache(s, plan, *allocator, false), step_stream_cache(s, plan, *allocator, true)};
-  } else if (s.log_allocator) {
+  if (s.log_allocator) {
     replay_setup setup = *allocator;
     setup.buffers = r.totals.buffer_bytes, setup.input_batch = r.totals.input_bytes;
     r.allocator = replay_allocator(s, plan, setup);

@@ -212,9 +212,6 @@ struct step_facts {
   split_facts split{};
   stage_facts stages{};
   expert_facts experts{};
-  /// training::model_allocator: what the caching allocator holds past the step's own stream
-  /// (detail::step_stream_cache), with the .grad tensors kept to the step and reduced as they arrive.
-  detail::stream_caches allocator_cache{};
 };
 
 /// One rank's budget. Components (rank_components) add up to total().
@@ -239,9 +236,6 @@ struct rank_budget {
   std::int64_t buffers = 0, input_batch = 0;
   std::int64_t cuda_context = 0, workspace = 0, allocator_rounding = 0, fragmentation = 0;
   std::int64_t host_model_states = 0;  ///< offloaded to the CPU (per rank), not on the GPU
-  /// `fragmentation` is the caching allocator model's cache over the rank's step (training::
-  /// model_allocator, a data-parallel layout), not the flat reserve.
-  bool allocator_modelled = false;
 
   /// Parameters + gradients + optimizer state (+ gathered copies): DeepSpeed's estimator figure.
   constexpr std::int64_t model_states() const { return parameters + gradients + optimizer_state + gathered_parameters; }
@@ -268,8 +262,7 @@ constexpr std::array<budget_component, 14> rank_components(const rank_budget& r)
            {"cuda_context", "CUDA context", r.cuda_context, k::device_reserved, true},
            {"workspace", "cuBLAS + cuDNN workspace", r.workspace, k::device_allocated, true},
            {"allocator_rounding", "Allocator rounding (512 B blocks)", r.allocator_rounding, k::device_allocated, true},
-           {"fragmentation", r.allocator_modelled ? "Allocator cache (caching allocator model)" : "Fragmentation reserve", r.fragmentation,
-            k::device_reserved, true}}};
+           {"fragmentation", "Fragmentation reserve", r.fragmentation, k::device_reserved, true}}};
 }
 
 namespace detail {
@@ -595,26 +588,6 @@ constexpr std::int64_t expert_all_to_all_bytes(const expert_facts& e, const para
   return shard(checked_mul(2, e.dispatch_bytes), l.context_parallel);
 }
 
-/// Does a rank of `l` free each .grad as it arrives? ZeRO-2/3 copy it into the reduce bucket
-/// and keep their partition (stage_1_and_2.py / stage3.py), FSDP reduce-scatters a unit's
-/// gradients after its backward (a shard kept); an offloaded optimizer takes them to the host.
-/// DDP, ZeRO-0/1, FSDP NO_SHARD and Megatron keep whole gradients to the step.
-constexpr bool reduces_grads_as_produced(const parallel_layout& l) {
-  if (l.offload.optimizer) return true;
-  if (l.engine == sharding::zero) return l.zero_stage >= 2;
-  return l.engine == sharding::fsdp && l.fsdp != fsdp_strategy::no_shard;
-}
-
-/// The caching allocator's cache over a rank's step (step_facts::allocator_cache), or -1 where it
-/// is not modelled: without training::model_allocator, and under tensor, pipeline, context or
-/// expert parallelism, whose ranks run a stream the single-GPU walk does not (Megatron's
-/// activation formula, the experts' all-to-all). A data-parallel rank runs the single GPU's step
-/// stream at its micro-batch; its model states are sized by the layout and made once, before it.
-constexpr std::int64_t rank_allocator_cache(const step_facts& f, const parallel_layout& l) {
-  if (l.model_parallel() > 1 || l.expert_parallel > 1) return -1;
-  return reduces_grads_as_produced(l) ? f.allocator_cache.grads_reduced : f.allocator_cache.grads_kept;
-}
-
 /// Optimizer temporaries of the shard this rank steps (DeepSpeed's fused / CPU Adam: none).
 constexpr std::int64_t rank_optimizer_temporaries(const parameter_facts& slice, const parallel_layout& l, const training& p) {
   if (p.inference || l.engine == sharding::zero || l.offload.optimizer || l.offload.parameters) return 0;
@@ -657,9 +630,6 @@ constexpr rank_budget per_rank_at_stage(const step_facts& f, const parallel_layo
   r.buffers = checked_add(b.buffers, b.base_weight_bytes), r.input_batch = b.input_batch;
   r.cuda_context = b.cuda_context, r.workspace = b.workspace(), r.allocator_rounding = b.allocator_rounding;
   r.fragmentation = checked_mul(r.tensor_bytes() + r.allocator_rounding, b.plan.fragmentation_percent) / 100;
-  // modelled, cuDNN's workspaces are blocks the cache serves (fill_allocator_terms): in the cache
-  if (const auto cache = detail::rank_allocator_cache(f, l); cache >= 0)
-    r.fragmentation = cache, r.allocator_modelled = true, r.workspace = b.cublas_workspace;
   return r;
 }
 
@@ -805,9 +775,7 @@ template <std::size_t N>
 constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan, const device& dev) {
   model_budget<N> b{};
   b.records = m.records;
-  auto streams = detail::replay_setup_for(dev);
-  streams.rank_streams = true;
-  const auto r = detail::simulate_step(m.records, per_rank_plan, &b.per_record, nullptr, nullptr, &streams);
+  const auto r = detail::simulate_step(m.records, per_rank_plan, &b.per_record);
   detail::fill_budget(b, r, per_rank_plan, dev);
   step_facts f{};
   f.single = b;
@@ -824,7 +792,6 @@ constexpr step_facts rank_facts(const model<N>& m, const training& per_rank_plan
   f.stages = detail::stage_facts_of(b);
   detail::add_block_facts(f.stages, m.records, b, per_rank_plan, f.split.layers);
   f.experts = detail::expert_facts_of(b);
-  f.allocator_cache = r.rank_streams;
   return f;
 }
 

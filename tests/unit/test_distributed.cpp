@@ -4,7 +4,6 @@
 #include <gpubudget/distributed.hpp>
 #include <gpubudget/models/gpt.hpp>
 #include <gpubudget/models/t5.hpp>
-#include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
 
 #include <algorithm>
@@ -434,42 +433,4 @@ TEST_CASE("the planner varies tensor and pipeline parallelism: Llama-2-70B on 16
   CHECK(detail::pipeline_bubble_cost(f, pipelined) == (3 * f.forward_flops + 15) / 16 / 520);
   const auto r = per_rank(f, pipelined);
   CHECK(step_cost(f, r) == step_cost(r) + 2 * 40 * (8 * 7 * x / 8) + 2 * 2 * (x / 8) + detail::pipeline_bubble_cost(f, pipelined));
-}
-
-TEST_CASE("a data-parallel rank's allocator cache is the caching allocator model's over the rank's own step stream") {
-  // training::model_allocator (the CLI's default): the step's stream at the per-rank micro-batch,
-  // replayed alone (detail::step_stream_cache), with every .grad kept to the step (DDP, ZeRO-1)
-  // and with each freed as it arrives (ZeRO-2/3, FSDP), in place of the flat 10 % reserve
-  training plan{.batch = 32};
-  plan.model_allocator = true;
-  const auto net = models::resnet50(224, 1000);
-  const auto f = rank_facts(net, plan, devices::a100_40gb);
-  REQUIRE(f.allocator_cache.grads_kept > 0);
-  REQUIRE(f.allocator_cache.grads_reduced > 0);
-  for (const auto& [l, reduced] : std::vector<std::pair<parallel_layout, bool>>{{ddp(8), false}, {zero(1, 8), false}, {zero(2, 8), true},
-                                                                                {zero(3, 8), true}, {fsdp(fsdp_strategy::full_shard, 8), true},
-                                                                                {fsdp(fsdp_strategy::no_shard, 8), false}}) {
-    const auto r = per_rank(f, l);
-    CHECK(r.allocator_modelled);
-    CHECK(r.fragmentation == (reduced ? f.allocator_cache.grads_reduced : f.allocator_cache.grads_kept));
-    CHECK(sum_of_components(r) == r.total());
-    CHECK(std::string(rank_components(r).back().label) == "Allocator cache (caching allocator model)");
-  }
-  // one rank of one GPU is the single GPU: its total within 3 % of the single budget's own replay
-  // (the rank's stream runs without the resident tensors' segment tails, and counts every .grad
-  // and the larger of forward's and backward's activations: a little above)
-  const auto single = budget_totals(net, plan, devices::a100_40gb);
-  const auto one = per_rank(f, ddp(1));
-  CHECK(one.total() >= single.total());
-  CHECK(one.total() <= single.total() + single.total() * 3 / 100);
-  // tensor parallelism runs Megatron's activation formula, not the walk's stream: the flat reserve
-  const auto tp = per_rank(rank_facts(models::gpt(models::gpt2_small(1024)), plan, devices::a100_40gb),
-                           parallel_layout{.world_size = 2, .tensor_parallel = 2});
-  CHECK_FALSE(tp.allocator_modelled);
-  CHECK(tp.fragmentation == (tp.tensor_bytes() + tp.allocator_rounding) * 10 / 100);
-  // without the allocator model: the flat reserve everywhere
-  plan.model_allocator = false;
-  const auto flat = per_rank(rank_facts(net, plan, devices::a100_40gb), ddp(8));
-  CHECK_FALSE(flat.allocator_modelled);
-  CHECK(flat.fragmentation == (flat.tensor_bytes() + flat.allocator_rounding) * 10 / 100);
 }

@@ -30,9 +30,6 @@ struct replay_setup {
   /// search's distance is the in-use peak of every request). Its reserved peak is then no
   /// measurement's.
   bool fits_only = false;
-  /// The step's own stream alone, twice (rank_step_streams: per-rank budgets), in place of the
-  /// whole run's replay.
-  bool rank_streams = false;
   std::int64_t buffers = 0, input_batch = 0;
 };
 
@@ -45,13 +42,6 @@ struct replay_result {
   std::int64_t after_forward = 0, fwd_bwd_peak = 0, step_peak = 0;
   /// torch.cuda.max_memory_allocated over the steps: the resident blocks included.
   std::int64_t total_peak = 0;
-};
-
-/// The caching allocator's bytes reserved past those allocated, over the step's stream alone
-/// (budget.hpp step_stream_cache): with every .grad kept to the step, and with each freed as it
-/// arrives; -1: not replayed.
-struct stream_caches {
-  std::int64_t grads_kept = -1, grads_reduced = -1;
 };
 
 /// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
@@ -75,17 +65,10 @@ class step_replay {
       }
       if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
       if (k == n) break;
-      // (one statement: constant evaluation counts them; a reduced .grad leaves as it arrives)
-      handle_.data_[k] = malloc_storage(k), reduced_.size_ != 0 && reduced_.data_[k] != 0 ? release(k) : void();
+      handle_.data_[k] = malloc_storage(k);
       free_held();  // the temporaries storage k outlives
     }
     free_held();
-  }
-  /// A data-parallel rank whose gradients leave as they arrive (ZeRO-2/3's reduce bucket, FSDP's
-  /// reduce-scatter): each .grad storage freed right after it is allocated.
-  constexpr void reduce_grads_as_produced() {
-    reduced_.resize(s_.storages.size_, 0);
-    for (auto id : s_.param_grad_storages) reduced_.data_[static_cast<std::size_t>(id)] = 1;
   }
   /// Allocated bytes when backward started (forward and the loss done).
   constexpr std::int64_t allocated_after_forward() const { return allocated_after_forward_; }
@@ -103,7 +86,6 @@ class step_replay {
   dyn_array<std::int32_t> free_begin_{};  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
   dyn_array<std::int32_t> freed_{};
   dyn_array<std::int64_t> refused_{};  ///< cuDNN calls on their fallback plan: (workspace bytes, kind) pairs
-  dyn_array<std::uint8_t> reduced_{};  ///< per storage: a .grad freed as it arrives (reduce_grads_as_produced)
   std::int32_t workspaces_ = 0;
   std::int64_t allocated_after_forward_ = 0;
   std::array<std::int32_t, 4> held_{-1, -1, -1, -1};  ///< temporaries freed after the next storage

@@ -196,9 +196,6 @@ struct sim {
   dyn_array<std::int64_t> base_weight_tensors{};  ///< frozen base weights (LoRA, QLoRA): bytes each
   dyn_array<std::int64_t> own_type_tensors{};     ///< trainable tensors in a type of their own (modules_to_save): bytes each
   bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
-  /// The storages that are .grad tensors (AccumulateGrad's), logged for the allocator replay: a
-  /// rank whose gradients are reduced away as they arrive frees them there (rank_step_streams).
-  dyn_array<std::int32_t> param_grad_storages{};
   std::int32_t backward_starts_at = -1;
   /// The storage before which the forward's first cuBLAS call makes the main thread's workspace
   /// (op_rules.md A3: a CNN's classifier; a Llama's rotary tables right after the embedding).

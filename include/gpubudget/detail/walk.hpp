@@ -662,10 +662,8 @@ struct walker {
     auto& seen = key_has_grad[static_cast<std::size_t>(key)];
     if (seen == 0) {
       s.grads_live += bytes;  // before allocate(): the peak it may set includes this .grad
-      if (second > 0 && second < bytes && s.log_allocator)
-        s.param_grad_storages.push_back(s.allocate(bytes - second, false, -1, bytes - second)), bytes = second;
-      const auto id = s.allocate(bytes, false, -1, bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
-      if (s.log_allocator) s.param_grad_storages.push_back(id);
+      if (second > 0 && second < bytes && s.log_allocator) s.allocate(bytes - second, false, -1, bytes - second), bytes = second;
+      s.allocate(bytes, false, -1, bytes);  // AccumulateGrad steals the buffer as .grad: alive until step()
       seen = static_cast<std::uint8_t>(backward_pass | (owned ? owned_grad : 0));
     } else if ((seen & 3) == backward_pass) {
       // shared weights: the earlier gradient waits in AccumulateGrad's input buffer; the engine
