@@ -256,6 +256,11 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   };
   t["pos_embedding"] = [](fields&) { return pos_embedding(); };
   t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
+  t["window_attention"] = [](fields& f) {  // torchvision's Swin (v1) ShiftedWindowAttention
+    const auto h = f.integer("heads", 1, big), w = f.integer("window", 1, big);
+    return window_attention(heads(h), w, f.integer("shift", 0, w - 1));
+  };
+  t["patch_merging"] = [](fields&) { return patch_merging(); };
   t["adaptive_avg_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));

@@ -48,6 +48,9 @@ TORCH26_MODELS = [
     # x1, x2 = x.chunk(2, dim=1) (chunk), the channel shuffle (reshape, transpose(..., true), reshape); not in the zoo
     ("shufflenet_v2_x0_5", "torchvision.models:shufflenet_v2_x0_5", "3,64,64", None, "shufflenet_v2_x0_5_b2_64"),
     ("shufflenet_v2_x1_0", "torchvision.models:shufflenet_v2_x1_0", "3,64,64", None, "shufflenet_v2_x1_0_b2_64"),
+    # Swin (v1): torchvision's ShiftedWindowAttention and PatchMerging mapped whole (window_attention,
+    # patch_merging), Permute, torchvision.ops.MLP, StochasticDepth; the zoo's swin_t to the byte
+    ("swin_t", "torchvision.models:swin_t", "3,64,64", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
     # nn.Upsample and F.interpolate (nearest, bilinear; scale_factor and size) -> upsample
     ("upsample_unet", "tests.export.custom_models:upsample_unet", "3,64,64", None, "upsample_unet_b2_64"),
     # nn.PReLU (one weight, one per channel) and nn.PixelShuffle
@@ -90,6 +93,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
+             ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
              ("nanogpt", "nanogpt.json", None, "nanogpt_b2_t64"), ("nanogpt_drop10", "nanogpt_drop10.json", None, "nanogpt_drop10_b2_t64"),
              ("nanogpt_nobias", "nanogpt_nobias.json", None, "nanogpt_nobias_b2_t64")]
 
@@ -305,6 +309,9 @@ UNMAPPABLE = [
     # slice stops it, and the message names --targets
     ("tests.export.custom_models:nanogpt --path . --tokens 64 --vocab 2000",
      "no gpubudget op for this ATen node (node slice_1, aten.slice.Tensor, module <root>); a model that takes targets"),
+    # Swin V2 (cosine attention with a logit scale, a continuous position bias MLP): stops by name
+    ("torchvision.models:swin_v2_t --path . --input 3,64,64",
+     "no gpubudget op for module ShiftedWindowAttentionV2"),
     # a factory that cannot build on the meta device: said, with the flag that builds it
     ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
      "the factory cannot build the model on the meta device: NotImplementedError"),
