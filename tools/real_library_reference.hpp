@@ -361,9 +361,10 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const
 /// The estimator's model of a tv, hf or graph spec (or a max spec's model) at `batch`.
 inline built_case build(const library_file& f, const std::vector<zoo_entry>& zoo, const std::string& kind, const nlohmann::json& s, std::int64_t batch) {
   if (kind == "hf") return detail::build_hf(f, s, batch);
-  if (kind == "graph") {  // measure_real_libraries.py graph_job: the loss (out ** 2).mean()
+  if (kind == "graph") {  // measure_real_libraries.py graph_job: the loss (out ** 2).mean(), or the model's own
     built_case b{graph_entry(f.graphs + "/" + s["graph"].get<std::string>()), {}, detail::step_of(s, batch), std::nullopt};
-    b.plan.loss = loss_kind::mean_square;
+    const auto& own = b.entry.default_loss;  // the file's "loss" (gpubudget-export --targets): model(ids, ids)'s, the logits dropped
+    b.plan.loss = own == "cross_entropy" ? loss_kind::cross_entropy : own == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
     return b;
   }
   const auto model = s["model"].get<std::string>();

@@ -75,6 +75,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CONFIGS = os.path.join(REPO, "benchmarks", "accuracy", "reference", "cuda-h100", "hf-configs")
 GRAPHS = os.path.join(REPO, "tests", "export", "data")  # `graph` specs' files (the reference keeps copies in graphs/)
+# nanoGPT's train.py default model (GPT-2 124M, bias=False, dropout 0): tests/export/data/nanogpt_124m.json
+NANOGPT_124M = {"block_size": 1024, "vocab_size": 50304, "n_layer": 12, "n_head": 12, "n_embd": 768, "dropout": 0.0, "bias": False}
 SCRIPT = os.path.abspath(__file__)
 STEPS = 3
 GiB = 1 << 30
@@ -285,6 +287,19 @@ EXTRA_CASES = {
                                                   "factory": "tests.export.custom_models:upsample_unet", "prec": "fp32", "start": 64}],
     "maxbatch16_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
                                                   "kwargs": {"width": 512, "heads": 8, "layers": 6}, "prec": "amp_bf16", "start": 64}],
+    # nanoGPT's GPT-2 124M as its train.py trains it (logits, loss = model(X, Y); exported with
+    # gpubudget-export --targets), bf16 autocast and fp32; Swin-T at 224² (its window attention
+    # mapped whole; CUDA rules of layers/swin.hpp not yet traced); their largest batches (call 22)
+    "graph_nanogpt124m_b12_t1024_bf16": ["graph", {"graph": "nanogpt_124m.json", "factory": "tests.export.custom_models:nanogpt",
+                                                   "kwargs": NANOGPT_124M, "batch": 12, "prec": "amp_bf16"}],
+    "graph_nanogpt124m_b4_t1024_fp32": ["graph", {"graph": "nanogpt_124m.json", "factory": "tests.export.custom_models:nanogpt",
+                                                  "kwargs": NANOGPT_124M, "batch": 4, "prec": "fp32"}],
+    "graph_swin_t_224_b32_fp32": ["graph", {"graph": "swin_t_224.json", "factory": "torchvision.models:swin_t", "batch": 32, "prec": "fp32"}],
+    "graph_swin_t_224_b32_bf16": ["graph", {"graph": "swin_t_224.json", "factory": "torchvision.models:swin_t", "batch": 32, "prec": "amp_bf16"}],
+    "maxbatch16_nanogpt124m_bf16": ["max", {"kind": "graph", "graph": "nanogpt_124m.json", "factory": "tests.export.custom_models:nanogpt",
+                                            "kwargs": NANOGPT_124M, "prec": "amp_bf16", "start": 16}],
+    "maxbatch16_swin_t_224_fp32": ["max", {"kind": "graph", "graph": "swin_t_224.json", "factory": "torchvision.models:swin_t",
+                                           "prec": "fp32", "start": 64}],
     "hf_tinyllama_b4_t1024_qlora_nf4dq": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "quant": "nf4-dq",
                                                  "lora": {"r": 16, "targets": "all-linear"}}],
     "hf_tinyllama_b4_t1024_qlora_nf4dq_kbit": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
@@ -507,18 +522,28 @@ def make_job(kind, spec, batch, dev, dry):
 def graph_job(spec, batch, dev):
     """An exported module (`graph`: a file of tests/export/data, written by tools/gpubudget-export from
     `factory` with `kwargs`): the factory's model on a random input of the graph's per-sample shape,
-    the loss (out ** 2).mean() that the graph's budget assumes (loss_kind::mean_square)."""
+    the loss (out ** 2).mean() that the graph's budget assumes (loss_kind::mean_square). A token
+    model (its graph starts with `tokens`) gets ids below the graph's token embedding's rows; one
+    whose graph has its own "loss" (gpubudget-export --targets: nanoGPT) is called as
+    model(ids, ids) and its returned loss backpropagated, the logits dropped."""
     import importlib
 
     import torch
 
     with open(os.path.join(GRAPHS, spec["graph"])) as f:
-        dims = json.load(f)["model"]["parts"][0]["dims"]
+        graph = json.load(f)
+    first = graph["model"]["parts"][0]
     module, factory = spec["factory"].split(":")
     if REPO not in sys.path:
         sys.path.insert(0, REPO)
     model = getattr(importlib.import_module(module), factory)(**spec.get("kwargs", {})).to(dev).train()
-    x = torch.randn(batch, *dims, device=dev)
+    if first["op"] == "tokens":
+        vocab = min(m.num_embeddings for m in model.modules() if isinstance(m, torch.nn.Embedding))
+        x = torch.randint(0, vocab, (batch, first["length"]), device=dev)
+    else:
+        x = torch.randn(batch, *first["dims"], device=dev)
+    if graph.get("loss"):
+        return model, (x,), lambda m, xs: m(xs[0], xs[0])[1]
     return model, (x,), lambda m, xs: (m(xs[0]) ** 2).mean()
 
 

@@ -76,6 +76,11 @@
 #     nn.TransformerEncoder (d 512, 8 heads, 6 layers, dropout 0.1, 256 tokens), fp32 and AMP bf16, traced
 #     (op_rules.md U1; MHA with dropout through SDPA's fused kernels), and each one's largest batch under 16 GiB.
 #     Commit: copy tests/export/data/{upsample_unet_256,encoder_stack_w512}.json into the reference's graphs/.
+#   22 (~4 min, prepared 2026-11-28 in a session without a GPU): nanoGPT's GPT-2 124M as its train.py trains it
+#     (exported through torch.export with --targets: its own cross-entropy, the logits dropped; block 1024,
+#     bias=False), AMP bf16 b12 and fp32 b4, and Swin-T at 224² (window attention mapped whole; layers/swin.hpp's
+#     CUDA side read from torchvision's code, not traced), fp32 and AMP bf16 b32, traced; their largest batches
+#     under 16 GiB. Commit: copy tests/export/data/{nanogpt_124m,swin_t_224}.json into the reference's graphs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -162,6 +167,9 @@ case "$call" in
   21)
     measure graphs 100 80 40 graph_upsample_unet_256_b32_fp32,graph_upsample_unet_256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16 --trace "$work/traces"
     measure maxbatch 150 130 70 maxbatch16_upsample_unet_256_fp32,maxbatch16_encoder_w512_t256_bf16 ;;
+  22)
+    measure graphs 110 90 45 graph_nanogpt124m_b12_t1024_bf16,graph_nanogpt124m_b4_t1024_fp32,graph_swin_t_224_b32_fp32,graph_swin_t_224_b32_bf16 --trace "$work/traces"
+    measure maxbatch 150 130 70 maxbatch16_nanogpt124m_bf16,maxbatch16_swin_t_224_fp32 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
