@@ -212,8 +212,7 @@ void configure_runtime(const cli::parsed_args& a, run_config& c) {
       if (!size && !allowed.count(n) && n == "loss")
         throw usage_error("--loss (or a graph file's own loss) combines with --json only under --runtime torch2.6-cpu (the reference step of 1.13 is (out**2).mean())");
       if (!size && !allowed.count(n))
-        throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step" +
-                          std::string(v26 || n == "precision" || n == "step" ? "" : "") + "; use --format json for a GPU budget)");
+        throw usage_error("--" + n + " does not combine with --json (an fp32 CPU reference step; use --format json for a GPU budget)");
     }
     if (v26 && has("precision") && val("precision") != "fp32" && val("precision") != "amp_bf16")
       throw usage_error("--precision " + val("precision") + " does not combine with --json --runtime torch2.6-cpu (measured: fp32, amp_bf16 = CPU autocast bf16)");
@@ -252,7 +251,7 @@ void configure_step(const cli::parsed_args& a, run_config& c, std::int64_t batch
   }
   if (has("loss")) {
     c.loss = cli::parse_choice("--loss", val("loss"), {"mean_square", "cross_entropy", "causal_lm"});
-    c.plan.loss = c.loss == "cross_entropy" ? loss_kind::cross_entropy : c.loss == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
+    c.plan.loss = tools::loss_kind_named(c.loss);
   }
   c.plan.ema = has("ema");
   if (has("no-master-weights")) {

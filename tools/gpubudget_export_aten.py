@@ -235,11 +235,12 @@ def sdpa_masking(d, name):
     transformers' causal or padding masks), or None."""
     if not is_call(d, name, "aten.scaled_dot_product_attention.default"):
         return "mask"  # eager attention: the mask, if any, is added to the scores (eager_core)
+    has_mask = d.arg(name, 3, "attn_mask", None) is not None
     if d.arg(name, 5, "is_causal", False):
-        if d.arg(name, 3, "attn_mask", None) is not None:
+        if has_mask:
             d.fail("scaled_dot_product_attention with both attn_mask and is_causal", name)
         return "causal"
-    return "mask" if d.arg(name, 3, "attn_mask", None) is not None else None
+    return "mask" if has_mask else None
 
 
 # the projection names the library knows, relative to the attention's module, by scheme
@@ -840,9 +841,10 @@ def read(path):
 
 def check_vocab(d, vocab):
     """Token ids up to vocab-1 must index the token embedding."""
-    table = d.ref(token_embedding(d), 0)
-    if vocab and d.shape(table)[0] < vocab:
-        d.fail(f"--vocab {vocab}: ids up to {vocab - 1} index past the token embedding's {d.shape(table)[0]} rows", token_embedding(d))
+    seed = token_embedding(d)
+    rows = d.shape(d.ref(seed, 0))[0]
+    if vocab and rows < vocab:
+        d.fail(f"--vocab {vocab}: ids up to {vocab - 1} index past the token embedding's {rows} rows", seed)
 
 
 def items_of(doc, vocab=None):

@@ -8,7 +8,7 @@
 // KIND tv {model, batch, size, prec}: a torchvision model; hf {cfg, arch cls|s2s|causal (default),
 // batch, seq, prec, ckpt, base, quant, prepare_kbit, lora {r, targets}}: a transformers model from hf-configs/CFG;
 // graph {graph, factory, kwargs, batch, prec}: a module tools/gpubudget-export wrote to graphs/GRAPH, trained
-// on the loss (out ** 2).mean(); gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf|graph, the same keys without batch}: the
+// on the loss (out ** 2).mean(), or on its own (the file's "loss": model(ids, ids)); gen {cfg, batch, prompt, new}: generate(); max {kind tv|hf|graph, the same keys without batch}: the
 // largest batch that trained under a cap_gib device. Every spec is validated before anything is
 // estimated (a malformed one is a usage error naming the case and the key); a well-formed spec
 // the estimator cannot express yet is listed as such by the check, never passed.
@@ -363,8 +363,7 @@ inline built_case build(const library_file& f, const std::vector<zoo_entry>& zoo
   if (kind == "hf") return detail::build_hf(f, s, batch);
   if (kind == "graph") {  // measure_real_libraries.py graph_job: the loss (out ** 2).mean(), or the model's own
     built_case b{graph_entry(f.graphs + "/" + s["graph"].get<std::string>()), {}, detail::step_of(s, batch), std::nullopt};
-    const auto& own = b.entry.default_loss;  // the file's "loss" (gpubudget-export --targets): model(ids, ids)'s, the logits dropped
-    b.plan.loss = own == "cross_entropy" ? loss_kind::cross_entropy : own == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
+    b.plan.loss = loss_kind_named(b.entry.default_loss);  // the file's "loss" (--targets): model(ids, ids)'s, the logits dropped
     return b;
   }
   const auto model = s["model"].get<std::string>();

@@ -100,6 +100,12 @@ struct zoo_entry {
   std::string default_loss{};
 };
 
+/// A loss by its name (--loss, a graph file's "loss"): mean_square, cross_entropy, causal_lm;
+/// any other name (the names are checked where they are read) is the mean square.
+inline loss_kind loss_kind_named(const std::string& name) {
+  return name == "cross_entropy" ? loss_kind::cross_entropy : name == "causal_lm" ? loss_kind::causal_lm : loss_kind::mean_square;
+}
+
 namespace detail {
 /// PEFT's default LoRA targets of GPT-2 and BERT (peft/utils/constants.py,
 /// TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING: "gpt2": ["c_attn"], "bert": ["query", "value"]).

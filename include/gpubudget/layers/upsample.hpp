@@ -54,7 +54,7 @@ constexpr layer upsample(std::int64_t scale_h, std::int64_t scale_w, upsample_mo
 /// nn.PixelShuffle(r) on [C·r², H, W] -> [C, H·r, W·r]: a new tensor (2.6 CPU's pixel_shuffle kernel;
 /// CUDA: reshape, permute, reshape, whose last reshape copies). Its backward (pixel_unshuffle of the
 /// gradient) reads sizes only: nothing kept (measured, 1.13 and 2.6: PixelShuffleBackward0 saves
-/// nothing; op_rules.md U1).
+/// nothing; op_rules.md U2).
 struct pixel_shuffle_op {
   std::int64_t factor = {};
   constexpr shape output_shape(const shape& in) const {
