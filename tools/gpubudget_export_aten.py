@@ -811,10 +811,15 @@ class Stream:
             branches.append(self.chain(cur, a, mine))
         if len(claimed) + (1 if j in users else 0) != len(users):
             self.d.fail(f"a branch from {cur} does not end in this join", j)
-        return {"merge": self.spec[j]["merge"], "branches": branches, "path": self.split(self.path[j])}
+        return {"merge": self.spec[j]["merge"], "branches": branches, "path": self.split(self.path[j]), "out": self.out(j)}
 
     def leaf(self, v):
-        return {"leaf": self.spec[v], "path": self.split(self.path[v]), "own": True}
+        return {"leaf": self.spec[v], "path": self.split(self.path[v]), "own": True, "out": self.out(v)}
+
+    def out(self, v):
+        """v's per-sample output shape (None when it is not one tensor): the repeat fold's check."""
+        shape = self.d.nodes[v]["shape"] if v in self.d.nodes else None
+        return shape[1:] if isinstance(shape, list) and all(isinstance(x, int) for x in shape) else None
 
     @staticmethod
     def split(path):

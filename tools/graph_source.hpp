@@ -3,8 +3,8 @@
 //
 // The graph is read at run time into the library's own `layer` records, through its public
 // factories (conv2d(...), sequential(), parallel(merge_kind::...)): a leaf is {"op": ..., its
-// fields, "name"}, a composition {"block": sequential | residual | residual_inplace | parallel,
-// "merge", "parts", "name"}. The library's entry points take a `model<N>` of fixed size, so the
+// fields, "name"}, a composition {"block": sequential | residual | residual_inplace | parallel |
+// repeat, "merge", "count", "first", "modules_per_copy", "parts", "name"}. The library's entry points take a `model<N>` of fixed size, so the
 // records are padded into the smallest of a few capacities (256, 1024, 4096 records): records after
 // the root's subtree are never walked. An unknown op, an unknown or missing field, a value out of
 // range, or a malformed file is an error naming it and where it is (std::invalid_argument, the
@@ -308,7 +308,12 @@ inline layer block_head(fields& f) {
   if (kind == "sequential") return sequential().records[0];
   if (kind == "residual") return residual().records[0];
   if (kind == "residual_inplace") return residual_inplace().records[0];
-  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace or parallel)");
+  if (kind == "repeat") {  // copies that continue the enclosing sequence, numbered as its modules
+    layer head = continue_sequence(repeat(f.integer("count", 1, big), sequential())).records[0];
+    gpubudget::detail::number_copies(head, f.has("first") ? f.integer("first", 0, big) : 0, f.has("modules_per_copy") ? f.integer("modules_per_copy", 1, big) : 1);
+    return head;
+  }
+  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}};
   const auto m = f.text("merge");
@@ -336,6 +341,19 @@ inline void share(graph_model& g, std::size_t self, std::int64_t id) {
   const auto tied = shared(static_cast<std::int32_t>(id), g.records[self]);
   g.records.resize(self);
   for (std::int32_t k = 0; k < tied.records[0].span; ++k) g.records.push_back(tied.records[static_cast<std::size_t>(k)]);
+}
+
+/// A repeat's copies are whole: with "modules_per_copy" N > 1 its one part is a sequential of the N
+/// modules (numbered_from's rule).
+inline void check_repeat_body(const graph_model& g, std::size_t self, std::size_t parts, const std::string& at) {
+  const std::int64_t per_copy = g.records[self].fields[1];
+  if (parts == 0) fail(at, "a repeat needs its block in \"parts\"");
+  if (per_copy <= 1) return;
+  const layer& body = g.records[self + 1];
+  std::int64_t modules = 0;
+  for (std::size_t k = self + 2; k < self + 1 + static_cast<std::size_t>(body.span); k += static_cast<std::size_t>(g.records[k].span)) ++modules;
+  if (parts != 1 || body.kind != node_kind::sequence || modules != per_copy)
+    fail(at, "\"modules_per_copy\": " + std::to_string(per_copy) + " needs one sequential part of that many modules");
 }
 
 /// Appends the records of `node` (a leaf or a block and its parts) to `g`.
@@ -367,6 +385,7 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     if (!parts.is_array()) fail(at, "\"parts\" is not a list");
     for (std::size_t k = 0; k < parts.size(); ++k) append(g, parts[k], at + ".parts[" + std::to_string(k) + "]");
     g.records[self].span = static_cast<std::int32_t>(g.records.size() - self);
+    if (g.records[self].kind == node_kind::repeat) check_repeat_body(g, self, parts.size(), at);
     f.finish();
   } else {
     fail(at, "neither an \"op\" nor a \"block\"");

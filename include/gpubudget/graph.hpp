@@ -112,6 +112,16 @@ constexpr auto repeat(const Parts&... parts) {
   return repeat(Count, parts...);
 }
 
+namespace detail {
+/// numbered_from's numbering on a repeat's own record (a composite record's op fields are free;
+/// detail/module_names.hpp reads them). The caller checks `modules_per_copy` against the body.
+constexpr void number_copies(layer& repeat_head, std::int64_t first, std::int64_t modules_per_copy) {
+  if (repeat_head.kind != node_kind::repeat || first < 0 || modules_per_copy < 1) invalid_layer_argument();
+  repeat_head.fields[0] = first;
+  repeat_head.fields[1] = modules_per_copy;
+}
+}  // namespace detail
+
 /// Numbers a repeat's copies from `first` instead of 0, below the repeat's name or else below
 /// the enclosing name: torchvision's layer4 = Sequential(block 0, block 1, block 2) is
 /// named("layer4", sequential(named("0", block_down), numbered_from(1, repeat(2, block)))), so
@@ -126,10 +136,8 @@ constexpr model<N> numbered_from(std::int64_t first, model<N> m, std::int64_t mo
   std::int64_t parts = 0;
   for (std::size_t k = 2; N > 1 && k < N; k += static_cast<std::size_t>(m.records[k].span)) ++parts;
   const bool one_block = N > 1 && body.span + 1 == m.records[0].span && body.kind == node_kind::sequence;
-  if (m.records[0].kind != node_kind::repeat || first < 0 || modules_per_copy < 1 || (modules_per_copy > 1 && (!one_block || parts != modules_per_copy)))
-    detail::invalid_layer_argument();
-  m.records[0].fields[0] = first;  // a composite record's op fields are free
-  m.records[0].fields[1] = modules_per_copy;
+  if (modules_per_copy > 1 && (!one_block || parts != modules_per_copy)) detail::invalid_layer_argument();
+  detail::number_copies(m.records[0], first, modules_per_copy);
   return m;
 }
 

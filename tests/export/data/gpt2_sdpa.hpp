@@ -16,32 +16,20 @@ inline constexpr auto gpt2_sdpa =
             named("wpe", learned_positions(1024)),
             named("drop", dropout(10)),
             named("h", sequential(
-                named("0", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("attn", sequential(
-                            attention(768, heads(12), attention_impl::flash, projection_names::gpt2, attention_dropout(10)),
-                            named("resid_dropout", dropout(10))))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("c_fc", linear(3072)),
-                            named("act", gelu()),
-                            named("c_proj", linear(768)),
-                            named("dropout", dropout(10))))))),
-                named("1", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("attn", sequential(
-                            attention(768, heads(12), attention_impl::flash, projection_names::gpt2, attention_dropout(10)),
-                            named("resid_dropout", dropout(10))))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("c_fc", linear(3072)),
-                            named("act", gelu()),
-                            named("c_proj", linear(768)),
-                            named("dropout", dropout(10))))))))),
+                continue_sequence(numbered_from(0, repeat(2,
+                    sequential(
+                        residual(
+                            named("ln_1", layer_norm()),
+                            named("attn", sequential(
+                                attention(768, heads(12), attention_impl::flash, projection_names::gpt2, attention_dropout(10)),
+                                named("resid_dropout", dropout(10))))),
+                        residual(
+                            named("ln_2", layer_norm()),
+                            named("mlp", sequential(
+                                named("c_fc", linear(3072)),
+                                named("act", gelu()),
+                                named("c_proj", linear(768)),
+                                named("dropout", dropout(10))))))))))),
             named("ln_f", layer_norm()))),
         named("lm_head", shared(1, tied_linear(50257))));
 inline constexpr std::int64_t gpt2_sdpa_parameters = 53561088;

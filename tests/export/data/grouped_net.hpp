@@ -15,28 +15,18 @@ inline constexpr auto grouped_net =
             named("1", batch_norm()),
             named("2", relu_inplace()))),
         named("blocks", sequential(
-            named("0", sequential(
-                residual(
-                    named("conv1", conv2d(64, 1, no_bias)),
-                    named("bn1", batch_norm()),
-                    named("relu", relu_inplace()),
-                    named("conv2", conv2d(64, 3, padding(1), groups(8), no_bias)),
-                    named("bn2", batch_norm()),
-                    named("relu", relu_inplace()),
-                    named("conv3", conv2d(32, 1, no_bias)),
-                    named("bn3", batch_norm())),
-                named("relu", relu_inplace()))),
-            named("1", sequential(
-                residual(
-                    named("conv1", conv2d(64, 1, no_bias)),
-                    named("bn1", batch_norm()),
-                    named("relu", relu_inplace()),
-                    named("conv2", conv2d(64, 3, padding(1), groups(8), no_bias)),
-                    named("bn2", batch_norm()),
-                    named("relu", relu_inplace()),
-                    named("conv3", conv2d(32, 1, no_bias)),
-                    named("bn3", batch_norm())),
-                named("relu", relu_inplace()))))),
+            continue_sequence(numbered_from(0, repeat(2,
+                sequential(
+                    residual(
+                        named("conv1", conv2d(64, 1, no_bias)),
+                        named("bn1", batch_norm()),
+                        named("relu", relu_inplace()),
+                        named("conv2", conv2d(64, 3, padding(1), groups(8), no_bias)),
+                        named("bn2", batch_norm()),
+                        named("relu", relu_inplace()),
+                        named("conv3", conv2d(32, 1, no_bias)),
+                        named("bn3", batch_norm())),
+                    named("relu", relu_inplace()))))))),
         named("pool", adaptive_avg_pool2d(1, 1)),
         flatten(0),
         named("fc", linear(10)));

@@ -15,26 +15,17 @@ inline constexpr auto nanogpt =
             named("wte", shared(1, embedding(2000, 64))),
             named("wpe", learned_positions(64)),
             named("h", sequential(
-                named("0", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("attn", attention(64, heads(4), attention_impl::flash, projection_names::gpt2))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("c_fc", linear(256)),
-                            named("gelu", gelu()),
-                            named("c_proj", linear(64))))))),
-                named("1", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("attn", attention(64, heads(4), attention_impl::flash, projection_names::gpt2))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("c_fc", linear(256)),
-                            named("gelu", gelu()),
-                            named("c_proj", linear(64))))))))),
+                continue_sequence(numbered_from(0, repeat(2,
+                    sequential(
+                        residual(
+                            named("ln_1", layer_norm()),
+                            named("attn", attention(64, heads(4), attention_impl::flash, projection_names::gpt2))),
+                        residual(
+                            named("ln_2", layer_norm()),
+                            named("mlp", sequential(
+                                named("c_fc", linear(256)),
+                                named("gelu", gelu()),
+                                named("c_proj", linear(64))))))))))),
             named("ln_f", layer_norm()))),
         named("lm_head", shared(1, tied_linear(2000))));
 inline constexpr std::int64_t nanogpt_parameters = 232192;

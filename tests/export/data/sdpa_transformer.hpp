@@ -18,26 +18,17 @@ inline constexpr auto sdpa_transformer =
         flatten(1),
         transpose(0, 1),
         named("blocks", sequential(
-            named("0", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("mlp", sequential(
-                        named("0", linear(256)),
-                        named("1", gelu()),
-                        named("2", linear(64))))))),
-            named("1", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("mlp", sequential(
-                        named("0", linear(256)),
-                        named("1", gelu()),
-                        named("2", linear(64))))))))),
+            continue_sequence(numbered_from(0, repeat(2,
+                sequential(
+                    residual(
+                        named("norm1", layer_norm()),
+                        named("attn", parts_named("query,key,value,proj", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate)))),
+                    residual(
+                        named("norm2", layer_norm()),
+                        named("mlp", sequential(
+                            named("0", linear(256)),
+                            named("1", gelu()),
+                            named("2", linear(64))))))))))),
         named("ln", layer_norm()),
         mean_over(0),
         named("head", linear(10)));

@@ -14,32 +14,20 @@ inline constexpr auto tinyllama_sdpa =
         named("model", sequential(
             named("embed_tokens", embedding(32000, 2048)),
             named("layers", sequential(
-                named("0", sequential(
-                    residual(
-                        named("input_layernorm", rms_norm()),
-                        named("self_attn", attention(2048, heads(32), attention_impl::flash, projection_names::llama, no_bias, kv_heads(4), rotary))),
-                    residual(
-                        named("post_attention_layernorm", rms_norm()),
-                        named("mlp", sequential(
-                            parallel(merge_kind::multiply,
-                                sequential(
-                                    named("gate_proj", linear(5632, no_bias)),
-                                    named("act_fn", silu())),
-                                named("up_proj", linear(5632, no_bias))),
-                            named("down_proj", linear(2048, no_bias))))))),
-                named("1", sequential(
-                    residual(
-                        named("input_layernorm", rms_norm()),
-                        named("self_attn", attention(2048, heads(32), attention_impl::flash, projection_names::llama, no_bias, kv_heads(4), rotary))),
-                    residual(
-                        named("post_attention_layernorm", rms_norm()),
-                        named("mlp", sequential(
-                            parallel(merge_kind::multiply,
-                                sequential(
-                                    named("gate_proj", linear(5632, no_bias)),
-                                    named("act_fn", silu())),
-                                named("up_proj", linear(5632, no_bias))),
-                            named("down_proj", linear(2048, no_bias))))))))),
+                continue_sequence(numbered_from(0, repeat(2,
+                    sequential(
+                        residual(
+                            named("input_layernorm", rms_norm()),
+                            named("self_attn", attention(2048, heads(32), attention_impl::flash, projection_names::llama, no_bias, kv_heads(4), rotary))),
+                        residual(
+                            named("post_attention_layernorm", rms_norm()),
+                            named("mlp", sequential(
+                                parallel(merge_kind::multiply,
+                                    sequential(
+                                        named("gate_proj", linear(5632, no_bias)),
+                                        named("act_fn", silu())),
+                                    named("up_proj", linear(5632, no_bias))),
+                                named("down_proj", linear(2048, no_bias))))))))))),
             named("norm", rms_norm()))),
         named("lm_head", linear(32000, no_bias)));
 inline constexpr std::int64_t tinyllama_sdpa_parameters = 219162624;

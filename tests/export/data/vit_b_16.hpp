@@ -14,126 +14,17 @@ inline constexpr auto vit_b_16 =
         named("encoder", sequential(
             named("pos_embedding", pos_embedding()),
             named("layers", sequential(
-                named("encoder_layer_0", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_1", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_2", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_3", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_4", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_5", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_6", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_7", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_8", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_9", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_10", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))),
-                named("encoder_layer_11", sequential(
-                    residual(
-                        named("ln_1", layer_norm()),
-                        named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
-                    residual(
-                        named("ln_2", layer_norm()),
-                        named("mlp", sequential(
-                            named("0", linear(3072)),
-                            named("1", gelu()),
-                            named("3", linear(768))))))))),
+                named("encoder_layer_", continue_sequence(numbered_from(0, repeat(12,
+                    sequential(
+                        residual(
+                            named("ln_1", layer_norm()),
+                            named("self_attention", attention(768, heads(12), attention_impl::torch_mha, projection_names::torchvision))),
+                        residual(
+                            named("ln_2", layer_norm()),
+                            named("mlp", sequential(
+                                named("0", linear(3072)),
+                                named("1", gelu()),
+                                named("3", linear(768)))))))))))),
             named("ln", layer_norm()))),
         select_token(0),
         named("heads.head", linear(1000)));
