@@ -69,6 +69,8 @@ TORCH26_MODELS = [
     ("buffer_positions_gpt", "tests.export.custom_models:buffer_positions_gpt", "--tokens 64 --vocab 2000", None, None),
     ("nanogpt_nobias", "tests.export.custom_models:nanogpt --kwargs '{\"bias\": false}'", "--tokens 64 --vocab 2000 --targets", None,
      "nanogpt_nobias_b2_t64"),
+    ("nanogpt_l5", "tests.export.custom_models:nanogpt --kwargs '{\"n_layer\": 5}'", "--tokens 64 --vocab 2000 --targets", None,
+     "nanogpt_l5_b2_t64"),
     # torchvision's segmentation models return {"out": y} (aux_loss off): that one tensor; dilated
     # convolutions, F.interpolate(size=input, bilinear) by 8. Parameters checked (no measurement)
     ("fcn_resnet50", "torchvision.models.segmentation:fcn_resnet50 --kwargs '{\"weights_backbone\": null, \"aux_loss\": false}'",
@@ -95,7 +97,14 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
              ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
              ("nanogpt", "nanogpt.json", None, "nanogpt_b2_t64"), ("nanogpt_drop10", "nanogpt_drop10.json", None, "nanogpt_drop10_b2_t64"),
-             ("nanogpt_nobias", "nanogpt_nobias.json", None, "nanogpt_nobias_b2_t64")]
+             ("nanogpt_nobias", "nanogpt_nobias.json", None, "nanogpt_nobias_b2_t64"),
+             # five Blocks exported as one repeat (three copies walked, two stood in for)
+             ("nanogpt_l5", "nanogpt_l5.json", None, "nanogpt_l5_b2_t64")]
+
+# other plans on the committed graphs against measure_custom.py's steps: name, graph file, CLI flags,
+# zoo model, measured case, known misses. --checkpoint-blocks checkpoints every copy of the
+# exported repeat, as a loop of torch.utils.checkpoint(block, x, use_reentrant=False) does
+FLAGGED = [("nanogpt_l5 checkpoint blocks", "nanogpt_l5.json", ["--checkpoint-blocks"], None, "nanogpt_l5_ckpt_b2_t64", {})]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,
@@ -229,11 +238,11 @@ def compare(t, gpubudget, name, graph, stated, zoo_args, ref):
             t.check(name, f, mine[f], ref[f], "measured", PEAK_TOL)
 
 
-def compare_lora(t, gpubudget, repo, name, file, spec, zoo_args, case, known, refs):
-    """--graph FILE --lora SPEC: the CPU reference step against the measured PEFT-style step, and
-    against the zoo model under the same --lora."""
+def compare_flags(t, gpubudget, repo, name, file, flags, zoo_args, case, known, refs):
+    """--graph FILE FLAGS (--lora SPEC, --checkpoint-blocks): the CPU reference step against the
+    measured step (PEFT-style, checkpointed), and against the zoo model under the same flags."""
     ref = refs[case]
-    graph = ["--graph", os.path.join(repo, "tests/export/data", file), "--lora", spec]
+    graph = ["--graph", os.path.join(repo, "tests/export/data", file)] + flags
     mine = cpu_step(gpubudget, graph, ref["optimizer"])
     t.check(name, "params", mine["params"], ref["params"], "measured", 0)
     t.check(name, "trainable", mine["trainable"], ref["trainable"], "measured", 0)
@@ -241,7 +250,7 @@ def compare_lora(t, gpubudget, repo, name, file, spec, zoo_args, case, known, re
     for f in PEAKS:
         t.check(name, f, mine[f], ref[f], "measured", PEAK_TOL, known.get(f))
     if zoo_args:
-        zoo = cpu_step(gpubudget, zoo_args + ["--lora", spec], ref["optimizer"])
+        zoo = cpu_step(gpubudget, zoo_args + flags, ref["optimizer"])
         for f in ("params", "trainable", "saved_bytes") + PEAKS:
             t.check(name, f + " (CPU 2.6)", mine[f], zoo[f], "zoo", 0 if f in ("params", "trainable") else ZOO_TOL)
 
@@ -333,8 +342,10 @@ def run_committed(gpubudget, repo):
         with open(path) as f:
             stated = json.load(f)["parameters"]
         compare(t, gpubudget, name, path, stated, zoo_args, refs.get(case) if case else None)
-    for lora in LORA:
-        compare_lora(t, gpubudget, repo, *lora, refs)
+    for name, file, spec, zoo_args, case, known in LORA:
+        compare_flags(t, gpubudget, repo, name, file, ["--lora", spec], zoo_args, case, known, refs)
+    for plan in FLAGGED:
+        compare_flags(t, gpubudget, repo, *plan, refs)
     t.print()
     return 1 if t.failed else 0
 

@@ -17,6 +17,7 @@ import measure  # noqa: E402  (re-executes this script under the malloc shim)
 
 measure.ensure_shim()
 import torch  # noqa: E402
+import torch.utils.checkpoint  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from tests.export import custom_models  # noqa: E402
@@ -368,6 +369,24 @@ def own_loss(build, **kw):
     return lambda: OwnLoss(build(**kw))
 
 
+class CheckpointedBlocks(custom_models.NanoGPT):
+    """nanoGPT with each Block under torch.utils.checkpoint (non-reentrant), as forks of its
+    model.py do for longer contexts (`x = checkpoint(block, x, use_reentrant=False)` in the loop):
+    the training a graph of the plain model is budgeted for with --checkpoint-blocks."""
+
+    def forward(self, idx, targets=None):
+        pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        logits = self.lm_head(self.transformer.ln_f(x))
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+
+
+def checkpointed_nanogpt(n_layer):
+    return lambda: OwnLoss(CheckpointedBlocks(64, 2000, n_layer, 4, 64, 0.0, True))
+
+
 def saved_without_loss(model, batch):
     """The saved bytes of an OwnLoss model's forward without its loss's (the library's saved bytes
     are the model's; its loss is budgeted after forward): F.cross_entropy run under no_grad."""
@@ -442,6 +461,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("nanogpt_drop10_b2_t64", own_loss(custom_models.nanogpt, dropout=0.1), TOKENS, 2),
          # bias=False, train.py's default: LayerNorm weights only (layer_norm(no_bias)), Linears without bias
          ("nanogpt_nobias_b2_t64", own_loss(custom_models.nanogpt, bias=False), TOKENS, 2),
+         # five Blocks (gpubudget-export folds them into one repeat: three copies walked, two stood in
+         # for), plain and each Block checkpointed (--checkpoint-blocks on the same graph)
+         ("nanogpt_l5_b2_t64", own_loss(custom_models.nanogpt, n_layer=5), TOKENS, 2),
+         ("nanogpt_l5_ckpt_b2_t64", checkpointed_nanogpt(5), TOKENS, 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin
          ("regnet_y_400mf_b2_64", regnet_y_400mf, (3, 64, 64), 2),
