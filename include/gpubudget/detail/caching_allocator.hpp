@@ -181,12 +181,11 @@ class caching_allocator {
 
   constexpr std::int64_t max_split() const { return conf_.max_split_size > 0 ? conf_.max_split_size : INT64_MAX; }
 
-  /// BlockComparatorSize: by size, then (for address) segment and offset.
-  static constexpr bool before(const block& a, const block& b) {
+  /// BlockComparatorSize with the measured segments' addresses (segment_address_tap, run time
+  /// only): by size, then address.
+  static bool before_in_address(const block& a, const block& b) {
     if (a.size != b.size) return a.size < b.size;
-    if (a.segment != b.segment && !std::is_constant_evaluated() && segment_address_tap)
-      return segment_address_tap(a.segment) + a.offset < segment_address_tap(b.segment) + b.offset;
-    return a.segment != b.segment ? a.segment < b.segment : a.offset < b.offset;
+    return segment_address_tap(a.segment) + a.offset < segment_address_tap(b.segment) + b.offset;
   }
 
   /// A slot for a new block: a dead one if any (keeps the block array as small as the state).
@@ -217,15 +216,28 @@ class caching_allocator {
     if (free_list.size_ == 0) nonempty_[b.small] &= ~(std::uint64_t{1} << b.size_class);
   }
 
-  /// The smallest block >= size in one free list, ties by segment and offset (-1: none).
+  /// The smallest block >= size in one free list, ties by segment and offset (BlockComparatorSize;
+  /// the segments' order stands for their addresses), -1: none.
   constexpr std::int32_t best_in(const dyn_array<std::int32_t>& free_list, std::int64_t size) const {
+    if (!std::is_constant_evaluated() && segment_address_tap) return best_in_address(free_list, size);
     const block* blocks = blocks_.data_;
-    std::int32_t best = -1;
-    std::int64_t found = INT64_MAX;  // the best block's size
-    // one statement per block, ties on size only through before(): the replay's hottest loop
+    std::int32_t best = -1, segment = 0;
+    std::int64_t found = INT64_MAX, offset = 0;  // the best block's size, segment and offset
+    // the replay's hottest loop, one statement per block (constant evaluation charges a step per
+    // statement and per call; free lists hold mostly blocks of one size, so the tie is the rule)
     for (const std::int32_t *h = free_list.data_, *end = free_list.data_ + free_list.size_; h != end; ++h)
-      if (blocks[*h].size >= size && (blocks[*h].size < found || (blocks[*h].size == found && before(blocks[*h], blocks[best]))))
-        best = *h, found = blocks[*h].size;
+      if (blocks[*h].size >= size &&
+          (blocks[*h].size < found ||
+           (blocks[*h].size == found && (blocks[*h].segment < segment || (blocks[*h].segment == segment && blocks[*h].offset < offset)))))
+        best = *h, found = blocks[*h].size, segment = blocks[*h].segment, offset = blocks[*h].offset;
+    return best;
+  }
+  /// best_in with the measured segments' addresses (run time only).
+  std::int32_t best_in_address(const dyn_array<std::int32_t>& free_list, std::int64_t size) const {
+    std::int32_t best = -1;
+    for (std::size_t k = 0; k < free_list.size_; ++k)
+      if (const auto h = free_list.data_[k]; blocks_.data_[h].size >= size && (best < 0 || before_in_address(blocks_.data_[h], blocks_.data_[best])))
+        best = h;
     return best;
   }
 
