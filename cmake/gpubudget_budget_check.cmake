@@ -1,5 +1,6 @@
 # gpubudget_add_budget_check(NAME HEADER <file> MODEL <constexpr name> DEVICE <name> BATCH <n>
-#                            [MICRO_BATCH <m>] [PRECISION <p>] [OPTIMIZER <o>] [EXPECT_FAIL])
+#                            [MICRO_BATCH <m>] [PRECISION <p>] [OPTIMIZER <o>]
+#                            [ALLOCATOR_MODEL [ALLOC_CONF <PYTORCH_CUDA_ALLOC_CONF>]] [EXPECT_FAIL])
 #
 # A build-time memory check (README, "Budget your own nn.Module"): generates a translation unit
 # that includes HEADER (e.g. one gpubudget-export wrote) and holds
@@ -10,12 +11,19 @@
 #   DEVICE     a name of gpubudget::devices (t4, v100_16gb, a100_80gb, h100_80gb, ...)
 #   PRECISION  fp32 (default), amp_fp16, amp_bf16, pure_fp16, pure_bf16
 #   OPTIMIZER  adamw (default), adam, sgd, sgd_momentum
+#   ALLOCATOR_MODEL  budget through the model of PyTorch's CUDA caching allocator, as the command
+#              line does (training::model_allocator): the check then asks whether an allocator
+#              capped at the device runs the step, not whether the live peak plus a flat 10 % fits.
+#              Its replay costs constexpr steps per tensor event: ResNet-50-sized models fit the
+#              compilers' default limits, a 24-layer transformer does not (benchmarks/compile_time)
+#   ALLOC_CONF with ALLOCATOR_MODEL: the job's PYTORCH_CUDA_ALLOC_CONF ("expandable_segments:True");
+#              a malformed one stops the build naming the key (gpubudget::alloc_conf)
 #   EXPECT_FAIL  the check must fail: NAME is left out of `all` and becomes a CTest test that
 #              builds it and passes when the diagnostic names model_exceeds_gpu_memory.
-# The budget is the library's compile-time default: the flat 10 % fragmentation reserve, not the
-# command line's caching allocator model.
+# Without ALLOCATOR_MODEL the budget is the library's compile-time default: the flat 10 %
+# fragmentation reserve, not the command line's caching allocator model.
 function(gpubudget_add_budget_check name)
-  cmake_parse_arguments(B "EXPECT_FAIL" "HEADER;MODEL;DEVICE;BATCH;MICRO_BATCH;PRECISION;OPTIMIZER" "" ${ARGN})
+  cmake_parse_arguments(B "EXPECT_FAIL;ALLOCATOR_MODEL" "HEADER;MODEL;DEVICE;BATCH;MICRO_BATCH;PRECISION;OPTIMIZER;ALLOC_CONF" "" ${ARGN})
   foreach(required HEADER MODEL DEVICE BATCH)
     if(NOT DEFINED B_${required})
       message(FATAL_ERROR "gpubudget_add_budget_check(${name}): ${required} is required")
@@ -36,6 +44,18 @@ function(gpubudget_add_budget_check name)
   if(NOT DEFINED B_OPTIMIZER)
     set(B_OPTIMIZER adamw)
   endif()
+  if(DEFINED B_ALLOC_CONF AND NOT B_ALLOCATOR_MODEL)
+    message(FATAL_ERROR "gpubudget_add_budget_check(${name}): ALLOC_CONF needs ALLOCATOR_MODEL (the flat reserve has no allocator settings)")
+  endif()
+  string(FIND "${B_ALLOC_CONF}" "\"" quote)
+  string(FIND "${B_ALLOC_CONF}" "\\" backslash)
+  if(NOT quote EQUAL -1 OR NOT backslash EQUAL -1)
+    message(FATAL_ERROR "gpubudget_add_budget_check(${name}): ALLOC_CONF holds a quote or a backslash")
+  endif()
+  set(B_ALLOCATOR "")
+  if(B_ALLOCATOR_MODEL)
+    set(B_ALLOCATOR ",\n                                   .model_allocator = true, .allocator = gpubudget::alloc_conf(\"${B_ALLOC_CONF}\")")
+  endif()
   get_filename_component(header "${B_HEADER}" ABSOLUTE)
   if(NOT EXISTS "${header}")
     message(FATAL_ERROR "gpubudget_add_budget_check(${name}): no header ${header}")
@@ -48,7 +68,7 @@ function(gpubudget_add_budget_check name)
 
 namespace {
 constexpr gpubudget::training plan{.batch = ${B_BATCH}, .micro_batch = ${B_MICRO_BATCH},
-                                   .precision = gpubudget::precision_mode::${B_PRECISION}, .optimizer = gpubudget::optimizer_kind::${B_OPTIMIZER}};
+                                   .precision = gpubudget::precision_mode::${B_PRECISION}, .optimizer = gpubudget::optimizer_kind::${B_OPTIMIZER}${B_ALLOCATOR}};
 constexpr auto b = gpubudget::budget(${B_MODEL}, plan, gpubudget::devices::${B_DEVICE});
 static_assert(gpubudget::require_fits<b>);
 }  // namespace
