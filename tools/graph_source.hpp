@@ -4,9 +4,9 @@
 // The graph is read at run time into the library's own `layer` records, through its public
 // factories (conv2d(...), sequential(), parallel(merge_kind::...)): a leaf is {"op": ..., its
 // fields, "name"}, a composition {"block": sequential | residual | residual_inplace | parallel |
-// repeat, "merge", "count", "first", "modules_per_copy", "parts", "name"}. The library's entry points take a `model<N>` of fixed size, so the
-// records are padded into the smallest of a few capacities (256, 1024, 4096 records): records after
-// the root's subtree are never walked. An unknown op, an unknown or missing field, a value out of
+// repeat, "merge", "count", "first", "modules_per_copy", "parts", "name"}. The library's entry
+// points take a `model<N>` of fixed size, so the records are padded into the smallest of a few
+// capacities (256, 1024, 4096 records): records after the root's subtree are never walked. An unknown op, an unknown or missing field, a value out of
 // range, or a malformed file is an error naming it and where it is (std::invalid_argument, the
 // CLI's exit status 2).
 #pragma once
@@ -310,7 +310,8 @@ inline layer block_head(fields& f) {
   if (kind == "residual_inplace") return residual_inplace().records[0];
   if (kind == "repeat") {  // copies that continue the enclosing sequence, numbered as its modules
     layer head = continue_sequence(repeat(f.integer("count", 1, big), sequential())).records[0];
-    gpubudget::detail::number_copies(head, f.has("first") ? f.integer("first", 0, big) : 0, f.has("modules_per_copy") ? f.integer("modules_per_copy", 1, big) : 1);
+    const auto first = f.has("first") ? f.integer("first", 0, big) : 0;
+    gpubudget::detail::number_copies(head, first, f.has("modules_per_copy") ? f.integer("modules_per_copy", 1, big) : 1);
     return head;
   }
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
@@ -346,7 +347,7 @@ inline void share(graph_model& g, std::size_t self, std::int64_t id) {
 /// A repeat's copies are whole: with "modules_per_copy" N > 1 its one part is a sequential of the N
 /// modules (numbered_from's rule).
 inline void check_repeat_body(const graph_model& g, std::size_t self, std::size_t parts, const std::string& at) {
-  const std::int64_t per_copy = g.records[self].fields[1];
+  const std::int64_t per_copy = gpubudget::detail::modules_per_copy(g.records[self]);
   if (parts == 0) fail(at, "a repeat needs its block in \"parts\"");
   if (per_copy <= 1) return;
   const layer& body = g.records[self + 1];
