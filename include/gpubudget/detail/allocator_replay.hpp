@@ -89,6 +89,7 @@ class step_replay {
   std::int32_t workspaces_ = 0;
   std::int64_t allocated_after_forward_ = 0;
   std::array<std::int32_t, 4> held_{-1, -1, -1, -1};  ///< temporaries freed after the next storage
+  bool holding_ = false;                               ///< held_ holds any (free_held has work)
 
   /// Op temporaries: allocated together, freed together (blocks < 0: one optional workspace),
   /// now or, held, once the next storage is allocated.
@@ -98,7 +99,7 @@ class step_replay {
     if (blocks < 0) return optional_workspace(s_.temporaries[t + 1], blocks, s_.temporaries[t + 3]);
     for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
       held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
-    if (s_.temporaries[t + 3] != 0) return free_held(), void(held_ = held);
+    if (s_.temporaries[t + 3] != 0) return free_held(), void(held_ = held), void(holding_ = true);
     for (auto h : held) a_.free(h);
   }
   /// cuDNN's plan cache (Conv_v8.cpp: benchmark_cache, run_single_conv, try_configs; op_rules.md
@@ -117,7 +118,9 @@ class step_replay {
     a_.free(a_.try_malloc(fallback));
   }
   constexpr void free_held() {
+    if (!holding_) return;  // run() asks after every storage, and mostly nothing is held
     for (auto& h : held_) a_.free(h), h = -1;
+    holding_ = false;
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {
     const auto& st = s_.storages.data_[k];

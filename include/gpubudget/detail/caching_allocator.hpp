@@ -75,6 +75,7 @@ class caching_allocator {
  public:
   constexpr explicit caching_allocator(const allocator_settings& a = {}, std::int64_t cap = 0) : conf_(a), cap_(cap) {
     for (const auto d : a.roundup_power2_divisions) rounds_by_divisions_ = rounds_by_divisions_ || d > 1;
+    if (a.max_split_size > 0) max_split_ = a.max_split_size;
     if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('R', cap, -1);  // a new replay
   }
 
@@ -179,7 +180,8 @@ class caching_allocator {
   bool past_oom_uncapped_ = false;   ///< lift_cap_after_oom
   bool rounds_by_divisions_ = false;  ///< any roundup_power2_divisions set (else round_size alone)
 
-  constexpr std::int64_t max_split() const { return conf_.max_split_size > 0 ? conf_.max_split_size : INT64_MAX; }
+  /// max_split_size (none: INT64_MAX), read once: find_free and should_split ask it per request.
+  std::int64_t max_split_ = INT64_MAX;
 
   /// BlockComparatorSize with the measured segments' addresses (segment_address_tap, run time
   /// only): by size, then address.
@@ -211,8 +213,7 @@ class caching_allocator {
     if (b.slot < 0) return;
     auto& free_list = free_[b.small][b.size_class];
     const auto last = free_list.data_[free_list.size_ - 1];
-    free_list.data_[b.slot] = last, blocks_.data_[last].slot = b.slot, b.slot = -1;
-    free_list.pop_back();
+    free_list.data_[b.slot] = last, blocks_.data_[last].slot = b.slot, b.slot = -1, --free_list.size_;  // pop_back, without a call
     if (free_list.size_ == 0) nonempty_[b.small] &= ~(std::uint64_t{1} << b.size_class);
   }
 
@@ -251,8 +252,8 @@ class caching_allocator {
     const auto found = blocks_.data_[best].size;
     // do not return an oversized block for a small request, nor a much larger one for a large
     // request (max_non_split_rounding_size defaults to kLargeBuffer)
-    if (size < max_split() && found >= max_split()) return -1;
-    if (size >= max_split() && found >= size + pa::kLargeBuffer) return -1;
+    if (size < max_split_ && found >= max_split_) return -1;
+    if (size >= max_split_ && found >= size + pa::kLargeBuffer) return -1;
     return best;
   }
 
@@ -278,7 +279,7 @@ class caching_allocator {
   constexpr bool should_split(const block& b, std::int64_t size) const {
     const auto remaining = b.size - size;
     if (b.small || conf_.expandable_segments) return remaining >= pa::kMinBlockSize;
-    return size < max_split() && remaining > pa::kSmallSize;
+    return size < max_split_ && remaining > pa::kSmallSize;
   }
 
   /// alloc_found_block: the front of `h` becomes the allocation, the rest a free block.
