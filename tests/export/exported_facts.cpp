@@ -17,6 +17,7 @@
 #include "data/tinyllama_sdpa.hpp"
 #include "data/token_lm.hpp"
 #include "data/upsample_unet.hpp"
+#include "data/vgg11_bn.hpp"
 #include "data/vit_b_16.hpp"
 
 #include <gpubudget/models/peft.hpp>
@@ -45,6 +46,12 @@ static_assert(exported_resnet152.parameter_count == exported::resnet152_paramete
 static_assert(same_budget(exported_resnet152, budget_totals(models::resnet152(), plan, devices::t4)));
 static_assert(!same_budget(exported_resnet18, exported_resnet152));  // the comparison can fail
 static_assert(exported::resnet152.records.size() == 121);  // layer3's 35 bottlenecks as one repeat(35, ...)
+
+// VGG-11-BN at 64²: features 22-27, two (conv, batch_norm, relu) copies, as one repeat with three
+// modules per copy (numbered_from(22, repeat(2, sequential(...)), 3)); the zoo's budget to the byte
+constexpr auto exported_vgg11_bn = budget_totals(exported::vgg11_bn, plan, devices::t4);
+static_assert(exported_vgg11_bn.parameter_count == exported::vgg11_bn_parameters);
+static_assert(same_budget(exported_vgg11_bn, budget_totals(models::vgg11_bn(64), plan, devices::t4)));
 
 constexpr auto bev = budget_totals(exported::bev_unfold_net, training{.batch = 2}, devices::t4);
 static_assert(bev.parameter_count == exported::bev_unfold_net_parameters);
