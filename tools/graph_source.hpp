@@ -350,10 +350,7 @@ inline void check_repeat_body(const graph_model& g, std::size_t self, std::size_
   const std::int64_t per_copy = gpubudget::detail::modules_per_copy(g.records[self]);
   if (parts == 0) fail(at, "a repeat needs its block in \"parts\"");
   if (per_copy <= 1) return;
-  const layer& body = g.records[self + 1];
-  std::int64_t modules = 0;
-  for (std::size_t k = self + 2; k < self + 1 + static_cast<std::size_t>(body.span); k += static_cast<std::size_t>(g.records[k].span)) ++modules;
-  if (parts != 1 || body.kind != node_kind::sequence || modules != per_copy)
+  if (parts != 1 || g.records[self + 1].kind != node_kind::sequence || gpubudget::detail::part_count(g.records.data(), self + 1) != per_copy)
     fail(at, "\"modules_per_copy\": " + std::to_string(per_copy) + " needs one sequential part of that many modules");
 }
 

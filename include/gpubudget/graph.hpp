@@ -113,6 +113,13 @@ constexpr auto repeat(const Parts&... parts) {
 }
 
 namespace detail {
+/// How many parts composite record `records[i]` holds (its direct children).
+constexpr std::int64_t part_count(const layer* records, std::size_t i) {
+  std::int64_t parts = 0;
+  for (std::size_t k = i + 1; k < i + static_cast<std::size_t>(records[i].span); k += static_cast<std::size_t>(records[k].span)) ++parts;
+  return parts;
+}
+
 /// numbered_from's numbering on a repeat's own record (a composite record's op fields are free;
 /// detail/module_names.hpp reads them). The caller checks `modules_per_copy` against the body.
 constexpr void number_copies(layer& repeat_head, std::int64_t first, std::int64_t modules_per_copy) {
@@ -133,10 +140,8 @@ constexpr void number_copies(layer& repeat_head, std::int64_t first, std::int64_
 template <std::size_t N>
 constexpr model<N> numbered_from(std::int64_t first, model<N> m, std::int64_t modules_per_copy = 1) {
   const auto& body = m.records[N > 1 ? 1 : 0];
-  std::int64_t parts = 0;
-  for (std::size_t k = 2; N > 1 && k < N; k += static_cast<std::size_t>(m.records[k].span)) ++parts;
   const bool one_block = N > 1 && body.span + 1 == m.records[0].span && body.kind == node_kind::sequence;
-  if (modules_per_copy > 1 && (!one_block || parts != modules_per_copy)) detail::invalid_layer_argument();
+  if (modules_per_copy > 1 && (!one_block || detail::part_count(m.records.data(), 1) != modules_per_copy)) detail::invalid_layer_argument();
   detail::number_copies(m.records[0], first, modules_per_copy);
   return m;
 }

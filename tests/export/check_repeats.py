@@ -57,18 +57,18 @@ def repeats(node, path, out):
     if node.get("block") == "repeat":
         prefix = node.get("name", "")
         copy = here + [f"{prefix}{node['first'] + node.get('modules_per_copy', 1)}"]
-        out.append(".".join(copy + first_leaf_names(node["parts"][0])))
+        out.append(".".join(copy + names_to(node["parts"][0], lambda op: True)))
     for p in node.get("parts", []):
         repeats(p, here, out)
     return out
 
 
-def adaptable_names(node):
-    """The names down to the first Linear or convolution in `node` (None when there is none)."""
+def names_to(node, wanted):
+    """The names from `node` down to its first leaf whose op `wanted` accepts (None: none)."""
     if "op" in node:
-        return [] if node["op"] in ("linear", "conv1d", "conv2d") else None
+        return [] if wanted(node["op"]) else None
     for p in node["parts"]:
-        names = adaptable_names(p)
+        names = names_to(p, wanted)
         if names is not None:
             return ([p["name"]] if "name" in p else []) + names
     return None
@@ -79,17 +79,6 @@ def last_repeat(node):
     for p in node.get("parts", []):
         found = last_repeat(p) or found
     return node if node.get("block") == "repeat" and found is None else found
-
-
-def first_leaf_names(node):
-    """The names from a copy's body down to its first named leaf (empty when the body is that leaf)."""
-    if "op" in node:
-        return []
-    for p in node["parts"]:
-        names = ([p["name"]] if "name" in p else []) + first_leaf_names(p)
-        if names or "op" in p:
-            return names
-    return []
 
 
 def unrolled(node):
@@ -155,7 +144,7 @@ def main(argv):
             for file, m in ((out, model), (path, other)):
                 with open(file, "w") as f:
                     json.dump(dict(doc, model=m), f)
-            linear = adaptable_names(last_repeat(model)["parts"][0])
+            linear = names_to(last_repeat(model)["parts"][0], lambda op: op in ("linear", "conv1d", "conv2d"))
             for plan in PLANS:
                 if "{linear}" in " ".join(plan) and not linear:
                     continue

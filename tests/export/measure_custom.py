@@ -369,22 +369,25 @@ def own_loss(build, **kw):
     return lambda: OwnLoss(build(**kw))
 
 
-class CheckpointedBlocks(custom_models.NanoGPT):
-    """nanoGPT with each Block under torch.utils.checkpoint (non-reentrant), as forks of its
-    model.py do for longer contexts (`x = checkpoint(block, x, use_reentrant=False)` in the loop):
+class Checkpointed(torch.nn.Module):
+    """A block under torch.utils.checkpoint (non-reentrant), as forks of nanoGPT's model.py run
+    their Blocks for longer contexts (`x = checkpoint(block, x, use_reentrant=False)` in the loop):
     the training a graph of the plain model is budgeted for with --checkpoint-blocks."""
 
-    def forward(self, idx, targets=None):
-        pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
-        for block in self.transformer.h:
-            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
-        logits = self.lm_head(self.transformer.ln_f(x))
-        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+    def __init__(self, block):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False)
 
 
 def checkpointed_nanogpt(n_layer):
-    return lambda: OwnLoss(CheckpointedBlocks(64, 2000, n_layer, 4, 64, 0.0, True))
+    def make():
+        model = custom_models.nanogpt(n_layer=n_layer)
+        model.transformer.h = torch.nn.ModuleList(Checkpointed(b) for b in model.transformer.h)
+        return OwnLoss(model)
+    return make
 
 
 def saved_without_loss(model, batch):
