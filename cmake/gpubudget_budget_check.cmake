@@ -14,8 +14,9 @@
 #   ALLOCATOR_MODEL  budget through the model of PyTorch's CUDA caching allocator, as the command
 #              line does (training::model_allocator): the check then asks whether an allocator
 #              capped at the device runs the step, not whether the live peak plus a flat 10 % fits.
-#              Its replay costs constexpr steps per tensor event: ResNet-50-sized models fit the
-#              compilers' default limits, a 24-layer transformer does not (benchmarks/compile_time)
+#              The check is then budget_totals_of (budget_of.hpp): the walk and each replayed
+#              training step in a constant evaluation of its own, so a 24-layer transformer's
+#              replay fits the compilers' default limits (benchmarks/compile_time)
 #   ALLOC_CONF with ALLOCATOR_MODEL: the job's PYTORCH_CUDA_ALLOC_CONF ("expandable_segments:True");
 #              a malformed one stops the build naming the key (gpubudget::alloc_conf)
 #   EXPECT_FAIL  the check must fail: NAME is left out of `all` and becomes a CTest test that
@@ -53,8 +54,10 @@ function(gpubudget_add_budget_check name)
     message(FATAL_ERROR "gpubudget_add_budget_check(${name}): ALLOC_CONF holds a quote or a backslash")
   endif()
   set(B_ALLOCATOR "")
+  set(B_BUDGET "gpubudget::budget(${B_MODEL}, plan, gpubudget::devices::${B_DEVICE})")
   if(B_ALLOCATOR_MODEL)
     set(B_ALLOCATOR ",\n                                   .model_allocator = true, .allocator = gpubudget::alloc_conf(\"${B_ALLOC_CONF}\")")
+    set(B_BUDGET "gpubudget::budget_totals_of<${B_MODEL}, plan, gpubudget::devices::${B_DEVICE}>()")
   endif()
   get_filename_component(header "${B_HEADER}" ABSOLUTE)
   if(NOT EXISTS "${header}")
@@ -69,7 +72,7 @@ function(gpubudget_add_budget_check name)
 namespace {
 constexpr gpubudget::training plan{.batch = ${B_BATCH}, .micro_batch = ${B_MICRO_BATCH},
                                    .precision = gpubudget::precision_mode::${B_PRECISION}, .optimizer = gpubudget::optimizer_kind::${B_OPTIMIZER}${B_ALLOCATOR}};
-constexpr auto b = gpubudget::budget(${B_MODEL}, plan, gpubudget::devices::${B_DEVICE});
+constexpr auto b = ${B_BUDGET};
 static_assert(gpubudget::require_fits<b>);
 }  // namespace
 " @ONLY)

@@ -35,7 +35,7 @@ FLOORS = [
     (2, "machinery: the simulator, shared autograd rules, op records, the walk, the allocator model",
      ["detail/*"]),
     (3, "ops and composition", ["graph.hpp", "layers.hpp", "layers/*"]),
-    (4, "the budget", ["budget.hpp"]),
+    (4, "the budget", ["budget.hpp", "budget_of.hpp"]),
     (5, "analyses that read budgets", ["check.hpp", "timeline.hpp", "flops.hpp", "planner.hpp", "report.hpp", "svg.hpp", "svg/*",
                                        "distributed.hpp"]),
     (6, "models, serving, config readers, the umbrella header, the probe's bridge to budgets",

@@ -292,52 +292,77 @@ constexpr void check_shared(const std::array<layer, N>& r) {
 /// (compile_time.readme_claims), which issue I's flat table is to make room for.
 inline constexpr int max_replayed_steps = 8;
 
-/// A training run (model.to, warm-up step, the steps after it until the cache settles) through
-/// the caching allocator model, uncapped and, when that passes the cap, capped
-/// (allocator_replay.hpp); for the batch search's probes (setup.fits_only) capped alone, going on
-/// uncapped after an OOM. The step fields are the last step's, as measure_cuda.py's measured step.
-constexpr replay_result replay_allocator(const sim& s, const training& plan, replay_setup setup) {
+/// model.to(device) and the batch: the tensors resident before the first step, in the order the
+/// measured process allocates them.
+constexpr void replay_model_to(caching_allocator& a, const replay_tape& t, const replay_setup& setup) {
+  for (auto bytes : t.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
+  for (auto e : t.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, t.parameter_type));
+  for (auto bytes : t.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
+  a.malloc(setup.buffers), a.malloc(setup.input_batch);
+}
+
+/// Training step `pass` of a replay (0: the warm-up, which creates the optimizer state and the
+/// cuBLAS workspaces): its measured fields go to `r`. True when the run stops after it: the
+/// cache settled (at least two steps: the cache a step leaves splits differently under the
+/// next one, and a job runs many steps, op_rules.md A12; under a cap a step can free cached
+/// segments and make others with the reserved peak pinned at the cap, so a plan that names its
+/// steps stops only at one that makes and frees none, A19), the steps ran out, or it ran out of
+/// memory (past an OOM, the batch search's probe, the second step's blocks in use are known).
+constexpr bool replay_pass(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, int pass, bool past_oom,
+                           replay_result& r) {
+  if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
   const auto state = optimizer_state_bytes_per_param(plan.optimizer);
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
-  auto run = [&](std::int64_t cap, bool past_oom = false) {
-    caching_allocator a(plan.allocator, cap);
-    if (past_oom) a.lift_cap_after_oom();
-    for (auto bytes : s.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
-    for (auto e : s.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, s.types.parameters));
-    for (auto bytes : s.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
-    a.malloc(setup.buffers), a.malloc(setup.input_batch);
-    step_replay steps(s, a, setup);
-    replay_result r{};
-    // steps until the cache settles (at least two: the warm-up creates the optimizer state): the
-    // cache a step leaves splits differently under the next one, and a job runs many steps
-    // (op_rules.md A12). Under a cap a step can free cached segments and make others with the
-    // reserved peak pinned at the cap: only a step that makes and frees none has settled (A19).
-    const bool job_steps = plan.steps > 0;
-    const int steps_to_run = job_steps ? plan.steps : max_replayed_steps;
-    for (int pass = 0; pass < steps_to_run && (past_oom || !a.out_of_memory()); ++pass) {
-      if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
-      const auto calls_before = a.device_calls();
-      const auto reserved_before = a.reserved_peak();
-      const auto resident = a.allocated();
-      a.reset_allocated_peak();
-      steps.run(pass == 0);
-      r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
-      replay_optimizer(a, s, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach, plan.optimizer_state_type());
-      r.step_peak = a.allocated_peak() - resident;
-      if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
-      steps.release_survivors();
-      // settled; or, past an OOM (the batch search's probe), the second step's blocks in use are known
-      const bool settled = job_steps ? a.device_calls() == calls_before : a.reserved_peak() == reserved_before;
-      if (pass > 0 && (settled || a.out_of_memory())) break;
-    }
-    r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
-    return r;
-  };
-  if (setup.fits_only && setup.cap > 0) return run(setup.cap, /*past_oom=*/true);
-  auto r = run(0);
-  if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = run(setup.cap).out_of_memory;
+  const auto calls_before = a.device_calls();
+  const auto reserved_before = a.reserved_peak();
+  const auto resident = a.allocated();
+  a.reset_allocated_peak();
+  steps.run(pass == 0);
+  r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
+  replay_optimizer(a, t, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach, plan.optimizer_state_type());
+  r.step_peak = a.allocated_peak() - resident;
+  if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
+  steps.release_survivors();
+  const bool job_steps = plan.steps > 0;
+  const bool settled = job_steps ? a.device_calls() == calls_before : a.reserved_peak() == reserved_before;
+  const int steps_to_run = job_steps ? plan.steps : max_replayed_steps;
+  r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
+  return (pass > 0 && (settled || a.out_of_memory())) || pass + 1 >= steps_to_run || (!past_oom && a.out_of_memory());
+}
+
+/// A training run (model.to, warm-up step, the steps after it until the cache settles) through
+/// the caching allocator model under `cap` (0: none); `past_oom`: going on uncapped after an
+/// OOM (caching_allocator::lift_cap_after_oom). The step fields are the last step's, as
+/// measure_cuda.py's measured step.
+constexpr replay_result replay_run(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap, bool past_oom) {
+  caching_allocator a(plan.allocator, cap);
+  if (past_oom) a.lift_cap_after_oom();
+  replay_model_to(a, t, setup);
+  step_replay steps(t, a, setup);
+  replay_result r{};
+  r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
+  if (!past_oom && a.out_of_memory()) return r;
+  for (int pass = 0; !replay_pass(a, steps, t, plan, pass, past_oom, r); ++pass) {}
   return r;
+}
+
+/// The run through the caching allocator model, uncapped and, when that passes the cap, capped
+/// (allocator_replay.hpp); for the batch search's probes (setup.fits_only) capped alone, going on
+/// uncapped after an OOM.
+constexpr replay_result replay_allocator(const sim& s, const training& plan, const replay_setup& setup) {
+  dyn_array<tape_storage> storages{};
+  const auto t = tape_of(s, storages);
+  if (setup.fits_only && setup.cap > 0) return replay_run(t, plan, setup, setup.cap, true);
+  auto r = replay_run(t, plan, setup, 0, false);
+  if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = replay_run(t, plan, setup, setup.cap, false).out_of_memory;
+  return r;
+}
+
+/// The device's replay setup with the walk's resident buffers and input batch.
+constexpr replay_setup replay_setup_with(replay_setup setup, const step_result& r) {
+  setup.buffers = r.totals.buffer_bytes, setup.input_batch = r.totals.input_bytes;
+  return setup;
 }
 
 /// Rejects what the walk cannot budget with a compile-time diagnostic: a bad plan, a bad
@@ -414,29 +439,34 @@ constexpr void fill_step_peak(step_result& r, const sim& s) {
 }
 
 /// Simulates forward + loss + backward (twice with gradient accumulation: the second
-/// micro-batch starts with every .grad alive) and optionally fills per-record stats, the trace
-/// of max_micro_batch or a timeline's moments; with `allocator` (and training::model_allocator
-/// on CUDA) it replays the run through the caching allocator model.
+/// micro-batch starts with every .grad alive) in `s` and optionally fills per-record stats, the
+/// trace of max_micro_batch or a timeline's moments; `replay`: `s` logs what the caching
+/// allocator replay reads (with training::model_allocator on CUDA).
 template <std::size_t N>
-constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
-                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
-                                    moment_recorder* recorder = nullptr, const replay_setup* allocator = nullptr) {
+constexpr step_result walk_step(sim& s, const std::array<layer, N>& records, const training& plan, std::array<record_stats, N>* per_record,
+                                dyn_array<live_point>* trace, moment_recorder* recorder, bool replay) {
   check_step_inputs(records, plan);
-  sim s{};
-  configure_sim(s, N, plan, trace != nullptr, recorder, allocator != nullptr);
+  configure_sim(s, N, plan, trace != nullptr, recorder, replay);
   walker w(records.data(), static_cast<std::int32_t>(N), s);
   w.collect_stats = per_record != nullptr;
   step_result r{};
   run_micro_batches(w, s, plan, r);
   fill_step_peak(r, s);
   r.allocator.reserved_peak = -1;
-  if (s.log_allocator) {
-    replay_setup setup = *allocator;
-    setup.buffers = r.totals.buffer_bytes, setup.input_batch = r.totals.input_bytes;
-    r.allocator = replay_allocator(s, plan, setup);
-  }
   if (trace) trace->swap(s.trace);
   if (per_record) for (std::size_t i = 0; i < N; ++i) (*per_record)[i] = w.stats[i];
+  return r;
+}
+
+/// walk_step, and with `allocator` (and training::model_allocator on CUDA) the run replayed
+/// through the caching allocator model.
+template <std::size_t N>
+constexpr step_result simulate_step(const std::array<layer, N>& records, const training& plan,
+                                    std::array<record_stats, N>* per_record, dyn_array<live_point>* trace = nullptr,
+                                    moment_recorder* recorder = nullptr, const replay_setup* allocator = nullptr) {
+  sim s{};
+  auto r = walk_step(s, records, plan, per_record, trace, recorder, allocator != nullptr);
+  if (s.log_allocator) r.allocator = replay_allocator(s, plan, replay_setup_with(*allocator, r));
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <gpubudget/budget.hpp>
+#include <gpubudget/budget_of.hpp>
 
 namespace gpubudget {
 
@@ -161,20 +162,23 @@ constexpr training at_micro_batch(const training& plan, std::int64_t mb) {
   return p;
 }
 
-/// Bytes·100 by which `m` at micro-batch `mb` exceeds `percent` of the device (<= 0: fits).
-template <std::size_t N>
-constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
-                                          std::int64_t percent) {
-  device d = dev;
-  d.capacity = checked_mul(dev.capacity, percent) / 100;
-  const auto b = totals_any_micro_batch(m, at_micro_batch(plan, mb), d, /*fits_only=*/true);
+/// Bytes·100 by which the batch search's probe `b` (a budget on `percent` of `dev`, fits_only)
+/// exceeds that capacity (<= 0: fits).
+constexpr std::int64_t excess_of(const memory_budget& b, const device& dev, std::int64_t percent) {
   if (!b.allocator_modelled) return checked_mul(b.total(), 100) - checked_mul(dev.capacity, percent);
   // the capped allocator decides the sign. It frees its cache and retries before an OOM, so
   // it runs until the blocks in use, not the uncapped reservation, reach the cap: their peak
   // (max_memory_allocated, beside the CUDA context) gives the search its distance
   const auto in_use = checked_add(b.cuda_context, b.allocated_total_peak);
-  const auto excess = checked_mul(in_use, 100) - checked_mul(d.capacity, 100);
+  const auto excess = checked_mul(in_use, 100) - checked_mul(b.capacity, 100);
   return b.allocator_out_of_memory ? (excess > 0 ? excess : 1) : (excess < 0 ? excess : -1);
+}
+
+/// Bytes·100 by which `m` at micro-batch `mb` exceeds `percent` of the device (<= 0: fits).
+template <std::size_t N>
+constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& plan, const device& dev, std::int64_t mb,
+                                          std::int64_t percent) {
+  return excess_of(totals_any_micro_batch(m, at_micro_batch(plan, mb), at_percent(dev, percent), /*fits_only=*/true), dev, percent);
 }
 
 /// Every moment of a step is live = fixed + per-sample · B, and so is every other term of the
@@ -256,8 +260,17 @@ constexpr batch_search start_search(const batch_estimate& e, const training& pla
 /// compiler's per-evaluation limit on their own.
 template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds, std::int64_t Percent>
 struct separate_budgets {
+  /// A probe's excess; with the caching allocator model, its replay split into one evaluation
+  /// per training step (budget_of.hpp).
   template <std::int64_t MB>
-  static constexpr std::int64_t excess = micro_batch_excess(Model, Plan, Dev, MB, Percent);
+  static constexpr std::int64_t probe() {
+    if constexpr (replays_allocator(Plan))
+      return excess_of(split_totals<Model, at_micro_batch(Plan, MB), Dev, Percent, /*fits_only=*/true>(), Dev, Percent);
+    else
+      return micro_batch_excess(Model, Plan, Dev, MB, Percent);
+  }
+  template <std::int64_t MB>
+  static constexpr std::int64_t excess = probe<MB>();
 
   static constexpr batch_estimate estimate = estimate_micro_batch(Model, Plan, Dev, reference_micro_batch(Bounds), Percent);
 

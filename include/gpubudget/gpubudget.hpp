@@ -8,6 +8,7 @@
 #include <gpubudget/training.hpp>
 #include <gpubudget/devices.hpp>
 #include <gpubudget/budget.hpp>
+#include <gpubudget/budget_of.hpp>
 #include <gpubudget/check.hpp>
 #include <gpubudget/report.hpp>
 #include <gpubudget/timeline.hpp>

@@ -22,6 +22,8 @@ namespace gpubudget::detail {
 [[noreturn]] inline void reshape_changes_element_count() { fail("gpubudget: reshape changes the number of elements"); }
 [[noreturn]] inline void invalid_layer_argument() { fail("gpubudget: invalid layer argument (size, stride or count must be positive)"); }
 [[noreturn]] inline void batch_must_be_positive() { fail("gpubudget: batch must be positive (training::batch >= 1)"); }
+// An internal invariant of budget_of's split replay (a bug if ever seen, not bad input).
+[[noreturn]] inline void snapshot_capacity_too_small() { fail("gpubudget: internal: the allocator state outgrew the capacity its split replay reserved"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).

@@ -44,11 +44,53 @@ struct replay_result {
   std::int64_t total_peak = 0;
 };
 
+/// A storage as the replay asks for it: the bytes requested (0: none, an external or empty
+/// storage; 512 B rounding a sliced storage's own) and the storage it is freed before (-1: kept).
+struct tape_storage {
+  std::int64_t request = 0;
+  std::int32_t freed_at = -1;
+};
+
+/// A read-only run of a tape's elements (over a dyn_array or a std::array): public data_ and
+/// size_ as dyn_array's, so the replay's loops index it without a call.
+template <class T>
+struct tape_span {
+  const T* data_ = nullptr;
+  std::size_t size_ = 0;
+  constexpr std::size_t size() const { return size_; }
+  constexpr const T& operator[](std::size_t i) const { return data_[i]; }
+  constexpr const T* begin() const { return data_; }
+  constexpr const T* end() const { return data_ + size_; }
+};
+
+/// What the replay reads of the walk (sim's fields of the same names): the storages in allocation
+/// order, the op temporaries, the tensors model.to allocates, and where the cuBLAS workspaces come.
+struct replay_tape {
+  tape_span<tape_storage> storages{};
+  tape_span<std::int64_t> temporaries{}, base_weight_tensors{}, parameter_tensors{}, own_type_tensors{};
+  std::int32_t first_cublas_at = -1, backward_starts_at = -1;
+  dtype parameter_type = dtype::fp32;
+};
+
+/// The request a storage makes of the allocator (tape_storage::request).
+constexpr std::int64_t request_of(const storage& st) {
+  return st.external || st.bytes <= 0 ? 0 : st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded;
+}
+
+/// The walk `s` as the replay reads it; `storages` receives the storages' requests.
+constexpr replay_tape tape_of(const sim& s, dyn_array<tape_storage>& storages) {
+  storages.reserve(s.storages.size_);
+  for (const auto& st : s.storages) storages.push_back(tape_storage{request_of(st), st.freed_at});
+  auto span = [](const dyn_array<std::int64_t>& a) { return tape_span<std::int64_t>{a.data_, a.size_}; };
+  return replay_tape{{storages.data_, storages.size_}, span(s.temporaries), span(s.base_weight_tensors), span(s.parameter_tensors),
+                     span(s.own_type_tensors), s.first_cublas_at, s.backward_starts_at, s.types.parameters};
+}
+
 /// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
 /// `first`: the warm-up step, which also creates the cuBLAS workspaces.
 class step_replay {
  public:
-  constexpr step_replay(const sim& s, caching_allocator& a, const replay_setup& setup) : s_(s), a_(a), setup_(setup) { bucket_frees(); }
+  constexpr step_replay(const replay_tape& s, caching_allocator& a, const replay_setup& setup) : s_(s), a_(a), setup_(setup) { bucket_frees(); }
 
   constexpr void run(bool first) {
     const auto n = s_.storages.size_;
@@ -77,9 +119,15 @@ class step_replay {
     for (std::size_t k = 0; k < s_.storages.size(); ++k)
       if (s_.storages[k].freed_at < 0) release(k);
   }
+  /// The cuDNN calls on their fallback plan (refused_'s pairs), to carry into a later evaluation.
+  constexpr tape_span<std::int64_t> refused() const { return {refused_.data_, refused_.size_}; }
+  /// A replay that resumes: the refusals an earlier evaluation's passes made.
+  constexpr void restore_refused(tape_span<std::int64_t> r) {
+    for (auto v : r) refused_.push_back(v);
+  }
 
  private:
-  const sim& s_;
+  const replay_tape& s_;
   caching_allocator& a_;
   const replay_setup& setup_;
   dyn_array<std::int32_t> handle_{};
@@ -123,8 +171,8 @@ class step_replay {
     holding_ = false;
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {
-    const auto& st = s_.storages.data_[k];
-    return st.external || st.bytes <= 0 ? -1 : a_.malloc(st.rounded == sim::round_block(st.bytes) ? st.bytes : st.rounded);
+    const auto request = s_.storages.data_[k].request;
+    return request <= 0 ? -1 : a_.malloc(request);
   }
   constexpr void release(std::size_t k) {
     a_.free(handle_.data_[k]), handle_.data_[k] = -1;
@@ -150,7 +198,7 @@ class step_replay {
 /// tensor, the foreach step's one per tensor at once).
 /// A trainable tensor in a type of its own (s.own_type_tensors) has state and temporaries of its
 /// own bytes (zeros_like(param)); the others in `state_type` (training::optimizer_state_type).
-constexpr void replay_optimizer(caching_allocator& a, const sim& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach,
+constexpr void replay_optimizer(caching_allocator& a, const replay_tape& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach,
                                 dtype state_type) {
   dyn_array<std::int64_t> trained{};  // bytes of each trainable tensor's state (and temporary), in step() order
   for (auto e : s.parameter_tensors) if (e > 0) trained.push_back(bytes_of(e, state_type));

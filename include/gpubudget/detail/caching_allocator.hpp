@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include <gpubudget/alloc_conf.hpp>
+#include <gpubudget/base/diagnostics.hpp>
 #include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/probe/caching_allocator_model.hpp>
 
@@ -69,6 +70,15 @@ constexpr std::int64_t round_request(const allocator_settings& a, std::int64_t s
   if (divisions > 1 && size > pa::kMinBlockSize * divisions) return roundup_power2_next_division(size, divisions);
   return pa::round_size(size);
 }
+
+/// A segment's piece, free or allocated.
+struct allocator_block {
+  std::int64_t size = 0, offset = 0;
+  std::int32_t segment = 0, prev = -1, next = -1;
+  bool allocated = false, small = false, alive = true;
+  std::int32_t slot = -1;       ///< index in its free list (-1: not free)
+  std::int32_t size_class = 0;  ///< the free list it is in (its size's class when listed)
+};
 
 /// The allocator's state: segments cut into blocks, each block free or allocated.
 class caching_allocator {
@@ -151,14 +161,49 @@ class caching_allocator {
   constexpr void reset_allocated_peak() { allocated_peak_ = allocated_; }
   constexpr bool out_of_memory() const { return oom_; }
 
- private:
-  struct block {
-    std::int64_t size = 0, offset = 0;
-    std::int32_t segment = 0, prev = -1, next = -1;
-    bool allocated = false, small = false, alive = true;
-    std::int32_t slot = -1;  ///< index in its free list (-1: not free)
-    std::int32_t size_class = 0;  ///< the free list it is in (its size's class when listed)
+  /// Everything the allocator holds but its settings, in plain arrays of `Cap` blocks: the state
+  /// one constant evaluation ends with and the next resumes from (budget_of.hpp's split replay).
+  template <std::size_t Cap>
+  struct snapshot {
+    std::array<allocator_block, Cap> blocks{};
+    std::array<std::int32_t, Cap> dead{};
+    std::size_t block_count = 0, dead_count = 0;
+    std::int64_t cap = 0, reserved = 0, reserved_peak = 0, allocated = 0, allocated_peak = 0, device_calls = 0;
+    std::int32_t segments = 0;
+    std::array<std::int32_t, 2> expandable_tail{-1, -1};
+    bool oom = false, past_oom_uncapped = false;
   };
+  /// The state, for a later evaluation to resume (Cap >= blocks in use and dead: capacity_needed()).
+  template <std::size_t Cap>
+  constexpr snapshot<Cap> save() const {
+    snapshot<Cap> s{};
+    if (blocks_.size_ > Cap) snapshot_capacity_too_small();
+    for (std::size_t k = 0; k < blocks_.size_; ++k) s.blocks[k] = blocks_.data_[k];
+    for (std::size_t k = 0; k < dead_.size_; ++k) s.dead[k] = dead_.data_[k];
+    s.block_count = blocks_.size_, s.dead_count = dead_.size_;
+    s.cap = cap_, s.reserved = reserved_, s.reserved_peak = reserved_peak_, s.allocated = allocated_, s.allocated_peak = allocated_peak_;
+    s.device_calls = device_calls_, s.segments = segments_, s.expandable_tail = {expandable_tail_[0], expandable_tail_[1]};
+    s.oom = oom_, s.past_oom_uncapped = past_oom_uncapped_;
+    return s;
+  }
+  /// The allocator `s` saved, under settings `a` (the free lists rebuilt: within a list the order
+  /// decides nothing, best fit breaks every tie by segment and offset).
+  template <std::size_t Cap>
+  constexpr caching_allocator(const allocator_settings& a, const snapshot<Cap>& s) : caching_allocator(a, s.cap) {
+    blocks_.resize(s.block_count), dead_.resize(s.dead_count);
+    for (std::size_t k = 0; k < s.block_count; ++k) blocks_.data_[k] = s.blocks[k];
+    for (std::size_t k = 0; k < s.dead_count; ++k) dead_.data_[k] = s.dead[k];
+    for (std::size_t k = 0; k < s.block_count; ++k)
+      if (blocks_.data_[k].slot >= 0) list(static_cast<std::int32_t>(k));
+    reserved_ = s.reserved, reserved_peak_ = s.reserved_peak, allocated_ = s.allocated, allocated_peak_ = s.allocated_peak;
+    device_calls_ = s.device_calls, segments_ = s.segments, expandable_tail_[0] = s.expandable_tail[0], expandable_tail_[1] = s.expandable_tail[1];
+    oom_ = s.oom, past_oom_uncapped_ = s.past_oom_uncapped;
+  }
+  /// Block slots the state uses (a snapshot's least capacity).
+  constexpr std::size_t block_slots() const { return blocks_.size_; }
+
+ private:
+  using block = allocator_block;
   allocator_settings conf_;
   std::int64_t cap_ = 0;  ///< allocator cap in bytes (0: none)
   dyn_array<block> blocks_{};
