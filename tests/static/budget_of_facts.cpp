@@ -3,7 +3,9 @@
 // an uncapped reservation that passes the device (it fits, or it runs out of memory), with
 // expandable segments, frozen base weights and a job's named steps; and max_micro_batch_of,
 // whose probes now replay that way, is held to max_micro_batch in tests/unit/test_budget_of.cpp
-// (max_micro_batch replays every probe in one evaluation: past Clang's limit at compile time).
+// (max_micro_batch replays every probe in one evaluation: past Clang's limit at compile time),
+// and more plans there, held to budget_totals run at run time (in one evaluation, ResNet-18's
+// checkpointed blocks pass Clang's default limit).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>

@@ -1,19 +1,64 @@
-// max_micro_batch_of with the caching allocator model: each probe's replay split into one
-// constant evaluation per training step (budget_of.hpp), the search the same as max_micro_batch's,
-// whose probes replay in one evaluation (here at run time: at compile time they pass Clang's
-// default limit).
+// budget_totals_of and max_micro_batch_of with the caching allocator model: the replay split into
+// one constant evaluation per training step (budget_of.hpp), held to budget_totals and
+// max_micro_batch, which replay in one evaluation (here at run time: at compile time ResNet-18's
+// checkpointed blocks and the batch search pass Clang's default limit that way).
 #include <catch2/catch.hpp>
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 
+#include <cstddef>
+
 using namespace gpubudget;
 
 namespace {
+/// Every field the walk and the allocator replay fill.
+bool same_budget(const memory_budget& a, const memory_budget& b) {
+  return a.total() == b.total() && a.parameters == b.parameters && a.optimizer_state == b.optimizer_state &&
+         a.saved_activations == b.saved_activations && a.step_peak == b.step_peak && a.fwd_bwd_peak == b.fwd_bwd_peak &&
+         a.cudnn_workspace == b.cudnn_workspace && a.allocator_rounding == b.allocator_rounding && a.fragmentation == b.fragmentation &&
+         a.allocator_modelled == b.allocator_modelled && a.allocator_out_of_memory == b.allocator_out_of_memory &&
+         a.reserved_peak == b.reserved_peak && a.allocated_after_forward == b.allocated_after_forward &&
+         a.allocated_fwd_bwd_peak == b.allocated_fwd_bwd_peak && a.allocated_step_peak == b.allocated_step_peak &&
+         a.allocated_total_peak == b.allocated_total_peak;
+}
+
 constexpr auto net = models::resnet18(64, 10);
 constexpr training plan{.batch = 8, .model_allocator = true};
 constexpr training expandable{.batch = 8, .model_allocator = true, .allocator = {.expandable_segments = true}};
+
+// more plans on a small CNN: gradient accumulation (two micro-batches walked), the fused and
+// 8-bit optimizers, SGD with momentum, PYTORCH_CUDA_ALLOC_CONF's max_split_size_mb and
+// roundup_power2_divisions, checkpointed blocks, a job of twelve steps capped on 1 % of a T4
+constexpr auto cnn = models::resnet18(32, 10);
+constexpr training variants[] = {
+    {.batch = 64, .micro_batch = 16, .model_allocator = true},
+    {.batch = 32, .step = step_impl::fused, .model_allocator = true},
+    {.batch = 32, .optimizer = optimizer_kind::adamw8bit, .model_allocator = true},
+    {.batch = 32, .optimizer = optimizer_kind::sgd_momentum, .model_allocator = true,
+     .allocator = alloc_conf("max_split_size_mb:64,roundup_power2_divisions:4")},
+    {.batch = 32, .checkpoint_blocks = true, .model_allocator = true},
+};
+template <std::size_t K>
+bool variant_matches() {
+  constexpr auto split = budget_totals_of<cnn, variants[K], devices::t4>();
+  return split.allocator_modelled && same_budget(split, budget_totals(cnn, variants[K], devices::t4));
+}
+
+inline constexpr device t4_one_percent = custom_device("1 % of a T4", devices::t4.capacity / 100, devices::t4.context / 100);
+constexpr training long_job{.batch = 256, .model_allocator = true, .steps = 12};
 }  // namespace
+
+TEST_CASE("budget_totals_of gives budget_totals's numbers under more plans", "[budget_of]") {
+  CHECK(variant_matches<0>());
+  CHECK(variant_matches<1>());
+  CHECK(variant_matches<2>());
+  CHECK(variant_matches<3>());
+  CHECK(variant_matches<4>());
+  constexpr auto long_job_split = budget_totals_of<cnn, long_job, t4_one_percent>();
+  CHECK(long_job_split.reserved_peak > t4_one_percent.capacity - t4_one_percent.context);  // the capped run is replayed
+  CHECK(same_budget(long_job_split, budget_totals(cnn, long_job, t4_one_percent)));
+}
 
 TEST_CASE("max_micro_batch_of replays each probe step by step and answers as max_micro_batch", "[budget_of]") {
   // on 20 % of a T4 (3.2 GB) the capped allocator decides: its answer fits, the next batch does not
@@ -24,7 +69,7 @@ TEST_CASE("max_micro_batch_of replays each probe step by step and answers as max
   CHECK(split_expandable == max_micro_batch(net, expandable, devices::t4, {}, 20));
 }
 
-TEST_CASE("budget_totals_of's answer at the search's edge: the capped run fits at the answer, not one above", "[budget_of]") {
+TEST_CASE("max_micro_batch_of's answer at the search's edge: the capped run fits at the answer, not one above", "[budget_of]") {
   constexpr auto answer = max_micro_batch_of<net, plan, devices::t4, batch_bounds{}, 20>();
   device fifth = devices::t4;
   fifth.capacity = devices::t4.capacity / 5;
