@@ -40,7 +40,10 @@ static_assert(!fits(modelled_66_b));
 
 int main() {
   std::cout << "# ViT-L/16 at 224², AMP fp16, AdamW, on a V100 16GB\n\n"
-            << "## Batch 60, flat 10 % fragmentation reserve\n\n" << markdown_table(flat_b)
+            << comparison_table({{"batch 60, flat 10 % reserve", flat_b},
+                                 {"batch 60, caching allocator model", modelled_b},
+                                 {"batch 66, caching allocator model", modelled_66_b}})
+            << "\n## Batch 60, flat 10 % fragmentation reserve\n\n" << markdown_table(flat_b)
             << "\n## Batch 60, caching allocator model\n\n" << markdown_table(modelled_b)
             << "\n## Batch 66, caching allocator model\n\n" << markdown_table(modelled_66_b);
   // the largest batch each way, at run time (max_micro_batch_of gives the same in a static_assert,

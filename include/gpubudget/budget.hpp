@@ -301,34 +301,67 @@ constexpr void replay_model_to(caching_allocator& a, const replay_tape& t, const
   a.malloc(setup.buffers), a.malloc(setup.input_batch);
 }
 
-/// Training step `pass` of a replay (0: the warm-up, which creates the optimizer state and the
-/// cuBLAS workspaces): its measured fields go to `r`. True when the run stops after it: the
-/// cache settled (at least two steps: the cache a step leaves splits differently under the
-/// next one, and a job runs many steps, op_rules.md A12; under a cap a step can free cached
-/// segments and make others with the reserved peak pinned at the cap, so a plan that names its
-/// steps stops only at one that makes and frees none, A19), the steps ran out, or it ran out of
-/// memory (past an OOM, the batch search's probe, the second step's blocks in use are known).
-constexpr bool replay_pass(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, int pass, bool past_oom,
-                           replay_result& r) {
+/// What a replayed step's end compares with its start.
+struct pass_start {
+  std::int64_t device_calls = 0, reserved_peak = 0, resident = 0;
+};
+
+/// Training step `pass` of a replay begins (0: the warm-up, which creates the optimizer state and
+/// the cuBLAS workspaces).
+constexpr pass_start begin_pass(caching_allocator& a, int pass) {
   if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
-  const auto state = optimizer_state_bytes_per_param(plan.optimizer);
+  const pass_start p{a.device_calls(), a.reserved_peak(), a.allocated()};
+  a.reset_allocated_peak();
+  return p;
+}
+
+/// The optimizer step's settings for the replay (optimizer_step).
+constexpr optimizer_step::settings optimizer_replay_settings(const training& plan) {
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
-  const auto calls_before = a.device_calls();
-  const auto reserved_before = a.reserved_peak();
-  const auto resident = a.allocated();
-  a.reset_allocated_peak();
-  steps.run(pass == 0);
-  r.after_forward = steps.allocated_after_forward() - resident, r.fwd_bwd_peak = a.allocated_peak() - resident;
-  replay_optimizer(a, t, pass == 0, is_8bit(plan.optimizer) ? 0 : state, temps, plan.step == step_impl::foreach, plan.optimizer_state_type());
-  r.step_peak = a.allocated_peak() - resident;
+  return {is_8bit(plan.optimizer) ? 0 : optimizer_state_bytes_per_param(plan.optimizer), temps, plan.step == step_impl::foreach,
+          plan.optimizer_state_type()};
+}
+
+/// Step `pass`'s storages are replayed (forward, loss, backward): their measured fields to `r`.
+constexpr void note_backward_done(const caching_allocator& a, const step_replay& steps, const pass_start& p, replay_result& r) {
+  r.after_forward = steps.allocated_after_forward() - p.resident, r.fwd_bwd_peak = a.allocated_peak() - p.resident;
+}
+
+/// The end of step `pass` after its optimizer step: the survivors released, the step's peak to
+/// `r`. True when the run stops after it: the cache settled (at least two steps: the cache a
+/// step leaves splits differently under the next one, and a job runs many steps, op_rules.md A12;
+/// under a cap a step can free cached segments and make others with the reserved peak pinned at
+/// the cap, so a plan that names its steps stops only at one that makes and frees none, A19), the
+/// steps ran out, or it ran out of memory (past an OOM, the batch search's probe, the second
+/// step's blocks in use are known).
+constexpr bool finish_pass(caching_allocator& a, step_replay& steps, const training& plan, int pass, bool past_oom, const pass_start& p,
+                           replay_result& r) {
+  r.step_peak = a.allocated_peak() - p.resident;
   if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
   steps.release_survivors();
   const bool job_steps = plan.steps > 0;
-  const bool settled = job_steps ? a.device_calls() == calls_before : a.reserved_peak() == reserved_before;
+  const bool settled = job_steps ? a.device_calls() == p.device_calls : a.reserved_peak() == p.reserved_peak;
   const int steps_to_run = job_steps ? plan.steps : max_replayed_steps;
   r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
   return (pass > 0 && (settled || a.out_of_memory())) || pass + 1 >= steps_to_run || (!past_oom && a.out_of_memory());
+}
+
+/// The end of step `pass` (its storages replayed): the optimizer step, then finish_pass.
+constexpr bool end_pass(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, int pass, bool past_oom,
+                        const pass_start& p, replay_result& r) {
+  note_backward_done(a, steps, p, r);
+  optimizer_step o(a, t, pass == 0, optimizer_replay_settings(plan));
+  o.run_until(o.work());
+  return finish_pass(a, steps, plan, pass, past_oom, p, r);
+}
+
+/// Training step `pass` of a replay, whole (begin_pass, its storages, end_pass).
+constexpr bool replay_pass(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, int pass, bool past_oom,
+                           replay_result& r) {
+  const auto p = begin_pass(a, pass);
+  steps.run(pass == 0);
+  return end_pass(a, steps, t, plan, pass, past_oom, p, r);
 }
 
 /// A training run (model.to, warm-up step, the steps after it until the cache settles) through

@@ -23,21 +23,13 @@
 namespace gpubudget {
 namespace detail {
 
-/// The size of each of a tape's arrays (a frozen_tape's shape), and a bound on the allocator
-/// block slots one replayed step adds: every request adds at most two (a new segment's block and
-/// a split's remainder) and a step requests each storage once, each op temporary at most four
-/// blocks or two tries, cuBLAS two workspaces, the optimizer at most four tensors per trainable
-/// one (state on the first step, temporaries), model.to each resident tensor once.
+/// The size of each of a tape's arrays (a frozen_tape's shape).
 struct tape_extent {
   std::size_t storages = 0, temporaries = 0, base_weight_tensors = 0, parameter_tensors = 0, own_type_tensors = 0;
-  std::size_t blocks_per_step = 0;
 };
 
 constexpr tape_extent extent_of(const sim& s) {
-  tape_extent e{s.storages.size_, s.temporaries.size_, s.base_weight_tensors.size_, s.parameter_tensors.size_, s.own_type_tensors.size_, 0};
-  const auto requests = e.storages + e.temporaries + 5 * (e.parameter_tensors + e.own_type_tensors) + e.base_weight_tensors + 4;
-  e.blocks_per_step = 2 * requests;
-  return e;
+  return tape_extent{s.storages.size_, s.temporaries.size_, s.base_weight_tensors.size_, s.parameter_tensors.size_, s.own_type_tensors.size_};
 }
 
 /// The walk's result before the replay, and its tape's extent.
@@ -77,9 +69,11 @@ struct frozen_tape {
   }
 };
 
+/// Copies `from` into the front of `to`; returns how many.
 template <class T, std::size_t K>
-constexpr void copy_into(std::array<T, K>& to, tape_span<T> from) {
-  for (std::size_t k = 0; k < K; ++k) to[k] = from.data_[k];
+constexpr std::size_t copy_span(std::array<T, K>& to, tape_span<T> from) {
+  for (std::size_t k = 0; k < from.size_; ++k) to[k] = from.data_[k];
+  return from.size_;
 }
 
 /// The walk again, its tape kept (walk_for_replay gave its extent).
@@ -90,62 +84,128 @@ constexpr frozen_tape<E> freeze_tape(const model<N>& m, const training& plan) {
   dyn_array<tape_storage> storages{};
   const auto t = tape_of(s, storages);
   frozen_tape<E> f{};
-  copy_into(f.storages, t.storages), copy_into(f.temporaries, t.temporaries);
-  copy_into(f.base_weight_tensors, t.base_weight_tensors), copy_into(f.parameter_tensors, t.parameter_tensors);
-  copy_into(f.own_type_tensors, t.own_type_tensors);
+  copy_span(f.storages, t.storages), copy_span(f.temporaries, t.temporaries);
+  copy_span(f.base_weight_tensors, t.base_weight_tensors), copy_span(f.parameter_tensors, t.parameter_tensors);
+  copy_span(f.own_type_tensors, t.own_type_tensors);
   f.first_cublas_at = t.first_cublas_at, f.backward_starts_at = t.backward_starts_at, f.parameter_type = t.parameter_type;
   return f;
 }
 
-/// A split replay after some steps: the allocator, cuDNN's refused plans, the result so far.
-template <std::size_t Cap, std::size_t Refusals>
-struct replay_state {
-  caching_allocator::snapshot<Cap> allocator{};
-  std::array<std::int64_t, Refusals> refused{};
-  std::size_t refused_count = 0;
+/// The work one evaluation of a split replay does, in storages (an optimizer step's tensor
+/// counts as one): at ~330 Clang steps a storage (ViT-L/16's warm-up step), about a sixth of
+/// Clang's default limit, a margin for free lists that a model of many distinct sizes makes long.
+inline constexpr std::size_t storages_per_evaluation = 512;
+
+/// Where a split replay stands: the step being replayed (or next), whether it is under way, in its
+/// storages or in its optimizer step (and how far), what its end compares with, the result so
+/// far, whether the run is over.
+struct replay_progress {
+  pass_start start{};
   replay_result result{};
-  int passes = 0;      ///< steps replayed
-  bool stopped = false;  ///< the run is over (replay_pass said so, or model.to ran out of memory)
+  int pass = 0;
+  bool in_pass = false, in_optimizer = false;
+  std::size_t optimizer_next = 0;
+  bool stopped = false;  ///< finish_pass said so, or model.to ran out of memory
 };
 
-/// Replays step `pass` on `a` and saves where the run stands.
-template <std::size_t Cap, std::size_t Refusals>
-constexpr replay_state<Cap, Refusals> replay_and_save(caching_allocator& a, const replay_tape& t, const training& plan, const replay_setup& setup,
-                                                      bool past_oom, int pass, tape_span<std::int64_t> refused, replay_result r) {
-  replay_state<Cap, Refusals> out{};
-  step_replay steps(t, a, setup);
-  steps.restore_refused(refused);
-  out.stopped = replay_pass(a, steps, t, plan, pass, past_oom, r);
-  out.result = r, out.passes = pass + 1;
+/// A split replay between two evaluations: the allocator, cuDNN's refused plans, the block each
+/// storage of the step under way holds and where the step stands, the foreach optimizer's
+/// temporaries held.
+template <std::size_t Cap, tape_extent E>
+struct replay_state {
+  caching_allocator::snapshot<Cap> allocator{};
+  std::array<std::int64_t, E.temporaries / 2> refused{};  ///< a pair per optional workspace at most
+  std::size_t refused_count = 0;
+  std::array<std::int32_t, E.storages> handles{};
+  step_replay::position position{};
+  std::array<std::int32_t, 2 * (E.parameter_tensors + E.own_type_tensors)> optimizer_held{};  ///< two temporaries a tensor at most
+  std::size_t optimizer_held_count = 0;
+  replay_progress progress{};
+};
+
+template <std::size_t Cap, tape_extent E>
+constexpr replay_state<Cap, E> save_replay(const caching_allocator& a, const step_replay& steps, tape_span<std::int32_t> optimizer_held,
+                                           const replay_progress& p) {
+  replay_state<Cap, E> out{};
   out.allocator = a.template save<Cap>();
-  const auto now = steps.refused();
-  for (std::size_t k = 0; k < now.size_; ++k) out.refused[k] = now.data_[k];
-  out.refused_count = now.size_;
+  out.refused_count = copy_span(out.refused, steps.refused());
+  copy_span(out.handles, steps.handles());
+  out.optimizer_held_count = copy_span(out.optimizer_held, optimizer_held);
+  out.position = steps.where(), out.progress = p;
   return out;
 }
 
-/// The first evaluation: model.to, then the warm-up step (replay_run's start).
-template <std::size_t Cap, std::size_t Refusals>
-constexpr replay_state<Cap, Refusals> replay_first_step(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap,
-                                                        bool past_oom) {
+/// The optimizer step of the step under way, from where it stands, within `budget` units; the
+/// step finished when it is done.
+template <std::size_t Cap, tape_extent E>
+constexpr replay_state<Cap, E> replay_optimizer_chunk(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, bool past_oom,
+                                                      replay_progress p, tape_span<std::int32_t> held, std::size_t budget) {
+  optimizer_step o(a, t, p.pass == 0, optimizer_replay_settings(plan));
+  o.resume(p.optimizer_next, held);
+  o.run_until(p.optimizer_next + budget);
+  p.optimizer_next = o.next();
+  if (o.done()) p.stopped = finish_pass(a, steps, plan, p.pass, past_oom, p.start, p.result), p.in_pass = p.in_optimizer = false, ++p.pass;
+  return save_replay<Cap, E>(a, steps, o.done() ? tape_span<std::int32_t>{} : o.held(), p);
+}
+
+/// Up to storages_per_evaluation units of the replay: a step begun, its storages, its optimizer
+/// step, its end; then where it stands.
+template <std::size_t Cap, tape_extent E>
+constexpr replay_state<Cap, E> replay_chunk(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, bool past_oom,
+                                            replay_progress p, tape_span<std::int32_t> held) {
+  if (!p.in_pass) p.start = begin_pass(a, p.pass), steps.restart(), p.in_pass = true;
+  std::size_t budget = storages_per_evaluation;
+  if (!p.in_optimizer) {
+    const auto from = steps.where().storage, end = t.storages.size_ + 1, to = from + budget;
+    steps.run_until(p.pass == 0, to < end ? to : end);
+    budget -= steps.where().storage - from;
+    if (!steps.step_done()) return save_replay<Cap, E>(a, steps, {}, p);
+    note_backward_done(a, steps, p.start, p.result);
+    p.in_optimizer = true, p.optimizer_next = 0;
+  }
+  return replay_optimizer_chunk<Cap, E>(a, steps, t, plan, past_oom, p, held, budget);
+}
+
+/// At most how many requests the evaluation after `p` makes (each adds at most two allocator
+/// blocks: a new segment's and a split's remainder): its storages and the op temporaries before
+/// them (four blocks or two tries each), cuBLAS's two workspaces, and two per optimizer unit
+/// left of its budget; the first one also model.to's resident tensors and the batch.
+constexpr std::size_t requests_after(const replay_tape& t, const step_replay::position& pos, const replay_progress& p, bool first) {
+  const auto trained = t.parameter_tensors.size_ + t.own_type_tensors.size_;
+  std::size_t n = 2 + 2 * (storages_per_evaluation < 2 * trained ? storages_per_evaluation : 2 * trained);
+  if (first) n += t.base_weight_tensors.size_ + t.parameter_tensors.size_ + t.own_type_tensors.size_ + 2;
+  if (p.in_optimizer) return n;
+  const std::size_t from = p.in_pass ? pos.storage : 0, to = from + storages_per_evaluation;
+  for (std::size_t k = from; k < to && k < t.storages.size_; ++k) n += t.storages.data_[k].request > 0 ? 1 : 0;
+  for (std::size_t w = 0; w + 3 < t.temporaries.size_; w += 4)
+    if (const auto at = static_cast<std::size_t>(t.temporaries.data_[w]); at >= from && at <= to) n += 4;
+  return n;
+}
+
+/// The first evaluation: model.to, then the warm-up step's first storages (replay_run's start).
+template <std::size_t Cap, tape_extent E>
+constexpr replay_state<Cap, E> replay_first(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap, bool past_oom) {
   caching_allocator a(plan.allocator, cap);
   if (past_oom) a.lift_cap_after_oom();
   replay_model_to(a, t, setup);
   if (!past_oom && a.out_of_memory()) {
-    replay_state<Cap, Refusals> out{};
-    out.result.reserved_peak = a.reserved_peak(), out.result.out_of_memory = true, out.stopped = true;
+    replay_state<Cap, E> out{};
+    out.progress.result.reserved_peak = a.reserved_peak(), out.progress.result.out_of_memory = true, out.progress.stopped = true;
     return out;
   }
-  return replay_and_save<Cap, Refusals>(a, t, plan, setup, past_oom, 0, {}, replay_result{});
+  step_replay steps(t, a, setup);
+  return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, replay_progress{}, {});
 }
 
-/// A later evaluation: the allocator `prev` left, then the next step.
-template <std::size_t Cap, std::size_t Refusals, class State>
-constexpr replay_state<Cap, Refusals> replay_next_step(const replay_tape& t, const training& plan, const replay_setup& setup, bool past_oom,
-                                                       const State& prev) {
-  const State local = prev;  // GCC reads a static constexpr aggregate's element by copying the whole of it: copy once
+/// A later evaluation: the allocator and the step where `prev` left them, then its next units.
+template <std::size_t Cap, tape_extent E, class State>
+constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training& plan, const replay_setup& setup, bool past_oom, const State& prev) {
+  const State local = prev;  // one copy of the carried state, read from here on
   caching_allocator a(plan.allocator, local.allocator);
-  return replay_and_save<Cap, Refusals>(a, t, plan, setup, past_oom, local.passes, {local.refused.data(), local.refused_count}, local.result);
+  step_replay steps(t, a, setup);
+  steps.restore_refused({local.refused.data(), local.refused_count});
+  steps.resume(local.position, {local.handles.data(), E.storages});
+  return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, local.progress, {local.optimizer_held.data(), local.optimizer_held_count});
 }
 
 /// The walk of a split budget, evaluated twice (its extent, then its tape): each its own
@@ -157,29 +217,30 @@ struct split_walk {
   static constexpr auto tape = freeze_tape<walked.extent>(Model, Plan);
 };
 
-/// replay_run over a split_walk, one constant evaluation per step (`after<k>`: the state after
-/// step k); its cuDNN refusals are at most the tape's temporaries (a pair per optional one).
+/// replay_run over a split_walk, one constant evaluation per storages_per_evaluation storages of
+/// a step (`after<k>`: the state after evaluation k); its cuDNN refusals are at most the tape's
+/// temporaries (a pair per optional one).
 template <class Walk, replay_setup Setup, std::int64_t Cap, bool PastOom>
 struct split_run {
-  static constexpr std::size_t per_step = Walk::walked.extent.blocks_per_step;
-  static constexpr std::size_t refusals = Walk::walked.extent.temporaries / 2;
+  static constexpr tape_extent extent = Walk::walked.extent;
 
-  template <int Pass>
-  static constexpr auto step() {
-    if constexpr (Pass == 0) {
-      return replay_first_step<per_step, refusals>(Walk::tape.view(), Walk::plan, Setup, Cap, PastOom);
+  template <int K>
+  static constexpr auto evaluate() {
+    if constexpr (K == 0) {
+      return replay_first<2 * requests_after(Walk::tape.view(), {}, {}, true), extent>(Walk::tape.view(), Walk::plan, Setup, Cap, PastOom);
     } else {
-      constexpr auto& prev = after<Pass - 1>;
-      return replay_next_step<prev.allocator.block_count + per_step, refusals>(Walk::tape.view(), Walk::plan, Setup, PastOom, prev);
+      constexpr auto& prev = after<K - 1>;
+      constexpr auto blocks = prev.allocator.block_count + 2 * requests_after(Walk::tape.view(), prev.position, prev.progress, false);
+      return replay_next<blocks, extent>(Walk::tape.view(), Walk::plan, Setup, PastOom, prev);
     }
   }
-  template <int Pass>
-  static constexpr auto after = step<Pass>();
+  template <int K>
+  static constexpr auto after = evaluate<K>();
 
-  template <int Pass>
+  template <int K>
   static constexpr replay_result result_from() {
-    if constexpr (after<Pass>.stopped) return after<Pass>.result;
-    else return result_from<Pass + 1>();
+    if constexpr (after<K>.progress.stopped) return after<K>.progress.result;
+    else return result_from<K + 1>();
   }
 };
 

@@ -92,28 +92,58 @@ class step_replay {
  public:
   constexpr step_replay(const replay_tape& s, caching_allocator& a, const replay_setup& setup) : s_(s), a_(a), setup_(setup) { bucket_frees(); }
 
+  /// Where a step stands between two storages: the next storage and op temporary, the cuBLAS
+  /// workspaces made, the allocated bytes when backward started, the temporaries held until the
+  /// next storage. What a replay split over constant evaluations carries (budget_of.hpp).
+  struct position {
+    std::size_t storage = 0, temporary = 0;
+    std::int32_t workspaces = 0;
+    std::int64_t allocated_after_forward = 0;
+    std::array<std::int32_t, 4> held{-1, -1, -1, -1};
+    bool holding = false;  ///< held holds any (free_held has work)
+  };
+
+  /// A whole step (`first`: the warm-up).
   constexpr void run(bool first) {
+    restart();
+    run_until(first, s_.storages.size_ + 1);
+  }
+  /// The next step starts (the one before released every storage).
+  constexpr void restart() { pos_ = position{.workspaces = pos_.workspaces}; }
+  /// The step's storages from where it stands up to `to` (exclusive; storages + 1: the step's
+  /// end, its last temporaries and frees included).
+  constexpr void run_until(bool first, std::size_t to) {
     const auto n = s_.storages.size_;
     const auto main_thread_at = s_.first_cublas_at >= 0 ? s_.first_cublas_at : 0;  // no GEMM noted: the forward's start
-    std::size_t temp = 0;
     // (the arrays indexed through data_: this loop runs per storage, three steps or more)
-    for (std::size_t k = 0; k <= n; ++k) {
-      for (; temp + 3 < s_.temporaries.size_ && s_.temporaries.data_[temp] == static_cast<std::int64_t>(k); temp += 4) temporaries(temp);
+    for (std::size_t k = pos_.storage; k < to; ++k) {
+      for (; pos_.temporary + 3 < s_.temporaries.size_ && s_.temporaries.data_[pos_.temporary] == static_cast<std::int64_t>(k); pos_.temporary += 4)
+        temporaries(pos_.temporary);
       for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
       if (first && (static_cast<std::int32_t>(k) == main_thread_at || static_cast<std::int32_t>(k) == s_.backward_starts_at) &&
-          workspaces_ < setup_.cublas_handles) {
+          pos_.workspaces < setup_.cublas_handles) {
         if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('B', static_cast<std::int64_t>(k), -1);  // cuBLAS
-        a_.malloc(setup_.cublas_workspace), ++workspaces_;
+        a_.malloc(setup_.cublas_workspace), ++pos_.workspaces;
       }
-      if (static_cast<std::int32_t>(k) == s_.backward_starts_at) allocated_after_forward_ = a_.allocated();
-      if (k == n) break;
+      if (static_cast<std::int32_t>(k) == s_.backward_starts_at) pos_.allocated_after_forward = a_.allocated();
+      if (k == n) return free_held(), void(pos_.storage = n + 1);
       handle_.data_[k] = malloc_storage(k);
       free_held();  // the temporaries storage k outlives
     }
-    free_held();
+    pos_.storage = to;
+  }
+  /// Has the step run to its end?
+  constexpr bool step_done() const { return pos_.storage > s_.storages.size_; }
+  constexpr const position& where() const { return pos_; }
+  /// The block each storage holds (-1: none), to carry with where().
+  constexpr tape_span<std::int32_t> handles() const { return {handle_.data_, handle_.size_}; }
+  /// A step that resumes where an earlier evaluation left it.
+  constexpr void resume(const position& p, tape_span<std::int32_t> handles) {
+    pos_ = p;
+    for (std::size_t k = 0; k < handles.size_; ++k) handle_.data_[k] = handles.data_[k];
   }
   /// Allocated bytes when backward started (forward and the loss done).
-  constexpr std::int64_t allocated_after_forward() const { return allocated_after_forward_; }
+  constexpr std::int64_t allocated_after_forward() const { return pos_.allocated_after_forward; }
   /// zero_grad(set_to_none=True) and the step's other survivors: every storage still held.
   constexpr void release_survivors() {
     for (std::size_t k = 0; k < s_.storages.size(); ++k)
@@ -134,10 +164,7 @@ class step_replay {
   dyn_array<std::int32_t> free_begin_{};  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
   dyn_array<std::int32_t> freed_{};
   dyn_array<std::int64_t> refused_{};  ///< cuDNN calls on their fallback plan: (workspace bytes, kind) pairs
-  std::int32_t workspaces_ = 0;
-  std::int64_t allocated_after_forward_ = 0;
-  std::array<std::int32_t, 4> held_{-1, -1, -1, -1};  ///< temporaries freed after the next storage
-  bool holding_ = false;                               ///< held_ holds any (free_held has work)
+  position pos_{};
 
   /// Op temporaries: allocated together, freed together (blocks < 0: one optional workspace),
   /// now or, held, once the next storage is allocated.
@@ -147,7 +174,7 @@ class step_replay {
     if (blocks < 0) return optional_workspace(s_.temporaries[t + 1], blocks, s_.temporaries[t + 3]);
     for (std::int64_t b = 0; b < kept; ++b)  // past four, the last block stands for the rest
       held[static_cast<std::size_t>(b)] = a_.malloc(s_.temporaries[t + 1] * (b + 1 < kept ? 1 : blocks - kept + 1));
-    if (s_.temporaries[t + 3] != 0) return free_held(), void(held_ = held), void(holding_ = true);
+    if (s_.temporaries[t + 3] != 0) return free_held(), void(pos_.held = held), void(pos_.holding = true);
     for (auto h : held) a_.free(h);
   }
   /// cuDNN's plan cache (Conv_v8.cpp: benchmark_cache, run_single_conv, try_configs; op_rules.md
@@ -166,9 +193,9 @@ class step_replay {
     a_.free(a_.try_malloc(fallback));
   }
   constexpr void free_held() {
-    if (!holding_) return;  // run() asks after every storage, and mostly nothing is held
-    for (auto& h : held_) a_.free(h), h = -1;
-    holding_ = false;
+    if (!pos_.holding) return;  // run_until() asks after every storage, and mostly nothing is held
+    for (auto& h : pos_.held) a_.free(h), h = -1;
+    pos_.holding = false;
   }
   constexpr std::int32_t malloc_storage(std::size_t k) {
     const auto request = s_.storages.data_[k].request;
@@ -198,20 +225,53 @@ class step_replay {
 /// tensor, the foreach step's one per tensor at once).
 /// A trainable tensor in a type of its own (s.own_type_tensors) has state and temporaries of its
 /// own bytes (zeros_like(param)); the others in `state_type` (training::optimizer_state_type).
-constexpr void replay_optimizer(caching_allocator& a, const replay_tape& s, bool first, std::int64_t state_per_element, std::int64_t temps_per_tensor, bool foreach,
-                                dtype state_type) {
-  dyn_array<std::int64_t> trained{};  // bytes of each trainable tensor's state (and temporary), in step() order
-  for (auto e : s.parameter_tensors) if (e > 0) trained.push_back(bytes_of(e, state_type));
-  for (auto bytes : s.own_type_tensors) trained.push_back(bytes);
-  dyn_array<std::int32_t> temps{};
-  for (auto bytes : trained)
-    for (std::int64_t k = 0; first && k < state_per_element / 4; ++k) a.malloc(bytes);
-  for (auto bytes : trained) {
-    for (std::int64_t k = 0; k < temps_per_tensor; ++k) temps.push_back(a.malloc(bytes));
-    if (!foreach) for (auto t : temps) a.free(t);
-    if (!foreach) temps.clear();
+/// Resumable, as step_replay is: run_until(k) does the work of tensors up to k (the state's,
+/// then the temporaries'), so a split replay can spread a large model's step over evaluations.
+class optimizer_step {
+ public:
+  struct settings {
+    std::int64_t state_per_element = 0, temps_per_tensor = 0;
+    bool foreach = false;
+    dtype state_type = dtype::fp32;
+  };
+  constexpr optimizer_step(caching_allocator& a, const replay_tape& s, bool first, const settings& o) : a_(a), first_(first), o_(o) {
+    for (auto e : s.parameter_tensors) if (e > 0) trained_.push_back(bytes_of(e, o.state_type));
+    for (auto bytes : s.own_type_tensors) trained_.push_back(bytes);
   }
-  for (auto t : temps) a.free(t);
-}
+  /// Units of work: one per tensor for the state (the first step), one per tensor for the temporaries.
+  constexpr std::size_t work() const { return (first_ ? 2 : 1) * trained_.size_; }
+  constexpr bool done() const { return next_ >= work(); }
+  constexpr std::size_t next() const { return next_; }
+  /// The foreach step's temporaries held so far (freed together at its end), to carry with next().
+  constexpr tape_span<std::int32_t> held() const { return {temps_.data_, temps_.size_}; }
+  constexpr void resume(std::size_t next, tape_span<std::int32_t> held) {
+    next_ = next;
+    for (auto h : held) temps_.push_back(h);
+  }
+  /// The work up to unit `to` (at most work()); at the end, the foreach temporaries freed.
+  constexpr void run_until(std::size_t to) {
+    for (const auto n = trained_.size_, state_units = first_ ? n : 0; next_ < to && next_ < work(); ++next_) {
+      if (next_ < state_units) {
+        for (std::int64_t k = 0; k < o_.state_per_element / 4; ++k) a_.malloc(trained_.data_[next_]);
+        continue;
+      }
+      for (std::int64_t k = 0; k < o_.temps_per_tensor; ++k) temps_.push_back(a_.malloc(trained_.data_[next_ - state_units]));
+      if (!o_.foreach) free_temps();
+    }
+    if (done()) free_temps();
+  }
+
+ private:
+  caching_allocator& a_;
+  bool first_;
+  settings o_;
+  dyn_array<std::int64_t> trained_{};  ///< bytes of each trainable tensor's state (and temporary), in step() order
+  dyn_array<std::int32_t> temps_{};
+  std::size_t next_ = 0;
+  constexpr void free_temps() {
+    for (auto t : temps_) a_.free(t);
+    temps_.clear();
+  }
+};
 
 }  // namespace gpubudget::detail
