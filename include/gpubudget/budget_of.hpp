@@ -1,5 +1,5 @@
-// gpubudget/budget_of.hpp — budget_totals with the caching allocator model, one constant
-// evaluation per replayed training step.
+// gpubudget/budget_of.hpp — budget_totals with the caching allocator model, its replay spread
+// over constant evaluations.
 //
 //   inline constexpr auto net = models::vit_l_16(224, 1000);
 //   constexpr training plan{.batch = 32, .precision = precision_mode::amp_bf16, .model_allocator = true};
@@ -8,11 +8,13 @@
 // Compilers bound the work of one constant evaluation (Clang 14: 1,048,576 steps), and the caching
 // allocator model replays the step's every tensor event three times or more (a warm-up step and
 // the steps until the cache settles, op_rules.md A12): ViT-L/16 with the model needs 1.43 M
-// steps in one evaluation. Here the walk and each replayed step are evaluations of their own.
-// The allocator's state (its blocks, caching_allocator::snapshot) and the walk's storages and
-// temporaries (frozen_tape) are carried from one to the next as constexpr values of plain arrays,
-// sized by the evaluation before. The numbers are budget_totals's, to the byte
-// (tests/static/budget_of_facts.cpp).
+// steps in one evaluation. Here the walk is an evaluation of its own (twice: its extent, then its
+// tape in plain arrays, frozen_tape), and the replay runs storages_per_evaluation storages (or
+// optimizer tensors) per evaluation, each resuming where the one before stopped: the allocator's
+// blocks (caching_allocator::snapshot), the blocks the step's storages hold and where it stands
+// (step_replay::position), the optimizer step's progress, the cuDNN plans refused. Those are
+// carried as constexpr values of plain arrays sized by the evaluation before. The numbers are
+// budget_totals's, to the byte (tests/static/budget_of_facts.cpp, tests/unit/test_budget_of.cpp).
 #pragma once
 #include <array>
 #include <cstddef>

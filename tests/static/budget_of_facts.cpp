@@ -1,5 +1,5 @@
-// budget_totals_of (budget_of.hpp: the caching allocator replay split into one constant
-// evaluation per training step) gives budget_totals's numbers to the byte: uncapped, capped after
+// budget_totals_of (budget_of.hpp: the caching allocator replay spread over constant
+// evaluations, 512 storages each) gives budget_totals's numbers to the byte: uncapped, capped after
 // an uncapped reservation that passes the device (it fits, or it runs out of memory), with
 // expandable segments, frozen base weights and a job's named steps; and max_micro_batch_of,
 // whose probes now replay that way, is held to max_micro_batch in tests/unit/test_budget_of.cpp
@@ -10,19 +10,12 @@
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
 
+#include "../support/same_budget.hpp"
+
 namespace {
 using namespace gpubudget;
 
-/// Every field the walk and the allocator replay fill.
-constexpr bool same_budget(const memory_budget& a, const memory_budget& b) {
-  return a.total() == b.total() && a.parameters == b.parameters && a.optimizer_state == b.optimizer_state &&
-         a.saved_activations == b.saved_activations && a.step_peak == b.step_peak && a.fwd_bwd_peak == b.fwd_bwd_peak &&
-         a.cudnn_workspace == b.cudnn_workspace && a.allocator_rounding == b.allocator_rounding && a.fragmentation == b.fragmentation &&
-         a.allocator_modelled == b.allocator_modelled && a.allocator_out_of_memory == b.allocator_out_of_memory &&
-         a.reserved_peak == b.reserved_peak && a.allocated_after_forward == b.allocated_after_forward &&
-         a.allocated_fwd_bwd_peak == b.allocated_fwd_bwd_peak && a.allocated_step_peak == b.allocated_step_peak &&
-         a.allocated_total_peak == b.allocated_total_peak;
-}
+using testing::same_budget;
 
 constexpr auto net = models::resnet18(64, 10);
 

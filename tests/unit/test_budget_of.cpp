@@ -1,5 +1,5 @@
 // budget_totals_of and max_micro_batch_of with the caching allocator model: the replay split into
-// one constant evaluation per training step (budget_of.hpp), held to budget_totals and
+// constant evaluations (budget_of.hpp), held to budget_totals and
 // max_micro_batch, which replay in one evaluation (here at run time: at compile time ResNet-18's
 // checkpointed blocks and the batch search pass Clang's default limit that way).
 #include <catch2/catch.hpp>
@@ -7,21 +7,14 @@
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 
+#include "../support/same_budget.hpp"
+
 #include <cstddef>
 
 using namespace gpubudget;
 
 namespace {
-/// Every field the walk and the allocator replay fill.
-bool same_budget(const memory_budget& a, const memory_budget& b) {
-  return a.total() == b.total() && a.parameters == b.parameters && a.optimizer_state == b.optimizer_state &&
-         a.saved_activations == b.saved_activations && a.step_peak == b.step_peak && a.fwd_bwd_peak == b.fwd_bwd_peak &&
-         a.cudnn_workspace == b.cudnn_workspace && a.allocator_rounding == b.allocator_rounding && a.fragmentation == b.fragmentation &&
-         a.allocator_modelled == b.allocator_modelled && a.allocator_out_of_memory == b.allocator_out_of_memory &&
-         a.reserved_peak == b.reserved_peak && a.allocated_after_forward == b.allocated_after_forward &&
-         a.allocated_fwd_bwd_peak == b.allocated_fwd_bwd_peak && a.allocated_step_peak == b.allocated_step_peak &&
-         a.allocated_total_peak == b.allocated_total_peak;
-}
+using testing::same_budget;
 
 constexpr auto net = models::resnet18(64, 10);
 constexpr training plan{.batch = 8, .model_allocator = true};
