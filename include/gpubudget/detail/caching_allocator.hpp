@@ -173,10 +173,10 @@ class caching_allocator {
     std::array<std::int32_t, 2> expandable_tail{-1, -1};
     bool oom = false, past_oom_uncapped = false;
   };
-  /// The state, for a later evaluation to resume (Cap >= blocks in use and dead: capacity_needed()).
+  /// The state, written into `s` for a later evaluation to resume (Cap: at least block_slots();
+  /// written in place, since GCC's constant evaluation copies an aggregate element by element).
   template <std::size_t Cap>
-  constexpr snapshot<Cap> save() const {
-    snapshot<Cap> s{};
+  constexpr void save_into(snapshot<Cap>& s) const {
     if (blocks_.size_ > Cap) snapshot_capacity_too_small();
     for (std::size_t k = 0; k < blocks_.size_; ++k) s.blocks[k] = blocks_.data_[k];
     for (std::size_t k = 0; k < dead_.size_; ++k) s.dead[k] = dead_.data_[k];
@@ -184,7 +184,6 @@ class caching_allocator {
     s.cap = cap_, s.reserved = reserved_, s.reserved_peak = reserved_peak_, s.allocated = allocated_, s.allocated_peak = allocated_peak_;
     s.device_calls = device_calls_, s.segments = segments_, s.expandable_tail = {expandable_tail_[0], expandable_tail_[1]};
     s.oom = oom_, s.past_oom_uncapped = past_oom_uncapped_;
-    return s;
   }
   /// The allocator `s` saved, under settings `a` (the free lists rebuilt: within a list the order
   /// decides nothing, best fit breaks every tie by segment and offset).
