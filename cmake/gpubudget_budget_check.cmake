@@ -14,8 +14,8 @@
 #   ALLOCATOR_MODEL  budget through the model of PyTorch's CUDA caching allocator, as the command
 #              line does (training::model_allocator): the check then asks whether an allocator
 #              capped at the device runs the step, not whether the live peak plus a flat 10 % fits.
-#              The check is then budget_totals_of (budget_of.hpp): the walk and each replayed
-#              training step in a constant evaluation of its own, so a 24-layer transformer's
+#              The check is then budget_totals_of (budget_of.hpp): the walk and each 1,024
+#              storages of the replay in a constant evaluation of its own, so a 24-layer transformer's
 #              replay fits the compilers' default limits (benchmarks/compile_time)
 #   ALLOC_CONF with ALLOCATOR_MODEL: the job's PYTORCH_CUDA_ALLOC_CONF ("expandable_segments:True");
 #              a malformed one stops the build naming the key (gpubudget::alloc_conf)

@@ -7,9 +7,9 @@
 // it frees its cache and retries before an out-of-memory, op_rules.md A9) says it does, and that
 // batch 66 does not. That budget replays about 2,200 tensor events per step three times: one
 // constant evaluation of it needs ~1.4 M Clang steps, past Clang 14's default limit of
-// 1,048,576. budget_totals_of gives the walk and each replayed step an evaluation of its own
-// (~0.5 M steps for the dearest), so the static_asserts below compile at both compilers'
-// default limits.
+// 1,048,576. budget_totals_of gives the walk and each 1,024 storages of the replay an evaluation
+// of its own (~0.35 M steps for the dearest), so the static_asserts below compile at both
+// compilers' default limits.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 

@@ -253,10 +253,10 @@ def cases():
         "constexpr auto net = models::resnet50(224, 1000);\n"
         "static_assert(max_micro_batch_of<net, training{.batch = 8, .model_allocator = true}, devices::h100_80gb>() > 0);\n")
     # the caching allocator model on a deep transformer: ViT-L/16's ~2,200 tensor events a step,
-    # replayed over three steps (budget_totals_of: one constant evaluation per step)
+    # replayed over three steps (budget_totals_of: one constant evaluation per 1,024 storages)
     out["zoo_vit_l_16_allocator_budget"] = (
         "budget_totals_of over torchvision vit_l_16 at 224x224, AMP bf16, batch 32, with the caching allocator "
-        "model on an A100 80GB, in a static_assert (one constant evaluation for the walk and for each replayed step).",
+        "model on an A100 80GB, in a static_assert (a constant evaluation for the walk and for each 1,024 storages of the replay).",
         "#include <gpubudget/models/torchvision.hpp>\nusing namespace gpubudget;\n"
         "inline constexpr auto net = models::vit_l_16(224, 1000);\n"
         "constexpr training plan{.batch = 32, .precision = precision_mode::amp_bf16, .model_allocator = true};\n"

@@ -285,9 +285,11 @@ constexpr memory_budget split_totals() {
 }  // namespace detail
 
 /// budget_totals(Model, Plan, Dev) for static_asserts on large models with the caching allocator
-/// model (training::model_allocator): the same numbers, with the walk and each replayed training
-/// step in a constant evaluation of its own, so that no one of them meets the compiler's limit
-/// (Clang 14: 1,048,576 steps; ViT-L/16's budget with the allocator model needs 1.43 M in one).
+/// model (training::model_allocator): the same numbers, with the walk and each 1,024 storages of
+/// the replay in a constant evaluation of its own, so that no one of them meets the compiler's
+/// limit (Clang 14: 1,048,576 steps; ViT-L/16's budget with the allocator model needs 1.43 M in
+/// one, 0.35 M for the dearest split). The cost of the split: the walk runs twice, and GCC takes
+/// about a second and ~100 MB more on a zoo model (benchmarks/compile_time/README.md).
 /// Without the allocator model it is budget_totals in one evaluation.
 ///
 /// `Model` must be a constexpr variable with static storage (namespace scope, or a static

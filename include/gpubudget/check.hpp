@@ -261,7 +261,7 @@ constexpr batch_search start_search(const batch_estimate& e, const training& pla
 template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds, std::int64_t Percent>
 struct separate_budgets {
   /// A probe's excess; with the caching allocator model, its replay split into one evaluation
-  /// per training step (budget_of.hpp).
+  /// per 1,024 storages (budget_of.hpp).
   template <std::int64_t MB>
   static constexpr std::int64_t probe() {
     if constexpr (replays_allocator(Plan))
