@@ -293,12 +293,16 @@ constexpr void check_shared(const std::array<layer, N>& r) {
 inline constexpr int max_replayed_steps = 8;
 
 /// model.to(device) and the batch: the tensors resident before the first step, in the order the
-/// measured process allocates them.
-constexpr void replay_model_to(caching_allocator& a, const replay_tape& t, const replay_setup& setup) {
+/// measured process allocates them. `past_oom`: the run goes on uncapped after an OOM
+/// (caching_allocator::lift_cap_after_oom). False when the steps are not run: they ran out of
+/// memory already.
+constexpr bool replay_model_to(caching_allocator& a, const replay_tape& t, const replay_setup& setup, bool past_oom) {
+  if (past_oom) a.lift_cap_after_oom();
   for (auto bytes : t.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
   for (auto e : t.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, t.parameter_type));
   for (auto bytes : t.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
   a.malloc(setup.buffers), a.malloc(setup.input_batch);
+  return past_oom || !a.out_of_memory();
 }
 
 /// What a replayed step's end compares with its start.
@@ -370,12 +374,11 @@ constexpr bool replay_pass(caching_allocator& a, step_replay& steps, const repla
 /// measure_cuda.py's measured step.
 constexpr replay_result replay_run(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap, bool past_oom) {
   caching_allocator a(plan.allocator, cap);
-  if (past_oom) a.lift_cap_after_oom();
-  replay_model_to(a, t, setup);
-  step_replay steps(t, a, setup);
+  const bool runs = replay_model_to(a, t, setup, past_oom);
   replay_result r{};
   r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
-  if (!past_oom && a.out_of_memory()) return r;
+  if (!runs) return r;
+  step_replay steps(t, a, setup);
   for (int pass = 0; !replay_pass(a, steps, t, plan, pass, past_oom, r); ++pass) {}
   return r;
 }

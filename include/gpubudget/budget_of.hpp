@@ -188,9 +188,7 @@ constexpr std::size_t requests_after(const replay_tape& t, const step_replay::po
 template <std::size_t Cap, tape_extent E>
 constexpr replay_state<Cap, E> replay_first(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap, bool past_oom) {
   caching_allocator a(plan.allocator, cap);
-  if (past_oom) a.lift_cap_after_oom();
-  replay_model_to(a, t, setup);
-  if (!past_oom && a.out_of_memory()) {
+  if (!replay_model_to(a, t, setup, past_oom)) {
     replay_state<Cap, E> out{};
     out.progress.result.reserved_peak = a.reserved_peak(), out.progress.result.out_of_memory = true, out.progress.stopped = true;
     return out;
@@ -260,7 +258,8 @@ constexpr replay_setup split_setup(const device& dev, const step_result& step, b
 }
 
 /// totals_any_micro_batch with the replay split (`fits_only`: the batch search's probe), on
-/// `Percent` of Dev's capacity.
+/// `Percent` of Dev's capacity. Which runs are replayed is replay_allocator's choice, made here on
+/// constants: the capped run alone for a probe; else uncapped, and capped when that passes the cap.
 template <const auto& Model, training Plan, const device& Dev, std::int64_t Percent, bool FitsOnly>
 constexpr memory_budget split_totals() {
   using walk = split_walk<Model, Plan>;

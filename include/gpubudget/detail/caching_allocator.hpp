@@ -165,41 +165,40 @@ class caching_allocator {
   /// one constant evaluation ends with and the next resumes from (budget_of.hpp's split replay).
   template <std::size_t Cap>
   struct snapshot {
-    std::array<allocator_block, Cap> blocks{};
-    std::array<std::int32_t, Cap> dead{};
-    std::size_t block_count = 0, dead_count = 0;
+    std::array<allocator_block, Cap> blocks{};  ///< the dead slots among them: alive == false
+    std::size_t block_count = 0;
     std::int64_t cap = 0, reserved = 0, reserved_peak = 0, allocated = 0, allocated_peak = 0, device_calls = 0;
     std::int32_t segments = 0;
     std::array<std::int32_t, 2> expandable_tail{-1, -1};
     bool oom = false, past_oom_uncapped = false;
   };
-  /// The state, written into `s` for a later evaluation to resume (Cap: at least block_slots();
+  /// The state, written into `s` for a later evaluation to resume (Cap: at least the block slots;
   /// written in place, since GCC's constant evaluation copies an aggregate element by element).
   template <std::size_t Cap>
   constexpr void save_into(snapshot<Cap>& s) const {
     if (blocks_.size_ > Cap) snapshot_capacity_too_small();
     for (std::size_t k = 0; k < blocks_.size_; ++k) s.blocks[k] = blocks_.data_[k];
-    for (std::size_t k = 0; k < dead_.size_; ++k) s.dead[k] = dead_.data_[k];
-    s.block_count = blocks_.size_, s.dead_count = dead_.size_;
+    s.block_count = blocks_.size_;
     s.cap = cap_, s.reserved = reserved_, s.reserved_peak = reserved_peak_, s.allocated = allocated_, s.allocated_peak = allocated_peak_;
     s.device_calls = device_calls_, s.segments = segments_, s.expandable_tail = {expandable_tail_[0], expandable_tail_[1]};
     s.oom = oom_, s.past_oom_uncapped = past_oom_uncapped_;
   }
-  /// The allocator `s` saved, under settings `a` (the free lists rebuilt: within a list the order
-  /// decides nothing, best fit breaks every tie by segment and offset).
+  /// The allocator `s` saved, under settings `a` (the free lists and the dead slots rebuilt: the
+  /// order within them decides nothing, best fit breaks every tie by segment and offset and a
+  /// block's slot number is no part of it).
   template <std::size_t Cap>
   constexpr caching_allocator(const allocator_settings& a, const snapshot<Cap>& s) : caching_allocator(a, s.cap) {
-    blocks_.resize(s.block_count), dead_.resize(s.dead_count);
-    for (std::size_t k = 0; k < s.block_count; ++k) blocks_.data_[k] = s.blocks[k];
-    for (std::size_t k = 0; k < s.dead_count; ++k) dead_.data_[k] = s.dead[k];
-    for (std::size_t k = 0; k < s.block_count; ++k)
-      if (blocks_.data_[k].slot >= 0) list(static_cast<std::int32_t>(k));
+    blocks_.resize(s.block_count);
+    for (std::size_t k = 0; k < s.block_count; ++k) {
+      const auto h = static_cast<std::int32_t>(k);
+      blocks_.data_[k] = s.blocks[k];
+      if (!blocks_.data_[k].alive) dead_.push_back(h);
+      else if (blocks_.data_[k].slot >= 0) list(h);
+    }
     reserved_ = s.reserved, reserved_peak_ = s.reserved_peak, allocated_ = s.allocated, allocated_peak_ = s.allocated_peak;
     device_calls_ = s.device_calls, segments_ = s.segments, expandable_tail_[0] = s.expandable_tail[0], expandable_tail_[1] = s.expandable_tail[1];
     oom_ = s.oom, past_oom_uncapped_ = s.past_oom_uncapped;
   }
-  /// Block slots the state uses (a snapshot's least capacity).
-  constexpr std::size_t block_slots() const { return blocks_.size_; }
 
  private:
   using block = allocator_block;
