@@ -433,34 +433,51 @@ constexpr void configure_sim(sim& s, std::size_t records, const training& plan, 
   s.log_allocator = replay && replays_allocator(plan);
 }
 
-/// The micro-batch passes of a step (one, or two with gradient accumulation; inference: the
-/// forward only): fills `r`'s totals, saved bytes, after-forward and after-backward fields.
-constexpr void run_micro_batches(walker& w, sim& s, const training& plan, step_result& r) {
-  const int passes = plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1);
-  for (int pass = 0; pass < passes; ++pass) {
-    if (pass > 0) w.next_micro_batch();
-    value out = w.walk(0, value{}, walker::scope{plan.train_only == nullptr, true, 0});
-    if (out.id < 0) model_has_no_layers();
-    s.end_forward();
-    if (pass == 0) {
-      r.totals = w.totals;
-      r.totals.input_bytes += s.edge_bytes;  // graph edge lists are part of the batch
-      r.saved = s.saved_total;
-    }
-    if (plan.inference) {
-      r.after_forward = s.live;
-      r.forward_peak = s.peak.bytes;
-      s.release(out);
-      break;
-    }
-    value loss = append_loss(s, out);
-    if (!plan.output_held) s.release(out), out = value{};  // dropped: only what the loss saved stays
-    if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
-    w.backward(loss.id);  // the trainer's `out` and `loss` stay alive through backward
+/// How many micro-batch passes a step walks: one, or two with gradient accumulation (the second
+/// starts with every .grad alive); inference: the forward only.
+constexpr int walked_passes(const training& plan) { return plan.inference ? 1 : (plan.accumulation_steps() > 1 ? 2 : 1); }
+
+/// Where the forward of pass `pass` ended with `out`: the graph's edges, the after-forward fields,
+/// the loss. Returns the loss (id -1 for inference: the forward was all).
+constexpr value finish_forward(sim& s, const walker& w, const training& plan, int pass, value& out, step_result& r) {
+  if (out.id < 0) model_has_no_layers();
+  s.end_forward();
+  if (pass == 0) {
+    r.totals = w.totals;
+    r.totals.input_bytes += s.edge_bytes;  // graph edge lists are part of the batch
+    r.saved = s.saved_total;
+  }
+  if (plan.inference) {
+    r.after_forward = s.live;
+    r.forward_peak = s.peak.bytes;
     s.release(out);
-    s.release(loss);
-    r.live_after_backward = s.live;  // what optimizer.step() starts from: the .grad tensors
-    r.live_after_backward_fixed = s.live_fixed;
+    return value{};
+  }
+  value loss = append_loss(s, out);
+  if (!plan.output_held) s.release(out), out = value{};  // dropped: only what the loss saved stays
+  if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
+  return loss;
+}
+
+/// After backward: the trainer's `out` and `loss` (alive through it) go; what optimizer.step()
+/// starts from is the .grad tensors.
+constexpr void finish_backward(sim& s, const value& out, const value& loss, step_result& r) {
+  s.release(out);
+  s.release(loss);
+  r.live_after_backward = s.live;
+  r.live_after_backward_fixed = s.live_fixed;
+}
+
+/// The micro-batch passes of a step: fills `r`'s totals, saved bytes, after-forward and
+/// after-backward fields.
+constexpr void run_micro_batches(walker& w, sim& s, const training& plan, step_result& r) {
+  for (int pass = 0; pass < walked_passes(plan); ++pass) {
+    if (pass > 0) w.next_micro_batch();
+    value out = w.walk(0, value{}, w.root_scope());
+    const value loss = finish_forward(s, w, plan, pass, out, r);
+    if (plan.inference) break;
+    w.backward(loss.id);
+    finish_backward(s, out, loss, r);
   }
 }
 

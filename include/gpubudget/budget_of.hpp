@@ -19,8 +19,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <gpubudget/budget.hpp>
+#include <gpubudget/detail/carried_walk.hpp>
 
 namespace gpubudget {
 namespace detail {
@@ -30,22 +32,116 @@ struct tape_extent {
   std::size_t storages = 0, temporaries = 0, base_weight_tensors = 0, parameter_tensors = 0, own_type_tensors = 0;
 };
 
-constexpr tape_extent extent_of(const sim& s) {
-  return tape_extent{s.storages.size_, s.temporaries.size_, s.base_weight_tensors.size_, s.parameter_tensors.size_, s.own_type_tensors.size_};
-}
-
 /// The walk's result before the replay, and its tape's extent.
 struct walked_step {
   step_result step{};
   tape_extent extent{};
 };
 
+/// The size of each of the tape's arrays `s` logged.
+constexpr tape_extent tape_extent_of(const sim& s) {
+  return tape_extent{s.storages.size_, s.temporaries.size_, s.base_weight_tensors.size_, s.parameter_tensors.size_, s.own_type_tensors.size_};
+}
+
+/// A whole walk (one evaluation), its tape logged.
 template <std::size_t N>
 constexpr walked_step walk_for_replay(const model<N>& m, const training& plan) {
   sim s{};
   walked_step w{walk_step<N>(s, m.records, plan, nullptr, nullptr, nullptr, true), {}};
-  w.extent = extent_of(s);
+  w.extent = tape_extent_of(s);
   return w;
+}
+
+/// The extent of the tape a split walk's state holds.
+template <class State>
+constexpr tape_extent tape_extent_of(const State& state) {
+  sim s{};
+  state.restore(s);
+  return tape_extent_of(s);
+}
+
+/// The work one evaluation of a split walk does, in records walked forward (a repeat's copies
+/// each, with the allocator log on) and nodes run backward.
+inline constexpr std::int64_t walk_units_per_evaluation = 600;
+
+/// Where a split walk stands: the micro-batch pass, forward or backward, the root's next child
+/// (forward) or the next node (backward), the trainer's output and loss, the step's result.
+struct walk_progress {
+  int pass = 0;
+  bool in_backward = false, done = false;
+  std::int32_t next = 1;
+  value out{}, loss{};  ///< forward: `out` is the value the root's next child runs on
+  step_result result{};
+};
+
+/// What record `L` costs a walk, in walk units: its records, a repeat's copies each when the
+/// allocator log walks them all (walker::walk_repeat).
+constexpr std::int64_t walk_units(const layer& L, bool log_allocator) { return L.kind == node_kind::repeat && log_allocator ? L.span * L.count : L.span; }
+
+/// The forward's walk units: the root's children (the pieces a split walk can stop between).
+template <std::size_t N>
+constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
+  const bool log = replays_allocator(plan);
+  if (m.records[0].kind != node_kind::sequence) return walk_units(m.records[0], log);
+  std::int64_t units = 0;
+  for (std::int32_t c = 1; c < m.records[0].span; c += m.records[c].span) units += walk_units(m.records[c], log);
+  return units;
+}
+
+/// The forward of the pass under way from `p` on, within `units`: child by child when the root
+/// allows it (walker::root_runs_child_by_child), else whole. Says whether it ended.
+constexpr bool advance_forward(walker& w, walk_progress& p, std::int64_t& units) {
+  if (!w.root_runs_child_by_child()) {
+    p.out = w.walk(0, value{}, w.root_scope());
+    return true;
+  }
+  const std::int32_t end = w.records[0].span;
+  const bool force = w.checkpoints_children(0, false);
+  for (; p.next < end && units > 0; p.next += w.records[p.next].span)
+    units -= walk_units(w.records[p.next], w.s.log_allocator), p.out = w.run_child(p.next, p.out, w.root_scope(), force);
+  return p.next >= end;
+}
+
+/// The step from `p` on for about `units` walk units (run_micro_batches's passes, resumable
+/// between the root's children and between backward's nodes).
+constexpr void advance_walk(walker& w, sim& s, const training& plan, walk_progress& p, std::int64_t units) {
+  while (!p.done && units > 0) {
+    if (!p.in_backward) {
+      if (!advance_forward(w, p, units)) return;
+      p.loss = finish_forward(s, w, plan, p.pass, p.out, p.result);
+      p.in_backward = !plan.inference;
+      if (p.in_backward) p.next = w.begin_backward(p.loss.id);
+    }
+    for (; p.in_backward && p.next >= w.first_node_of_pass && units > 0; --p.next, --units) w.backward_node(p.next);
+    if (p.in_backward && p.next >= w.first_node_of_pass) return;
+    if (p.in_backward) w.end_backward(), finish_backward(s, p.out, p.loss, p.result);
+    if (++p.pass < walked_passes(plan) && !plan.inference) {
+      w.next_micro_batch(), p.in_backward = false, p.next = 1, p.out = value{}, p.loss = value{};
+      continue;
+    }
+    fill_step_peak(p.result, s);
+    p.result.allocator.reserved_peak = -1;
+    p.done = true;
+  }
+}
+
+/// No state before the first evaluation of a split walk.
+struct walk_start {};
+
+/// One evaluation of a split walk: the simulator and walker as `prev` left them (or new), the step
+/// advanced by `units`, then `finish(s, w, progress)` (the extent it leaves, or that state
+/// itself). `traced`: the walk records max_micro_batch's trace (and logs nothing for a replay).
+template <std::size_t N, class Prev, class Finish>
+constexpr auto walk_evaluation(const model<N>& m, const training& plan, bool traced, std::int64_t units, const Prev& prev, Finish finish) {
+  sim s{};
+  configure_sim(s, N, plan, traced, nullptr, !traced);
+  walker w(m.records.data(), static_cast<std::int32_t>(N), s);
+  w.collect_stats = false;
+  walk_progress p{};
+  if constexpr (std::is_same_v<Prev, walk_start>) check_step_inputs(m.records, plan);
+  else prev.restore(s, w), p = prev.progress;
+  advance_walk(w, s, plan, p, units);
+  return finish(s, w, p);
 }
 
 /// A replay_tape in plain arrays: a constexpr value that later evaluations read.
@@ -78,11 +174,9 @@ constexpr std::size_t copy_span(std::array<T, K>& to, tape_span<T> from) {
   return from.size_;
 }
 
-/// The walk again, its tape kept (walk_for_replay gave its extent).
-template <tape_extent E, std::size_t N>
-constexpr frozen_tape<E> freeze_tape(const model<N>& m, const training& plan) {
-  sim s{};
-  (void)walk_step<N>(s, m.records, plan, nullptr, nullptr, nullptr, true);
+/// The tape `s` logged, in plain arrays.
+template <tape_extent E>
+constexpr frozen_tape<E> frozen_tape_of(const sim& s) {
   dyn_array<tape_storage> storages{};
   const auto t = tape_of(s, storages);
   frozen_tape<E> f{};
@@ -91,6 +185,22 @@ constexpr frozen_tape<E> freeze_tape(const model<N>& m, const training& plan) {
   copy_span(f.own_type_tensors, t.own_type_tensors);
   f.first_cublas_at = t.first_cublas_at, f.backward_starts_at = t.backward_starts_at, f.parameter_type = t.parameter_type;
   return f;
+}
+
+/// The walk again, its tape kept (walk_for_replay gave its extent).
+template <tape_extent E, std::size_t N>
+constexpr frozen_tape<E> freeze_tape(const model<N>& m, const training& plan) {
+  sim s{};
+  (void)walk_step<N>(s, m.records, plan, nullptr, nullptr, nullptr, true);
+  return frozen_tape_of<E>(s);
+}
+
+/// The tape a split walk's last state holds.
+template <tape_extent E, class State>
+constexpr frozen_tape<E> freeze_tape(const State& last) {
+  sim s{};
+  last.restore(s);
+  return frozen_tape_of<E>(s);
 }
 
 /// The work one evaluation of a split replay does, in storages (an optimizer step's tensor
@@ -207,13 +317,51 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
   return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, prev.progress, {prev.optimizer_held.data(), prev.optimizer_held_count});
 }
 
-/// The walk of a split budget, evaluated twice (its extent, then its tape): each its own
-/// constant evaluation.
-template <const auto& Model, training Plan>
+/// The walk of a budget over constant evaluations of `Units` walk units each: evaluation K runs
+/// twice, once for the extent of the state it leaves (`extent<K>`), once to leave that state
+/// (`after<K>`); the last state holds the step's result (`walked`) and the allocator's tape. A
+/// model of no more than `Units` forward units is walked whole (`whole`), once for its result
+/// and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in
+/// the last state; no replay).
+template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
   static constexpr training plan = Plan;
-  static constexpr walked_step walked = walk_for_replay(Model, Plan);
-  static constexpr auto tape = freeze_tape<walked.extent>(Model, Plan);
+  static constexpr bool whole = forward_units(Model, Plan) <= Units;
+  static constexpr walk_start start{};
+
+  template <int K>
+  static constexpr const auto& before() {
+    if constexpr (K == 0) return start;
+    else return after<K - 1>;
+  }
+  template <int K>
+  static constexpr walk_extent extent = walk_evaluation(Model, Plan, Traced, Units, before<K>(),
+                                                        [](const sim& s, const walker& w, const walk_progress&) { return extent_of(s, w); });
+  template <int K>
+  static constexpr auto after = walk_evaluation(Model, Plan, Traced, Units, before<K>(), [](const sim& s, const walker& w, const walk_progress& p) {
+    carried_walk<extent<K>, walk_progress> out{};
+    out.save(s, w, p);
+    return out;
+  });
+
+  template <int K>
+  static constexpr const auto& last_from() {
+    if constexpr (after<K>.progress.done) return after<K>;
+    else return last_from<K + 1>();
+  }
+  /// The last state of a walk that is not whole.
+  static constexpr const auto& last() { return last_from<0>(); }
+
+  static constexpr walked_step walk() {
+    if constexpr (whole) return walk_for_replay(Model, Plan);
+    else return walked_step{last().progress.result, tape_extent_of(last())};
+  }
+  static constexpr walked_step walked = walk();
+  static constexpr frozen_tape<walked.extent> freeze() {
+    if constexpr (whole) return freeze_tape<walked.extent>(Model, Plan);
+    else return freeze_tape<walked.extent>(last());
+  }
+  static constexpr auto tape = freeze();
 };
 
 /// replay_run over a split_walk, one constant evaluation per storages_per_evaluation storages of
@@ -260,9 +408,10 @@ constexpr replay_setup split_setup(const device& dev, const step_result& step, b
 /// totals_any_micro_batch with the replay split (`fits_only`: the batch search's probe), on
 /// `Percent` of Dev's capacity. Which runs are replayed is replay_allocator's choice, made here on
 /// constants: the capped run alone for a probe; else uncapped, and capped when that passes the cap.
-template <const auto& Model, training Plan, const device& Dev, std::int64_t Percent, bool FitsOnly>
+template <const auto& Model, training Plan, const device& Dev, std::int64_t Percent, bool FitsOnly,
+          std::int64_t Units = walk_units_per_evaluation>
 constexpr memory_budget split_totals() {
-  using walk = split_walk<Model, Plan>;
+  using walk = split_walk<Model, Plan, false, Units>;
   constexpr device dev = at_percent(Dev, Percent);
   auto step = walk::walked.step;
   if constexpr (replays_allocator(Plan)) {

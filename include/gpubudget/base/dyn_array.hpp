@@ -55,6 +55,13 @@ class dyn_array {
   constexpr void reserve(std::size_t n) {
     if (n > cap_) grow(n);
   }
+  /// The `n` elements from `first` in place of these (a carried state restored, budget_of.hpp).
+  constexpr void assign(const T* first, std::size_t n) {
+    size_ = 0;
+    reserve(n);
+    for (std::size_t i = 0; i < n; ++i) std::construct_at(data_ + i, first[i]);
+    size_ = n;
+  }
   constexpr void clear() { size_ = 0; }
   constexpr void pop_back() { --size_; }
   constexpr void swap(dyn_array& o) {

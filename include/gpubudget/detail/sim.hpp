@@ -155,24 +155,18 @@ struct moment_recorder {
   std::size_t scanned = 0;                 ///< storages looked at for external_ids so far
 };
 
-struct sim {
-  dyn_array<storage> storages{};
-  dyn_array<node_record> autograd_nodes{};
-  dyn_array<std::int32_t> saved_ids{};  ///< saved storages of every node, each node's contiguous
-  dyn_array<grad_edge> edges{};         ///< gradient edges of every node, each node's contiguous
-  dyn_array<segment_record> segments{};
+/// The simulator's scalar state, apart from its arrays: a split walk (budget_of.hpp) carries it
+/// from one constant evaluation to the next in one copy.
+struct sim;
+struct sim_scalars {
   std::int64_t batch = 1;
   training plan{};
   precision_types types{};               ///< plan.precision resolved (types_of)
   runtime_kind rules = runtime_kind::torch2_cuda;  ///< plan.rules() resolved: whose op rules apply
-  constexpr bool on_cpu() const { return backend_of(rules) == backend_kind::cpu; }
-  constexpr bool torch2() const { return is_torch2(rules); }  ///< see training::torch2()
-  constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }  ///< CPU kernels only
   bool count_host = false;               ///< add host bookkeeping (CPU malloc reference)
   bool count_adam8bit = false;           ///< sum bitsandbytes' 8-bit state per tensor (8-bit optimizers only)
   host_costs host{};
   std::int64_t host_view_bytes = 0;      ///< view nodes' bookkeeping, freed with the graph
-
   std::int64_t live = 0;
   std::int64_t live_fixed = 0;           ///< of `live`, batch-independent (see live_point)
   std::int64_t grads_live = 0;
@@ -181,9 +175,6 @@ struct sim {
   /// moment, as the flag it replaced: budget() pays nothing for the other two.
   using moment_hook = void (*)(sim&, const live_point&);
   moment_hook on_moment = nullptr;
-  /// max_micro_batch's trace: consecutive moments that one of them covers are merged.
-  dyn_array<live_point> trace{};
-  static constexpr void trace_moment(sim& s, const live_point& p) { s.record_moment(p); }
   moment_recorder* recorder = nullptr;  ///< a timeline's moments (timeline.hpp), when recording one
   std::int64_t live_rounded = 0, peak_rounded = 0;  ///< with the caching allocator's 512 B rounding
   /// The caching allocator's replay (allocator_replay.hpp) needs, besides the storages in order
@@ -191,15 +182,52 @@ struct sim {
   /// of each block, blocks alive together, whether they outlive the next storage), the
   /// parameter tensors (elements; negative: frozen) and where backward starts.
   bool log_allocator = false;
-  dyn_array<std::int64_t> temporaries{};
-  dyn_array<std::int64_t> parameter_tensors{};
-  dyn_array<std::int64_t> base_weight_tensors{};  ///< frozen base weights (LoRA, QLoRA): bytes each
-  dyn_array<std::int64_t> own_type_tensors{};     ///< trainable tensors in a type of their own (modules_to_save): bytes each
   bool parameters_logged = false;  ///< a later micro-batch walks the same weights: logged once
   std::int32_t backward_starts_at = -1;
   /// The storage before which the forward's first cuBLAS call makes the main thread's workspace
   /// (op_rules.md A3: a CNN's classifier; a Llama's rotary tables right after the embedding).
   std::int32_t first_cublas_at = -1;
+  // checkpointing state
+  std::int32_t dropping_saves_for = -1;  ///< segment whose saves are dropped (forward under checkpoint)
+  std::int32_t replay_cursor = -1;       ///< next node to re-attach saves to during recomputation
+  bool no_grad = false;                  ///< inference / teacher forward
+  std::int32_t last_recorded = -1;
+  /// While an encoder_decoder's decoder runs: the encoder's output, which its cross-attention
+  /// reads (id -1 elsewhere).
+  value encoder_output{};
+  /// Where the simulation is: the model record being run, and whether in backward.
+  std::int32_t current_layer = -1;
+  bool in_backward = false;
+  /// The highest live bytes so far and where they occurred (one struct: set in one step).
+  struct peak_point {
+    std::int64_t bytes = 0;
+    std::int64_t grads = 0;          ///< .grad bytes alive then
+    std::int32_t layer = -1;         ///< record at whose forward (or backward) it occurred
+    bool in_backward = false;
+  };
+  peak_point peak{};
+  std::int64_t edge_bytes = 0;
+  /// Bytes of every storage currently saved for backward, each storage once.
+  std::int64_t saved_total = 0;
+};
+
+struct sim : sim_scalars {
+  dyn_array<storage> storages{};
+  dyn_array<node_record> autograd_nodes{};
+  dyn_array<std::int32_t> saved_ids{};  ///< saved storages of every node, each node's contiguous
+  dyn_array<grad_edge> edges{};         ///< gradient edges of every node, each node's contiguous
+  dyn_array<segment_record> segments{};
+  constexpr bool on_cpu() const { return backend_of(rules) == backend_kind::cpu; }
+  constexpr bool torch2() const { return is_torch2(rules); }  ///< see training::torch2()
+  constexpr bool torch26_cpu() const { return rules == runtime_kind::torch2_6_cpu; }  ///< CPU kernels only
+
+  /// max_micro_batch's trace: consecutive moments that one of them covers are merged.
+  dyn_array<live_point> trace{};
+  static constexpr void trace_moment(sim& s, const live_point& p) { s.record_moment(p); }
+  dyn_array<std::int64_t> temporaries{};
+  dyn_array<std::int64_t> parameter_tensors{};
+  dyn_array<std::int64_t> base_weight_tensors{};  ///< frozen base weights (LoRA, QLoRA): bytes each
+  dyn_array<std::int64_t> own_type_tensors{};     ///< trainable tensors in a type of their own (modules_to_save): bytes each
   constexpr void note_cublas_call() {
     if (log_allocator && first_cublas_at < 0 && backward_starts_at < 0) first_cublas_at = static_cast<std::int32_t>(storages.size_);
   }
@@ -216,14 +244,6 @@ struct sim {
     temporaries.push_back(held_or_fallback);
   }
 
-  // checkpointing state
-  std::int32_t dropping_saves_for = -1;  ///< segment whose saves are dropped (forward under checkpoint)
-  std::int32_t replay_cursor = -1;       ///< next node to re-attach saves to during recomputation
-  bool no_grad = false;                  ///< inference / teacher forward
-  std::int32_t last_recorded = -1;
-  /// While an encoder_decoder's decoder runs: the encoder's output, which its cross-attention
-  /// reads (id -1 elsewhere).
-  value encoder_output{};
 
   /// Room for a step of a model of `records` records: a leaf makes about one autograd node, one
   /// edge, one saved tensor and two to three storages (distinct_1600: 4,645 storages, 1,602 nodes,
@@ -243,17 +263,6 @@ struct sim {
   // (kMinBlockSize = 512 in c10/cuda/CUDACachingAllocator.cpp).
   static constexpr std::int64_t round_block(std::int64_t b) { return b <= 0 ? 0 : (b + 511) / 512 * 512; }
 
-  /// Where the simulation is: the model record being run, and whether in backward.
-  std::int32_t current_layer = -1;
-  bool in_backward = false;
-  /// The highest live bytes so far and where they occurred (one struct: set in one step).
-  struct peak_point {
-    std::int64_t bytes = 0;
-    std::int64_t grads = 0;          ///< .grad bytes alive then
-    std::int32_t layer = -1;         ///< record at whose forward (or backward) it occurred
-    bool in_backward = false;
-  };
-  peak_point peak{};
 
   constexpr void note_peak(std::int64_t extra, std::int64_t extra_rounded, std::int64_t extra_fixed = 0) {
     if (on_moment) on_moment(*this, live_point{live + extra, live_fixed + extra_fixed});
@@ -474,7 +483,6 @@ struct sim {
   /// The batch's int64 edge lists (source, destination) for graphs of `edges` edges: data, like
   /// the input, created once and shared by every graph layer (each saved index counts once).
   dyn_array<std::int64_t> edge_cache{};  // triples: edges, src id, dst id
-  std::int64_t edge_bytes = 0;
   struct edge_pair { std::int32_t src, dst; };
   constexpr edge_pair edge_lists(std::int64_t edges) {
     for (std::size_t k = 0; k + 2 < edge_cache.size(); k += 3)
@@ -550,8 +558,6 @@ struct sim {
     }
   }
 
-  /// Bytes of every storage currently saved for backward, each storage once.
-  std::int64_t saved_total = 0;
 };
 
 /// The hook behind timeline(): one moment, split into .grad, saved and the rest. saved_total

@@ -33,18 +33,31 @@ struct walk_totals {
   std::int64_t largest_im2col = 0;     ///< bytes of the largest conv's unfolded input (cuDNN GEMM workspace)
 };
 
-struct walker {
+/// The walker's scalar state, apart from its arrays and what its constructor derives (a split
+/// walk, budget_of.hpp, carries it from one constant evaluation to the next in one copy).
+struct walker_scalars {
+  walk_totals totals{};
+  bool replaying = false;
+  bool counting = true;  ///< false on the second micro-batch: parameters were counted already
+  bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them)
+  std::int32_t first_node_of_pass = 0;
+  std::int32_t next_key = 0;
+  /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
+  /// to it, and whether the repeat took it: in PyTorch those blocks are flat in one loop, so
+  /// while block k runs only block k-1's output is held (frozen backbones:
+  /// resnet50_fc_only_b2_224's forward peak, op_rules.md 2.6 / reference README).
+  std::int32_t hand_over = -1;
+  bool handed_over = false;
+  std::uint8_t backward_pass = 0;  ///< 1 for the first micro-batch's backward, 2 for the next
+};
+
+struct walker : walker_scalars {
   const layer* records;
   std::int32_t count;
   sim& s;
   dyn_array<record_stats> stats;
-  walk_totals totals{};
   dyn_array<std::int32_t> share_ids{}, share_roots{};
-  bool replaying = false;
-  bool counting = true;  ///< false on the second micro-batch: parameters were counted already
-  bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them)
 
-  std::int32_t first_node_of_pass = 0;
 
   /// A further micro-batch (gradient accumulation): the same weights, so the same keys.
   constexpr void next_micro_batch() {
@@ -133,7 +146,6 @@ struct walker {
   /// Compact identity of a leaf's weights: fresh for every application that owns weights
   /// (each repetition of a repeated block has its own), the first occurrence's for shared ones.
   dyn_array<std::int32_t> first_key{};
-  std::int32_t next_key = 0;
   constexpr std::int32_t key_of(std::int32_t i, const scope& sc) {
     auto& k = first_key.data_[(i + sc.key_shift)];
     if (sc.count_params || k < 0) k = next_key;  // next_key advances by the parts the layer used
@@ -245,22 +257,38 @@ struct walker {
     value cur = in;
     s.retain(cur.id);
     const std::int32_t end = i + records[i].span;
-    // training::checkpoint_all checkpoints every top-level block
-    const bool force = (i == 0 && s.plan.checkpoint_all) || checkpoint_each;
-    for (std::int32_t c = i + 1; c < end; c += records[c].span) {
-      value next{};
-      if (!force && is_plain_leaf(c)) {
-        // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
-        next = walk_leaf(c, cur, sc), s.release(cur);
-      } else if (records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint) {
-        next = walk_continuing(c, cur, sc);
-      } else {
-        next = walk(c, cur, sc, force && !is_source(records[c])), s.release(cur);
-      }
-      cur = next;
-    }
+    const bool force = checkpoints_children(i, checkpoint_each);
+    for (std::int32_t c = i + 1; c < end; c += records[c].span) cur = run_child(c, cur, sc, force);
     return cur;
   }
+
+  /// Does composite `i` checkpoint each of its children? training::checkpoint_all checkpoints
+  /// every top-level block.
+  constexpr bool checkpoints_children(std::int32_t i, bool checkpoint_each) const { return (i == 0 && s.plan.checkpoint_all) || checkpoint_each; }
+
+  /// Child `c` of a sequence on `cur`, whose reference it consumes; returns a new reference.
+  constexpr value run_child(std::int32_t c, const value& cur, const scope& sc, bool force) {
+    value next{};
+    if (!force && is_plain_leaf(c)) {
+      // most records are plain leaves: straight to the op, without walk()'s scope and checkpoint logic
+      next = walk_leaf(c, cur, sc), s.release(cur);
+    } else if (records[c].kind == node_kind::repeat && records[c].flags.continues_sequence && !force && !records[c].flags.checkpoint) {
+      next = walk_continuing(c, cur, sc);
+    } else {
+      next = walk(c, cur, sc, force && !is_source(records[c])), s.release(cur);
+    }
+    return next;
+  }
+
+  /// Is the root a sequence that walk(0, ...) runs child by child with nothing around them (no
+  /// scope of its own, no checkpoint, no statistics)? A split walk (budget_of.hpp) can then stop
+  /// between its children: run_child from root_scope, consuming the reference before it.
+  constexpr bool root_runs_child_by_child() const {
+    const layer& L = records[0];
+    return L.kind == node_kind::sequence && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !trains_by_name(0) && !collecting();
+  }
+  /// The scope walk(0, ...) starts from (run_micro_batches).
+  constexpr scope root_scope() const { return scope{s.plan.train_only == nullptr, true, 0}; }
 
   /// A repeat whose copies continue the sequence walking it: the sequence's reference to its
   /// input is dropped once the first copy ran (node_flags::continues_sequence, walk_repeat).
@@ -273,12 +301,6 @@ struct walker {
     return next;
   }
 
-  /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
-  /// to it, and whether the repeat took it: in PyTorch those blocks are flat in one loop, so
-  /// while block k runs only block k-1's output is held (frozen backbones:
-  /// resnet50_fc_only_b2_224's forward peak, op_rules.md 2.6 / reference README).
-  std::int32_t hand_over = -1;
-  bool handed_over = false;
 
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
@@ -650,7 +672,6 @@ struct walker {
     replaying = false;
   }
 
-  std::uint8_t backward_pass = 0;  ///< 1 for the first micro-batch's backward, 2 for the next
 
   /// A parameter gradient of `bytes` arriving for the weights `key`.
   /// `owned`: the gradient is a fresh buffer only the engine references (see owned_grad).
@@ -724,57 +745,72 @@ struct walker {
 
   /// Backward from the scalar `loss` storage.
   constexpr void backward(std::int32_t loss) {
+    // only this micro-batch's nodes: earlier ones already ran their backward
+    for (auto n = begin_backward(loss); n >= first_node_of_pass; --n) backward_node(n);
+    end_backward();
+  }
+
+  /// The engine starts from `loss`'s gradient; returns the first node to run (then each one
+  /// before it, down to first_node_of_pass: backward_node).
+  constexpr std::int32_t begin_backward(std::int32_t loss) {
     ++backward_pass;
     s.in_backward = true;
     if (s.backward_starts_at < 0) s.backward_starts_at = static_cast<std::int32_t>(s.storages.size_);
     grad_slot(loss) = s.allocate(4, false, -1, 4);  // torch.ones_like(loss)
-    // only this micro-batch's nodes: earlier ones already ran their backward
-    for (auto n = static_cast<std::int32_t>(s.autograd_nodes.size_) - 1; n >= first_node_of_pass; --n) {
-      const auto seg = s.autograd_nodes.data_[(n)].segment;
-      if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
-      const node_record& rec = s.autograd_nodes.data_[(n)];
-      s.current_layer = rec.layer;
-      if (rec.out < 0) {  // a phantom standing in for repeated copies: between two real states
-        s.release_phantom(n);
-        // its copies' .grad appear here; on a later micro-batch they already exist and each copy's
-        // incoming gradient is a transient no larger than the real copies' around it
-        const auto key = rec.param_key;
-        if (key >= 0 && static_cast<std::size_t>(key) < key_has_grad.size() && key_has_grad[static_cast<std::size_t>(key)] != 0 &&
-            (key_has_grad[static_cast<std::size_t>(key)] & 3) != backward_pass)
-          key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
-        else {
-          param_grad(key, rec.param_grad_bytes);
-        }
-        continue;
+    return static_cast<std::int32_t>(s.autograd_nodes.size_) - 1;
+  }
+
+  /// Node `n`'s backward: its incoming gradient passed on to its inputs' and its parameters'.
+  constexpr void backward_node(std::int32_t n) {
+    const auto seg = s.autograd_nodes.data_[(n)].segment;
+    if (seg >= 0 && !s.segments[static_cast<std::size_t>(seg)].recomputed) recompute(seg);
+    const node_record& rec = s.autograd_nodes.data_[(n)];
+    s.current_layer = rec.layer;
+    if (rec.out < 0) return backward_phantom(n, rec);  // stands in for repeated copies: between two real states
+    const std::int32_t g = take_grad(rec.out);
+    cast_grads halves{};
+    if (g >= 0) {
+      if (rec.backward_temp_first && s.log_allocator)  // asked before the output, freed after it
+        s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, /*held=*/1);
+      std::int64_t summed = 0;  // this node's outputs added into gradients already waiting
+      for (std::int32_t e = 0; e < rec.inputs; ++e) {
+        const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];
+        if (edge.alias || edge.expand) s.retain(g);
+        else if (grad_slot(edge.target) >= 0) summed += edge.bytes;
+        accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
+                   edge.expand, edge.chunk);
       }
-      const std::int32_t g = take_grad(rec.out);
-      cast_grads halves{};
-      if (g >= 0) {
-        if (rec.backward_temp_first && s.log_allocator)  // asked before the output, freed after it
-          s.log_temporary(rec.backward_temp / rec.backward_temp_blocks, rec.backward_temp_blocks, /*held=*/1);
-        std::int64_t summed = 0;  // this node's outputs added into gradients already waiting
-        for (std::int32_t e = 0; e < rec.inputs; ++e) {
-          const grad_edge& edge = s.edges.data_[(rec.edges_begin + e)];
-          if (edge.alias || edge.expand) s.retain(g);
-          else if (grad_slot(edge.target) >= 0) summed += edge.bytes;
-          accumulate(edge.target, edge.alias || edge.expand ? g : s.allocate(edge.bytes, false, -1, fixed_part(edge.target, edge.bytes)), edge.bytes,
-                     edge.expand, edge.chunk);
-        }
-        if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes, false, rec.param_grad_second);
-        if (rec.cast_grad_blocks > 0 && s.log_allocator) halves = cast_grads_of(rec);
-        if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec, summed);  // one test: most nodes have none
-      }
-      if (rec.saved_count) s.release_saved(n);
-      if (s.count_host) s.drop_host(s.autograd_nodes.data_[(n)].host_bytes);
-      if (g >= 0) s.release(g);
-      if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec, halves);
-      if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
-        if (s.torch2()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
-        s.release(s.segments[static_cast<std::size_t>(seg)].input);
-        s.release_segment_inputs(seg);
-        s.release(s.segments[static_cast<std::size_t>(seg)].encoder_output);
-      }
+      if (rec.param_key >= 0 && rec.cast_grad_bytes == 0) param_grad(rec.param_key, rec.param_grad_bytes, false, rec.param_grad_second);
+      if (rec.cast_grad_blocks > 0 && s.log_allocator) halves = cast_grads_of(rec);
+      if (rec.backward_temp | rec.backward_workspace | rec.backward_workspace_then) backward_temporaries(rec, summed);  // one test: most nodes have none
     }
+    if (rec.saved_count) s.release_saved(n);
+    if (s.count_host) s.drop_host(s.autograd_nodes.data_[(n)].host_bytes);
+    if (g >= 0) s.release(g);
+    if (g >= 0 && rec.cast_grad_bytes) uncast_param_grads(rec, halves);
+    if (seg >= 0 && s.segments[static_cast<std::size_t>(seg)].first_node == n) {
+      if (s.torch2()) hold_saved(s.segments[static_cast<std::size_t>(seg)].input.id, -1);
+      s.release(s.segments[static_cast<std::size_t>(seg)].input);
+      s.release_segment_inputs(seg);
+      s.release(s.segments[static_cast<std::size_t>(seg)].encoder_output);
+    }
+  }
+
+  /// A phantom (walker::add_phantom) in backward: its copies' .grad appear here; on a later
+  /// micro-batch they already exist and each copy's incoming gradient is a transient no larger
+  /// than the real copies' around it.
+  constexpr void backward_phantom(std::int32_t n, const node_record& rec) {
+    s.release_phantom(n);
+    const auto key = rec.param_key;
+    if (key >= 0 && static_cast<std::size_t>(key) < key_has_grad.size() && key_has_grad[static_cast<std::size_t>(key)] != 0 &&
+        (key_has_grad[static_cast<std::size_t>(key)] & 3) != backward_pass)
+      key_has_grad[static_cast<std::size_t>(key)] = backward_pass;
+    else
+      param_grad(key, rec.param_grad_bytes);
+  }
+
+  /// After the last node: what no node took goes (begin_backward).
+  constexpr void end_backward() {
     s.in_backward = false;
     s.current_layer = -1;
     s.drop_host(s.host_view_bytes);  // the graph is gone

@@ -1,0 +1,50 @@
+// A walk split over constant evaluations (budget_of.hpp: split_walk, carried_walk.hpp) gives the
+// whole walk's step to the byte. Small units force a stop after every few of the root's children
+// and every few backward nodes: the carried simulator and walker must hold everything the rest of
+// the step reads (gradient accumulation's second pass, checkpoints, shared inputs, chunked
+// gradients, the allocator's tape, the batch search's trace).
+#include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/torchvision.hpp>
+#include <gpubudget/models/transformers.hpp>
+
+#include "../support/same_budget.hpp"
+
+namespace {
+using namespace gpubudget;
+using testing::same_budget;
+using testing::same_step;
+
+/// The step of `Plan` walked `Units` at a time equals the whole walk's (which logs the same tape).
+template <const auto& Model, training Plan, std::int64_t Units>
+constexpr bool split_walk_is_whole() {
+  using split = detail::split_walk<Model, Plan, false, Units>;
+  static_assert(!split::whole, "the walk must be split for the test to mean anything");
+  return same_step(split::walked.step, detail::walk_for_replay(Model, Plan).step) &&
+         split::walked.extent.storages == detail::walk_for_replay(Model, Plan).extent.storages;
+}
+
+constexpr auto resnet = models::resnet18(64, 10);
+static_assert(detail::split_walk<resnet, training{.batch = 8}, false, 3>::after<0>.progress.next > 1);  // stopped in the forward
+static_assert(split_walk_is_whole<resnet, training{.batch = 8}, 3>());
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .micro_batch = 2}, 4>());  // two passes, the second with .grad alive
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .checkpoint_all = true}, 2>());  // every root child a checkpoint
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .inference = true}, 3>());
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .precision = precision_mode::amp_fp16}, 5>());
+
+// the allocator model: the replay reads the split walk's tape (every budget field equal)
+constexpr training resnet_allocator{.batch = 32, .model_allocator = true};
+static_assert(same_budget(detail::split_totals<resnet, resnet_allocator, devices::t4, 100, false, 4>(),
+                          budget_totals(resnet, resnet_allocator, devices::t4)));
+
+// a Llama with rotary tables (shared inputs held until the forward ends), LoRA's frozen base
+// weights, its decoder layers a repeat walked copy by copy under the allocator log
+constexpr models::llama_config tiny_llama{.vocab = 1000, .width = 128, .layers = 3, .heads = 4, .kv_heads = 2, .ffn = 256, .context = 64, .seq = 32};
+constexpr auto llama = models::llama(tiny_llama);
+constexpr auto lora = models::llama_lora(tiny_llama, {.rank = 4});
+static_assert(split_walk_is_whole<llama, training{.batch = 2, .precision = precision_mode::amp_bf16}, 2>());
+static_assert(split_walk_is_whole<lora, training{.batch = 2, .precision = precision_mode::amp_bf16, .model_allocator = true}, 2>());
+constexpr training lora_allocator{.batch = 2, .precision = precision_mode::amp_bf16, .model_allocator = true};
+static_assert(same_budget(detail::split_totals<lora, lora_allocator, devices::a100_80gb, 100, false, 2>(),
+                          budget_totals(lora, lora_allocator, devices::a100_80gb)));
+
+}  // namespace
