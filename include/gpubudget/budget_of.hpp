@@ -88,6 +88,10 @@ constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
   return units;
 }
 
+/// Is `m`'s walk under `plan` one evaluation (split_walk::whole)?
+template <std::size_t N>
+constexpr bool walks_whole(const model<N>& m, const training& plan) { return forward_units(m, plan) <= walk_units_per_evaluation; }
+
 /// The forward of the pass under way from `p` on, within `units`: child by child when the root
 /// allows it (walker::root_runs_child_by_child), else whole. Says whether it ended.
 constexpr bool advance_forward(walker& w, walk_progress& p, std::int64_t& units) {
@@ -326,7 +330,7 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
   static constexpr training plan = Plan;
-  static constexpr bool whole = forward_units(Model, Plan) <= Units;
+  static constexpr bool whole = forward_units(Model, Plan) <= Units;  // walks_whole at the default units
   static constexpr walk_start start{};
 
   template <int K>

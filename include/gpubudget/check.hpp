@@ -181,20 +181,10 @@ constexpr std::int64_t micro_batch_excess(const model<N>& m, const training& pla
   return excess_of(totals_any_micro_batch(m, at_micro_batch(plan, mb), at_percent(dev, percent), /*fits_only=*/true), dev, percent);
 }
 
-/// Every moment of a step is live = fixed + per-sample · B, and so is every other term of the
-/// device total (resident state: the input batch grows with B; workspace: the largest im2col
-/// does; context and cuBLAS do not; the fragmentation reserve is a percentage). A traced step at
-/// micro-batch `reference` gives each line; the largest B under every line is then a division,
-/// not a search. The allocator's 512 B rounding is left out (it only adds): a confirming budget
-/// at the answer settles it. The lines are as good as each rule's `fixed` bytes: a workspace at
-/// its cap stops growing and must say so (conv.hpp, CV2's split-K partials), or the lines tilt and
-/// the search pays for it in budgets.
-template <std::size_t N>
-constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training& plan, const device& dev, std::int64_t reference,
-                                              std::int64_t percent) {
-  const training p = at_micro_batch(plan, reference);
-  dyn_array<live_point> trace;
-  const auto r = simulate_step<N>(m.records, p, nullptr, &trace);
+/// estimate_micro_batch from the traced step `r` at micro-batch `reference` (plan `p`) and its
+/// moments `trace`.
+constexpr batch_estimate estimate_from(const step_result& r, const dyn_array<live_point>& trace, const training& p, const device& dev,
+                                       std::int64_t reference, std::int64_t percent) {
   memory_budget b{};
   fill_budget(b, r, p, dev);
   batch_estimate e{};
@@ -224,6 +214,24 @@ constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training&
   e.slope = den_at;
   return e;
 }
+
+/// Every moment of a step is live = fixed + per-sample · B, and so is every other term of the
+/// device total (resident state: the input batch grows with B; workspace: the largest im2col
+/// does; context and cuBLAS do not; the fragmentation reserve is a percentage). A traced step at
+/// micro-batch `reference` gives each line; the largest B under every line is then a division,
+/// not a search. The allocator's 512 B rounding is left out (it only adds): a confirming budget
+/// at the answer settles it. The lines are as good as each rule's `fixed` bytes: a workspace at
+/// its cap stops growing and must say so (conv.hpp, CV2's split-K partials), or the lines tilt and
+/// the search pays for it in budgets.
+template <std::size_t N>
+constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training& plan, const device& dev, std::int64_t reference,
+                                              std::int64_t percent) {
+  const training p = at_micro_batch(plan, reference);
+  dyn_array<live_point> trace;
+  const auto r = simulate_step<N>(m.records, p, nullptr, &trace);
+  return estimate_from(r, trace, p, dev, reference, percent);
+}
+
 
 /// Is the estimate's answer settled by one confirming budget at it? Only when the lines were
 /// exact, the step's regime (accumulation or not) is the same at the answer, they put answer + 1
@@ -264,7 +272,7 @@ struct separate_budgets {
   /// per 1,024 storages (budget_of.hpp).
   template <std::int64_t MB>
   static constexpr std::int64_t probe() {
-    if constexpr (replays_allocator(Plan))
+    if constexpr (replays_allocator(Plan) || !walks_whole(Model, at_micro_batch(Plan, MB)))
       return excess_of(split_totals<Model, at_micro_batch(Plan, MB), Dev, Percent, /*fits_only=*/true>(), Dev, Percent);
     else
       return micro_batch_excess(Model, Plan, Dev, MB, Percent);
@@ -272,7 +280,20 @@ struct separate_budgets {
   template <std::int64_t MB>
   static constexpr std::int64_t excess = probe<MB>();
 
-  static constexpr batch_estimate estimate = estimate_micro_batch(Model, Plan, Dev, reference_micro_batch(Bounds), Percent);
+  /// The traced step, split like a budget's walk on a model too long for one evaluation.
+  static constexpr batch_estimate trace_step() {
+    constexpr auto reference = reference_micro_batch(Bounds);
+    if constexpr (walks_whole(Model, at_micro_batch(Plan, reference))) {
+      return estimate_micro_batch(Model, Plan, Dev, reference, Percent);
+    } else {
+      constexpr training p = at_micro_batch(Plan, reference);
+      const auto& last = split_walk<Model, p, /*Traced=*/true>::last();
+      sim s{};
+      last.restore(s);
+      return estimate_from(last.progress.result, s.trace, p, Dev, reference, Percent);
+    }
+  }
+  static constexpr batch_estimate estimate = trace_step();
 
   template <batch_search S>
   static constexpr std::int64_t finish() {

@@ -72,3 +72,29 @@ TEST_CASE("max_micro_batch_of's answer at the search's edge: the capped run fits
   at.batch = answer + 1;
   CHECK_FALSE(fits(budget_totals(net, at, fifth)));
 }
+
+namespace {
+// a chain longer than one evaluation's walk (70 blocks of 10 layers: 770 forward units, over
+// walk_units_per_evaluation's 600): budget_totals_of and max_micro_batch_of walk it over several
+// constant evaluations, the traced step of the batch search included
+constexpr auto block = sequential(linear(96), layer_norm(), gelu(), linear(64), relu(), conv1d(8, 3, padding(1)), batch_norm(), silu(),
+                                  dropout(10), tanh());
+#define GPUBUDGET_TEST_TEN_BLOCKS block, block, block, block, block, block, block, block, block, block
+constexpr auto long_chain = sequential(input(8, 64), GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS,
+                                       GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS);
+#undef GPUBUDGET_TEST_TEN_BLOCKS
+constexpr training chain_plan{.batch = 16};
+constexpr auto small_gpu = custom_device("1 GB", GB);
+}  // namespace
+
+TEST_CASE("a model longer than one evaluation's walk: budget_totals_of and max_micro_batch_of walk it in pieces", "[budget_of]") {
+  STATIC_REQUIRE(!detail::walks_whole(long_chain, chain_plan));
+  constexpr auto split = budget_totals_of<long_chain, chain_plan, devices::t4>();
+  CHECK(same_budget(split, budget_totals(long_chain, chain_plan, devices::t4)));
+  constexpr auto answer = max_micro_batch_of<long_chain, chain_plan, small_gpu>();
+  CHECK(answer > 1);
+  CHECK(answer < 4096);  // inside the bounds: the search ran
+  CHECK(answer == max_micro_batch(long_chain, chain_plan, small_gpu));
+  constexpr training amp{.batch = 16, .precision = precision_mode::amp_fp16, .model_allocator = true};
+  CHECK(same_budget(budget_totals_of<long_chain, amp, devices::t4>(), budget_totals(long_chain, amp, devices::t4)));
+}
