@@ -321,12 +321,14 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
   return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, prev.progress, {prev.optimizer_held.data(), prev.optimizer_held_count});
 }
 
-/// The walk of a budget over constant evaluations of `Units` walk units each: evaluation K runs
-/// twice, once for the extent of the state it leaves (`extent<K>`), once to leave that state
-/// (`after<K>`); the last state holds the step's result (`walked`) and the allocator's tape. A
-/// model of no more than `Units` forward units is walked whole (`whole`), once for its result
-/// and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in
-/// the last state; no replay).
+/// The walk of a budget over constant evaluations of `Units` walk units each. Evaluation K leaves
+/// its state in arrays with room for what the evaluation before it grew them by, twice over
+/// (`guessed<K>`, room_after); where they do not fit, it runs twice: once for the sizes it
+/// leaves (`extent<K>`), once to leave that state (`measured<K>`), as the first one always does.
+/// The last state holds the step's result (`walked`) and the allocator's tape. A model of no
+/// more than `Units` forward units is walked whole (`whole`), once for its result and, for a
+/// replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in the last
+/// state; no replay).
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
   static constexpr training plan = Plan;
@@ -336,25 +338,56 @@ struct split_walk {
   template <int K>
   static constexpr const auto& before() {
     if constexpr (K == 0) return start;
-    else return after<K - 1>;
+    else return after<K - 1>();
+  }
+  template <int K>
+  static constexpr walk_extent sizes_before() {
+    if constexpr (K == 0) return walk_extent{};
+    else return after<K - 1>().sizes;
+  }
+  /// Evaluation K, its state saved in arrays of `Capacity`.
+  template <int K, walk_extent Capacity>
+  static constexpr auto evaluate() {
+    return walk_evaluation(Model, Plan, Traced, Units, before<K>(), [](const sim& s, const walker& w, const walk_progress& p) {
+      carried_walk<Capacity, walk_progress> out{};
+      out.save(s, w, p, sizes_before<K>());
+      return out;
+    });
   }
   template <int K>
   static constexpr walk_extent extent = walk_evaluation(Model, Plan, Traced, Units, before<K>(),
                                                         [](const sim& s, const walker& w, const walk_progress&) { return extent_of(s, w); });
   template <int K>
-  static constexpr auto after = walk_evaluation(Model, Plan, Traced, Units, before<K>(), [](const sim& s, const walker& w, const walk_progress& p) {
-    carried_walk<extent<K>, walk_progress> out{};
-    out.save(s, w, p);
-    return out;
-  });
+  static constexpr auto measured = evaluate<K, extent<K>>();
+  template <int K>
+  static constexpr auto guessed = evaluate<K, room_after(before<K>().sizes, before<K>().growth)>();
 
   template <int K>
+  static constexpr const auto& after() {
+    if constexpr (K == 0) return measured<0>;
+    else if constexpr (!guessed<K>.overflowed) return guessed<K>;
+    else return measured<K>;
+  }
+  template <int K>
   static constexpr const auto& last_from() {
-    if constexpr (after<K>.progress.done) return after<K>;
+    if constexpr (after<K>().progress.done) return after<K>();
     else return last_from<K + 1>();
   }
   /// The last state of a walk that is not whole.
   static constexpr const auto& last() { return last_from<0>(); }
+
+  /// Of a walk that is not whole: its evaluations, and of those after the first the ones whose
+  /// guessed room overflowed (run twice).
+  template <int K = 0>
+  static constexpr int evaluations() {
+    if constexpr (after<K>().progress.done) return K + 1;
+    else return evaluations<K + 1>();
+  }
+  template <int K = 1>
+  static constexpr int remeasured() {
+    if constexpr (K >= evaluations()) return 0;
+    else return (guessed<K>.overflowed ? 1 : 0) + remeasured<K + 1>();
+  }
 
   static constexpr walked_step walk() {
     if constexpr (whole) return walk_for_replay(Model, Plan);

@@ -2,7 +2,7 @@
 // whole walk's step to the byte. Small units force a stop after every few of the root's children
 // and every few backward nodes: the carried simulator and walker must hold everything the rest of
 // the step reads (gradient accumulation's second pass, checkpoints, shared inputs, chunked
-// gradients, the allocator's tape, the batch search's trace).
+// gradients, the allocator's tape).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/torchvision.hpp>
 #include <gpubudget/models/transformers.hpp>
@@ -24,16 +24,25 @@ constexpr bool split_walk_is_whole() {
 }
 
 constexpr auto resnet = models::resnet18(64, 10);
-static_assert(detail::split_walk<resnet, training{.batch = 8}, false, 3>::after<0>.progress.next > 1);  // stopped in the forward
-static_assert(split_walk_is_whole<resnet, training{.batch = 8}, 3>());
-static_assert(split_walk_is_whole<resnet, training{.batch = 8, .micro_batch = 2}, 4>());  // two passes, the second with .grad alive
-static_assert(split_walk_is_whole<resnet, training{.batch = 8, .checkpoint_all = true}, 2>());  // every root child a checkpoint
-static_assert(split_walk_is_whole<resnet, training{.batch = 8, .inference = true}, 3>());
-static_assert(split_walk_is_whole<resnet, training{.batch = 8, .precision = precision_mode::amp_fp16}, 5>());
+static_assert(detail::split_walk<resnet, training{.batch = 8}, false, 10>::after<0>().progress.next > 1);  // stopped in the forward
+static_assert(split_walk_is_whole<resnet, training{.batch = 8}, 10>());
+// each evaluation keeps its state in the room the one before it guessed (room_after)...
+using resnet_split = detail::split_walk<resnet, training{.batch = 8}, false, 10>;
+static_assert(resnet_split::evaluations() > 10 && resnet_split::remeasured() < resnet_split::evaluations() / 4);
+// ...and where that overflows (a root child of 40 layers after children of one), the evaluation
+// runs twice, measuring the sizes it leaves first
+constexpr auto block = sequential(linear(96), layer_norm(), gelu(), linear(64), relu(), conv1d(8, 3, padding(1)), batch_norm(), silu());
+constexpr auto jump = sequential(input(8, 64), linear(64), relu(), linear(64), relu(), sequential(block, block, block, block, block), linear(10));
+static_assert(detail::split_walk<jump, training{.batch = 4}, false, 2>::remeasured() > 0);
+static_assert(split_walk_is_whole<jump, training{.batch = 4}, 2>());
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .micro_batch = 2}, 16>());  // two passes, the second with .grad alive
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .checkpoint_all = true}, 10>());  // every root child a checkpoint
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .inference = true}, 4>());
+static_assert(split_walk_is_whole<resnet, training{.batch = 8, .precision = precision_mode::amp_fp16}, 12>());
 
 // the allocator model: the replay reads the split walk's tape (every budget field equal)
 constexpr training resnet_allocator{.batch = 32, .model_allocator = true};
-static_assert(same_budget(detail::split_totals<resnet, resnet_allocator, devices::t4, 100, false, 4>(),
+static_assert(same_budget(detail::split_totals<resnet, resnet_allocator, devices::t4, 100, false, 12>(),
                           budget_totals(resnet, resnet_allocator, devices::t4)));
 
 // a Llama with rotary tables (shared inputs held until the forward ends), LoRA's frozen base
@@ -41,10 +50,10 @@ static_assert(same_budget(detail::split_totals<resnet, resnet_allocator, devices
 constexpr models::llama_config tiny_llama{.vocab = 1000, .width = 128, .layers = 3, .heads = 4, .kv_heads = 2, .ffn = 256, .context = 64, .seq = 32};
 constexpr auto llama = models::llama(tiny_llama);
 constexpr auto lora = models::llama_lora(tiny_llama, {.rank = 4});
-static_assert(split_walk_is_whole<llama, training{.batch = 2, .precision = precision_mode::amp_bf16}, 2>());
-static_assert(split_walk_is_whole<lora, training{.batch = 2, .precision = precision_mode::amp_bf16, .model_allocator = true}, 2>());
+static_assert(split_walk_is_whole<llama, training{.batch = 2, .precision = precision_mode::amp_bf16}, 8>());
+static_assert(split_walk_is_whole<lora, training{.batch = 2, .precision = precision_mode::amp_bf16, .model_allocator = true}, 8>());
 constexpr training lora_allocator{.batch = 2, .precision = precision_mode::amp_bf16, .model_allocator = true};
-static_assert(same_budget(detail::split_totals<lora, lora_allocator, devices::a100_80gb, 100, false, 2>(),
+static_assert(same_budget(detail::split_totals<lora, lora_allocator, devices::a100_80gb, 100, false, 8>(),
                           budget_totals(lora, lora_allocator, devices::a100_80gb)));
 
 }  // namespace

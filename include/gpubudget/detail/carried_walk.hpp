@@ -51,29 +51,30 @@ struct walk_extent {
   std::array<std::size_t, walker_array_count> walker{};
 };
 
-/// The arrays `Members` of an object in std::arrays of `Sizes` elements.
-template <const auto& Members, auto Sizes, class = std::make_index_sequence<Sizes.size()>>
+/// The arrays `Members` of an object in std::arrays of room for `Capacity` elements.
+template <const auto& Members, auto Capacity, class = std::make_index_sequence<Capacity.size()>>
 struct frozen_arrays;
-template <const auto& Members, auto Sizes, std::size_t... I>
-struct frozen_arrays<Members, Sizes, std::index_sequence<I...>> {
+template <const auto& Members, auto Capacity, std::size_t... I>
+struct frozen_arrays<Members, Capacity, std::index_sequence<I...>> {
   template <std::size_t K>
   using element = typename array_member<std::tuple_element_t<K, std::remove_cvref_t<decltype(Members)>>>::element;
-  std::tuple<std::array<element<I>, Sizes[I]>...> arrays{};
+  std::tuple<std::array<element<I>, Capacity[I]>...> arrays{};
 
+  /// `o`'s arrays, whose sizes are `sizes` (each within its capacity).
   template <class Owner>
-  constexpr void save(const Owner& o) {
-    (copy_out(std::get<I>(arrays), o.*std::get<I>(Members)), ...);
+  constexpr void save(const Owner& o, const decltype(Capacity)& sizes) {
+    (copy_out(std::get<I>(arrays), o.*std::get<I>(Members), sizes[I]), ...);
   }
   template <class Owner>
-  constexpr void restore(Owner& o) const {
-    ((o.*std::get<I>(Members)).assign(std::get<I>(arrays).data(), Sizes[I]), ...);
+  constexpr void restore(Owner& o, const decltype(Capacity)& sizes) const {
+    ((o.*std::get<I>(Members)).assign(std::get<I>(arrays).data(), sizes[I]), ...);
   }
 
  private:
   template <class T, std::size_t N>
-  static constexpr void copy_out(std::array<T, N>& to, const dyn_array<T>& from) {
+  static constexpr void copy_out(std::array<T, N>& to, const dyn_array<T>& from, std::size_t size) {
     T* out = to.data();  // not operator[]: constant evaluation charges a call per element
-    for (std::size_t k = 0; k < N; ++k) out[k] = from.data_[k];
+    for (std::size_t k = 0; k < size; ++k) out[k] = from.data_[k];
   }
 };
 
@@ -88,30 +89,59 @@ constexpr walk_extent extent_of(const sim& s, const walker& w) {
                      sizes_of<walker_arrays>(w, std::make_index_sequence<walker_array_count>{})};
 }
 
-/// A walk between two evaluations: the simulator and the walker, and where the step stands
-/// (`Progress`, the split walk's own).
-template <walk_extent E, class Progress>
+/// Does every array of `e` fit within `cap`?
+constexpr bool fits_within(const walk_extent& e, const walk_extent& cap) {
+  for (std::size_t k = 0; k < sim_array_count; ++k)
+    if (e.sim[k] > cap.sim[k]) return false;
+  for (std::size_t k = 0; k < walker_array_count; ++k)
+    if (e.walker[k] > cap.walker[k]) return false;
+  return true;
+}
+
+/// Room for the next evaluation's arrays after one that grew them by `growth` to `sizes`: twice
+/// that growth again, and a little (the next evaluation usually does what this one did; where it
+/// does more, its state says it overflowed and the split walk measures it instead).
+constexpr walk_extent room_after(const walk_extent& sizes, const walk_extent& growth) {
+  walk_extent room{};
+  for (std::size_t k = 0; k < sim_array_count; ++k) room.sim[k] = sizes.sim[k] + 2 * growth.sim[k] + 16;
+  for (std::size_t k = 0; k < walker_array_count; ++k) room.walker[k] = sizes.walker[k] + 2 * growth.walker[k] + 16;
+  return room;
+}
+
+/// A walk between two evaluations: the simulator and the walker (their arrays in room for
+/// `Capacity` elements), how far it grew them since the state before, and where the step stands
+/// (`Progress`, the split walk's own). `overflowed`: the arrays did not fit, nothing was saved.
+template <walk_extent Capacity, class Progress>
 struct carried_walk {
   sim_scalars sim_part{};
   walker_scalars walker_part{};
-  frozen_arrays<sim_arrays, E.sim> sim_elements{};
-  frozen_arrays<walker_arrays, E.walker> walker_elements{};
+  frozen_arrays<sim_arrays, Capacity.sim> sim_elements{};
+  frozen_arrays<walker_arrays, Capacity.walker> walker_elements{};
+  walk_extent sizes{}, growth{};
+  bool overflowed = false;
   Progress progress{};
 
-  constexpr void save(const sim& s, const walker& w, const Progress& p) {
+  /// `before`: the sizes the evaluation started from.
+  constexpr void save(const sim& s, const walker& w, const Progress& p, const walk_extent& before) {
+    sizes = extent_of(s, w);
+    overflowed = !fits_within(sizes, Capacity);
+    if (overflowed) return;
+    for (std::size_t k = 0; k < sim_array_count; ++k) growth.sim[k] = sizes.sim[k] > before.sim[k] ? sizes.sim[k] - before.sim[k] : 0;
+    for (std::size_t k = 0; k < walker_array_count; ++k)
+      growth.walker[k] = sizes.walker[k] > before.walker[k] ? sizes.walker[k] - before.walker[k] : 0;
     sim_part = s, walker_part = w;
-    sim_elements.save(s), walker_elements.save(w);
+    sim_elements.save(s, sizes.sim), walker_elements.save(w, sizes.walker);
     progress = p;
   }
   /// Into a simulator and a walker built as the first evaluation built them.
   constexpr void restore(sim& s, walker& w) const {
     restore(s);
     static_cast<walker_scalars&>(w) = walker_part;
-    walker_elements.restore(w);
+    walker_elements.restore(w, sizes.walker);
   }
   constexpr void restore(sim& s) const {
     static_cast<sim_scalars&>(s) = sim_part;
-    sim_elements.restore(s);
+    sim_elements.restore(s, sizes.sim);
   }
 };
 
