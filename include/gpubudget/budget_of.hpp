@@ -60,9 +60,18 @@ constexpr tape_extent tape_extent_of(const State& state) {
   return tape_extent_of(s);
 }
 
-/// The work one evaluation of a split walk does, in records walked forward (a repeat's copies
-/// each, with the allocator log on) and nodes run backward.
+/// The work one evaluation of a split walk does, in records walked forward (a repeat's block once
+/// per copy walked) and nodes run backward. Clang 14 bounds an evaluation by 1,048,576 steps: 600
+/// units of issue I's mixed chain of attention and MLP residuals take ~440 K with the state carried
+/// at 1,600 layers. GCC 12 allows 33,554,432 operations and keeps what every evaluation of a
+/// declaration allocated until it ends, so fewer, larger evaluations cost it less (the mixed chain's
+/// budget at 1,600 layers: 11.5 s and 1.14 GB at 600 units, 8.7 s and 522 MB at 3,000;
+/// benchmarks/compile_time/README.md).
+#if defined(__clang__)
 inline constexpr std::int64_t walk_units_per_evaluation = 600;
+#else
+inline constexpr std::int64_t walk_units_per_evaluation = 3000;
+#endif
 
 /// Where a split walk stands: the micro-batch pass, forward or backward, the root's next child
 /// (forward) or the next node (backward), the trainer's output and loss, the step's result.
@@ -74,23 +83,33 @@ struct walk_progress {
   step_result result{};
 };
 
-/// What record `L` costs a walk, in walk units: its records, a repeat's copies each when the
-/// allocator log walks them all (walker::walk_repeat).
-constexpr std::int64_t walk_units(const layer& L, bool log_allocator) { return L.kind == node_kind::repeat && log_allocator ? L.span * L.count : L.span; }
+/// What record `i` costs a walk, in walk units: the records it runs, a repeat's block once per
+/// copy walked (every copy with the allocator log, else at most three: walker::walk_repeat).
+constexpr std::int64_t walk_units(const layer* records, std::int32_t i, bool log_allocator) {
+  const layer& L = records[i];
+  if (L.span == 1) return 1;
+  std::int64_t inner = 0;
+  for (std::int32_t c = i + 1; c < i + L.span; c += records[c].span) inner += walk_units(records, c, log_allocator);
+  if (L.kind != node_kind::repeat) return 1 + inner;
+  return 1 + inner * (log_allocator || L.count < 3 ? L.count : 3);
+}
 
 /// The forward's walk units: the root's children (the pieces a split walk can stop between).
 template <std::size_t N>
 constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
   const bool log = replays_allocator(plan);
-  if (m.records[0].kind != node_kind::sequence) return walk_units(m.records[0], log);
+  const layer* records = m.records.data();
+  if (records[0].kind != node_kind::sequence) return walk_units(records, 0, log);
   std::int64_t units = 0;
-  for (std::int32_t c = 1; c < m.records[0].span; c += m.records[c].span) units += walk_units(m.records[c], log);
+  for (std::int32_t c = 1; c < records[0].span; c += records[c].span) units += walk_units(records, c, log);
   return units;
 }
 
 /// Is `m`'s walk under `plan` one evaluation (split_walk::whole)?
 template <std::size_t N>
-constexpr bool walks_whole(const model<N>& m, const training& plan) { return forward_units(m, plan) <= walk_units_per_evaluation; }
+constexpr bool walks_whole(const model<N>& m, const training& plan, std::int64_t units = walk_units_per_evaluation) {
+  return forward_units(m, plan) <= units;
+}
 
 /// The forward of the pass under way from `p` on, within `units`: child by child when the root
 /// allows it (walker::root_runs_child_by_child), else whole. Says whether it ended.
@@ -102,7 +121,7 @@ constexpr bool advance_forward(walker& w, walk_progress& p, std::int64_t& units)
   const std::int32_t end = w.records[0].span;
   const bool force = w.checkpoints_children(0, false);
   for (; p.next < end && units > 0; p.next += w.records[p.next].span)
-    units -= walk_units(w.records[p.next], w.s.log_allocator), p.out = w.run_child(p.next, p.out, w.root_scope(), force);
+    units -= walk_units(w.records, p.next, w.s.log_allocator), p.out = w.run_child(p.next, p.out, w.root_scope(), force);
   return p.next >= end;
 }
 
@@ -332,7 +351,7 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
   static constexpr training plan = Plan;
-  static constexpr bool whole = forward_units(Model, Plan) <= Units;  // walks_whole at the default units
+  static constexpr bool whole = walks_whole(Model, Plan, Units);
   static constexpr walk_start start{};
 
   template <int K>

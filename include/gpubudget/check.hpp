@@ -266,14 +266,15 @@ constexpr batch_search start_search(const batch_estimate& e, const training& pla
 /// max_micro_batch_of's search, with one constant evaluation per budget: the estimate and each
 /// `excess<MB>` are static constexpr members, evaluated once each and counted against the
 /// compiler's per-evaluation limit on their own.
-template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds, std::int64_t Percent>
+template <const auto& Model, training Plan, const device& Dev, batch_bounds Bounds, std::int64_t Percent,
+          std::int64_t Units = walk_units_per_evaluation>
 struct separate_budgets {
   /// A probe's excess; with the caching allocator model, its replay split into one evaluation
   /// per 1,024 storages (budget_of.hpp).
   template <std::int64_t MB>
   static constexpr std::int64_t probe() {
-    if constexpr (replays_allocator(Plan) || !walks_whole(Model, at_micro_batch(Plan, MB)))
-      return excess_of(split_totals<Model, at_micro_batch(Plan, MB), Dev, Percent, /*fits_only=*/true>(), Dev, Percent);
+    if constexpr (replays_allocator(Plan) || !walks_whole(Model, at_micro_batch(Plan, MB), Units))
+      return excess_of(split_totals<Model, at_micro_batch(Plan, MB), Dev, Percent, /*fits_only=*/true, Units>(), Dev, Percent);
     else
       return micro_batch_excess(Model, Plan, Dev, MB, Percent);
   }
@@ -283,11 +284,11 @@ struct separate_budgets {
   /// The traced step, split like a budget's walk on a model too long for one evaluation.
   static constexpr batch_estimate trace_step() {
     constexpr auto reference = reference_micro_batch(Bounds);
-    if constexpr (walks_whole(Model, at_micro_batch(Plan, reference))) {
+    if constexpr (walks_whole(Model, at_micro_batch(Plan, reference), Units)) {
       return estimate_micro_batch(Model, Plan, Dev, reference, Percent);
     } else {
       constexpr training p = at_micro_batch(Plan, reference);
-      const auto& last = split_walk<Model, p, /*Traced=*/true>::last();
+      const auto& last = split_walk<Model, p, /*Traced=*/true, Units>::last();
       sim s{};
       last.restore(s);
       return estimate_from(last.progress.result, s.trace, p, Dev, reference, Percent);
