@@ -1,20 +1,25 @@
-// gpubudget/budget_of.hpp — budget_totals with the caching allocator model, its replay spread
-// over constant evaluations.
+// gpubudget/budget_of.hpp — budget_totals for models and plans too large for one constant
+// evaluation: the walk and the caching allocator model's replay spread over evaluations.
 //
 //   inline constexpr auto net = models::vit_l_16(224, 1000);
 //   constexpr training plan{.batch = 32, .precision = precision_mode::amp_bf16, .model_allocator = true};
 //   static_assert(fits(budget_totals_of<net, plan, devices::a100_80gb>()));
 //
-// Compilers bound the work of one constant evaluation (Clang 14: 1,048,576 steps), and the caching
-// allocator model replays the step's every tensor event three times or more (a warm-up step and
-// the steps until the cache settles, op_rules.md A12): ViT-L/16 with the model needs 1.43 M
-// steps in one evaluation. Here the walk is an evaluation of its own (twice: its extent, then its
-// tape in plain arrays, frozen_tape), and the replay runs storages_per_evaluation storages (or
-// optimizer tensors) per evaluation, each resuming where the one before stopped: the allocator's
-// blocks (caching_allocator::snapshot), the blocks the step's storages hold and where it stands
-// (step_replay::position), the optimizer step's progress, the cuDNN plans refused. Those are
-// carried as constexpr values of plain arrays sized by the evaluation before. The numbers are
-// budget_totals's, to the byte (tests/static/budget_of_facts.cpp, tests/unit/test_budget_of.cpp).
+// Compilers bound the work of one constant evaluation (Clang 14: 1,048,576 steps). Two things pass
+// it: a long model's walk (1,600 of issue I's attention and MLP layers), and the caching allocator
+// model, which replays the step's every tensor event three times or more (a warm-up step and the
+// steps until the cache settles, op_rules.md A12: ViT-L/16 needs 1.43 M steps in one evaluation).
+// - The walk (split_walk): a model of more than walk_units_per_evaluation forward units walks that
+//   many per evaluation, stopping between the root's children and between backward's nodes. The
+//   simulator and the walker leave each evaluation as plain arrays (carried_walk.hpp); the next
+//   one restores them and walks on.
+// - The replay (split_run): storages_per_evaluation storages (or optimizer tensors) per
+//   evaluation, each resuming where the one before stopped: the allocator's blocks
+//   (caching_allocator::snapshot), the blocks the step's storages hold and where it stands
+//   (step_replay::position), the optimizer step's progress, the cuDNN plans refused, carried as
+//   plain arrays sized by the evaluation before, over the walk's tape (frozen_tape).
+// The numbers are budget_totals's, to the byte (tests/static/budget_of_facts.cpp,
+// tests/static/split_walk_facts.cpp, tests/unit/test_budget_of.cpp).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -67,11 +72,21 @@ constexpr tape_extent tape_extent_of(const State& state) {
 /// declaration allocated until it ends, so fewer, larger evaluations cost it less (the mixed chain's
 /// budget at 1,600 layers: 11.5 s and 1.14 GB at 600 units, 8.7 s and 522 MB at 3,000;
 /// benchmarks/compile_time/README.md).
+/// A model of up to whole_walk_units forward units is walked in one evaluation, as budget_totals
+/// walks it: on Clang that keeps what compiled before the walk was split as it was (issue I's
+/// mixed chain at 800 layers: ~970 units, 599 K steps whole; split at 600 units it takes 7.6 s
+/// where whole it takes less).
 #if defined(__clang__)
 inline constexpr std::int64_t walk_units_per_evaluation = 600;
+inline constexpr std::int64_t whole_walk_units = 1000;
 #else
 inline constexpr std::int64_t walk_units_per_evaluation = 3000;
+inline constexpr std::int64_t whole_walk_units = 3000;
 #endif
+
+/// The most forward units a split walk of `units` per evaluation walks whole: whole_walk_units
+/// at the default, else `units` (tests split small models at a few units).
+constexpr std::int64_t whole_walk_limit(std::int64_t units) { return units == walk_units_per_evaluation ? whole_walk_units : units; }
 
 /// Where a split walk stands: the micro-batch pass, forward or backward, the root's next child
 /// (forward) or the next node (backward), the trainer's output and loss, the step's result.
@@ -108,7 +123,7 @@ constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
 /// Is `m`'s walk under `plan` one evaluation (split_walk::whole)?
 template <std::size_t N>
 constexpr bool walks_whole(const model<N>& m, const training& plan, std::int64_t units = walk_units_per_evaluation) {
-  return forward_units(m, plan) <= units;
+  return forward_units(m, plan) <= whole_walk_limit(units);
 }
 
 /// The forward of the pass under way from `p` on, within `units`: child by child when the root
@@ -345,8 +360,8 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
 /// (`guessed<K>`, room_after); where they do not fit, it runs twice: once for the sizes it
 /// leaves (`extent<K>`), once to leave that state (`measured<K>`), as the first one always does.
 /// The last state holds the step's result (`walked`) and the allocator's tape. A model of no
-/// more than `Units` forward units is walked whole (`whole`), once for its result and, for a
-/// replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in the last
+/// more than whole_walk_limit(Units) forward units is walked whole (`whole`), once for its result
+/// and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in the last
 /// state; no replay).
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
@@ -488,13 +503,15 @@ constexpr memory_budget split_totals() {
 
 }  // namespace detail
 
-/// budget_totals(Model, Plan, Dev) for static_asserts on large models with the caching allocator
-/// model (training::model_allocator): the same numbers, with the walk and each 1,024 storages of
-/// the replay in a constant evaluation of its own, so that no one of them meets the compiler's
-/// limit (Clang 14: 1,048,576 steps; ViT-L/16's budget with the allocator model needs 1.43 M in
-/// one, 0.35 M for the dearest split). The cost of the split: the walk runs twice, and GCC takes
-/// about a second and ~100 MB more on a zoo model (benchmarks/compile_time/README.md).
-/// Without the allocator model it is budget_totals in one evaluation.
+/// budget_totals(Model, Plan, Dev) for static_asserts on large models, and on any model with the
+/// caching allocator model (training::model_allocator): the same numbers, with the walk (for a
+/// model of more than walk_units_per_evaluation forward units) and each 1,024 storages of the
+/// replay in constant evaluations of their own, so that no one of them meets the compiler's limit
+/// (Clang 14: 1,048,576 steps; ViT-L/16's budget with the allocator model needs 1.43 M in one,
+/// 0.35 M for the dearest split; 1,600 attention and MLP layers' walk ~0.44 M). What the split
+/// costs: each evaluation of the walk restores the state the one before left, and the replay needs
+/// the walk's tape kept (benchmarks/compile_time/README.md). A model walked whole without the
+/// allocator model is budget_totals in one evaluation.
 ///
 /// `Model` must be a constexpr variable with static storage (namespace scope, or a static
 /// member); `Plan` is a value.
