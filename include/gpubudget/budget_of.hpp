@@ -432,6 +432,9 @@ struct split_walk {
     if constexpr (whole) return freeze_tape<walked.extent>(Model, Plan);
     else return freeze_tape<walked.extent>(last());
   }
+  /// The tape (a template: GCC evaluates a class template's static constexpr members with it,
+  /// and a budget without the allocator model reads no tape).
+  template <int = 0>
   static constexpr auto tape = freeze();
 };
 
@@ -445,11 +448,11 @@ struct split_run {
   template <int K>
   static constexpr auto evaluate() {
     if constexpr (K == 0) {
-      return replay_first<2 * requests_after(Walk::tape.view(), {}, {}, true), extent>(Walk::tape.view(), Walk::plan, Setup, Cap, PastOom);
+      return replay_first<2 * requests_after(Walk::template tape<>.view(), {}, {}, true), extent>(Walk::template tape<>.view(), Walk::plan, Setup, Cap, PastOom);
     } else {
       constexpr auto& prev = after<K - 1>;
-      constexpr auto blocks = prev.allocator.block_count + 2 * requests_after(Walk::tape.view(), prev.position, prev.progress, false);
-      return replay_next<blocks, extent>(Walk::tape.view(), Walk::plan, Setup, PastOom, prev);
+      constexpr auto blocks = prev.allocator.block_count + 2 * requests_after(Walk::template tape<>.view(), prev.position, prev.progress, false);
+      return replay_next<blocks, extent>(Walk::template tape<>.view(), Walk::plan, Setup, PastOom, prev);
     }
   }
   template <int K>
