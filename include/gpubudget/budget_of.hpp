@@ -9,10 +9,10 @@
 // it: a long model's walk (1,600 of issue I's attention and MLP layers), and the caching allocator
 // model, which replays the step's every tensor event three times or more (a warm-up step and the
 // steps until the cache settles, op_rules.md A12: ViT-L/16 needs 1.43 M steps in one evaluation).
-// - The walk (split_walk): a model of more than walk_units_per_evaluation forward units walks that
-//   many per evaluation, stopping between the root's children and between backward's nodes. The
-//   simulator and the walker leave each evaluation as plain arrays (carried_walk.hpp); the next
-//   one restores them and walks on.
+// - The walk (split_walk): a model of more than whole_walk_units forward units walks
+//   walk_units_per_evaluation of them per evaluation, stopping between the root's children and
+//   between backward's nodes. The simulator and the walker leave each evaluation as plain arrays
+//   (carried_walk.hpp); the next one restores them and walks on.
 // - The replay (split_run): storages_per_evaluation storages (or optimizer tensors) per
 //   evaluation, each resuming where the one before stopped: the allocator's blocks
 //   (caching_allocator::snapshot), the blocks the step's storages hold and where it stands
@@ -66,16 +66,16 @@ constexpr tape_extent tape_extent_of(const State& state) {
 }
 
 /// The work one evaluation of a split walk does, in records walked forward (a repeat's block once
-/// per copy walked) and nodes run backward. Clang 14 bounds an evaluation by 1,048,576 steps: 600
-/// units of issue I's mixed chain of attention and MLP residuals take ~440 K with the state carried
-/// at 1,600 layers. GCC 12 allows 33,554,432 operations and keeps what every evaluation of a
-/// declaration allocated until it ends, so fewer, larger evaluations cost it less (the mixed chain's
-/// budget at 1,600 layers: 11.5 s and 1.14 GB at 600 units, 8.7 s and 522 MB at 3,000;
-/// benchmarks/compile_time/README.md).
+/// per copy walked) and nodes run backward. Clang 14 bounds an evaluation by 1,048,576 steps: with
+/// 600 units the dearest evaluation of issue I's mixed chain of attention and MLP residuals takes
+/// 283 K at 1,600 layers and 472 K at 5,000, most of it copying the carried state in and out.
+/// GCC 12 allows 33,554,432 operations and keeps what every evaluation of a declaration allocated
+/// until it ends, so fewer, larger evaluations cost it less (the mixed chain's budget at 5,000
+/// layers: 66 s and 6.0 GB at 600 units, 32 s and 2.3 GB at 3,000, both with the tape then walked
+/// twice; benchmarks/compile_time/README.md).
 /// A model of up to whole_walk_units forward units is walked in one evaluation, as budget_totals
-/// walks it: on Clang that keeps what compiled before the walk was split as it was (issue I's
-/// mixed chain at 800 layers: ~970 units, 599 K steps whole; split at 600 units it takes 7.6 s
-/// where whole it takes less).
+/// walks it: on Clang that keeps what compiled before the walk was split as it was (the mixed
+/// chain at 800 layers, ~970 units: 599 K steps and 2.6 s whole, 7.6 s split at 600 units).
 #if defined(__clang__)
 inline constexpr std::int64_t walk_units_per_evaluation = 600;
 inline constexpr std::int64_t whole_walk_units = 1000;
@@ -153,7 +153,7 @@ constexpr void advance_walk(walker& w, sim& s, const training& plan, walk_progre
     for (; p.in_backward && p.next >= w.first_node_of_pass && units > 0; --p.next, --units) w.backward_node(p.next);
     if (p.in_backward && p.next >= w.first_node_of_pass) return;
     if (p.in_backward) w.end_backward(), finish_backward(s, p.out, p.loss, p.result);
-    if (++p.pass < walked_passes(plan) && !plan.inference) {
+    if (++p.pass < walked_passes(plan)) {
       w.next_micro_batch(), p.in_backward = false, p.next = 1, p.out = value{}, p.loss = value{};
       continue;
     }
@@ -360,9 +360,9 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
 /// (`guessed<K>`, room_after); where they do not fit, it runs twice: once for the sizes it
 /// leaves (`extent<K>`), once to leave that state (`measured<K>`), as the first one always does.
 /// The last state holds the step's result (`walked`) and the allocator's tape. A model of no
-/// more than whole_walk_limit(Units) forward units is walked whole (`whole`), once for its result
-/// and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its trace in the last
-/// state; no replay).
+/// more than whole_walk_limit(Units) forward units is walked whole (`whole`), once for its
+/// result and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its
+/// trace in the last state; no replay).
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>
 struct split_walk {
   static constexpr training plan = Plan;
