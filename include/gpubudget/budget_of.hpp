@@ -9,8 +9,8 @@
 // it: a long model's walk (1,600 of issue I's attention and MLP layers), and the caching allocator
 // model, which replays the step's every tensor event three times or more (a warm-up step and the
 // steps until the cache settles, op_rules.md A12: ViT-L/16 needs 1.43 M steps in one evaluation).
-// - The walk (split_walk): a model of more than whole_walk_units forward units walks
-//   walk_units_per_evaluation of them per evaluation, stopping between the root's children and
+// - The walk (split_walk): a model of more than walk_units_per_evaluation forward units walks
+//   that many per evaluation, stopping between the root's children and
 //   between backward's nodes. The simulator and the walker leave each evaluation as plain arrays
 //   (carried_walk.hpp); the next one restores them and walks on.
 // - The replay (split_run): storages_per_evaluation storages (or optimizer tensors) per
@@ -67,26 +67,22 @@ constexpr tape_extent tape_extent_of(const State& state) {
 
 /// The work one evaluation of a split walk does, in records walked forward (a repeat's block once
 /// per copy walked) and nodes run backward. Clang 14 bounds an evaluation by 1,048,576 steps: with
-/// 600 units the dearest evaluation of issue I's mixed chain of attention and MLP residuals takes
-/// 283 K at 1,600 layers and 472 K at 5,000, most of it copying the carried state in and out.
+/// 1,000 units the dearest evaluation of issue I's mixed chain of attention and MLP residuals takes
+/// 416 K at 1,600 layers and 610 K at 5,000, about half of it copying the carried state in and out
+/// (at 600 units: 283 K and 472 K, but 52 s and 1.5 GB at 5,000 layers, where 1,000 take 33 s and
+/// 1.1 GB: Clang keeps every evaluation's state).
 /// GCC 12 allows 33,554,432 operations and keeps what every evaluation of a declaration allocated
 /// until it ends, so fewer, larger evaluations cost it less (the mixed chain's budget at 5,000
 /// layers: 66 s and 6.0 GB at 600 units, 32 s and 2.3 GB at 3,000, both with the tape then walked
 /// twice; benchmarks/compile_time/README.md).
-/// A model of up to whole_walk_units forward units is walked in one evaluation, as budget_totals
-/// walks it: on Clang that keeps what compiled before the walk was split as it was (the mixed
-/// chain at 800 layers, ~970 units: 599 K steps and 2.6 s whole, 7.6 s split at 600 units).
+/// A model of up to that many forward units is walked in one evaluation, as budget_totals walks
+/// it: what compiled before the walk was split costs what it did (the mixed chain at 800 layers,
+/// ~970 units: 599 K steps and 2.6 s whole on Clang, 7.6 s split at 600 units).
 #if defined(__clang__)
-inline constexpr std::int64_t walk_units_per_evaluation = 600;
-inline constexpr std::int64_t whole_walk_units = 1000;
+inline constexpr std::int64_t walk_units_per_evaluation = 1000;
 #else
 inline constexpr std::int64_t walk_units_per_evaluation = 3000;
-inline constexpr std::int64_t whole_walk_units = 3000;
 #endif
-
-/// The most forward units a split walk of `units` per evaluation walks whole: whole_walk_units
-/// at the default, else `units` (tests split small models at a few units).
-constexpr std::int64_t whole_walk_limit(std::int64_t units) { return units == walk_units_per_evaluation ? whole_walk_units : units; }
 
 /// Where a split walk stands: the micro-batch pass, forward or backward, the root's next child
 /// (forward) or the next node (backward), the trainer's output and loss, the step's result.
@@ -123,7 +119,7 @@ constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
 /// Is `m`'s walk under `plan` one evaluation (split_walk::whole)?
 template <std::size_t N>
 constexpr bool walks_whole(const model<N>& m, const training& plan, std::int64_t units = walk_units_per_evaluation) {
-  return forward_units(m, plan) <= whole_walk_limit(units);
+  return forward_units(m, plan) <= units;
 }
 
 /// The forward of the pass under way from `p` on, within `units`: child by child when the root
@@ -360,7 +356,7 @@ constexpr replay_state<Cap, E> replay_next(const replay_tape& t, const training&
 /// (`guessed<K>`, room_after); where they do not fit, it runs twice: once for the sizes it
 /// leaves (`extent<K>`), once to leave that state (`measured<K>`), as the first one always does.
 /// The last state holds the step's result (`walked`) and the allocator's tape. A model of no
-/// more than whole_walk_limit(Units) forward units is walked whole (`whole`), once for its
+/// more than `Units` forward units is walked whole (`whole`), once for its
 /// result and, for a replay, again for its tape. `Traced`: max_micro_batch's traced step (its
 /// trace in the last state; no replay).
 template <const auto& Model, training Plan, bool Traced = false, std::int64_t Units = walk_units_per_evaluation>

@@ -75,7 +75,7 @@ TEST_CASE("max_micro_batch_of's answer at the search's edge: the capped run fits
 
 namespace {
 // a chain of 70 blocks of 10 layers (770 forward units), walked 300 units per evaluation (the
-// default is 600 on Clang, 3,000 on GCC): the budget with and without the allocator model, and
+// default is 1,000 on Clang, 3,000 on GCC): the budget with and without the allocator model, and
 // the batch search, whose traced step and probes then walk it in pieces too
 constexpr auto block = sequential(linear(96), layer_norm(), gelu(), linear(64), relu(), conv1d(8, 3, padding(1)), batch_norm(), silu(),
                                   dropout(10), tanh());
