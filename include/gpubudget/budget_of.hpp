@@ -57,12 +57,13 @@ constexpr walked_step walk_for_replay(const model<N>& m, const training& plan) {
   return w;
 }
 
-/// The extent of the tape a split walk's state holds.
+/// The extent of the tape a split walk's state holds, from the sizes it carries.
 template <class State>
 constexpr tape_extent tape_extent_of(const State& state) {
-  sim s{};
-  state.restore(s);
-  return tape_extent_of(s);
+  const auto& n = state.sizes.sim;
+  return tape_extent{n[sim_array_index<&sim::storages>()], n[sim_array_index<&sim::temporaries>()],
+                     n[sim_array_index<&sim::base_weight_tensors>()], n[sim_array_index<&sim::parameter_tensors>()],
+                     n[sim_array_index<&sim::own_type_tensors>()]};
 }
 
 /// The work one evaluation of a split walk does, in records walked forward (a repeat's block once

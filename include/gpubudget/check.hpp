@@ -232,7 +232,6 @@ constexpr batch_estimate estimate_micro_batch(const model<N>& m, const training&
   return estimate_from(r, trace, p, dev, reference, percent);
 }
 
-
 /// Is the estimate's answer settled by one confirming budget at it? Only when the lines were
 /// exact, the step's regime (accumulation or not) is the same at the answer, they put answer + 1
 /// clearly over (by more than the reserve's integer rounding), and no capped allocator model

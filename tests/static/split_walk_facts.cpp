@@ -19,8 +19,9 @@ template <const auto& Model, training Plan, std::int64_t Units>
 constexpr bool split_walk_is_whole() {
   using split = detail::split_walk<Model, Plan, false, Units>;
   static_assert(!split::whole, "the walk must be split for the test to mean anything");
-  return same_step(split::walked.step, detail::walk_for_replay(Model, Plan).step) &&
-         split::walked.extent.storages == detail::walk_for_replay(Model, Plan).extent.storages;
+  const auto whole = detail::walk_for_replay(Model, Plan);
+  return same_step(split::walked.step, whole.step) && split::walked.extent.storages == whole.extent.storages &&
+         split::walked.extent.temporaries == whole.extent.temporaries && split::walked.extent.parameter_tensors == whole.extent.parameter_tensors;
 }
 
 constexpr auto resnet = models::resnet18(64, 10);

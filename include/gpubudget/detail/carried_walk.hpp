@@ -45,6 +45,15 @@ static_assert(sizeof(walker) == sizeof(walker_scalars) + 3 * sizeof(void*) + (st
 inline constexpr std::size_t sim_array_count = std::tuple_size_v<decltype(sim_arrays)>;
 inline constexpr std::size_t walker_array_count = std::tuple_size_v<decltype(walker_arrays)>;
 
+/// Where array `Member` (a dyn_array member pointer of sim) is in sim_arrays.
+template <auto Member, std::size_t I = 0>
+constexpr std::size_t sim_array_index() {
+  if constexpr (std::is_same_v<decltype(Member), std::remove_cvref_t<decltype(std::get<I>(sim_arrays))>>)
+    if (std::get<I>(sim_arrays) == Member) return I;
+  if constexpr (I + 1 < sim_array_count) return sim_array_index<Member, I + 1>();
+  else return sim_array_count;  // not carried: out of range, an error where it is read
+}
+
 /// How many elements each carried array holds.
 struct walk_extent {
   std::array<std::size_t, sim_array_count> sim{};
