@@ -77,7 +77,7 @@ inline std::vector<cli::option_spec> general_options() {
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model, or a transformers config.json), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},
       {"fragmentation", true, "PCT", "a flat allocator fragmentation reserve in percent of the peak, 0 to 100, in place of the caching allocator model"},
-      {"steps", true, "N", "with the caching allocator model: the training steps the job runs, 1 to 1000, replayed until one makes and frees no segment (near a device's capacity a later step can run out of memory; default 1000: a long job; the C++ API's default, training::steps = 0, stops at the first step whose reserved peak did not grow, at most 8)"},
+      {"steps", true, "N", "with the caching allocator model: the training steps the job runs, 1 to 1000, replayed until one makes and frees no segment (near a device's capacity a later step can run out of memory; default: a long job, at most 1000, as the C++ API's training::steps = 0)"},
       {"alloc-conf", true, "CONF", "PyTorch's caching allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (expandable_segments:True, max_split_size_mb:N, roundup_power2_divisions:N or [MB:N,...,>:N])"},
       {"device", true, "NAME", "the GPU (default v100_16gb); see the list below"},
       {"devices", true, "A,B,...", "several GPUs: one column each (device total, headroom, fits)"},

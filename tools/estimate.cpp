@@ -285,13 +285,9 @@ void configure_policy(const cli::parsed_args& a, const std::vector<tools::zoo_en
   // the caching allocator model (training::model_allocator) unless a flat reserve is asked for
   c.plan.model_allocator = !has("fragmentation");
   if (has("steps") && has("fragmentation")) throw usage_error("--steps sets the steps the caching allocator model replays; --fragmentation replaces the model: give one");
-  // A job runs many steps: by default the replay runs them until one makes and frees no segment
-  // (A19; the C++ default keeps A12's shorter rule for constant evaluation's sake, budget.hpp's
-  // max_replayed_steps). Near a cap a 3-step trial is optimistic: six of nine largest batches that
-  // trained 3 steps ran out of memory within 12 (H200 device call 17).
-  constexpr std::int32_t long_job_steps = 1000;
+  // A job runs many steps: unless --steps says, the replay runs them until one makes and frees no
+  // segment (training::steps = 0, budget.hpp's long_job_steps; op_rules.md A19).
   if (has("steps")) c.plan.steps = static_cast<std::int32_t>(cli::parse_integer("--steps", val("steps"), 1, 1000));
-  else if (c.plan.model_allocator) c.plan.steps = long_job_steps;
   if (has("alloc-conf") && has("fragmentation")) throw usage_error("--alloc-conf configures the caching allocator model; --fragmentation replaces it with a flat reserve: give one");
   if (has("alloc-conf")) {
     try {

@@ -282,15 +282,15 @@ constexpr void check_shared(const std::array<layer, N>& r) {
     if (r[i].share_id > 0) check_shared_with_first(r, i);
 }
 
-/// The most training steps the allocator replay runs when the plan does not say (training::steps),
-/// stopping at the first one whose reserved peak did not grow (A12). A plan that names its steps
-/// runs them until one makes and frees no segment (A19): under a cap the cache need not settle
-/// (ResNet-34 AMP bf16 b901 on 16 GiB trained 3 steps and ran out of memory in step 5; six of nine
-/// largest batches found with 3-step trials OOMed within 12; H200 device call 17). That rule is not
-/// the default yet: a batch search in a static_assert replays every probe's steps, and with it
-/// ResNet-50's on an H100 passed 70 % of Clang's and GCC's default constexpr limits
-/// (compile_time.readme_claims), which issue I's flat table is to make room for.
-inline constexpr int max_replayed_steps = 8;
+/// The training steps of a job whose plan does not name them (training::steps = 0): a long one.
+/// The replay runs steps until one makes and frees no segment (A19): under a cap the cache need
+/// not settle (ResNet-34 AMP bf16 b901 on 16 GiB trained 3 steps and ran out of memory in step 5;
+/// six of nine largest batches found with 3-step trials OOMed within 12; H200 device call 17).
+/// Most runs settle within a few steps: the zoo's batch searches on a V100 16 GB ran at most 13
+/// (ResNet-50 AMP fp16), 3 to 8 on average (build-time cost: ResNet-50's max_micro_batch_of on an
+/// H100 206,278 Clang steps for its dearest evaluation either way, each 1,024 storages of a replay
+/// being an evaluation of its own; 8.4 → 9.4 s). The command line's default too.
+inline constexpr std::int32_t long_job_steps = 1000;
 
 /// model.to(device) and the batch: the tensors resident before the first step, in the order the
 /// measured process allocates them. `past_oom`: the run goes on uncapped after an OOM
@@ -307,14 +307,14 @@ constexpr bool replay_model_to(caching_allocator& a, const replay_tape& t, const
 
 /// What a replayed step's end compares with its start.
 struct pass_start {
-  std::int64_t device_calls = 0, reserved_peak = 0, resident = 0;
+  std::int64_t device_calls = 0, resident = 0;
 };
 
 /// Training step `pass` of a replay begins (0: the warm-up, which creates the optimizer state and
 /// the cuBLAS workspaces).
 constexpr pass_start begin_pass(caching_allocator& a, int pass) {
   if (!std::is_constant_evaluated() && detail::allocator_event_tap) detail::allocator_event_tap('P', pass, -1);  // a step begins
-  const pass_start p{a.device_calls(), a.reserved_peak(), a.allocated()};
+  const pass_start p{a.device_calls(), a.allocated()};
   a.reset_allocated_peak();
   return p;
 }
@@ -334,19 +334,17 @@ constexpr void note_backward_done(const caching_allocator& a, const step_replay&
 
 /// The end of step `pass` after its optimizer step: the survivors released, the step's peak to
 /// `r`. True when the run stops after it: the cache settled (at least two steps: the cache a
-/// step leaves splits differently under the next one, and a job runs many steps, op_rules.md A12;
-/// under a cap a step can free cached segments and make others with the reserved peak pinned at
-/// the cap, so a plan that names its steps stops only at one that makes and frees none, A19), the
-/// steps ran out, or it ran out of memory (past an OOM, the batch search's probe, the second
-/// step's blocks in use are known).
+/// step leaves splits differently under the next one, op_rules.md A12; a step that makes and frees
+/// no segment, since under a cap a step can free cached segments and make others with the reserved
+/// peak pinned at the cap, A19), the job's steps ran out, or it ran out of memory (past an OOM,
+/// the batch search's probe, the second step's blocks in use are known).
 constexpr bool finish_pass(caching_allocator& a, step_replay& steps, const training& plan, int pass, bool past_oom, const pass_start& p,
                            replay_result& r) {
   r.step_peak = a.allocated_peak() - p.resident;
   if (a.allocated_peak() > r.total_peak) r.total_peak = a.allocated_peak();
   steps.release_survivors();
-  const bool job_steps = plan.steps > 0;
-  const bool settled = job_steps ? a.device_calls() == p.device_calls : a.reserved_peak() == p.reserved_peak;
-  const int steps_to_run = job_steps ? plan.steps : max_replayed_steps;
+  const bool settled = a.device_calls() == p.device_calls;
+  const int steps_to_run = plan.steps > 0 ? plan.steps : long_job_steps;
   r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
   return (pass > 0 && (settled || a.out_of_memory())) || pass + 1 >= steps_to_run || (!past_oom && a.out_of_memory());
 }

@@ -190,8 +190,8 @@ struct training {
   /// With model_allocator: the training steps the job runs, which the allocator's replay runs
   /// until a step leaves the cache as it found it (makes and frees no segment). Under a capped
   /// device a later step can run out of memory where the first ones did not: a 3-step trial is
-  /// not a training run (op_rules.md A19). 0: until a step's reserved peak does not grow (at most
-  /// 8), which passes over that churn: set it for a job near a device's capacity.
+  /// not a training run (op_rules.md A19). 0: a long job (budget.hpp's long_job_steps, the command
+  /// line's default too); 3 answers for a 3-step trial, as the real-library files ran.
   std::int32_t steps = 0;
 
   /// The runtime whose rules apply: `runtime`, except that a plan with `backend = cpu` and the

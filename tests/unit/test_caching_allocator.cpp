@@ -407,5 +407,7 @@ TEST_CASE("the replay runs the job's steps: a capped job can run out of memory i
   CHECK_FALSE(run(12));      // a 12-step job does not: the cache churns under the cap, step after step
   CHECK(steps > 2 + 3);
   CHECK(steps <= 2 + 12);
+  CHECK_FALSE(run(0));       // the default, a long job (long_job_steps): as the 12-step one, not the trial
+  CHECK(steps > 2 + 3);
   detail::allocator_event_tap = nullptr;
 }
