@@ -31,7 +31,9 @@ Cases (LAYERS = leaf layers after the input):
   mixed_{200,800,1600,5000}, mixed_batch_{...}
                         issue I's mixed chain (pre-norm attention and MLP residuals, conv1d,
                         batch_norm, relu, dropout; distinct widths), budget_totals on an A100 80GB
-                        at batch 2, and max_micro_batch of it in a static_assert
+                        at batch 2, and max_micro_batch of it in a static_assert; mixed_of_N and
+                        mixed_batch_of_N through budget_totals_of and max_micro_batch_of;
+                        mixed_nested_of_N nested in one named sequence (an exported model's shape)
 Profiling variants of distinct_1600 (what part of the cost is which):
   distinct_1600_model   only builds the constexpr model (no budget)
   distinct_1600_totals  budget_totals(...) (no per-record arrays) + fits
@@ -237,6 +239,14 @@ def cases():
                                 "evaluations of 1,000 walk units on Clang, 3,000 on GCC) on an A100 80GB, batch 2.",
                                 "using namespace gpubudget;\n" + model +
                                 f"static_assert(fits(budget_totals_of<net, {MIXED_PLAN}, {MIXED_DEVICE}>()));\n")
+        # the same nested in one named sequence below the root, as an exported model is (torchvision's
+        # `features`): the split walk goes into it to stop between its children
+        nested = (f"constexpr auto net = sequential(input(64, 256), named(\"features\", "
+                  f"{chunked_sequential('linear(256)', layers)}), layer_norm());\n")
+        out[f"mixed_nested_of_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, in one named sequence below the root "
+                                       "(an exported model's shape), budget_totals_of on an A100 80GB, batch 2.",
+                                       "using namespace gpubudget;\n" + nested +
+                                       f"static_assert(fits(budget_totals_of<net, {MIXED_PLAN}, {MIXED_DEVICE}>()));\n")
         out[f"mixed_batch_of_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, max_micro_batch_of (one constant "
                                       "evaluation per budget) in a static_assert.",
                                       "using namespace gpubudget;\n" + model +

@@ -85,13 +85,27 @@ inline constexpr std::int64_t walk_units_per_evaluation = 1000;
 inline constexpr std::int64_t walk_units_per_evaluation = 3000;
 #endif
 
-/// Where a split walk stands: the micro-batch pass, forward or backward, the root's next child
-/// (forward) or the next node (backward), the trainer's output and loss, the step's result.
+/// A sequence below the root that a split walk went into (walker::runs_child_by_child), to stop
+/// between its children too: an exported model nests nearly all of itself in one (torchvision's
+/// `features`, a ResNet's `layer3`). Where its children end, and the caller's reference to its
+/// input, released after them (walker::run_child).
+struct open_sequence {
+  std::int32_t end = 0;
+  value input{};
+};
+/// How deep a split walk goes into nested sequences (deeper ones run whole).
+inline constexpr std::int32_t max_open_sequences = 8;
+
+/// Where a split walk stands: the micro-batch pass, forward or backward, the next record
+/// (forward: a child of the root or of an open sequence) or the next node (backward), the
+/// trainer's output and loss, the step's result.
 struct walk_progress {
   int pass = 0;
   bool in_backward = false, done = false;
   std::int32_t next = 1;
-  value out{}, loss{};  ///< forward: `out` is the value the root's next child runs on
+  value out{}, loss{};  ///< forward: `out` is the value the next record runs on
+  std::array<open_sequence, max_open_sequences> open{};
+  std::int32_t depth = 0;  ///< open sequences
   step_result result{};
 };
 
@@ -106,7 +120,8 @@ constexpr std::int64_t walk_units(const layer* records, std::int32_t i, bool log
   return 1 + inner * (log_allocator || L.count < 3 ? L.count : 3);
 }
 
-/// The forward's walk units: the root's children (the pieces a split walk can stop between).
+/// The forward's walk units: the root's children (a split walk stops between them, and between
+/// the children of the sequences nested in them).
 template <std::size_t N>
 constexpr std::int64_t forward_units(const model<N>& m, const training& plan) {
   const bool log = replays_allocator(plan);
@@ -123,18 +138,33 @@ constexpr bool walks_whole(const model<N>& m, const training& plan, std::int64_t
   return forward_units(m, plan) <= units;
 }
 
-/// The forward of the pass under way from `p` on, within `units`: child by child when the root
-/// allows it (walker::root_runs_child_by_child), else whole. Says whether it ended.
+/// The forward of the pass under way from `p` on, within `units`: record by record when the root
+/// allows it (walker::runs_child_by_child), going into a nested sequence that would not fit the
+/// units left, else whole. Says whether it ended.
 constexpr bool advance_forward(walker& w, walk_progress& p, std::int64_t& units) {
-  if (!w.root_runs_child_by_child()) {
+  if (!w.runs_child_by_child(0)) {
     p.out = w.walk(0, value{}, w.root_scope());
     return true;
   }
-  const std::int32_t end = w.records[0].span;
-  const bool force = w.checkpoints_children(0, false);
-  for (; p.next < end && units > 0; p.next += w.records[p.next].span)
-    units -= walk_units(w.records, p.next, w.s.log_allocator), p.out = w.run_child(p.next, p.out, w.root_scope(), force);
-  return p.next >= end;
+  const bool log = w.s.log_allocator;
+  for (;;) {
+    if (p.depth > 0 && p.next >= p.open[static_cast<std::size_t>(p.depth - 1)].end) {  // an open sequence's children ran
+      w.s.release(p.open[static_cast<std::size_t>(--p.depth)].input);
+      continue;
+    }
+    if (p.next >= w.records[0].span || units <= 0) return p.next >= w.records[0].span;
+    const bool force = p.depth == 0 && w.checkpoints_children(0, false);  // checkpoint_all: the root's children
+    const auto cost = walk_units(w.records, p.next, log);
+    if (cost > units && !force && p.depth < max_open_sequences && w.runs_child_by_child(p.next)) {
+      w.s.retain(p.out.id);  // run_children's own reference, which its first child consumes
+      p.open[static_cast<std::size_t>(p.depth++)] = {p.next + w.records[p.next].span, p.out};
+      ++p.next, --units;
+      continue;
+    }
+    units -= cost;
+    p.out = w.run_child(p.next, p.out, w.root_scope(), force);
+    p.next += w.records[p.next].span;
+  }
 }
 
 /// The step from `p` on for about `units` walk units (run_micro_batches's passes, resumable

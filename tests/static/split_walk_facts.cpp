@@ -1,6 +1,6 @@
 // A walk split over constant evaluations (budget_of.hpp: split_walk, carried_walk.hpp) gives the
 // whole walk's step to the byte. Small units force a stop after every few of the root's children
-// and every few backward nodes: the carried simulator and walker must hold everything the rest of
+// (or of the sequences nested in them) and every few backward nodes: the carried simulator and walker must hold everything the rest of
 // the step reads (gradient accumulation's second pass, checkpoints, shared inputs, chunked
 // gradients, the allocator's tape).
 #include <gpubudget/gpubudget.hpp>
@@ -30,12 +30,35 @@ static_assert(split_walk_is_whole<resnet, training{.batch = 8}, 10>());
 // each evaluation keeps its state in the room the one before it guessed (room_after)...
 using resnet_split = detail::split_walk<resnet, training{.batch = 8}, false, 10>;
 static_assert(resnet_split::evaluations() > 10 && resnet_split::remeasured() < resnet_split::evaluations() / 4);
-// ...and where that overflows (a root child of 40 layers after children of one), the evaluation
-// runs twice, measuring the sizes it leaves first
+// ...and where that overflows (a root child of 40 layers after children of one, a residual: the
+// walk cannot stop inside it), the evaluation runs twice, measuring the sizes it leaves first
 constexpr auto block = sequential(linear(96), layer_norm(), gelu(), linear(64), relu(), conv1d(8, 3, padding(1)), batch_norm(), silu());
-constexpr auto jump = sequential(input(8, 64), linear(64), relu(), linear(64), relu(), sequential(block, block, block, block, block), linear(10));
+constexpr auto jump = sequential(input(8, 64), linear(64), relu(), linear(64), relu(), residual(block, block, block, block, block), linear(10));
 static_assert(detail::split_walk<jump, training{.batch = 4}, false, 2>::remeasured() > 0);
 static_assert(split_walk_is_whole<jump, training{.batch = 4}, 2>());
+
+// A model nested in one sequence below the root, as an exported one is (torchvision's `features`):
+// the walk goes into it and stops between its children, and between those of the sequences in it
+// (each entered on an activation that only the caller's reference keeps alive, which the split
+// walk must hold until the sequence's last child ran, as the whole walk does)
+constexpr auto nested =
+    sequential(input(8, 64), linear(64), named("features", sequential(relu(), linear(64), block, sequential(relu(), block, block), block)), linear(10));
+using nested_split = detail::split_walk<nested, training{.batch = 4}, false, 8>;
+static_assert(nested_split::after<0>().progress.depth == 2 && nested_split::evaluations() > 8);
+static_assert(split_walk_is_whole<nested, training{.batch = 4}, 8>());
+static_assert(split_walk_is_whole<nested, training{.batch = 4}, 3>());
+static_assert(split_walk_is_whole<nested, training{.batch = 8, .micro_batch = 4}, 5>());
+static_assert(split_walk_is_whole<nested, training{.batch = 4, .checkpoint_all = true}, 5>());  // the root's children checkpointed: not gone into
+// a repeat continuing the nested sequence (it drops its reference to the repeat's input after the
+// first copy: graph.hpp's continue_sequence), and sequences deeper than max_open_sequences
+constexpr auto continued = sequential(input(8, 64), linear(64), sequential(relu(), linear(64), continue_sequence(repeat<3>(block)), relu()), linear(10));
+static_assert(split_walk_is_whole<continued, training{.batch = 4}, 4>());
+constexpr auto deep = sequential(input(8, 64), linear(64), sequential(sequential(sequential(sequential(sequential(sequential(sequential(sequential(sequential(
+                                                   relu(), block, relu(), block))))))))), linear(10));
+static_assert(split_walk_is_whole<deep, training{.batch = 4}, 4>());
+constexpr training nested_allocator{.batch = 16, .model_allocator = true};
+static_assert(same_budget(detail::split_totals<nested, nested_allocator, devices::t4, 100, false, 6>(),
+                          budget_totals(nested, nested_allocator, devices::t4)));
 static_assert(split_walk_is_whole<resnet, training{.batch = 8, .micro_batch = 2}, 16>());  // two passes, the second with .grad alive
 static_assert(split_walk_is_whole<resnet, training{.batch = 8, .checkpoint_all = true}, 10>());  // every root child a checkpoint
 static_assert(split_walk_is_whole<resnet, training{.batch = 8, .inference = true}, 4>());

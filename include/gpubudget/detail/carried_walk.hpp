@@ -35,7 +35,7 @@ static_assert(sizeof(sim) == sizeof(sim_scalars) + std::tuple_size_v<decltype(si
 
 /// The walker's arrays that change as it walks. Not carried: what its constructor rebuilds (the
 /// train_only resolution: named_to_train, train_only_matches, split_repeats) and the per-record
-/// statistics, which a split walk does not collect (walker::root_runs_child_by_child).
+/// statistics, which a split walk does not collect (walker::runs_child_by_child).
 inline constexpr auto walker_arrays = std::tuple{&walker::share_ids,      &walker::share_roots, &walker::running_copy, &walker::segment_copies,
                                                  &walker::first_key,      &walker::key_has_grad, &walker::chunk_grads};
 // records, count, the sim reference; the carried arrays; the five not carried

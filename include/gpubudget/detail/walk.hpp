@@ -280,12 +280,13 @@ struct walker : walker_scalars {
     return next;
   }
 
-  /// Is the root a sequence that walk(0, ...) runs child by child with nothing around them (no
+  /// Is record `i` a sequence that walk(i, ...) runs child by child with nothing around them (no
   /// scope of its own, no checkpoint, no statistics)? A split walk (budget_of.hpp) can then stop
-  /// between its children: run_child from root_scope, consuming the reference before it.
-  constexpr bool root_runs_child_by_child() const {
-    const layer& L = records[0];
-    return L.kind == node_kind::sequence && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !trains_by_name(0) && !collecting();
+  /// between its children: run_child from root_scope, consuming the reference before it (inside
+  /// a nested one, run_children's own reference, the caller's released after its last child).
+  constexpr bool runs_child_by_child(std::int32_t i) const {
+    const layer& L = records[i];
+    return L.kind == node_kind::sequence && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !trains_by_name(i) && !collecting();
   }
   /// The scope walk(0, ...) starts from (run_micro_batches).
   constexpr scope root_scope() const { return scope{s.plan.train_only == nullptr, true, 0}; }
