@@ -49,6 +49,10 @@ static_assert(split_walk_is_whole<nested, training{.batch = 4}, 8>());
 static_assert(split_walk_is_whole<nested, training{.batch = 4}, 3>());
 static_assert(split_walk_is_whole<nested, training{.batch = 8, .micro_batch = 4}, 5>());
 static_assert(split_walk_is_whole<nested, training{.batch = 4, .checkpoint_all = true}, 5>());  // the root's children checkpointed: not gone into
+// checkpointed blocks inside it (re-run in backward from the segment records the split carries)
+constexpr auto nested_checkpoints =
+    sequential(input(8, 64), linear(64), named("features", sequential(relu(), checkpointed(block), block, checkpointed(block, relu(), block))), linear(10));
+static_assert(split_walk_is_whole<nested_checkpoints, training{.batch = 4}, 4>());
 // a repeat continuing the nested sequence (it drops its reference to the repeat's input after the
 // first copy: graph.hpp's continue_sequence), and sequences deeper than max_open_sequences
 constexpr auto continued = sequential(input(8, 64), linear(64), sequential(relu(), linear(64), continue_sequence(repeat<3>(block)), relu()), linear(10));
