@@ -76,12 +76,16 @@ TEST_CASE("max_micro_batch_of's answer at the search's edge: the capped run fits
 namespace {
 // a chain of 70 blocks of 10 layers (770 forward units), walked 300 units per evaluation (the
 // default is 1,000 on Clang, 3,000 on GCC): the budget with and without the allocator model, and
-// the batch search, whose traced step and probes then walk it in pieces too
+// the batch search, whose traced step and probes then walk it in pieces too. Nested in one named
+// sequence below the root, as an exported model is: the split walk goes into it, and into blocks
 constexpr auto block = sequential(linear(96), layer_norm(), gelu(), linear(64), relu(), conv1d(8, 3, padding(1)), batch_norm(), silu(),
                                   dropout(10), tanh());
 #define GPUBUDGET_TEST_TEN_BLOCKS block, block, block, block, block, block, block, block, block, block
-constexpr auto long_chain = sequential(input(8, 64), GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS,
-                                       GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS);
+constexpr auto long_chain =
+    sequential(input(8, 64), named("features", sequential(GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS,
+                                                          GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS, GPUBUDGET_TEST_TEN_BLOCKS,
+                                                          GPUBUDGET_TEST_TEN_BLOCKS)),
+               layer_norm());
 #undef GPUBUDGET_TEST_TEN_BLOCKS
 constexpr std::int64_t units = 300;
 constexpr training chain_plan{.batch = 16};
@@ -92,6 +96,7 @@ constexpr auto small_gpu = custom_device("1 GB", GB);
 TEST_CASE("a model longer than one evaluation's walk: its budget and largest micro-batch walked in pieces", "[budget_of]") {
   STATIC_REQUIRE(!detail::walks_whole(long_chain, chain_plan, units));
   STATIC_REQUIRE(detail::split_walk<long_chain, chain_plan, false, units>::evaluations() > 2);
+  STATIC_REQUIRE(detail::split_walk<long_chain, chain_plan, false, units>::after<0>().progress.depth > 0);  // stopped inside `features`
   CHECK(same_budget(detail::split_totals<long_chain, chain_plan, devices::t4, 100, false, units>(), budget_totals(long_chain, chain_plan, devices::t4)));
   CHECK(same_budget(detail::split_totals<long_chain, chain_amp, devices::t4, 100, false, units>(), budget_totals(long_chain, chain_amp, devices::t4)));
   constexpr auto answer = detail::separate_budgets<long_chain, chain_plan, small_gpu, batch_bounds{}, 100, units>::answer();
