@@ -407,7 +407,21 @@ TEST_CASE("the replay runs the job's steps: a capped job can run out of memory i
   CHECK_FALSE(run(12));      // a 12-step job does not: the cache churns under the cap, step after step
   CHECK(steps > 2 + 3);
   CHECK(steps <= 2 + 12);
-  CHECK_FALSE(run(0));       // the default, a long job (long_job_steps): as the 12-step one, not the trial
-  CHECK(steps > 2 + 3);
   detail::allocator_event_tap = nullptr;
+}
+
+TEST_CASE("a plan that does not name its steps is a long job (training::steps = 0, long_job_steps)") {
+  // ResNet-18 fp32 at batch 720 on a V100 16 GB: a 3-step trial fits; a long job's later steps free
+  // cached segments and make others under the cap and do not (the zoo's largest batch: 719 by
+  // default, 720 under A12's old default rule, which stopped where the trial does)
+  using namespace gpubudget;
+  const auto net = models::resnet18(224, 1000);
+  auto fits_with = [&](std::int32_t steps) {
+    return fits(budget_totals(net, training{.batch = 720, .model_allocator = true, .steps = steps}, devices::v100_16gb));
+  };
+  const bool by_default = fits_with(0);
+  CHECK(fits_with(3));
+  CHECK_FALSE(fits_with(detail::long_job_steps));
+  CHECK(by_default == fits_with(detail::long_job_steps));
+  CHECK_FALSE(by_default);
 }
