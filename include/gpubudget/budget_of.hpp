@@ -67,9 +67,9 @@ constexpr tape_extent tape_extent_of(const State& state) {
 }
 
 /// The work one evaluation of a split walk does, in records walked forward (a repeat's block once
-/// per copy walked) and nodes run backward. Clang 14 bounds an evaluation by 1,048,576 steps: with
-/// 1,000 units the dearest evaluation of issue I's mixed chain of attention and MLP residuals takes
-/// 416 K at 1,600 layers and 610 K at 5,000, about half of it copying the carried state in and out
+/// per copy walked) and nodes run backward (backward_nodes_per_unit a unit). Clang 14 bounds an
+/// evaluation by 1,048,576 steps: with 1,000 units the dearest evaluation of issue I's mixed chain
+/// of attention and MLP residuals takes 416 K at 1,600 layers and 613 K at 5,000, about half of it copying the carried state in and out
 /// (at 600 units: 283 K and 472 K, but 52 s and 1.5 GB at 5,000 layers, where 1,000 take 33 s and
 /// 1.1 GB: Clang keeps every evaluation's state).
 /// GCC 12 allows 33,554,432 operations and keeps what every evaluation of a declaration allocated
@@ -84,6 +84,13 @@ inline constexpr std::int64_t walk_units_per_evaluation = 1000;
 #else
 inline constexpr std::int64_t walk_units_per_evaluation = 3000;
 #endif
+
+/// Backward nodes a split walk runs for one walk unit. A leaf's forward records about two nodes,
+/// and a node's backward costs fewer steps than a record's forward: with two nodes a unit the
+/// dearest evaluation of issue I's 5,000-layer chain is still a forward one (613,281 Clang steps)
+/// and the walk takes 12 evaluations, not 18 (Clang's memory 1,074 → 810 MB); with four, a
+/// backward one of 4,000 nodes becomes the dearest (744,765 steps: under 30 % to spare).
+inline constexpr std::int64_t backward_nodes_per_unit = 2;
 
 /// A sequence below the root that a split walk went into (walker::runs_child_by_child), to stop
 /// between its children too: an exported model nests nearly all of itself in one (torchvision's
@@ -168,7 +175,7 @@ constexpr bool advance_forward(walker& w, walk_progress& p, std::int64_t& units)
 }
 
 /// The step from `p` on for about `units` walk units (run_micro_batches's passes, resumable
-/// between the root's children and between backward's nodes).
+/// between the root's children and between backward's nodes, backward_nodes_per_unit a unit).
 constexpr void advance_walk(walker& w, sim& s, const training& plan, walk_progress& p, std::int64_t units) {
   while (!p.done && units > 0) {
     if (!p.in_backward) {
@@ -177,7 +184,9 @@ constexpr void advance_walk(walker& w, sim& s, const training& plan, walk_progre
       p.in_backward = !plan.inference;
       if (p.in_backward) p.next = w.begin_backward(p.loss.id);
     }
-    for (; p.in_backward && p.next >= w.first_node_of_pass && units > 0; --p.next, --units) w.backward_node(p.next);
+    std::int64_t nodes = units * backward_nodes_per_unit;
+    for (; p.in_backward && p.next >= w.first_node_of_pass && nodes > 0; --p.next, --nodes) w.backward_node(p.next);
+    units = nodes / backward_nodes_per_unit;
     if (p.in_backward && p.next >= w.first_node_of_pass) return;
     if (p.in_backward) w.end_backward(), finish_backward(s, p.out, p.loss, p.result);
     if (++p.pass < walked_passes(plan)) {
