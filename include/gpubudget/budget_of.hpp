@@ -69,7 +69,7 @@ constexpr tape_extent tape_extent_of(const State& state) {
 /// The work one evaluation of a split walk does, in records walked forward (a repeat's block once
 /// per copy walked) and nodes run backward (backward_nodes_per_unit a unit). Clang 14 bounds an
 /// evaluation by 1,048,576 steps: with 1,000 units the dearest evaluation of issue I's mixed chain
-/// of attention and MLP residuals takes 416 K at 1,600 layers and 613 K at 5,000, about half of it
+/// of attention and MLP residuals takes 435 K at 1,600 layers and 613 K at 5,000, about half of it
 /// copying the carried state in and out (at 600 units: 283 K and 472 K, but 52 s and 1.5 GB at
 /// 5,000 layers, where 1,000 took 33 s and 1.1 GB: Clang keeps every evaluation's state).
 /// GCC 12 allows 33,554,432 operations and keeps what every evaluation of a declaration allocated
