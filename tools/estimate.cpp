@@ -287,7 +287,7 @@ void configure_policy(const cli::parsed_args& a, const std::vector<tools::zoo_en
   if (has("steps") && has("fragmentation")) throw usage_error("--steps sets the steps the caching allocator model replays; --fragmentation replaces the model: give one");
   // A job runs many steps: unless --steps says, the replay runs them until one makes and frees no
   // segment (training::steps = 0, budget.hpp's long_job_steps; op_rules.md A19).
-  if (has("steps")) c.plan.steps = static_cast<std::int32_t>(cli::parse_integer("--steps", val("steps"), 1, 1000));
+  if (has("steps")) c.plan.steps = static_cast<std::int32_t>(cli::parse_integer("--steps", val("steps"), 1, gpubudget::detail::long_job_steps));
   if (has("alloc-conf") && has("fragmentation")) throw usage_error("--alloc-conf configures the caching allocator model; --fragmentation replaces it with a flat reserve: give one");
   if (has("alloc-conf")) {
     try {

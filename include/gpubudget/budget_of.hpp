@@ -420,7 +420,7 @@ struct split_walk {
   static constexpr auto evaluate() {
     return walk_evaluation(Model, Plan, Traced, Units, before<K>(), [](const sim& s, const walker& w, const walk_progress& p) {
       carried_walk<Capacity, walk_progress> out{};
-      out.save(s, w, p, sizes_before<K>(), still_read(s, extent_of(s, w), p.in_backward, p.next));
+      out.save(s, w, p, sizes_before<K>());
       return out;
     });
   }

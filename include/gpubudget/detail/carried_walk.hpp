@@ -152,9 +152,9 @@ struct carried_walk {
   bool overflowed = false;
   Progress progress{};
 
-  /// `before`: the sizes the evaluation started from; `read`: of the arrays' elements, those a
-  /// later evaluation reads (still_read; the others are not copied).
-  constexpr void save(const sim& s, const walker& w, const Progress& p, const walk_extent& before, const walk_extent& read) {
+  /// `before`: the sizes the evaluation started from. Of the arrays' elements, only those a later
+  /// evaluation reads are copied (still_read, from where `p` stands).
+  constexpr void save(const sim& s, const walker& w, const Progress& p, const walk_extent& before) {
     sizes = extent_of(s, w);
     overflowed = !fits_within(sizes, Capacity);
     if (overflowed) return;
@@ -162,6 +162,7 @@ struct carried_walk {
     for (std::size_t k = 0; k < walker_array_count; ++k)
       growth.walker[k] = sizes.walker[k] > before.walker[k] ? sizes.walker[k] - before.walker[k] : 0;
     sim_part = s, walker_part = w;
+    const walk_extent read = still_read(s, sizes, p.in_backward, p.next);
     sim_elements.save(s, read.sim), walker_elements.save(w, read.walker);
     progress = p;
   }
