@@ -315,3 +315,28 @@ TEST_CASE("repeat<5> equals five written-out copies", "[walk][repeat]") {
   // keeps it. 1 + 6 + 4 = 11 storages of 96 B.
   REQUIRE(rep.saved_activations == 11 * 96);
 }
+
+namespace {
+/// The forward peak of one bias-free Linear [16, 64] -> [16, n] at batch 2 (GEMM M = 32, K = 64)
+/// on a CPU runtime, without grad: its output and OpenBLAS's GEMM buffer.
+std::int64_t cpu_linear_forward_peak(std::int64_t n, runtime_kind r) {
+  training t{.batch = 2, .inference = true};
+  t = for_runtime(t, r);
+  return budget(sequential(input(16, 64), linear(n, no_bias)), t, dev).forward_peak;
+}
+}  // namespace
+
+// OpenBLAS's GEMM buffer sets in at a GEMM size of its library version's: measured with a
+// malloc shim around F.linear (benchmarks/accuracy/op_rules.md 2.6 #43): PyTorch 2.6's OpenBLAS
+// 0.3.29 allocates 2 MiB from M·N·K = 2^19 (none at 522,240; at 1, 2 and 4 threads), 1.13's
+// OpenBLAS 0.3.21 512 KiB above 64³. A self-attention of 16 tokens, width 64 (in_proj M·N·K =
+// 393,216) budgeted a 2 MiB buffer PyTorch 2.6 never allocated: its peak 10x too high.
+TEST_CASE("CPU GEMM buffer: from M·N·K = 2^19 on PyTorch 2.6, above 64³ on 1.13", "[walk][cpu]") {
+  const auto rise = [](std::int64_t from, std::int64_t to, runtime_kind r) {
+    return cpu_linear_forward_peak(to, r) - cpu_linear_forward_peak(from, r) - (to - from) * 32 * 4;  // less the output's growth
+  };
+  CHECK(rise(128, 129, runtime_kind::torch2_6_cpu) == 0);          // 262,144 -> 264,192
+  CHECK(rise(255, 256, runtime_kind::torch2_6_cpu) == 2 * MiB);    // 522,240 -> 524,288
+  CHECK(rise(128, 129, runtime_kind::torch1_13_cpu) == 512 * KiB);  // 64³ -> 264,192
+  CHECK(rise(255, 256, runtime_kind::torch1_13_cpu) == 0);
+}

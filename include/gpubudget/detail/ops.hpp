@@ -194,16 +194,18 @@ constexpr void keep_autocast_weight(layer_ctx& c, std::int32_t n, const value& x
 }
 
 /// OpenBLAS's GEMM buffer: every non-tiny matmul on the CPU allocates a constant transient, in
-/// forward and in each backward GEMM (absent for 64³ GEMMs): 512 KiB with 1.13's OpenBLAS 0.3.21
-/// (op_rules.md §0.4), 2 MiB with 2.6's OpenBLAS 0.3.29 (op_rules.md 2.6 #1: linear_2d forward
-/// transient 512.0K -> 2048.0K). A 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in
+/// forward and in each backward GEMM: 512 KiB with 1.13's OpenBLAS 0.3.21 (op_rules.md §0.4) once
+/// M·N·K > 64³, 2 MiB with 2.6's OpenBLAS 0.3.29 (op_rules.md 2.6 #1: linear_2d forward transient
+/// 512.0K -> 2048.0K) once M·N·K ≥ 2^19 (2.6 #43: none at 522,240, 2 MiB at 524,288, at 1, 2 and
+/// 4 threads; a Linear's three GEMMs share the product). A 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in
 /// oneDNN, not OpenBLAS: none, in forward or backward (op_rules.md 2.6 #9 "bf16: no OpenBLAS
 /// part", #34: mlp_b8's fc1 in bf16 has a backward peak of exactly its weight gradient in bf16
 /// and fp32).
 constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k, dtype t) {
   if (!s.on_cpu() || t == dtype::bf16 || t == dtype::fp16) return 0;
-  if (m * n * k <= 64 * 64 * 64) return 0;
-  return s.torch26_cpu() ? 2 * MiB : 512 * KiB;
+  const auto product = checked_mul(checked_mul(m, n), k);
+  if (s.torch26_cpu()) return product >= 524288 ? 2 * MiB : 0;
+  return product > 64 * 64 * 64 ? 512 * KiB : 0;
 }
 
 /// CUDA's reduction kernel (ATen/native/cuda/Reduce.cuh, setReduceConfig) summing a contiguous
