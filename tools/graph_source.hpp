@@ -240,13 +240,16 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto pct = f.integer("percent", 0, 100);
     return f.boolean("inplace", false) ? dropout_inplace(pct) : dropout(pct);
   };
-  for (const char* pool : {"max_pool2d", "avg_pool2d"})
-    t[pool] = [max = std::string(pool) == "max_pool2d"](fields& f) {
+  for (const char* pool : {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"})
+    t[pool] = [name = std::string(pool)](fields& f) {
       const auto k = f.integer("kernel", 1, 1 << 16);
       const stride s(f.integer("stride", 1, 1 << 16, k));
       const padding p(f.integer("padding", 0, 1 << 16, 0));
-      if (f.boolean("ceil_mode", false)) return max ? max_pool2d(k, s, p, ceil_mode) : avg_pool2d(k, s, p, ceil_mode);
-      return max ? max_pool2d(k, s, p) : avg_pool2d(k, s, p);
+      const bool ceil = f.boolean("ceil_mode", false);
+      if (name == "max_pool1d") return ceil ? max_pool1d(k, s, p, ceil_mode) : max_pool1d(k, s, p);
+      if (name == "avg_pool1d") return ceil ? avg_pool1d(k, s, p, ceil_mode) : avg_pool1d(k, s, p);
+      if (name == "max_pool2d") return ceil ? max_pool2d(k, s, p, ceil_mode) : max_pool2d(k, s, p);
+      return ceil ? avg_pool2d(k, s, p, ceil_mode) : avg_pool2d(k, s, p);
     };
   t["patch_embedding"] = [](fields& f) {
     const auto width = f.integer("width", 1, big);
@@ -265,6 +268,7 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto h = f.integer("h", 1, big);
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
+  t["adaptive_avg_pool1d"] = [](fields& f) { return adaptive_avg_pool1d(f.integer("out", 1, big)); };
   t["prelu"] = [](fields& f) { return prelu(f.integer("parameters", 1, big, 1)); };
   t["pixel_shuffle"] = [](fields& f) { return pixel_shuffle(f.integer("factor", 1, 1 << 10)); };
   t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors

@@ -294,6 +294,29 @@ def subpixel_net(c=32):
     return SubPixelNet(c)
 
 
+class AudioCNN(nn.Module):
+    """A 1-D CNN over a raw waveform (keyword spotting, ECG): Conv1d + BatchNorm1d + ReLU stages
+    pooled by nn.MaxPool1d, nn.AvgPool1d (padded) and F.max_pool1d with ceil_mode, then
+    nn.AdaptiveAvgPool1d(1), a dropout and a linear head."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv1d(1, 32, 9, stride=2, padding=4), nn.BatchNorm1d(32), nn.ReLU(inplace=True), nn.MaxPool1d(2))
+        self.stage1 = nn.Sequential(nn.Conv1d(32, 64, 5, padding=2), nn.BatchNorm1d(64), nn.ReLU(inplace=True),
+                                    nn.AvgPool1d(3, stride=2, padding=1))
+        self.stage2 = nn.Sequential(nn.Conv1d(64, 128, 3, padding=1), nn.BatchNorm1d(128), nn.ReLU(inplace=True))
+        self.pool = nn.AdaptiveAvgPool1d(1)
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.2), nn.Linear(128, classes))
+
+    def forward(self, x):
+        x = self.stage2(self.stage1(self.stem(x)))
+        return self.head(self.pool(F.max_pool1d(x, 3, 2, ceil_mode=True)))
+
+
+def audio_cnn(classes=10):
+    return AudioCNN(classes)
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

@@ -210,3 +210,10 @@ static_assert(budget_totals(attention_adapters_v_on_packed_kv_m, training{.batch
 constexpr auto attention_adapters_rank_zero_m =
     sequential(input(16, 64), attention(64, heads(4), attention_impl::separate_qkv, attention_adapters{.rank = 4, .parts = adapt_q}));
 static_assert(budget_totals(attention_adapters_rank_zero_m, training{.batch = 8}, devices::generic_16gb).trainable_count == 4 * (64 + 64));
+
+namespace {
+using namespace gpubudget;
+// pool1d_on_image: the same 1-D pool on a [C, L] sequence (MaxPool1d(2): [4, 32])
+constexpr auto pool1d_on_sequence_m = sequential(input(4, 64), max_pool1d(2));
+static_assert(budget(pool1d_on_sequence_m, training{.batch = 2}, devices::generic_16gb).per_record[2].output_bytes == 2 * 4 * 32 * 4);
+}  // namespace

@@ -328,6 +328,35 @@ TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[l
   REQUIRE(gap113.per_record[3].saved_bytes == 2048);
 }
 
+TEST_CASE("1-D pooling: the 2-D pools on x.unsqueeze(-2)", "[layers][pooling]") {
+  // conv1d(4, 1) on [4, 64], batch 2: y1 = 2·4·64·4 = 2,048 B, kept by the pool only.
+  // tests/export's audio_cnn_b2_4000 (custom-pytorch-2.6-cpu.json) holds all three to a measured step.
+  constexpr auto pool = [](layer p) { return sequential(input(4, 64), conv1d(4, 1), p); };
+  // MaxPool1d(2): [4, 32]; y1 + int64 indices 2·4·32·8 = 2,048 → 4,096 B
+  constexpr auto mx = budget(pool(max_pool1d(2)), on_cuda(2), dev);
+  REQUIRE(shape_of(mx.per_record[3]) == "[4,32]");
+  REQUIRE(mx.per_record[3].saved_bytes == 4096);
+  // kernel 3, stride 2, ceil_mode on 64: (64 − 3 + 1)/2 + 1 = 32 (floor: 31); padding 1: 32
+  static_assert(pool2d_op{3, 2, 0, false, true, true}.output_shape(make_shape(4, 64))[1] == 32);
+  static_assert(pool2d_op{3, 2, 0, false, false, true}.output_shape(make_shape(4, 64))[1] == 31);
+  REQUIRE(shape_of(budget(pool(avg_pool1d(3, stride(2), padding(1))), on_cuda(2), dev).per_record[3]) == "[4,32]");
+  // AvgPool1d keeps its input; AdaptiveAvgPool1d(1) is a mean in 2.x (nothing), its input in 1.13
+  REQUIRE(budget(pool(avg_pool1d(2)), on_cuda(2), dev).per_record[3].saved_bytes == 2048);
+  constexpr auto gap = budget(pool(adaptive_avg_pool1d(1)), on_cuda(2), dev);
+  REQUIRE(shape_of(gap.per_record[3]) == "[4,1]");
+  REQUIRE(gap.per_record[3].saved_bytes == 0);
+  REQUIRE(budget(pool(adaptive_avg_pool1d(1)), cpu_reference_step(2, optimizer_kind::adamw), dev).per_record[3].saved_bytes == 2048);
+  REQUIRE(budget(pool(adaptive_avg_pool1d(8)), on_cuda(2), dev).per_record[3].saved_bytes == 2048);
+  // without grad on the CPU, max_pool1d makes no indices (MaxPooling.cpp): the forward peak is
+  // y1 and the output only
+  training cpu_inference = cpu_reference_step(2, optimizer_kind::adamw);
+  cpu_inference.inference = true;
+  const auto with_grad = budget(pool(max_pool1d(2)), cpu_reference_step(2, optimizer_kind::adamw), dev);
+  const auto without = budget(pool(max_pool1d(2)), cpu_inference, dev);
+  REQUIRE(without.forward_peak < with_grad.forward_peak);
+  // a 1-D pool on [C, H, W] is a rank error, not silently another pool: tests/fail/pool1d_on_image_ko.cpp
+}
+
 // --- views ----------------------------------------------------------------------------------------
 
 TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[layers][views]") {

@@ -1,9 +1,12 @@
-// gpubudget/layers/pooling.hpp — max, average and adaptive average pooling (2-D).
+// gpubudget/layers/pooling.hpp — max, average and adaptive average pooling (1-D and 2-D).
 //
 // PyTorch 1.13: max_pool2d_with_indices keeps its input and the int64 indices (one per output
 // element); avg_pool2d and adaptive_avg_pool2d keep their whole input, even for a global 1×1
 // pool whose backward needs only the shape (op_rules.md §0.7). PyTorch 2.6: adaptive_avg_pool2d
 // keeps nothing, avg_pool2d still keeps its input (op_rules.md 2.6 #3).
+// The 1-D pools are the 2-D ones on x.unsqueeze(-2) (ATen Pooling.cpp max_pool1d_with_indices,
+// avg_pool1d, adaptive_avg_pool1d: a (1, k) window, then squeeze), so they keep what those keep;
+// max_pool1d without grad on the CPU skips the indices (MaxPooling.cpp max_pool1d).
 #pragma once
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
@@ -11,21 +14,23 @@
 
 namespace gpubudget {
 
-/// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter).
+/// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter); with `one_d`,
+/// nn.MaxPool1d / nn.AvgPool1d on [C, L].
 struct pool2d_op {
   std::int64_t kernel = {};
   std::int64_t stride = {};
   std::int64_t padding = {};
   flag average = {};
   flag ceil_mode = {};  ///< ceil_mode=True (GoogLeNet's and SqueezeNet's max pools)
+  flag one_d = {};
   constexpr shape output_shape(const shape& in) const {
-    if (in.rank != 3) detail::tensor_rank_unsupported();
+    if (in.rank != (one_d ? 2 : 3)) detail::tensor_rank_unsupported();
     if (kernel <= 0) detail::kernel_size_must_be_positive();
     if (stride <= 0) detail::stride_must_be_positive();
     if (padding < 0) detail::invalid_layer_argument();
     if (2 * padding > kernel) detail::require_input(false, detail::pooling_padding_over_half_the_kernel, padding, in);
     shape out = in;
-    for (int d = 1; d <= 2; ++d) {
+    for (int d = 1; d < in.rank; ++d) {
       // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
       if (in[d] + 2 * padding < kernel)
         detail::require_input(false, detail::pooling_window_larger_than_padded_input, kernel, detail::padded(in, padding));
@@ -43,10 +48,13 @@ struct op_traits<pool2d_op> {
   static constexpr const char* name(const pool2d_op& op) { return op.average ? "avg_pool" : "max_pool"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const pool2d_op& op, const detail::value& x) {
     const shape out = op.output_shape(x.s);
-    const auto indices = op.average ? 0 : bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64);
+    const bool no_indices = op.average || (op.one_d && c.s.no_grad && c.s.on_cpu());
+    const auto indices = no_indices ? 0 : bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64);
     return detail::pointwise(c.s, x, out, x.type, detail::keeps::input, indices);
   }
-  static constexpr std::int64_t flops(const pool2d_op& op, const shape&, const shape& out) { return op.kernel * op.kernel * out.numel(); }
+  static constexpr std::int64_t flops(const pool2d_op& op, const shape&, const shape& out) {
+    return (op.one_d ? op.kernel : op.kernel * op.kernel) * out.numel();
+  }
 };
 
 constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, false}); }
@@ -58,7 +66,17 @@ constexpr layer avg_pool2d(std::int64_t kernel) { return avg_pool2d(kernel, stri
 constexpr layer max_pool2d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, false, true}); }
 constexpr layer avg_pool2d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, true, true}); }
 
-/// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W].
+/// nn.MaxPool1d / nn.AvgPool1d on [C, L]: max_pool1d(3, stride(2), padding(1)), max_pool1d(2)
+/// (stride = kernel), and the same with ceil_mode.
+constexpr layer max_pool1d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, false, false, true}); }
+constexpr layer max_pool1d(std::int64_t kernel) { return max_pool1d(kernel, stride(kernel)); }
+constexpr layer avg_pool1d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, true, false, true}); }
+constexpr layer avg_pool1d(std::int64_t kernel) { return avg_pool1d(kernel, stride(kernel)); }
+constexpr layer max_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, false, true, true}); }
+constexpr layer avg_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, true, true, true}); }
+
+/// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W]; out_h 0: nn.AdaptiveAvgPool1d(out_w) on
+/// [C, L] (adaptive_avg_pool2d on [C, 1, L] with (1, out_w), then squeezed).
 struct adaptive_avg_pool2d_op {
   std::int64_t out_h = {};
   std::int64_t out_w = {};
@@ -68,19 +86,25 @@ template <>
 struct op_traits<adaptive_avg_pool2d_op> {
   static constexpr const char* name = "adaptive_avg_pool";
   static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_avg_pool2d_op& op, const detail::value& x) {
-    if (x.s.rank != 3) detail::tensor_rank_unsupported();
-    if (op.out_h <= 0 || op.out_w <= 0) detail::invalid_layer_argument();
+    const bool one_d = op.out_h == 0;
+    if (x.s.rank != (one_d ? 2 : 3)) detail::tensor_rank_unsupported();
+    if (op.out_h < 0 || op.out_w <= 0) detail::invalid_layer_argument();
     // 1.13 keeps the input; 2.x nothing for a 1x1 output (op_rules.md 2.6 #3: x[2,32,32,32] saved
     // 256K -> 0; temporal_64_128_256_b2_t5 saved -1,484,816 B): that is mean(-1, -2) on any device
     // but XPU (AdaptiveAveragePooling.cpp), and mean saves nothing in 2.x (#2). Other outputs run
     // _adaptive_avg_pool2d, whose backward takes the input (derivatives.yaml).
-    const bool global = op.out_h == 1 && op.out_w == 1;
+    const bool global = op.out_h <= 1 && op.out_w == 1;
     const auto keeps = c.s.torch2() && global ? detail::keeps::nothing : detail::keeps::input;
-    return detail::pointwise(c.s, x, make_shape(x.s[0], op.out_h, op.out_w), x.type, keeps);
+    return detail::pointwise(c.s, x, one_d ? make_shape(x.s[0], op.out_w) : make_shape(x.s[0], op.out_h, op.out_w), x.type, keeps);
   }
   static constexpr std::int64_t flops(const adaptive_avg_pool2d_op&, const shape& in, const shape&) { return in.numel(); }
 };
 
-constexpr layer adaptive_avg_pool2d(std::int64_t out_h, std::int64_t out_w) { return as_layer(adaptive_avg_pool2d_op{out_h, out_w}); }
+constexpr layer adaptive_avg_pool2d(std::int64_t out_h, std::int64_t out_w) {
+  if (out_h <= 0) detail::invalid_layer_argument();  // 0 is the 1-D pool's mark
+  return as_layer(adaptive_avg_pool2d_op{out_h, out_w});
+}
+/// nn.AdaptiveAvgPool1d(out) on [C, L].
+constexpr layer adaptive_avg_pool1d(std::int64_t out) { return as_layer(adaptive_avg_pool2d_op{0, out}); }
 
 }  // namespace gpubudget
