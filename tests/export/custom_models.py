@@ -317,6 +317,26 @@ def audio_cnn(classes=10):
     return AudioCNN(classes)
 
 
+class ConvAutoencoder(nn.Module):
+    """A convolutional autoencoder: strided convolutions with LeakyReLU, a Linear bottleneck
+    (nn.Flatten, then nn.Unflatten back to a map), transposed convolutions with ELU and a sigmoid."""
+
+    def __init__(self, c=16, latent=64, size=64):
+        super().__init__()
+        m = size // 4
+        self.encoder = nn.Sequential(nn.Conv2d(3, c, 4, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(c, 2 * c, 4, 2, 1), nn.LeakyReLU(0.2),
+                                     nn.Flatten(), nn.Linear(2 * c * m * m, latent))
+        self.decoder = nn.Sequential(nn.Linear(latent, 2 * c * m * m), nn.Unflatten(1, (2 * c, m, m)), nn.ConvTranspose2d(2 * c, c, 4, 2, 1),
+                                     nn.ELU(), nn.ConvTranspose2d(c, 3, 4, 2, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def conv_autoencoder(c=16, latent=64, size=64):
+    return ConvAutoencoder(c, latent, size)
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

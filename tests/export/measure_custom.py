@@ -426,6 +426,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("subpixel_net_b2_64", custom_models.subpixel_net, (3, 64, 64), 2),
          # nn.MaxPool1d, nn.AvgPool1d, F.max_pool1d (ceil_mode), nn.AdaptiveAvgPool1d over a waveform
          ("audio_cnn_b2_4000", custom_models.audio_cnn, (1, 4000), 2),
+         # nn.Unflatten after a Linear bottleneck, nn.ConvTranspose2d(4, 2, 1), LeakyReLU, ELU, Sigmoid
+         ("conv_autoencoder_b2_64", custom_models.conv_autoencoder, (3, 64, 64), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),
