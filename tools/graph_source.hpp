@@ -200,12 +200,13 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const auto impl = f.text("impl");
     const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
                                                          {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash}};
-    if (impl != "torch_mha" && !impls.count(impl))
-      fail(f.where(), "\"impl\": only \"torch_mha\" (nn.MultiheadAttention), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
+    const bool mha = impl == "torch_mha" || impl == "torch_mha_weights";
+    if (!mha && !impls.count(impl))
+      fail(f.where(), "\"impl\": only \"torch_mha\" and \"torch_mha_weights\" (nn.MultiheadAttention, need_weights False or True), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
                       "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
     const bool bias = f.boolean("bias", true);
-    if (impl != "torch_mha") {  // "projections" (their module names) are applied by append()
+    if (!mha) {  // "projections" (their module names) are applied by append()
       const auto ai = impls.at(impl);
       // Llama's grouped-query rotary attention: key/value heads, RoPE, a head size of its own
       const auto kv = f.integer("kv_heads", 1, h, 0), hd = f.integer("head_dim", 1, big, 0);
@@ -216,8 +217,8 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       return bias ? make() : make(no_bias);
     }
     const auto tv = projection_names::torchvision;
-    return bias ? attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct))
-                : attention(width, heads(h), attention_impl::torch_mha, tv, attention_dropout(pct), no_bias);
+    const auto ai = impl == "torch_mha" ? attention_impl::torch_mha : attention_impl::torch_mha_weights;
+    return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct)) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias);
   };
 }
 

@@ -337,6 +337,32 @@ def conv_autoencoder(c=16, latent=64, size=64):
     return ConvAutoencoder(c, latent, size)
 
 
+class TokenMixer(nn.Module):
+    """Tokens through nn.MultiheadAttention called as most code calls it, `a, _ = attn(x, x, x)`:
+    need_weights=True by default, so PyTorch takes the materialized path and returns the
+    head-averaged weights, which the caller drops; then a post-norm residual, a GELU MLP and a
+    mean-pooled head."""
+
+    def __init__(self, features=32, width=128, heads=4, dropout=0.0, classes=3):
+        super().__init__()
+        self.proj = nn.Linear(features, width)
+        self.attn = nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True)
+        self.norm = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        x = self.proj(x)
+        a, _ = self.attn(x, x, x)
+        x = self.norm(x + a)
+        x = x + self.mlp(x)
+        return self.head(x.mean(1))
+
+
+def token_mixer(features=32, width=128, heads=4, dropout=0.0, classes=3):
+    return TokenMixer(features, width, heads, dropout, classes)
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

@@ -525,6 +525,23 @@ TEST_CASE("layer_norm copies a transposed input: nn.MultiheadAttention's batch_f
   CHECK(p.forward_peak - p.after_forward == 8 * 64 * 4);
 }
 
+TEST_CASE("nn.MultiheadAttention with need_weights=True (torch_mha_weights): the materialized path", "[layers][attention]") {
+  // [16, 64], 4 heads, batch 2 (X = 2·16·64·4 = 8,192 B), PyTorch 2.x: the in_proj input copy
+  // (X), the packed q, k, v copy (3·X), q·√(1/d) (X, kept by bmm), the probabilities
+  // (2·4·16·16·4 = 8,192, kept by softmax and bmm), the output's contiguous copy (X, kept by
+  // out_proj): 57,344 B, as the 2.6 CPU trace of the module saves them (op_rules.md 2.6 #44).
+  // need_weights=False (SDPA's efficient kernel on CUDA in fp32) keeps no probabilities: the two
+  // copies, the SDPA output, its contiguous copy and the log-sum-exp padded to 32 rows (1,024 B):
+  // 50,176 B.
+  constexpr auto with_weights = budget(sequential(input(16, 64), attention(64, heads(4), attention_impl::torch_mha_weights)), on_cuda(2), dev);
+  constexpr auto without = budget(sequential(input(16, 64), attention(64, heads(4), attention_impl::torch_mha)), on_cuda(2), dev);
+  CHECK(with_weights.per_record[2].saved_bytes == 57344);
+  CHECK(without.per_record[2].saved_bytes == 50176);
+  CHECK(with_weights.parameter_count == without.parameter_count);
+  // the head-averaged weights [B, 16, 16] fp32 come and go at the end of the forward
+  CHECK(with_weights.forward_peak >= with_weights.after_forward + 2 * 16 * 16 * 4);
+}
+
 // --- graph layers ---------------------------------------------------------------------------------
 
 TEST_CASE("GCN and GAT: shapes, parameters, edge lists, saved set", "[layers][graph]") {

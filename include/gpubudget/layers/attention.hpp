@@ -43,7 +43,14 @@ enum class attention_impl : std::int64_t {
   /// projections, then scaled_dot_product_attention with the probability dropout inside the
   /// kernel (dropout_p = attention_probs_dropout_prob in training): no score matrix kept.
   separate_qkv_sdpa = 5,
+  /// torch.nn.MultiheadAttention called with need_weights=True, its default (`out, _ = attn(x, x, x)`):
+  /// torch_mha's projections, then the materialized path that returns the head-averaged weights
+  /// (PyTorch 2.x: torch_mha_weights_core).
+  torch_mha_weights = 6,
 };
+
+/// Is `i` nn.MultiheadAttention (with or without the weights returned)?
+constexpr bool is_torch_mha(attention_impl i) { return i == attention_impl::torch_mha || i == attention_impl::torch_mha_weights; }
 
 /// Module names of the projections an attention op holds, as its PyTorch source names them
 /// (relative to the op's own name), so that training::train_only can select one projection:
@@ -381,7 +388,7 @@ struct attention_dims {
 constexpr void check_adapters(const attention_op& op) {
   const auto a = unpack_adapters(op.adapters);
   const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
-  const bool mha = op.impl == attention_impl::torch_mha;
+  const bool mha = is_torch_mha(op.impl);
   if (op.rotary || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
     attention_adapters_do_not_fit_the_attention_impl();
 }
@@ -398,7 +405,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
   if (op.names == projection_names::phi3 && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
-  if (op.head_width > 0 && op.impl == attention_impl::torch_mha) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
+  if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
@@ -480,6 +487,32 @@ constexpr value batch_first_view(value out) {
   return out;
 }
 
+/// nn.MultiheadAttention's need_weights=True path after the packed copy (PyTorch 2.x
+/// torch/nn/functional.py multi_head_attention_forward; traced on the 2.6 CPU, op_rules.md 2.6
+/// #44): q, k, v views of `packed`; q·√(1/d) a new tensor (MulBackward keeps nothing); bmm(q,
+/// kᵀ) keeps both (k a view of the packed copy); softmax keeps its output; the dropout; bmm(·,
+/// v); transpose(0, 1).contiguous() copies the output for out_proj's addmm; then the weights
+/// averaged over the heads, [B, Lq, Lk] fp32, returned and dropped by the caller (a transient).
+/// Consumes `packed`.
+constexpr value torch_mha_weights_core(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& packed) {
+  auto& s = c.s;
+  value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
+  s.release(packed);
+  value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));
+  s.release(q);
+  value scores = bmm(s, qs, k, make_shape(a.H * a.Lq, a.Lk), a.mt);
+  s.release(qs), s.release(k);
+  value p16 = softmax_for_matmul(s, scores, a.mt);
+  s.release(scores);
+  value pd = attention_probs_dropout(s, p16, op.dropout);
+  s.release(p16);
+  value o = bmm(s, pd, v, make_shape(a.Lq, a.D), a.mt);
+  s.release(pd), s.release(v);
+  value y = output_projection(c, o, a.D, op.bias, 1);
+  s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
+  return y;
+}
+
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
 /// torch/nn/functional.py multi_head_attention_forward calls scaled_dot_product_attention with
 /// dropout_p when need_weights=False, on any device): the in_proj input copy, the packed qkv
@@ -500,6 +533,7 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
     // .contiguous() copies the projection, and q, k, v are views of the copy (op_rules.md CT9)
     value packed = copy(s, proj, proj.s);
     s.release(proj);
+    if (op.impl == attention_impl::torch_mha_weights) return batch_first_view(torch_mha_weights_core(c, op, a, packed));
     const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout);
     if (kind == sdpa_kernel::math) {
       value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
@@ -525,7 +559,9 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
   s.release(p16);
   value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
   s.release(pd), s.release(vc);
-  return batch_first_view(output_projection(c, o, a.D, op.bias, 1));
+  value y = output_projection(c, o, a.D, op.bias, 1);
+  if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // the averaged weights
+  return batch_first_view(y);
 }
 
 /// The peak of PEFT's lora.MultiheadAttention.unmerge() over the weights (peft/tuners/lora/layer.py),
@@ -619,7 +655,7 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
 constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   const auto a = check_attention(c, op, x, kv_src);
   if (op.impl == attention_impl::flash) return op.rotary ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
-  if (op.impl == attention_impl::torch_mha) return torch_mha_attention(c, op, a, x);
+  if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x);
   if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
   return materialized_attention(c, op, a, x, kv_src);
 }
@@ -646,7 +682,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
     case projection_names::bert:
     case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
-    case projection_names::torchvision: return op.impl == attention_impl::torch_mha;
+    case projection_names::torchvision: return is_torch_mha(op.impl);
     case projection_names::t5: return op.impl == attention_impl::t5;
   }
   return false;

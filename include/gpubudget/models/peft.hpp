@@ -188,7 +188,7 @@ constexpr void adapt_some_projections(layer& r, std::uint8_t parts, const lora_c
 /// PEFT raises for it; lora_dropout is never applied on that path).
 constexpr void adapt_multihead_attention(layer& r, const lora_config& l) {
   auto op = gpubudget::detail::unpack_fields<attention_op>(r);
-  if (op.impl != attention_impl::torch_mha || l.dora) lora_target_cannot_take_an_adapter();
+  if (!is_torch_mha(op.impl) || l.dora) lora_target_cannot_take_an_adapter();
   op.adapters = gpubudget::detail::pack_adapters({l.rank, adapt_merged, 0, base_weights::same, false, l.cast_input});
   replace_op(r, as_layer(op));
 }
