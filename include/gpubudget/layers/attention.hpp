@@ -487,18 +487,16 @@ constexpr value batch_first_view(value out) {
   return out;
 }
 
-/// nn.MultiheadAttention's need_weights=True path after the packed copy (PyTorch 2.x
-/// torch/nn/functional.py multi_head_attention_forward; traced on the 2.6 CPU, op_rules.md 2.6
-/// #44): q, k, v views of `packed`; q·√(1/d) a new tensor (MulBackward keeps nothing); bmm(q,
-/// kᵀ) keeps both (k a view of the packed copy); softmax keeps its output; the dropout; bmm(·,
-/// v); transpose(0, 1).contiguous() copies the output for out_proj's addmm; then the weights
-/// averaged over the heads, [B, Lq, Lk] fp32, returned and dropped by the caller (a transient).
-/// Consumes `packed`.
-constexpr value torch_mha_weights_core(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& packed) {
+/// nn.MultiheadAttention's materialized path from q, k, v on (consumed): q scaled (a new
+/// tensor; `scalar_saved`: what its MulBackward keeps of the scalar), bmm(q, kᵀ) keeps both,
+/// softmax keeps its output, the dropout, bmm(·, v) keeps the probabilities and v,
+/// transpose(0, 1).contiguous() copies the output for out_proj, which keeps the copy. With
+/// need_weights=True (torch_mha_weights) it then returns the weights averaged over the heads,
+/// [B, Lq, Lk] fp32, which the caller drops: a transient (op_rules.md 2.6 #44).
+constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
+                                       const value& v, std::int64_t scalar_saved) {
   auto& s = c.s;
-  value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
-  s.release(packed);
-  value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));
+  value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_saved);
   s.release(q);
   value scores = bmm(s, qs, k, make_shape(a.H * a.Lq, a.Lk), a.mt);
   s.release(qs), s.release(k);
@@ -509,8 +507,8 @@ constexpr value torch_mha_weights_core(layer_ctx& c, const attention_op& op, con
   value o = bmm(s, pd, v, make_shape(a.Lq, a.D), a.mt);
   s.release(pd), s.release(v);
   value y = output_projection(c, o, a.D, op.bias, 1);
-  s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
-  return y;
+  if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
+  return batch_first_view(y);
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
@@ -533,7 +531,11 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
     // .contiguous() copies the projection, and q, k, v are views of the copy (op_rules.md CT9)
     value packed = copy(s, proj, proj.s);
     s.release(proj);
-    if (op.impl == attention_impl::torch_mha_weights) return batch_first_view(torch_mha_weights_core(c, op, a, packed));
+    if (op.impl == attention_impl::torch_mha_weights) {  // need_weights=True: the materialized path on views of the packed copy
+      value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
+      s.release(packed);
+      return torch_mha_materialized(c, op, a, q, k, v, scalar_operand_saved(s));
+    }
     const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout);
     if (kind == sdpa_kernel::math) {
       value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
@@ -549,19 +551,7 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
   s.release(proj);
   value qc = copy(s, qv, qv.s), kc = copy(s, kv, kv.s), vc = copy(s, vv, vv.s);
   s.release(qv), s.release(kv), s.release(vv);
-  value q = pointwise(s, qc, qc.s, qc.type, keeps::nothing);  // q / sqrt(d)
-  s.release(qc);
-  value scores = bmm(s, q, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
-  s.release(q), s.release(kc);
-  value p16 = softmax_for_matmul(s, scores, a.mt);
-  s.release(scores);
-  value pd = attention_probs_dropout(s, p16, op.dropout);
-  s.release(p16);
-  value o = bmm(s, pd, vc, make_shape(a.Lq, a.D), a.mt);
-  s.release(pd), s.release(vc);
-  value y = output_projection(c, o, a.D, op.bias, 1);
-  if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // the averaged weights
-  return batch_first_view(y);
+  return torch_mha_materialized(c, op, a, qc, kc, vc, 0);  // q / sqrt(d) keeps nothing in 1.13's measurements
 }
 
 /// The peak of PEFT's lora.MultiheadAttention.unmerge() over the weights (peft/tuners/lora/layer.py),
