@@ -241,6 +241,10 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto pct = f.integer("percent", 0, 100);
     return f.boolean("inplace", false) ? dropout_inplace(pct) : dropout(pct);
   };
+  t["channel_dropout"] = [](fields& f) {  // nn.Dropout1d/2d/3d
+    const auto pct = f.integer("percent", 0, 100);
+    return f.boolean("inplace", false) ? channel_dropout_inplace(pct) : channel_dropout(pct);
+  };
   for (const char* pool : {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"})
     t[pool] = [name = std::string(pool)](fields& f) {
       const auto k = f.integer("kernel", 1, 1 << 16);

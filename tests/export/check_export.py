@@ -62,6 +62,8 @@ TORCH26_MODELS = [
     # nn.MultiheadAttention called with need_weights=True (the default) -> torch_mha_weights
     ("token_mixer", "tests.export.custom_models:token_mixer", "64,32", None, "token_mixer_b2_t64"),
     ("token_mixer_drop10", "tests.export.custom_models:token_mixer --kwargs '{\"dropout\": 0.1}'", "64,32", None, "token_mixer_drop10_b2_t64"),
+    # nn.Dropout2d, nn.Dropout2d(inplace=True), F.dropout1d -> channel_dropout
+    ("channel_dropout_net", "tests.export.custom_models:channel_dropout_net", "3,64,64", None, "channel_dropout_net_b2_64"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -101,6 +103,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("audio_cnn", "audio_cnn.json", None, "audio_cnn_b2_4000"),
              ("conv_autoencoder", "conv_autoencoder.json", None, "conv_autoencoder_b2_64"),
              ("token_mixer", "token_mixer.json", None, "token_mixer_b2_t64"),
+             ("channel_dropout_net", "channel_dropout_net.json", None, "channel_dropout_net_b2_64"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),

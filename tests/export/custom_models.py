@@ -363,6 +363,28 @@ def token_mixer(features=32, width=128, heads=4, dropout=0.0, classes=3):
     return TokenMixer(features, width, heads, dropout, classes)
 
 
+class ChannelDropoutNet(nn.Module):
+    """Spatial dropout as segmentation and detection heads use it: nn.Dropout2d after a conv stage,
+    nn.Dropout2d(inplace=True) and F.dropout1d over a [N, C, L] sequence of the pooled rows."""
+
+    def __init__(self, c=32, classes=10):
+        super().__init__()
+        self.stage1 = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.Dropout2d(0.1))
+        # in place right after the conv (which keeps its input, not its output), before the ReLU
+        self.stage2 = nn.Sequential(nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), nn.Dropout2d(0.2, inplace=True), nn.ReLU())
+        self.rows = nn.Conv1d(2 * c, 2 * c, 3, padding=1)
+        self.head = nn.Linear(2 * c, classes)
+
+    def forward(self, x):
+        x = self.stage2(self.stage1(x)).mean(2)  # [N, 2c, W/2]
+        x = F.dropout1d(self.rows(x), 0.1, training=self.training)
+        return self.head(x.mean(2))
+
+
+def channel_dropout_net(c=32, classes=10):
+    return ChannelDropoutNet(c, classes)
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

@@ -431,6 +431,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # nn.MultiheadAttention with need_weights=True (its default; the weights dropped), without and with dropout
          ("token_mixer_b2_t64", custom_models.token_mixer, (64, 32), 2),
          ("token_mixer_drop10_b2_t64", lambda: custom_models.token_mixer(dropout=0.1), (64, 32), 2),
+         # nn.Dropout2d (and inplace) and F.dropout1d: one noise value per sample and channel
+         ("channel_dropout_net_b2_64", custom_models.channel_dropout_net, (3, 64, 64), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),

@@ -287,6 +287,25 @@ TEST_CASE("dropout: 1-byte mask on CUDA, fp32 mask on CPU, identity at 0 %", "[l
   REQUIRE(zero.fwd_bwd_peak == none.fwd_bwd_peak);
 }
 
+TEST_CASE("channel dropout (nn.Dropout2d): one noise value per sample and channel", "[layers][dropout]") {
+  // conv2d(4, 3) on [3, 8, 8], batch 2 (y1 = 2·4·64·4 = 2,048 B), then Dropout2d(0.1): its noise
+  // is [2, 4, 1, 1] in the input's type, 32 B, on CUDA and CPU alike (feature_dropout is composite)
+  constexpr auto net = [](layer d) { return sequential(input(3, 8, 8), conv2d(4, 3, padding(1)), d, conv2d(4, 1)); };
+  constexpr auto out = budget(net(channel_dropout(10)), on_cuda(2), dev);
+  REQUIRE(out.per_record[3].saved_bytes == 32);
+  REQUIRE(out.per_record[3].output_bytes == 2048);  // input * noise: a new tensor
+  const auto cpu = budget(net(channel_dropout(10)), cpu_reference_step(2, sgd), dev);
+  REQUIRE(cpu.per_record[3].saved_bytes == 32);
+  // inplace=True: the input's storage, multiplied in place, the noise kept: y1 (kept by the next
+  // conv) is the only activation-sized storage, as without the dropout
+  constexpr auto inplace = budget(net(channel_dropout_inplace(10)), on_cuda(2), dev);
+  constexpr auto none = budget(sequential(input(3, 8, 8), conv2d(4, 3, padding(1)), conv2d(4, 1)), on_cuda(2), dev);
+  REQUIRE(inplace.per_record[3].saved_bytes == 32);
+  REQUIRE(inplace.saved_activations == none.saved_activations + 32);
+  // 0 % and eval: the identity
+  REQUIRE(budget(net(channel_dropout(0)), on_cuda(2), dev).saved_activations == none.saved_activations);
+}
+
 // --- pooling --------------------------------------------------------------------------------------
 
 TEST_CASE("pooling: max keeps input and int64 indices, average keeps input", "[layers][pooling]") {

@@ -139,16 +139,36 @@ struct op_traits<softmax_op> {
 constexpr layer softmax() { return as_layer(softmax_op{}); }
 
 /// Dropout with probability `percent`/100 (an integer keeps the record integral).
+/// nn.Dropout (per element) or, `per_channel`, nn.Dropout1d/2d/3d (whole channels).
 struct dropout_op {
   std::int64_t percent = {};
   flag inplace = {};
+  flag per_channel = {};
 };
+
+namespace detail {
+/// F.dropout1d/2d/3d in training (ATen Dropout.cpp _dropout_impl with feature_dropout, on every
+/// device): a noise tensor of one value per sample and channel ([B, C, 1, ...], the input's
+/// type), bernoulli_ and div_ in place, then input * noise (a new tensor) or input.mul_(noise);
+/// MulBackward keeps the noise only (op_rules.md 2.6 #46: x[2, 16, 32, 32] keeps [2, 16, 1, 1]).
+constexpr value channel_dropout(sim& s, const value& x, std::int64_t percent, bool inplace) {
+  if (percent == 0 || s.no_grad) { s.retain(x.id); return x; }
+  const auto noise = bytes_of(checked_mul(s.batch, x.s[0]), x.type);
+  if (!inplace) return pointwise(s, x, x.s, x.type, keeps::nothing, noise);
+  value y = s.view(x, x.s);
+  auto n = s.record(y);
+  s.save_new(n, noise);
+  s.grad_to(n, x);
+  return y;
+}
+}  // namespace detail
 
 template <>
 struct op_traits<dropout_op> {
   static constexpr const char* name = "dropout";
   static constexpr detail::value lower(detail::layer_ctx& c, const dropout_op& op, const detail::value& x) {
     if (op.percent < 0 || op.percent > 100) detail::dropout_percent_out_of_range();
+    if (op.per_channel) return detail::channel_dropout(c.s, x, op.percent, op.inplace);
     if (!op.inplace || op.percent == 0 || c.s.no_grad) return detail::dropout_op(c.s, x, op.percent);
     return detail::inplace_keeping_copy(c.s, x);
   }
@@ -158,5 +178,9 @@ constexpr layer dropout(std::int64_t percent) { return as_layer(dropout_op{perce
 /// nn.Dropout(percent/100, inplace=True): in training, x.mul_(noise) with an input-sized noise
 /// tensor kept for backward; probability 0 is the identity.
 constexpr layer dropout_inplace(std::int64_t percent) { return as_layer(dropout_op{percent, true}); }
+/// nn.Dropout1d / nn.Dropout2d / nn.Dropout3d(percent/100): whole channels of [C, ...] dropped,
+/// one noise value kept per sample and channel; `_inplace`: inplace=True.
+constexpr layer channel_dropout(std::int64_t percent) { return as_layer(dropout_op{percent, false, true}); }
+constexpr layer channel_dropout_inplace(std::int64_t percent) { return as_layer(dropout_op{percent, true, true}); }
 
 }  // namespace gpubudget

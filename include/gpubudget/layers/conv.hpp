@@ -68,7 +68,10 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
   }
   const auto mx = X > Y ? X : Y;
   if (!weight_trains) return {mx + W, st > 1 ? (2 * X > X + W ? 2 * X : X + W) : mx + W};
-  return {mx + W, X + Y > W ? X + Y : W};
+  // 2.6's strided convolution holds two inputs' worth while its input gradient is computed, as the
+  // frozen one above does (op_rules.md 2.6 #47: a 3x3/2 32->64 at 64², 2.03 MB where X + Y = 1.57)
+  const auto ordinary = X + Y > W ? X + Y : W;
+  return {mx + W, s.torch26_cpu() && st > 1 && 2 * X > ordinary ? 2 * X : ordinary};
 }
 
 constexpr std::int64_t kernel_volume(const conv_op& op) {
