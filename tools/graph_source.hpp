@@ -132,12 +132,15 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   const output_padding op_pad(op == "conv_transpose2d" ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
   const bool bias = f.boolean("bias", true);
   const bool cl = depthwise_op && f.boolean("channels_last_input", false);  // the input's layout (CPU workspace)
+  // a conv2d's own kernel and padding along W (Inception's 1x7, 7x1)
+  const kernel_w kw(op == "conv2d" ? f.integer("kernel_w", 1, 1 << 16, k) : k);
+  const padding_w pw(op == "conv2d" ? f.integer("padding_w", 0, 1 << 16, p.value) : p.value);
   auto make = [&](auto... extra) {
     if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
     if (op == "conv3d") return conv3d(out, k, s, p, dl, g, extra...);
     if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
     if (depthwise_op) return cl ? depthwise_conv2d(k, s, p, dl, channels_last_input, extra...) : depthwise_conv2d(k, s, p, dl, extra...);
-    return conv2d(out, k, s, p, dl, g, extra...);
+    return conv2d(out, k, s, p, dl, g, kw, pw, extra...);
   };
   return bias ? make() : make(no_bias);
 }

@@ -41,6 +41,8 @@ TORCH26_MODELS = [
     # max pools with ceil_mode=True; GoogLeNet without its auxiliary heads (one tensor out)
     ("squeezenet1_1", "torchvision.models:squeezenet1_1", "3,64,64", None, "squeezenet1_1_b2_64"),
     ("googlenet", "torchvision.models:googlenet --kwargs '{\"aux_logits\": false, \"init_weights\": false}'", "3,64,64", None, "googlenet_b2_64"),
+    # 1x7 and 7x1 convolutions (kernel_w, padding_w); without the auxiliary head (one tensor out)
+    ("inception_v3", "torchvision.models:inception_v3 --kwargs '{\"aux_logits\": false, \"init_weights\": false}'", "3,96,96", None, "inception_v3_b2_96"),
     # x.mean([2, 3]): mean_over two consecutive dimensions
     ("mnasnet1_0", "torchvision.models:mnasnet1_0", "3,64,64", None, "mnasnet1_0_b2_64"),
     # dense blocks: each layer's cat of all earlier features as the zoo's cat(x, layer(x)) chain
@@ -104,6 +106,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("conv_autoencoder", "conv_autoencoder.json", None, "conv_autoencoder_b2_64"),
              ("token_mixer", "token_mixer.json", None, "token_mixer_b2_t64"),
              ("channel_dropout_net", "channel_dropout_net.json", None, "channel_dropout_net_b2_64"),
+             ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),

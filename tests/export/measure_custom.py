@@ -333,6 +333,11 @@ def googlenet():
     return torchvision.models.googlenet(aux_logits=False, init_weights=False)
 
 
+def inception_v3():
+    import torchvision
+    return torchvision.models.inception_v3(aux_logits=False, init_weights=False)
+
+
 def mnasnet1_0():
     import torchvision
     return torchvision.models.mnasnet1_0()
@@ -484,6 +489,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # branches), not in the zoo
          ("squeezenet1_1_b2_64", squeezenet1_1, (3, 64, 64), 2),
          ("googlenet_b2_64", googlenet, (3, 64, 64), 2),
+         # 1x7 and 7x1 convolutions (conv2d with kernel_w, padding_w), not in the zoo
+         ("inception_v3_b2_96", inception_v3, (3, 96, 96), 2),
          # x.mean([2, 3]) (mean_over two dimensions) after inverted residual blocks, not in the zoo
          ("mnasnet1_0_b2_64", mnasnet1_0, (3, 64, 64), 2),
          # x1, x2 = x.chunk(2, dim=1) (chunk views), cat with branch2(x2), the channel shuffle

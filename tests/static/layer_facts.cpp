@@ -102,4 +102,15 @@ static_assert(fl.per_record[2].parameter_count == mha.per_record[2].parameter_co
 // A ViT-B block: attention + 2 LayerNorms + MLP 768→3072→768 = 7,087,872 (timm / torchvision).
 constexpr auto blk = on_t4(sequential(input(197, 768), transformer_block(768, heads(12))));
 static_assert(blk.parameter_count == 7087872);
+
+// nn.Conv2d(192, 128, (1, 7), padding=(0, 3)) and (7, 1), padding (3, 0), as Inception-v3's
+// Mixed_6 blocks: 7 weights per filter position, the map's size kept (torchvision's
+// inception_v3 exported: sum(p.numel()) exact, its CPU step's saved bytes exact, tests/export)
+constexpr auto rect = on_t4(sequential(input(192, 17, 17), conv2d(128, 1, kernel_w(7), padding_w(3), no_bias),
+                                       conv2d(192, 7, kernel_w(1), padding(3), padding_w(0), no_bias)));
+static_assert(rect.per_record[2].parameter_count == 192 * 128 * 7 && rect.per_record[3].parameter_count == 128 * 192 * 7);
+static_assert(rect.per_record[3].output_bytes == rect.per_record[1].output_bytes);  // [192, 17, 17] again
+// kernel_w and padding_w equal to the square ones are the square convolution
+static_assert(on_t4(sequential(input(8, 9, 9), conv2d(4, 3, padding(1), kernel_w(3), padding_w(1)))).per_record[2].output_bytes ==
+              on_t4(sequential(input(8, 9, 9), conv2d(4, 3, padding(1)))).per_record[2].output_bytes);
 }  // namespace

@@ -1,8 +1,12 @@
 // gpubudget/layers/conv.hpp — convolutions (1-D/2-D/3-D, grouped, depthwise, transposed).
 //
-// Square kernels: one size for every spatial dimension. The autograd node saves the input (and
-// the weight, a parameter); backward allocates the input gradient and the weight/bias gradients.
+// Square kernels, one size for every spatial dimension, but a 2-D convolution's last dimension
+// may take its own kernel and padding (kernel_w, padding_w: Inception's 1×7 and 7×1). The autograd
+// node saves the input (and the weight, a parameter); backward allocates the input gradient and
+// the weight/bias gradients.
 #pragma once
+#include <type_traits>
+
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
@@ -28,6 +32,13 @@ struct conv_op {
   flag bias = {};
   flag transposed = {};
   flag channels_last = {};
+  /// 2-D only, 0 when square: kernel_w + 1 in bits 0-23, padding_w in bits 24-47 (one word:
+  /// a layer record holds 12)
+  std::int64_t last_dim = {};
+  constexpr bool rectangular() const { return last_dim != 0; }
+  /// The kernel and padding along spatial dimension `d` (1-based, as in a shape).
+  constexpr std::int64_t kernel_at(int d) const { return rectangular() && d == dims ? (last_dim & 0xFFFFFF) - 1 : kernel; }
+  constexpr std::int64_t padding_at(int d) const { return rectangular() && d == dims ? (last_dim >> 24) & 0xFFFFFF : padding; }
 };
 
 namespace detail {
@@ -76,7 +87,7 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
 
 constexpr std::int64_t kernel_volume(const conv_op& op) {
   std::int64_t v = 1;
-  for (std::int64_t d = 0; d < op.dims; ++d) v = checked_mul(v, op.kernel);
+  for (int d = 1; d <= op.dims; ++d) v = checked_mul(v, op.kernel_at(d));
   return v;
 }
 
@@ -144,7 +155,7 @@ constexpr std::int64_t cuda_forward_layout_workspace(const conv_op& op, std::int
 /// ConvNeXt-T's 4×4/4 stem asked a 192 B workspace in the forward at bf16 b16, b32 and b64 where
 /// ViT-B/16's 16×16/16 staged X·8/3 + Y + W·8/3; the switch between kernel 4 and 16 is untraced.
 constexpr bool cuda_forward_stages_copies(const conv_op& op, std::int64_t in_ch, std::int64_t staged_ch, dtype t) {
-  const bool small_patches = t != dtype::fp32 && op.kernel == op.stride && op.padding == 0 && op.kernel <= 4 && staged_ch != in_ch;
+  const bool small_patches = t != dtype::fp32 && !op.rectangular() && op.kernel == op.stride && op.padding == 0 && op.kernel <= 4 && staged_ch != in_ch;
   return !small_patches && (op.stride > 1 || staged_ch == in_ch);
 }
 
@@ -177,7 +188,7 @@ constexpr std::int64_t cuda_backward_layout_workspace(const conv_op& op, std::in
 constexpr std::int64_t cuda_staged_in_channels(const conv_op& op, std::int64_t in_ch, dtype t, std::int64_t positions, bool weight_gradient) {
   // H200, cuDNN 9.19: ResNet-18 fp16 b8 224² (forward), ResNet-50 fp16 b16 224² (both)
   const std::int64_t fp16_stem_pads_to_4_from = weight_gradient ? 200'704 : 100'352;
-  const bool patches = op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
+  const bool patches = !op.rectangular() && op.kernel == op.stride && op.padding == 0 && op.kernel > 1;
   const bool fp16_large_stem = t == dtype::fp16 && !patches && op.stride > 1 && op.kernel > 1 && positions >= fp16_stem_pads_to_4_from;
   const std::int64_t align = t == dtype::fp32 ? (patches ? 4 : 1) : fp16_large_stem ? 4 : 8;
   return (in_ch + align - 1) / align * align;
@@ -251,9 +262,11 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   const bool transposed = op.transposed;
   const auto in_ch = in[0];
   const auto out_ch = op.out_channels == 0 ? in_ch : op.out_channels;
-  const auto k = op.kernel, st = op.stride, pad = op.padding, dil = op.dilation;
+  const auto st = op.stride, dil = op.dilation;
   const auto grp = op.groups == -1 ? in_ch : op.groups;
-  if (k <= 0) kernel_size_must_be_positive();
+  if (op.rectangular() && (op.dims != 2 || transposed)) invalid_layer_argument();  // kernel_w: a 2-D convolution's
+  if (op.kernel <= 0 || op.kernel_at(op.dims) <= 0) kernel_size_must_be_positive();
+  const auto pad = op.padding;
   if (st <= 0) stride_must_be_positive();
   if (dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
   if (in_ch % grp != 0 || out_ch % grp != 0) channels_not_divisible_by_groups();
@@ -262,7 +275,8 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   shape out = in;
   out[0] = out_ch;
   for (int d = 1; d <= op.dims; ++d) {
-    const auto i = in[d];
+    const auto i = in[d], k = op.kernel_at(d), pad = op.padding_at(d);
+    if (pad < 0) invalid_layer_argument();
     const auto o = transposed ? (i - 1) * st - 2 * pad + dil * (k - 1) + op.output_padding + 1
                               : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
     if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) {  // one test on the common path
@@ -338,7 +352,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   const auto weight_copy = autocast_weight_copy(c, weight, bias);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
-  const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.kernel,
+  const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.rectangular() ? 0 : op.kernel,
                                                      op.stride, x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
                                : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
@@ -386,11 +400,29 @@ constexpr void apply_conv_option(conv_op& o, depthwise_t) { o.groups = -1; }
 constexpr void apply_conv_option(conv_op& o, output_padding p) { o.output_padding = p.value; }
 constexpr void apply_conv_option(conv_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_conv_option(conv_op& o, channels_last_input_t) { o.channels_last = true; }
+/// kernel_w / padding_w (-1: not given), applied after the others: the last dimension's kernel and
+/// padding, each the square one where not given.
+constexpr void apply_conv_last_dim(conv_op& o, std::int64_t kw, std::int64_t pw) {
+  if (kw < 0 && pw < 0) return;
+  kw = kw >= 0 ? kw : o.kernel, pw = pw >= 0 ? pw : o.padding;
+  if (kw <= 0 || kw >= 0xFFFFFF || pw >= 0xFFFFFF) invalid_layer_argument();
+  if (kw != o.kernel || pw != o.padding) o.last_dim = (kw + 1) | pw << 24;
+}
+template <class Opt>
+constexpr void note_last_dim(std::int64_t& kw, std::int64_t& pw, Opt opt) {
+  if constexpr (std::is_same_v<Opt, kernel_w>) kw = opt.value;
+  if constexpr (std::is_same_v<Opt, padding_w>) pw = opt.value;
+}
+constexpr void apply_conv_option(conv_op&, kernel_w) {}
+constexpr void apply_conv_option(conv_op&, padding_w) {}
 
 template <class... Opts>
 constexpr conv_op make_conv(bool transposed, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {
-  conv_op o{dims, out_channels, kernel, 1, 0, 1, 1, 0, true, transposed, false};
+  conv_op o{dims, out_channels, kernel, 1, 0, 1, 1, 0, true, transposed, false, 0};
   (apply_conv_option(o, opts), ...);
+  std::int64_t kw = -1, pw = -1;
+  (note_last_dim(kw, pw, opts), ...);
+  apply_conv_last_dim(o, kw, pw);
   return o;
 }
 }  // namespace detail

@@ -11,6 +11,10 @@ struct padding { std::int64_t value = 0; constexpr explicit padding(std::int64_t
 struct dilation { std::int64_t value = 1; constexpr explicit dilation(std::int64_t v) : value(v) {} };
 struct groups { std::int64_t value = 1; constexpr explicit groups(std::int64_t v) : value(v) {} };
 struct output_padding { std::int64_t value = 0; constexpr explicit output_padding(std::int64_t v) : value(v) {} };
+/// A 2-D convolution's kernel and padding along its last dimension (W) where they differ from
+/// H's: conv2d(c, 1, kernel_w(7), padding_w(3)) is nn.Conv2d(..., (1, 7), padding=(0, 3)).
+struct kernel_w { std::int64_t value = 0; constexpr explicit kernel_w(std::int64_t v) : value(v) {} };
+struct padding_w { std::int64_t value = 0; constexpr explicit padding_w(std::int64_t v) : value(v) {} };
 /// Number of attention heads.
 struct heads { std::int64_t value = 1; constexpr explicit heads(std::int64_t v) : value(v) {} };
 /// Key/value heads for grouped-query attention (defaults to `heads`).

@@ -164,7 +164,8 @@ constexpr void adapt_projections(layer& r, std::uint8_t parts, const lora_config
 /// PEFT's lora.Conv on a matched convolution: its kernel, stride and padding for lora_A.
 constexpr void adapt_conv(layer& r, const lora_config& l) {
   const auto op = gpubudget::detail::unpack_fields<conv_op>(r);
-  if (op.dilation != 1 || op.transposed) lora_target_cannot_take_an_adapter();  // PEFT's lora_A takes no dilation
+  // PEFT's lora_A takes no dilation; lora_conv's kernel is square (a kernel_w conv is not adapted)
+  if (op.dilation != 1 || op.transposed || op.rectangular()) lora_target_cannot_take_an_adapter();
   replace_op(r, lora_conv(op.dims, op.out_channels, op.kernel, op.stride, op.padding, l.rank, l.dropout_percent, op.bias, op.groups, op.channels_last,
                           l.dora));
 }
