@@ -45,7 +45,7 @@ enum class attention_impl : std::int64_t {
   separate_qkv_sdpa = 5,
   /// torch.nn.MultiheadAttention called with need_weights=True, its default (`out, _ = attn(x, x, x)`):
   /// torch_mha's projections, then the materialized path that returns the head-averaged weights
-  /// (PyTorch 2.x: torch_mha_weights_core).
+  /// (torch_mha_materialized).
   torch_mha_weights = 6,
 };
 
