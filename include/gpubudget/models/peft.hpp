@@ -41,7 +41,7 @@ namespace detail {
 [[noreturn]] inline void lora_target_cannot_take_an_adapter() {
   gpubudget::detail::fail("gpubudget: get_peft_model: a target module is not one LoRA is modelled on (nn.Linear, nn.Conv1d/2d/3d with dilation 1, "
                           "an untied nn.Embedding, nn.MultiheadAttention (PEFT's lora.MultiheadAttention), the projections an attention op names; "
-                          "norms, tied heads and embeddings, dilated or transposed convolutions, DoRA on an nn.MultiheadAttention, other "
+                          "norms, tied heads and embeddings, dilated, transposed or non-square (kernel_w) convolutions, DoRA on an nn.MultiheadAttention, other "
                           "attention modules and whole blocks are not)");
 }
 [[noreturn]] inline void lora_target_names_one_copy_of_a_repeat() {
