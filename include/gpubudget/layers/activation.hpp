@@ -32,12 +32,13 @@ struct activation_op {
 };
 
 namespace detail {
-/// An in-place op whose node keeps a new input-sized tensor (the original input's clone, or
-/// dropout's noise): no new output storage.
-constexpr value inplace_keeping_copy(sim& s, const value& x) {
+/// An in-place op whose node keeps a new tensor of `kept` bytes (default: input-sized, the
+/// original input's clone or dropout's noise; channel dropout's is one value per channel): no new
+/// output storage.
+constexpr value inplace_keeping_copy(sim& s, const value& x, std::int64_t kept = -1) {
   value y = s.view(x, x.s);
   auto n = s.record(y);
-  s.save_new(n, s.bytes_of_value(x));
+  s.save_new(n, kept >= 0 ? kept : s.bytes_of_value(x));
   s.grad_to(n, x);
   return y;
 }
@@ -154,12 +155,7 @@ namespace detail {
 constexpr value channel_dropout(sim& s, const value& x, std::int64_t percent, bool inplace) {
   if (percent == 0 || s.no_grad) { s.retain(x.id); return x; }
   const auto noise = bytes_of(checked_mul(s.batch, x.s[0]), x.type);
-  if (!inplace) return pointwise(s, x, x.s, x.type, keeps::nothing, noise);
-  value y = s.view(x, x.s);
-  auto n = s.record(y);
-  s.save_new(n, noise);
-  s.grad_to(n, x);
-  return y;
+  return inplace ? inplace_keeping_copy(s, x, noise) : pointwise(s, x, x.s, x.type, keeps::nothing, noise);
 }
 }  // namespace detail
 

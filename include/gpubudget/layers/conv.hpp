@@ -5,8 +5,6 @@
 // node saves the input (and the weight, a parameter); backward allocates the input gradient and
 // the weight/bias gradients.
 #pragma once
-#include <type_traits>
-
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
@@ -32,13 +30,13 @@ struct conv_op {
   flag bias = {};
   flag transposed = {};
   flag channels_last = {};
-  /// 2-D only, 0 when square: kernel_w + 1 in bits 0-23, padding_w in bits 24-47 (one word:
-  /// a layer record holds 12)
+  /// 2-D only: kernel_w + 1 in bits 0-23 and padding_w + 1 in bits 24-47, 0 where not given (the
+  /// square value then); one word, as a layer record holds 12
   std::int64_t last_dim = {};
-  constexpr bool rectangular() const { return last_dim != 0; }
   /// The kernel and padding along spatial dimension `d` (1-based, as in a shape).
-  constexpr std::int64_t kernel_at(int d) const { return rectangular() && d == dims ? (last_dim & 0xFFFFFF) - 1 : kernel; }
-  constexpr std::int64_t padding_at(int d) const { return rectangular() && d == dims ? (last_dim >> 24) & 0xFFFFFF : padding; }
+  constexpr std::int64_t kernel_at(int d) const { return d == dims && (last_dim & 0xFFFFFF) != 0 ? (last_dim & 0xFFFFFF) - 1 : kernel; }
+  constexpr std::int64_t padding_at(int d) const { return d == dims && (last_dim >> 24) != 0 ? (last_dim >> 24) - 1 : padding; }
+  constexpr bool rectangular() const { return kernel_at(dims) != kernel || padding_at(dims) != padding; }
 };
 
 namespace detail {
@@ -264,8 +262,8 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   const auto out_ch = op.out_channels == 0 ? in_ch : op.out_channels;
   const auto st = op.stride, dil = op.dilation;
   const auto grp = op.groups == -1 ? in_ch : op.groups;
-  if (op.rectangular() && (op.dims != 2 || transposed)) invalid_layer_argument();  // kernel_w: a 2-D convolution's
-  if (op.kernel <= 0 || op.kernel_at(op.dims) <= 0) kernel_size_must_be_positive();
+  if (op.last_dim != 0 && (op.dims != 2 || transposed)) invalid_layer_argument();  // kernel_w, padding_w: a 2-D convolution's
+  if (op.kernel <= 0) kernel_size_must_be_positive();  // kernel_w is checked where it is given
   const auto pad = op.padding;
   if (st <= 0) stride_must_be_positive();
   if (dil <= 0 || pad < 0 || grp <= 0 || out_ch <= 0) invalid_layer_argument();
@@ -400,29 +398,18 @@ constexpr void apply_conv_option(conv_op& o, depthwise_t) { o.groups = -1; }
 constexpr void apply_conv_option(conv_op& o, output_padding p) { o.output_padding = p.value; }
 constexpr void apply_conv_option(conv_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_conv_option(conv_op& o, channels_last_input_t) { o.channels_last = true; }
-/// kernel_w / padding_w (-1: not given), applied after the others: the last dimension's kernel and
-/// padding, each the square one where not given.
-constexpr void apply_conv_last_dim(conv_op& o, std::int64_t kw, std::int64_t pw) {
-  if (kw < 0 && pw < 0) return;
-  kw = kw >= 0 ? kw : o.kernel, pw = pw >= 0 ? pw : o.padding;
-  if (kw <= 0 || kw >= 0xFFFFFF || pw >= 0xFFFFFF) invalid_layer_argument();
-  if (kw != o.kernel || pw != o.padding) o.last_dim = (kw + 1) | pw << 24;
+/// The last dimension's own kernel and padding (the square ones where not given).
+constexpr std::int64_t last_dim_field(std::int64_t v, std::int64_t smallest) {
+  if (v < smallest || v >= 0xFFFFFE) invalid_layer_argument();
+  return v + 1;
 }
-template <class Opt>
-constexpr void note_last_dim(std::int64_t& kw, std::int64_t& pw, Opt opt) {
-  if constexpr (std::is_same_v<Opt, kernel_w>) kw = opt.value;
-  if constexpr (std::is_same_v<Opt, padding_w>) pw = opt.value;
-}
-constexpr void apply_conv_option(conv_op&, kernel_w) {}
-constexpr void apply_conv_option(conv_op&, padding_w) {}
+constexpr void apply_conv_option(conv_op& o, kernel_w k) { o.last_dim = (o.last_dim & ~std::int64_t{0xFFFFFF}) | last_dim_field(k.value, 1); }
+constexpr void apply_conv_option(conv_op& o, padding_w p) { o.last_dim = (o.last_dim & 0xFFFFFF) | last_dim_field(p.value, 0) << 24; }
 
 template <class... Opts>
 constexpr conv_op make_conv(bool transposed, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {
   conv_op o{dims, out_channels, kernel, 1, 0, 1, 1, 0, true, transposed, false, 0};
   (apply_conv_option(o, opts), ...);
-  std::int64_t kw = -1, pw = -1;
-  (note_last_dim(kw, pw, opts), ...);
-  apply_conv_last_dim(o, kw, pw);
   return o;
 }
 }  // namespace detail
