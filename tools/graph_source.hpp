@@ -158,10 +158,13 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
     const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
     return transpose(a, b, f.boolean("contiguous", false));
   };
-  t["mean_over"] = [](fields& f) {
-    const auto dim = f.integer("dim", 0, 4);
-    return mean_over(dim, f.integer("count", 1, 5 - dim, 1));
-  };
+  for (const char* reduction : {"mean_over", "sum_over"})
+    t[reduction] = [sum = std::string(reduction) == "sum_over"](fields& f) {
+      const auto dim = f.integer("dim", 0, 4);
+      const auto count = f.integer("count", 1, 5 - dim, 1);
+      if (f.boolean("keepdim", false)) return sum ? sum_over(dim, count, keepdim) : mean_over(dim, count, keepdim);
+      return sum ? sum_over(dim, count) : mean_over(dim, count);
+    };
   t["select_token"] = [](fields& f) { return select_token(f.integer("index", 0, big)); };
   t["chunk"] = [](fields& f) {  // x.chunk(count, dim)[index]
     const auto count = f.integer("count", 1, big);
@@ -225,21 +228,15 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
   };
 }
 
-/// Leaves with sizes: dense, norms with a parameter, dropout, pooling, upsampling, views, unfold, inputs (attention: add_attention_leaves).
-inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
-  t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
-  t["tokens"] = [](fields& f) { return tokens(f.integer("length", 1, big)); };
-  t["linear"] = [](fields& f) {
-    const auto out = f.integer("out", 1, big);
-    return f.boolean("bias", true) ? linear(out) : linear(out, no_bias);
+/// Norms with a parameter or none, dropout, stochastic depth, PReLU and GLU.
+inline void add_norm_and_elementwise_leaves(std::map<std::string, leaf_maker>& t) {
+  t["layer_norm"] = [](fields& f) {  // "dims": how many trailing dimensions (nn.LayerNorm([C, H, W]): 3)
+    const over_last dims(f.integer("dims", 1, 5, 1));
+    return f.boolean("bias", true) ? layer_norm(dims) : layer_norm(dims, no_bias);
   };
-  t["embedding"] = [](fields& f) {
-    const auto n = f.integer("num", 1, big);
-    return embedding(n, f.integer("dim", 1, big));
-  };
-  t["layer_norm"] = [](fields& f) { return f.boolean("bias", true) ? layer_norm() : layer_norm(no_bias); };
   t["group_norm"] = [](fields& f) { return group_norm(f.integer("groups", 1, big)); };
   t["instance_norm"] = [](fields& f) { return instance_norm(f.boolean("affine", false)); };
+  t["normalize"] = [](fields& f) { return normalize(f.integer("dim", 0, 4, 0)); };  // F.normalize(p=2)
   t["dropout"] = [](fields& f) {
     const auto pct = f.integer("percent", 0, 100);
     return f.boolean("inplace", false) ? dropout_inplace(pct) : dropout(pct);
@@ -248,6 +245,13 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const auto pct = f.integer("percent", 0, 100);
     return f.boolean("inplace", false) ? channel_dropout_inplace(pct) : channel_dropout(pct);
   };
+  t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
+  t["prelu"] = [](fields& f) { return prelu(f.integer("parameters", 1, big, 1)); };
+  t["glu"] = [](fields& f) { return glu(f.integer("dim", 0, 4)); };
+}
+
+/// Pooling (fixed and adaptive windows) and padding.
+inline void add_pool_and_pad_leaves(std::map<std::string, leaf_maker>& t) {
   for (const char* pool : {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"})
     t[pool] = [name = std::string(pool)](fields& f) {
       const auto k = f.integer("kernel", 1, 1 << 16);
@@ -259,6 +263,39 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
       if (name == "max_pool2d") return ceil ? max_pool2d(k, s, p, ceil_mode) : max_pool2d(k, s, p);
       return ceil ? avg_pool2d(k, s, p, ceil_mode) : avg_pool2d(k, s, p);
     };
+  t["adaptive_avg_pool2d"] = [](fields& f) {
+    const auto h = f.integer("h", 1, big);
+    return adaptive_avg_pool2d(h, f.integer("w", 1, big));
+  };
+  t["adaptive_avg_pool1d"] = [](fields& f) { return adaptive_avg_pool1d(f.integer("out", 1, big)); };
+  t["adaptive_max_pool2d"] = [](fields& f) {
+    const auto h = f.integer("h", 1, big);
+    return adaptive_max_pool2d(h, f.integer("w", 1, big));
+  };
+  t["adaptive_max_pool1d"] = [](fields& f) { return adaptive_max_pool1d(f.integer("out", 1, big)); };
+  t["pad"] = [](fields& f) {  // F.pad on [C, L] or [C, H, W]
+    const auto l = f.integer("left", 0, 1 << 16), r = f.integer("right", 0, 1 << 16);
+    const auto top = f.integer("top", 0, 1 << 16, 0), bottom = f.integer("bottom", 0, 1 << 16, 0);
+    const auto mode = f.text("mode");
+    const std::map<std::string, pad_mode> modes = {{"constant", pad_mode::constant}, {"reflect", pad_mode::reflect}, {"replicate", pad_mode::replicate}};
+    if (!modes.count(mode)) fail(f.where(), "\"mode\": \"" + mode + "\" is not constant, reflect or replicate");
+    return pad(l, r, top, bottom, modes.at(mode));
+  };
+}
+
+/// Leaves with sizes: dense, upsampling, vision blocks, inputs (norms and elementwise, pooling and
+/// padding, views, attention: the add_*_leaves above).
+inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
+  t["input"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return input(d...); }); };
+  t["tokens"] = [](fields& f) { return tokens(f.integer("length", 1, big)); };
+  t["linear"] = [](fields& f) {
+    const auto out = f.integer("out", 1, big);
+    return f.boolean("bias", true) ? linear(out) : linear(out, no_bias);
+  };
+  t["embedding"] = [](fields& f) {
+    const auto n = f.integer("num", 1, big);
+    return embedding(n, f.integer("dim", 1, big));
+  };
   t["patch_embedding"] = [](fields& f) {
     const auto width = f.integer("width", 1, big);
     const auto patch = f.integer("patch", 1, 1 << 16);
@@ -266,18 +303,11 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return patch_embedding(width, patch, class_token, f.boolean("positions", true));
   };
   t["pos_embedding"] = [](fields&) { return pos_embedding(); };
-  t["stochastic_depth"] = [](fields& f) { return stochastic_depth(f.integer("per_mille", 0, 1000)); };
   t["window_attention"] = [](fields& f) {  // torchvision's Swin (v1) ShiftedWindowAttention
     const auto h = f.integer("heads", 1, big), w = f.integer("window", 1, big);
     return window_attention(heads(h), w, f.integer("shift", 0, w - 1));
   };
   t["patch_merging"] = [](fields&) { return patch_merging(); };
-  t["adaptive_avg_pool2d"] = [](fields& f) {
-    const auto h = f.integer("h", 1, big);
-    return adaptive_avg_pool2d(h, f.integer("w", 1, big));
-  };
-  t["adaptive_avg_pool1d"] = [](fields& f) { return adaptive_avg_pool1d(f.integer("out", 1, big)); };
-  t["prelu"] = [](fields& f) { return prelu(f.integer("parameters", 1, big, 1)); };
   t["pixel_shuffle"] = [](fields& f) { return pixel_shuffle(f.integer("factor", 1, 1 << 10)); };
   t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors
     const auto mode = f.text("mode");
@@ -286,6 +316,8 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return upsample(sh, sw, mode == "nearest" ? upsample_mode::nearest : upsample_mode::bilinear);
   };
   add_view_leaves(t);
+  add_norm_and_elementwise_leaves(t);
+  add_pool_and_pad_leaves(t);
   t["squeeze_excitation"] = [](fields& f) {
     const auto squeeze = f.integer("squeeze", 1, big);
     const auto act = f.text("activation"), gate = f.text("gate");
@@ -303,7 +335,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose2d", "depthwise_conv2d"})
       t[c] = [op = std::string(c)](fields& f) { return conv_leaf(op, f); };
     const std::map<std::string, layer> plain = {
-        {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"scale", scale()},
+        {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"log_softmax", log_softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};

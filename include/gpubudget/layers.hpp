@@ -8,6 +8,7 @@
 #include <gpubudget/layers/norm.hpp>
 #include <gpubudget/layers/activation.hpp>
 #include <gpubudget/layers/pooling.hpp>
+#include <gpubudget/layers/padding.hpp>
 #include <gpubudget/layers/upsample.hpp>
 #include <gpubudget/layers/elementwise.hpp>
 #include <gpubudget/layers/view.hpp>

@@ -37,6 +37,9 @@ struct precision_types {
   }
   /// Type of ops autocast runs in fp32 (softmax, layer/group norm, losses).
   constexpr dtype fp32_op(dtype in) const { return autocast && upcasts_fp32_ops ? dtype::fp32 : in; }
+  /// Type of ops on CPU autocast's fp32 list only (autocast_mode.cpp, CPU: reflection_pad1d/2d,
+  /// replication_pad1d/2d/3d, ...), which CUDA autocast leaves in the input's type.
+  constexpr dtype cpu_fp32_op(dtype in) const { return autocast && !upcasts_fp32_ops ? dtype::fp32 : in; }
 };
 constexpr precision_types types_of(precision_mode p, bool cuda = true) {
   precision_types t{};

@@ -66,6 +66,8 @@ TORCH26_MODELS = [
     ("token_mixer_drop10", "tests.export.custom_models:token_mixer --kwargs '{\"dropout\": 0.1}'", "64,32", None, "token_mixer_drop10_b2_t64"),
     # nn.Dropout2d, nn.Dropout2d(inplace=True), F.dropout1d -> channel_dropout
     ("channel_dropout_net", "tests.export.custom_models:channel_dropout_net", "3,64,64", None, "channel_dropout_net_b2_64"),
+    ("metric_embedding", "tests.export.custom_models:metric_embedding", "3,64,64", None, "metric_embedding_b2_64"),
+    ("gated_tcn", "tests.export.custom_models:gated_tcn", "16,2000", None, "gated_tcn_b2_2000"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -106,6 +108,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("conv_autoencoder", "conv_autoencoder.json", None, "conv_autoencoder_b2_64"),
              ("token_mixer", "token_mixer.json", None, "token_mixer_b2_t64"),
              ("channel_dropout_net", "channel_dropout_net.json", None, "channel_dropout_net_b2_64"),
+             ("metric_embedding", "metric_embedding.json", None, "metric_embedding_b2_64"),
+             ("gated_tcn", "gated_tcn.json", None, "gated_tcn_b2_2000"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
@@ -328,6 +332,11 @@ UNMAPPABLE = [
     # interpolation the library does not have, and a sequence-first encoder layer
     ("tests.export.custom_models:bicubic_up --path . --input 3,16,16",
      "interpolation mode 'bicubic' (the library has nearest and bilinear) (node interpolate, module <root>)"),
+    ("tests.export.custom_models:circular_pad --path . --input 3,16,16",
+     "pad (1, 1, 1, 1) mode 'circular' on 3 dimensions per sample (the library pads [C, L] or [C, H, W] by non-negative amounts, constant, reflect or replicate) (node pad, module <root>)"),
+    # recurrent layers: no op
+    ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
+     "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),
     ("tests.export.custom_models:seq_first_encoder --path . --input 12,16",
      "TransformerEncoderLayer needs batch_first=True (the library's tensors are batch first) (node _0, module 0)"),
     # nanoGPT called without targets takes its inference branch (lm_head on x[:, [-1], :]): the

@@ -385,6 +385,101 @@ def channel_dropout_net(c=32, classes=10):
     return ChannelDropoutNet(c, classes)
 
 
+class MetricEmbedding(nn.Module):
+    """An embedding net as metric-learning and style-transfer code writes it: a reflection-padded
+    7x7 stem, LayerNorm over [C, H, W], ZeroPad2d before a stride-2 conv, F.pad replicate, features
+    normalized per position (F.normalize over channels), adaptive max pooling, an L2-normalized
+    embedding, a cosine-style head and nn.LogSoftmax."""
+
+    def __init__(self, c=32, size=64, dim=64, classes=10):
+        super().__init__()
+        self.pad = nn.ReflectionPad2d(3)
+        self.stem = nn.Conv2d(3, c, 7)
+        self.ln = nn.LayerNorm([c, size, size])
+        self.zp = nn.ZeroPad2d((0, 1, 0, 1))
+        self.down = nn.Conv2d(c, 2 * c, 3, stride=2)
+        self.conv = nn.Conv2d(2 * c, 2 * c, 3)
+        self.pool = nn.AdaptiveMaxPool2d((4, 4))
+        self.fc = nn.Linear(2 * c * 16, dim)
+        self.head = nn.Linear(dim, classes, bias=False)
+        self.out = nn.LogSoftmax(dim=1)
+
+    def forward(self, x):
+        x = F.gelu(self.ln(self.stem(self.pad(x))))
+        x = F.relu(self.down(self.zp(x)))
+        x = F.normalize(self.conv(F.pad(x, (1, 1, 1, 1), mode="replicate")), dim=1)
+        e = F.normalize(self.fc(self.pool(x).flatten(1)), dim=1)
+        return self.out(self.head(e))
+
+
+def metric_embedding(c=32, size=64):
+    return MetricEmbedding(c, size)
+
+
+class GatedTCN(nn.Module):
+    """A gated 1-D conv net over a [N, C, L] signal: F.glu and nn.GLU halving the channels,
+    nn.ReflectionPad1d and nn.ReplicationPad1d, nn.AdaptiveMaxPool1d, x.sum(dim), x.mean(dim,
+    keepdim=True).squeeze(-1), x.unsqueeze(1) into a Conv1d, torch.cat of the branches and
+    F.log_softmax."""
+
+    def __init__(self, channels=16, c=32, classes=5):
+        super().__init__()
+        self.inp = nn.Conv1d(channels, 2 * c, 3, padding=1)
+        self.pad = nn.ReflectionPad1d(2)
+        self.conv = nn.Conv1d(c, 2 * c, 5)
+        self.glu = nn.GLU(dim=1)
+        self.rep = nn.ReplicationPad1d(1)
+        self.conv2 = nn.Conv1d(c, c, 3)
+        self.pool = nn.AdaptiveMaxPool1d(8)
+        self.mix = nn.Conv1d(1, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * c + c, classes)
+
+    def forward(self, x):
+        h = F.glu(self.inp(x), dim=1)
+        h = h + self.glu(self.conv(self.pad(h)))
+        h = F.relu(self.conv2(self.rep(h)))
+        s = self.pool(h).sum(dim=2)
+        u = self.mix(s.unsqueeze(1)).flatten(1)
+        m = h.mean(dim=2, keepdim=True).squeeze(-1)
+        return F.log_softmax(self.fc(torch.cat([u, m], 1)), dim=-1)
+
+
+def gated_tcn(channels=16, c=32, classes=5):
+    return GatedTCN(channels, c, classes)
+
+
+class CircularPad(nn.Module):
+    """F.pad(mode="circular"): the library pads constant, reflect or replicate; exporting must stop."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(F.pad(x, (1, 1, 1, 1), mode="circular"))
+
+
+def circular_pad():
+    return CircularPad()
+
+
+class LSTMTagger(nn.Module):
+    """nn.LSTM returns (output, (h, c)): the library has no recurrent op; exporting must stop."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 32, batch_first=True)
+        self.fc = nn.Linear(32, 5)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out)
+
+
+def lstm_tagger():
+    return LSTMTagger()
+
+
 class BicubicUp(nn.Module):
     """F.interpolate(mode="bicubic"): the library upsamples nearest or bilinear; exporting must stop."""
 

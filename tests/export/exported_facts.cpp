@@ -1,13 +1,16 @@
 // The committed exported headers (tests/export/data, written by tools/gpubudget-export) compile at
 // the default constexpr limits and describe what PyTorch has: sum(p.numel()) parameters, and for
 // ResNet-18, ViT-B/16 (96²), ConvNeXt-Tiny (64²) and DenseNet-121 (64²) the zoo's own description's budget to the
-// byte; for a U-Net with upsampling and an nn.TransformerEncoder the measured CPU step's saved bytes. Needs no PyTorch.
+// byte; for a U-Net with upsampling, an nn.TransformerEncoder, a padded metric-embedding net and a gated
+// 1-D conv net the measured CPU step's saved bytes. Needs no PyTorch.
 #include "data/bev_unfold_net.hpp"
 #include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
 #include "data/eager_transformer.hpp"
 #include "data/encoder_stack_prenorm.hpp"
+#include "data/gated_tcn.hpp"
 #include "data/gpt2_sdpa.hpp"
+#include "data/metric_embedding.hpp"
 #include "data/nanogpt.hpp"
 #include "data/frame_transformer.hpp"
 #include "data/resnet152.hpp"
@@ -62,6 +65,15 @@ static_assert(bev.saved_activations > 0 && require_fits<bev>);
 constexpr auto unet_step = budget_totals(exported::upsample_unet, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(unet_step.parameter_count == exported::upsample_unet_parameters);
 static_assert(unet_step.saved_activations == 5967616);
+// padding modules and F.pad, LayerNorm over [C, H, W], F.normalize, adaptive max pooling,
+// log-softmax (metric_embedding_b2_64: 5,503,184 B), and F.glu / nn.GLU, 1-D pads, sum and
+// keepdim means (gated_tcn_b2_2000: 4,871,208 B): the measured CPU steps' saved bytes to the byte
+constexpr auto metric_step = budget_totals(exported::metric_embedding, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(metric_step.parameter_count == exported::metric_embedding_parameters);
+static_assert(metric_step.saved_activations == 5503184);
+constexpr auto tcn_step = budget_totals(exported::gated_tcn, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(tcn_step.parameter_count == exported::gated_tcn_parameters);
+static_assert(tcn_step.saved_activations == 4871208);
 // nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
 // measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
 // with dropout inside nn.MultiheadAttention)

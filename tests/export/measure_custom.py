@@ -438,6 +438,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("token_mixer_drop10_b2_t64", lambda: custom_models.token_mixer(dropout=0.1), (64, 32), 2),
          # nn.Dropout2d (and inplace) and F.dropout1d: one noise value per sample and channel
          ("channel_dropout_net_b2_64", custom_models.channel_dropout_net, (3, 64, 64), 2),
+         # reflection, zero and replicate padding, LayerNorm over [C, H, W], F.normalize of a feature
+         # map and of an embedding, adaptive max pooling, nn.LogSoftmax (measured 2026-11-29)
+         ("metric_embedding_b2_64", custom_models.metric_embedding, (3, 64, 64), 2),
+         # F.glu / nn.GLU, 1-D reflection and replication pads, adaptive max pooling, sum(dim),
+         # mean(dim, keepdim=True).squeeze(-1), unsqueeze, F.log_softmax
+         ("gated_tcn_b2_2000", custom_models.gated_tcn, (16, 2000), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),

@@ -216,4 +216,13 @@ using namespace gpubudget;
 // pool1d_on_image: the same 1-D pool on a [C, L] sequence (MaxPool1d(2): [4, 32])
 constexpr auto pool1d_on_sequence_m = sequential(input(4, 64), max_pool1d(2));
 static_assert(budget(pool1d_on_sequence_m, training{.batch = 2}, devices::generic_16gb).per_record[2].output_bytes == 2 * 4 * 32 * 4);
+// reflection_pad_not_below_input: a reflection pad one narrower than the 8x8 map ([4, 22, 22])
+constexpr auto reflection_pad_below_input_m = sequential(input(4, 8, 8), pad(7, 7, 7, 7, pad_mode::reflect));
+static_assert(budget(reflection_pad_below_input_m, training{.batch = 2}, devices::generic_16gb).per_record[2].output_bytes == 2 * 4 * 22 * 22 * 4);
+// glu_odd_dimension: 6 channels halve to 3
+constexpr auto glu_even_dimension_m = sequential(input(6, 16), glu(0));
+static_assert(budget(glu_even_dimension_m, training{.batch = 2}, devices::generic_16gb).per_record[2].output_bytes == 2 * 3 * 16 * 4);
+// layer_norm_over_too_many_dims: all three per-sample dimensions (a weight and a bias of 4·8·8)
+constexpr auto layer_norm_over_all_dims_m = sequential(input(4, 8, 8), layer_norm(over_last(3)));
+static_assert(budget_totals(layer_norm_over_all_dims_m, training{.batch = 2}, devices::generic_16gb).parameter_count == 2 * 4 * 8 * 8);
 }  // namespace

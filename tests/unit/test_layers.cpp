@@ -376,6 +376,62 @@ TEST_CASE("1-D pooling: the 2-D pools on x.unsqueeze(-2)", "[layers][pooling]") 
   // a 1-D pool on [C, H, W] is a rank error, not silently another pool: tests/fail/pool1d_on_image_ko.cpp
 }
 
+TEST_CASE("padding, GLU, adaptive max pooling and log-softmax keep what PyTorch keeps", "[layers][pooling]") {
+  // conv1d(4, 1) on [4, 64], batch 2: y1 = 2·4·64·4 = 2,048 B. tests/export's gated_tcn_b2_2000
+  // and metric_embedding_b2_64 (custom-pytorch-2.6-cpu.json) hold these ops to measured steps.
+  constexpr auto after = [](layer op) { return sequential(input(4, 64), conv1d(4, 1), op); };
+  // ReflectionPad1d(2) keeps its input; ZeroPad1d nothing: [4, 68] either way
+  constexpr auto reflect = budget(after(pad(2, 2, 0, 0, pad_mode::reflect)), on_cuda(2), dev);
+  REQUIRE(shape_of(reflect.per_record[3]) == "[4,68]");
+  REQUIRE(reflect.per_record[3].saved_bytes == 2048);
+  REQUIRE(budget(after(pad(2, 2, 0, 0)), on_cuda(2), dev).per_record[3].saved_bytes == 0);
+  // CPU autocast runs reflection and replication pads in fp32 (its fp32 list): the pad keeps the
+  // fp32 copy of the bf16 conv output (2,048 B, not 1,024); CUDA autocast keeps the bf16 input
+  training cpu_bf16 = cpu_reference_step(2, optimizer_kind::adamw, runtime_kind::torch2_6_cpu);
+  cpu_bf16.precision = precision_mode::amp_bf16;
+  training cuda_bf16 = on_cuda(2);
+  cuda_bf16.precision = precision_mode::amp_bf16;
+  REQUIRE(budget(after(pad(1, 1, 0, 0, pad_mode::replicate)), cpu_bf16, dev).per_record[3].saved_bytes == 2048);
+  REQUIRE(budget(after(pad(1, 1, 0, 0, pad_mode::replicate)), cuda_bf16, dev).per_record[3].saved_bytes == 1024);
+  // GLU over the channels: [2, 64], keeps its input
+  constexpr auto gated = budget(after(glu(0)), on_cuda(2), dev);
+  REQUIRE(shape_of(gated.per_record[3]) == "[2,64]");
+  REQUIRE(gated.per_record[3].saved_bytes == 2048);
+  // AdaptiveMaxPool1d(8): the input and int64 indices 2·4·8·8 = 512 B; AdaptiveAvgPool1d(8) the input
+  constexpr auto amax = budget(after(adaptive_max_pool1d(8)), on_cuda(2), dev);
+  REQUIRE(shape_of(amax.per_record[3]) == "[4,8]");
+  REQUIRE(amax.per_record[3].saved_bytes == 2048 + 512);
+  REQUIRE(budget(after(adaptive_avg_pool1d(8)), on_cuda(2), dev).per_record[3].saved_bytes == 2048);
+  // log_softmax keeps its output, softmax's rule: 2,048 B
+  REQUIRE(budget(after(log_softmax()), on_cuda(2), dev).per_record[3].saved_bytes == 2048);
+}
+
+TEST_CASE("normalize and LayerNorm over several dimensions", "[layers][norm]") {
+  constexpr auto after = [](layer op) { return sequential(input(4, 8, 8), conv2d(4, 1), op); };  // y1: 2·4·8·8·4 = 2,048 B
+  // F.normalize(y1, dim=1): the norm and its clamp, [2, 1, 8, 8] fp32 = 512 B each, kept beside y1
+  constexpr auto n = budget(after(normalize(0)), on_cuda(2), dev);
+  REQUIRE(n.per_record[3].saved_bytes == 2048 + 2 * 512);
+  // under CUDA autocast the norm is fp32 (linalg_vector_norm's fp32_set_opt_dtype) and so is
+  // y1 / norm: the output has 2·4·8·8·4 = 2,048 B of an fp32 tensor, not 1,024 of bf16
+  training cuda_bf16 = on_cuda(2);
+  cuda_bf16.precision = precision_mode::amp_bf16;
+  const auto n16 = budget(after(normalize(0)), cuda_bf16, dev);
+  REQUIRE(n16.per_record[3].output_bytes == 2048);
+  REQUIRE(n16.per_record[3].saved_bytes == 1024 + 2 * 512);
+  // LayerNorm([4, 8, 8]): weight and bias of 256 each, mean and rstd one fp32 per sample (2 · 8 B);
+  // over the last dimension only: [8] each, one row per (sample, channel, row): 2 · 2·4·8·4 B
+  constexpr auto whole = budget(after(layer_norm(over_last(3))), on_cuda(2), dev);
+  REQUIRE(whole.per_record[3].parameter_count == 2 * 256);
+  REQUIRE(whole.per_record[3].saved_bytes == 2048 + 2 * 8);
+  constexpr auto last = budget(after(layer_norm()), on_cuda(2), dev);
+  REQUIRE(last.per_record[3].parameter_count == 2 * 8);
+  REQUIRE(last.per_record[3].saved_bytes == 2048 + 2 * 256);
+  // mean and sum with keepdim: [4, 1, 1]; sum keeps nothing, 2.x's mean nothing either
+  constexpr auto kept = budget(after(mean_over(1, 2, keepdim)), on_cuda(2), dev);
+  REQUIRE(shape_of(kept.per_record[3]) == "[4,1,1]");
+  REQUIRE(shape_of(budget(after(sum_over(0)), on_cuda(2), dev).per_record[3]) == "[8,8]");
+}
+
 // --- views ----------------------------------------------------------------------------------------
 
 TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[layers][views]") {

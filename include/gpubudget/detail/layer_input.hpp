@@ -53,6 +53,24 @@ namespace gpubudget::detail {
   fail_on_input("pooling padding over half the kernel (PyTorch refuses it: pad <= kernel / 2)", "padding", padding, got);
 }
 
+/// nn.LayerNorm(normalized_shape) must name the input's trailing dimensions.
+[[noreturn]] inline void layer_norm_over_more_dims_than_the_input_has(std::int64_t dims, const shape& got) {
+  fail_on_input("layer_norm over more trailing dimensions than the per-sample input has", "dimensions", dims, got);
+}
+/// F.pad(mode="reflect") needs each pad below the dimension it pads (ATen ReflectionPad.cpp:
+/// "Padding size should be less than the corresponding input dimension").
+[[noreturn]] inline void reflection_pad_not_below_input(std::int64_t pad, const shape& got) {
+  fail_on_input("reflection padding must be smaller than the dimension it pads (PyTorch refuses it)", "padding", pad, got);
+}
+/// F.glu halves its dimension (ATen GatedLinearUnit.cpp: "Halving dimension must be even").
+[[noreturn]] inline void glu_dimension_not_even(std::int64_t dim, const shape& got) {
+  fail_on_input("glu halves a dimension whose size is odd (PyTorch: Halving dimension must be even)", "dim", dim, got);
+}
+/// A per-sample dimension index past the input's rank (normalize, glu).
+[[noreturn]] inline void dimension_not_in_input(std::int64_t dim, const shape& got) {
+  fail_on_input("dimension index not in the per-sample input", "dim", dim, got);
+}
+
 using layer_input_diagnostic = void (*)(std::int64_t, const shape&);
 
 /// Calls `diagnostic` with the size and the shape of rank `rank`, dimensions `d0`..`d3`: numbers
@@ -67,6 +85,9 @@ constexpr void stop_at_input(layer_input_diagnostic diagnostic, std::int64_t siz
 constexpr void require_input(bool ok, layer_input_diagnostic diagnostic, std::int64_t size, const shape& got) {
   if (!ok) stop_at_input(diagnostic, size, got.rank, got[0], got[1], got[2], got[3]);
 }
+
+/// Stops at dimension_not_in_input unless `dim` is one of `got`'s per-sample dimensions.
+constexpr void require_dimension(std::int64_t dim, const shape& got) { require_input(dim >= 0 && dim < got.rank, dimension_not_in_input, dim, got); }
 
 /// `in` with `padding` added on both sides of every dimension but the first (channels).
 constexpr shape padded(shape in, std::int64_t padding) {

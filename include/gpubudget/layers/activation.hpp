@@ -15,6 +15,7 @@
 //   on CUDA as well (at::dropout_ -> _dropout<inplace>): an input-sized noise tensor of the
 //   input's type, kept by mul_'s node; the output aliases the input.
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 
 namespace gpubudget {
@@ -126,18 +127,48 @@ constexpr layer prelu() { return as_layer(prelu_op{1}); }
 /// nn.PReLU(num_parameters=channels): a weight per channel.
 constexpr layer prelu(std::int64_t num_parameters) { return as_layer(prelu_op{num_parameters}); }
 
-/// Softmax over the last dimension (fp32 under autocast; keeps its output).
-struct softmax_op {};
+/// F.glu(x, dim) / nn.GLU: a · sigmoid(b) of x's two halves along per-sample dimension `dim`
+/// (half as large). GluBackward0 keeps its input (derivatives.yaml glu: self; measured on the 2.6
+/// CPU, fp32 and autocast bf16: x[2,16,8,8] -> [2,8,8,8] keeps x), and glu is on no autocast list.
+struct glu_op {
+  std::int64_t dim = {};
+};
+
+template <>
+struct op_traits<glu_op> {
+  static constexpr const char* name = "glu";
+  static constexpr detail::value lower(detail::layer_ctx& c, const glu_op& op, const detail::value& x) {
+    detail::require_dimension(op.dim, x.s);
+    const int d = static_cast<int>(op.dim);
+    if (x.s[d] % 2 != 0) detail::require_input(false, detail::glu_dimension_not_even, op.dim, x.s);
+    shape out = x.s;
+    out[d] /= 2;
+    return detail::pointwise(c.s, x, out, x.type, detail::keeps::input);
+  }
+};
+
+/// nn.GLU(dim=dim + 1), F.glu(x, dim + 1): dim 0 halves the channels of [C, ...].
+constexpr layer glu(std::int64_t dim) { return as_layer(glu_op{dim}); }
+
+/// Softmax or, `log`, log-softmax over the last dimension. Both keep their output (derivatives.yaml
+/// _softmax / _log_softmax: `result`), and CUDA autocast runs both the same way (autocast_mode.cpp:
+/// softmax and log_softmax are both fp32_set_opt_dtype); CPU autocast keeps the input's type
+/// (measured, 2.6: log_softmax of a bf16 [4, 128] keeps its bf16 output).
+struct softmax_op {
+  flag log = {};
+};
 
 template <>
 struct op_traits<softmax_op> {
-  static constexpr const char* name = "softmax";
+  static constexpr const char* name(const softmax_op& op) { return op.log ? "log_softmax" : "softmax"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const softmax_op&, const detail::value& x) {
     return detail::softmax_op(c.s, x);
   }
 };
 
 constexpr layer softmax() { return as_layer(softmax_op{}); }
+/// nn.LogSoftmax(dim=-1), F.log_softmax over the last dimension (a classifier's head for NLLLoss).
+constexpr layer log_softmax() { return as_layer(softmax_op{true}); }
 
 /// Dropout with probability `percent`/100 (an integer keeps the record integral).
 /// nn.Dropout (per element) or, `per_channel`, nn.Dropout1d/2d/3d (whole channels).

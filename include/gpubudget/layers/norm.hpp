@@ -4,6 +4,7 @@
 // input plus per-row (per-channel for batch norm) fp32 statistics: mean and inverse std.
 // Autocast runs layer_norm and group_norm in fp32 and batch_norm in the input's type.
 #pragma once
+#include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
@@ -34,18 +35,24 @@ struct op_traits<batch_norm_op> {
   }
 };
 
-/// nn.LayerNorm over the last dimension; `no_bias`: a weight only (nn.LayerNorm(bias=False),
-/// nanoGPT's LayerNorm with bias=False: F.layer_norm(x, shape, weight, None)), whose backward
-/// makes no bias gradient.
+/// nn.LayerNorm over the last dimension or, `more_dims` > 0, over the last 1 + more_dims
+/// (nn.LayerNorm([C, H, W]) on [C, H, W]: weight and bias of that shape, mean and rstd one per
+/// sample; measured on the 2.6 CPU, x[2,16,8,8] over [16,8,8] keeps x and two [2,1,1,1] fp32);
+/// `no_bias`: a weight only (nn.LayerNorm(bias=False), nanoGPT's LayerNorm with bias=False:
+/// F.layer_norm(x, shape, weight, None)), whose backward makes no bias gradient.
 struct layer_norm_op {
   flag no_bias = false;
+  std::int64_t more_dims = 0;
 };
 
 template <>
 struct op_traits<layer_norm_op> {
   static constexpr const char* name = "layer_norm";
   static constexpr detail::value lower(detail::layer_ctx& c, const layer_norm_op& op, const detail::value& x) {
-    const auto width = x.s.last(), bias = op.no_bias ? 0 : width;
+    if (op.more_dims < 0 || op.more_dims >= x.s.rank) detail::require_input(false, detail::layer_norm_over_more_dims_than_the_input_has, op.more_dims + 1, x.s);
+    std::int64_t width = 1;
+    for (int d = x.s.rank - 1 - static_cast<int>(op.more_dims); d < x.s.rank; ++d) width = checked_mul(width, x.s[d]);
+    const auto bias = op.no_bias ? 0 : width;
     c.add_param(width);
     if (bias) c.add_param(bias);
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
@@ -109,10 +116,69 @@ struct op_traits<instance_norm_op> {
   }
 };
 
+/// F.normalize(x, p=2, dim): x / max(‖x‖₂ over `dim`, eps), `dim` a per-sample dimension (0: the
+/// channels of [C, H, W], the features of [D]). PyTorch runs it as norm(keepdim) → clamp_min →
+/// expand_as → div (torch/nn/functional.py normalize). Measured on the 2.6 CPU (saved_tensors_hooks,
+/// x[4,128] and x[2,16,8,8], dim 1): LinalgVectorNormBackward0 keeps x and the norm,
+/// ClampMinBackward0 the norm, DivBackward0 x and the clamped norm: two new tensors of x's shape
+/// with `dim` 1. CUDA autocast runs linalg_vector_norm with dtype fp32 (autocast_mode.cpp:
+/// fp32_set_opt_dtype), which a 16-bit input reduces without a copy (ReduceOpsUtils.h
+/// make_reduction: gpu_lowp_to_f32), so the norm is fp32 and x / norm is promoted to fp32; CPU
+/// autocast keeps the input's type throughout (measured: a bf16 x keeps bf16 norms and output).
+struct normalize_op {
+  std::int64_t dim = {};
+};
+
+template <>
+struct op_traits<normalize_op> {
+  static constexpr const char* name = "normalize";
+  static constexpr detail::value lower(detail::layer_ctx& c, const normalize_op& op, const detail::value& x) {
+    auto& s = c.s;
+    detail::require_dimension(op.dim, x.s);
+    shape reduced = x.s;
+    reduced[static_cast<int>(op.dim)] = 1;
+    const dtype t = s.types.fp32_op(x.type);
+    detail::value norm = s.make(reduced, t, x.requires_grad);
+    const auto n = s.record(norm);
+    s.save(n, x);
+    s.save(n, norm);
+    s.grad_to(n, x);
+    detail::value denominator = detail::pointwise(s, norm, reduced, t, detail::keeps::input);  // clamp_min(eps)
+    s.release(norm);
+    detail::value y = s.make(x.s, t, x.requires_grad);
+    const auto d = s.record(y);
+    s.save(d, x);
+    s.save(d, denominator);
+    s.grad_to(d, x);
+    s.grad_to(d, denominator);
+    // DivBackward0 computes the broadcast denominator's gradient first, -grad * ((x / c) / c)
+    // (FunctionsManual.cpp div_tensor_other_backward): four x-sized tensors at once (x / c, / c,
+    // -grad, the product) before the sum to c's shape; x's gradient grad / c comes after them.
+    // The walk counts a node's temporaries beside its gradients: three more than x's gradient
+    // (trace_peak.py metric_embedding_b2_64, ops 75-79: the step's peak, 4 x [2,64,32,32] fp32)
+    s.backward_temp(d, checked_mul(3, s.bytes_of_value(x.s, t)));
+    s.release(denominator);
+    return y;
+  }
+};
+
+/// F.normalize(x, p=2, dim=dim + 1): dim 0 normalizes channels (or a vector's features).
+constexpr layer normalize(std::int64_t dim = 0) { return as_layer(normalize_op{dim}); }
+
 constexpr layer batch_norm() { return as_layer(batch_norm_op{}); }
 constexpr layer instance_norm(bool affine = false) { return as_layer(instance_norm_op{affine}); }
 constexpr layer layer_norm() { return as_layer(layer_norm_op{}); }
 constexpr layer layer_norm(no_bias_t) { return as_layer(layer_norm_op{true}); }
+/// nn.LayerNorm over the last `n` per-sample dimensions: layer_norm(over_last(3)) on [C, H, W] is
+/// nn.LayerNorm([C, H, W]).
+constexpr layer layer_norm(over_last n) {
+  if (n.value < 1) detail::invalid_layer_argument();
+  return as_layer(layer_norm_op{false, n.value - 1});
+}
+constexpr layer layer_norm(over_last n, no_bias_t) {
+  if (n.value < 1) detail::invalid_layer_argument();
+  return as_layer(layer_norm_op{true, n.value - 1});
+}
 constexpr layer group_norm(std::int64_t num_groups) { return as_layer(group_norm_op{num_groups}); }
 
 }  // namespace gpubudget

@@ -16,6 +16,8 @@ struct output_padding { std::int64_t value = 0; constexpr explicit output_paddin
 struct kernel_w { std::int64_t value = 0; constexpr explicit kernel_w(std::int64_t v) : value(v) {} };
 struct padding_w { std::int64_t value = 0; constexpr explicit padding_w(std::int64_t v) : value(v) {} };
 /// Number of attention heads.
+/// How many trailing per-sample dimensions a norm normalizes (nn.LayerNorm([C, H, W]): 3).
+struct over_last { std::int64_t value = 1; constexpr explicit over_last(std::int64_t v) : value(v) {} };
 struct heads { std::int64_t value = 1; constexpr explicit heads(std::int64_t v) : value(v) {} };
 /// Key/value heads for grouped-query attention (defaults to `heads`).
 struct kv_heads { std::int64_t value = 0; constexpr explicit kv_heads(std::int64_t v) : value(v) {} };
@@ -38,6 +40,9 @@ inline constexpr fused_qkv_t fused_qkv{};
 struct no_bias_t {};
 inline constexpr no_bias_t no_bias{};
 /// Pooling with ceil_mode=True: the last window may run past the map's end (but starts inside it).
+struct keepdim_t {};
+inline constexpr keepdim_t keepdim{};
+
 struct ceil_mode_t {};
 inline constexpr ceil_mode_t ceil_mode{};
 /// Depthwise convolution: groups = input channels.

@@ -6,6 +6,7 @@
 // dimension 0 is the first dimension after the batch.
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
@@ -160,27 +161,40 @@ struct op_traits<chunk_op> {
 /// V2's `x1, x2 = x.chunk(2, dim=1)` is chunk(2, 0) and chunk(2, 1)); `count` must divide it.
 constexpr layer chunk(std::int64_t count, std::int64_t index, std::int64_t dim = 0) { return as_layer(chunk_op{count, index, dim}); }
 
-/// Mean over per-sample dimension `dim` (removed from the shape).
-struct mean_over_op {
+/// Mean (or, `sum`, sum) over per-sample dimension `dim` (removed from the shape, or kept as 1
+/// with `keep`).
+struct reduce_over_op {
   std::int64_t dim = {};
   std::int64_t count = 1;  ///< consecutive dimensions reduced from `dim` on (x.mean([2, 3]): 2)
+  flag keep = {};          ///< keepdim=True
+  flag sum = {};
 };
 
 template <>
-struct op_traits<mean_over_op> {
-  static constexpr const char* name = "mean";
-  static constexpr detail::value lower(detail::layer_ctx& c, const mean_over_op& op, const detail::value& x) {
+struct op_traits<reduce_over_op> {
+  static constexpr const char* name(const reduce_over_op& op) { return op.sum ? "sum" : "mean"; }
+  static constexpr detail::value lower(detail::layer_ctx& c, const reduce_over_op& op, const detail::value& x) {
     if (op.dim < 0 || op.count < 1 || op.dim + op.count > x.s.rank) detail::invalid_layer_argument();
     shape out{};
-    out.rank = x.s.rank - static_cast<int>(op.count);
-    for (int i = 0, j = 0; i < x.s.rank; ++i)
-      if (i < op.dim || i >= op.dim + op.count) out[j++] = x.s[i];
-    return detail::mean_reduce(c.s, x, out);
+    out.rank = op.keep ? x.s.rank : x.s.rank - static_cast<int>(op.count);
+    for (int i = 0, j = 0; i < x.s.rank; ++i) {
+      const bool reduced = i >= op.dim && i < op.dim + op.count;
+      if (!reduced || op.keep) out[j++] = reduced ? 1 : x.s[i];
+    }
+    // sum keeps nothing and its backward expands the gradient (derivatives.yaml sum.dim_IntList:
+    // sum_backward, sizes only); mean: mean_reduce
+    return op.sum ? detail::reduce(c.s, x, out) : detail::mean_reduce(c.s, x, out);
   }
 };
 
 /// x.mean(dim) over the per-sample dimension `dim` (not kept); `count` consecutive dimensions
 /// from it: mean_over(1, 2) on [C, H, W] is x.mean([2, 3]) (MnasNet's global pooling).
-constexpr layer mean_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(mean_over_op{dim, count}); }
+constexpr layer mean_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count}); }
+/// The same with keepdim=True: mean_over(1, 2, keepdim) on [C, H, W] is x.mean([2, 3],
+/// keepdim=True), [C, 1, 1] (the memory is mean's: the shape differs, not what it keeps).
+constexpr layer mean_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true}); }
+/// x.sum(dim) over per-sample dimensions, as mean_over: keeps nothing on any PyTorch.
+constexpr layer sum_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, true}); }
+constexpr layer sum_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, true}); }
 
 }  // namespace gpubudget
