@@ -135,9 +135,13 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   // a conv2d's own kernel and padding along W (Inception's 1x7, 7x1)
   const kernel_w kw(op == "conv2d" ? f.integer("kernel_w", 1, 1 << 16, k) : k);
   const padding_w pw(op == "conv2d" ? f.integer("padding_w", 0, 1 << 16, p.value) : p.value);
+  // a conv3d's own kernel, stride and padding along T (torchvision's video ResNets: (3, 7, 7))
+  const kernel_t kt(op == "conv3d" ? f.integer("kernel_t", 1, 1 << 16, k) : k);
+  const stride_t st(op == "conv3d" ? f.integer("stride_t", 1, 1 << 16, s.value) : s.value);
+  const padding_t pt(op == "conv3d" ? f.integer("padding_t", 0, 1 << 16, p.value) : p.value);
   auto make = [&](auto... extra) {
     if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
-    if (op == "conv3d") return conv3d(out, k, s, p, dl, g, extra...);
+    if (op == "conv3d") return conv3d(out, k, s, p, dl, g, kt, st, pt, extra...);
     if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
     if (depthwise_op) return cl ? depthwise_conv2d(k, s, p, dl, channels_last_input, extra...) : depthwise_conv2d(k, s, p, dl, extra...);
     return conv2d(out, k, s, p, dl, g, kw, pw, extra...);
@@ -268,6 +272,10 @@ inline void add_pool_and_pad_leaves(std::map<std::string, leaf_maker>& t) {
     return adaptive_avg_pool2d(h, f.integer("w", 1, big));
   };
   t["adaptive_avg_pool1d"] = [](fields& f) { return adaptive_avg_pool1d(f.integer("out", 1, big)); };
+  t["adaptive_avg_pool3d"] = [](fields& f) {
+    const auto d = f.integer("d", 1, big), h = f.integer("h", 1, big);
+    return adaptive_avg_pool3d(d, h, f.integer("w", 1, big));
+  };
   t["adaptive_max_pool2d"] = [](fields& f) {
     const auto h = f.integer("h", 1, big);
     return adaptive_max_pool2d(h, f.integer("w", 1, big));

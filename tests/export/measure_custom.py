@@ -318,6 +318,14 @@ def vit_b_16_96():
     return torchvision.models.vit_b_16(image_size=96)
 
 
+def video(name):
+    """torchvision's video ResNets (r3d_18, mc3_18, r2plus1d_18) on [3, T, H, W] clips."""
+    def make():
+        import torchvision.models.video
+        return getattr(torchvision.models.video, name)()
+    return make
+
+
 def regnet_y_400mf():
     import torchvision
     return torchvision.models.regnet_y_400mf()
@@ -444,6 +452,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # F.glu / nn.GLU, 1-D reflection and replication pads, adaptive max pooling, sum(dim),
          # mean(dim, keepdim=True).squeeze(-1), unsqueeze, F.log_softmax
          ("gated_tcn_b2_2000", custom_models.gated_tcn, (16, 2000), 2),
+         # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
+         # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
+         # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)
+         ("r3d_18_b2_8x64", video("r3d_18"), (3, 8, 64, 64), 2),
+         ("mc3_18_b2_8x64", video("mc3_18"), (3, 8, 64, 64), 2),
+         ("r2plus1d_18_b2_8x64", video("r2plus1d_18"), (3, 8, 64, 64), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),

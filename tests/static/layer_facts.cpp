@@ -113,4 +113,14 @@ static_assert(rect.per_record[3].output_bytes == rect.per_record[1].output_bytes
 // kernel_w and padding_w equal to the square ones are the square convolution
 static_assert(on_t4(sequential(input(8, 9, 9), conv2d(4, 3, padding(1), kernel_w(3), padding_w(1)))).per_record[2].output_bytes ==
               on_t4(sequential(input(8, 9, 9), conv2d(4, 3, padding(1)))).per_record[2].output_bytes);
+
+// torchvision's r3d_18 stem, nn.Conv3d(3, 64, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3)), on an
+// 8-frame 64² clip: [64, 8, 32, 32] and 3·64·3·7·7 weights; R(2+1)D's temporal (3, 1, 1) conv,
+// stride (2, 1, 1), padding (1, 0, 0): [64, 4, 32, 32] (the exported video ResNets: sum(p.numel())
+// and the CPU steps' saved bytes exact, tests/export)
+constexpr auto clip = on_t4(sequential(input(3, 8, 64, 64), conv3d(64, 7, stride(2), padding(3), kernel_t(3), stride_t(1), padding_t(1), no_bias),
+                                       conv3d(64, 1, kernel_t(3), stride_t(2), padding_t(1), no_bias)));
+static_assert(clip.per_record[2].parameter_count == 3 * 64 * 3 * 7 * 7 && clip.per_record[3].parameter_count == 64 * 64 * 3);
+static_assert(clip.per_record[2].output_bytes == 64 * 8 * 32 * 32 * 4);  // batch 1, fp32
+static_assert(clip.per_record[3].output_bytes == 64 * 4 * 32 * 32 * 4);
 }  // namespace

@@ -30,13 +30,29 @@ struct conv_op {
   flag bias = {};
   flag transposed = {};
   flag channels_last = {};
-  /// 2-D only: kernel_w + 1 in bits 0-23 and padding_w + 1 in bits 24-47, 0 where not given (the
-  /// square value then); one word, as a layer record holds 12
-  std::int64_t last_dim = {};
-  /// The kernel and padding along spatial dimension `d` (1-based, as in a shape).
-  constexpr std::int64_t kernel_at(int d) const { return d == dims && (last_dim & 0xFFFFFF) != 0 ? (last_dim & 0xFFFFFF) - 1 : kernel; }
-  constexpr std::int64_t padding_at(int d) const { return d == dims && (last_dim >> 24) != 0 ? (last_dim >> 24) - 1 : padding; }
-  constexpr bool rectangular() const { return kernel_at(dims) != kernel || padding_at(dims) != padding; }
+  /// One spatial dimension's own kernel, padding and stride (the others share `kernel`, `padding`,
+  /// `stride`): a 2-D convolution's W (kernel_w, padding_w: Inception's 1x7) or a 3-D one's T
+  /// (kernel_t, padding_t, stride_t: torchvision's video ResNets, (3, 7, 7) stride (1, 2, 2)).
+  /// Each value + 1 in 20 bits (kernel 0-19, padding 20-39, stride 40-59), 0 where not given;
+  /// bit 60 marks W, bit 61 T. One word, as a layer record holds 12.
+  std::int64_t own_dim = {};
+  static constexpr std::int64_t own_w = std::int64_t{1} << 60, own_t = std::int64_t{1} << 61;
+  /// The spatial dimension (1-based, as in a shape) with values of its own; 0 for none.
+  constexpr int own_index() const { return (own_dim & own_t) != 0 ? 1 : (own_dim & own_w) != 0 ? static_cast<int>(dims) : 0; }
+  constexpr std::int64_t own_field(int d, int field, std::int64_t shared) const {
+    const auto v = (own_dim >> (20 * field)) & 0xFFFFF;
+    return d == own_index() && v != 0 ? v - 1 : shared;
+  }
+  /// The kernel, padding and stride along spatial dimension `d`.
+  constexpr std::int64_t kernel_at(int d) const { return own_field(d, 0, kernel); }
+  constexpr std::int64_t padding_at(int d) const { return own_field(d, 1, padding); }
+  constexpr std::int64_t stride_at(int d) const { return own_field(d, 2, stride); }
+  constexpr bool rectangular() const {
+    const int d = own_index();
+    return d != 0 && (kernel_at(d) != kernel || padding_at(d) != padding || stride_at(d) != stride);
+  }
+  /// The largest stride over the spatial dimensions (a convolution strided along any of them).
+  constexpr std::int64_t widest_stride() const { const int d = own_index(); return d != 0 && stride_at(d) > stride ? stride_at(d) : stride; }
 };
 
 namespace detail {
@@ -262,7 +278,9 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   const auto out_ch = op.out_channels == 0 ? in_ch : op.out_channels;
   const auto st = op.stride, dil = op.dilation;
   const auto grp = op.groups == -1 ? in_ch : op.groups;
-  if (op.last_dim != 0 && (op.dims != 2 || transposed)) invalid_layer_argument();  // kernel_w, padding_w: a 2-D convolution's
+  // kernel_w, padding_w: a 2-D convolution's; kernel_t, padding_t, stride_t: a 3-D one's; not both
+  const bool own_w = (op.own_dim & conv_op::own_w) != 0, own_t = (op.own_dim & conv_op::own_t) != 0;
+  if (transposed ? op.own_dim != 0 : (own_w && (own_t || op.dims != 2)) || (own_t && op.dims != 3)) invalid_layer_argument();
   if (op.kernel <= 0) kernel_size_must_be_positive();  // kernel_w is checked where it is given
   const auto pad = op.padding;
   if (st <= 0) stride_must_be_positive();
@@ -273,10 +291,10 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   shape out = in;
   out[0] = out_ch;
   for (int d = 1; d <= op.dims; ++d) {
-    const auto i = in[d], k = op.kernel_at(d), pad = op.padding_at(d);
+    const auto i = in[d], k = op.kernel_at(d), pad = op.padding_at(d), step = op.stride_at(d);
     if (pad < 0) invalid_layer_argument();
-    const auto o = transposed ? (i - 1) * st - 2 * pad + dil * (k - 1) + op.output_padding + 1
-                              : (i + 2 * pad - dil * (k - 1) - 1) / st + 1;
+    const auto o = transposed ? (i - 1) * step - 2 * pad + dil * (k - 1) + op.output_padding + 1
+                              : (i + 2 * pad - dil * (k - 1) - 1) / step + 1;
     if (o <= 0 || (!transposed && i + 2 * pad < dil * (k - 1) + 1)) {  // one test on the common path
       if (!transposed) require_input(false, conv_kernel_larger_than_padded_input, dil * (k - 1) + 1, padded(in, pad));
       output_size_not_positive();
@@ -351,7 +369,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
   const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.rectangular() ? 0 : op.kernel,
-                                                     op.stride, x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
+                                                     op.widest_stride(), x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
                                : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
@@ -398,13 +416,18 @@ constexpr void apply_conv_option(conv_op& o, depthwise_t) { o.groups = -1; }
 constexpr void apply_conv_option(conv_op& o, output_padding p) { o.output_padding = p.value; }
 constexpr void apply_conv_option(conv_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_conv_option(conv_op& o, channels_last_input_t) { o.channels_last = true; }
-/// The last dimension's own kernel and padding (the square ones where not given).
-constexpr std::int64_t last_dim_field(std::int64_t v, std::int64_t smallest) {
-  if (v < smallest || v >= 0xFFFFFE) invalid_layer_argument();
-  return v + 1;
+/// Writes field `field` (0 kernel, 1 padding, 2 stride) of the own dimension `which` (conv_op::own_w,
+/// own_t): the value + 1, at least `smallest`.
+constexpr void set_own_dim(conv_op& o, std::int64_t which, int field, std::int64_t v, std::int64_t smallest) {
+  if (v < smallest || v >= 0xFFFFE) invalid_layer_argument();
+  const auto at = 20 * field;
+  o.own_dim = (o.own_dim & ~(std::int64_t{0xFFFFF} << at)) | (v + 1) << at | which;
 }
-constexpr void apply_conv_option(conv_op& o, kernel_w k) { o.last_dim = (o.last_dim & ~std::int64_t{0xFFFFFF}) | last_dim_field(k.value, 1); }
-constexpr void apply_conv_option(conv_op& o, padding_w p) { o.last_dim = (o.last_dim & 0xFFFFFF) | last_dim_field(p.value, 0) << 24; }
+constexpr void apply_conv_option(conv_op& o, kernel_w k) { set_own_dim(o, conv_op::own_w, 0, k.value, 1); }
+constexpr void apply_conv_option(conv_op& o, padding_w p) { set_own_dim(o, conv_op::own_w, 1, p.value, 0); }
+constexpr void apply_conv_option(conv_op& o, kernel_t k) { set_own_dim(o, conv_op::own_t, 0, k.value, 1); }
+constexpr void apply_conv_option(conv_op& o, padding_t p) { set_own_dim(o, conv_op::own_t, 1, p.value, 0); }
+constexpr void apply_conv_option(conv_op& o, stride_t s) { set_own_dim(o, conv_op::own_t, 2, s.value, 1); }
 
 template <class... Opts>
 constexpr conv_op make_conv(bool transposed, std::int64_t dims, std::int64_t out_channels, std::int64_t kernel, Opts... opts) {

@@ -15,6 +15,12 @@ struct output_padding { std::int64_t value = 0; constexpr explicit output_paddin
 /// H's: conv2d(c, 1, kernel_w(7), padding_w(3)) is nn.Conv2d(..., (1, 7), padding=(0, 3)).
 struct kernel_w { std::int64_t value = 0; constexpr explicit kernel_w(std::int64_t v) : value(v) {} };
 struct padding_w { std::int64_t value = 0; constexpr explicit padding_w(std::int64_t v) : value(v) {} };
+/// A 3-D convolution's own kernel, padding and stride along T (dimension 1 of [C, T, H, W]), H and
+/// W sharing the others: conv3d(64, 7, stride(2), padding(3), kernel_t(3), stride_t(1), padding_t(1))
+/// is nn.Conv3d(3, 64, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3)) (torchvision's r3d_18 stem).
+struct kernel_t { std::int64_t value = 0; constexpr explicit kernel_t(std::int64_t v) : value(v) {} };
+struct padding_t { std::int64_t value = 0; constexpr explicit padding_t(std::int64_t v) : value(v) {} };
+struct stride_t { std::int64_t value = 1; constexpr explicit stride_t(std::int64_t v) : value(v) {} };
 /// Number of attention heads.
 /// How many trailing per-sample dimensions a norm normalizes (nn.LayerNorm([C, H, W]): 3).
 struct over_last { std::int64_t value = 1; constexpr explicit over_last(std::int64_t v) : value(v) {} };

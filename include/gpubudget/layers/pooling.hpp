@@ -76,22 +76,28 @@ constexpr layer max_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t
 constexpr layer avg_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, true, true, true}); }
 
 /// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W]; out_h 0: nn.AdaptiveAvgPool1d(out_w) on
-/// [C, L] (adaptive_avg_pool2d on [C, 1, L] with (1, out_w), then squeezed); `maximum`: the
-/// same shapes for nn.AdaptiveMaxPool2d / nn.AdaptiveMaxPool1d.
-struct adaptive_pool2d_op {
+/// [C, L] (adaptive_avg_pool2d on [C, 1, L] with (1, out_w), then squeezed); out_d > 0:
+/// nn.AdaptiveAvgPool3d((out_d, out_h, out_w)) on [C, T, H, W]; `maximum`: the same shapes for
+/// nn.AdaptiveMaxPool2d / nn.AdaptiveMaxPool1d.
+struct adaptive_pool_op {
   std::int64_t out_h = {};
   std::int64_t out_w = {};
   flag maximum = {};
+  std::int64_t out_d = {};
+  constexpr int input_rank() const { return out_d > 0 ? 4 : out_h == 0 ? 2 : 3; }
+  constexpr shape output_shape(const shape& in) const {
+    if (in.rank != input_rank()) detail::tensor_rank_unsupported();
+    if (out_d < 0 || out_h < 0 || out_w <= 0 || (out_d > 0 && out_h == 0)) detail::invalid_layer_argument();
+    if (out_d > 0) return make_shape(in[0], out_d, out_h, out_w);
+    return out_h == 0 ? make_shape(in[0], out_w) : make_shape(in[0], out_h, out_w);
+  }
 };
 
 template <>
-struct op_traits<adaptive_pool2d_op> {
-  static constexpr const char* name(const adaptive_pool2d_op& op) { return op.maximum ? "adaptive_max_pool" : "adaptive_avg_pool"; }
-  static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_pool2d_op& op, const detail::value& x) {
-    const bool one_d = op.out_h == 0;
-    if (x.s.rank != (one_d ? 2 : 3)) detail::tensor_rank_unsupported();
-    if (op.out_h < 0 || op.out_w <= 0) detail::invalid_layer_argument();
-    const shape out = one_d ? make_shape(x.s[0], op.out_w) : make_shape(x.s[0], op.out_h, op.out_w);
+struct op_traits<adaptive_pool_op> {
+  static constexpr const char* name(const adaptive_pool_op& op) { return op.maximum ? "adaptive_max_pool" : "adaptive_avg_pool"; }
+  static constexpr detail::value lower(detail::layer_ctx& c, const adaptive_pool_op& op, const detail::value& x) {
+    const shape out = op.output_shape(x.s);
     // adaptive_max_pool2d keeps its input and the int64 indices of each output element
     // (derivatives.yaml: self, result1; measured on the 2.6 CPU, fp32 and autocast bf16:
     // x[2,16,8,8] -> [2,16,3,3] keeps x and 2,304 B of indices; the 1-D pool the unsqueezed input)
@@ -99,27 +105,34 @@ struct op_traits<adaptive_pool2d_op> {
     // 1.13 keeps the input; 2.x nothing for a 1x1 output (op_rules.md 2.6 #3: x[2,32,32,32] saved
     // 256K -> 0; temporal_64_128_256_b2_t5 saved -1,484,816 B): that is mean(-1, -2) on any device
     // but XPU (AdaptiveAveragePooling.cpp), and mean saves nothing in 2.x (#2). Other outputs run
-    // _adaptive_avg_pool2d, whose backward takes the input (derivatives.yaml).
-    const bool global = op.out_h <= 1 && op.out_w == 1;
+    // _adaptive_avg_pool2d, whose backward takes the input (derivatives.yaml). The 3-D pool
+    // likewise (AdaptiveAveragePooling3d.cpp; measured on the 2.6 CPU: x[2,8,4,6,6] to 1 keeps
+    // nothing, MeanBackward1; to (1, 2, 2) keeps x; 1.13 taken as the 2-D pool, not measured).
+    const bool global = op.out_d <= 1 && op.out_h <= 1 && op.out_w == 1;
     const auto keeps = c.s.torch2() && global ? detail::keeps::nothing : detail::keeps::input;
     return detail::pointwise(c.s, x, out, x.type, keeps);
   }
-  static constexpr std::int64_t flops(const adaptive_pool2d_op&, const shape& in, const shape&) { return in.numel(); }
+  static constexpr std::int64_t flops(const adaptive_pool_op&, const shape& in, const shape&) { return in.numel(); }
 };
 
 constexpr layer adaptive_avg_pool2d(std::int64_t out_h, std::int64_t out_w) {
   if (out_h <= 0) detail::invalid_layer_argument();  // 0 is the 1-D pool's mark
-  return as_layer(adaptive_pool2d_op{out_h, out_w});
+  return as_layer(adaptive_pool_op{out_h, out_w});
 }
 /// nn.AdaptiveAvgPool1d(out) on [C, L].
-constexpr layer adaptive_avg_pool1d(std::int64_t out) { return as_layer(adaptive_pool2d_op{0, out}); }
+constexpr layer adaptive_avg_pool1d(std::int64_t out) { return as_layer(adaptive_pool_op{0, out}); }
+/// nn.AdaptiveAvgPool3d((out_d, out_h, out_w)) on [C, T, H, W] (torchvision's video ResNets: 1, 1, 1).
+constexpr layer adaptive_avg_pool3d(std::int64_t out_d, std::int64_t out_h, std::int64_t out_w) {
+  if (out_d <= 0 || out_h <= 0) detail::invalid_layer_argument();  // 0 marks the 2-D and 1-D pools
+  return as_layer(adaptive_pool_op{out_h, out_w, false, out_d});
+}
 /// nn.AdaptiveMaxPool2d((out_h, out_w)) on [C, H, W] (return_indices=False): keeps its input and
 /// int64 indices, one per output element.
 constexpr layer adaptive_max_pool2d(std::int64_t out_h, std::int64_t out_w) {
   if (out_h <= 0) detail::invalid_layer_argument();
-  return as_layer(adaptive_pool2d_op{out_h, out_w, true});
+  return as_layer(adaptive_pool_op{out_h, out_w, true});
 }
 /// nn.AdaptiveMaxPool1d(out) on [C, L].
-constexpr layer adaptive_max_pool1d(std::int64_t out) { return as_layer(adaptive_pool2d_op{0, out, true}); }
+constexpr layer adaptive_max_pool1d(std::int64_t out) { return as_layer(adaptive_pool_op{0, out, true}); }
 
 }  // namespace gpubudget
