@@ -120,7 +120,7 @@ layer with_dims(const std::vector<std::int64_t>& d, F make) {
   }
 }
 
-/// conv1d/2d/3d, conv_transpose2d, depthwise_conv2d with their options.
+/// conv1d/2d/3d, conv_transpose1d/2d/3d, depthwise_conv2d with their options.
 inline layer conv_leaf(const std::string& op, fields& f) {
   const bool depthwise_op = op == "depthwise_conv2d";
   const auto out = depthwise_op ? 0 : f.integer("out", 1, big);
@@ -129,7 +129,8 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   const padding p(f.integer("padding", 0, 1 << 16, 0));
   const dilation dl(f.integer("dilation", 1, 1 << 16, 1));
   const groups g(depthwise_op ? 1 : f.integer("groups", 1, big, 1));
-  const output_padding op_pad(op == "conv_transpose2d" ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
+  const bool transposed = op.rfind("conv_transpose", 0) == 0;
+  const output_padding op_pad(transposed ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
   const bool bias = f.boolean("bias", true);
   const bool cl = depthwise_op && f.boolean("channels_last_input", false);  // the input's layout (CPU workspace)
   // a conv2d's own kernel and padding along W (Inception's 1x7, 7x1)
@@ -142,7 +143,9 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   auto make = [&](auto... extra) {
     if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
     if (op == "conv3d") return conv3d(out, k, s, p, dl, g, kt, st, pt, extra...);
+    if (op == "conv_transpose1d") return conv_transpose1d(out, k, s, p, dl, g, op_pad, extra...);
     if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
+    if (op == "conv_transpose3d") return conv_transpose3d(out, k, s, p, dl, g, op_pad, extra...);
     if (depthwise_op) return cl ? depthwise_conv2d(k, s, p, dl, channels_last_input, extra...) : depthwise_conv2d(k, s, p, dl, extra...);
     return conv2d(out, k, s, p, dl, g, kw, pw, extra...);
   };
@@ -169,6 +172,10 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
       if (f.boolean("keepdim", false)) return sum ? sum_over(dim, count, keepdim) : mean_over(dim, count, keepdim);
       return sum ? sum_over(dim, count) : mean_over(dim, count);
     };
+  t["max_over"] = [](fields& f) {  // torch.max(x, dim)[0]: one dimension
+    const auto dim = f.integer("dim", 0, 4);
+    return f.boolean("keepdim", false) ? max_over(dim, keepdim) : max_over(dim);
+  };
   t["select_token"] = [](fields& f) { return select_token(f.integer("index", 0, big)); };
   t["chunk"] = [](fields& f) {  // x.chunk(count, dim)[index]
     const auto count = f.integer("count", 1, big);
@@ -256,12 +263,16 @@ inline void add_norm_and_elementwise_leaves(std::map<std::string, leaf_maker>& t
 
 /// Pooling (fixed and adaptive windows) and padding.
 inline void add_pool_and_pad_leaves(std::map<std::string, leaf_maker>& t) {
-  for (const char* pool : {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"})
+  for (const char* pool : {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d"})
     t[pool] = [name = std::string(pool)](fields& f) {
       const auto k = f.integer("kernel", 1, 1 << 16);
       const stride s(f.integer("stride", 1, 1 << 16, k));
       const padding p(f.integer("padding", 0, 1 << 16, 0));
       const bool ceil = f.boolean("ceil_mode", false);
+      if (name == "max_pool3d" || name == "avg_pool3d") {  // no ceil_mode for the 3-D pools
+        if (ceil) fail(f.where(), "\"ceil_mode\": the library's 3-D pools floor");
+        return name == "max_pool3d" ? max_pool3d(k, s, p) : avg_pool3d(k, s, p);
+      }
       if (name == "max_pool1d") return ceil ? max_pool1d(k, s, p, ceil_mode) : max_pool1d(k, s, p);
       if (name == "avg_pool1d") return ceil ? avg_pool1d(k, s, p, ceil_mode) : avg_pool1d(k, s, p);
       if (name == "max_pool2d") return ceil ? max_pool2d(k, s, p, ceil_mode) : max_pool2d(k, s, p);
@@ -340,12 +351,12 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
 inline const std::map<std::string, leaf_maker>& leaf_makers() {
   static const std::map<std::string, leaf_maker> m = [] {
     std::map<std::string, leaf_maker> t;
-    for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose2d", "depthwise_conv2d"})
+    for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "depthwise_conv2d"})
       t[c] = [op = std::string(c)](fields& f) { return conv_leaf(op, f); };
     const std::map<std::string, layer> plain = {
         {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"log_softmax", log_softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
-        {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"elu", elu()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
+        {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"leaky_relu_inplace", leaky_relu_inplace()}, {"elu", elu()}, {"elu_inplace", elu_inplace()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     add_shaped_leaves(t);

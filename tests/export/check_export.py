@@ -68,9 +68,14 @@ TORCH26_MODELS = [
     ("channel_dropout_net", "tests.export.custom_models:channel_dropout_net", "3,64,64", None, "channel_dropout_net_b2_64"),
     ("metric_embedding", "tests.export.custom_models:metric_embedding", "3,64,64", None, "metric_embedding_b2_64"),
     ("gated_tcn", "tests.export.custom_models:gated_tcn", "16,2000", None, "gated_tcn_b2_2000"),
-    # torchvision's video ResNet whose convolutions all run oneDNN's direct kernels (r3d_18 and
-    # r2plus1d_18, with the committed graphs: FLAGGED below)
+    # torchvision's video ResNets (T's own kernel, stride, padding; op_rules 2.6 #51-#52 on the CPU)
     ("mc3_18", "torchvision.models.video:mc3_18", "3,8,64,64", None, "mc3_18_b2_8x64"),
+    ("r3d_18", "torchvision.models.video:r3d_18", "3,8,64,64", None, "r3d_18_b2_8x64"),
+    ("r2plus1d_18", "torchvision.models.video:r2plus1d_18", "3,8,64,64", None, "r2plus1d_18_b2_8x64"),
+    # hand-written SE and CBAM gates, padding="same", in-place LeakyReLU/ELU; a 3-D U-Net; ConvTranspose1d
+    ("attention_cnn", "tests.export.custom_models:attention_cnn", "3,64,64", None, "attention_cnn_b2_64"),
+    ("unet3d", "tests.export.custom_models:unet3d", "1,16,64,64", None, "unet3d_b2_16x64"),
+    ("wave_autoencoder", "tests.export.custom_models:wave_autoencoder", "1,8000", None, "wave_autoencoder_b2_8000"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -114,6 +119,13 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("metric_embedding", "metric_embedding.json", None, "metric_embedding_b2_64"),
              ("gated_tcn", "gated_tcn.json", None, "gated_tcn_b2_2000"),
              ("mc3_18", "mc3_18.json", None, "mc3_18_b2_8x64"),
+             ("r3d_18", "r3d_18.json", None, "r3d_18_b2_8x64"),
+             ("r3d_18 (16 x 112²)", "r3d_18_16x112.json", None, "r3d_18_b2_16x112"),
+             ("r2plus1d_18", "r2plus1d_18.json", None, "r2plus1d_18_b2_8x64"),
+             ("attention_cnn", "attention_cnn.json", None, "attention_cnn_b2_64"),
+             ("unet3d", "unet3d.json", None, "unet3d_b2_16x64"),
+             ("unet3d (12 channels)", "unet3d_c12.json", None, "unet3d_c12_b2_24x48"),
+             ("wave_autoencoder", "wave_autoencoder.json", None, "wave_autoencoder_b2_8000"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
@@ -128,14 +140,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
 # other plans on the committed graphs against measure_custom.py's steps: name, graph file, CLI flags,
 # zoo model, measured case, known misses. --checkpoint-blocks checkpoints every copy of the
 # exported repeat, as a loop of torch.utils.checkpoint(block, x, use_reentrant=False) does
-FLAGGED = [("nanogpt_l5 checkpoint blocks", "nanogpt_l5.json", ["--checkpoint-blocks"], None, "nanogpt_l5_ckpt_b2_t64", {}),
-           # video ResNets whose last stages run 3-D convolutions with a temporal kernel of 3 over 1 or
-           # 2 frames: 2.6's oneDNN takes its gemm backward-weights there, about 4 weights' worth of
-           # scratch per thread (op_rules.md 2.6 #51, observed, not a rule yet; CPU only). Saved exact.
-           ("r3d_18", "r3d_18.json", [], None, "r3d_18_b2_8x64",
-            {f: "-48.1 %: layer3-4's 3x3x3 backward at T <= 2 holds ~8 W on 2 threads (#51)" for f in PEAKS}),
-           ("r2plus1d_18", "r2plus1d_18.json", [], None, "r2plus1d_18_b2_8x64",
-            {f: "-5.5 %: layer4's (3, 1, 1) backward at T = 1 holds ~8 W on 2 threads (#51)" for f in PEAKS})]
+FLAGGED = [("nanogpt_l5 checkpoint blocks", "nanogpt_l5.json", ["--checkpoint-blocks"], None, "nanogpt_l5_ckpt_b2_t64", {})]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,

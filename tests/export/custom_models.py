@@ -448,6 +448,85 @@ def gated_tcn(channels=16, c=32, classes=5):
     return GatedTCN(channels, c, classes)
 
 
+class AttentionCNN(nn.Module):
+    """Channel and spatial attention as papers' code writes them by hand: a squeeze-excitation gate
+    (pool, view, Linears, sigmoid, view(b, c, 1, 1), x * w), CBAM's spatial gate (mean and max over
+    the channels with keepdim, torch.cat, a 7x7 conv, sigmoid, x * g), a depthwise conv with
+    padding="same", nn.LeakyReLU(0.2, inplace=True) and nn.ELU(inplace=True)."""
+
+    def __init__(self, c=32, r=4, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.act = nn.LeakyReLU(0.2, inplace=True)
+        self.fc1 = nn.Linear(c, c // r)
+        self.fc2 = nn.Linear(c // r, c)
+        self.spatial = nn.Conv2d(2, 1, 7, padding=3)
+        self.dw = nn.Conv2d(c, c, 5, groups=c, padding="same")
+        self.pw = nn.Conv2d(c, 2 * c, 1)
+        self.elu = nn.ELU(inplace=True)
+        self.head = nn.Linear(2 * c, classes)
+
+    def forward(self, x):
+        x = self.act(self.stem(x))
+        b, c, _, _ = x.shape
+        w = F.adaptive_avg_pool2d(x, 1).view(b, c)
+        x = x * torch.sigmoid(self.fc2(F.relu(self.fc1(w)))).view(b, c, 1, 1)
+        avg = torch.mean(x, dim=1, keepdim=True)
+        mx, _ = torch.max(x, dim=1, keepdim=True)
+        x = x * torch.sigmoid(self.spatial(torch.cat([avg, mx], dim=1)))
+        x = self.elu(self.pw(self.dw(x)))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+def attention_cnn(c=32):
+    return AttentionCNN(c)
+
+
+class UNet3D(nn.Module):
+    """A two-level 3-D U-Net as medical-imaging code writes it: Conv3d + BatchNorm3d +
+    ReLU(inplace=True) pairs, nn.MaxPool3d(2), nn.ConvTranspose3d(2, stride 2) up, a skip torch.cat."""
+
+    def __init__(self, c=8, classes=2):
+        super().__init__()
+        def double(i, o):
+            return nn.Sequential(nn.Conv3d(i, o, 3, padding=1), nn.BatchNorm3d(o), nn.ReLU(inplace=True),
+                                 nn.Conv3d(o, o, 3, padding=1), nn.BatchNorm3d(o), nn.ReLU(inplace=True))
+        self.enc1 = double(1, c)
+        self.pool = nn.MaxPool3d(2)
+        self.enc2 = double(c, 2 * c)
+        self.up = nn.ConvTranspose3d(2 * c, c, 2, stride=2)
+        self.dec = double(2 * c, c)
+        self.out = nn.Conv3d(c, classes, 1)
+
+    def forward(self, x):
+        a = self.enc1(x)
+        return self.out(self.dec(torch.cat([a, self.up(self.enc2(self.pool(a)))], dim=1)))
+
+
+def unet3d(c=8):
+    return UNet3D(c)
+
+
+class WaveAutoencoder(nn.Module):
+    """A 1-D convolutional autoencoder: strided Conv1d down, nn.ConvTranspose1d up, nn.AvgPool1d."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.down1 = nn.Conv1d(1, c, 9, stride=2, padding=4)
+        self.down2 = nn.Conv1d(c, 2 * c, 9, stride=2, padding=4)
+        self.pool = nn.AvgPool1d(2)
+        self.up1 = nn.ConvTranspose1d(2 * c, c, 4, stride=4)
+        self.up2 = nn.ConvTranspose1d(c, 1, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        h = self.pool(F.relu(self.down2(F.relu(self.down1(x)))))
+        return torch.tanh(self.up2(F.relu(self.up1(h))))
+
+
+def wave_autoencoder(c=16):
+    return WaveAutoencoder(c)
+
+
 class CircularPad(nn.Module):
     """F.pad(mode="circular"): the library pads constant, reflect or replicate; exporting must stop."""
 

@@ -3,6 +3,7 @@
 // ResNet-18, ViT-B/16 (96²), ConvNeXt-Tiny (64²) and DenseNet-121 (64²) the zoo's own description's budget to the
 // byte; for a U-Net with upsampling, an nn.TransformerEncoder, a padded metric-embedding net and a gated
 // 1-D conv net the measured CPU step's saved bytes. Needs no PyTorch.
+#include "data/attention_cnn.hpp"
 #include "data/bev_unfold_net.hpp"
 #include "data/densenet121.hpp"
 #include "data/convnext_tiny.hpp"
@@ -18,10 +19,12 @@
 #include "data/sdpa_transformer.hpp"
 #include "data/shufflenet_v2_x0_5.hpp"
 #include "data/tinyllama_sdpa.hpp"
+#include "data/unet3d.hpp"
 #include "data/token_lm.hpp"
 #include "data/upsample_unet.hpp"
 #include "data/vgg11_bn.hpp"
 #include "data/vit_b_16.hpp"
+#include "data/wave_autoencoder.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -74,6 +77,11 @@ static_assert(metric_step.saved_activations == 5503184);
 constexpr auto tcn_step = budget_totals(exported::gated_tcn, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(tcn_step.parameter_count == exported::gated_tcn_parameters);
 static_assert(tcn_step.saved_activations == 4871208);
+// broadcast gates and a channel max (attention_cnn_b2_64: 6,554,688 B), a 3-D U-Net (unet3d_b2_16x64:
+// 48,235,520 B), ConvTranspose1d (wave_autoencoder_b2_8000: 1,920,000 B): the measured steps' saved bytes
+static_assert(budget_totals(exported::attention_cnn, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 6554688);
+static_assert(budget_totals(exported::unet3d, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 48235520);
+static_assert(budget_totals(exported::wave_autoencoder, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 1920000);
 // nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
 // measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
 // with dropout inside nn.MultiheadAttention)

@@ -458,6 +458,17 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("r3d_18_b2_8x64", video("r3d_18"), (3, 8, 64, 64), 2),
          ("mc3_18_b2_8x64", video("mc3_18"), (3, 8, 64, 64), 2),
          ("r2plus1d_18_b2_8x64", video("r2plus1d_18"), (3, 8, 64, 64), 2),
+         # hand-written squeeze-excitation and CBAM spatial gates (broadcast products, torch.max over
+         # the channels), padding="same", in-place LeakyReLU and ELU (measured 2026-11-29)
+         ("attention_cnn_b2_64", custom_models.attention_cnn, (3, 64, 64), 2),
+         # nn.MaxPool3d, nn.ConvTranspose3d, BatchNorm3d on a 16x64x64 volume
+         ("unet3d_b2_16x64", custom_models.unet3d, (1, 16, 64, 64), 2),
+         # held out from op_rules 2.6 #52's probe: 12 channels (padded to 16), another volume
+         ("unet3d_c12_b2_24x48", lambda: custom_models.unet3d(12), (1, 24, 48, 48), 2),
+         # the Kinetics clip size (16 x 112²): layer4 at T = 2 takes #51's gemm weight gradient
+         ("r3d_18_b2_16x112", video("r3d_18"), (3, 16, 112, 112), 2),
+         # nn.ConvTranspose1d, strided Conv1d, nn.AvgPool1d on 8,000 samples
+         ("wave_autoencoder_b2_8000", custom_models.wave_autoencoder, (1, 8000), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),

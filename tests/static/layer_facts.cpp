@@ -123,4 +123,11 @@ constexpr auto clip = on_t4(sequential(input(3, 8, 64, 64), conv3d(64, 7, stride
 static_assert(clip.per_record[2].parameter_count == 3 * 64 * 3 * 7 * 7 && clip.per_record[3].parameter_count == 64 * 64 * 3);
 static_assert(clip.per_record[2].output_bytes == 64 * 8 * 32 * 32 * 4);  // batch 1, fp32
 static_assert(clip.per_record[3].output_bytes == 64 * 4 * 32 * 32 * 4);
+// nn.MaxPool3d(2) halves every dimension of [C, D, H, W] and keeps int64 indices; nn.ConvTranspose3d(16,
+// 8, 2, stride=2) doubles them back (the 3-D U-Net of tests/export); nn.ConvTranspose1d(32, 16, 4,
+// stride=4): (1000 - 1)·4 + 4 = 4,000 samples
+constexpr auto vol = on_t4(sequential(input(16, 8, 32, 32), conv3d(16, 1), max_pool3d(2), conv_transpose3d(8, 2, stride(2))));
+static_assert(vol.per_record[3].output_bytes == 16 * 4 * 16 * 16 * 4 && vol.per_record[3].saved_bytes == 16 * 8 * 32 * 32 * 4 + 16 * 4 * 16 * 16 * 8);
+static_assert(vol.per_record[4].output_bytes == 8 * 8 * 32 * 32 * 4 && vol.per_record[4].parameter_count == 16 * 8 * 8 + 8);
+static_assert(on_t4(sequential(input(32, 1000), conv_transpose1d(16, 4, stride(4)))).per_record[2].output_bytes == 16 * 4000 * 4);
 }  // namespace

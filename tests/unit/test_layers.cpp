@@ -432,6 +432,41 @@ TEST_CASE("normalize and LayerNorm over several dimensions", "[layers][norm]") {
   REQUIRE(shape_of(budget(after(sum_over(0)), on_cuda(2), dev).per_record[3]) == "[8,8]");
 }
 
+TEST_CASE("2.6 CPU: 3-D and transposed convolutions' oneDNN transients (op_rules 2.6 #51-#53)", "[layers][conv][cpu]") {
+  // against benchmarks/accuracy/conv3d_probe.py's measurements (2 threads): within 10 %
+  const auto near = [](std::int64_t estimate, std::int64_t measured) { return estimate * 10 >= measured * 9 && estimate * 10 <= measured * 11; };
+  // Conv3d(8, 8, 3, padding=1) on [2, 8, 16, 64, 64]: X = Y = 4,194,304. Fewer than 16 channels:
+  // the input stays plain, the output computes in 16-channel blocks (Yp = 2Y): forward 2Y
+  // (8,407,224 measured), backward Yp + Xp - X = 3X (12,628,488)
+  const auto small = detail::cpu_conv3d_transients({4194304, 4194304, 6912, 8, 8, 27, 3, 16, 16 * 64 * 64}, true, 2);
+  CHECK(small.forward == 2 * 4194304);
+  CHECK(near(small.forward, 8407224));
+  CHECK(near(small.backward, 12628488));
+  // Conv3d(16, 8): the input reordered to blocks (X), the output padded: forward X + Yp - Y
+  // (12,641,648), backward Yp + Xp (16,870,384)
+  const auto mixed = detail::cpu_conv3d_transients({8388608, 4194304, 13824, 16, 8, 27, 3, 16, 16 * 64 * 64}, true, 2);
+  CHECK(near(mixed.forward, 12641648));
+  CHECK(near(mixed.backward, 16870384));
+  // Conv3d(512, 512, 3, padding=1) on [2, 512, 1, 4, 4]: the kernel's 3 frames over 1 take
+  // oneDNN's gemm weight gradient, 4·W per thread (#51): 228,441,464 measured (2 threads)
+  const auto deep = detail::cpu_conv3d_transients({65536, 65536, 28311552, 512, 512, 27, 3, 1, 16}, true, 2);
+  CHECK(near(deep.backward, 228441464));
+  CHECK(detail::cpu_conv3d_transients({65536, 65536, 28311552, 512, 512, 27, 3, 1, 16}, true, 4).backward > 2 * deep.backward - 4 * 65536);
+  // at 4 frames the direct kernel: no gemm term (Conv3d(128, 128) at 4x16x16: 1.2 W measured)
+  CHECK(detail::cpu_conv3d_transients({1048576, 1048576, 1769472, 128, 128, 27, 3, 4, 1024}, true, 2).backward == 2 * 1048576);
+  // ConvTranspose1d(32, 16, 4, stride 4) on [2, 32, 1000]: X = 256,000, Y = 512,000: forward
+  // max(2X + Y, 2Y) (1,033,408 measured), backward X + Y (824,688); 1.13's 4.5·Y and 5·Y
+  const auto up = detail::cpu_conv_transpose_transients(256000, 512000, 8192, true);
+  CHECK(near(up.forward, 1033408));
+  CHECK(near(up.backward, 824688));
+  CHECK(detail::cpu_conv_transpose_transients(256000, 512000, 8192, false).backward == 5 * 512000);
+  // ConvTranspose3d(64, 64, 4, 2, 1) on [2, 64, 4, 4, 4]: the weight (1,048,576 B) dominates:
+  // forward Y + W (1,259,504 measured), backward W (1,070,696)
+  const auto wide = detail::cpu_conv_transpose_transients(32768, 262144, 1048576, true);
+  CHECK(near(wide.forward, 1259504));
+  CHECK(near(wide.backward, 1070696));
+}
+
 // --- views ----------------------------------------------------------------------------------------
 
 TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[layers][views]") {

@@ -487,22 +487,33 @@ struct walker : walker_scalars {
     s.release(held);
   }
 
+  /// The shape branches merge into: concat adds dimension 0 (the rest equal), add and stack take
+  /// equal shapes, multiply broadcasts a dimension of 1 against any (x * gate with a [C, 1, 1]
+  /// or [1, H, W] gate), ranks equal.
+  static constexpr shape merged_shape(const dyn_array<value>& outs, merge_kind merge) {
+    shape merged = outs[0].s;
+    for (std::size_t k = 1; k < outs.size(); ++k) {
+      const auto& o = outs[k].s;
+      if (o.rank != merged.rank) parallel_branches_disagree_on_shape();
+      for (int d = (merge == merge_kind::concat ? 1 : 0); d < o.rank; ++d) {
+        const bool broadcast = merge == merge_kind::multiply && (o[d] == 1 || merged[d] == 1);
+        if (o[d] != merged[d] && !broadcast) parallel_branches_disagree_on_shape();
+        if (broadcast && o[d] > merged[d]) merged[d] = o[d];
+      }
+      if (merge == merge_kind::concat) merged[0] += o[0];
+    }
+    return merged;
+  }
+
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
     dyn_array<value> outs;
     const std::int32_t end = i + L.span;
     for (std::int32_t c = i + 1; c < end; c += records[c].span) outs.push_back(walk(c, in, sc));
     if (outs.empty()) { s.retain(in.id); return in; }
-    shape merged = outs[0].s;
+    shape merged = merged_shape(outs, L.merge);
     bool rg = false;
     for (const auto& o : outs) rg = rg || o.requires_grad;
-    for (std::size_t k = 1; k < outs.size(); ++k) {
-      const auto& o = outs[k].s;
-      bool same_rest = o.rank == merged.rank;
-      for (int d = (L.merge == merge_kind::concat ? 1 : 0); same_rest && d < o.rank; ++d) same_rest = o[d] == merged[d];
-      if (!same_rest) parallel_branches_disagree_on_shape();
-      if (L.merge == merge_kind::concat) merged[0] += o[0];
-    }
     if (L.merge == merge_kind::add_inplace) {
       value acc = outs[0];
       for (std::size_t k = 1; k < outs.size(); ++k) {
@@ -523,6 +534,9 @@ struct walker : walker_scalars {
       if (L.merge == merge_kind::multiply) {
         for (std::size_t j = 0; j < outs.size(); ++j) if (j != k) s.save(n, outs[j]);
         s.grad_to(n, outs[k]);
+        // a broadcast factor's gradient is computed at the product's size, then summed to its own
+        // (MulBackward0: grad * other, sum_to; a hand-written squeeze-excitation's [C, 1, 1] gate)
+        if (outs[k].s.numel() != merged.numel() && outs[k].requires_grad) s.backward_temp(n, s.bytes_of_value(merged, y.type));
       } else {
         // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on
         s.grad_to(n, outs[k], true);

@@ -6,7 +6,7 @@
 //   1.13 and 2.6: MishBackward0, SoftplusBackward0 keep x; op_rules.md §7).
 //   Softplus is on CUDA autocast's fp32 list (autocast_mode.cpp): a 16-bit input is cast to fp32
 //   first and the activation keeps the fp32 copy; CPU autocast keeps its input's type (measured).
-//   In place: ReLU(inplace=True) keeps the shared result (no new tensor); ReLU6 / Hardswish /
+//   In place: ReLU / LeakyReLU / ELU(inplace=True) keep the shared result (no new tensor); ReLU6 / Hardswish /
 //   SiLU(inplace=True), as torchvision's Conv2dNormActivation builds them, alias the input but
 //   keep a *clone of the original input* — an input-sized new tensor (measured,
 //   zoo_op_probe.py): in place saves nothing over out of place for them.
@@ -30,6 +30,12 @@ struct activation_op {
   constexpr bool keeps_output() const {
     return kind == activation_kind::relu || kind == activation_kind::sigmoid || kind == activation_kind::tanh;
   }
+  /// In place, does the node keep the shared result (relu_, and leaky_relu_ / elu_, whose
+  /// LeakyReluBackward1 / EluBackward1 read the result: derivatives.yaml; measured on the 2.6 CPU,
+  /// x[2,16,8,8]: one saved tensor, the result) rather than a clone of the input?
+  constexpr bool inplace_keeps_result() const {
+    return kind == activation_kind::relu || kind == activation_kind::leaky_relu || kind == activation_kind::elu;
+  }
 };
 
 namespace detail {
@@ -50,7 +56,7 @@ struct op_traits<activation_op> {
   static constexpr const char* name = "activation";
   static constexpr detail::value lower(detail::layer_ctx& c, const activation_op& op, const detail::value& x) {
     auto& s = c.s;
-    if (op.inplace && op.keeps_output()) {  // relu_: the result is the input's storage, kept
+    if (op.inplace && op.inplace_keeps_result()) {  // relu_: the result is the input's storage, kept
       detail::value y = s.view(x, x.s);
       auto n = s.record(y);
       s.save(n, y);
@@ -81,6 +87,10 @@ constexpr layer sigmoid() { return detail::make_activation(activation_kind::sigm
 constexpr layer tanh() { return detail::make_activation(activation_kind::tanh); }
 constexpr layer leaky_relu() { return detail::make_activation(activation_kind::leaky_relu); }
 constexpr layer elu() { return detail::make_activation(activation_kind::elu); }
+/// nn.LeakyReLU(slope, inplace=True) (GAN discriminators), nn.ELU(inplace=True): overwrite their
+/// input and keep the result, as relu_inplace.
+constexpr layer leaky_relu_inplace() { return detail::make_activation(activation_kind::leaky_relu, true); }
+constexpr layer elu_inplace() { return detail::make_activation(activation_kind::elu, true); }
 /// nn.ReLU6() (F.hardtanh(x, 0, 6)): keeps its input.
 constexpr layer relu6() { return detail::make_activation(activation_kind::relu6); }
 /// nn.ReLU6(inplace=True): output aliases the input; keeps an input-sized clone.

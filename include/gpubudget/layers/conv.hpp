@@ -76,11 +76,20 @@ struct conv_transients {
 /// stride 1 and max(2·X, X + W) when strided (op_rules.md 2.6 #42: the 16 frozen convs of
 /// ResNet-18 and grouped_net under LoRA, tests/export/trace_peak.py --rise; the rule above gave
 /// ResNet-18's 3x3 128->128 at 28² X + Y, 13 % over, and its strided 1x1 downsamples W, 50 % under).
+/// A transposed convolution's CPU transients. 2.6 (oneDNN 3.7's brgemm deconvolution on
+/// channels-last copies; op_rules.md 2.6 #53, 14 shapes of ConvTranspose1d/2d/3d, 8-128 channels):
+/// forward max(2X + Y, 2Y, Y + W), backward max(X + Y, W); 1.13: about 4.5·Y and 5·Y (§1b).
+constexpr conv_transients cpu_conv_transpose_transients(std::int64_t X, std::int64_t Y, std::int64_t W, bool torch26) {
+  if (!torch26) return {Y * 9 / 2, 5 * Y};
+  const auto fwd = 2 * X + Y > 2 * Y ? 2 * X + Y : 2 * Y;
+  return {fwd > Y + W ? fwd : Y + W, X + Y > W ? X + Y : W};
+}
+
 constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std::int64_t Y, std::int64_t W, std::int64_t in_ch,
                                               std::int64_t grp, std::int64_t k, std::int64_t st, bool input_needs_grad,
                                               bool transposed, bool channels_last, bool half, bool weight_trains = true) {
   if (!s.on_cpu()) return {};
-  if (transposed) return {Y * 9 / 2, 5 * Y};
+  if (transposed) return cpu_conv_transpose_transients(X, Y, W, s.torch26_cpu());
   const bool depthwise_conv = grp == in_ch && grp > 1;
   if (depthwise_conv && channels_last) return {Y / 20, (half ? 387 : 258) * W};  // independent of H, B, threads
   if (depthwise_conv) return {Y, X};
@@ -97,6 +106,30 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
   // frozen one above does (op_rules.md 2.6 #47: a 3x3/2 32->64 at 64², 2.03 MB where X + Y = 1.57)
   const auto ordinary = X + Y > W ? X + Y : W;
   return {mx + W, s.torch26_cpu() && st > 1 && 2 * X > ordinary ? 2 * X : ordinary};
+}
+
+/// 2.6 CPU (oneDNN 3.7, AVX-512), a dense fp32 3-D convolution: PyTorch hands oneDNN plain NCDHW
+/// tensors and oneDNN computes in 16-channel blocks (ONEDNN_VERBOSE, op_rules.md 2.6 #52): the
+/// output in a blocked buffer Yp (padded to a multiple of 16 channels) reordered into the plain
+/// output afterwards, the input reordered to blocks (Xp) unless a kernel > 1 reads fewer than 16
+/// channels in place. Forward: max(Xs + Yp - Y, Yp) beyond the output; backward (the input's
+/// gradient computed blocked, then reordered): Yp + Xp, less X where the weight gradient runs on
+/// plain tensors (fewer than 16 input channels, kernel > 1); a first layer (no input gradient) 2·Yp.
+/// A temporal kernel deeper than its input (k_t > T: video ResNets' last stages on short clips)
+/// gets oneDNN's gemm weight gradient (#51): 4·W per intra-op thread plus one im2col buffer per
+/// thread (C_in·kernel volume·one sample's output positions). conv3d_probe.py's shapes: within 10 % at k_t <= T,
+/// 0 to +17 % with the gemm term (8 shapes, 1, 2 and 4 threads).
+struct conv3d_shape {
+  std::int64_t X, Y, W, in_ch, out_ch, kvol, kernel_t, frames, out_positions;
+};
+constexpr conv_transients cpu_conv3d_transients(const conv3d_shape& c, bool input_needs_grad, std::int64_t threads) {
+  const auto padded = [](std::int64_t bytes, std::int64_t ch) { return bytes / ch * ((ch + 15) / 16 * 16); };
+  const auto Xp = padded(c.X, c.in_ch), Yp = padded(c.Y, c.out_ch);
+  const bool plain_src = c.in_ch < 16 && c.kvol > 1;
+  const auto fwd = (plain_src ? 0 : Xp) + Yp - c.Y;
+  const auto gemm = c.kernel_t > c.frames ? checked_mul(threads, 4 * c.W + checked_mul(checked_mul(c.in_ch, c.kvol), c.out_positions) * 4) : 0;
+  if (!input_needs_grad) return {fwd > Yp ? fwd : Yp, 2 * Yp + gemm};
+  return {fwd > Yp ? fwd : Yp, Yp + Xp - (plain_src ? c.X : 0) + gemm};
 }
 
 constexpr std::int64_t kernel_volume(const conv_op& op) {
@@ -368,9 +401,12 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   const auto weight_copy = autocast_weight_copy(c, weight, bias);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
-  const auto tr = c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.rectangular() ? 0 : op.kernel,
-                                                     op.widest_stride(), x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
-                               : conv_transients{};
+  const bool dense_3d_26 = c.s.torch26_cpu() && op.dims == 3 && !transposed && grp == 1 && t == dtype::fp32;
+  const auto tr = dense_3d_26 ? cpu_conv3d_transients({c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, out_ch, kvol, op.kernel_at(1), x.s[1],
+                                                       out.numel() / out_ch}, x.requires_grad, c.s.plan.cpu_threads)
+                  : c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.rectangular() ? 0 : op.kernel,
+                                                       op.widest_stride(), x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
+                                 : conv_transients{};
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true, bias,
@@ -445,9 +481,13 @@ template <class... Opts>
 constexpr layer conv2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 2, out_channels, kernel, o...)); }
 template <class... Opts>
 constexpr layer conv3d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 3, out_channels, kernel, o...)); }
-/// nn.ConvTranspose2d.
+/// nn.ConvTranspose1d/2d/3d.
+template <class... Opts>
+constexpr layer conv_transpose1d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(true, 1, out_channels, kernel, o...)); }
 template <class... Opts>
 constexpr layer conv_transpose2d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(true, 2, out_channels, kernel, o...)); }
+template <class... Opts>
+constexpr layer conv_transpose3d(std::int64_t out_channels, std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(true, 3, out_channels, kernel, o...)); }
 /// Depthwise 2-D convolution (groups = channels), e.g. ConvNeXt's 7×7.
 template <class... Opts>
 constexpr layer depthwise_conv2d(std::int64_t kernel, Opts... o) { return as_layer(detail::make_conv(false, 2, 0, kernel, depthwise, o...)); }

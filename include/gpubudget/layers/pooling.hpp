@@ -15,7 +15,9 @@
 namespace gpubudget {
 
 /// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter); with `one_d`,
-/// nn.MaxPool1d / nn.AvgPool1d on [C, L].
+/// nn.MaxPool1d / nn.AvgPool1d on [C, L]; with `three_d`, nn.MaxPool3d / nn.AvgPool3d on
+/// [C, D, H, W] (a cubic window; max_pool3d_with_indices keeps its input and the int64 indices,
+/// avg_pool3d its input: derivatives.yaml).
 struct pool2d_op {
   std::int64_t kernel = {};
   std::int64_t stride = {};
@@ -23,8 +25,10 @@ struct pool2d_op {
   flag average = {};
   flag ceil_mode = {};  ///< ceil_mode=True (GoogLeNet's and SqueezeNet's max pools)
   flag one_d = {};
+  flag three_d = {};
+  constexpr int spatial_dims() const { return one_d ? 1 : three_d ? 3 : 2; }
   constexpr shape output_shape(const shape& in) const {
-    if (in.rank != (one_d ? 2 : 3)) detail::tensor_rank_unsupported();
+    if (in.rank != spatial_dims() + 1 || (one_d && three_d)) detail::tensor_rank_unsupported();
     if (kernel <= 0) detail::kernel_size_must_be_positive();
     if (stride <= 0) detail::stride_must_be_positive();
     if (padding < 0) detail::invalid_layer_argument();
@@ -53,7 +57,9 @@ struct op_traits<pool2d_op> {
     return detail::pointwise(c.s, x, out, x.type, detail::keeps::input, indices);
   }
   static constexpr std::int64_t flops(const pool2d_op& op, const shape&, const shape& out) {
-    return (op.one_d ? op.kernel : op.kernel * op.kernel) * out.numel();
+    std::int64_t window = 1;
+    for (int d = 0; d < op.spatial_dims(); ++d) window *= op.kernel;
+    return window * out.numel();
   }
 };
 
@@ -74,6 +80,12 @@ constexpr layer avg_pool1d(std::int64_t kernel, stride s, padding p = padding(0)
 constexpr layer avg_pool1d(std::int64_t kernel) { return avg_pool1d(kernel, stride(kernel)); }
 constexpr layer max_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, false, true, true}); }
 constexpr layer avg_pool1d(std::int64_t kernel, stride s, padding p, ceil_mode_t) { return as_layer(pool2d_op{kernel, s.value, p.value, true, true, true}); }
+
+/// nn.MaxPool3d / nn.AvgPool3d on [C, D, H, W]: max_pool3d(2) (stride = kernel), max_pool3d(3, stride(2), padding(1)).
+constexpr layer max_pool3d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, false, false, false, true}); }
+constexpr layer max_pool3d(std::int64_t kernel) { return max_pool3d(kernel, stride(kernel)); }
+constexpr layer avg_pool3d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, true, false, false, true}); }
+constexpr layer avg_pool3d(std::int64_t kernel) { return avg_pool3d(kernel, stride(kernel)); }
 
 /// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W]; out_h 0: nn.AdaptiveAvgPool1d(out_w) on
 /// [C, L] (adaptive_avg_pool2d on [C, 1, L] with (1, out_w), then squeezed); out_d > 0:

@@ -161,20 +161,22 @@ struct op_traits<chunk_op> {
 /// V2's `x1, x2 = x.chunk(2, dim=1)` is chunk(2, 0) and chunk(2, 1)); `count` must divide it.
 constexpr layer chunk(std::int64_t count, std::int64_t index, std::int64_t dim = 0) { return as_layer(chunk_op{count, index, dim}); }
 
-/// Mean (or, `sum`, sum) over per-sample dimension `dim` (removed from the shape, or kept as 1
-/// with `keep`).
+enum class reduction : std::int64_t { mean, sum, max };
+
+/// A mean, sum or max (the values of torch.max(x, dim)) over per-sample dimension `dim` (removed
+/// from the shape, or kept as 1 with `keep`).
 struct reduce_over_op {
   std::int64_t dim = {};
   std::int64_t count = 1;  ///< consecutive dimensions reduced from `dim` on (x.mean([2, 3]): 2)
   flag keep = {};          ///< keepdim=True
-  flag sum = {};
+  reduction kind = {};
 };
 
 template <>
 struct op_traits<reduce_over_op> {
-  static constexpr const char* name(const reduce_over_op& op) { return op.sum ? "sum" : "mean"; }
+  static constexpr const char* name(const reduce_over_op& op) { return op.kind == reduction::sum ? "sum" : op.kind == reduction::max ? "max" : "mean"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const reduce_over_op& op, const detail::value& x) {
-    if (op.dim < 0 || op.count < 1 || op.dim + op.count > x.s.rank) detail::invalid_layer_argument();
+    if (op.dim < 0 || op.count < 1 || op.dim + op.count > x.s.rank || (op.kind == reduction::max && op.count != 1)) detail::invalid_layer_argument();
     shape out{};
     out.rank = op.keep ? x.s.rank : x.s.rank - static_cast<int>(op.count);
     for (int i = 0, j = 0; i < x.s.rank; ++i) {
@@ -182,8 +184,12 @@ struct op_traits<reduce_over_op> {
       if (!reduced || op.keep) out[j++] = reduced ? 1 : x.s[i];
     }
     // sum keeps nothing and its backward expands the gradient (derivatives.yaml sum.dim_IntList:
-    // sum_backward, sizes only); mean: mean_reduce
-    return op.sum ? detail::reduce(c.s, x, out) : detail::mean_reduce(c.s, x, out);
+    // sum_backward, sizes only); max.dim keeps only the int64 indices of the maxima, its backward
+    // scatters into zeros of x's size (value_selecting_reduction_backward; measured on the 2.6
+    // CPU: x[2,16,8,8] over dim 1 keeps [2,1,8,8] int64); mean: mean_reduce
+    if (op.kind == reduction::sum) return detail::reduce(c.s, x, out);
+    if (op.kind == reduction::mean) return detail::mean_reduce(c.s, x, out);
+    return detail::pointwise(c.s, x, out, x.type, detail::keeps::nothing, bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64));
   }
 };
 
@@ -194,7 +200,10 @@ constexpr layer mean_over(std::int64_t dim, std::int64_t count = 1) { return as_
 /// keepdim=True), [C, 1, 1] (the memory is mean's: the shape differs, not what it keeps).
 constexpr layer mean_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true}); }
 /// x.sum(dim) over per-sample dimensions, as mean_over: keeps nothing on any PyTorch.
-constexpr layer sum_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, true}); }
-constexpr layer sum_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, true}); }
+constexpr layer sum_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, reduction::sum}); }
+constexpr layer sum_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, reduction::sum}); }
+/// torch.max(x, dim)[0], x.max(dim).values over one per-sample dimension (CBAM's channel max).
+constexpr layer max_over(std::int64_t dim) { return as_layer(reduce_over_op{dim, 1, false, reduction::max}); }
+constexpr layer max_over(std::int64_t dim, keepdim_t) { return as_layer(reduce_over_op{dim, 1, true, reduction::max}); }
 
 }  // namespace gpubudget
