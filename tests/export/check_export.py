@@ -76,6 +76,8 @@ TORCH26_MODELS = [
     ("attention_cnn", "tests.export.custom_models:attention_cnn", "3,64,64", None, "attention_cnn_b2_64"),
     ("unet3d", "tests.export.custom_models:unet3d", "1,16,64,64", None, "unet3d_b2_16x64"),
     ("wave_autoencoder", "tests.export.custom_models:wave_autoencoder", "1,8000", None, "wave_autoencoder_b2_8000"),
+    # timm's Attention (one packed qkv Linear, reshape/permute/unbind, SDPA) and PatchEmbed's tokens
+    ("timm_style_vit", "tests.export.custom_models:timm_style_vit", "3,64,64", None, "timm_style_vit_b2_64"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -126,6 +128,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("unet3d", "unet3d.json", None, "unet3d_b2_16x64"),
              ("unet3d (12 channels)", "unet3d_c12.json", None, "unet3d_c12_b2_24x48"),
              ("wave_autoencoder", "wave_autoencoder.json", None, "wave_autoencoder_b2_8000"),
+             ("timm_style_vit", "timm_style_vit.json", None, "timm_style_vit_b2_64"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
@@ -348,6 +351,9 @@ UNMAPPABLE = [
     # interpolation the library does not have, and a sequence-first encoder layer
     ("tests.export.custom_models:bicubic_up --path . --input 3,16,16",
      "interpolation mode 'bicubic' (the library has nearest and bilinear) (node interpolate, module <root>)"),
+    # timm's eager attention path (q * scale, q @ k.transpose, softmax, @ v on a packed qkv split)
+    ("tests.export.custom_models:timm_eager_attention --path . --input 10,32",
+     "permute [2, 0, 3, 1, 4] moves the batch dimension (a packed qkv split as timm's is recognised when its q, k, v feed F.scaled_dot_product_attention)"),
     ("tests.export.custom_models:circular_pad --path . --input 3,16,16",
      "pad (1, 1, 1, 1) mode 'circular' on 3 dimensions per sample (the library pads [C, L] or [C, H, W] by non-negative amounts, constant, reflect or replicate) (node pad, module <root>)"),
     # recurrent layers: no op

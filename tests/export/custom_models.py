@@ -527,6 +527,82 @@ def wave_autoencoder(c=16):
     return WaveAutoencoder(c)
 
 
+class TimmAttention(nn.Module):
+    """timm's vision_transformer.Attention (fused_attn, q_norm/k_norm Identity) as its forward reads."""
+
+    def __init__(self, dim, num_heads, qkv_bias=True, attn_drop=0.0, proj_drop=0.0):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, dim // num_heads
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(dim, dim, bias=qkv_bias)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+        x = x.transpose(1, 2).reshape(B, N, C)
+        return self.proj_drop(self.proj(x))
+
+
+class TimmEagerAttention(TimmAttention):
+    """timm's Attention with fused_attn=False: q scaled first, the scores materialized; exporting must stop."""
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = (q * self.head_dim ** -0.5) @ k.transpose(-2, -1)
+        x = self.attn_drop(attn.softmax(dim=-1)) @ v
+        return self.proj_drop(self.proj(x.transpose(1, 2).reshape(B, N, C)))
+
+
+def timm_eager_attention():
+    return TimmEagerAttention(32, 4)
+
+
+class TimmBlock(nn.Module):
+    def __init__(self, dim, heads, mlp_ratio=4):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = TimmAttention(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class TimmStyleViT(nn.Module):
+    """A ViT as timm writes it (and as many hand-written ViTs copy it): PatchEmbed's conv(x)
+    .flatten(2).transpose(1, 2), torch.cat with an expanded class-token parameter, + a position
+    parameter, blocks of one packed qkv Linear split by reshape/permute/unbind into
+    F.scaled_dot_product_attention, a final LayerNorm and a head on the class token."""
+
+    def __init__(self, img=64, patch=8, dim=96, depth=2, heads=4, classes=10):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, dim, patch, patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos_embed = nn.Parameter(torch.zeros(1, (img // patch) ** 2 + 1, dim))
+        self.blocks = nn.Sequential(*[TimmBlock(dim, heads) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
+        x = x + self.pos_embed
+        x = self.norm(self.blocks(x))
+        return self.head(x[:, 0])
+
+
+def timm_style_vit(img=64, depth=2):
+    return TimmStyleViT(img=img, depth=depth)
+
+
 class CircularPad(nn.Module):
     """F.pad(mode="circular"): the library pads constant, reflect or replicate; exporting must stop."""
 

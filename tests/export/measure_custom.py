@@ -467,6 +467,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("unet3d_c12_b2_24x48", lambda: custom_models.unet3d(12), (1, 24, 48, 48), 2),
          # the Kinetics clip size (16 x 112²): layer4 at T = 2 takes #51's gemm weight gradient
          ("r3d_18_b2_16x112", video("r3d_18"), (3, 16, 112, 112), 2),
+         # a ViT as timm writes it: PatchEmbed's flatten(2).transpose(1, 2), class token and position
+         # parameters, one packed qkv Linear split by reshape/permute/unbind into SDPA (measured 2026-11-29)
+         ("timm_style_vit_b2_64", custom_models.timm_style_vit, (3, 64, 64), 2),
          # nn.ConvTranspose1d, strided Conv1d, nn.AvgPool1d on 8,000 samples
          ("wave_autoencoder_b2_8000", custom_models.wave_autoencoder, (1, 8000), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
