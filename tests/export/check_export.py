@@ -78,6 +78,11 @@ TORCH26_MODELS = [
     ("wave_autoencoder", "tests.export.custom_models:wave_autoencoder", "1,8000", None, "wave_autoencoder_b2_8000"),
     # timm's Attention (one packed qkv Linear, reshape/permute/unbind, SDPA) and PatchEmbed's tokens
     ("timm_style_vit", "tests.export.custom_models:timm_style_vit", "3,64,64", None, "timm_style_vit_b2_64"),
+    # a hand-written ViT (class and position parameters, nn.TransformerEncoder), ConvMixer, pix2pix's
+    # PatchGAN (InstanceNorm2d then LeakyReLU(0.2, True): CopySlices, op_rules 2.6 #54)
+    ("hand_vit", "tests.export.custom_models:hand_vit", "3,64,64", None, "hand_vit_b2_64"),
+    ("conv_mixer", "tests.export.custom_models:conv_mixer", "3,64,64", None, "conv_mixer_b2_64"),
+    ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
@@ -129,6 +134,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("unet3d (12 channels)", "unet3d_c12.json", None, "unet3d_c12_b2_24x48"),
              ("wave_autoencoder", "wave_autoencoder.json", None, "wave_autoencoder_b2_8000"),
              ("timm_style_vit", "timm_style_vit.json", None, "timm_style_vit_b2_64"),
+             ("hand_vit", "hand_vit.json", None, "hand_vit_b2_64"),
+             ("conv_mixer", "conv_mixer.json", None, "conv_mixer_b2_64"),
+             ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),

@@ -603,6 +603,71 @@ def timm_style_vit(img=64, depth=2):
     return TimmStyleViT(img=img, depth=depth)
 
 
+class HandViT(nn.Module):
+    """A ViT written by hand around nn.TransformerEncoderLayer: a class-token parameter concatenated
+    to conv(x).flatten(2).transpose(1, 2), a position parameter added, x[:, 0] into the head."""
+
+    def __init__(self, dim=64, heads=4, patch=8, img=64, layers=2, classes=10):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, patch, patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.zeros(1, (img // patch) ** 2 + 1, dim))
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=0.0, batch_first=True,
+                                                                        norm_first=True), layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        return self.head(self.norm(self.encoder(x))[:, 0])
+
+
+def hand_vit():
+    return HandViT()
+
+
+class ConvMixer(nn.Module):
+    """ConvMixer (Trockman & Kolter) as its paper's code writes it: a patch stem, depthwise convs with
+    padding="same" in a residual, pointwise convs, GELU after every conv, BatchNorm."""
+
+    def __init__(self, dim=64, depth=2, kernel=5, patch=4, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dim, patch, patch), nn.GELU(), nn.BatchNorm2d(dim))
+        self.dw = nn.ModuleList([nn.Sequential(nn.Conv2d(dim, dim, kernel, groups=dim, padding="same"), nn.GELU(), nn.BatchNorm2d(dim))
+                                 for _ in range(depth)])
+        self.pw = nn.ModuleList([nn.Sequential(nn.Conv2d(dim, dim, 1), nn.GELU(), nn.BatchNorm2d(dim)) for _ in range(depth)])
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(dim, classes))
+
+    def forward(self, x):
+        x = self.stem(x)
+        for dw, pw in zip(self.dw, self.pw):
+            x = pw(x + dw(x))
+        return self.head(x)
+
+
+def conv_mixer():
+    return ConvMixer()
+
+
+class PatchGAN(nn.Module):
+    """pix2pix's PatchGAN discriminator: 4x4 strided convs, nn.LeakyReLU(0.2, True), InstanceNorm2d."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, c, 4, 2, 1), nn.LeakyReLU(0.2, True),
+                                 nn.Conv2d(c, 2 * c, 4, 2, 1), nn.InstanceNorm2d(2 * c), nn.LeakyReLU(0.2, True),
+                                 nn.Conv2d(2 * c, 4 * c, 4, 1, 1), nn.InstanceNorm2d(4 * c), nn.LeakyReLU(0.2, True),
+                                 nn.Conv2d(4 * c, 1, 4, 1, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def patchgan():
+    return PatchGAN()
+
+
 class CircularPad(nn.Module):
     """F.pad(mode="circular"): the library pads constant, reflect or replicate; exporting must stop."""
 

@@ -470,6 +470,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # a ViT as timm writes it: PatchEmbed's flatten(2).transpose(1, 2), class token and position
          # parameters, one packed qkv Linear split by reshape/permute/unbind into SDPA (measured 2026-11-29)
          ("timm_style_vit_b2_64", custom_models.timm_style_vit, (3, 64, 64), 2),
+         # a hand-written ViT around nn.TransformerEncoder; ConvMixer; pix2pix's PatchGAN (2026-11-29)
+         ("hand_vit_b2_64", custom_models.hand_vit, (3, 64, 64), 2),
+         ("conv_mixer_b2_64", custom_models.conv_mixer, (3, 64, 64), 2),
+         ("patchgan_b2_128", custom_models.patchgan, (3, 128, 128), 2),
          # nn.ConvTranspose1d, strided Conv1d, nn.AvgPool1d on 8,000 samples
          ("wave_autoencoder_b2_8000", custom_models.wave_autoencoder, (1, 8000), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm

@@ -28,6 +28,10 @@ struct value {
   /// One chunk of its storage (`t.chunk(3, dim=1)[i]`, sim::chunk_view): autograd's SplitBackward0
   /// assembles the storage's gradient once every chunk's has arrived (walker::accumulate).
   bool chunk = false;
+  /// A view of another op's result that autograd tracks as a view (F.instance_norm returns batch
+  /// norm's [1, B·C, ...] output viewed back to [B, C, ...]): an in-place op on it rebases the view
+  /// with CopySlices, whose backward holds two more tensors of its size (inplace_on_view_backward).
+  bool tracked_view = false;
 };
 
 struct storage {

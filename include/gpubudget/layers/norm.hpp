@@ -112,6 +112,7 @@ struct op_traits<instance_norm_op> {
                                           c.cpu() ? c.s.bytes_of_value(x) : 0);
     if (auto n = c.s.record_of(y); n >= 0) c.s.save_new(n, per_channel, op.affine ? 3 : 2);
     c.s.release(xin);
+    y.tracked_view = true;  // batch_norm's output viewed back to the input's shape
     return y;
   }
 };
