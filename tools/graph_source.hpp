@@ -229,7 +229,11 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       const auto kv = f.integer("kv_heads", 1, h, 0), hd = f.integer("head_dim", 1, big, 0);
       const bool rope = f.boolean("rotary", false);
       const auto names = f.has("names") ? projection_scheme(f, ai, rope) : f.has("projections") ? projection_names::separate : projection_names::none;
-      const auto make = [&](auto... extra) { return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...); };
+      const bool fused = f.boolean("fused_qkv", false);  // one packed q, k, v Linear (timm's Attention), flash
+      const auto make = [&](auto... extra) {
+        if (fused) return attention(width, heads(h), ai, attention_dropout(pct), kv_heads(kv), head_dim(hd), fused_qkv, extra...);
+        return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...);
+      };
       if (rope) return bias ? make(rotary) : make(rotary, no_bias);
       return bias ? make() : make(no_bias);
     }

@@ -467,6 +467,24 @@ TEST_CASE("2.6 CPU: 3-D and transposed convolutions' oneDNN transients (op_rules
   CHECK(near(wide.backward, 1070696));
 }
 
+TEST_CASE("flash attention with one packed q, k, v projection (timm's Attention): one autocast copy of its input", "[layers][attention]") {
+  // 64 tokens x 96 (4 heads) after a LayerNorm (fp32 under CUDA autocast), batch 2: the same
+  // parameters as q + packed kv; the packed Linear casts its input once, q's and kv's Linears once
+  // each: one bf16 [64, 96] copy fewer
+  // saved (2·64·96·2 = 24,576 B). tests/export's timm_style_vit_b2_64 under CPU autocast: +3.35 %
+  // saved with two projections, exact with one.
+  const auto net = [](layer attn) { return sequential(input(64, 96), linear(96), layer_norm(), attn); };
+  training amp = on_cuda(2);
+  amp.precision = precision_mode::amp_bf16;
+  const auto two = budget(net(attention(96, heads(4), attention_impl::flash)), amp, dev);
+  const auto one = budget(net(attention(96, heads(4), attention_impl::flash, fused_qkv)), amp, dev);
+  REQUIRE(one.per_record[4].parameter_count == two.per_record[4].parameter_count);
+  REQUIRE(two.per_record[4].saved_bytes - one.per_record[4].saved_bytes == 2 * 64 * 96 * 2);
+  // fp32: no cast, the same bytes
+  REQUIRE(budget(net(attention(96, heads(4), attention_impl::flash, fused_qkv)), on_cuda(2), dev).per_record[4].saved_bytes ==
+          budget(net(attention(96, heads(4), attention_impl::flash)), on_cuda(2), dev).per_record[4].saved_bytes);
+}
+
 // --- views ----------------------------------------------------------------------------------------
 
 TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[layers][views]") {

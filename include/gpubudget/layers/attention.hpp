@@ -404,7 +404,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
-  if (op.names == projection_names::phi3 && !op.rotary) invalid_layer_argument();  // packed q, k, v: the rotary path only
+  // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
+  if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!op.rotary && op.adapters != 0))) invalid_layer_argument();
   if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
@@ -468,7 +469,14 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
 constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   const bool in_bias = op.bias || op.qkv_bias;
-  const auto [q, kv] = q_and_kv(c, a, x, kv_src, in_bias);
+  // fused_qkv (timm's Attention: one Linear(D, 3D) whose q, k, v are views): one projection, one
+  // autocast copy of its input; else q and the packed k, v (q_and_kv)
+  const bool fused = op.names == projection_names::phi3;
+  if (fused && a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
+  value packed = fused ? projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0) : value{};
+  const auto [q, kv] = fused ? std::array<value, 2>{s.view(packed, make_shape(a.Lq, a.inner)), s.view(packed, make_shape(a.Lk, 2 * a.KVH * a.d))}
+                             : q_and_kv(c, a, x, kv_src, in_bias);
+  if (fused) s.release(packed);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
   if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
@@ -668,7 +676,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
   switch (op.names) {
     case projection_names::none: return true;
     case projection_names::llama:
-    case projection_names::phi3: return op.impl == attention_impl::flash && op.rotary;  // q, k, v apart
+    case projection_names::phi3: return op.impl == attention_impl::flash;  // one packed q, k, v projection
     case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
     case projection_names::bert:
     case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
@@ -743,7 +751,7 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
 /// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
 /// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), fused_qkv
-/// (with rotary: one packed q, k, v projection, as Phi-3), a projection_names scheme (one that fits the attention_impl) naming the projections,
+/// (flash: one packed q, k, v projection, as Phi-3 with rotary and timm's Attention without), a projection_names scheme (one that fits the attention_impl) naming the projections,
 /// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
