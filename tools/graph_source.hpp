@@ -332,11 +332,12 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   };
   t["patch_merging"] = [](fields&) { return patch_merging(); };
   t["pixel_shuffle"] = [](fields& f) { return pixel_shuffle(f.integer("factor", 1, 1 << 10)); };
-  t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors
+  t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors; "scale_d": 3-D
     const auto mode = f.text("mode");
-    const auto sh = f.integer("scale_h", 1, 1 << 16), sw = f.integer("scale_w", 1, 1 << 16);
-    if (mode != "nearest" && mode != "bilinear") fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest or bilinear");
-    return upsample(sh, sw, mode == "nearest" ? upsample_mode::nearest : upsample_mode::bilinear);
+    const auto sh = f.integer("scale_h", 1, 1 << 16), sw = f.integer("scale_w", 1, 1 << 16), sd = f.integer("scale_d", 1, 1 << 16, 0);
+    const std::map<std::string, upsample_mode> modes = {{"nearest", upsample_mode::nearest}, {"bilinear", upsample_mode::bilinear}, {"trilinear", upsample_mode::trilinear}};
+    if (!modes.count(mode)) fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest, bilinear or trilinear");
+    return sd > 0 ? upsample3d(sd, sh, sw, modes.at(mode)) : upsample(sh, sw, modes.at(mode));
   };
   add_view_leaves(t);
   add_norm_and_elementwise_leaves(t);

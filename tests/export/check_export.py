@@ -75,6 +75,7 @@ TORCH26_MODELS = [
     # hand-written SE and CBAM gates, padding="same", in-place LeakyReLU/ELU; a 3-D U-Net; ConvTranspose1d
     ("attention_cnn", "tests.export.custom_models:attention_cnn", "3,64,64", None, "attention_cnn_b2_64"),
     ("unet3d", "tests.export.custom_models:unet3d", "1,16,64,64", None, "unet3d_b2_16x64"),
+    ("unet3d_trilinear", "tests.export.custom_models:unet3d_trilinear", "1,16,64,64", None, "unet3d_trilinear_b2_16x64"),
     ("wave_autoencoder", "tests.export.custom_models:wave_autoencoder", "1,8000", None, "wave_autoencoder_b2_8000"),
     # timm's Attention (one packed qkv Linear, reshape/permute/unbind, SDPA) and PatchEmbed's tokens
     ("timm_style_vit", "tests.export.custom_models:timm_style_vit", "3,64,64", None, "timm_style_vit_b2_64"),
@@ -132,6 +133,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("attention_cnn", "attention_cnn.json", None, "attention_cnn_b2_64"),
              ("unet3d", "unet3d.json", None, "unet3d_b2_16x64"),
              ("unet3d (12 channels)", "unet3d_c12.json", None, "unet3d_c12_b2_24x48"),
+             ("unet3d_trilinear", "unet3d_trilinear.json", None, "unet3d_trilinear_b2_16x64"),
              ("wave_autoencoder", "wave_autoencoder.json", None, "wave_autoencoder_b2_8000"),
              ("timm_style_vit", "timm_style_vit.json", None, "timm_style_vit_b2_64"),
              ("hand_vit", "hand_vit.json", None, "hand_vit_b2_64"),
@@ -358,7 +360,7 @@ UNMAPPABLE = [
      "chunk(3, dim=1) of size 8 (the library's chunks are equal parts: the count must divide it) (node chunk, module <root>)"),
     # interpolation the library does not have, and a sequence-first encoder layer
     ("tests.export.custom_models:bicubic_up --path . --input 3,16,16",
-     "interpolation mode 'bicubic' (the library has nearest and bilinear) (node interpolate, module <root>)"),
+     "interpolation mode 'bicubic' (the library has nearest, bilinear and trilinear) (node interpolate, module <root>)"),
     # timm's eager attention path (q * scale, q @ k.transpose, softmax, @ v on a packed qkv split)
     ("tests.export.custom_models:timm_eager_attention --path . --input 10,32",
      "permute [2, 0, 3, 1, 4] moves the batch dimension (a packed qkv split as timm's is recognised when its q, k, v feed F.scaled_dot_product_attention)"),

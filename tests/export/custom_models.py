@@ -507,6 +507,19 @@ def unet3d(c=8):
     return UNet3D(c)
 
 
+class UNet3DTrilinear(UNet3D):
+    """The same 3-D U-Net with nn.Upsample(scale_factor=2, mode="trilinear") and a 1x1x1 Conv3d as
+    its up path (the other common decoder)."""
+
+    def __init__(self, c=8, classes=2):
+        super().__init__(c, classes)
+        self.up = nn.Sequential(nn.Upsample(scale_factor=2, mode="trilinear", align_corners=False), nn.Conv3d(2 * c, c, 1))
+
+
+def unet3d_trilinear(c=8):
+    return UNet3DTrilinear(c)
+
+
 class WaveAutoencoder(nn.Module):
     """A 1-D convolutional autoencoder: strided Conv1d down, nn.ConvTranspose1d up, nn.AvgPool1d."""
 

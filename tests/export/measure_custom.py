@@ -463,6 +463,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("attention_cnn_b2_64", custom_models.attention_cnn, (3, 64, 64), 2),
          # nn.MaxPool3d, nn.ConvTranspose3d, BatchNorm3d on a 16x64x64 volume
          ("unet3d_b2_16x64", custom_models.unet3d, (1, 16, 64, 64), 2),
+         # nn.Upsample(mode="trilinear") + a 1x1x1 Conv3d as the up path (measured 2026-11-29)
+         ("unet3d_trilinear_b2_16x64", custom_models.unet3d_trilinear, (1, 16, 64, 64), 2),
          # held out from op_rules 2.6 #52's probe: 12 channels (padded to 16), another volume
          ("unet3d_c12_b2_24x48", lambda: custom_models.unet3d(12), (1, 24, 48, 48), 2),
          # the Kinetics clip size (16 x 112²): layer4 at T = 2 takes #51's gemm weight gradient

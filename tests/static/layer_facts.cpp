@@ -130,4 +130,7 @@ constexpr auto vol = on_t4(sequential(input(16, 8, 32, 32), conv3d(16, 1), max_p
 static_assert(vol.per_record[3].output_bytes == 16 * 4 * 16 * 16 * 4 && vol.per_record[3].saved_bytes == 16 * 8 * 32 * 32 * 4 + 16 * 4 * 16 * 16 * 8);
 static_assert(vol.per_record[4].output_bytes == 8 * 8 * 32 * 32 * 4 && vol.per_record[4].parameter_count == 16 * 8 * 8 + 8);
 static_assert(on_t4(sequential(input(32, 1000), conv_transpose1d(16, 4, stride(4)))).per_record[2].output_bytes == 16 * 4000 * 4);
+// nn.Upsample(scale_factor=2, mode="trilinear") on [C, D, H, W]: every dimension doubled, nothing kept
+constexpr auto up3 = on_t4(sequential(input(4, 4, 8, 8), conv3d(4, 1), upsample3d(2, 2, 2, upsample_mode::trilinear)));
+static_assert(up3.per_record[3].output_bytes == 4 * 8 * 16 * 16 * 4 && up3.per_record[3].saved_bytes == 0);
 }  // namespace
