@@ -1,4 +1,4 @@
-// gpubudget/layers/pooling.hpp — max, average and adaptive (average, max) pooling (1-D and 2-D).
+// gpubudget/layers/pooling.hpp — max, average and adaptive (average, max) pooling (1-D, 2-D and 3-D).
 //
 // PyTorch 1.13: max_pool2d_with_indices keeps its input and the int64 indices (one per output
 // element); avg_pool2d and adaptive_avg_pool2d keep their whole input, even for a global 1×1
@@ -14,7 +14,7 @@
 
 namespace gpubudget {
 
-/// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter); with `one_d`,
+/// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter; the name is the 2-D one, the op all three); with `one_d`,
 /// nn.MaxPool1d / nn.AvgPool1d on [C, L]; with `three_d`, nn.MaxPool3d / nn.AvgPool3d on
 /// [C, D, H, W] (a cubic window; max_pool3d_with_indices keeps its input and the int64 indices,
 /// avg_pool3d its input: derivatives.yaml).
