@@ -132,7 +132,8 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   const bool transposed = op.rfind("conv_transpose", 0) == 0;
   const output_padding op_pad(transposed ? f.integer("output_padding", 0, 1 << 16, 0) : 0);
   const bool bias = f.boolean("bias", true);
-  const bool cl = depthwise_op && f.boolean("channels_last_input", false);  // the input's layout (CPU workspace)
+  // the input's layout (CPU transients, cuDNN's layout copies): a depthwise conv2d's or a conv1d's
+  const bool cl = (depthwise_op || op == "conv1d") && f.boolean("channels_last_input", false);
   // a conv2d's own kernel and padding along W (Inception's 1x7, 7x1)
   const kernel_w kw(op == "conv2d" ? f.integer("kernel_w", 1, 1 << 16, k) : k);
   const padding_w pw(op == "conv2d" ? f.integer("padding_w", 0, 1 << 16, p.value) : p.value);
@@ -141,7 +142,7 @@ inline layer conv_leaf(const std::string& op, fields& f) {
   const stride_t st(op == "conv3d" ? f.integer("stride_t", 1, 1 << 16, s.value) : s.value);
   const padding_t pt(op == "conv3d" ? f.integer("padding_t", 0, 1 << 16, p.value) : p.value);
   auto make = [&](auto... extra) {
-    if (op == "conv1d") return conv1d(out, k, s, p, dl, g, extra...);
+    if (op == "conv1d") return cl ? conv1d(out, k, s, p, dl, g, channels_last_input, extra...) : conv1d(out, k, s, p, dl, g, extra...);
     if (op == "conv3d") return conv3d(out, k, s, p, dl, g, kt, st, pt, extra...);
     if (op == "conv_transpose1d") return conv_transpose1d(out, k, s, p, dl, g, op_pad, extra...);
     if (op == "conv_transpose2d") return conv_transpose2d(out, k, s, p, dl, g, op_pad, extra...);
@@ -230,16 +231,19 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       const bool rope = f.boolean("rotary", false);
       const auto names = f.has("names") ? projection_scheme(f, ai, rope) : f.has("projections") ? projection_names::separate : projection_names::none;
       const bool fused = f.boolean("fused_qkv", false);  // one packed q, k, v Linear (timm's Attention), flash
+      // the q, k, v projections' bias when not the output's ("qkv_bias": false, timm's qkv_bias=False)
+      const qkv_bias qb(f.boolean("qkv_bias", bias));
       const auto make = [&](auto... extra) {
-        if (fused) return attention(width, heads(h), ai, attention_dropout(pct), kv_heads(kv), head_dim(hd), fused_qkv, extra...);
-        return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), extra...);
+        if (fused) return attention(width, heads(h), ai, attention_dropout(pct), kv_heads(kv), head_dim(hd), fused_qkv, qb, extra...);
+        return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), qb, extra...);
       };
       if (rope) return bias ? make(rotary) : make(rotary, no_bias);
       return bias ? make() : make(no_bias);
     }
     const auto tv = projection_names::torchvision;
     const auto ai = impl == "torch_mha" ? attention_impl::torch_mha : attention_impl::torch_mha_weights;
-    return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct)) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias);
+    const qkv_bias qb(f.boolean("qkv_bias", bias));  // one that differs from "bias": the library's diagnostic
+    return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct), qb) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias, qb);
   };
 }
 
@@ -438,8 +442,10 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     if (!name.empty()) leaf.take("name");
     try {
       g.records.push_back(it->second(leaf));
-    } catch (const std::invalid_argument&) {  // a misspelt field: name it rather than the one it hides
+    } catch (const std::invalid_argument& e) {  // a misspelt field: name it rather than the one it hides
       if (const auto k = leaf.untaken(); !k.empty() && k != "name") fail(leaf.where(), "unknown field \"" + k + "\"");
+      const std::string what = e.what(), prefix = "gpubudget: ";  // the library's check of the op's own arguments
+      if (what.rfind(prefix, 0) == 0) fail(leaf.where(), what.substr(prefix.size()));
       throw;
     }
     if (leaf.has("projections")) name_parts(g, leaf);

@@ -83,6 +83,21 @@ TORCH26_MODELS = [
     # PatchGAN (InstanceNorm2d then LeakyReLU(0.2, True): CopySlices, op_rules 2.6 #54)
     ("hand_vit", "tests.export.custom_models:hand_vit", "3,64,64", None, "hand_vit_b2_64"),
     ("conv_mixer", "tests.export.custom_models:conv_mixer", "3,64,64", None, "conv_mixer_b2_64"),
+    # a conv1d on the transposed embedding (channels_last_input), torch.max(x, 2)[0], cat (2026-11-29)
+    ("text_cnn", "tests.export.custom_models:text_cnn", "--tokens 64 --vocab 2000", None, "text_cnn_b2_t64"),
+    # one packed Linear chunked into q, k, v (split_qkv / flash with fused_qkv, qkv_bias false);
+    # torch.einsum products read as the matmuls they compute; unbiased q, k, v Linears
+    ("einsum_transformer", "tests.export.custom_models:einsum_transformer", "128,64", None, "einsum_transformer_b2_128"),
+    ("einsum_transformer_matmul", "tests.export.custom_models:einsum_transformer --kwargs '{\"mode\": \"matmul\"}'", "128,64", None,
+     "einsum_transformer_matmul_b2_128"),
+    ("einsum_transformer_sdpa", "tests.export.custom_models:einsum_transformer --kwargs '{\"mode\": \"sdpa\"}'", "128,64", None,
+     "einsum_transformer_sdpa_b2_128"),
+    ("einsum_transformer_unbiased_qkv", "tests.export.custom_models:einsum_transformer --kwargs '{\"mode\": \"unbiased_qkv\"}'", "128,64",
+     None, "einsum_transformer_unbiased_qkv_b2_128"),
+    ("cifar_resnet18", "tests.export.custom_models:cifar_resnet18", "3,32,32", None, "cifar_resnet18_b2_32"),
+    ("mlp_mixer", "tests.export.custom_models:mlp_mixer", "3,32,32", None, "mlp_mixer_b2_32"),
+    ("sequence_classifier", "tests.export.custom_models:sequence_classifier", "--tokens 64 --vocab 2000", None, "sequence_classifier_b2_t64"),
+    ("keyword_spotter", "tests.export.custom_models:keyword_spotter", "40,100", None, "keyword_spotter_b2_100"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -138,6 +153,15 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("timm_style_vit", "timm_style_vit.json", None, "timm_style_vit_b2_64"),
              ("hand_vit", "hand_vit.json", None, "hand_vit_b2_64"),
              ("conv_mixer", "conv_mixer.json", None, "conv_mixer_b2_64"),
+             ("text_cnn", "text_cnn.json", None, "text_cnn_b2_t64"),
+             ("einsum_transformer", "einsum_transformer.json", None, "einsum_transformer_b2_128"),
+             ("einsum_transformer_matmul", "einsum_transformer_matmul.json", None, "einsum_transformer_matmul_b2_128"),
+             ("einsum_transformer_sdpa", "einsum_transformer_sdpa.json", None, "einsum_transformer_sdpa_b2_128"),
+             ("einsum_transformer_unbiased_qkv", "einsum_transformer_unbiased_qkv.json", None, "einsum_transformer_unbiased_qkv_b2_128"),
+             ("cifar_resnet18", "cifar_resnet18.json", None, "cifar_resnet18_b2_32"),
+             ("mlp_mixer", "mlp_mixer.json", None, "mlp_mixer_b2_32"),
+             ("sequence_classifier", "sequence_classifier.json", None, "sequence_classifier_b2_t64"),
+             ("keyword_spotter", "keyword_spotter.json", None, "keyword_spotter_b2_100"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
@@ -346,7 +370,7 @@ def run_torch26(gpubudget, repo):
 # pattern that is almost a recognised one (SDPA with is_causal=True, a layer scale of another shape)
 UNMAPPABLE = [
     ("tests.export.custom_models:pair_scores --path . --input 10,16",
-     "no gpubudget op for call_function einsum (node einsum, module scores)"),
+     "no gpubudget op for call_function einsum 'bic,bjc->bij' (a matrix product outside the attention patterns) (node matmul, module scores)"),
     ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": true}'",
      "no gpubudget op for call_function scaled_dot_product_attention (node scaled_dot_product_attention, module blocks.0.attn)"),
     # a (C,) scale on tokens is not ConvNeXt's (C, 1, 1) layer_scale: the parameter stays unmapped

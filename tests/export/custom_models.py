@@ -927,3 +927,202 @@ class BufferPositionsGPT(NanoGPT):
 
 def buffer_positions_gpt():
     return BufferPositionsGPT()
+
+
+class TextCNN(nn.Module):
+    """Kim (2014)'s sentence CNN as tutorials write it: nn.Embedding, .transpose(1, 2) to [B, E, L],
+    one Conv1d per kernel size, F.relu, .max(dim=2)[0] over time, torch.cat, dropout, a Linear."""
+
+    def __init__(self, vocab=2000, dim=64, n=32, kernels=(3, 4, 5), classes=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.convs = nn.ModuleList([nn.Conv1d(dim, n, k) for k in kernels])
+        self.drop = nn.Dropout(0.5)
+        self.fc = nn.Linear(n * len(kernels), classes)
+
+    def forward(self, x):
+        e = self.emb(x).transpose(1, 2)
+        hs = [F.relu(conv(e)).max(dim=2)[0] for conv in self.convs]
+        return self.fc(self.drop(torch.cat(hs, dim=1)))
+
+
+def text_cnn():
+    return TextCNN()
+
+
+class EinsumAttention(nn.Module):
+    """vit-pytorch's Attention written without einops: one Linear(D, 3D, bias=False) chunked into
+    q, k, v, heads by reshape + transpose, an output Linear with a bias. `mode`: "einsum" (torch.einsum
+    scores and output), "matmul" (the same products as @), "sdpa" (F.scaled_dot_product_attention)."""
+
+    def __init__(self, dim, heads, mode="einsum"):
+        super().__init__()
+        self.heads, self.scale, self.mode = heads, (dim // heads) ** -0.5, mode
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = [t.reshape(b, n, self.heads, -1).transpose(1, 2) for t in (q, k, v)]
+        if self.mode == "einsum":
+            attn = (torch.einsum("b h i d, b h j d -> b h i j", q, k) * self.scale).softmax(dim=-1)
+            out = torch.einsum("bhij,bhjd->bhid", attn, v)
+        elif self.mode == "matmul":
+            out = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1) @ v
+        else:
+            out = F.scaled_dot_product_attention(q, k, v)
+        return self.to_out(out.transpose(1, 2).reshape(b, n, d))
+
+
+class UnbiasedQkvAttention(nn.Module):
+    """Separate q, k, v Linears without a bias, SDPA with dropout in training, an output Linear with one."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = (nn.Linear(dim, dim, bias=False) for _ in range(3))
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = [lin(x).view(b, n, self.heads, -1).transpose(1, 2) for lin in (self.q, self.k, self.v)]
+        o = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1 if self.training else 0.0)
+        return self.out(o.transpose(1, 2).reshape(b, n, d))
+
+
+class EinsumTransformer(nn.Module):
+    """Pre-norm blocks of an attention (EinsumAttention(mode), or UnbiasedQkvAttention for mode
+    "unbiased_qkv") and a GELU MLP over [tokens, 64] features; mean-pooled head."""
+
+    def __init__(self, dim=64, depth=2, heads=4, mode="einsum"):
+        super().__init__()
+        attention = (lambda: UnbiasedQkvAttention(dim, heads)) if mode == "unbiased_qkv" else (lambda: EinsumAttention(dim, heads, mode))
+        self.layers = nn.ModuleList([nn.ModuleList([nn.LayerNorm(dim), attention(), nn.LayerNorm(dim),
+                                                    nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))])
+                                     for _ in range(depth)])
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        for ln1, attn, ln2, ff in self.layers:
+            x = attn(ln1(x)) + x
+            x = ff(ln2(x)) + x
+        return self.head(x.mean(dim=1))
+
+
+def einsum_transformer(mode="einsum"):
+    return EinsumTransformer(mode=mode)
+
+
+class CifarBasicBlock(nn.Module):
+    """kuangliu/pytorch-cifar's BasicBlock: F.relu(self.bn1(self.conv1(x))), `out += self.shortcut(x)`
+    with an empty nn.Sequential() shortcut where the shapes agree."""
+
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or in_planes != planes:
+            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += self.shortcut(x)
+        return F.relu(out)
+
+
+class CifarResNet(nn.Module):
+    """kuangliu/pytorch-cifar's ResNet18 for 32x32 images: a 3x3 stem without pooling,
+    F.avg_pool2d(out, 4), out.view(out.size(0), -1)."""
+
+    def __init__(self, num_blocks=(2, 2, 2, 2), num_classes=10):
+        super().__init__()
+        self.in_planes = 64
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.layer1, self.layer2 = self._make_layer(64, num_blocks[0], 1), self._make_layer(128, num_blocks[1], 2)
+        self.layer3, self.layer4 = self._make_layer(256, num_blocks[2], 2), self._make_layer(512, num_blocks[3], 2)
+        self.linear = nn.Linear(512, num_classes)
+
+    def _make_layer(self, planes, n, stride):
+        layers = []
+        for s in [stride] + [1] * (n - 1):
+            layers.append(CifarBasicBlock(self.in_planes, planes, s))
+            self.in_planes = planes
+        return nn.Sequential(*layers)
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.layer4(self.layer3(self.layer2(self.layer1(out))))
+        out = F.avg_pool2d(out, 4)
+        return self.linear(out.view(out.size(0), -1))
+
+
+def cifar_resnet18():
+    return CifarResNet()
+
+
+class MixerBlock(nn.Module):
+    """MLP-Mixer's block: a token-mixing MLP on the transposed LayerNorm output, then a channel MLP."""
+
+    def __init__(self, tokens, dim):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.token_mlp = nn.Sequential(nn.Linear(tokens, 2 * tokens), nn.GELU(), nn.Linear(2 * tokens, tokens))
+        self.channel_mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x = x + self.token_mlp(self.ln1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channel_mlp(self.ln2(x))
+
+
+class MlpMixer(nn.Module):
+    """A small MLP-Mixer: patchifying Conv2d, flatten(2).transpose(1, 2) tokens, mixer blocks, mean pool."""
+
+    def __init__(self, dim=64, patch=4, image=32, depth=2):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dim, patch, patch)
+        self.blocks = nn.Sequential(*[MixerBlock((image // patch) ** 2, dim) for _ in range(depth)])
+        self.ln, self.head = nn.LayerNorm(dim), nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x).flatten(2).transpose(1, 2))
+        return self.head(self.ln(x).mean(dim=1))
+
+
+def mlp_mixer():
+    return MlpMixer()
+
+
+class SequenceClassifier(nn.Module):
+    """Token ids -> nn.Embedding + a learned [1, L, D] position parameter -> nn.TransformerEncoder of
+    pre-norm (norm_first) batch-first layers -> the first token's features -> Linear."""
+
+    def __init__(self, vocab=2000, dim=64, length=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.zeros(1, length, dim))
+        layer = nn.TransformerEncoderLayer(dim, 4, 128, 0.1, batch_first=True, norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.fc = nn.Linear(dim, 3)
+
+    def forward(self, x):
+        return self.fc(self.enc(self.emb(x) + self.pos)[:, 0])
+
+
+def sequence_classifier():
+    return SequenceClassifier()
+
+
+def keyword_spotter():
+    """A 1-D depthwise-separable keyword-spotting CNN over 40 MFCC channels: Conv1d + BatchNorm1d +
+    ReLU, depthwise (groups = channels, kernel 9) and pointwise Conv1d pairs, AdaptiveAvgPool1d(1)."""
+    def separable(ci, co, stride):
+        return nn.Sequential(nn.Conv1d(ci, ci, 9, stride, 4, groups=ci, bias=False), nn.BatchNorm1d(ci), nn.ReLU(),
+                             nn.Conv1d(ci, co, 1, bias=False), nn.BatchNorm1d(co), nn.ReLU())
+    return nn.Sequential(nn.Conv1d(40, 64, 3, 1, 1), nn.BatchNorm1d(64), nn.ReLU(), separable(64, 64, 1), separable(64, 128, 2),
+                         separable(128, 128, 1), separable(128, 256, 2), nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(256, 12))

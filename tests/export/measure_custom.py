@@ -452,6 +452,20 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # F.glu / nn.GLU, 1-D reflection and replication pads, adaptive max pooling, sum(dim),
          # mean(dim, keepdim=True).squeeze(-1), unsqueeze, F.log_softmax
          ("gated_tcn_b2_2000", custom_models.gated_tcn, (16, 2000), 2),
+         # Kim's text CNN: Conv1d on the transposed embedding (op_rules.md 2.6 #56, #57), max over time, cat
+         ("text_cnn_b2_t64", custom_models.text_cnn, TOKENS, 2),
+         # vit-pytorch's attention: one packed Linear chunked into q, k, v; torch.einsum (and @, SDPA)
+         # products; q, k, v Linears without a bias beside an output Linear with one (measured 2026-11-29)
+         ("einsum_transformer_b2_128", custom_models.einsum_transformer, (128, 64), 2),
+         ("einsum_transformer_matmul_b2_128", lambda: custom_models.einsum_transformer("matmul"), (128, 64), 2),
+         ("einsum_transformer_sdpa_b2_128", lambda: custom_models.einsum_transformer("sdpa"), (128, 64), 2),
+         ("einsum_transformer_unbiased_qkv_b2_128", lambda: custom_models.einsum_transformer("unbiased_qkv"), (128, 64), 2),
+         # kuangliu/pytorch-cifar's ResNet18 (F.relu, `out += shortcut(x)`, F.avg_pool2d, view), an
+         # MLP-Mixer, an encoder classifier (norm_first, a position parameter, h[:, 0]), a 1-D keyword spotter
+         ("cifar_resnet18_b2_32", custom_models.cifar_resnet18, (3, 32, 32), 2),
+         ("mlp_mixer_b2_32", custom_models.mlp_mixer, (3, 32, 32), 2),
+         ("sequence_classifier_b2_t64", custom_models.sequence_classifier, TOKENS, 2),
+         ("keyword_spotter_b2_100", custom_models.keyword_spotter, (40, 100), 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)

@@ -118,6 +118,14 @@ constexpr auto projection_names_misfit_m =
     sequential(input(8, 64), named("self_attn", attention(64, heads(4), attention_impl::flash, rotary, no_bias, projection_names::llama)));
 static_assert(budget_totals(projection_names_misfit_m, training{.batch = 2, .train_only = "self_attn.q_proj"}, devices::generic_16gb).trainable_count == 64 * 64);
 
+// qkv_bias_on_torch_mha: nn.MultiheadAttention with no_bias, and qkv_bias(false) on an attention
+// that can drop the q, k, v biases alone: in_proj 3·64·64, out_proj 64·64 (no biases), and
+// 4·64·64 + 64 (the output's bias only)
+static_assert(budget_totals(sequential(input(8, 64), attention(64, heads(4), attention_impl::torch_mha, no_bias, qkv_bias(false))),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == 4 * 64 * 64);
+static_assert(budget_totals(sequential(input(8, 64), attention(64, heads(4), attention_impl::separate_qkv, qkv_bias(false))),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 64);
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

@@ -467,6 +467,27 @@ TEST_CASE("2.6 CPU: 3-D and transposed convolutions' oneDNN transients (op_rules
   CHECK(near(wide.backward, 1070696));
 }
 
+TEST_CASE("a transposed embedding: conv1d's contiguous copies on the 2.6 CPU, the embedding's gradient copy (op_rules 2.6 #56, #57)", "[layers][conv][cpu]") {
+  // A text CNN: Conv1d over embedding(ids).transpose(1, 2), a [256, 64] input with its channels
+  // adjacent in memory. The 2.6 CPU runs the conv on a contiguous copy of it (X = 2·256·64·4 =
+  // 131,072 B), in forward and in backward (conv1d_layout_probe.py: +X over the contiguous input, 9 shapes)
+  const auto cnn = [](auto... conv_options) { return sequential(tokens(64), embedding(1000, 256), transpose(0, 1), conv1d(8, 1, conv_options...)); };
+  constexpr std::int64_t X = 2 * 256 * 64 * 4;
+  const auto cpu26 = cpu_reference_step(2, optimizer_kind::adamw, runtime_kind::torch2_6_cpu);
+  CHECK(budget_totals(cnn(channels_last_input), cpu26, dev).forward_peak - budget_totals(cnn(), cpu26, dev).forward_peak == X);
+  // the 1.13 CPU was not measured, and cuDNN reads the layout in place (it needs no copy)
+  const auto cpu113 = cpu_reference_step(2, optimizer_kind::adamw, runtime_kind::torch1_13_cpu);
+  CHECK(budget_totals(cnn(channels_last_input), cpu113, dev).forward_peak == budget_totals(cnn(), cpu113, dev).forward_peak);
+  CHECK(budget_totals(cnn(channels_last_input), on_cuda(2), dev).forward_peak == budget_totals(cnn(), on_cuda(2), dev).forward_peak);
+  // embedding_dense_backward makes its incoming gradient contiguous: through the transpose it is
+  // strided, so the backward of a large table (its 25.6 MB gradient: the step's peak) holds a copy
+  // of it, 2·64·64·4 B, on any device (trace_peak.py text_cnn_b16_t64: 263,216 B above the gradient)
+  const auto strided = budget_totals(sequential(tokens(64), embedding(100000, 64), transpose(0, 1), conv1d(4, 1)), on_cuda(2), dev);
+  const auto plain = budget_totals(sequential(tokens(64), embedding(100000, 64), conv1d(4, 1)), on_cuda(2), dev);
+  CHECK(strided.fwd_bwd_peak - plain.fwd_bwd_peak == 2 * 64 * 64 * 4);
+  CHECK(strided.after_forward == plain.after_forward);
+}
+
 TEST_CASE("flash attention with one packed q, k, v projection (timm's Attention): one autocast copy of its input", "[layers][attention]") {
   // 64 tokens x 96 (4 heads) after a LayerNorm (fp32 under CUDA autocast), batch 2: the same
   // parameters as q + packed kv; the packed Linear casts its input once, q's and kv's Linears once
@@ -596,6 +617,12 @@ TEST_CASE("attention: parameters and output shape", "[layers][attention]") {
   // Grouped-query, 1 kv head of 4: kv projects to 2·4 = 8: 2·(64 + 8) + (8·8 + 8) = 216.
   constexpr auto g = budget(sequential(input(16, 8), attention(8, heads(2), kv_heads(1))), on_cuda(1), dev);
   REQUIRE(g.per_record[2].parameter_count == 216);
+  // qkv_bias(false): q, k, v without a bias, the output with one (timm's qkv_bias=False,
+  // vit-pytorch's to_qkv): 4·D² + D = 264; qkv_bias(true) with no_bias (Qwen2): 4·D² + 3·D = 280
+  REQUIRE(budget(sequential(input(16, 8), attention(8, heads(2), qkv_bias(false))), on_cuda(1), dev).per_record[2].parameter_count == 264);
+  REQUIRE(budget(sequential(input(16, 8), attention(8, heads(2), no_bias, qkv_bias(true))), on_cuda(1), dev).per_record[2].parameter_count == 280);
+  REQUIRE(budget(sequential(input(16, 8), attention(8, heads(2), attention_impl::flash, fused_qkv, qkv_bias(false))), on_cuda(1), dev)
+              .per_record[2].parameter_count == 264);
   REQUIRE(score_matrix_bytes(1, 2, 16, 16, dtype::fp32) == 2048);  // B·H·Lq·Lk·4
   // (The score matrix in the forward peak and flash's logsumexp: test_peak_walk.cpp.)
 }

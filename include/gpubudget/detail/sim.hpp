@@ -112,6 +112,10 @@ struct node_record {
   /// TBackward after ToCopyBackward), which the engine cannot add a shared weight's other
   /// gradient into in place (op_rules.md L5)
   bool cast_grad_through_view = false;
+  /// Its backward makes the incoming gradient contiguous (embedding_dense_backward's
+  /// grad_.contiguous(), CPU and CUDA alike): a strided view of its output read downstream (a
+  /// text CNN's embedding.transpose(1, 2)) costs a copy of the gradient there (op_rules.md 2.6 #57)
+  bool contiguous_grad = false;
 };
 
 /// Host-side bookkeeping that a CPU malloc count sees next to tensor data: autograd nodes,
@@ -471,6 +475,11 @@ struct sim : sim_scalars {
     if (n < 0 || replay_cursor >= 0) return;
     node(n).cast_grad_bytes += bytes, node(n).cast_grad_second += second, ++node(n).cast_grad_blocks;
     backward_temp(n, bytes, true);
+  }
+  /// `out` is a strided view of `x` (transpose, permute): when the node that made `x` wants its
+  /// gradient contiguous, its backward holds a contiguous copy of it (node_record::contiguous_grad).
+  constexpr void strided_view_of(const value& x) {
+    if (const auto n = record_of(x); n >= 0 && node(n).out == x.id && node(n).contiguous_grad) backward_temp(n, bytes_of_value(x));
   }
   constexpr void backward_temp(std::int32_t n, std::int64_t bytes, bool fixed = false) {
     if (n < 0 || replay_cursor >= 0) return;

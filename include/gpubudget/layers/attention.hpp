@@ -116,6 +116,13 @@ constexpr attention_adapters unpack_adapters(std::int64_t w) {
 /// Multi-head attention of `heads` heads over [tokens, width]: self-attention (kv_tokens 0) or
 /// cross-attention over kv_tokens, grouped-query with kv_heads (0 = heads), RoPE with rotary,
 /// heads of head_width channels (0 = width / heads; Gemma, T5-3B: heads · head_width ≠ width).
+/// The q, k, v projections' bias beside the output projection's (`attention_op::bias`).
+enum class qkv_bias_kind : std::int64_t {
+  as_output = 0,  ///< as the output projection's
+  with = 1,       ///< a bias even when the output has none (Qwen2Attention)
+  without = 2,    ///< none while the output has one (timm's Attention(qkv_bias=False), vit-pytorch's to_qkv)
+};
+
 struct attention_op {
   std::int64_t width = {};
   std::int64_t heads = {};
@@ -126,12 +133,17 @@ struct attention_op {
   flag rotary = {};
   std::int64_t dropout = {};  ///< attention-probability dropout, percent
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
-  flag qkv_bias = {};            ///< q, k, v projections with a bias even when `bias` is off (Qwen2)
+  qkv_bias_kind qkv_bias = {};   ///< q, k, v projections' bias when not `bias`'s (Qwen2's with, timm's qkv_bias=False without)
   projection_names names = {};   ///< module names of the projections (train_only selects them)
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
 };
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
+/// Do `op`'s q, k, v projections have a bias?
+constexpr bool qkv_have_bias(const attention_op& op) {
+  return op.qkv_bias == qkv_bias_kind::with || (op.bias && op.qkv_bias != qkv_bias_kind::without);
+}
+
 constexpr std::int64_t score_matrix_bytes(std::int64_t batch, std::int64_t h, std::int64_t lq, std::int64_t lk, dtype t) {
   return bytes_of(checked_mul(checked_mul(checked_mul(batch, h), lq), lk), t);
 }
@@ -447,7 +459,7 @@ constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const att
 /// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
 constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  const bool in_bias = op.bias || op.qkv_bias;
+  const bool in_bias = qkv_have_bias(op);
   value q{}, k{}, v{};
   if (op.names == projection_names::phi3) {  // one packed qkv_proj: qkv[..., :q], [q:q + kv], [q + kv:]: views, each keeping the whole projection
     if (a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
@@ -468,7 +480,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
 /// dropout or grouped-query heads: the math path).
 constexpr value flash_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  const bool in_bias = op.bias || op.qkv_bias;
+  const bool in_bias = qkv_have_bias(op);
   // fused_qkv (timm's Attention: one Linear(D, 3D) whose q, k, v are views): one projection, one
   // autocast copy of its input; else q and the packed k, v (q_and_kv)
   const bool fused = op.names == projection_names::phi3;
@@ -606,7 +618,7 @@ constexpr value softmax_of_float(sim& s, const value& scores) {
 /// attention_probs_dropout_prob); @ v; output Linear.
 constexpr value materialized_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
-  const bool in_bias = op.bias || op.qkv_bias;
+  const bool in_bias = qkv_have_bias(op);
   const bool t5 = op.impl == attention_impl::t5;  // softmax(scores.float())
   const bool separate = t5 || op.impl == attention_impl::separate_qkv;  // k and v Linears of their own
   const auto [q, k] = separate ? std::array<value, 2>{projection(c, x, a.inner, in_bias, 0), projection(c, kv_src, a.KVH * a.d, in_bias, 1)}
@@ -640,7 +652,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
 constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
   auto& s = c.s;
   if (!s.torch2()) return materialized_attention(c, op, a, x, kv_src);
-  const bool in_bias = op.bias || op.qkv_bias;
+  const bool in_bias = qkv_have_bias(op);
   value q = projection(c, x, a.inner, in_bias, 0);
   value k = projection(c, kv_src, a.KVH * a.d, in_bias, 1);
   value v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
@@ -734,7 +746,7 @@ constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads 
 constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
-constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = o.qkv_bias || b.value; }
+constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
 /// a record: detail::max_op_fields).
 constexpr void apply_attention_option(attention_op& o, fused_qkv_t) { o.names = projection_names::phi3; }
@@ -750,14 +762,18 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// cross-attention over n key/value tokens, an attention_impl, kv_heads(n), no_bias, rotary
 /// (flash only: RoPE on q and k, separate k and v projections; see rotary.hpp),
 /// attention_dropout(percent) on the probabilities, head_dim(n) channels per head (default
-/// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), fused_qkv
+/// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), qkv_bias(false)
+/// (q, k, v without a bias, the output projection with one: timm's qkv_bias=False), fused_qkv
 /// (flash: one packed q, k, v projection, as Phi-3 with rotary and timm's Attention without), a projection_names scheme (one that fits the attention_impl) naming the projections,
 /// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none, 0};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(o, opts), ...);
   if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
+  // nn.MultiheadAttention's one `bias` argument covers in_proj and out_proj alike
+  if (is_torch_mha(o.impl) && o.qkv_bias != qkv_bias_kind::as_output && qkv_have_bias(o) != static_cast<bool>(o.bias))
+    detail::qkv_bias_on_torch_mha();
   return as_layer(o);
 }
 

@@ -12,7 +12,8 @@
 namespace gpubudget {
 
 /// The convolution's input arrives channels-last-strided (as after a permute + residual add in
-/// ConvNeXt blocks); only CPU (oneDNN) transients depend on it.
+/// ConvNeXt blocks, or a conv1d's input made by [B, L, C].transpose(1, 2), as a text CNN's
+/// embedding); CPU (oneDNN) transients depend on it, and on CUDA cuDNN then needs no layout copy.
 struct channels_last_input_t {};
 inline constexpr channels_last_input_t channels_last_input{};
 
@@ -386,6 +387,25 @@ constexpr void cuda_depthwise_wgrad_workspace(layer_ctx& c, const value& y, std:
   c.s.backward_workspace(c.s.record_of(y), 0, checked_mul(checked_mul(c.s.batch, weight_elements), 32));
 }
 
+/// The CPU transients of `op` on `x` (none on CUDA): 2.6's dense fp32 3-D rule or the general one.
+/// 2.6 runs a 1-D convolution fed a channels-last-strided input ([B, L, C].transpose(1, 2), the
+/// text CNN's embedding) on a contiguous copy of it, made in forward and again in backward: X more
+/// in each (op_rules.md 2.6 #56, conv1d_layout_probe.py: 9 shapes, dense and depthwise; a 4-D channels-last input runs
+/// in place, so `channels_last` keeps its 2-D meaning for the rest).
+constexpr conv_transients conv_cpu_transients(const layer_ctx& c, const conv_op& op, const value& x, const shape& out, std::int64_t Y,
+                                              std::int64_t weight, std::int64_t grp, dtype t) {
+  if (!c.s.on_cpu()) return {};
+  const auto X = c.s.bytes_of_value(x), W = bytes_of(weight, dtype::fp32), in_ch = x.s[0], out_ch = out[0];
+  if (c.s.torch26_cpu() && op.dims == 3 && !op.transposed && grp == 1 && t == dtype::fp32)
+    return cpu_conv3d_transients({X, Y, W, in_ch, out_ch, kernel_volume(op), op.kernel_at(1), x.s[1], out.numel() / out_ch}, x.requires_grad,
+                                 c.s.plan.cpu_threads);
+  const bool one_d_channels_last = op.dims == 1 && op.channels_last;
+  auto tr = cpu_conv_transients(c.s, X, Y, W, in_ch, grp, op.rectangular() ? 0 : op.kernel, op.widest_stride(), x.requires_grad, op.transposed,
+                                op.channels_last && !one_d_channels_last, t != dtype::fp32, c.trainable);
+  if (one_d_channels_last && c.s.torch26_cpu() && !op.transposed) tr.forward += X, tr.backward += X;
+  return tr;
+}
+
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -401,12 +421,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   const auto weight_copy = autocast_weight_copy(c, weight, bias);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, t);
   const auto Y = c.s.bytes_of_value(out, t);
-  const bool dense_3d_26 = c.s.torch26_cpu() && op.dims == 3 && !transposed && grp == 1 && t == dtype::fp32;
-  const auto tr = dense_3d_26 ? cpu_conv3d_transients({c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, out_ch, kvol, op.kernel_at(1), x.s[1],
-                                                       out.numel() / out_ch}, x.requires_grad, c.s.plan.cpu_threads)
-                  : c.s.on_cpu() ? cpu_conv_transients(c.s, c.s.bytes_of_value(x), Y, bytes_of(weight, dtype::fp32), in_ch, grp, op.rectangular() ? 0 : op.kernel,
-                                                       op.widest_stride(), x.requires_grad, transposed, op.channels_last, t != dtype::fp32, c.trainable)
-                                 : conv_transients{};
+  const auto tr = conv_cpu_transients(c, op, x, out, Y, weight, grp, t);
   // convolution_backward takes the input and the weight even when only one gradient is wanted
   // (under autocast the weight's bf16 copy: op_rules.md 2.6 #26, ac_conv2d_x_nograd).
   value y = with_params(c, xin, out, t, weight + bias, true, 0, tr.forward, tr.backward, weight, part, /*weight_saved_always=*/true, bias,

@@ -33,7 +33,7 @@ namespace detail {
   fail("gpubudget: cross_attention(...) outside the decoder of an encoder_decoder(encoder, decoder) (no encoder output to attend to)");
 }
 constexpr attention_op as_attention(const cross_attention_op& op) {
-  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, false, op.names, op.adapters};
+  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, qkv_bias_kind::as_output, op.names, op.adapters};
 }
 }  // namespace detail
 
@@ -76,7 +76,7 @@ template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
                 "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout or projection_names");
-  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, false, projection_names::none, 0};
+  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
   return as_layer(detail::as_cross_attention(a));

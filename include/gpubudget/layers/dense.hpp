@@ -109,8 +109,10 @@ struct op_traits<embedding_op> {
     shape out = x.s;
     out.dim[static_cast<std::size_t>(out.rank++)] = op.dim;
     // The node keeps the indices (the input: usually the data batch). Backward builds a dense
-    // [num, dim] gradient, which becomes .grad.
-    return detail::with_params(c, x, out, c.param_type(), table, true);
+    // [num, dim] gradient, which becomes .grad, from a contiguous incoming gradient.
+    detail::value y = detail::with_params(c, x, out, c.param_type(), table, true);
+    if (const auto n = c.s.record_of(y); n >= 0 && c.s.replay_cursor < 0) c.s.node(n).contiguous_grad = true;
+    return y;
   }
 };
 

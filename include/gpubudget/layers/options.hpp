@@ -34,8 +34,9 @@ struct kv_tokens { std::int64_t value = 0; constexpr explicit kv_tokens(std::int
 struct attention_dropout { std::int64_t percent = 0; constexpr explicit attention_dropout(std::int64_t p) : percent(p) {} };
 /// Channels per attention head when heads · head_dim ≠ width (transformers' head_dim, T5's d_kv).
 struct head_dim { std::int64_t value = 0; constexpr explicit head_dim(std::int64_t v) : value(v) {} };
-/// With no_bias: attention whose q, k, v projections still have a bias and whose output
-/// projection has none (Qwen2's attention); qkv_bias(false) changes nothing.
+/// The q, k, v projections' bias apart from the output projection's: qkv_bias(true) with no_bias
+/// keeps biases on q, k, v only (Qwen2's attention); qkv_bias(false) drops them while the output
+/// projection keeps its own (timm's Attention(qkv_bias=False), vit-pytorch's to_qkv).
 struct qkv_bias { bool value = true; constexpr explicit qkv_bias(bool v = true) : value(v) {} };
 /// Rotary attention whose q, k and v come from one packed projection (Phi3Attention.qkv_proj):
 /// the same weights, but under autocast one 16-bit copy of the input instead of three, and SDPA's

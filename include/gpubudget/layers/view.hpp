@@ -70,8 +70,10 @@ struct op_traits<transpose_op> {
     shape out = x.s;
     out[static_cast<int>(op.dim0)] = x.s[static_cast<int>(op.dim1)];
     out[static_cast<int>(op.dim1)] = x.s[static_cast<int>(op.dim0)];
-    if (!op.contiguous) return c.s.view(x, out);
-    return detail::copy(c.s, x, out);
+    // the gradient reaches x through the transposed view, with .contiguous() after it too
+    if (op.dim0 != op.dim1 && x.s[static_cast<int>(op.dim0)] > 1 && x.s[static_cast<int>(op.dim1)] > 1) c.s.strided_view_of(x);
+    if (op.contiguous) return detail::copy(c.s, x, out);
+    return c.s.view(x, out);
   }
   static constexpr std::int64_t flops(const transpose_op&, const shape&, const shape&) { return 0; }
 };
@@ -89,12 +91,16 @@ struct op_traits<permute_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const permute_op& op, const detail::value& x) {
     if (op.order.rank != x.s.rank) detail::shape_mismatch_between_layers();
     shape out = x.s;
+    std::int64_t last_moved = -1;
+    bool strided = false;  // dimensions longer than 1 leave their order
     for (int i = 0; i < x.s.rank; ++i) {
       const auto from = op.order.d[i];
       if (from < 0 || from >= x.s.rank) detail::invalid_layer_argument();
       for (int j = 0; j < i; ++j) if (op.order.d[j] == from) detail::permute_repeats_an_axis();
       out[i] = x.s[static_cast<int>(from)];
+      if (out[i] > 1) strided = strided || from < last_moved, last_moved = from;
     }
+    if (strided) c.s.strided_view_of(x);
     return c.s.view(x, out);
   }
   static constexpr std::int64_t flops(const permute_op&, const shape&, const shape&) { return 0; }
