@@ -98,6 +98,12 @@ TORCH26_MODELS = [
     ("mlp_mixer", "tests.export.custom_models:mlp_mixer", "3,32,32", None, "mlp_mixer_b2_32"),
     ("sequence_classifier", "tests.export.custom_models:sequence_classifier", "--tokens 64 --vocab 2000", None, "sequence_classifier_b2_t64"),
     ("keyword_spotter", "tests.export.custom_models:keyword_spotter", "40,100", None, "keyword_spotter_b2_100"),
+    # F.pad by amounts computed from sizes (ValueProp), both up paths; DCGAN's generator and discriminator
+    ("milesial_unet", "tests.export.custom_models:milesial_unet", "3,64,64", None, "milesial_unet_b2_64"),
+    ("milesial_unet_bilinear", "tests.export.custom_models:milesial_unet --kwargs '{\"bilinear\": true}'", "3,64,64", None,
+     "milesial_unet_bilinear_b2_64"),
+    ("dcgan_generator", "tests.export.custom_models:dcgan_generator", "100,1,1", None, "dcgan_generator_b2"),
+    ("dcgan_discriminator", "tests.export.custom_models:dcgan_discriminator", "3,64,64", None, "dcgan_discriminator_b2_64"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -162,6 +168,10 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("mlp_mixer", "mlp_mixer.json", None, "mlp_mixer_b2_32"),
              ("sequence_classifier", "sequence_classifier.json", None, "sequence_classifier_b2_t64"),
              ("keyword_spotter", "keyword_spotter.json", None, "keyword_spotter_b2_100"),
+             ("milesial_unet", "milesial_unet.json", None, "milesial_unet_b2_64"),
+             ("milesial_unet_bilinear", "milesial_unet_bilinear.json", None, "milesial_unet_bilinear_b2_64"),
+             ("dcgan_generator", "dcgan_generator.json", None, "dcgan_generator_b2"),
+             ("dcgan_discriminator", "dcgan_discriminator.json", None, "dcgan_discriminator_b2_64"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),

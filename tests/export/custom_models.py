@@ -1126,3 +1126,94 @@ def keyword_spotter():
                              nn.Conv1d(ci, co, 1, bias=False), nn.BatchNorm1d(co), nn.ReLU())
     return nn.Sequential(nn.Conv1d(40, 64, 3, 1, 1), nn.BatchNorm1d(64), nn.ReLU(), separable(64, 64, 1), separable(64, 128, 2),
                          separable(128, 128, 1), separable(128, 256, 2), nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(256, 12))
+
+
+class UNetDoubleConv(nn.Module):
+    """milesial/Pytorch-UNet's DoubleConv (unet_parts.py): (Conv2d 3x3 without a bias, BatchNorm2d, ReLU(inplace)) x 2."""
+
+    def __init__(self, i, o, mid=None):
+        super().__init__()
+        mid = mid or o
+        self.double_conv = nn.Sequential(nn.Conv2d(i, mid, 3, padding=1, bias=False), nn.BatchNorm2d(mid), nn.ReLU(inplace=True),
+                                         nn.Conv2d(mid, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        return self.double_conv(x)
+
+
+class UNetDown(nn.Module):
+    """milesial's Down: MaxPool2d(2), DoubleConv."""
+
+    def __init__(self, i, o):
+        super().__init__()
+        self.maxpool_conv = nn.Sequential(nn.MaxPool2d(2), UNetDoubleConv(i, o))
+
+    def forward(self, x):
+        return self.maxpool_conv(x)
+
+
+class UNetUp(nn.Module):
+    """milesial's Up: a bilinear Upsample (align_corners=True) or ConvTranspose2d(2, 2), x1 padded to
+    x2 by amounts computed from their sizes, cat([x2, x1]), DoubleConv."""
+
+    def __init__(self, i, o, bilinear=True):
+        super().__init__()
+        if bilinear:
+            self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+            self.conv = UNetDoubleConv(i, o, i // 2)
+        else:
+            self.up = nn.ConvTranspose2d(i, i // 2, 2, 2)
+            self.conv = UNetDoubleConv(i, o)
+
+    def forward(self, x1, x2):
+        x1 = self.up(x1)
+        diff_y = x2.size()[2] - x1.size()[2]
+        diff_x = x2.size()[3] - x1.size()[3]
+        x1 = F.pad(x1, [diff_x // 2, diff_x - diff_x // 2, diff_y // 2, diff_y - diff_y // 2])
+        return self.conv(torch.cat([x2, x1], dim=1))
+
+
+class MilesialUNet(nn.Module):
+    """milesial/Pytorch-UNet's UNet (unet_model.py) at `w` base channels (64 there)."""
+
+    def __init__(self, n_channels=3, n_classes=2, bilinear=False, w=16):
+        super().__init__()
+        factor = 2 if bilinear else 1
+        self.inc = UNetDoubleConv(n_channels, w)
+        self.down1, self.down2, self.down3 = UNetDown(w, 2 * w), UNetDown(2 * w, 4 * w), UNetDown(4 * w, 8 * w)
+        self.down4 = UNetDown(8 * w, 16 * w // factor)
+        self.up1, self.up2 = UNetUp(16 * w, 8 * w // factor, bilinear), UNetUp(8 * w, 4 * w // factor, bilinear)
+        self.up3, self.up4 = UNetUp(4 * w, 2 * w // factor, bilinear), UNetUp(2 * w, w, bilinear)
+        self.outc = nn.Conv2d(w, n_classes, 1)
+
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.down1(x1)
+        x3 = self.down2(x2)
+        x4 = self.down3(x3)
+        x = self.up1(self.down4(x4), x4)
+        x = self.up2(x, x3)
+        x = self.up3(x, x2)
+        return self.outc(self.up4(x, x1))
+
+
+def milesial_unet(bilinear=False):
+    return MilesialUNet(bilinear=bilinear)
+
+
+def dcgan_generator(nz=100, ngf=32, nc=3):
+    """The PyTorch examples' DCGAN generator (ngf 32): ConvTranspose2d(4, 2, 1) without a bias, BatchNorm2d, ReLU(True), Tanh."""
+    return nn.Sequential(nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 8), nn.ReLU(True),
+                         nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(True),
+                         nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(True),
+                         nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(True),
+                         nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh())
+
+
+def dcgan_discriminator(ndf=32, nc=3):
+    """The PyTorch examples' DCGAN discriminator (ndf 32): strided Conv2d, BatchNorm2d, LeakyReLU(0.2, inplace=True), Sigmoid."""
+    return nn.Sequential(nn.Conv2d(nc, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 2), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(ndf * 2, ndf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 4), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(ndf * 4, ndf * 8, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 8), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(ndf * 8, 1, 4, 1, 0, bias=False), nn.Sigmoid())

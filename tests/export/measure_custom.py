@@ -466,6 +466,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("mlp_mixer_b2_32", custom_models.mlp_mixer, (3, 32, 32), 2),
          ("sequence_classifier_b2_t64", custom_models.sequence_classifier, TOKENS, 2),
          ("keyword_spotter_b2_100", custom_models.keyword_spotter, (40, 100), 2),
+         # milesial/Pytorch-UNet: F.pad by amounts computed from sizes (0 at 64²: a copy), both up paths;
+         # the PyTorch examples' DCGAN generator and discriminator (measured 2026-11-29)
+         ("milesial_unet_b2_64", custom_models.milesial_unet, (3, 64, 64), 2),
+         ("milesial_unet_bilinear_b2_64", lambda: custom_models.milesial_unet(True), (3, 64, 64), 2),
+         ("dcgan_generator_b2", custom_models.dcgan_generator, (100, 1, 1), 2),
+         ("dcgan_discriminator_b2_64", custom_models.dcgan_discriminator, (3, 64, 64), 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)

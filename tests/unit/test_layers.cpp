@@ -488,6 +488,27 @@ TEST_CASE("a transposed embedding: conv1d's contiguous copies on the 2.6 CPU, th
   CHECK(strided.after_forward == plain.after_forward);
 }
 
+TEST_CASE("2.6 CPU: oneDNN's 16-channel blocks in 2-D convolutions (op_rules 2.6 #58)", "[layers][conv][cpu]") {
+  const auto cpu26 = cpu_reference_step(2, optimizer_kind::adamw, runtime_kind::torch2_6_cpu);
+  // A U-Net's last 1x1 conv, 16 channels -> 2 or 16 classes on 64², batch 2 (X = 524,288 B). Its
+  // backward holds the output's gradient padded to 16 channels, X + Yp = 2X for both (1,102,120
+  // and 1,101,024 B measured, conv_channel_blocks_probe.py): at that backward, the step's peak,
+  // 16 classes hold only their larger output and its gradient more, 2 · 14 channels' worth.
+  const auto head = [](std::int64_t classes) { return sequential(input(16, 64, 64), conv2d(16, 3, padding(1)), relu(), conv2d(classes, 1)); };
+  constexpr std::int64_t channels14 = 2 * 14 * 64 * 64 * 4;
+  const auto more = budget_totals(head(16), cpu26, dev).fwd_bwd_peak - budget_totals(head(2), cpu26, dev).fwd_bwd_peak;
+  CHECK(more >= 2 * channels14);
+  CHECK(more <= 2 * channels14 + 1024);  // the weight's and bias's 14 more rows
+  // DCGAN's first ConvTranspose2d(100, 256, 4) on the [100, 1, 1] latent: its weight held with
+  // 112 input channels, as a 112-channel latent's would be: the same forward peak (measured:
+  // 1,853,696 B above the output, Y + Wp = 1,867,776)
+  const auto latent = [](std::int64_t z) { return sequential(input(z, 1, 1), conv_transpose2d(256, 4, no_bias)); };
+  const auto z100 = budget_totals(latent(100), cpu26, dev);
+  CHECK(z100.forward_peak == budget_totals(latent(112), cpu26, dev).forward_peak);
+  CHECK(z100.forward_peak >= 1853696 + 32768);
+  CHECK(z100.forward_peak <= (1853696 + 32768) * 102 / 100);
+}
+
 TEST_CASE("flash attention with one packed q, k, v projection (timm's Attention): one autocast copy of its input", "[layers][attention]") {
   // 64 tokens x 96 (4 heads) after a LayerNorm (fp32 under CUDA autocast), batch 2: the same
   // parameters as q + packed kv; the packed Linear casts its input once, q's and kv's Linears once

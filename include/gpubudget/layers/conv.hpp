@@ -90,7 +90,9 @@ constexpr conv_transients cpu_conv_transients(const sim& s, std::int64_t X, std:
                                               std::int64_t grp, std::int64_t k, std::int64_t st, bool input_needs_grad,
                                               bool transposed, bool channels_last, bool half, bool weight_trains = true) {
   if (!s.on_cpu()) return {};
-  if (transposed) return cpu_conv_transpose_transients(X, Y, W, s.torch26_cpu());
+  // oneDNN's transposed conv holds its weight with the input channels padded to 16 (op_rules.md
+  // 2.6 #58: DCGAN's 100-channel latent, 1.12·W)
+  if (transposed) return cpu_conv_transpose_transients(X, Y, in_ch % 16 != 0 ? W / in_ch * ((in_ch + 15) / 16 * 16) : W, s.torch26_cpu());
   const bool depthwise_conv = grp == in_ch && grp > 1;
   if (depthwise_conv && channels_last) return {Y / 20, (half ? 387 : 258) * W};  // independent of H, B, threads
   if (depthwise_conv) return {Y, X};
@@ -403,6 +405,13 @@ constexpr conv_transients conv_cpu_transients(const layer_ctx& c, const conv_op&
   auto tr = cpu_conv_transients(c.s, X, Y, W, in_ch, grp, op.rectangular() ? 0 : op.kernel, op.widest_stride(), x.requires_grad, op.transposed,
                                 op.channels_last && !one_d_channels_last, t != dtype::fp32, c.trainable);
   if (one_d_channels_last && c.s.torch26_cpu() && !op.transposed) tr.forward += X, tr.backward += X;
+  // 2.6's input gradient of a dense conv computes its output's gradient in 16-channel blocks, as
+  // the 3-D one does (#52): X + Yp, Yp the output padded to a multiple of 16 channels (op_rules.md
+  // 2.6 #58: a U-Net's 1x1 conv to 2 classes holds 2.1·X, not X + Y)
+  if (c.s.torch26_cpu() && grp == 1 && !op.transposed && x.requires_grad && c.trainable && out_ch % 16 != 0 && t == dtype::fp32) {
+    const auto padded = X + Y / out_ch * ((out_ch + 15) / 16 * 16);
+    if (padded > tr.backward) tr.backward = padded;
+  }
   return tr;
 }
 
