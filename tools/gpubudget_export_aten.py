@@ -188,9 +188,10 @@ def merged_heads(d, proj_in):
     return d.ref(c, 0), nodes + [c]
 
 
-def eager_core(d, pv):
+def eager_core(d, pv, causal_fill=False):
     """matmul(dropout?(to?(softmax(add?(mul|div(matmul(q, transpose(k, -1, -2)), c), mask), -1))), v)
-    → (q, k, v, dropout percent, nodes) or None."""
+    → (q, k, v, dropout percent, nodes) or None. `causal_fill`: masked_fill(·, mask, -inf) in place
+    of the add (Karpathy's heads: `wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))`)."""
     if not is_call(d, pv, "aten.matmul.default"):
         return None
     nodes, p, v = [pv], d.ref(pv, 0), d.ref(pv, 1)
@@ -206,7 +207,12 @@ def eager_core(d, pv):
         return None
     nodes.append(p)
     s = d.ref(p, 0)
-    if is_call(d, s, "aten.add.Tensor"):  # the additive mask (a side input)
+    if is_call(d, s, "aten.add.Tensor") and not causal_fill:  # the additive mask (a side input)
+        nodes.append(s)
+        s = d.ref(s, 0)
+    if causal_fill:
+        if not is_call(d, s, "aten.masked_fill.Scalar") or float(d.arg(s, 2)) != float("-inf"):
+            return None
         nodes.append(s)
         s = d.ref(s, 0)
     if not is_call(d, s, "aten.mul.Tensor", "aten.div.Tensor") or d.ref(s, 1) is not None:
@@ -555,6 +561,42 @@ def loss_tail(d, out_node):
     return src, kind, nodes
 
 
+def per_head_attention(d, cat):
+    """Karpathy's "Let's build GPT" MultiHeadAttention: cat([head(x) for head in heads], -1), each
+    head k = key(x), q = query(x), v = value(x) (Linear(D, d) each, one x), matmul(q, transpose(k,
+    -2, -1)) * c, masked_fill(tril == 0, -inf), softmax, dropout, matmul(·, v); then proj, one
+    Linear(D, D) → attention(D, heads(H), attention_impl::per_head), or None."""
+    parts = d.arg(cat, 0)
+    if not is_call(d, cat, "aten.cat.default") or d.arg(cat, 1, "dim", 0) not in (-1, 2) or not isinstance(parts, list) or not parts:
+        return None
+    nodes, projs = [cat], []
+    for part in parts:
+        core = eager_core(d, part[1:], causal_fill=True) if isinstance(part, str) and part.startswith("%") else None
+        head = [linear_projection(d, t) for t in core[:3]] if core else [None]
+        if None in head or len(d.shape(core[0])) != 3:
+            return None
+        nodes += core[4] + [n for p in head for n in p["nodes"]]
+        projs += head
+    users = d.real_users(cat)
+    out = linear_projection(d, users[0]) if len(users) == 1 else None
+    x, width = projs[0]["x"], d.shape(projs[0]["x"])[-1]
+    if out is None or len({p["x"] for p in projs}) != 1 or len({p["out"] for p in projs}) != 1 or len({p["bias"] for p in projs}) != 1 \
+            or projs[0]["out"] * len(parts) != width or out["out"] != width:
+        return None
+    nodes += out["nodes"]
+    if not only_within(d, list(dict.fromkeys(nodes)), outside_ok=[out["nodes"][-1]]):
+        d.fail("an intermediate of the per-head attention is used outside it", cat)
+    dropout = {eager_core(d, p[1:], causal_fill=True)[3] for p in parts}
+    if len(dropout) != 1:
+        d.fail("heads with different dropout", cat)
+    spec = {"op": "attention", "width": width, "heads": len(parts), "impl": "per_head", "bias": out["bias"]}
+    if projs[0]["bias"] != out["bias"]:
+        spec["qkv_bias"] = projs[0]["bias"]
+    if dropout != {0}:
+        spec["dropout"] = dropout.pop()
+    return out["nodes"][-1], x, spec, common_module([p["module"] for p in projs + [out]]), nodes
+
+
 def find_patterns(d, active, impl_name):
     fused, absorbed = {}, set()
 
@@ -563,6 +605,11 @@ def find_patterns(d, active, impl_name):
         fused[out] = (x, spec, path)
         absorbed.update(n for n in nodes if n != out)
 
+    for name in d.order:  # Karpathy's heads first: their softmaxes are not an attention of their own
+        if is_call(d, name, "aten.cat.default") and name in active:
+            found = per_head_attention(d, name)
+            if found:
+                take(found)
     anchor = "aten.scaled_dot_product_attention.default" if impl_name == "sdpa" else "aten.softmax.int"
     for name in d.order:
         if name in absorbed or name in fused:
@@ -638,6 +685,8 @@ def single_op(d, name, tied):
         return {"op": "tanh"}
     if t == "aten.silu.default":
         return {"op": "silu"}
+    if t == "aten.relu.default":  # nn.ReLU() (Karpathy's FeedForward)
+        return {"op": "relu"}
     if t == "aten.linear.default":
         w, b = d.ref(name, 1), d.ref(name, 2)
         if not d.is_param(w):

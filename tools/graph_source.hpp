@@ -217,11 +217,13 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
     const auto impl = f.text("impl");
     const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
-                                                         {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash}};
+                                                         {"split_qkv", attention_impl::split_qkv}, {"flash", attention_impl::flash},
+                                                         {"per_head", attention_impl::per_head}};
     const bool mha = impl == "torch_mha" || impl == "torch_mha_weights";
     if (!mha && !impls.count(impl))
       fail(f.where(), "\"impl\": only \"torch_mha\" and \"torch_mha_weights\" (nn.MultiheadAttention, need_weights False or True), \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or "
-                      "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul) are read");
+                      "matmul-softmax-matmul), \"flash\" and \"split_qkv\" (a packed qkv projection, SDPA or matmul-softmax-matmul), \"per_head\" (a Linear per head for each of q, k, v, causal, "
+                      "concatenated) are read");
     const auto pct = f.integer("dropout", 0, 100, 0);
     const bool bias = f.boolean("bias", true);
     if (!mha) {  // "projections" (their module names) are applied by append()

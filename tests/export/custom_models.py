@@ -1217,3 +1217,69 @@ def dcgan_discriminator(ndf=32, nc=3):
                          nn.Conv2d(ndf * 2, ndf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 4), nn.LeakyReLU(0.2, inplace=True),
                          nn.Conv2d(ndf * 4, ndf * 8, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 8), nn.LeakyReLU(0.2, inplace=True),
                          nn.Conv2d(ndf * 8, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+
+
+class KarpathyHead(nn.Module):
+    """One head of Karpathy's "Let's build GPT" (ng-video-lecture gpt.py): key, query, value
+    Linears without a bias, a tril buffer, masked_fill(tril == 0, -inf), softmax, dropout."""
+
+    def __init__(self, n_embd, head_size, block_size, dropout):
+        super().__init__()
+        self.key = nn.Linear(n_embd, head_size, bias=False)
+        self.query = nn.Linear(n_embd, head_size, bias=False)
+        self.value = nn.Linear(n_embd, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        _, T, _ = x.shape
+        k, q = self.key(x), self.query(x)
+        wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+        wei = self.dropout(F.softmax(wei.masked_fill(self.tril[:T, :T] == 0, float("-inf")), dim=-1))
+        return wei @ self.value(x)
+
+
+class KarpathyMultiHead(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout):
+        super().__init__()
+        self.heads = nn.ModuleList([KarpathyHead(n_embd, n_embd // n_head, block_size, dropout) for _ in range(n_head)])
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.proj(torch.cat([h(x) for h in self.heads], dim=-1)))
+
+
+class KarpathyBlock(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout):
+        super().__init__()
+        self.sa = KarpathyMultiHead(n_embd, n_head, block_size, dropout)
+        self.ffwd = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.ReLU(), nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))
+        self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+
+    def forward(self, x):
+        x = x + self.sa(self.ln1(x))
+        return x + self.ffwd(self.ln2(x))
+
+
+class KarpathyGPT(nn.Module):
+    """The lecture's GPTLanguageModel called without targets: token and position embeddings
+    (torch.arange(T): torch.fx cannot trace it, torch.export can), blocks, ln_f, lm_head."""
+
+    def __init__(self, vocab_size, n_embd, n_head, n_layer, block_size, dropout):
+        super().__init__()
+        self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
+        self.position_embedding_table = nn.Embedding(block_size, n_embd)
+        self.blocks = nn.Sequential(*[KarpathyBlock(n_embd, n_head, block_size, dropout) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab_size)
+
+    def forward(self, idx):
+        _, T = idx.shape
+        x = self.token_embedding_table(idx) + self.position_embedding_table(torch.arange(T, device=idx.device))
+        return self.lm_head(self.ln_f(self.blocks(x)))
+
+
+def karpathy_gpt(vocab_size=65, n_embd=384, n_head=6, n_layer=6, block_size=256, dropout=0.2):
+    """The lecture's hyperparameters (the tiny Shakespeare run): 10,788,929 parameters."""
+    return KarpathyGPT(vocab_size, n_embd, n_head, n_layer, block_size, dropout)

@@ -419,6 +419,7 @@ def saved_without_loss(model, batch):
 
 
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
+CHARACTERS = (256, 65)  # Karpathy's GPT: a 256-character block of tiny Shakespeare's 65
 
 # case, factory, per-sample input shape, batch
 CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
@@ -472,6 +473,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("milesial_unet_bilinear_b2_64", lambda: custom_models.milesial_unet(True), (3, 64, 64), 2),
          ("dcgan_generator_b2", custom_models.dcgan_generator, (100, 1, 1), 2),
          ("dcgan_discriminator_b2_64", custom_models.dcgan_discriminator, (3, 64, 64), 2),
+         # Karpathy's "Let's build GPT" at the lecture's size: per-head modules, masked_fill causal masks,
+         # torch.cat of the heads (read through torch.export: attention_impl::per_head), dropout 0.2
+         ("karpathy_gpt_b2_t256", custom_models.karpathy_gpt, CHARACTERS, 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)
@@ -560,8 +564,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
 
 
 def example_input(shape, batch):
-    if shape == TOKENS:
-        return torch.randint(0, TOKENS[1], (batch, TOKENS[0]))
+    if shape in (TOKENS, CHARACTERS):
+        return torch.randint(0, shape[1], (batch, shape[0]))
     return torch.randn((batch,) + shape)
 
 

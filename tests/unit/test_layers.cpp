@@ -509,6 +509,24 @@ TEST_CASE("2.6 CPU: oneDNN's 16-channel blocks in 2-D convolutions (op_rules 2.6
   CHECK(z100.forward_peak <= (1853696 + 32768) * 102 / 100);
 }
 
+TEST_CASE("Karpathy's per-head attention: a Linear per head for each of q, k, v, each head's causal mask kept", "[layers][attention]") {
+  // D = 64, 4 heads of 16 over 32 tokens, batch 2, after a Linear: the heads' 12 Linears without a
+  // bias (64·16 each) and proj (64·64 + 64)
+  const auto net = sequential(input(32, 64), linear(64), attention(64, heads(4), attention_impl::per_head, qkv_bias(false)));
+  const auto b = budget(net, on_cuda(2), dev);
+  REQUIRE(b.per_record[3].parameter_count == 12 * 64 * 16 + 64 * 64 + 64);
+  // saved, per head: q and k (2·32·16·4 = 4,096 B each, no copies: [L, d] contiguous), the
+  // probabilities (2·32·32·4 = 8,192), the bool [32, 32] mask (1,024, once per head whatever
+  // the batch), v (4,096); then the cat (2·32·64·4 = 16,384) kept by proj. The input is the
+  // Linear's output, kept by the heads (16,384). tests/export's karpathy_gpt_b2_t256: exact
+  constexpr std::int64_t per_head = 3 * 4096 + 8192 + 1024;
+  REQUIRE(b.per_record[3].saved_bytes == 16384 + 4 * per_head + 16384);
+  // the masks do not grow with the batch: batch 4 keeps twice the rest and the same masks
+  REQUIRE(budget(net, on_cuda(4), dev).per_record[3].saved_bytes == 2 * (16384 + 4 * (per_head - 1024) + 16384) + 4 * 1024);
+  // 65 heads: more than the library holds before it concatenates them
+  REQUIRE_THROWS_AS(budget(sequential(input(32, 65), attention(65, heads(65), attention_impl::per_head)), on_cuda(2), dev), std::invalid_argument);
+}
+
 TEST_CASE("flash attention with one packed q, k, v projection (timm's Attention): one autocast copy of its input", "[layers][attention]") {
   // 64 tokens x 96 (4 heads) after a LayerNorm (fp32 under CUDA autocast), batch 2: the same
   // parameters as q + packed kv; the packed Linear casts its input once, q's and kv's Linears once

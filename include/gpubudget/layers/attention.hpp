@@ -47,6 +47,11 @@ enum class attention_impl : std::int64_t {
   /// torch_mha's projections, then the materialized path that returns the head-averaged weights
   /// (torch_mha_materialized).
   torch_mha_weights = 6,
+  /// Karpathy's "Let's build GPT" MultiHeadAttention: H Head modules (key, query, value Linears of
+  /// their own, width / H each) run one after another, each with its causal mask
+  /// (masked_fill(tril == 0, -inf)) on materialized scores; torch.cat of the heads; the output
+  /// Linear (per_head_attention).
+  per_head = 7,
 };
 
 /// Is `i` nn.MultiheadAttention (with or without the weights returned)?
@@ -396,12 +401,12 @@ struct attention_dims {
 /// v are Linears of their own, one adapter over q, k, v (adapt_qkv) only where they are not;
 /// none on the rotary path (lora_attention); on nn.MultiheadAttention PEFT's
 /// lora.MultiheadAttention alone (adapt_merged, without DoRA: PEFT raises for it), which fits
-/// nothing else.
+/// nothing else; none on Karpathy's per-head modules (3·H Linears).
 constexpr void check_adapters(const attention_op& op) {
   const auto a = unpack_adapters(op.adapters);
   const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
   const bool mha = is_torch_mha(op.impl);
-  if (op.rotary || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
+  if (op.rotary || op.impl == attention_impl::per_head || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
     attention_adapters_do_not_fit_the_attention_impl();
 }
 
@@ -659,6 +664,49 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
   return sdpa_then_output(c, op, a, q, k, v, false);
 }
 
+/// The heads per_head_attention holds at once before it concatenates them.
+inline constexpr std::int64_t max_separate_heads = 64;
+
+/// Karpathy's per-head attention (attention_impl::per_head) on `x` ([L, D]): for each head in
+/// turn, k = key(x), q = query(x) ([L, d], contiguous: the products copy nothing), wei = q @ kᵀ
+/// · d^-0.5 (a new tensor), masked_fill(tril[:L, :L] == 0, -inf) (a new tensor; MaskedFillBackward
+/// keeps the bool [L, L] mask, one per head, batch-independent), softmax (kept), dropout, v =
+/// value(x), wei @ v; torch.cat of the heads' [L, d] outputs (a new [L, D]; their gradients are
+/// views of its gradient); the output Linear keeps the cat.
+constexpr value per_head_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
+  auto& s = c.s;
+  if (a.H > max_separate_heads || a.Lq != a.Lk) invalid_layer_argument();
+  const bool in_bias = qkv_have_bias(op);
+  std::array<value, max_separate_heads> heads{};
+  for (std::int64_t h = 0; h < a.H; ++h) {
+    // each head's key, query and value are weights of their own: keys from 3 + 3·h on (the output 2)
+    const auto first = static_cast<std::int32_t>(3 + 3 * h);
+    layer_ctx hc = c.sub(first);
+    value k = linear_op(hc, x, a.d, in_bias, 0), q = linear_op(hc, x, a.d, in_bias, 1);
+    value scores = bmm(s, q, k, make_shape(a.Lq, a.Lk), a.mt);
+    s.release(q), s.release(k);
+    value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);
+    s.release(scores);
+    value masked = pointwise(s, scaled, scaled.s, scaled.type, keeps::nothing);
+    s.save_new(s.record_of(masked), checked_mul(a.Lq, a.Lk), 1, true);  // the bool mask
+    s.release(scaled);
+    value p16 = softmax_for_matmul(s, masked, a.mt);
+    s.release(masked);
+    value pd = attention_probs_dropout(s, p16, op.dropout);
+    s.release(p16);
+    value v = linear_op(hc, x, a.d, in_bias, 2);
+    heads[static_cast<std::size_t>(h)] = bmm(s, pd, v, make_shape(a.Lq, a.d), a.mt);
+    s.release(pd), s.release(v);
+    c.absorb(hc, first);
+  }
+  value cat = s.make(make_shape(a.Lq, a.inner), heads[0].type, x.requires_grad || heads[0].requires_grad);
+  const auto n = s.record(cat);
+  for (std::int64_t h = 0; h < a.H; ++h) s.grad_to(n, heads[static_cast<std::size_t>(h)], true), s.release(heads[static_cast<std::size_t>(h)]);
+  value y = projection(c, cat, a.D, op.bias, 2);
+  s.release(cat);
+  return y;
+}
+
 /// Attention of queries `x` ([Lq, D]) over keys/values computed from `kv_src` ([Lk, D]; the
 /// same value as `x` for self-attention), with the settings of `op`. Each implementation replays
 /// the op sequence of its PyTorch source.
@@ -667,6 +715,7 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
   if (op.impl == attention_impl::flash) return op.rotary ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
   if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x);
   if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
+  if (op.impl == attention_impl::per_head) return per_head_attention(c, op, a, x);
   return materialized_attention(c, op, a, x, kv_src);
 }
 
