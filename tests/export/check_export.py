@@ -106,6 +106,9 @@ TORCH26_MODELS = [
     ("dcgan_discriminator", "tests.export.custom_models:dcgan_discriminator", "3,64,64", None, "dcgan_discriminator_b2_64"),
     # Karpathy's "Let's build GPT" (per-head modules, masked_fill causal masks, cat; torch.export: per_head)
     ("karpathy_gpt", "tests.export.custom_models:karpathy_gpt", "--tokens 256 --vocab 65", None, "karpathy_gpt_b2_t256"),
+    # x * w[:, :, None, None] and a regression head's .squeeze(-1) to [B]: views
+    ("indexed_se_net", "tests.export.custom_models:indexed_se_net", "3,64,64", None, "indexed_se_net_b2_64"),
+    ("residual_regressor", "tests.export.custom_models:residual_regressor", "512", None, "residual_regressor_b2_512"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -175,6 +178,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("dcgan_generator", "dcgan_generator.json", None, "dcgan_generator_b2"),
              ("dcgan_discriminator", "dcgan_discriminator.json", None, "dcgan_discriminator_b2_64"),
              ("karpathy_gpt", "karpathy_gpt.json", None, "karpathy_gpt_b2_t256"),
+             ("indexed_se_net", "indexed_se_net.json", None, "indexed_se_net_b2_64"),
+             ("residual_regressor", "residual_regressor.json", None, "residual_regressor_b2_512"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),

@@ -1283,3 +1283,41 @@ class KarpathyGPT(nn.Module):
 def karpathy_gpt(vocab_size=65, n_embd=384, n_head=6, n_layer=6, block_size=256, dropout=0.2):
     """The lecture's hyperparameters (the tiny Shakespeare run): 10,788,929 parameters."""
     return KarpathyGPT(vocab_size, n_embd, n_head, n_layer, block_size, dropout)
+
+
+class IndexedSqueezeExcitation(nn.Module):
+    """A squeeze-excitation written with None-indexing: `x * w[:, :, None, None]` (new dimensions
+    of 1: a view), its gate from Linears on `F.adaptive_avg_pool2d(x, 1).flatten(1)`."""
+
+    def __init__(self, c, r=4):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(c, c // r), nn.Linear(c // r, c)
+
+    def forward(self, x):
+        w = torch.sigmoid(self.fc2(F.relu(self.fc1(F.adaptive_avg_pool2d(x, 1).flatten(1)))))
+        return x * w[:, :, None, None]
+
+
+def indexed_se_net(c=64):
+    return nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.ReLU(), IndexedSqueezeExcitation(c), nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
+                         IndexedSqueezeExcitation(c), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 10))
+
+
+class ResidualRegressor(nn.Module):
+    """Pre-norm residual MLP blocks (LayerNorm, Linear, SiLU, Dropout, Linear) and a one-number
+    head, `.squeeze(-1)` to [B] (a per-sample scalar: the library's [1])."""
+
+    def __init__(self, width=512, depth=3):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.LayerNorm(width), nn.Linear(width, 4 * width), nn.SiLU(), nn.Dropout(0.1),
+                                                   nn.Linear(4 * width, width)) for _ in range(depth)])
+        self.head = nn.Linear(width, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.head(x).squeeze(-1)
+
+
+def residual_regressor():
+    return ResidualRegressor()
