@@ -368,8 +368,10 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
         {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"log_softmax", log_softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"leaky_relu_inplace", leaky_relu_inplace()}, {"elu", elu()}, {"elu_inplace", elu_inplace()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
-        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"layer_scale", layer_scale()}};
+        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"written_layer_norm", written_layer_norm()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
+    // gamma over dimension 0 (torchvision's (C, 1, 1)) or the last (the official ConvNeXt's (C,) on channels-last)
+    t["layer_scale"] = [](fields& f) { return layer_scale(f.boolean("last_dimension", false)); };
     add_shaped_leaves(t);
     return t;
   }();

@@ -109,6 +109,10 @@ TORCH26_MODELS = [
     # x * w[:, :, None, None] and a regression head's .squeeze(-1) to [B]: views
     ("indexed_se_net", "tests.export.custom_models:indexed_se_net", "3,64,64", None, "indexed_se_net_b2_64"),
     ("residual_regressor", "tests.export.custom_models:residual_regressor", "512", None, "residual_regressor_b2_512"),
+    # facebookresearch/ConvNeXt: its channels_first LayerNorm written out (written_layer_norm) and
+    # `self.gamma * x` with a (C,) gamma on channels-last (layer_scale(true)); timm's LayerScale on tokens
+    ("official_convnext", "tests.export.custom_models:official_convnext", "3,64,64", None, "official_convnext_b2_64"),
+    ("token_layer_scale", "tests.export.custom_models:token_layer_scale", "10,16", None, None),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -180,6 +184,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("karpathy_gpt", "karpathy_gpt.json", None, "karpathy_gpt_b2_t256"),
              ("indexed_se_net", "indexed_se_net.json", None, "indexed_se_net_b2_64"),
              ("residual_regressor", "residual_regressor.json", None, "residual_regressor_b2_512"),
+             ("official_convnext", "official_convnext.json", None, "official_convnext_b2_64"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
@@ -391,9 +396,6 @@ UNMAPPABLE = [
      "no gpubudget op for call_function einsum 'bic,bjc->bij' (a matrix product outside the attention patterns) (node matmul, module scores)"),
     ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": true}'",
      "no gpubudget op for call_function scaled_dot_product_attention (node scaled_dot_product_attention, module blocks.0.attn)"),
-    # a (C,) scale on tokens is not ConvNeXt's (C, 1, 1) layer_scale: the parameter stays unmapped
-    ("tests.export.custom_models:token_layer_scale --path . --input 10,16",
-     "mul uses get_attr gamma, a tensor that does not come from the model's input"),
     # torch.cat([x], 1) outside a dense block: a copy with no op
     ("tests.export.custom_models:lone_cat --path . --input 3,16,16",
      "torch.cat of one tensor (a copy; no gpubudget op) (node cat, module <root>)"),

@@ -753,8 +753,8 @@ def token_lm(vocab=2000, width=64, heads=4, blocks=2):
 
 
 class TokenLayerScale(nn.Module):
-    """timm's LayerScale on tokens: gamma of shape (C,) times [B, L, C]. The library's layer_scale
-    scales channels of [C, H, W] (a (C, 1, 1) parameter): the export must stop, naming the product."""
+    """timm's LayerScale on tokens: gamma of shape (C,) times [B, L, C]: layer_scale(true), the last
+    dimension's (the library's layer_scale() scales channels of [C, H, W], a (C, 1, 1) parameter)."""
 
     def __init__(self, c=16):
         super().__init__()
@@ -1321,3 +1321,60 @@ class ResidualRegressor(nn.Module):
 
 def residual_regressor():
     return ResidualRegressor()
+
+
+class ConvNeXtLayerNorm(nn.Module):
+    """facebookresearch/ConvNeXt's LayerNorm (models/convnext.py): F.layer_norm on channels-last
+    input, or written out in elementwise ops over the channels of [N, C, H, W] (channels_first)."""
+
+    def __init__(self, normalized_shape, eps=1e-6, data_format="channels_last"):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(normalized_shape))
+        self.bias = nn.Parameter(torch.zeros(normalized_shape))
+        self.eps, self.data_format, self.normalized_shape = eps, data_format, (normalized_shape,)
+
+    def forward(self, x):
+        if self.data_format == "channels_last":
+            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        u = x.mean(1, keepdim=True)
+        s = (x - u).pow(2).mean(1, keepdim=True)
+        x = (x - u) / torch.sqrt(s + self.eps)
+        return self.weight[:, None, None] * x + self.bias[:, None, None]
+
+
+class ConvNeXtBlock(nn.Module):
+    """facebookresearch/ConvNeXt's Block: depthwise 7x7, permute to channels-last, LayerNorm, an MLP
+    of Linears, `self.gamma * x` with a (C,) gamma, permute back, the residual (drop path 0)."""
+
+    def __init__(self, dim, layer_scale_init_value=1e-6):
+        super().__init__()
+        self.dwconv = nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim)
+        self.norm = ConvNeXtLayerNorm(dim, eps=1e-6)
+        self.pwconv1, self.act, self.pwconv2 = nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(layer_scale_init_value * torch.ones((dim)), requires_grad=True)
+
+    def forward(self, x):
+        y = self.dwconv(x).permute(0, 2, 3, 1)
+        y = self.gamma * self.pwconv2(self.act(self.pwconv1(self.norm(y))))
+        return x + y.permute(0, 3, 1, 2)
+
+
+class OfficialConvNeXt(nn.Module):
+    """A two-stage ConvNeXt from facebookresearch/ConvNeXt's parts: the 4x4 stem and the
+    downsampling layer with the channels_first LayerNorm, two Blocks a stage, a mean-pooled head."""
+
+    def __init__(self, dims=(32, 64)):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dims[0], 4, 4), ConvNeXtLayerNorm(dims[0], data_format="channels_first"))
+        self.stage1 = nn.Sequential(ConvNeXtBlock(dims[0]), ConvNeXtBlock(dims[0]))
+        self.down = nn.Sequential(ConvNeXtLayerNorm(dims[0], data_format="channels_first"), nn.Conv2d(dims[0], dims[1], 2, 2))
+        self.stage2 = nn.Sequential(ConvNeXtBlock(dims[1]), ConvNeXtBlock(dims[1]))
+        self.norm, self.head = nn.LayerNorm(dims[1]), nn.Linear(dims[1], 10)
+
+    def forward(self, x):
+        x = self.stage2(self.down(self.stage1(self.stem(x))))
+        return self.head(self.norm(x.mean([-2, -1])))
+
+
+def official_convnext():
+    return OfficialConvNeXt()

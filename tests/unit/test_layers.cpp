@@ -406,6 +406,24 @@ TEST_CASE("padding, GLU, adaptive max pooling and log-softmax keep what PyTorch 
   REQUIRE(budget(after(log_softmax()), on_cuda(2), dev).per_record[3].saved_bytes == 2048);
 }
 
+TEST_CASE("ConvNeXt's LayerNorm written out and its (C,) layer scale on channels-last", "[layers][norm]") {
+  // conv2d(8, 1) on [8, 4, 4], batch 2: y1 = 2·8·4·4·4 = 1,024 B. facebookresearch/ConvNeXt's
+  // channels_first LayerNorm keeps x − u twice, the normalized x and sqrt's [1, 4, 4] output:
+  // 3 · 1,024 + 128 B (saved_tensors_hooks); nn.LayerNorm over the channels' 1,024 + 2 · 128.
+  // tests/export's official_convnext_b2_64: saved exact
+  const auto net = [](layer norm) { return sequential(input(8, 4, 4), conv2d(8, 1), norm); };
+  const auto conv_only = budget_totals(net(scale()), on_cuda(2), dev).saved_activations;  // the conv keeps the input only
+  const auto written = budget_totals(net(written_layer_norm()), on_cuda(2), dev);
+  CHECK(written.parameter_count == budget_totals(net(scale()), on_cuda(2), dev).parameter_count + 2 * 8);
+  CHECK(written.saved_activations - conv_only == 3 * 1024 + 128);
+  // the official Block's `self.gamma * x` on channels-last [4, 4, 8]: 8 weights (the last
+  // dimension's), x kept; torchvision's (C, 1, 1) form on [8, 4, 4] the same
+  const auto last = budget(sequential(input(8, 4, 4), conv2d(8, 1), permute(1, 2, 0), layer_scale(true)), on_cuda(2), dev);
+  CHECK(last.per_record[4].parameter_count == 8);
+  CHECK(budget(sequential(input(8, 4, 6), conv2d(8, 1), permute(1, 2, 0), layer_scale(true)), on_cuda(2), dev).per_record[4].parameter_count == 8);
+  CHECK(budget(sequential(input(8, 4, 6), conv2d(8, 1), layer_scale()), on_cuda(2), dev).per_record[3].parameter_count == 8);
+}
+
 TEST_CASE("normalize and LayerNorm over several dimensions", "[layers][norm]") {
   constexpr auto after = [](layer op) { return sequential(input(4, 8, 8), conv2d(4, 1), op); };  // y1: 2·4·8·8·4 = 2,048 B
   // F.normalize(y1, dim=1): the norm and its clamp, [2, 1, 8, 8] fp32 = 512 B each, kept beside y1

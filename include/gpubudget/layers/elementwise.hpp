@@ -4,21 +4,24 @@
 
 namespace gpubudget {
 
-/// ConvNeXt's layer scale: x * gamma with a learned gamma of one value per channel
-/// (dimension 0). The product keeps x (gamma's gradient needs it).
-struct layer_scale_op {};
+/// ConvNeXt's layer scale: x * gamma with a learned gamma of one value per channel (dimension 0:
+/// torchvision's (C, 1, 1) on [C, H, W]; `last_dimension`: the official ConvNeXt's (C,) on a
+/// channels-last [H, W, C], or on tokens [N, C]). The product keeps x (gamma's gradient needs it).
+struct layer_scale_op {
+  flag last_dimension = {};
+};
 
 template <>
 struct op_traits<layer_scale_op> {
   static constexpr const char* name = "layer_scale";
-  static constexpr detail::value lower(detail::layer_ctx& c, const layer_scale_op&, const detail::value& x) {
-    const auto ch = x.s[0];
+  static constexpr detail::value lower(detail::layer_ctx& c, const layer_scale_op& op, const detail::value& x) {
+    const auto ch = op.last_dimension ? x.s.last() : x.s[0];
     c.add_param(ch);
     return detail::broadcast_weighted(c, x, ch, c.trainable);  // only gamma's gradient reads x
   }
 };
 
-constexpr layer layer_scale() { return as_layer(layer_scale_op{}); }
+constexpr layer layer_scale(bool last_dimension = false) { return as_layer(layer_scale_op{last_dimension}); }
 
 /// Stochastic depth ("row" mode) with drop probability `per_mille`/1000: in training, the
 /// input times a per-sample Bernoulli noise [B, 1, ...]; the product keeps only the noise.

@@ -180,6 +180,66 @@ constexpr layer layer_norm(over_last n, no_bias_t) {
   if (n.value < 1) detail::invalid_layer_argument();
   return as_layer(layer_norm_op{true, n.value - 1});
 }
+
+/// facebookresearch/ConvNeXt's LayerNorm(data_format="channels_first") over dimension 0 of
+/// [C, H, W], written out in elementwise ops: u = x.mean(1, keepdim=True); s = (x - u).pow(2)
+/// .mean(1, keepdim=True); x = (x - u) / torch.sqrt(s + eps); weight[:, None, None] * x +
+/// bias[:, None, None]. Autograd keeps x − u twice (pow's input and div's numerator, two
+/// subtractions), sqrt's output [1, H, W] (div keeps it too) and the normalized x (the weight's
+/// product): 3·X + X/C (saved_tensors_hooks, 2026-11-29), where nn.LayerNorm keeps X + 2·X/C.
+struct written_layer_norm_op {};
+
+namespace detail {
+/// a − b, b broadcast over a: saves nothing, the gradient to both (b's a sum, [1, ...]).
+constexpr value broadcast_subtract(sim& s, const value& a, const value& b) { return add(s, a, b); }
+/// a / b, b broadcast over a: keeps both; b's gradient −grad·a/b² is computed at a's size.
+constexpr value broadcast_divide(sim& s, const value& a, const value& b) {
+  value y = s.make(a.s, a.type, a.requires_grad || b.requires_grad);
+  const auto n = s.record(y);
+  s.save(n, a), s.save(n, b);
+  s.backward_temp(n, s.bytes_of_value(a));
+  s.grad_to(n, a), s.grad_to(n, b);
+  return y;
+}
+}  // namespace detail
+
+template <>
+struct op_traits<written_layer_norm_op> {
+  static constexpr const char* name = "written_layer_norm";
+  static constexpr detail::value lower(detail::layer_ctx& c, const written_layer_norm_op&, const detail::value& x) {
+    using namespace detail;
+    auto& s = c.s;
+    if (x.s.rank < 2) tensor_rank_unsupported();
+    const auto C = x.s[0];
+    shape row = x.s;
+    row[0] = 1;
+    c.add_param(C), c.add_param(C);
+    value u = pointwise(s, x, row, x.type, keeps::nothing);  // x.mean(1, keepdim=True)
+    value centered = broadcast_subtract(s, x, u);
+    value squared = pointwise(s, centered, x.s, x.type, keeps::input);  // .pow(2)
+    s.release(centered);
+    value variance = pointwise(s, squared, row, x.type, keeps::nothing);
+    s.release(squared);
+    value shifted = pointwise(s, variance, row, x.type, keeps::nothing);  // s + eps
+    s.release(variance);
+    value deviation = pointwise(s, shifted, row, x.type, keeps::output);  // torch.sqrt
+    s.release(shifted);
+    value numerator = broadcast_subtract(s, x, u);
+    s.release(u);
+    value normalized = broadcast_divide(s, numerator, deviation);
+    s.release(numerator), s.release(deviation);
+    value scaled = broadcast_weighted(c, normalized, C, c.trainable);  // weight[:, None, None] * x keeps x
+    s.release(normalized);
+    value y = s.make(x.s, x.type, c.records(scaled));  // + bias[:, None, None]
+    const auto n = s.record(y);
+    s.grad_to(n, scaled, true);
+    c.param_grads(n, C, 1);
+    s.release(scaled);
+    return y;
+  }
+};
+
+constexpr layer written_layer_norm() { return as_layer(written_layer_norm_op{}); }
 constexpr layer group_norm(std::int64_t num_groups) { return as_layer(group_norm_op{num_groups}); }
 
 }  // namespace gpubudget
