@@ -14,6 +14,7 @@ import measure  # noqa: E402
 
 measure.ensure_shim()
 import torch  # noqa: E402
+from conv_channel_blocks_probe import transients  # noqa: E402
 
 # (batch, C_in, C_out, L, kernel, stride, groups)
 SHAPES = [(16, 64, 32, 64, 3, 1, 1), (16, 64, 32, 64, 5, 1, 1), (2, 64, 32, 64, 3, 1, 1), (64, 64, 32, 64, 3, 1, 1),
@@ -21,23 +22,12 @@ SHAPES = [(16, 64, 32, 64, 3, 1, 1), (16, 64, 32, 64, 5, 1, 1), (2, 64, 32, 64, 
           (16, 64, 64, 128, 3, 1, 64)]
 
 
-def transients(heap, b, ci, co, L, k, s, groups, transposed):
-    conv = torch.nn.Conv1d(ci, co, k, s, groups=groups)
-    for _ in range(3):
+def layout_transients(heap, b, ci, co, L, k, s, groups, transposed):
+    """The conv's (forward, backward) transients on a [B, C, L] input, or on a [B, L, C] one transposed."""
+    def make_input():
         src = torch.randn(b, L, ci, requires_grad=True) if transposed else torch.randn(b, ci, L, requires_grad=True)
-        x = src.transpose(1, 2) if transposed else src
-        conv.zero_grad(set_to_none=True)
-        base = heap.current()
-        heap.reset_peak()
-        y = conv(x)
-        forward = heap.peak() - base - y.numel() * 4
-        g = torch.ones_like(y)
-        base = heap.current()
-        heap.reset_peak()
-        y.backward(g)
-        backward = heap.peak() - base - src.numel() * 4 - conv.weight.numel() * 4 - co * 4
-        del y, g, x, src
-    return forward, backward
+        return src, src.transpose(1, 2) if transposed else src
+    return transients(heap, torch.nn.Conv1d(ci, co, k, s, groups=groups), make_input)[:2]
 
 
 def main():
@@ -45,7 +35,7 @@ def main():
     print("shape (b, C_in, C_out, L, k, stride, groups) | X | forward: contiguous, transposed, difference / X | backward: the same")
     for shape in SHAPES:
         X = shape[0] * shape[1] * shape[3] * 4
-        (f0, b0), (f1, b1) = (transients(heap, *shape, t) for t in (False, True))
+        (f0, b0), (f1, b1) = (layout_transients(heap, *shape, t) for t in (False, True))
         print(f"{shape} | {X} | {f0} {f1} {(f1 - f0) / X:.3f} | {b0} {b1} {(b1 - b0) / X:.3f}", flush=True)
 
 

@@ -21,9 +21,11 @@ measure.ensure_shim()
 import torch  # noqa: E402
 
 
-def transients(heap, conv, x_shape):
+def transients(heap, conv, make_input):
+    """`conv`'s transient above its output in forward and above its gradients in backward, the
+    third of three calls; `make_input()` gives (the leaf that takes the gradient, the conv's input)."""
     for _ in range(3):
-        x = torch.randn(*x_shape, requires_grad=True)
+        leaf, x = make_input()
         conv.zero_grad(set_to_none=True)
         base = heap.current()
         heap.reset_peak()
@@ -33,11 +35,15 @@ def transients(heap, conv, x_shape):
         base = heap.current()
         heap.reset_peak()
         y.backward(g)
-        grads = x.numel() * 4 + sum(p.numel() * 4 for p in conv.parameters())
+        grads = leaf.numel() * 4 + sum(p.numel() * 4 for p in conv.parameters())
         backward = heap.peak() - base - grads
         Y = y.numel() * 4
-        del y, g, x
+        del y, g, x, leaf
     return forward, backward, Y
+
+
+def leaf_input(*shape):
+    return lambda: (lambda t: (t, t))(torch.randn(*shape, requires_grad=True))
 
 
 def padded(n):
@@ -49,14 +55,14 @@ def main():
     print("dense Conv2d backward: (b, C_in, C_out, H, k) | X | Y | measured | X + Yp | measured / (X + Yp)")
     for b, ci, co, h, k in [(2, 16, 1, 64, 1), (2, 16, 2, 64, 1), (2, 16, 3, 64, 1), (2, 16, 8, 64, 1), (2, 16, 12, 64, 1), (2, 16, 16, 64, 1),
                             (2, 64, 2, 32, 1), (2, 64, 8, 32, 1), (2, 16, 2, 64, 3), (2, 16, 8, 64, 3), (8, 16, 2, 64, 1), (2, 32, 24, 32, 3)]:
-        _, bw, Y = transients(heap, torch.nn.Conv2d(ci, co, k, 1, k // 2), (b, ci, h, h))
+        _, bw, Y = transients(heap, torch.nn.Conv2d(ci, co, k, 1, k // 2), leaf_input(b, ci, h, h))
         X = b * ci * h * h * 4
         expect = X + Y // co * padded(co)
         print(f"({b}, {ci}, {co}, {h}, {k}) | {X} | {Y} | {bw} | {expect} | {bw / expect:.3f}", flush=True)
     print("ConvTranspose2d(C_in, C_out, 4, stride, padding): (b, C_in, C_out, H, stride, padding) | W | Wp | forward, forward / (Y + Wp) | backward, backward / Wp")
     for b, ci, co, h, s, p in [(2, 100, 256, 1, 1, 0), (2, 100, 64, 1, 1, 0), (2, 40, 256, 1, 1, 0), (2, 200, 256, 2, 2, 1), (2, 256, 128, 4, 2, 1)]:
         conv = torch.nn.ConvTranspose2d(ci, co, 4, s, p, bias=False)
-        fw, bw, Y = transients(heap, conv, (b, ci, h, h))
+        fw, bw, Y = transients(heap, conv, leaf_input(b, ci, h, h))
         W = conv.weight.numel() * 4
         Wp = W // ci * padded(ci)
         print(f"({b}, {ci}, {co}, {h}, {s}, {p}) | {W} | {Wp} | {fw} {fw / (Y + Wp):.3f} | {bw} {bw / Wp:.3f}", flush=True)
