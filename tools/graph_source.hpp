@@ -173,6 +173,10 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
       if (f.boolean("keepdim", false)) return sum ? sum_over(dim, count, keepdim) : mean_over(dim, count, keepdim);
       return sum ? sum_over(dim, count) : mean_over(dim, count);
     };
+  t["narrow"] = [](fields& f) {  // x[..., a:b] on one per-sample dimension, made contiguous or not
+    const auto dim = f.integer("dim", 0, 4), start = f.integer("start", 0, big);
+    return narrow(dim, start, f.integer("length", 1, big), f.boolean("contiguous", false));
+  };
   t["max_over"] = [](fields& f) {  // torch.max(x, dim)[0]: one dimension
     const auto dim = f.integer("dim", 0, 4);
     return f.boolean("keepdim", false) ? max_over(dim, keepdim) : max_over(dim);

@@ -150,7 +150,10 @@ constexpr model<N> numbered_from(std::int64_t first, model<N> m, std::int64_t mo
 /// module: torchvision's layer1 = Sequential(Bottleneck-with-downsample, Bottleneck, Bottleneck)
 /// is sequential(bottleneck_down, continue_sequence(repeat(2, bottleneck))). The sequence
 /// drops its reference to the repeat's input after the first copy, as PyTorch's loop
-/// `for module in self: input = module(input)` does (what a frozen backbone's forward peak sees).
+/// `for module in self: input = module(input)` does (what a frozen backbone's forward peak sees);
+/// copies of several modules each (numbered_from's modules_per_copy > 1: locuslab/TCN's
+/// [Conv1d, Chomp1d, ReLU, Dropout] runs) are that loop's modules too: each copy's input is
+/// dropped after its first module.
 template <std::size_t N>
 constexpr model<N> continue_sequence(model<N> m) {
   if (m.records[0].kind != node_kind::repeat) detail::invalid_layer_argument();

@@ -113,6 +113,9 @@ TORCH26_MODELS = [
     # `self.gamma * x` with a (C,) gamma on channels-last (layer_scale(true)); timm's LayerScale on tokens
     ("official_convnext", "tests.export.custom_models:official_convnext", "3,64,64", None, "official_convnext_b2_64"),
     ("token_layer_scale", "tests.export.custom_models:token_layer_scale", "10,16", None, None),
+    # x[:, :, :-k].contiguous() (narrow); PointNet's shared MLPs and max over the points
+    ("tcn", "tests.export.custom_models:tcn", "8,2000", None, "tcn_b2_2000"),
+    ("pointnet", "tests.export.custom_models:pointnet", "3,1024", None, "pointnet_b2_1024"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -185,6 +188,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("indexed_se_net", "indexed_se_net.json", None, "indexed_se_net_b2_64"),
              ("residual_regressor", "residual_regressor.json", None, "residual_regressor_b2_512"),
              ("official_convnext", "official_convnext.json", None, "official_convnext_b2_64"),
+             ("tcn", "tcn.json", None, "tcn_b2_2000"), ("pointnet", "pointnet.json", None, "pointnet_b2_1024"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
@@ -410,6 +414,9 @@ UNMAPPABLE = [
      "permute [2, 0, 3, 1, 4] moves the batch dimension (a packed qkv split as timm's is recognised when its q, k, v feed F.scaled_dot_product_attention)"),
     ("tests.export.custom_models:circular_pad --path . --input 3,16,16",
      "pad (1, 1, 1, 1) mode 'circular' on 3 dimensions per sample (the library pads [C, L] or [C, H, W] by non-negative amounts, constant, reflect or replicate) (node pad, module <root>)"),
+    # weight_norm: each weight recomputed from weight_g and weight_v every forward
+    ("tests.export.custom_models:tcn --kwargs '{\"weight_norm\": true}' --path . --input 8,200",
+     "Conv1d under weight_norm or a parametrization (its weight recomputed from weight_g and weight_v, or by torch.nn.utils.parametrize, every forward: not modelled) (node _0_net_0, module 0.net.0)"),
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),

@@ -1378,3 +1378,61 @@ class OfficialConvNeXt(nn.Module):
 
 def official_convnext():
     return OfficialConvNeXt()
+
+
+class Chomp1d(nn.Module):
+    """locuslab/TCN's Chomp1d: x[:, :, :-k].contiguous() (the causal padding's right side dropped)."""
+
+    def __init__(self, chomp_size):
+        super().__init__()
+        self.chomp_size = chomp_size
+
+    def forward(self, x):
+        return x[:, :, :-self.chomp_size].contiguous()
+
+
+class TemporalBlock(nn.Module):
+    """locuslab/TCN's TemporalBlock: two dilated causal Conv1d (weight_norm in the repository: `wn`),
+    each chomped, ReLU, dropout; a 1x1 downsample on the residual when the widths differ."""
+
+    def __init__(self, n_in, n_out, kernel, dilation, dropout=0.2, wn=False):
+        super().__init__()
+        pad = (kernel - 1) * dilation
+        wrap = torch.nn.utils.weight_norm if wn else (lambda m: m)
+        self.net = nn.Sequential(wrap(nn.Conv1d(n_in, n_out, kernel, padding=pad, dilation=dilation)), Chomp1d(pad), nn.ReLU(), nn.Dropout(dropout),
+                                 wrap(nn.Conv1d(n_out, n_out, kernel, padding=pad, dilation=dilation)), Chomp1d(pad), nn.ReLU(), nn.Dropout(dropout))
+        self.downsample = nn.Conv1d(n_in, n_out, 1) if n_in != n_out else None
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        res = x if self.downsample is None else self.downsample(x)
+        return self.relu(self.net(x) + res)
+
+
+def tcn(channels=(32, 32, 32), kernel=2, weight_norm=False):
+    """locuslab/TCN's TemporalConvNet over 8 input channels (without its weight_norm by default:
+    weight_norm recomputes each weight every forward, which the exporter refuses by name)."""
+    return nn.Sequential(*[TemporalBlock(8 if i == 0 else channels[i - 1], c, kernel, 2 ** i, wn=weight_norm) for i, c in enumerate(channels)])
+
+
+class PointNetClassifier(nn.Module):
+    """PointNet's classification head without its input/feature transforms (T-Nets use bmm):
+    shared MLPs as Conv1d(·, ·, 1) + BatchNorm1d over [3, N] points, torch.max(x, 2, keepdim=True)[0],
+    view(-1, 1024), Linear + BatchNorm1d + dropout, log_softmax."""
+
+    def __init__(self, k=10):
+        super().__init__()
+        self.conv1, self.conv2, self.conv3 = nn.Conv1d(3, 64, 1), nn.Conv1d(64, 128, 1), nn.Conv1d(128, 1024, 1)
+        self.bn1, self.bn2, self.bn3 = nn.BatchNorm1d(64), nn.BatchNorm1d(128), nn.BatchNorm1d(1024)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(1024, 512), nn.Linear(512, 256), nn.Linear(256, k)
+        self.bn4, self.bn5, self.dropout = nn.BatchNorm1d(512), nn.BatchNorm1d(256), nn.Dropout(p=0.3)
+
+    def forward(self, x):
+        x = F.relu(self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x))))))
+        x = torch.max(self.bn3(self.conv3(x)), 2, keepdim=True)[0].view(-1, 1024)
+        x = F.relu(self.bn5(self.dropout(self.fc2(F.relu(self.bn4(self.fc1(x)))))))
+        return F.log_softmax(self.fc3(x), dim=1)
+
+
+def pointnet():
+    return PointNetClassifier()

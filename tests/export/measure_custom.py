@@ -481,6 +481,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("residual_regressor_b2_512", custom_models.residual_regressor, (512,), 2),
          # facebookresearch/ConvNeXt's Block and its channels_first LayerNorm written out (measured 2026-11-29)
          ("official_convnext_b2_64", custom_models.official_convnext, (3, 64, 64), 2),
+         # locuslab/TCN's Chomp1d (x[:, :, :-k].contiguous(): narrow), PointNet's classifier (measured 2026-11-29)
+         ("tcn_b2_2000", custom_models.tcn, (8, 2000), 2),
+         ("pointnet_b2_1024", custom_models.pointnet, (3, 1024), 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)

@@ -71,4 +71,25 @@ constexpr auto vit_probe = budget_totals(probe, one, devices::v100_16gb);
 static_assert(vit_probe.parameter_count == 86567656);
 static_assert(vit_probe.trainable_count == 768 * 1000 + 1000);
 static_assert(vit_probe.optimizer_state == 2 * (768 * 1000 + 1000) * 4);
+
+// continue_sequence copies of several modules (numbered_from(k, repeat(n, block), m)) are modules of
+// the caller's nn.Sequential (locuslab/TCN's [conv, Chomp1d, ReLU, Dropout] runs): in a no-grad
+// walk each copy's input lives no longer than its first module, as written out (2 activations at
+// once); a nested repeat (no continue_sequence: an nn.Sequential of nested blocks) holds its input
+// through every copy, and each copy its own: 4
+constexpr training no_grad = [] {
+  training t{.batch = 2};
+  t.inference = true;
+  return t;
+}();
+constexpr auto two_convs = sequential(conv1d(32, 1), conv1d(32, 1));
+constexpr auto convs_written = sequential(input(32, 2000), conv1d(32, 1), conv1d(32, 1), conv1d(32, 1), conv1d(32, 1), conv1d(32, 1));
+constexpr auto convs_folded = sequential(input(32, 2000), conv1d(32, 1), continue_sequence(numbered_from(1, repeat<2>(two_convs), 2)));
+constexpr auto convs_nested = sequential(input(32, 2000), conv1d(32, 1), repeat<2>(two_convs));
+constexpr std::int64_t conv_activation = 2 * 32 * 2000 * 4;
+static_assert(budget_totals(convs_folded, no_grad, devices::t4).forward_peak == budget_totals(convs_written, no_grad, devices::t4).forward_peak);
+static_assert(budget_totals(convs_folded, no_grad, devices::t4).forward_peak == 2 * conv_activation);
+static_assert(budget_totals(convs_nested, no_grad, devices::t4).forward_peak == 4 * conv_activation);
+// training: each conv keeps its input anyway, the same step either way
+static_assert(budget_totals(convs_folded, one, devices::t4).fwd_bwd_peak == budget_totals(convs_written, one, devices::t4).fwd_bwd_peak);
 }  // namespace

@@ -600,6 +600,16 @@ TEST_CASE("flatten, reshape, transpose and permute are views: no new bytes", "[l
   REQUIRE(copied.saved_activations == 256);
 }
 
+TEST_CASE("narrow: a slice view, or its contiguous copy (locuslab/TCN's Chomp1d)", "[layers][views]") {
+  // conv1d(4, 3, padding(2)) on [4, 16], batch 2: [4, 18] (2·4·18·4 = 576 B); x[:, :, :-2] is [4, 16]
+  const auto chomp = [](bool contiguous) { return sequential(input(4, 16), conv1d(4, 3, padding(2)), narrow(1, 0, 16, contiguous), gelu()); };
+  const auto view = budget(chomp(false), on_cuda(2), dev), copied = budget(chomp(true), on_cuda(2), dev);
+  REQUIRE(shape_of(view.per_record[3]) == "[4,16]");
+  // GELU keeps its input: the view keeps its base (the whole conv output), the copy only itself
+  REQUIRE(view.saved_activations - copied.saved_activations == 576 - 2 * 4 * 16 * 4);
+  REQUIRE_THROWS_AS(budget(sequential(input(4, 16), narrow(1, 10, 8)), on_cuda(2), dev), std::invalid_argument);
+}
+
 TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {
   // ShuffleNet V2's stride-1 unit on y1 = conv2d(8, 1) of [8, 4, 4] at batch 2 (1,024 B):
   // cat(x1, conv(x2)) with x1, x2 = y1.chunk(2, dim=1)

@@ -252,10 +252,11 @@ struct walker : walker_scalars {
     if (delta < 0 && --st.saved == 0) s.saved_total -= st.bytes;
   }
 
-  /// Runs the children of composite `i` in sequence on `in`; returns a new reference.
-  constexpr value run_children(std::int32_t i, const value& in, const scope& sc, bool checkpoint_each = false) {
+  /// Runs the children of composite `i` in sequence on `in`; returns a new reference. `consume`:
+  /// the first child takes the caller's reference to `in` (nothing else holds it while they run).
+  constexpr value run_children(std::int32_t i, const value& in, const scope& sc, bool checkpoint_each = false, bool consume = false) {
     value cur = in;
-    s.retain(cur.id);
+    if (!consume) s.retain(cur.id);
     const std::int32_t end = i + records[i].span;
     const bool force = checkpoints_children(i, checkpoint_each);
     for (std::int32_t c = i + 1; c < end; c += records[c].span) cur = run_child(c, cur, sc, force);
@@ -354,6 +355,10 @@ struct walker : walker_scalars {
     const bool take = hand_over >= 0 && hand_over == in.id;
     hand_over = -1;
     bool taken = false;
+    // several modules a copy that continue the caller's nn.Sequential (modules_per_copy > 1): flat
+    // in PyTorch, so each copy's input lives no longer than its first module (flat_copies)
+    const bool flat = take && flat_copies(i);
+    if (flat) s.release(in), taken = true;
     const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
       // the allocator model replays every copy's requests in the process's order (op_rules.md A11)
@@ -362,9 +367,10 @@ struct walker : walker_scalars {
       copy_snapshot before{};
       if (measure) take_snapshot(i, before);
       // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part
-      const value next = s.plan.checkpoint_blocks && can_checkpoint() ? run_segment(i, cur, copy_scope, true) : run_children(i, cur, copy_scope);
+      const bool segment = s.plan.checkpoint_blocks && can_checkpoint();
+      const value next = segment ? run_segment(i, cur, copy_scope, true) : flat ? walk_consuming(i + 1, cur, copy_scope) : run_children(i, cur, copy_scope);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
-      s.release(cur);
+      if (!flat || segment) s.release(cur);
       if (take && !taken) { s.release(in); taken = true; }  // the caller's reference (hand_over)
       cur = next;
       if (measure) {
@@ -375,6 +381,29 @@ struct walker : walker_scalars {
     if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// Are repeat `i`'s copies runs of modules of the caller's own sequence: a continue_sequence
+  /// repeat whose block is a plain sequence of several modules (numbered_from's modules_per_copy),
+  /// nothing around it? A nested block holds its input until it returns (the caller's frame
+  /// keeps it); modules of one nn.Sequential do not (TCN's Chomp1d stacks, VGG's conv-ReLU runs).
+  constexpr bool flat_copies(std::int32_t i) const {
+    const layer& L = records[i];
+    const std::int32_t body = i + 1;
+    if (!L.flags.continues_sequence || modules_per_copy(L) < 2 || body >= i + L.span || records[body].span + 1 != L.span) return false;
+    const layer& B = records[body];
+    return B.kind == node_kind::sequence && !B.flags.checkpoint && !B.flags.frozen && B.share_id == 0 && !trains_by_name(body) &&
+           !(s.plan.checkpoint_blocks && can_checkpoint());
+  }
+  /// Plain sequence `i` on `in`, whose reference its first child takes; statistics as walk()'s.
+  constexpr value walk_consuming(std::int32_t i, const value& in, const scope& sc) {
+    if (!collecting()) return run_children(i, in, sc, false, true);
+    const auto saved_before = s.saved_total;
+    const auto parameter_count_before = totals.parameter_count, trainable_before = totals.trainable_count, buffers_before = totals.buffer_bytes;
+    const value out = run_children(i, in, sc, false, true);
+    add_stats(i, totals.parameter_count - parameter_count_before, totals.trainable_count - trainable_before,
+              totals.buffer_bytes - buffers_before, s.saved_total - saved_before, out);
+    return out;
   }
 
   /// The walk's counters before a measured copy of repeat `i` (walk_repeat), and its records' statistics.

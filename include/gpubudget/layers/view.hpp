@@ -135,6 +135,38 @@ struct op_traits<select_token_op> {
 
 constexpr layer select_token(std::int64_t index = 0) { return as_layer(select_token_op{index}); }
 
+/// `x[..., start:start + length]` along per-sample dimension `dim` (locuslab/TCN's Chomp1d:
+/// `x[:, :, :-k].contiguous()`): a view, which `contiguous` copies; in backward its gradient is
+/// scattered into a zero tensor of the whole input (SliceBackward0), as select's.
+struct narrow_op {
+  std::int64_t dim = {};
+  std::int64_t start = {};
+  std::int64_t length = {};
+  flag contiguous = {};
+};
+
+template <>
+struct op_traits<narrow_op> {
+  static constexpr const char* name = "narrow";
+  static constexpr detail::value lower(detail::layer_ctx& c, const narrow_op& op, const detail::value& x) {
+    if (op.dim < 0 || op.dim >= x.s.rank || op.start < 0 || op.length < 1 || op.start + op.length > x.s[static_cast<int>(op.dim)])
+      detail::invalid_layer_argument();
+    shape out = x.s;
+    out[static_cast<int>(op.dim)] = op.length;
+    detail::value v = c.s.view(x, out);
+    if (!op.contiguous) return v;
+    detail::value y = detail::copy(c.s, v, out);
+    c.s.release(v);
+    return y;
+  }
+  static constexpr std::int64_t flops(const narrow_op&, const shape&, const shape&) { return 0; }
+};
+
+/// x.narrow(dim, start, length) on a per-sample dimension; `contiguous`: then .contiguous(), a copy.
+constexpr layer narrow(std::int64_t dim, std::int64_t start, std::int64_t length, bool contiguous = false) {
+  return as_layer(narrow_op{dim, start, length, contiguous});
+}
+
 /// `x.chunk(count, dim)[index]` along per-sample dimension `dim`: a view of one of `count` equal
 /// parts. Autograd's SplitBackward0 holds each chunk's gradient until every chunk's has arrived,
 /// then cats them into the whole input's gradient (sim::chunk_view). A chunk is strided (not
