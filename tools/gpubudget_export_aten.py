@@ -569,7 +569,7 @@ def per_head_attention(d, cat):
     parts = d.arg(cat, 0)
     if not is_call(d, cat, "aten.cat.default") or d.arg(cat, 1, "dim", 0) not in (-1, 2) or not isinstance(parts, list) or not parts:
         return None
-    nodes, projs = [cat], []
+    nodes, projs, dropout = [cat], [], set()
     for part in parts:
         core = eager_core(d, part[1:], causal_fill=True) if isinstance(part, str) and part.startswith("%") else None
         head = [linear_projection(d, t) for t in core[:3]] if core else [None]
@@ -577,6 +577,7 @@ def per_head_attention(d, cat):
             return None
         nodes += core[4] + [n for p in head for n in p["nodes"]]
         projs += head
+        dropout.add(core[3])
     users = d.real_users(cat)
     out = linear_projection(d, users[0]) if len(users) == 1 else None
     x, width = projs[0]["x"], d.shape(projs[0]["x"])[-1]
@@ -586,7 +587,6 @@ def per_head_attention(d, cat):
     nodes += out["nodes"]
     if not only_within(d, list(dict.fromkeys(nodes)), outside_ok=[out["nodes"][-1]]):
         d.fail("an intermediate of the per-head attention is used outside it", cat)
-    dropout = {eager_core(d, p[1:], causal_fill=True)[3] for p in parts}
     if len(dropout) != 1:
         d.fail("heads with different dropout", cat)
     spec = {"op": "attention", "width": width, "heads": len(parts), "impl": "per_head", "bias": out["bias"]}

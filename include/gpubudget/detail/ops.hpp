@@ -326,6 +326,21 @@ constexpr std::int64_t scalar_operand_saved(const sim& s) { return s.torch2() ? 
 /// gpt2_small_residdrop = 12 layers x 2 x [2,12,128,128] fp32). Returns a new reference.
 constexpr value attention_probs_dropout(sim& s, const value& p, std::int64_t percent) { return dropout_op(s, p, percent); }
 
+/// a / b with b broadcast over a (F.normalize's x / norm, a LayerNorm written out): a new `t`
+/// tensor; DivBackward0 keeps both. It computes the broadcast denominator's gradient first,
+/// -grad * ((a / b) / b) (FunctionsManual.cpp div_tensor_other_backward): four a-sized tensors at
+/// once (a / b, / b, -grad, the product) before the sum to b's shape; a's gradient grad / b comes
+/// after them. The walk counts a node's temporaries beside its gradients: three more than a's
+/// gradient (trace_peak.py metric_embedding_b2_64, ops 75-79: the step's peak, 4 x [2,64,32,32] fp32).
+constexpr value broadcast_divide(sim& s, const value& a, const value& b, dtype t) {
+  value y = s.make(a.s, t, a.requires_grad || b.requires_grad);
+  const auto n = s.record(y);
+  s.save(n, a), s.save(n, b);
+  s.grad_to(n, a), s.grad_to(n, b);
+  s.backward_temp(n, checked_mul(3, s.bytes_of_value(a.s, t)));
+  return y;
+}
+
 /// a + b (out of place): saves nothing, passes the gradient through to both.
 constexpr value add(sim& s, const value& a, const value& b) {
   value y = s.make(a.s, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);

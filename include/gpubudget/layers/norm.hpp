@@ -146,18 +146,7 @@ struct op_traits<normalize_op> {
     s.grad_to(n, x);
     detail::value denominator = detail::pointwise(s, norm, reduced, t, detail::keeps::input);  // clamp_min(eps)
     s.release(norm);
-    detail::value y = s.make(x.s, t, x.requires_grad);
-    const auto d = s.record(y);
-    s.save(d, x);
-    s.save(d, denominator);
-    s.grad_to(d, x);
-    s.grad_to(d, denominator);
-    // DivBackward0 computes the broadcast denominator's gradient first, -grad * ((x / c) / c)
-    // (FunctionsManual.cpp div_tensor_other_backward): four x-sized tensors at once (x / c, / c,
-    // -grad, the product) before the sum to c's shape; x's gradient grad / c comes after them.
-    // The walk counts a node's temporaries beside its gradients: three more than x's gradient
-    // (trace_peak.py metric_embedding_b2_64, ops 75-79: the step's peak, 4 x [2,64,32,32] fp32)
-    s.backward_temp(d, checked_mul(3, s.bytes_of_value(x.s, t)));
+    detail::value y = detail::broadcast_divide(s, x, denominator, t);
     s.release(denominator);
     return y;
   }
@@ -189,20 +178,6 @@ constexpr layer layer_norm(over_last n, no_bias_t) {
 /// product): 3·X + X/C (saved_tensors_hooks, 2026-11-29), where nn.LayerNorm keeps X + 2·X/C.
 struct written_layer_norm_op {};
 
-namespace detail {
-/// a − b, b broadcast over a: saves nothing, the gradient to both (b's a sum, [1, ...]).
-constexpr value broadcast_subtract(sim& s, const value& a, const value& b) { return add(s, a, b); }
-/// a / b, b broadcast over a: keeps both; b's gradient −grad·a/b² is computed at a's size.
-constexpr value broadcast_divide(sim& s, const value& a, const value& b) {
-  value y = s.make(a.s, a.type, a.requires_grad || b.requires_grad);
-  const auto n = s.record(y);
-  s.save(n, a), s.save(n, b);
-  s.backward_temp(n, s.bytes_of_value(a));
-  s.grad_to(n, a), s.grad_to(n, b);
-  return y;
-}
-}  // namespace detail
-
 template <>
 struct op_traits<written_layer_norm_op> {
   static constexpr const char* name = "written_layer_norm";
@@ -215,7 +190,7 @@ struct op_traits<written_layer_norm_op> {
     row[0] = 1;
     c.add_param(C), c.add_param(C);
     value u = pointwise(s, x, row, x.type, keeps::nothing);  // x.mean(1, keepdim=True)
-    value centered = broadcast_subtract(s, x, u);
+    value centered = add(s, x, u);  // x - u: nothing kept, the gradient to both
     value squared = pointwise(s, centered, x.s, x.type, keeps::input);  // .pow(2)
     s.release(centered);
     value variance = pointwise(s, squared, row, x.type, keeps::nothing);
@@ -224,9 +199,9 @@ struct op_traits<written_layer_norm_op> {
     s.release(variance);
     value deviation = pointwise(s, shifted, row, x.type, keeps::output);  // torch.sqrt
     s.release(shifted);
-    value numerator = broadcast_subtract(s, x, u);
+    value numerator = add(s, x, u);
     s.release(u);
-    value normalized = broadcast_divide(s, numerator, deviation);
+    value normalized = broadcast_divide(s, numerator, deviation, x.type);
     s.release(numerator), s.release(deviation);
     value scaled = broadcast_weighted(c, normalized, C, c.trainable);  // weight[:, None, None] * x keeps x
     s.release(normalized);
