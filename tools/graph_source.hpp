@@ -372,7 +372,8 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
         {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"log_softmax", log_softmax()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"leaky_relu_inplace", leaky_relu_inplace()}, {"elu", elu()}, {"elu_inplace", elu_inplace()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
-        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"written_layer_norm", written_layer_norm()}};
+        {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"written_layer_norm", written_layer_norm()},
+        {"scalar_gain", scalar_gain()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     // gamma over dimension 0 (torchvision's (C, 1, 1)) or the last (the official ConvNeXt's (C,) on channels-last)
     t["layer_scale"] = [](fields& f) { return layer_scale(f.boolean("last_dimension", false)); };
@@ -396,9 +397,9 @@ inline layer block_head(fields& f) {
   }
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
-      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}};
+      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply or stack)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack or matmul)");
   return parallel(merges.at(m)).records[0];
 }
 

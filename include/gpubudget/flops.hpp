@@ -47,14 +47,18 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
       if (L.kind == node_kind::residual) f.total += b.per_record[static_cast<std::size_t>(i)].output.numel();
       break;
     }
-    case node_kind::parallel:
+    case node_kind::parallel: {
+      std::int64_t inner = 1;  // matmul: the shared dimension k of [n, k] @ [k, m]
       for (std::int32_t c = i + 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
         const auto part = subtree_flops(b, c, in, plan, inside, false);
         f.total += part.total;
         f.checkpointed += part.checkpointed;
+        if (c == i + 1) inner = b.per_record[static_cast<std::size_t>(c)].output.last();
       }
-      f.total += b.per_record[static_cast<std::size_t>(i)].output.numel();
+      const auto out = b.per_record[static_cast<std::size_t>(i)].output.numel();
+      f.total += L.merge == merge_kind::matmul ? checked_mul(2 * inner, out) : out;
       break;
+    }
     case node_kind::leaf: f.total = L.op->flops(L, in, b.per_record[static_cast<std::size_t>(i)].output); break;
   }
   if (ckpt) f.checkpointed = f.total;

@@ -88,7 +88,8 @@ constexpr auto residual_inplace(const Parts&... parts) {
 }
 
 /// Every branch runs on the same input, in order; outputs are merged (concat on dimension 0,
-/// add, add in place into the first, multiply, or stack as a new dimension 0). Use
+/// add, add in place into the first, multiply, stack as a new dimension 0, or matmul: the
+/// batched product of exactly two branches, [n, k] @ [k, m] per sample, as torch.bmm). Use
 /// sequential(...) for a multi-layer branch and sequential() for the identity.
 template <detail::block_part... Branches>
 constexpr auto parallel(merge_kind merge, const Branches&... branches) {

@@ -68,6 +68,7 @@ enum class merge_kind : std::uint8_t {
   add_inplace,  ///< first += others (torchvision's `out += identity`): no new tensor
   multiply,     ///< elementwise product
   stack,        ///< torch.stack: a new dimension 0
+  matmul,       ///< torch.bmm / torch.matmul of two branches, [n, k] @ [k, m] per sample (SAGAN's, the non-local block's maps)
 };
 
 /// Flags a composition can carry.

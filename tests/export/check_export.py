@@ -116,6 +116,10 @@ TORCH26_MODELS = [
     # x[:, :, :-k].contiguous() (narrow); PointNet's shared MLPs and max over the points
     ("tcn", "tests.export.custom_models:tcn", "8,2000", None, "tcn_b2_2000"),
     ("pointnet", "tests.export.custom_models:pointnet", "3,1024", None, "pointnet_b2_1024"),
+    ("sagan_discriminator", "tests.export.custom_models:sagan_discriminator", "3,64,64", None, "sagan_discriminator_b2_64"),
+    ("nonlocal_net", "tests.export.custom_models:nonlocal_net", "1,28,28", None, "nonlocal_net_b2_28"),
+    ("bilinear_cnn", "tests.export.custom_models:bilinear_cnn", "3,32,32", None, "bilinear_cnn_b2_32"),
+    ("pair_scores", "tests.export.custom_models:pair_scores", "512,16", None, "pair_scores_b2_512"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -189,6 +193,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("residual_regressor", "residual_regressor.json", None, "residual_regressor_b2_512"),
              ("official_convnext", "official_convnext.json", None, "official_convnext_b2_64"),
              ("tcn", "tcn.json", None, "tcn_b2_2000"), ("pointnet", "pointnet.json", None, "pointnet_b2_1024"),
+             ("sagan_discriminator", "sagan_discriminator.json", None, "sagan_discriminator_b2_64"),
+             ("nonlocal_net", "nonlocal_net.json", None, "nonlocal_net_b2_28"), ("bilinear_cnn", "bilinear_cnn.json", None, "bilinear_cnn_b2_32"),
+             ("pair_scores", "pair_scores.json", None, "pair_scores_b2_512"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
@@ -396,8 +403,12 @@ def run_torch26(gpubudget, repo):
 # exports that must stop (exit 2, no file) with this message: an op with no counterpart, and a
 # pattern that is almost a recognised one (SDPA with is_causal=True, a layer scale of another shape)
 UNMAPPABLE = [
-    ("tests.export.custom_models:pair_scores --path . --input 10,16",
-     "no gpubudget op for call_function einsum 'bic,bjc->bij' (a matrix product outside the attention patterns) (node matmul, module scores)"),
+    # control flow on values: the symbolic trace and the one with the example's sizes both fail, both said
+    ("tests.export.custom_models:value_branch --path . --input 8",
+     "symbolically traced variables cannot be used as inputs to control flow; torch.fx cannot trace the model with the example's sizes"),
+    # a 4-D product of two activations (torch.matmul folds its batch dimensions by a reshape)
+    ("tests.export.custom_models:head_pair_scores --path . --input 10,16",
+     "einsum 'bhic,bhjc->bhij' (outside the attention patterns) of tensors of shapes [[2, 2, 10, 8], [2, 2, 8, 10]] (the library multiplies two 3-D activations, [B, n, k] @ [B, k, m]) (node matmul, module <root>)"),
     ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": true}'",
      "no gpubudget op for call_function scaled_dot_product_attention (node scaled_dot_product_attention, module blocks.0.attn)"),
     # torch.cat([x], 1) outside a dense block: a copy with no op

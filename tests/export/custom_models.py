@@ -58,7 +58,8 @@ def bev_unfold_net(channels=32, blocks=2, classes=10):
 
 
 class PairScores(nn.Module):
-    """An op the exporter cannot map (einsum): exporting it must fail, naming einsum and the module."""
+    """A product of two activations written as torch.einsum ('bic,bjc->bij': x @ xᵀ, after a Linear):
+    parallel(merge_kind::matmul) of x and its transposed view."""
 
     def __init__(self, c=16):
         super().__init__()
@@ -76,6 +77,34 @@ class Scores(nn.Module):
 
 def pair_scores():
     return PairScores()
+
+
+class HeadPairScores(nn.Module):
+    """PairScores per head: a 4-D einsum outside the attention patterns (torch.matmul folds its
+    batch dimensions by a reshape: not modelled)."""
+    def forward(self, x):
+        b, n, c = x.shape
+        h = x.view(b, n, 2, c // 2).transpose(1, 2)
+        return torch.einsum("bhic,bhjc->bhij", h, h)
+
+
+def head_pair_scores():
+    return HeadPairScores()
+
+
+class ValueBranch(nn.Module):
+    """Python control flow on a tensor's values: no trace can follow it, with sizes or without."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y if y.sum() > 0 else -y
+
+
+def value_branch():
+    return ValueBranch()
 
 
 class EncoderBlock(nn.Module):
@@ -1436,3 +1465,116 @@ class PointNetClassifier(nn.Module):
 
 def pointnet():
     return PointNetClassifier()
+
+
+# --- batched products of two activations (torch.bmm / torch.matmul: parallel(merge_kind::matmul)) ---
+
+# heykkro/pytorch-self-attention-GAN sagan_models.py Self_Attn (returns out only; the repo also returns the attention map)
+class Self_Attn(nn.Module):
+    def __init__(self, in_dim):
+        super().__init__()
+        self.query_conv = nn.Conv2d(in_dim, in_dim // 8, kernel_size=1)
+        self.key_conv = nn.Conv2d(in_dim, in_dim // 8, kernel_size=1)
+        self.value_conv = nn.Conv2d(in_dim, in_dim, kernel_size=1)
+        self.gamma = nn.Parameter(torch.zeros(1))
+        self.softmax = nn.Softmax(dim=-1)
+    def forward(self, x):
+        m_batchsize, C, width, height = x.size()
+        proj_query = self.query_conv(x).view(m_batchsize, -1, width * height).permute(0, 2, 1)
+        proj_key = self.key_conv(x).view(m_batchsize, -1, width * height)
+        energy = torch.bmm(proj_query, proj_key)
+        attention = self.softmax(energy)
+        proj_value = self.value_conv(x).view(m_batchsize, -1, width * height)
+        out = torch.bmm(proj_value, attention.permute(0, 2, 1))
+        out = out.view(m_batchsize, C, width, height)
+        out = self.gamma * out + x
+        return out
+
+class SaganDiscriminator(nn.Module):
+    def __init__(self, conv_dim=32):
+        super().__init__()
+        self.l1 = nn.Sequential(nn.Conv2d(3, conv_dim, 4, 2, 1), nn.LeakyReLU(0.1))
+        self.l2 = nn.Sequential(nn.Conv2d(conv_dim, conv_dim * 2, 4, 2, 1), nn.LeakyReLU(0.1))
+        self.l3 = nn.Sequential(nn.Conv2d(conv_dim * 2, conv_dim * 4, 4, 2, 1), nn.LeakyReLU(0.1))
+        self.attn1 = Self_Attn(conv_dim * 4)
+        self.l4 = nn.Sequential(nn.Conv2d(conv_dim * 4, conv_dim * 8, 4, 2, 1), nn.LeakyReLU(0.1))
+        self.attn2 = Self_Attn(conv_dim * 8)
+        self.last = nn.Conv2d(conv_dim * 8, 1, 4)
+    def forward(self, x):
+        out = self.l3(self.l2(self.l1(x)))
+        out = self.attn1(out)
+        out = self.l4(out)
+        out = self.attn2(out)
+        return self.last(out).squeeze()
+
+def sagan_discriminator(): return SaganDiscriminator()
+
+# AlexHex7/Non-local_pytorch lib/non_local_embedded_gaussian.py (2-D, sub_sample, bn_layer)
+class NONLocalBlock2D(nn.Module):
+    def __init__(self, in_channels, inter_channels=None, sub_sample=True, bn_layer=True):
+        super().__init__()
+        self.in_channels = in_channels
+        self.inter_channels = inter_channels or max(in_channels // 2, 1)
+        self.g = nn.Conv2d(in_channels, self.inter_channels, 1)
+        if bn_layer:
+            self.W = nn.Sequential(nn.Conv2d(self.inter_channels, in_channels, 1), nn.BatchNorm2d(in_channels))
+            nn.init.constant_(self.W[1].weight, 0); nn.init.constant_(self.W[1].bias, 0)
+        else:
+            self.W = nn.Conv2d(self.inter_channels, in_channels, 1)
+        self.theta = nn.Conv2d(in_channels, self.inter_channels, 1)
+        self.phi = nn.Conv2d(in_channels, self.inter_channels, 1)
+        if sub_sample:
+            self.g = nn.Sequential(self.g, nn.MaxPool2d(kernel_size=(2, 2)))
+            self.phi = nn.Sequential(self.phi, nn.MaxPool2d(kernel_size=(2, 2)))
+    def forward(self, x):
+        batch_size = x.size(0)
+        g_x = self.g(x).view(batch_size, self.inter_channels, -1)
+        g_x = g_x.permute(0, 2, 1)
+        theta_x = self.theta(x).view(batch_size, self.inter_channels, -1)
+        theta_x = theta_x.permute(0, 2, 1)
+        phi_x = self.phi(x).view(batch_size, self.inter_channels, -1)
+        f = torch.matmul(theta_x, phi_x)
+        f_div_C = F.softmax(f, dim=-1)
+        y = torch.matmul(f_div_C, g_x)
+        y = y.permute(0, 2, 1).contiguous()
+        y = y.view(batch_size, self.inter_channels, *x.size()[2:])
+        W_y = self.W(y)
+        z = W_y + x
+        return z
+
+# a small MNIST network in the repository's demo_MNIST manner, with the block after each of the first two conv stages
+class NonLocalNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.Sequential(
+            nn.Conv2d(1, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            NONLocalBlock2D(32),
+            nn.Conv2d(32, 64, 3, 1, 1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+            NONLocalBlock2D(64),
+            nn.Conv2d(64, 128, 3, 1, 1), nn.BatchNorm2d(128), nn.ReLU(), nn.MaxPool2d(2))
+        self.fc = nn.Sequential(nn.Linear(128 * 3 * 3, 256), nn.ReLU(), nn.Dropout(0.5), nn.Linear(256, 10))
+    def forward(self, x):
+        x = self.convs(x)
+        return self.fc(x.view(x.size(0), -1))
+
+def nonlocal_net(): return NonLocalNet()
+
+# Bilinear CNN (Lin et al.; HaoMood/bilinear-cnn's BCNN head on a small conv trunk)
+class BilinearCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(inplace=True))
+        self.fc = nn.Linear(128 * 128, 10)
+    def forward(self, x):
+        N = x.size(0)
+        x = self.features(x)
+        x = x.view(N, 128, 8 * 8)
+        x = torch.bmm(x, torch.transpose(x, 1, 2)) / (8 * 8)
+        x = x.view(N, 128 * 128)
+        x = F.normalize(x)
+        return self.fc(x)
+
+def bilinear_cnn(): return BilinearCNN()

@@ -484,6 +484,13 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # locuslab/TCN's Chomp1d (x[:, :, :-k].contiguous(): narrow), PointNet's classifier (measured 2026-11-29)
          ("tcn_b2_2000", custom_models.tcn, (8, 2000), 2),
          ("pointnet_b2_1024", custom_models.pointnet, (3, 1024), 2),
+         # torch.bmm / torch.matmul of two activations: SAGAN's self-attention (with its scalar gamma),
+         # the non-local block (`*x.size()[2:]`: traced with the example's sizes), bilinear pooling
+         # (measured 2026-11-29)
+         ("sagan_discriminator_b2_64", custom_models.sagan_discriminator, (3, 64, 64), 2),
+         ("nonlocal_net_b2_28", custom_models.nonlocal_net, (1, 28, 28), 2),
+         ("bilinear_cnn_b2_32", custom_models.bilinear_cnn, (3, 32, 32), 2),
+         ("pair_scores_b2_512", custom_models.pair_scores, (512, 16), 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)

@@ -126,6 +126,10 @@ static_assert(budget_totals(sequential(input(8, 64), attention(64, heads(4), att
 static_assert(budget_totals(sequential(input(8, 64), attention(64, heads(4), attention_impl::separate_qkv, qkv_bias(false))),
                             training{.batch = 2}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 64);
 
+// matmul_of_branches_needs_two_matrices: x @ xᵀ of a [16, 64] sample, [16, 16] (bilinear pooling)
+static_assert(budget(sequential(input(16, 64), parallel(merge_kind::matmul, sequential(), transpose(0, 1))), training{.batch = 2},
+                     devices::generic_16gb).per_record[2].output.numel() == 16 * 16);
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

@@ -610,6 +610,31 @@ TEST_CASE("narrow: a slice view, or its contiguous copy (locuslab/TCN's Chomp1d)
   REQUIRE_THROWS_AS(budget(sequential(input(4, 16), narrow(1, 10, 8)), on_cuda(2), dev), std::invalid_argument);
 }
 
+TEST_CASE("matmul of two branches (torch.bmm): SAGAN's attention map and its scalar gamma", "[layers][merge]") {
+  // from [16, 8, 8] at batch 2: q = conv2d(2, 1)(x).view(2, 64).permute(1, 0) [64, 2], k = conv2d(2, 1)(x).view(2, 64)
+  // [2, 64]; energy = bmm(q, k) [64, 64]. BmmBackward0 keeps both operands: the two conv outputs
+  // (q's permuted view keeps its base), 2·2·64·4 = 1,024 B each; the convs keep x (8,192 B)
+  const auto query = sequential(conv2d(2, 1), reshape(2, 64), permute(1, 0));
+  const auto key = sequential(conv2d(2, 1), reshape(2, 64));
+  const auto energy = budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, query, key)), on_cuda(2), dev);
+  REQUIRE(shape_of(energy.per_record[2]) == "[64,64]");
+  REQUIRE(energy.saved_activations == 8192 + 2 * 1024);
+  // + softmax (its output kept, 2·64·64·4 = 32,768 B), then out = bmm(v [16, 64], attentionᵀ): v kept
+  // (8,192 B) beside the probabilities' view; gamma · out + x: one weight, out kept (8,192 B)
+  const auto attention = sequential(parallel(merge_kind::matmul, query, key), softmax(), permute(1, 0));
+  const auto sagan = sequential(input(16, 8, 8), residual(parallel(merge_kind::matmul, sequential(conv2d(16, 1), reshape(16, 64)), attention),
+                                                          reshape(16, 8, 8), scalar_gain()));
+  const auto b = budget(sagan, on_cuda(2), dev);
+  REQUIRE(shape_of(b.per_record[2]) == "[16,8,8]");
+  CHECK(b.parameter_count == 2 * (2 * 16 + 2) + (16 * 16 + 16) + 1);  // q, k, v 1x1 convs and gamma
+  CHECK(b.saved_activations == 8192 + 2 * 1024 + 32768 + 8192 + 8192);
+  // three branches, a rank other than 2, inner dimensions that differ: errors
+  CHECK_THROWS_AS(budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, query, key, key)), on_cuda(2), dev), std::invalid_argument);
+  CHECK_THROWS_AS(budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, sequential(), sequential())), on_cuda(2), dev),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, key, key)), on_cuda(2), dev), std::invalid_argument);
+}
+
 TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {
   // ShuffleNet V2's stride-1 unit on y1 = conv2d(8, 1) of [8, 4, 4] at batch 2 (1,024 B):
   // cat(x1, conv(x2)) with x1, x2 = y1.chunk(2, dim=1)

@@ -15,6 +15,7 @@
 #include <gpubudget/gpubudget.hpp>
 
 #include <cstdint>
+#include <utility>
 
 namespace {
 using namespace gpubudget;
@@ -339,4 +340,35 @@ TEST_CASE("CPU GEMM buffer: from M·N·K = 2^19 on PyTorch 2.6, above 64³ on 1.
   CHECK(rise(255, 256, runtime_kind::torch2_6_cpu) == 2 * MiB);    // 522,240 -> 524,288
   CHECK(rise(128, 129, runtime_kind::torch1_13_cpu) == 512 * KiB);  // 64³ -> 264,192
   CHECK(rise(255, 256, runtime_kind::torch1_13_cpu) == 0);
+}
+
+namespace {
+/// `net`'s budget at batch 2 on PyTorch 2.6's CPU runtime (training or, `inference`, no grad).
+template <class Net>
+model_budget<Net::size> cpu26(const Net& net, bool inference = false) {
+  return budget(net, for_runtime(training{.batch = 2, .inference = inference}, runtime_kind::torch2_6_cpu), dev);
+}
+}  // namespace
+
+// OpenBLAS 0.3.29's small-matrix kernel takes a GEMM up to M·N·K = 10^6 before its threaded
+// driver (and the 2 MiB buffer) is reached: a Linear's forward (BLAS transa set) when M·N <= 1200,
+// its backward always (op_rules.md 2.6 #59, gemm_buffer_probe.py: 2 x 600 x 480 none, 2 x 601 x
+// 480 2 MiB; backward none at 999,600, 2 MiB at 1,000,800). A bmm's buffer follows one matrix.
+TEST_CASE("CPU GEMM buffer: OpenBLAS's small-matrix kernel below 10^6, a bmm per matrix", "[walk][cpu]") {
+  const auto linear_of = [](std::int64_t in, std::int64_t out) { return sequential(input(in), linear(out, no_bias)); };
+  // forward, no grad: M·N = 1200 takes the small kernel, 1202 the buffer (and 2 more outputs)
+  CHECK(cpu26(linear_of(480, 601), true).forward_peak - cpu26(linear_of(480, 600), true).forward_peak == 2 * MiB + 2 * 4);
+  // past 10^6 the forward has it whatever M·N
+  CHECK(cpu26(linear_of(834, 600), true).forward_peak - cpu26(linear_of(833, 600), true).forward_peak == 2 * MiB);
+  // backward: at 576,960 none (the forward's buffer stays the step's peak: the weight's
+  // gradient, 1.15 MB, is less); at 1,000,800 the weight gradient and the buffer (4.1 MB)
+  const auto at601 = cpu26(linear_of(480, 601)), at834 = cpu26(linear_of(834, 600));
+  CHECK(at601.fwd_bwd_peak == at601.forward_peak);
+  CHECK(at834.fwd_bwd_peak > at834.forward_peak + 1 * MiB);
+  // bmm of the input's [side, 64] and [64, side] views, a matrix a sample
+  const auto product = [](std::int64_t side) {
+    return cpu26(sequential(input(side * 64), parallel(merge_kind::matmul, reshape(side, 64), reshape(64, side))), true).forward_peak;
+  };
+  CHECK(product(64) < 1 * MiB);     // 64·64·64 = 262,144 a matrix: none (the batch's 524,288 as one GEMM would have had one)
+  CHECK(product(256) > 2 * MiB);    // 256·64·256 = 4,194,304
 }

@@ -24,6 +24,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void batch_must_be_positive() { fail("gpubudget: batch must be positive (training::batch >= 1)"); }
 // An internal invariant of budget_of's split replay (a bug if ever seen, not bad input).
 [[noreturn]] inline void snapshot_capacity_too_small() { fail("gpubudget: internal: the allocator state outgrew the capacity its split replay reserved"); }
+[[noreturn]] inline void matmul_of_branches_needs_two_matrices() { fail("gpubudget: parallel(merge_kind::matmul, a, b) takes two branches whose outputs are per-sample matrices [n, k] and [k, m]"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).

@@ -161,7 +161,7 @@ constexpr value on_part(layer_ctx& c, std::int32_t part, Op op) {
 constexpr value cast_to(sim& s, const value& x, dtype t) {
   if (x.type == t || x.type == dtype::int64) { s.retain(x.id); return x; }
   value y = s.make(x.s, t, x.requires_grad);
-  y.strided = x.strided;  // .to() preserves the strides of a dense tensor
+  y.strided = x.strided, y.transposed = x.transposed;  // .to() preserves the strides of a dense tensor
   auto n = s.record(y);
   s.grad_to(n, x);
   return y;
@@ -193,19 +193,44 @@ constexpr void keep_autocast_weight(layer_ctx& c, std::int32_t n, const value& x
   c.s.cache_until_forward_ends(copy);
 }
 
-/// OpenBLAS's GEMM buffer: every non-tiny matmul on the CPU allocates a constant transient, in
-/// forward and in each backward GEMM: 512 KiB with 1.13's OpenBLAS 0.3.21 (op_rules.md §0.4) once
-/// M·N·K > 64³, 2 MiB with 2.6's OpenBLAS 0.3.29 (op_rules.md 2.6 #1: linear_2d forward transient
-/// 512.0K -> 2048.0K) once M·N·K ≥ 2^19 (2.6 #43: none at 522,240, 2 MiB at 524,288, at 1, 2 and
-/// 4 threads; a Linear's three GEMMs share the product). A 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in
-/// oneDNN, not OpenBLAS: none, in forward or backward (op_rules.md 2.6 #9 "bf16: no OpenBLAS
-/// part", #34: mlp_b8's fc1 in bf16 has a backward peak of exactly its weight gradient in bf16
-/// and fp32).
-constexpr std::int64_t cpu_gemm_buffer(const sim& s, std::int64_t m, std::int64_t n, std::int64_t k, dtype t) {
+/// One fp32 GEMM C[m, n] = A[m, k] · B[k, n] of row-major operands, each contiguous or read
+/// transposed (a transposed view, or Wᵀ in a Linear's forward).
+struct gemm_shape {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool a_transposed = false, b_transposed = false;
+};
+
+/// OpenBLAS's GEMM buffer: a constant transient in forward and in each backward GEMM. 1.13's
+/// OpenBLAS 0.3.21: 512 KiB once m·n·k > 64³ (op_rules.md §0.4). 2.6's OpenBLAS 0.3.29
+/// (DYNAMIC_ARCH, MAX_THREADS=128): the threaded level-3 driver's job table, 128 jobs of
+/// 128 × 16 words = 2 MiB, malloc'ed per call (driver/level3/level3_thread.c, USE_ALLOC_HEAP),
+/// entered when interface/gemm.c gives the call two threads, m·n·k ≥ 2 × 65536 × 4 = 2^19
+/// (op_rules.md 2.6 #43), unless the small-matrix kernel takes it first: up to m·n·k = 10^6,
+/// kernel/x86_64/sgemm_small_kernel_permit_skylakex.c (the Cooperlake core this machine's
+/// OpenBLAS picks) permits every call whose BLAS transa is clear, and otherwise one with transb
+/// set and k ≥ 4, or m·n ≤ 1200 and k ≥ 32. PyTorch hands the row-major product to column-major
+/// BLAS as Cᵀ = Bᵀ·Aᵀ: BLAS's transa is B's layout, its transb A's (2.6 #59: a Linear's forward
+/// (x·Wᵀ) at 2 × 256 × 1152 holds none, its backward none up to 10^6; bmm's per matrix). A
+/// 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in oneDNN, not OpenBLAS: none
+/// (2.6 #9 "bf16: no OpenBLAS part", #34).
+constexpr std::int64_t cpu_gemm_buffer(const sim& s, const gemm_shape& g, dtype t) {
   if (!s.on_cpu() || t == dtype::bf16 || t == dtype::fp16) return 0;
-  const auto product = checked_mul(checked_mul(m, n), k);
-  if (s.torch26_cpu()) return product >= 524288 ? 2 * MiB : 0;
-  return product > 64 * 64 * 64 ? 512 * KiB : 0;
+  const auto product = checked_mul(checked_mul(g.m, g.n), g.k);
+  if (!s.torch26_cpu()) return product > 64 * 64 * 64 ? 512 * KiB : 0;
+  if (product < 524288) return 0;
+  const bool blas_transa = g.b_transposed, blas_transb = g.a_transposed;
+  const bool small_kernel = product <= 1000000 && (!blas_transa || (blas_transb ? g.k >= 4 : g.m * g.n <= 1200 && g.k >= 32));
+  return small_kernel ? 0 : 2 * MiB;
+}
+
+/// The GEMM buffers of nn.Linear(in, out) on `rows` rows: forward x·Wᵀ, backward grad·W and
+/// gradᵀ·x (their BLAS transa clear: one rule for both).
+struct linear_gemm_buffers {
+  std::int64_t forward = 0, backward = 0;
+};
+constexpr linear_gemm_buffers cpu_linear_gemm_buffers(const sim& s, std::int64_t rows, std::int64_t out, std::int64_t in, dtype t) {
+  if (!s.on_cpu()) return {};
+  return {cpu_gemm_buffer(s, {rows, out, in, false, true}, t), cpu_gemm_buffer(s, {rows, in, out, false, false}, t)};
 }
 
 /// CUDA's reduction kernel (ATen/native/cuda/Reduce.cuh, setReduceConfig) summing a contiguous
@@ -390,14 +415,18 @@ constexpr value copy(sim& s, const value& x, const shape& out) {
   return y;
 }
 
-/// Batched matmul a @ b producing `out`: saves both operands (as given: views keep their base).
-constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t) {
+/// Batched matmul a @ b producing `out`, each of its matrices the GEMM `g` (one OpenBLAS call
+/// each, so the CPU buffer follows one matrix's product: 2.6 #59): saves both operands (as
+/// given: views keep their base). Backward: grad·bᵀ for a, aᵀ·grad for b.
+constexpr value bmm(sim& s, const value& a, const value& b, const shape& out, dtype t, const gemm_shape& g) {
   value y = s.make(out, t, a.requires_grad || b.requires_grad);
-  const auto gemm = s.on_cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, a.s.numel() / a.s.last()), out.last(), a.s.last(), t) : 0;
+  const auto gemm = cpu_gemm_buffer(s, g, t);
   s.transient(gemm, true);
   auto n = s.record(y);
   s.note_cublas_call();
-  s.backward_temp(n, gemm, true);
+  const auto grad_a = a.requires_grad ? cpu_gemm_buffer(s, {g.m, g.k, g.n, false, !g.b_transposed}, t) : 0;
+  const auto grad_b = b.requires_grad ? cpu_gemm_buffer(s, {g.k, g.n, g.m, !g.a_transposed, false}, t) : 0;
+  s.backward_temp(n, grad_a > grad_b ? grad_a : grad_b, true);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);
   s.grad_to(n, a);
@@ -456,8 +485,8 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   out[-1] = out_features;
   const auto weight_copy = autocast_weight_copy(c, weight, b);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type)) : 0;
-  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm, gemm, weight, part,
+  const auto gemm = cpu_linear_gemm_buffers(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type));
+  value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm.forward, gemm.backward, weight, part,
                         /*weight_saved_always=*/false, /*second_elements=*/b, weight_copy);
   c.s.note_cublas_call();
   // (an output of > 1020 rows of >= 2 B has > 2040 B per output column: one test on the common path)

@@ -32,6 +32,9 @@ struct value {
   /// norm's [1, B·C, ...] output viewed back to [B, C, ...]): an in-place op on it rebases the view
   /// with CopySlices, whose backward holds two more tensors of its size (inplace_on_view_backward).
   bool tracked_view = false;
+  /// Its last two per-sample dimensions are a transpose of its memory's (`x.permute(0, 2, 1)`,
+  /// `x.transpose(1, 2)`): a GEMM reads it as a transposed operand (cpu_gemm_buffer).
+  bool transposed = false;
 };
 
 struct storage {

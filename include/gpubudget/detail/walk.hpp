@@ -534,12 +534,28 @@ struct walker : walker_scalars {
     return merged;
   }
 
+  /// The batched product of two branches' outputs (torch.bmm, or torch.matmul of 3-D tensors:
+  /// no fold, no copy): BmmBackward0 keeps both operands as given (a permuted view keeps its
+  /// base), autocast runs it on 16-bit copies (detail::bmm holds the rest: OpenBLAS's buffer,
+  /// the cuBLAS workspace). Consumes the branches' outputs.
+  constexpr value matmul_of_branches(dyn_array<value>& outs) {
+    if (outs.size() != 2 || outs[0].s.rank != 2 || outs[1].s.rank != 2) matmul_of_branches_needs_two_matrices();
+    if (outs[0].s[1] != outs[1].s[0]) parallel_branches_disagree_on_shape();
+    const dtype t = s.types.matmul(outs[0].type);
+    const value a = cast_to(s, outs[0], t), b = cast_to(s, outs[1], t);
+    for (auto& o : outs) s.release(o);
+    value y = bmm(s, a, b, make_shape(a.s[0], b.s[1]), t, {a.s[0], b.s[1], a.s[1], outs[0].transposed, outs[1].transposed});
+    s.release(a), s.release(b);
+    return y;
+  }
+
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
     dyn_array<value> outs;
     const std::int32_t end = i + L.span;
     for (std::int32_t c = i + 1; c < end; c += records[c].span) outs.push_back(walk(c, in, sc));
     if (outs.empty()) { s.retain(in.id); return in; }
+    if (L.merge == merge_kind::matmul) return matmul_of_branches(outs);
     shape merged = merged_shape(outs, L.merge);
     bool rg = false;
     for (const auto& o : outs) rg = rg || o.requires_grad;

@@ -244,12 +244,12 @@ constexpr value sdpa_math_no_grad(sim& s, const value& q16, const value& k16, co
   value vx = s.make(make_shape(Lk, D), v.type, false);                // value_expanded
   value ks = pointwise(s, kx, kx.s, kx.type, keeps::nothing);         // key_expanded.transpose(-2, -1) * √scale
   value qc = s.batch > 1 ? s.make(qs.s, qs.type, false) : value{};    // the reshape's copy of q
-  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), dtype::fp32);
+  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), dtype::fp32, {Lq, Lk, D / H, false, true});
   s.release(ks), s.release(qc);
   value p = s.make(scores.s, dtype::fp32, false);                      // _safe_softmax
   s.transient(s.bytes_of_value(scores.s, dtype::boolean));
   s.release(scores);
-  value o = bmm(s, p, vx, make_shape(Lq, D), dtype::fp32);
+  value o = bmm(s, p, vx, make_shape(Lq, D), dtype::fp32, {Lq, D / H, Lk});
   s.release(p), s.release(vx), s.release(kx), s.release(qs), s.release(mask);
   s.release(q), s.release(k), s.release(v);
   value out = cast_to(s, o, out_type);
@@ -276,7 +276,7 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   const auto Lq = q.s[0], Lk = k.s[0], D = q.s[1];
   value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));   // q * sqrt(scale)
   value ks = pointwise(s, k, make_shape(Lk, D), k.type, keeps::nothing, scalar_operand_saved(s));  // kᵀ * sqrt(scale), all heads
-  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), mt);
+  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), mt, {Lq, Lk, D / H, false, true});
   s.release(qs);
   s.release(ks);
   if (causal) {  // attn + causal mask: a new tensor, nothing kept
@@ -290,7 +290,7 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   s.release(p);
   // v expanded to all heads, made contiguous for bmm (or read in place, keeping its base)
   value vx = v_as_bmm_view ? s.view(v, make_shape(Lk, D)) : copy(s, v, make_shape(Lk, D));
-  value o = bmm(s, pd, vx, make_shape(Lq, D), mt);
+  value o = bmm(s, pd, vx, make_shape(Lq, D), mt, {Lq, D / H, Lk});
   s.release(pd);
   s.release(vx);
   s.release(q), s.release(k), s.release(v);
@@ -325,16 +325,16 @@ constexpr value merged_projection(layer_ctx& c, const value& x, std::int64_t out
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, in, mt) : 0;
+  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, in, mt);
   value y = s.make(out, mt, true);
-  s.transient(gemm + cast, true);
+  s.transient(gemm.forward + cast, true);
   const auto n = s.record(y);
   s.save(n, xin);
   if (x.requires_grad) s.save_new(n, merged, 1, true);  // the input's gradient needs the weight (mm saves it only then)
   if (cast && x.requires_grad) s.save_new(n, cast, 1, true);
   s.grad_to(n, xin);
   ad.param_grads(n, rank * (in + out_features));
-  s.backward_temp(n, gemm + cast + merged + pending, true);
+  s.backward_temp(n, gemm.backward + cast + merged + pending, true);
   s.release(xin);
   c.absorb(ad, 2 * part + 1);
   return y;
@@ -523,13 +523,13 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
   auto& s = c.s;
   value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_saved);
   s.release(q);
-  value scores = bmm(s, qs, k, make_shape(a.H * a.Lq, a.Lk), a.mt);
+  value scores = bmm(s, qs, k, make_shape(a.H * a.Lq, a.Lk), a.mt, {a.Lq, a.Lk, a.d, false, true});
   s.release(qs), s.release(k);
   value p16 = softmax_for_matmul(s, scores, a.mt);
   s.release(scores);
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
-  value o = bmm(s, pd, v, make_shape(a.Lq, a.D), a.mt);
+  value o = bmm(s, pd, v, make_shape(a.Lq, a.D), a.mt, {a.Lq, a.d, a.Lk});
   s.release(pd), s.release(v);
   value y = output_projection(c, o, a.D, op.bias, 1);
   if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
@@ -633,7 +633,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
   value qc = copy(s, q, q.s);
   value kc = copy(s, k, make_shape(a.Lk, a.KVH * a.d));
-  value scores = bmm(s, qc, kc, make_shape(a.H * a.Lq, a.Lk), a.mt);
+  value scores = bmm(s, qc, kc, make_shape(a.H * a.Lq, a.Lk), a.mt, {a.Lq, a.Lk, a.d});  // kᵀ copied: contiguous
   s.release(qc), s.release(kc);
   value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);  // / sqrt(d)
   s.release(scores);
@@ -642,7 +642,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   value pd = attention_probs_dropout(s, p16, op.dropout);
   s.release(p16);
   value vc = copy(s, v, make_shape(a.Lk, a.KVH * a.d));
-  value o = bmm(s, pd, vc, make_shape(a.Lq, a.inner), a.mt);
+  value o = bmm(s, pd, vc, make_shape(a.Lq, a.inner), a.mt, {a.Lq, a.d, a.Lk});
   s.release(pd), s.release(vc);
   value result = output_projection(c, o, a.D, op.bias, 2);
   s.release(q), s.release(k), s.release(v);  // the function's locals q, k, v die when it returns
@@ -683,7 +683,7 @@ constexpr value per_head_attention(layer_ctx& c, const attention_op& op, const a
     const auto first = static_cast<std::int32_t>(3 + 3 * h);
     layer_ctx hc = c.sub(first);
     value k = linear_op(hc, x, a.d, in_bias, 0), q = linear_op(hc, x, a.d, in_bias, 1);
-    value scores = bmm(s, q, k, make_shape(a.Lq, a.Lk), a.mt);
+    value scores = bmm(s, q, k, make_shape(a.Lq, a.Lk), a.mt, {a.Lq, a.Lk, a.d, false, true});  // q @ k.transpose(-2, -1)
     s.release(q), s.release(k);
     value scaled = pointwise(s, scores, scores.s, scores.type, keeps::nothing);
     s.release(scores);
@@ -695,7 +695,7 @@ constexpr value per_head_attention(layer_ctx& c, const attention_op& op, const a
     value pd = attention_probs_dropout(s, p16, op.dropout);
     s.release(p16);
     value v = linear_op(hc, x, a.d, in_bias, 2);
-    heads[static_cast<std::size_t>(h)] = bmm(s, pd, v, make_shape(a.Lq, a.d), a.mt);
+    heads[static_cast<std::size_t>(h)] = bmm(s, pd, v, make_shape(a.Lq, a.d), a.mt, {a.Lq, a.d, a.Lk});
     s.release(pd), s.release(v);
     c.absorb(hc, first);
   }

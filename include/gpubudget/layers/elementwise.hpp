@@ -9,19 +9,25 @@ namespace gpubudget {
 /// channels-last [H, W, C], or on tokens [N, C]). The product keeps x (gamma's gradient needs it).
 struct layer_scale_op {
   flag last_dimension = {};
+  flag scalar = {};  ///< one learned value for the whole tensor (scalar_gain)
 };
 
 template <>
 struct op_traits<layer_scale_op> {
   static constexpr const char* name = "layer_scale";
   static constexpr detail::value lower(detail::layer_ctx& c, const layer_scale_op& op, const detail::value& x) {
-    const auto ch = op.last_dimension ? x.s.last() : x.s[0];
+    const auto ch = op.scalar ? 1 : op.last_dimension ? x.s.last() : x.s[0];
     c.add_param(ch);
     return detail::broadcast_weighted(c, x, ch, c.trainable);  // only gamma's gradient reads x
   }
 };
 
-constexpr layer layer_scale(bool last_dimension = false) { return as_layer(layer_scale_op{last_dimension}); }
+constexpr layer layer_scale(bool last_dimension = false) { return as_layer(layer_scale_op{last_dimension, false}); }
+
+/// x * gamma with one learned scalar, `nn.Parameter(torch.zeros(1))` (SAGAN's self-attention
+/// `self.gamma * out + x`): MulBackward0 keeps x for gamma's gradient, which it computes at x's
+/// size before summing it, as for layer_scale.
+constexpr layer scalar_gain() { return as_layer(layer_scale_op{false, true}); }
 
 /// Stochastic depth ("row" mode) with drop probability `per_mille`/1000: in training, the
 /// input times a per-sample Bernoulli noise [B, 1, ...]; the product keeps only the noise.

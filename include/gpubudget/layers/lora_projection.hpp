@@ -145,19 +145,19 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
-  const auto gemm = c.cpu() ? cpu_gemm_buffer(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt) : 0;
+  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt);
   // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
   const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
   const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;
   const bool int8 = kind == base_weights::int8;
   value y = s.make(out, mt, x.requires_grad || trains);
-  s.transient(gemm + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
+  s.transient(gemm.forward + (x.requires_grad ? 0 : wcast) + (int8 ? 0 : dequant), true);
   if (int8) s.transient(s.bytes_of_value(x.s, dtype::int8) + s.bytes_of_value(out, dtype::fp32));  // CA int8, the int32 product
   if (auto n = s.record(y); n >= 0) {
     if (x.requires_grad) {
       if (wcast) s.save_new(n, wcast, 1, true);  // grad_input = grad_output · W needs the cast weight
       s.grad_to(n, xin);
-      s.backward_temp(n, gemm + dequant, true);
+      s.backward_temp(n, gemm.backward + dequant, true);
     }
     if (trains) bias_ctx.param_grads(n, out_features, 0, true);  // the output's gradient summed: nothing saved
   }

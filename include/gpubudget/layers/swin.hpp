@@ -104,13 +104,13 @@ constexpr value attend_windows(layer_ctx& c, const window_dims& a, const value& 
   // q * d^-0.5: keeps the 0-d fp64 scalar (8 B, op_rules.md §1; nothing in 2.6)
   value q = pointwise(s, qkv, make_shape(a.nW, a.heads, a.N, a.d), qkv.type, keeps::nothing, scalar_operand_saved(s));
   value kc = copy(s, qkv, make_shape(a.nW, a.heads, a.d, a.N));  // kᵀ made contiguous for bmm
-  value scores = bmm(s, q, kc, make_shape(a.nW, a.heads, a.N, a.N), a.mt);
+  value scores = bmm(s, q, kc, make_shape(a.nW, a.heads, a.N, a.N), a.mt, {a.N, a.N, a.d});
   s.release(q), s.release(kc);
   value attn = add_position_bias(c, a, scores, table, bias_bytes, x_type, mask);
   value p16 = softmax_for_matmul(s, attn, a.mt);
   s.release(attn);
   value vc = copy(s, qkv, make_shape(a.nW, a.heads, a.N, a.d));  // v's strided view copied for bmm
-  value o = bmm(s, p16, vc, make_shape(a.nW, a.heads, a.N, a.d), a.mt);
+  value o = bmm(s, p16, vc, make_shape(a.nW, a.heads, a.N, a.d), a.mt, {a.N, a.d, a.N});
   s.release(p16), s.release(vc);
   value oc = copy(s, o, make_shape(a.nW, a.N, a.C));  // transpose(1, 2).reshape
   s.release(o);

@@ -73,7 +73,10 @@ struct op_traits<transpose_op> {
     // the gradient reaches x through the transposed view, with .contiguous() after it too
     if (op.dim0 != op.dim1 && x.s[static_cast<int>(op.dim0)] > 1 && x.s[static_cast<int>(op.dim1)] > 1) c.s.strided_view_of(x);
     if (op.contiguous) return detail::copy(c.s, x, out);
-    return c.s.view(x, out);
+    detail::value y = c.s.view(x, out);
+    const bool last_two = op.dim0 + op.dim1 == 2 * x.s.rank - 3 && x.s.rank >= 2 && op.dim0 != op.dim1;
+    y.transposed = last_two ? !x.transposed : x.transposed;
+    return y;
   }
   static constexpr std::int64_t flops(const transpose_op&, const shape&, const shape&) { return 0; }
 };
@@ -101,7 +104,13 @@ struct op_traits<permute_op> {
       if (out[i] > 1) strided = strided || from < last_moved, last_moved = from;
     }
     if (strided) c.s.strided_view_of(x);
-    return c.s.view(x, out);
+    detail::value y = c.s.view(x, out);
+    // the last two dimensions swapped, the others in place: a transposed GEMM operand
+    const auto r = x.s.rank;
+    bool others_in_place = r >= 2 && op.order.d[r - 2] == r - 1 && op.order.d[r - 1] == r - 2;
+    for (int i = 0; i + 2 < r; ++i) others_in_place = others_in_place && op.order.d[i] == i;
+    y.transposed = others_in_place ? !x.transposed : false;
+    return y;
   }
   static constexpr std::int64_t flops(const permute_op&, const shape&, const shape&) { return 0; }
 };
