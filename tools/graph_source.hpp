@@ -150,6 +150,13 @@ inline layer conv_leaf(const std::string& op, fields& f) {
     if (depthwise_op) return cl ? depthwise_conv2d(k, s, p, dl, channels_last_input, extra...) : depthwise_conv2d(k, s, p, dl, extra...);
     return conv2d(out, k, s, p, dl, g, kw, pw, extra...);
   };
+  // weight_norm (dim 0): the weight recomputed from g and v every forward, by torch.nn.utils.weight_norm's
+  // hook ("hook") or torch.nn.utils.parametrizations.weight_norm ("parametrization")
+  const auto wn = f.has("weight_norm") ? f.text("weight_norm") : std::string();
+  if (!wn.empty() && wn != "hook" && wn != "parametrization")
+    fail(f.where(), "\"weight_norm\": \"" + wn + "\" is not hook or parametrization");
+  if (wn == "hook") return bias ? make(weight_norm) : make(no_bias, weight_norm);
+  if (wn == "parametrization") return bias ? make(weight_norm_parametrization) : make(no_bias, weight_norm_parametrization);
   return bias ? make() : make(no_bias);
 }
 
@@ -348,6 +355,11 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     const std::map<std::string, upsample_mode> modes = {{"nearest", upsample_mode::nearest}, {"bilinear", upsample_mode::bilinear}, {"trilinear", upsample_mode::trilinear}};
     if (!modes.count(mode)) fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest, bilinear or trilinear");
     return sd > 0 ? upsample3d(sd, sh, sw, modes.at(mode)) : upsample(sh, sw, modes.at(mode));
+  };
+  t["resize"] = [](fields& f) {  // F.interpolate(x, size=(h, w)) to any size, 2-D
+    const auto mode = f.text("mode");
+    if (mode != "nearest" && mode != "bilinear") fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest or bilinear");
+    return resize(f.integer("h", 1, 1 << 20), f.integer("w", 1, 1 << 20), mode == "bilinear" ? upsample_mode::bilinear : upsample_mode::nearest);
   };
   add_view_leaves(t);
   add_norm_and_elementwise_leaves(t);

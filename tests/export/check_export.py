@@ -120,6 +120,12 @@ TORCH26_MODELS = [
     ("nonlocal_net", "tests.export.custom_models:nonlocal_net", "1,28,28", None, "nonlocal_net_b2_28"),
     ("bilinear_cnn", "tests.export.custom_models:bilinear_cnn", "3,32,32", None, "bilinear_cnn_b2_32"),
     ("pair_scores", "tests.export.custom_models:pair_scores", "512,16", None, "pair_scores_b2_512"),
+    ("biggan_discriminator", "tests.export.custom_models:biggan_discriminator", "3,32,32", None, "biggan_discriminator_b2_32"),
+    ("tcn_weight_norm", "tests.export.custom_models:tcn --kwargs '{\"weight_norm\": true}'", "8,2000", None, "tcn_weight_norm_b2_2000"),
+    ("tcn_weight_norm_parametrization", "tests.export.custom_models:tcn --kwargs '{\"weight_norm\": \"parametrization\"}'", "8,2000", None,
+     "tcn_weight_norm_parametrization_b2_2000"),
+    ("hifigan_generator", "tests.export.custom_models:hifigan_generator", "80,64", None, "hifigan_generator_b2_64"),
+    ("size_checked_unet", "tests.export.custom_models:size_checked_unet", "3,62,62", None, "size_checked_unet_b2_62"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
@@ -196,6 +202,11 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("sagan_discriminator", "sagan_discriminator.json", None, "sagan_discriminator_b2_64"),
              ("nonlocal_net", "nonlocal_net.json", None, "nonlocal_net_b2_28"), ("bilinear_cnn", "bilinear_cnn.json", None, "bilinear_cnn_b2_32"),
              ("pair_scores", "pair_scores.json", None, "pair_scores_b2_512"),
+             ("biggan_discriminator", "biggan_discriminator.json", None, "biggan_discriminator_b2_32"),
+             ("tcn_weight_norm", "tcn_weight_norm.json", None, "tcn_weight_norm_b2_2000"),
+             ("tcn_weight_norm_parametrization", "tcn_weight_norm_parametrization.json", None, "tcn_weight_norm_parametrization_b2_2000"),
+             ("hifigan_generator", "hifigan_generator.json", None, "hifigan_generator_b2_64"),
+             ("size_checked_unet", "size_checked_unet.json", None, "size_checked_unet_b2_62"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
@@ -425,9 +436,9 @@ UNMAPPABLE = [
      "permute [2, 0, 3, 1, 4] moves the batch dimension (a packed qkv split as timm's is recognised when its q, k, v feed F.scaled_dot_product_attention)"),
     ("tests.export.custom_models:circular_pad --path . --input 3,16,16",
      "pad (1, 1, 1, 1) mode 'circular' on 3 dimensions per sample (the library pads [C, L] or [C, H, W] by non-negative amounts, constant, reflect or replicate) (node pad, module <root>)"),
-    # weight_norm: each weight recomputed from weight_g and weight_v every forward
-    ("tests.export.custom_models:tcn --kwargs '{\"weight_norm\": true}' --path . --input 8,200",
-     "Conv1d under weight_norm or a parametrization (its weight recomputed from weight_g and weight_v, or by torch.nn.utils.parametrize, every forward: not modelled) (node _0_net_0, module 0.net.0)"),
+    # weight_norm on a Linear (the library's weight_norm is a convolution's)
+    ("tests.export.custom_models:weight_normed_mlp --path . --input 8",
+     "Linear under a parametrization or weight_norm other than a convolution's over dim 0 (its weight recomputed every forward: not modelled) (node _0, module 0)"),
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),

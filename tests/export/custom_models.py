@@ -1427,7 +1427,8 @@ class TemporalBlock(nn.Module):
     def __init__(self, n_in, n_out, kernel, dilation, dropout=0.2, wn=False):
         super().__init__()
         pad = (kernel - 1) * dilation
-        wrap = torch.nn.utils.weight_norm if wn else (lambda m: m)
+        # wn: True for the repository's torch.nn.utils.weight_norm, "parametrization" for PyTorch's newer form
+        wrap = (torch.nn.utils.parametrizations.weight_norm if wn == "parametrization" else torch.nn.utils.weight_norm) if wn else (lambda m: m)
         self.net = nn.Sequential(wrap(nn.Conv1d(n_in, n_out, kernel, padding=pad, dilation=dilation)), Chomp1d(pad), nn.ReLU(), nn.Dropout(dropout),
                                  wrap(nn.Conv1d(n_out, n_out, kernel, padding=pad, dilation=dilation)), Chomp1d(pad), nn.ReLU(), nn.Dropout(dropout))
         self.downsample = nn.Conv1d(n_in, n_out, 1) if n_in != n_out else None
@@ -1439,8 +1440,9 @@ class TemporalBlock(nn.Module):
 
 
 def tcn(channels=(32, 32, 32), kernel=2, weight_norm=False):
-    """locuslab/TCN's TemporalConvNet over 8 input channels (without its weight_norm by default:
-    weight_norm recomputes each weight every forward, which the exporter refuses by name)."""
+    """locuslab/TCN's TemporalConvNet over 8 input channels (without its weight_norm by default;
+    weight_norm=True: the repository's torch.nn.utils.weight_norm, "parametrization": PyTorch's
+    newer torch.nn.utils.parametrizations.weight_norm)."""
     return nn.Sequential(*[TemporalBlock(8 if i == 0 else channels[i - 1], c, kernel, 2 ** i, wn=weight_norm) for i, c in enumerate(channels)])
 
 
@@ -1578,3 +1580,133 @@ class BilinearCNN(nn.Module):
         return self.fc(x)
 
 def bilinear_cnn(): return BilinearCNN()
+
+
+# ajbrock/BigGAN-PyTorch layers.py Attention, with nn.Conv2d for its SNConv2d
+class BigGANAttention(nn.Module):
+    def __init__(self, ch, which_conv=nn.Conv2d):
+        super().__init__()
+        self.ch = ch
+        self.theta = which_conv(self.ch, self.ch // 8, kernel_size=1, padding=0, bias=False)
+        self.phi = which_conv(self.ch, self.ch // 8, kernel_size=1, padding=0, bias=False)
+        self.g = which_conv(self.ch, self.ch // 2, kernel_size=1, padding=0, bias=False)
+        self.o = which_conv(self.ch // 2, self.ch, kernel_size=1, padding=0, bias=False)
+        self.gamma = nn.Parameter(torch.tensor(0.), requires_grad=True)
+    def forward(self, x, y=None):
+        theta = self.theta(x)
+        phi = F.max_pool2d(self.phi(x), [2, 2])
+        g = F.max_pool2d(self.g(x), [2, 2])
+        theta = theta.view(-1, self.ch // 8, x.shape[2] * x.shape[3])
+        phi = phi.view(-1, self.ch // 8, x.shape[2] * x.shape[3] // 4)
+        g = g.view(-1, self.ch // 2, x.shape[2] * x.shape[3] // 4)
+        beta = F.softmax(torch.bmm(theta.transpose(1, 2), phi), -1)
+        o = self.o(torch.bmm(g, beta.transpose(1, 2)).view(-1, self.ch // 2, x.shape[2], x.shape[3]))
+        return self.gamma * o + x
+
+class BigGANDisc(nn.Module):
+    def __init__(self, ch=32):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, ch, 3, 1, 1), nn.ReLU(), nn.AvgPool2d(2))
+        self.b1 = nn.Sequential(nn.Conv2d(ch, 2 * ch, 3, 1, 1), nn.ReLU(), nn.AvgPool2d(2))
+        self.attn = BigGANAttention(2 * ch)
+        self.b2 = nn.Sequential(nn.Conv2d(2 * ch, 4 * ch, 3, 1, 1), nn.ReLU(), nn.AvgPool2d(2))
+        self.linear = nn.Linear(4 * ch, 1)
+    def forward(self, x):
+        h = self.b2(self.attn(self.b1(self.stem(x))))
+        h = torch.sum(F.relu(h), [2, 3])
+        return self.linear(h)
+
+def biggan_discriminator(): return BigGANDisc()
+
+# a U-Net as many repositories write its up step: resize when the skip's size differs (control flow on sizes)
+class Up(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(cin, cin // 2, 2, stride=2)
+        self.conv = nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+    def forward(self, x, skip):
+        x = self.up(x)
+        if x.shape[-2:] != skip.shape[-2:]:
+            x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
+        return self.conv(torch.cat([skip, x], dim=1))
+
+class SizeCheckedUNet(nn.Module):
+    def __init__(self, c=16):
+        super().__init__()
+        self.inc = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.d1 = nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(c, 2 * c, 3, padding=1), nn.BatchNorm2d(2 * c), nn.ReLU(inplace=True))
+        self.d2 = nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(2 * c, 4 * c, 3, padding=1), nn.BatchNorm2d(4 * c), nn.ReLU(inplace=True))
+        self.u1 = Up(4 * c, 2 * c)
+        self.u2 = Up(2 * c, c)
+        self.outc = nn.Conv2d(c, 2, 1)
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.d1(x1)
+        x3 = self.d2(x2)
+        return self.outc(self.u2(self.u1(x3, x2), x1))
+
+def size_checked_unet(): return SizeCheckedUNet()
+
+
+# jik876/hifi-gan models.py's Generator (ResBlock1), its convolutions under weight_norm, at a small
+# size: 80 mel bins, upsample_initial_channel 128, upsample rates (8, 4), kernels (16, 8),
+# resblock kernels (3, 7) with dilations (1, 3, 5)
+LRELU_SLOPE = 0.1
+
+
+class ResBlock1(nn.Module):
+    def __init__(self, channels, kernel_size=3, dilation=(1, 3, 5)):
+        super().__init__()
+        from torch.nn.utils import weight_norm
+        pad = lambda k, d: int((k * d - d) / 2)  # noqa: E731 (hifi-gan's get_padding)
+        self.convs1 = nn.ModuleList([weight_norm(nn.Conv1d(channels, channels, kernel_size, 1, dilation=d, padding=pad(kernel_size, d)))
+                                     for d in dilation])
+        self.convs2 = nn.ModuleList([weight_norm(nn.Conv1d(channels, channels, kernel_size, 1, dilation=1, padding=pad(kernel_size, 1)))
+                                     for _ in dilation])
+
+    def forward(self, x):
+        for c1, c2 in zip(self.convs1, self.convs2):
+            xt = F.leaky_relu(x, LRELU_SLOPE)
+            xt = c1(xt)
+            xt = F.leaky_relu(xt, LRELU_SLOPE)
+            xt = c2(xt)
+            x = xt + x
+        return x
+
+
+class HifiGanGenerator(nn.Module):
+    def __init__(self, mels=80, initial=128, rates=(8, 4), kernels=(16, 8), res_kernels=(3, 7), dilations=((1, 3, 5), (1, 3, 5))):
+        super().__init__()
+        from torch.nn.utils import weight_norm
+        self.num_kernels, self.num_upsamples = len(res_kernels), len(rates)
+        self.conv_pre = weight_norm(nn.Conv1d(mels, initial, 7, 1, padding=3))
+        self.ups = nn.ModuleList([weight_norm(nn.ConvTranspose1d(initial // (2 ** i), initial // (2 ** (i + 1)), k, u, padding=(k - u) // 2))
+                                  for i, (u, k) in enumerate(zip(rates, kernels))])
+        self.resblocks = nn.ModuleList([ResBlock1(initial // (2 ** (i + 1)), k, d) for i in range(len(rates))
+                                        for k, d in zip(res_kernels, dilations)])
+        self.conv_post = weight_norm(nn.Conv1d(initial // (2 ** len(rates)), 1, 7, 1, padding=3))
+
+    def forward(self, x):
+        x = self.conv_pre(x)
+        for i in range(self.num_upsamples):
+            x = F.leaky_relu(x, LRELU_SLOPE)
+            x = self.ups[i](x)
+            xs = None
+            for j in range(self.num_kernels):
+                if xs is None:
+                    xs = self.resblocks[i * self.num_kernels + j](x)
+                else:
+                    xs += self.resblocks[i * self.num_kernels + j](x)
+            x = xs / self.num_kernels
+        x = F.leaky_relu(x)
+        x = self.conv_post(x)
+        return torch.tanh(x)
+
+
+def hifigan_generator():
+    return HifiGanGenerator()
+
+
+def weight_normed_mlp():
+    """weight_norm on a Linear: the exporter's weight_norm is a convolution's (a stop naming it)."""
+    return nn.Sequential(torch.nn.utils.weight_norm(nn.Linear(8, 8)), nn.ReLU())

@@ -484,6 +484,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # locuslab/TCN's Chomp1d (x[:, :, :-k].contiguous(): narrow), PointNet's classifier (measured 2026-11-29)
          ("tcn_b2_2000", custom_models.tcn, (8, 2000), 2),
          ("pointnet_b2_1024", custom_models.pointnet, (3, 1024), 2),
+         # the same TCN with the repository's weight_norm (op_rules.md 2.6 #61), and a HiFi-GAN-style
+         # generator of weight-normed transposed and dilated convolutions
+         ("tcn_weight_norm_b2_2000", lambda: custom_models.tcn(weight_norm=True), (8, 2000), 2),
+         ("tcn_weight_norm_parametrization_b2_2000", lambda: custom_models.tcn(weight_norm="parametrization"), (8, 2000), 2),
+         ("hifigan_generator_b2_64", custom_models.hifigan_generator, (80, 64), 2),
          # torch.bmm / torch.matmul of two activations: SAGAN's self-attention (with its scalar gamma),
          # the non-local block (`*x.size()[2:]`: traced with the example's sizes), bilinear pooling
          # (measured 2026-11-29)
@@ -491,6 +496,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("nonlocal_net_b2_28", custom_models.nonlocal_net, (1, 28, 28), 2),
          ("bilinear_cnn_b2_32", custom_models.bilinear_cnn, (3, 32, 32), 2),
          ("pair_scores_b2_512", custom_models.pair_scores, (512, 16), 2),
+         # held out (no rule was set on them): BigGAN's Attention (a 0-d gamma, max-pooled phi and g), a
+         # U-Net whose up step resizes when the skip's size differs (62²: 15 -> 30 -> 31, `if` on sizes)
+         ("biggan_discriminator_b2_32", custom_models.biggan_discriminator, (3, 32, 32), 2),
+         ("size_checked_unet_b2_62", custom_models.size_checked_unet, (3, 62, 62), 2),
          # torchvision's video ResNets on 8-frame 64² clips: Conv3d with T's own kernel, stride and
          # padding ((3, 7, 7) / (1, 2, 2) stems, R(2+1)D's (1, 3, 3) and (3, 1, 1)), Conv3DSimple and
          # friends (nn.Conv3d subclasses), BatchNorm3d, AdaptiveAvgPool3d(1) (measured 2026-11-29)

@@ -57,6 +57,12 @@ static_assert(up.per_record[4].output == make_shape(64, 112, 224));
 constexpr auto up_model = sequential(input(64, 28, 28), upsample(2), upsample(2, 4, upsample_mode::bilinear));
 static_assert(forward_flops(up_model.records[3], make_shape(64, 56, 56), make_shape(64, 112, 224)) == 2 * 4 * 64 * 112 * 224);  // four taps
 static_assert(forward_flops(up_model.records[2], make_shape(64, 28, 28), make_shape(64, 56, 56)) == 0);  // nearest copies
+// resize: F.interpolate(x, size=(31, 31)) of a [16, 30, 30] up step to its skip's odd size, the
+// same kernel: its output only, nothing kept
+constexpr auto rs = budget(sequential(input(32, 15, 15), conv_transpose2d(16, 2, stride(2)), resize(31, 31, upsample_mode::bilinear)),
+                           training{.batch = 2}, devices::t4);
+static_assert(rs.per_record[3].output == make_shape(16, 31, 31) && rs.per_record[3].saved_bytes == 0);
+static_assert(rs.per_record[3].output_bytes == bytes_of(2 * 16 * 31 * 31, dtype::fp32));
 
 // --- mish and softplus keep their input; softplus is on CUDA autocast's fp32 list -------------
 constexpr auto acts = sequential(input(256), linear(256), mish(), linear(256), softplus());

@@ -635,6 +635,25 @@ TEST_CASE("matmul of two branches (torch.bmm): SAGAN's attention map and its sca
   CHECK_THROWS_AS(budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, key, key)), on_cuda(2), dev), std::invalid_argument);
 }
 
+TEST_CASE("weight_norm on a convolution: g per output channel, w kept in place of the weight", "[layers][conv]") {
+  // conv1d(16, 3) on [8, 32] at batch 2: the weight v has 16·8·3 = 384 values (1,536 B), g 16
+  const auto with = [](auto... o) { return sequential(input(8, 32), conv1d(16, 3, o...), relu()); };
+  const auto plain = budget_totals(with(), on_cuda(2), dev);
+  const auto param = budget_totals(with(weight_norm_parametrization), on_cuda(2), dev);
+  const auto hook = budget_totals(with(weight_norm), on_cuda(2), dev);
+  CHECK(param.parameter_count == plain.parameter_count + 16);
+  CHECK(hook.parameter_count == plain.parameter_count + 16);
+  // the convolution keeps w (1,536 B) and WeightNormInterfaceBackward0 the norms (64 B) either way
+  CHECK(param.saved_activations == plain.saved_activations + 1536 + 64);
+  CHECK(hook.saved_activations == plain.saved_activations + 1536 + 64);
+  // the hook's w stays on the module between steps: resident; the parametrization's does not
+  CHECK(hook.buffers == plain.buffers + 1536);
+  CHECK(param.buffers == plain.buffers);
+  // a transposed convolution's g follows its dim 0, the input channels
+  CHECK(budget_totals(sequential(input(8, 32), conv_transpose1d(16, 4, stride(2), weight_norm)), on_cuda(2), dev).parameter_count ==
+        8 * 16 * 4 + 16 + 8);
+}
+
 TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {
   // ShuffleNet V2's stride-1 unit on y1 = conv2d(8, 1) of [8, 4, 4] at batch 2 (1,024 B):
   // cat(x1, conv(x2)) with x1, x2 = y1.chunk(2, dim=1)

@@ -5,6 +5,7 @@
 // node saves the input (and the weight, a parameter); backward allocates the input gradient and
 // the weight/bias gradients.
 #pragma once
+#include <limits>
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
@@ -16,6 +17,14 @@ namespace gpubudget {
 /// embedding); CPU (oneDNN) transients depend on it, and on CUDA cuDNN then needs no layout copy.
 struct channels_last_input_t {};
 inline constexpr channels_last_input_t channels_last_input{};
+/// torch.nn.utils.weight_norm(conv) (dim 0): the weight recomputed from g and v every forward by
+/// a hook that keeps it on the module (weight_norm_of).
+struct weight_norm_t {};
+inline constexpr weight_norm_t weight_norm{};
+/// torch.nn.utils.parametrizations.weight_norm(conv): the same weight, computed where the
+/// convolution reads it and kept by nothing but its autograd node.
+struct weight_norm_parametrization_t {};
+inline constexpr weight_norm_parametrization_t weight_norm_parametrization{};
 
 /// nn.Conv{1,2,3}d / nn.ConvTranspose2d. `out_channels` 0 keeps the input's channel count;
 /// `groups` -1 means one group per input channel (depthwise).
@@ -38,6 +47,12 @@ struct conv_op {
   /// bit 60 marks W, bit 61 T. One word, as a layer record holds 12.
   std::int64_t own_dim = {};
   static constexpr std::int64_t own_w = std::int64_t{1} << 60, own_t = std::int64_t{1} << 61;
+  /// Bit 62 of own_dim: weight_norm in either form, the sign bit: the hook's (no word of their
+  /// own left in the record).
+  static constexpr std::int64_t weight_normed_bit = std::int64_t{1} << 62, weight_norm_hook_bit = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t weight_norm_bits = weight_normed_bit | weight_norm_hook_bit;
+  constexpr bool weight_normed() const { return (own_dim & weight_normed_bit) != 0; }
+  constexpr bool weight_norm_hook() const { return (own_dim & weight_norm_hook_bit) != 0; }
   /// The spatial dimension (1-based, as in a shape) with values of its own; 0 for none.
   constexpr int own_index() const { return (own_dim & own_t) != 0 ? 1 : (own_dim & own_w) != 0 ? static_cast<int>(dims) : 0; }
   constexpr std::int64_t own_field(int d, int field, std::int64_t shared) const {
@@ -316,7 +331,7 @@ constexpr shape conv_output_shape(const conv_op& op, const shape& in) {
   const auto grp = op.groups == -1 ? in_ch : op.groups;
   // kernel_w, padding_w: a 2-D convolution's; kernel_t, padding_t, stride_t: a 3-D one's; not both
   const bool own_w = (op.own_dim & conv_op::own_w) != 0, own_t = (op.own_dim & conv_op::own_t) != 0;
-  if (transposed ? op.own_dim != 0 : (own_w && (own_t || op.dims != 2)) || (own_t && op.dims != 3)) invalid_layer_argument();
+  if (transposed ? (op.own_dim & ~conv_op::weight_norm_bits) != 0 : (own_w && (own_t || op.dims != 2)) || (own_t && op.dims != 3)) invalid_layer_argument();
   if (op.kernel <= 0) kernel_size_must_be_positive();  // kernel_w is checked where it is given
   const auto pad = op.padding;
   if (st <= 0) stride_must_be_positive();
@@ -415,6 +430,35 @@ constexpr conv_transients conv_cpu_transients(const layer_ctx& c, const conv_op&
   return tr;
 }
 
+/// weight_norm on a convolution (dim 0): every forward computes w = g · v / ‖v‖
+/// (_weight_norm_interface: w and one norm per output channel), which the convolution keeps in
+/// place of its weight; WeightNormInterfaceBackward0 keeps the norms and turns w's gradient into
+/// v's and g's, w's gradient beside v's until it returns (op_rules.md 2.6 #61). The layer's weight
+/// key counts v, the next key g (`out_channels` values, their own .grad). The hook form
+/// (torch.nn.utils.weight_norm) sets the new w as the module's `weight`, so the last one stays
+/// between steps (resident, as a buffer) and each forward holds the old one until the new is made
+/// (measured: TCN and HiFi-GAN at the step's start hold every layer's w); the parametrization's
+/// lives from the convolution to its backward.
+constexpr void weight_norm_of(layer_ctx& c, const value& y, const conv_op& op, std::int64_t weight, std::int64_t out_channels,
+                              std::int32_t part) {
+  c.add_param(out_channels);
+  auto& s = c.s;
+  const auto n = s.record_of(y);
+  const auto w = bytes_of(weight, c.param_type());
+  if (op.weight_norm_hook()) {
+    c.buffer_bytes += w;
+    s.transient(w, true);
+    const value kept{s.allocate(w, /*external=*/true), {}, c.param_type(), false};
+    s.save(n, kept);
+    s.release(kept);
+    s.save_new(n, bytes_of(out_channels, c.param_type()), 1, /*fixed=*/true);
+  } else {
+    s.save_new(n, w + bytes_of(out_channels, c.param_type()), 1, /*fixed=*/true);
+  }
+  if (c.trainable) s.backward_temp(n, w, true);
+  c.param_grads(n, out_channels, part + 1);
+}
+
 /// A convolution on `x` ([C, spatial...]); `part` selects the parameter key within the layer.
 constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std::int32_t part = 0) {
   const shape out = conv_output_shape(op, x.s);
@@ -437,6 +481,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
                           weight_copy);
   if (!c.s.on_cpu() && grp == 1 && !transposed) cuda_conv_workspaces(c, op, kvol, xin, y, Y, bytes_of(weight, t), part);
   if (!c.s.on_cpu() && grp == in_ch && grp == out_ch && !transposed) cuda_depthwise_wgrad_workspace(c, y, weight, part);
+  if (op.weight_normed()) weight_norm_of(c, y, op, weight, transposed ? in_ch : out_ch, part);
   c.s.release(xin);
   return y;
 }
@@ -476,6 +521,8 @@ constexpr void apply_conv_option(conv_op& o, depthwise_t) { o.groups = -1; }
 constexpr void apply_conv_option(conv_op& o, output_padding p) { o.output_padding = p.value; }
 constexpr void apply_conv_option(conv_op& o, no_bias_t) { o.bias = false; }
 constexpr void apply_conv_option(conv_op& o, channels_last_input_t) { o.channels_last = true; }
+constexpr void apply_conv_option(conv_op& o, weight_norm_t) { o.own_dim |= conv_op::weight_norm_bits; }
+constexpr void apply_conv_option(conv_op& o, weight_norm_parametrization_t) { o.own_dim |= conv_op::weight_normed_bit; }
 /// Writes field `field` (0 kernel, 1 padding, 2 stride) of the own dimension `which` (conv_op::own_w,
 /// own_t): the value + 1, at least `smallest`.
 constexpr void set_own_dim(conv_op& o, std::int64_t which, int field, std::int64_t v, std::int64_t smallest) {

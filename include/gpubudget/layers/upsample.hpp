@@ -21,13 +21,20 @@ namespace gpubudget {
 enum class upsample_mode : std::int64_t { nearest = 0, bilinear = 1, trilinear = 2 };
 
 /// F.interpolate(x, scale_factor=(scale_h, scale_w), mode) on [C, H, W] -> [C, H·scale_h, W·scale_w];
-/// with scale_d > 0, (scale_d, scale_h, scale_w) on [C, D, H, W] (nearest or trilinear).
+/// with scale_d > 0, (scale_d, scale_h, scale_w) on [C, D, H, W] (nearest or trilinear); with
+/// size_h > 0, F.interpolate(x, size=(size_h, size_w)) on [C, H, W] (resize).
 struct upsample_op {
   std::int64_t scale_h = {};
   std::int64_t scale_w = {};
   upsample_mode mode = {};
   std::int64_t scale_d = {};
+  std::int64_t size_h = {};
+  std::int64_t size_w = {};
   constexpr shape output_shape(const shape& in) const {
+    if (size_h > 0) {
+      if (in.rank != 3 || mode == upsample_mode::trilinear) detail::tensor_rank_unsupported();
+      return make_shape(in[0], size_h, size_w);
+    }
     const bool three_d = scale_d > 0;
     // PyTorch's modes fit their ranks: bilinear a 4-D tensor, trilinear a 5-D one
     if (in.rank != (three_d ? 4 : 3) || (mode == upsample_mode::bilinear && three_d) || (mode == upsample_mode::trilinear && !three_d))
@@ -59,6 +66,13 @@ constexpr layer upsample(std::int64_t scale, upsample_mode mode = upsample_mode:
 /// The same with a factor per dimension: F.interpolate(x, scale_factor=(scale_h, scale_w)).
 constexpr layer upsample(std::int64_t scale_h, std::int64_t scale_w, upsample_mode mode) {
   return as_layer(upsample_op{scale_h, scale_w, mode});
+}
+
+/// F.interpolate(x, size=(h, w), mode="nearest" or "bilinear") on [C, H, W] -> [C, h, w], any sizes
+/// (a U-Net's up step resized to its skip's odd size): the same kernels as upsample, nothing kept.
+constexpr layer resize(std::int64_t h, std::int64_t w, upsample_mode mode = upsample_mode::nearest) {
+  if (h <= 0 || w <= 0) detail::output_size_not_positive();
+  return as_layer(upsample_op{1, 1, mode, 0, h, w});
 }
 
 /// nn.Upsample(scale_factor=(scale_d, scale_h, scale_w), mode="nearest" or "trilinear") on [C, D, H, W]
