@@ -18,6 +18,7 @@
 #include <gpubudget/gpubudget.hpp>
 
 #include <iostream>
+#include <vector>
 
 using namespace gpubudget;
 
@@ -74,5 +75,8 @@ static_assert(g_largest >= 16);
 int main() {
   std::cout << "SAGAN discriminator, " << image << "x" << image << ", batch " << d_plan.batch << "\n\n" << markdown_table(d_budget) << "\n";
   std::cout << "HiFi-GAN V1 generator, 8192 samples, batch " << g_plan.batch << "\n\n" << markdown_table(g_budget) << "\n";
-  std::cout << "Largest HiFi-GAN V1 micro-batch on " << gpu.name << ": " << g_largest << "\n";
+  std::cout << "Largest HiFi-GAN V1 micro-batch on " << gpu.name << ": " << g_largest << "\n\n";
+  std::vector<labelled_budget> rows;
+  for (const auto& dev : devices::all) rows.push_back({"HiFi-GAN V1 G, batch 16", budget_totals(hifigan_v1, g_plan, dev)});
+  std::cout << comparison_table(rows);
 }

@@ -356,6 +356,14 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     if (!modes.count(mode)) fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest, bilinear or trilinear");
     return sd > 0 ? upsample3d(sd, sh, sw, modes.at(mode)) : upsample(sh, sw, modes.at(mode));
   };
+  t["elementwise"] = [](fields& f) {  // torch.exp, x.log(), x ** c, x.clamp(...), -x, ...
+    static const std::map<std::string, unary_fn> fns = {{"exp", unary_fn::exp}, {"log", unary_fn::log}, {"sqrt", unary_fn::sqrt},
+        {"rsqrt", unary_fn::rsqrt}, {"reciprocal", unary_fn::reciprocal}, {"abs", unary_fn::abs}, {"neg", unary_fn::neg},
+        {"pow", unary_fn::pow}, {"clamp", unary_fn::clamp}, {"sin", unary_fn::sin}, {"cos", unary_fn::cos}};
+    const auto fn = f.text("fn");
+    if (!fns.count(fn)) fail(f.where(), "\"fn\": \"" + fn + "\" is not exp, log, sqrt, rsqrt, reciprocal, abs, neg, pow, clamp, sin or cos");
+    return elementwise(fns.at(fn));
+  };
   t["resize"] = [](fields& f) {  // F.interpolate(x, size=(h, w)) to any size, 2-D
     const auto mode = f.text("mode");
     if (mode != "nearest" && mode != "bilinear") fail(f.where(), "\"mode\": \"" + mode + "\" is not nearest or bilinear");
@@ -409,9 +417,9 @@ inline layer block_head(fields& f) {
   }
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
-      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}};
+      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack or matmul)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul or subtract)");
   return parallel(merges.at(m)).records[0];
 }
 

@@ -69,6 +69,7 @@ enum class merge_kind : std::uint8_t {
   multiply,     ///< elementwise product
   stack,        ///< torch.stack: a new dimension 0
   matmul,       ///< torch.bmm / torch.matmul of two branches, [n, k] @ [k, m] per sample (SAGAN's, the non-local block's maps)
+  subtract,     ///< a - b of two branches (out of place; SubBackward0 negates b's gradient: a new tensor)
 };
 
 /// Flags a composition can carry.

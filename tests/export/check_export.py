@@ -125,6 +125,8 @@ TORCH26_MODELS = [
     ("tcn_weight_norm_parametrization", "tests.export.custom_models:tcn --kwargs '{\"weight_norm\": \"parametrization\"}'", "8,2000", None,
      "tcn_weight_norm_parametrization_b2_2000"),
     ("hifigan_generator", "tests.export.custom_models:hifigan_generator", "80,64", None, "hifigan_generator_b2_64"),
+    ("hand_written_mlp", "tests.export.custom_models:hand_written_mlp", "128,64", None, "hand_written_mlp_b2_128"),
+    ("difference_cnn", "tests.export.custom_models:difference_cnn", "3,64,64", None, "difference_cnn_b2_64"),
     ("size_checked_unet", "tests.export.custom_models:size_checked_unet", "3,62,62", None, "size_checked_unet_b2_62"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
@@ -206,6 +208,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("tcn_weight_norm", "tcn_weight_norm.json", None, "tcn_weight_norm_b2_2000"),
              ("tcn_weight_norm_parametrization", "tcn_weight_norm_parametrization.json", None, "tcn_weight_norm_parametrization_b2_2000"),
              ("hifigan_generator", "hifigan_generator.json", None, "hifigan_generator_b2_64"),
+             ("hand_written_mlp", "hand_written_mlp.json", None, "hand_written_mlp_b2_128"),
+             ("difference_cnn", "difference_cnn.json", None, "difference_cnn_b2_64"),
              ("size_checked_unet", "size_checked_unet.json", None, "size_checked_unet_b2_62"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),

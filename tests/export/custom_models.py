@@ -1710,3 +1710,50 @@ def hifigan_generator():
 def weight_normed_mlp():
     """weight_norm on a Linear: the exporter's weight_norm is a convolution's (a stop naming it)."""
     return nn.Sequential(torch.nn.utils.weight_norm(nn.Linear(8, 8)), nn.ReLU())
+
+
+# elementwise math written by hand (op_rules.md 2.6 #62): minGPT's / transformers' NewGELUActivation
+# and Llama's RMSNorm as modeling_llama.py writes it, in a residual MLP stack over tokens
+class NewGELU(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class HandRMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.eps))
+
+
+class HandWrittenMLPBlock(nn.Module):
+    def __init__(self, d=64, hidden=256):
+        super().__init__()
+        self.norm, self.fc, self.act, self.proj = HandRMSNorm(d), nn.Linear(d, hidden), NewGELU(), nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.proj(self.act(self.fc(self.norm(x))))
+
+
+def hand_written_mlp(blocks=3):
+    return nn.Sequential(*[HandWrittenMLPBlock() for _ in range(blocks)])
+
+
+class DifferenceBlock(nn.Module):
+    """A difference of two convolutions of one input (a learned difference-of-Gaussians), then
+    |.|: tensor - tensor (SubBackward0 negates the second gradient) and torch.abs."""
+    def __init__(self, c):
+        super().__init__()
+        self.narrow_conv, self.wide_conv = nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 5, padding=2)
+
+    def forward(self, x):
+        return torch.abs(self.narrow_conv(x) - self.wide_conv(x))
+
+
+def difference_cnn():
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), DifferenceBlock(16), nn.MaxPool2d(2), DifferenceBlock(16),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))

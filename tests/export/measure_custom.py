@@ -489,6 +489,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("tcn_weight_norm_b2_2000", lambda: custom_models.tcn(weight_norm=True), (8, 2000), 2),
          ("tcn_weight_norm_parametrization_b2_2000", lambda: custom_models.tcn(weight_norm="parametrization"), (8, 2000), 2),
          ("hifigan_generator_b2_64", custom_models.hifigan_generator, (80, 64), 2),
+         # minGPT's NewGELU and Llama's RMSNorm written out (torch.pow, torch.rsqrt, torch.tanh; op_rules.md 2.6 #62)
+         ("hand_written_mlp_b2_128", custom_models.hand_written_mlp, (128, 64), 2),
+         ("difference_cnn_b2_64", custom_models.difference_cnn, (3, 64, 64), 2),
          # torch.bmm / torch.matmul of two activations: SAGAN's self-attention (with its scalar gamma),
          # the non-local block (`*x.size()[2:]`: traced with the example's sizes), bilinear pooling
          # (measured 2026-11-29)

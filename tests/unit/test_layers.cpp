@@ -654,6 +654,31 @@ TEST_CASE("weight_norm on a convolution: g per output channel, w kept in place o
         8 * 16 * 4 + 16 + 8);
 }
 
+TEST_CASE("elementwise math and a - b: what autograd keeps", "[layers][elementwise]") {
+  // after linear(16) on [16] at batch 2: y1 = 2·16·4 = 128 B; each op's output is 128 B too
+  const auto after = [](layer op) { return budget(sequential(input(16), linear(16), op), on_cuda(2), dev).per_record[3]; };
+  CHECK(after(elementwise(unary_fn::exp)).saved_bytes == 128);  // the output
+  CHECK(after(elementwise(unary_fn::log)).saved_bytes == 128);  // the input
+  CHECK(after(elementwise(unary_fn::neg)).saved_bytes == 0);
+  CHECK(after(elementwise(unary_fn::pow)).saved_bytes == 128);
+  // CUDA autocast fp16: exp runs on an fp32 copy (autocast's fp32 list) and keeps its fp32
+  // output; abs stays 16-bit and keeps its 16-bit input
+  training amp = on_cuda(2);
+  amp.precision = precision_mode::amp_fp16;
+  const auto amp_after = [&](layer op) { return budget(sequential(input(16), linear(16), op), amp, dev).per_record[3]; };
+  CHECK(amp_after(elementwise(unary_fn::exp)).output_bytes == 128);
+  CHECK(amp_after(elementwise(unary_fn::abs)).saved_bytes == 64);
+  // x - 2x keeps nothing, as x + 2x (b's gradient, -grad, is a new tensor: tests/export's
+  // difference_cnn_b2_64 holds it, trace_peak.py op 56 aten.neg); shapes must agree
+  const auto join = [](merge_kind m) {
+    return budget(sequential(input(16, 1024), layer_scale(true), parallel(m, sequential(), scale())), on_cuda(2), dev);
+  };
+  CHECK(join(merge_kind::subtract).saved_activations == join(merge_kind::add).saved_activations);
+  CHECK(shape_of(join(merge_kind::subtract).per_record[3]) == "[16,1024]");
+  CHECK_THROWS_AS(budget(sequential(input(16, 1024), parallel(merge_kind::subtract, sequential(), mean_over(1, 1, keepdim))), on_cuda(2), dev),
+                  std::invalid_argument);
+}
+
 TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {
   // ShuffleNet V2's stride-1 unit on y1 = conv2d(8, 1) of [8, 4, 4] at batch 2 (1,024 B):
   // cat(x1, conv(x2)) with x1, x2 = y1.chunk(2, dim=1)

@@ -583,8 +583,9 @@ struct walker : walker_scalars {
         // (MulBackward0: grad * other, sum_to; a hand-written squeeze-excitation's [C, 1, 1] gate)
         if (outs[k].s.numel() != merged.numel() && outs[k].requires_grad) s.backward_temp(n, s.bytes_of_value(merged, y.type));
       } else {
-        // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on
-        s.grad_to(n, outs[k], true);
+        // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on,
+        // subtract too but to b, which gets -grad (a new tensor)
+        s.grad_to(n, outs[k], L.merge != merge_kind::subtract || k == 0);
       }
     }
     for (auto& o : outs) s.release(o);

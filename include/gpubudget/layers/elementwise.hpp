@@ -69,6 +69,46 @@ struct op_traits<scale_op> {
 };
 
 constexpr layer scale() { return as_layer(scale_op{}); }
+
+/// The elementwise math a model writes by hand (torch.exp, x.log(), x ** 2, x.clamp(min=c), -x):
+/// what autograd keeps is derivatives.yaml's (measured on the 2.6 CPU with saved_tensors_hooks,
+/// op_rules.md 2.6 #62): the output for exp, sqrt, rsqrt and reciprocal; the input for log, abs,
+/// pow by a number, clamp by numbers, sin and cos; nothing for neg. CUDA autocast runs exp, log,
+/// pow, reciprocal and rsqrt in fp32 (autocast_mode.cpp's fp32 list; CPU autocast keeps the input's
+/// type, measured): a 16-bit input's fp32 copy is what they keep.
+enum class unary_fn : std::int64_t { exp, log, sqrt, rsqrt, reciprocal, abs, neg, pow, clamp, sin, cos };
+
+struct elementwise_op {
+  unary_fn fn = {};
+  constexpr detail::keeps kept() const {
+    switch (fn) {
+      case unary_fn::exp: case unary_fn::sqrt: case unary_fn::rsqrt: case unary_fn::reciprocal: return detail::keeps::output;
+      case unary_fn::neg: return detail::keeps::nothing;
+      default: return detail::keeps::input;
+    }
+  }
+  constexpr bool on_cuda_fp32_list() const {
+    return fn == unary_fn::exp || fn == unary_fn::log || fn == unary_fn::pow || fn == unary_fn::reciprocal || fn == unary_fn::rsqrt;
+  }
+};
+
+template <>
+struct op_traits<elementwise_op> {
+  static constexpr const char* name = "elementwise";
+  static constexpr detail::value lower(detail::layer_ctx& c, const elementwise_op& op, const detail::value& x) {
+    if (op.fn < unary_fn::exp || op.fn > unary_fn::cos) detail::invalid_layer_argument();
+    const detail::value xin = op.on_cuda_fp32_list() ? detail::cast_to(c.s, x, c.fp32_op_type(x.type)) : (c.s.retain(x.id), x);
+    // AbsBackward0 is grad * self.sgn(): the sign, input-sized, beside the gradient (trace_peak.py
+    // difference_cnn_b2_64, ops 54-55); the other formulas' temporaries are not modelled (#62)
+    const auto sign = op.fn == unary_fn::abs ? c.s.bytes_of_value(xin) : 0;
+    detail::value y = detail::pointwise(c.s, xin, xin.s, xin.type, op.kept(), 0, 0, sign);
+    c.s.release(xin);
+    return y;
+  }
+  static constexpr std::int64_t flops(const elementwise_op&, const shape&, const shape& out) { return out.numel(); }
+};
+
+constexpr layer elementwise(unary_fn fn) { return as_layer(elementwise_op{fn}); }
 /// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
 constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
 /// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it.
