@@ -48,15 +48,14 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
       break;
     }
     case node_kind::parallel: {
-      std::int64_t inner = 1;  // matmul: the shared dimension k of [n, k] @ [k, m]
       for (std::int32_t c = i + 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
         const auto part = subtree_flops(b, c, in, plan, inside, false);
         f.total += part.total;
         f.checkpointed += part.checkpointed;
-        if (c == i + 1) inner = b.per_record[static_cast<std::size_t>(c)].output.last();
       }
       const auto out = b.per_record[static_cast<std::size_t>(i)].output.numel();
-      f.total += L.merge == merge_kind::matmul ? checked_mul(2 * inner, out) : out;
+      // matmul: 2·k per output element, k the first branch's last dimension ([n, k] @ [k, m])
+      f.total += L.merge == merge_kind::matmul ? checked_mul(2 * b.per_record[static_cast<std::size_t>(i + 1)].output.last(), out) : out;
       break;
     }
     case node_kind::leaf: f.total = L.op->flops(L, in, b.per_record[static_cast<std::size_t>(i)].output); break;

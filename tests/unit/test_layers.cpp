@@ -619,6 +619,8 @@ TEST_CASE("matmul of two branches (torch.bmm): SAGAN's attention map and its sca
   const auto energy = budget(sequential(input(16, 8, 8), parallel(merge_kind::matmul, query, key)), on_cuda(2), dev);
   REQUIRE(shape_of(energy.per_record[2]) == "[64,64]");
   REQUIRE(energy.saved_activations == 8192 + 2 * 1024);
+  // FLOPs a sample: the two 1x1 convs (2·16·2·64 each) and 2·k per output element, k = 2
+  CHECK(subtree_flops(energy, 2, make_shape(16, 8, 8), on_cuda(2), false, false).total == 2 * (2 * 16 * 2 * 64) + 2 * 2 * 64 * 64);
   // + softmax (its output kept, 2·64·64·4 = 32,768 B), then out = bmm(v [16, 64], attentionᵀ): v kept
   // (8,192 B) beside the probabilities' view; gamma · out + x: one weight, out kept (8,192 B)
   const auto attention = sequential(parallel(merge_kind::matmul, query, key), softmax(), permute(1, 0));

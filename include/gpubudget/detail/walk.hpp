@@ -161,12 +161,21 @@ struct walker : walker_scalars {
     const bool checkpoint = (L.flags.checkpoint || force_checkpoint) && can_checkpoint();
     // leaves keep their own statistics (walk_leaf)
     if (!collecting() || L.kind == node_kind::leaf) return checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
-    const auto saved_before = s.saved_total;
-    const auto parameter_count_before = totals.parameter_count, trainable_before = totals.trainable_count, buffers_before = totals.buffer_bytes;
+    const stats_mark before = mark();
     const value out = checkpoint ? run_segment(i, in, sc, false) : walk_inner(i, in, sc);
-    add_stats(i, totals.parameter_count - parameter_count_before, totals.trainable_count - trainable_before,
-              totals.buffer_bytes - buffers_before, s.saved_total - saved_before, out);
+    add_stats_since(i, before, out);
     return out;
+  }
+
+  /// The totals a composite's statistics are taken against (budget()'s per-record table): what
+  /// it added between mark() and add_stats_since().
+  struct stats_mark {
+    std::int64_t saved = 0, parameters = 0, trainable = 0, buffers = 0;
+  };
+  constexpr stats_mark mark() const { return {s.saved_total, totals.parameter_count, totals.trainable_count, totals.buffer_bytes}; }
+  constexpr void add_stats_since(std::int32_t i, const stats_mark& m, const value& out) {
+    add_stats(i, totals.parameter_count - m.parameters, totals.trainable_count - m.trainable, totals.buffer_bytes - m.buffers,
+              s.saved_total - m.saved, out);
   }
 
   /// The scope inside record `i`: train_only names switch training on, frozen blocks off; a
@@ -398,11 +407,9 @@ struct walker : walker_scalars {
   /// Plain sequence `i` on `in`, whose reference its first child takes; statistics as walk()'s.
   constexpr value walk_consuming(std::int32_t i, const value& in, const scope& sc) {
     if (!collecting()) return run_children(i, in, sc, false, true);
-    const auto saved_before = s.saved_total;
-    const auto parameter_count_before = totals.parameter_count, trainable_before = totals.trainable_count, buffers_before = totals.buffer_bytes;
+    const stats_mark before = mark();
     const value out = run_children(i, in, sc, false, true);
-    add_stats(i, totals.parameter_count - parameter_count_before, totals.trainable_count - trainable_before,
-              totals.buffer_bytes - buffers_before, s.saved_total - saved_before, out);
+    add_stats_since(i, before, out);
     return out;
   }
 

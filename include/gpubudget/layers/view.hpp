@@ -74,7 +74,7 @@ struct op_traits<transpose_op> {
     if (op.dim0 != op.dim1 && x.s[static_cast<int>(op.dim0)] > 1 && x.s[static_cast<int>(op.dim1)] > 1) c.s.strided_view_of(x);
     if (op.contiguous) return detail::copy(c.s, x, out);
     detail::value y = c.s.view(x, out);
-    const bool last_two = op.dim0 + op.dim1 == 2 * x.s.rank - 3 && x.s.rank >= 2 && op.dim0 != op.dim1;
+    const bool last_two = op.dim0 + op.dim1 == 2 * x.s.rank - 3;  // only rank − 2 and rank − 1 add up to it
     y.transposed = last_two ? !x.transposed : x.transposed;
     return y;
   }
