@@ -173,12 +173,18 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
     const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
     return transpose(a, b, f.boolean("contiguous", false));
   };
-  for (const char* reduction : {"mean_over", "sum_over"})
-    t[reduction] = [sum = std::string(reduction) == "sum_over"](fields& f) {
+  struct reduction_factories {
+    const char* name;
+    layer (*plain)(std::int64_t, std::int64_t);
+    layer (*keeping)(std::int64_t, std::int64_t, keepdim_t);
+  };
+  const reduction_factories reductions[] = {
+      {"mean_over", mean_over, mean_over}, {"sum_over", sum_over, sum_over}, {"var_over", var_over, var_over}, {"std_over", std_over, std_over}};
+  for (const auto& r : reductions)
+    t[r.name] = [r](fields& f) {
       const auto dim = f.integer("dim", 0, 4);
       const auto count = f.integer("count", 1, 5 - dim, 1);
-      if (f.boolean("keepdim", false)) return sum ? sum_over(dim, count, keepdim) : mean_over(dim, count, keepdim);
-      return sum ? sum_over(dim, count) : mean_over(dim, count);
+      return f.boolean("keepdim", false) ? r.keeping(dim, count, keepdim) : r.plain(dim, count);
     };
   t["narrow"] = [](fields& f) {  // x[..., a:b] on one per-sample dimension, made contiguous or not
     const auto dim = f.integer("dim", 0, 4), start = f.integer("start", 0, big);
@@ -397,6 +403,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     // gamma over dimension 0 (torchvision's (C, 1, 1)) or the last (the official ConvNeXt's (C,) on channels-last)
     t["layer_scale"] = [](fields& f) { return layer_scale(f.boolean("last_dimension", false)); };
+    t["learned_bias"] = [](fields& f) { return learned_bias(f.boolean("last_dimension", false)); };
     add_shaped_leaves(t);
     return t;
   }();
@@ -417,9 +424,10 @@ inline layer block_head(fields& f) {
   }
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
-      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract}};
+      {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
+      {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul or subtract)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide or maximum)");
   return parallel(merges.at(m)).records[0];
 }
 

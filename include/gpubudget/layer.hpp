@@ -69,7 +69,9 @@ enum class merge_kind : std::uint8_t {
   multiply,     ///< elementwise product
   stack,        ///< torch.stack: a new dimension 0
   matmul,       ///< torch.bmm / torch.matmul of two branches, [n, k] @ [k, m] per sample (SAGAN's, the non-local block's maps)
-  subtract,     ///< a - b of two branches (out of place; SubBackward0 negates b's gradient: a new tensor)
+  subtract,     ///< a - b of two branches (out of place; SubBackward0 negates b's gradient: a new tensor); b may broadcast
+  divide,       ///< a / b of two branches, b equal or broadcast (a LayerNorm written out: (x - mean) / (std + eps)); DivBackward0 keeps both
+  maximum,      ///< torch.maximum(a, b) of equal shapes (maxout); MaximumBackward0 keeps both
 };
 
 /// Flags a composition can carry.

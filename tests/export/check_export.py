@@ -127,6 +127,12 @@ TORCH26_MODELS = [
     ("hifigan_generator", "tests.export.custom_models:hifigan_generator", "80,64", None, "hifigan_generator_b2_64"),
     ("hand_written_mlp", "tests.export.custom_models:hand_written_mlp", "128,64", None, "hand_written_mlp_b2_128"),
     ("difference_cnn", "tests.export.custom_models:difference_cnn", "3,64,64", None, "difference_cnn_b2_64"),
+    # tensors on both sides of -, / and torch.maximum; buffers and constants as operands; x.std, x.var
+    ("annotated_ff_stack", "tests.export.custom_models:annotated_ff_stack", "128,256", None, "annotated_ff_stack_b2_128"),
+    ("normalized_cnn", "tests.export.custom_models:normalized_cnn", "3,64,64", None, "normalized_cnn_b2_64"),
+    ("maxout_mlp", "tests.export.custom_models:maxout_mlp", "1,28,28", None, "maxout_mlp_b2"),
+    ("written_softmax_mlp", "tests.export.custom_models:written_softmax_mlp", "128,64", None, "written_softmax_mlp_b2_128"),
+    ("written_instance_norm_cnn", "tests.export.custom_models:written_instance_norm_cnn", "3,64,64", None, "written_instance_norm_cnn_b2_64"),
     ("size_checked_unet", "tests.export.custom_models:size_checked_unet", "3,62,62", None, "size_checked_unet_b2_62"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
@@ -210,6 +216,11 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("hifigan_generator", "hifigan_generator.json", None, "hifigan_generator_b2_64"),
              ("hand_written_mlp", "hand_written_mlp.json", None, "hand_written_mlp_b2_128"),
              ("difference_cnn", "difference_cnn.json", None, "difference_cnn_b2_64"),
+             ("annotated_ff_stack", "annotated_ff_stack.json", None, "annotated_ff_stack_b2_128"),
+             ("normalized_cnn", "normalized_cnn.json", None, "normalized_cnn_b2_64"),
+             ("maxout_mlp", "maxout_mlp.json", None, "maxout_mlp_b2"),
+             ("written_softmax_mlp", "written_softmax_mlp.json", None, "written_softmax_mlp_b2_128"),
+             ("written_instance_norm_cnn", "written_instance_norm_cnn.json", None, "written_instance_norm_cnn_b2_64"),
              ("size_checked_unet", "size_checked_unet.json", None, "size_checked_unet_b2_62"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
@@ -443,6 +454,9 @@ UNMAPPABLE = [
     # weight_norm on a Linear (the library's weight_norm is a convolution's)
     ("tests.export.custom_models:weight_normed_mlp --path . --input 8",
      "Linear under a parametrization or weight_norm other than a convolution's over dim 0 (its weight recomputed every forward: not modelled) (node _0, module 0)"),
+    # a number divided by a tensor (`1.0 / x`): not the divide merge, and not a scale
+    ("tests.export.custom_models:number_over_tensor --path . --input 8",
+     "a number divided by a tensor (c / x: no gpubudget op; x.reciprocal() is elementwise(unary_fn::reciprocal)) (node truediv, module 1)"),
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),

@@ -1757,3 +1757,136 @@ class DifferenceBlock(nn.Module):
 def difference_cnn():
     return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), DifferenceBlock(16), nn.MaxPool2d(2), DifferenceBlock(16),
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+
+
+# normalization and other arithmetic written out with tensors on both sides (op_rules.md 2.6 #63):
+# harvardnlp/annotated-transformer's LayerNorm (the_annotated_transformer.py, as written there:
+# x.std(-1), a broadcast subtract and divide, (C,) gain and bias) in its SublayerConnection around
+# its PositionwiseFeedForward
+class AnnotatedLayerNorm(nn.Module):
+    "Construct a layernorm module (See citation for details)."
+    def __init__(self, features, eps=1e-6):
+        super().__init__()
+        self.a_2 = nn.Parameter(torch.ones(features))
+        self.b_2 = nn.Parameter(torch.zeros(features))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        std = x.std(-1, keepdim=True)
+        return self.a_2 * (x - mean) / (std + self.eps) + self.b_2
+
+
+class SublayerConnection(nn.Module):
+    def __init__(self, size, dropout):
+        super().__init__()
+        self.norm = AnnotatedLayerNorm(size)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, sublayer):
+        return x + self.dropout(sublayer(self.norm(x)))
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.1):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w_2(self.dropout(self.w_1(x).relu()))
+
+
+class FeedForwardLayer(nn.Module):
+    def __init__(self, size, feed_forward, dropout):
+        super().__init__()
+        self.feed_forward = feed_forward
+        self.sublayer = SublayerConnection(size, dropout)
+
+    def forward(self, x):
+        return self.sublayer(x, self.feed_forward)
+
+
+def annotated_ff_stack(d=256, ff=1024, n=3):
+    return nn.Sequential(*[FeedForwardLayer(d, PositionwiseFeedForward(d, ff, 0.1), 0.1) for _ in range(n)], AnnotatedLayerNorm(d))
+
+
+class StyleNormalization(nn.Module):
+    """pytorch/tutorials advanced_source/neural_style_tutorial.py's Normalization: plain tensor
+    attributes (no buffers), (img - mean) / std."""
+    def __init__(self, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)):
+        super().__init__()
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+        self.std = torch.tensor(std).view(-1, 1, 1)
+
+    def forward(self, img):
+        return (img - self.mean) / self.std
+
+
+def normalized_cnn():
+    return nn.Sequential(StyleNormalization(), nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+
+class Maxout(nn.Module):
+    """Goodfellow et al.'s maxout of two affine maps, torch.maximum (MaximumBackward0 keeps both)."""
+    def __init__(self, i, o):
+        super().__init__()
+        self.a, self.b = nn.Linear(i, o), nn.Linear(i, o)
+
+    def forward(self, x):
+        return torch.maximum(self.a(x), self.b(x))
+
+
+def maxout_mlp():
+    return nn.Sequential(nn.Flatten(), Maxout(784, 512), nn.Dropout(0.2), Maxout(512, 256), nn.Linear(256, 10))
+
+
+class WrittenSoftmax(nn.Module):
+    """A softmax over the last dimension written out: e / e.sum(-1, keepdim=True)."""
+    def forward(self, x):
+        e = torch.exp(x)
+        return e / e.sum(-1, keepdim=True)
+
+
+def written_softmax_mlp():
+    return nn.Sequential(nn.Linear(64, 256), WrittenSoftmax(), nn.Linear(256, 64))
+
+
+# held out (no rule set on them): an instance norm written out with x.var over (H, W) and a
+# registered-buffer input normalization
+class WrittenInstanceNorm(nn.Module):
+    def __init__(self, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x):
+        mu = x.mean(dim=(2, 3), keepdim=True)
+        var = x.var(dim=(2, 3), keepdim=True, unbiased=False)
+        return (x - mu) / torch.sqrt(var + self.eps)
+
+
+class BufferNormalization(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+
+
+def written_instance_norm_cnn():
+    return nn.Sequential(BufferNormalization(), nn.Conv2d(3, 32, 3, padding=1), WrittenInstanceNorm(), nn.ReLU(),
+                         nn.Conv2d(32, 32, 3, padding=1), WrittenInstanceNorm(), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+class Reciprocal(nn.Module):
+    def forward(self, x):
+        return 1.0 / x
+
+
+def number_over_tensor():
+    """`1.0 / x`: no gpubudget op (x.reciprocal() is elementwise(unary_fn::reciprocal)): a stop naming it."""
+    return nn.Sequential(nn.Linear(8, 8), Reciprocal())

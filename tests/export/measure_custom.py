@@ -492,6 +492,16 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # minGPT's NewGELU and Llama's RMSNorm written out (torch.pow, torch.rsqrt, torch.tanh; op_rules.md 2.6 #62)
          ("hand_written_mlp_b2_128", custom_models.hand_written_mlp, (128, 64), 2),
          ("difference_cnn_b2_64", custom_models.difference_cnn, (3, 64, 64), 2),
+         # tensors on both sides of -, / and torch.maximum (op_rules.md 2.6 #63): the annotated
+         # transformer's LayerNorm (x.std, broadcast - and /, (C,) gain and bias), the style-transfer
+         # tutorial's input normalization (plain tensor attributes), maxout, a softmax written out
+         # (measured 2026-12-06)
+         ("annotated_ff_stack_b2_128", custom_models.annotated_ff_stack, (128, 256), 2),
+         ("normalized_cnn_b2_64", custom_models.normalized_cnn, (3, 64, 64), 2),
+         ("maxout_mlp_b2", custom_models.maxout_mlp, (1, 28, 28), 2),
+         ("written_softmax_mlp_b2_128", custom_models.written_softmax_mlp, (128, 64), 2),
+         # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization
+         ("written_instance_norm_cnn_b2_64", custom_models.written_instance_norm_cnn, (3, 64, 64), 2),
          # torch.bmm / torch.matmul of two activations: SAGAN's self-attention (with its scalar gamma),
          # the non-local block (`*x.size()[2:]`: traced with the example's sizes), bilinear pooling
          # (measured 2026-11-29)

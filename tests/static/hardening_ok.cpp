@@ -130,6 +130,10 @@ static_assert(budget_totals(sequential(input(8, 64), attention(64, heads(4), att
 static_assert(budget(sequential(input(16, 64), parallel(merge_kind::matmul, sequential(), transpose(0, 1))), training{.batch = 2},
                      devices::generic_16gb).per_record[2].output.numel() == 16 * 16);
 
+// binary_merge_needs_two_branches: x / (std(x) + eps) of a [16, 64] sample keeps x's shape
+static_assert(budget(sequential(input(16, 64), linear(64), parallel(merge_kind::divide, sequential(), sequential(std_over(1, 1, keepdim), scale()))),
+                     training{.batch = 2}, devices::generic_16gb).per_record[3].output.numel() == 16 * 64);
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

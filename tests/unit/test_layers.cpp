@@ -677,8 +677,49 @@ TEST_CASE("elementwise math and a - b: what autograd keeps", "[layers][elementwi
   };
   CHECK(join(merge_kind::subtract).saved_activations == join(merge_kind::add).saved_activations);
   CHECK(shape_of(join(merge_kind::subtract).per_record[3]) == "[16,1024]");
-  CHECK_THROWS_AS(budget(sequential(input(16, 1024), parallel(merge_kind::subtract, sequential(), mean_over(1, 1, keepdim))), on_cuda(2), dev),
+  // the second operand may broadcast against the first (x - x.mean(-1, keepdim=True)), not the
+  // first against the second, and a dimension other than 1 must agree
+  CHECK(shape_of(budget(sequential(input(16, 1024), parallel(merge_kind::subtract, sequential(), mean_over(1, 1, keepdim))), on_cuda(2), dev)
+                     .per_record[2]) == "[16,1024]");
+  CHECK_THROWS_AS(budget(sequential(input(16, 1024), parallel(merge_kind::subtract, mean_over(1, 1, keepdim), sequential())), on_cuda(2), dev),
                   std::invalid_argument);
+  CHECK_THROWS_AS(budget(sequential(input(16, 1024), parallel(merge_kind::subtract, sequential(), linear(512))), on_cuda(2), dev),
+                  std::invalid_argument);
+}
+
+TEST_CASE("tensors on both sides: a quotient, a maximum, a broadcast difference, var, std, a learned bias", "[layers][elementwise]") {
+  // on y = layer_scale(true)([16, 256]) at batch 2: y is 2·16·256·4 = 32 KiB, a reduced [16, 1] 128 B
+  constexpr std::int64_t Y = 2 * 16 * 256 * 4, R = 2 * 16 * 4;
+  const auto on_y = [](auto... ops) { return budget(sequential(input(16, 256), layer_scale(true), ops...), on_cuda(2), dev); };
+  // var keeps its input, std its input and its result (derivatives.yaml var/std.correction)
+  CHECK(on_y(var_over(1, 1, keepdim)).per_record[3].saved_bytes == Y);
+  CHECK(on_y(std_over(1, 1, keepdim)).per_record[3].saved_bytes == Y + R);
+  CHECK(shape_of(on_y(std_over(1)).per_record[3]) == "[16]");
+  // var's backward holds y (kept), y's gradient and y - mean at once: 3 y (a mean's backward
+  // peaks at 2 y, in layer_scale's backward: y's gradient and gamma's at y's size)
+  const auto var_peak = on_y(var_over(1, 1, keepdim)).fwd_bwd_peak;
+  CHECK(var_peak >= 3 * Y);
+  CHECK(var_peak < 3 * Y + 1024);
+  CHECK(on_y(mean_over(1, 1, keepdim)).fwd_bwd_peak < 2 * Y + 2048);
+  // y / (std(y) + eps): DivBackward0 keeps both operands (y and the [16, 1] denominator)
+  const auto quotient = on_y(parallel(merge_kind::divide, sequential(), sequential(std_over(1, 1, keepdim), scale())));
+  CHECK(quotient.saved_activations == on_y(std_over(1, 1, keepdim), scale()).saved_activations + R);
+  CHECK(shape_of(quotient.per_record[3]) == "[16,256]");
+  // on the input (no gradient) the denominator needs none: a is not kept, only b
+  const auto on_input = [](auto... ops) { return budget(sequential(input(16, 256), ops...), on_cuda(2), dev); };
+  CHECK(on_input(parallel(merge_kind::divide, layer_scale(true), std_over(1, 1, keepdim))).saved_activations ==
+        on_input(layer_scale(true)).saved_activations + R);
+  // torch.maximum keeps both operands; its backward adds grad / 2 and two bool masks
+  const auto maxout = [](merge_kind m) {
+    return budget(sequential(input(16, 256), parallel(m, linear(256), linear(256))), on_cuda(2), dev);
+  };
+  CHECK(maxout(merge_kind::maximum).saved_activations == maxout(merge_kind::add).saved_activations + 2 * Y);
+  CHECK_THROWS_AS(budget(sequential(input(16, 256), parallel(merge_kind::maximum, sequential(), mean_over(1, 1, keepdim))), on_cuda(2), dev),
+                  std::invalid_argument);
+  // a learned bias: one parameter per channel or per last-dimension value, nothing kept
+  CHECK(on_input(learned_bias(true)).parameter_count == 256);
+  CHECK(budget(sequential(input(8, 4, 4), learned_bias()), on_cuda(2), dev).parameter_count == 8);
+  CHECK(on_y(learned_bias(true)).per_record[3].saved_bytes == 0);
 }
 
 TEST_CASE("chunk: views of equal parts, the base kept whole, strided unless only ones precede", "[layers][views]") {

@@ -339,6 +339,20 @@ constexpr value mean_reduce(sim& s, const value& x, const shape& out) {
   return pointwise(s, x, out, x.type, s.torch2() ? keeps::nothing : keeps::input);
 }
 
+/// x.var(dims) / x.std(dims): a new reduced tensor; VarBackward0 keeps x, StdBackward0 x and its
+/// result (derivatives.yaml var.correction / std.correction). Backward, var_backward's
+/// (2 / dof) * grad * (x - x.mean(dims, true)) holds x - mean beside x's gradient (2.6 CPU probe:
+/// [2, 256, 512] fp32 over the last dimension, and [2, 64, 32, 64] over two, peak 2 x).
+constexpr value deviation_reduce(sim& s, const value& x, const shape& out, bool keeps_result) {
+  value y = s.make(out, x.type, x.requires_grad);
+  const auto n = s.record(y);
+  s.save(n, x);
+  if (keeps_result) s.save(n, y);
+  s.grad_to(n, x);
+  s.backward_temp(n, s.bytes_of_value(x));
+  return y;
+}
+
 /// x * scalar, x / scalar (a Python number): 1.13 keeps the scalar as a 0-d fp64 tensor (8 B);
 /// 2.x keeps nothing (op_rules.md 2.6 #5: mul.Scalar / div.Scalar in derivatives.yaml keep the
 /// Scalar, not a tensor; any device). Bytes the node saves.
@@ -357,12 +371,16 @@ constexpr value attention_probs_dropout(sim& s, const value& p, std::int64_t per
 /// once (a / b, / b, -grad, the product) before the sum to b's shape; a's gradient grad / b comes
 /// after them. The walk counts a node's temporaries beside its gradients: three more than a's
 /// gradient (trace_peak.py metric_embedding_b2_64, ops 75-79: the step's peak, 4 x [2,64,32,32] fp32).
+/// When b has a's shape the product is b's gradient itself: two more (2.6 CPU probe, [2, 256, 512]
+/// fp32 / [2, 256, 512]: backward's peak 4 x, as with b [2, 256, 1]).
 constexpr value broadcast_divide(sim& s, const value& a, const value& b, dtype t) {
   value y = s.make(a.s, t, a.requires_grad || b.requires_grad);
   const auto n = s.record(y);
-  s.save(n, a), s.save(n, b);
+  // a's gradient reads b; b's reads a and b (derivatives.yaml div.Tensor): a is kept only for b's
+  if (b.requires_grad) s.save(n, a);
+  s.save(n, b);
   s.grad_to(n, a), s.grad_to(n, b);
-  s.backward_temp(n, checked_mul(3, s.bytes_of_value(a.s, t)));
+  if (b.requires_grad) s.backward_temp(n, checked_mul(b.s.numel() == a.s.numel() ? 2 : 3, s.bytes_of_value(a.s, t)));
   return y;
 }
 

@@ -523,16 +523,18 @@ struct walker : walker_scalars {
     s.release(held);
   }
 
-  /// The shape branches merge into: concat adds dimension 0 (the rest equal), add and stack take
-  /// equal shapes, multiply broadcasts a dimension of 1 against any (x * gate with a [C, 1, 1]
-  /// or [1, H, W] gate), ranks equal.
+  /// The shape branches merge into: concat adds dimension 0 (the rest equal), add, stack and
+  /// maximum take equal shapes, multiply broadcasts a dimension of 1 against any (x * gate with a
+  /// [C, 1, 1] or [1, H, W] gate), subtract and divide broadcast the later branches' dimensions of
+  /// 1 against the first's (x - x.mean(-1, keepdim=True)); ranks equal.
   static constexpr shape merged_shape(const dyn_array<value>& outs, merge_kind merge) {
     shape merged = outs[0].s;
     for (std::size_t k = 1; k < outs.size(); ++k) {
       const auto& o = outs[k].s;
       if (o.rank != merged.rank) parallel_branches_disagree_on_shape();
       for (int d = (merge == merge_kind::concat ? 1 : 0); d < o.rank; ++d) {
-        const bool broadcast = merge == merge_kind::multiply && (o[d] == 1 || merged[d] == 1);
+        const bool to_first = merge == merge_kind::subtract || merge == merge_kind::divide;
+        const bool broadcast = (merge == merge_kind::multiply && (o[d] == 1 || merged[d] == 1)) || (to_first && o[d] == 1);
         if (o[d] != merged[d] && !broadcast) parallel_branches_disagree_on_shape();
         if (broadcast && o[d] > merged[d]) merged[d] = o[d];
       }
@@ -556,6 +558,31 @@ struct walker : walker_scalars {
     return y;
   }
 
+  /// a / b of two branches, b of a's shape or broadcast against it (a LayerNorm written out:
+  /// (x - mean) / (std + eps)): detail::broadcast_divide; the quotient takes the wider type.
+  constexpr value divide_of_branches(dyn_array<value>& outs) {
+    if (outs.size() != 2) binary_merge_needs_two_branches();
+    const value y = broadcast_divide(s, outs[0], outs[1], promoted(outs[0].type, outs[1].type));
+    for (auto& o : outs) s.release(o);
+    return y;
+  }
+
+  /// torch.maximum(a, b) of equal shapes (maxout): MaximumBackward0 keeps both operands; each
+  /// gradient is where(a == b, grad / 2, grad).masked_fill_(a < b, 0) (derivatives.yaml), so the
+  /// second is computed beside the first with grad / 2 and two bool masks of the output's size
+  /// (2.6 CPU, build-scratch probe: [2, 256, 512] fp32, backward's peak 3.5 x the output).
+  constexpr value maximum_of_branches(dyn_array<value>& outs, const shape& merged) {
+    if (outs.size() != 2) binary_merge_needs_two_branches();
+    value y = s.make(merged, promoted(outs[0].type, outs[1].type), outs[0].requires_grad || outs[1].requires_grad);
+    const auto n = s.record(y);
+    for (const auto& o : outs) s.save(n, o), s.grad_to(n, o);
+    s.backward_temp(n, checked_add(s.bytes_of_value(merged, y.type), checked_mul(2, s.bytes_of_value(merged, dtype::boolean))));
+    for (auto& o : outs) s.release(o);
+    return y;
+  }
+
+  static constexpr dtype promoted(dtype a, dtype b) { return a == dtype::fp32 || b == dtype::fp32 ? dtype::fp32 : a; }
+
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
     dyn_array<value> outs;
@@ -564,6 +591,8 @@ struct walker : walker_scalars {
     if (outs.empty()) { s.retain(in.id); return in; }
     if (L.merge == merge_kind::matmul) return matmul_of_branches(outs);
     shape merged = merged_shape(outs, L.merge);
+    if (L.merge == merge_kind::divide) return divide_of_branches(outs);
+    if (L.merge == merge_kind::maximum) return maximum_of_branches(outs, merged);
     bool rg = false;
     for (const auto& o : outs) rg = rg || o.requires_grad;
     if (L.merge == merge_kind::add_inplace) {
@@ -591,8 +620,12 @@ struct walker : walker_scalars {
         if (outs[k].s.numel() != merged.numel() && outs[k].requires_grad) s.backward_temp(n, s.bytes_of_value(merged, y.type));
       } else {
         // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on,
-        // subtract too but to b, which gets -grad (a new tensor)
+        // subtract too but to b, which gets -grad (a new tensor): at the difference's size, then
+        // summed to a broadcast b's (SubBackward0's sum_to; 2.6 CPU probe: [2, 256, 512] - [2, 256, 1]
+        // peaks one [2, 256, 512] above the incoming gradient)
         s.grad_to(n, outs[k], L.merge != merge_kind::subtract || k == 0);
+        if (L.merge == merge_kind::subtract && k > 0 && outs[k].requires_grad && outs[k].s.numel() != merged.numel())
+          s.backward_temp(n, s.bytes_of_value(merged, y.type));
       }
     }
     for (auto& o : outs) s.release(o);

@@ -29,6 +29,25 @@ constexpr layer layer_scale(bool last_dimension = false) { return as_layer(layer
 /// size before summing it, as for layer_scale.
 constexpr layer scalar_gain() { return as_layer(layer_scale_op{false, true}); }
 
+/// x + beta with a learned beta of one value per channel (dimension 0, a (C, 1, 1) parameter on
+/// [C, H, W]; `last_dimension`: a (C,) parameter on [..., C], the bias of a LayerNorm written
+/// out, `self.a_2 * (x - mean) / (std + eps) + self.b_2`): AddBackward0 keeps nothing, x's
+/// gradient passes through, beta's is summed from it.
+struct learned_bias_op {
+  flag last_dimension = {};
+};
+
+template <>
+struct op_traits<learned_bias_op> {
+  static constexpr const char* name = "learned_bias";
+  static constexpr detail::value lower(detail::layer_ctx& c, const learned_bias_op& op, const detail::value& x) {
+    if (x.s.rank < 1) detail::tensor_rank_unsupported();
+    return detail::add_parameter(c, x, x.s, op.last_dimension ? x.s.last() : x.s[0], 0);
+  }
+};
+
+constexpr layer learned_bias(bool last_dimension = false) { return as_layer(learned_bias_op{last_dimension}); }
+
 /// Stochastic depth ("row" mode) with drop probability `per_mille`/1000: in training, the
 /// input times a per-sample Bernoulli noise [B, 1, ...]; the product keeps only the noise.
 /// Probability 0 is the identity.

@@ -208,10 +208,10 @@ struct op_traits<chunk_op> {
 /// V2's `x1, x2 = x.chunk(2, dim=1)` is chunk(2, 0) and chunk(2, 1)); `count` must divide it.
 constexpr layer chunk(std::int64_t count, std::int64_t index, std::int64_t dim = 0) { return as_layer(chunk_op{count, index, dim}); }
 
-enum class reduction : std::int64_t { mean, sum, max };
+enum class reduction : std::int64_t { mean, sum, max, var, std_dev };
 
-/// A mean, sum or max (the values of torch.max(x, dim)) over per-sample dimension `dim` (removed
-/// from the shape, or kept as 1 with `keep`).
+/// A mean, sum, max (the values of torch.max(x, dim)), variance or standard deviation over
+/// per-sample dimension `dim` (removed from the shape, or kept as 1 with `keep`).
 struct reduce_over_op {
   std::int64_t dim = {};
   std::int64_t count = 1;  ///< consecutive dimensions reduced from `dim` on (x.mean([2, 3]): 2)
@@ -221,7 +221,10 @@ struct reduce_over_op {
 
 template <>
 struct op_traits<reduce_over_op> {
-  static constexpr const char* name(const reduce_over_op& op) { return op.kind == reduction::sum ? "sum" : op.kind == reduction::max ? "max" : "mean"; }
+  static constexpr const char* name(const reduce_over_op& op) {
+    constexpr const char* names[] = {"mean", "sum", "max", "var", "std"};
+    return names[static_cast<int>(op.kind)];
+  }
   static constexpr detail::value lower(detail::layer_ctx& c, const reduce_over_op& op, const detail::value& x) {
     if (op.dim < 0 || op.count < 1 || op.dim + op.count > x.s.rank || (op.kind == reduction::max && op.count != 1)) detail::invalid_layer_argument();
     shape out{};
@@ -236,6 +239,7 @@ struct op_traits<reduce_over_op> {
     // CPU: x[2,16,8,8] over dim 1 keeps [2,1,8,8] int64); mean: mean_reduce
     if (op.kind == reduction::sum) return detail::reduce(c.s, x, out);
     if (op.kind == reduction::mean) return detail::mean_reduce(c.s, x, out);
+    if (op.kind == reduction::var || op.kind == reduction::std_dev) return detail::deviation_reduce(c.s, x, out, op.kind == reduction::std_dev);
     return detail::pointwise(c.s, x, out, x.type, detail::keeps::nothing, bytes_of(checked_mul(c.s.batch, out.numel()), dtype::int64));
   }
 };
@@ -249,6 +253,13 @@ constexpr layer mean_over(std::int64_t dim, std::int64_t count, keepdim_t) { ret
 /// x.sum(dim) over per-sample dimensions, as mean_over: keeps nothing on any PyTorch.
 constexpr layer sum_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, reduction::sum}); }
 constexpr layer sum_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, reduction::sum}); }
+/// x.var(dim) and x.std(dim) over per-sample dimensions, as mean_over (the correction, unbiased
+/// or not, changes no byte): var keeps x, std x and its result; backward holds x - mean beside
+/// x's gradient (a LayerNorm or an instance norm written out).
+constexpr layer var_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, reduction::var}); }
+constexpr layer var_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, reduction::var}); }
+constexpr layer std_over(std::int64_t dim, std::int64_t count = 1) { return as_layer(reduce_over_op{dim, count, false, reduction::std_dev}); }
+constexpr layer std_over(std::int64_t dim, std::int64_t count, keepdim_t) { return as_layer(reduce_over_op{dim, count, true, reduction::std_dev}); }
 /// torch.max(x, dim)[0], x.max(dim).values over one per-sample dimension (CBAM's channel max).
 constexpr layer max_over(std::int64_t dim) { return as_layer(reduce_over_op{dim, 1, false, reduction::max}); }
 constexpr layer max_over(std::int64_t dim, keepdim_t) { return as_layer(reduce_over_op{dim, 1, true, reduction::max}); }
