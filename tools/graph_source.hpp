@@ -395,13 +395,16 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     for (const char* c : {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "depthwise_conv2d"})
       t[c] = [op = std::string(c)](fields& f) { return conv_leaf(op, f); };
     const std::map<std::string, layer> plain = {
-        {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"softmax", softmax()}, {"log_softmax", log_softmax()}, {"scale", scale()},
+        {"batch_norm", batch_norm()}, {"rms_norm", rms_norm()}, {"scale", scale()},
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"leaky_relu_inplace", leaky_relu_inplace()}, {"elu", elu()}, {"elu_inplace", elu_inplace()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"written_layer_norm", written_layer_norm()},
         {"scalar_gain", scalar_gain()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     // gamma over dimension 0 (torchvision's (C, 1, 1)) or the last (the official ConvNeXt's (C,) on channels-last)
+    // over the last dimension, or a per-sample `dim`
+    t["softmax"] = [](fields& f) { return softmax(f.integer("dim", -1, 4, -1)); };
+    t["log_softmax"] = [](fields& f) { return log_softmax(f.integer("dim", -1, 4, -1)); };
     t["layer_scale"] = [](fields& f) { return layer_scale(f.boolean("last_dimension", false)); };
     t["learned_bias"] = [](fields& f) { return learned_bias(f.boolean("last_dimension", false)); };
     add_shaped_leaves(t);
@@ -425,9 +428,9 @@ inline layer block_head(fields& f) {
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
-      {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}};
+      {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide or maximum)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide, maximum or minimum)");
   return parallel(merges.at(m)).records[0];
 }
 

@@ -72,6 +72,7 @@ enum class merge_kind : std::uint8_t {
   subtract,     ///< a - b of two branches (out of place; SubBackward0 negates b's gradient: a new tensor); b may broadcast
   divide,       ///< a / b of two branches, b equal or broadcast (a LayerNorm written out: (x - mean) / (std + eps)); DivBackward0 keeps both
   maximum,      ///< torch.maximum(a, b) of equal shapes (maxout); MaximumBackward0 keeps both
+  minimum,      ///< torch.minimum(a, b): the same memory as maximum
 };
 
 /// Flags a composition can carry.

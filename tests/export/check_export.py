@@ -133,6 +133,9 @@ TORCH26_MODELS = [
     ("maxout_mlp", "tests.export.custom_models:maxout_mlp", "1,28,28", None, "maxout_mlp_b2"),
     ("written_softmax_mlp", "tests.export.custom_models:written_softmax_mlp", "128,64", None, "written_softmax_mlp_b2_128"),
     ("written_instance_norm_cnn", "tests.export.custom_models:written_instance_norm_cnn", "3,64,64", None, "written_instance_norm_cnn_b2_64"),
+    # SKNet's SKConv (softmax over dim 1), branches joined by torch.stack (their gradients strided slices)
+    ("sk_net", "tests.export.custom_models:sk_net", "3,64,64", None, "sk_net_b2_64"),
+    ("stacked_branches_net", "tests.export.custom_models:stacked_branches_net", "3,64,64", None, "stacked_branches_net_b2_64"),
     ("size_checked_unet", "tests.export.custom_models:size_checked_unet", "3,62,62", None, "size_checked_unet_b2_62"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
@@ -221,6 +224,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("maxout_mlp", "maxout_mlp.json", None, "maxout_mlp_b2"),
              ("written_softmax_mlp", "written_softmax_mlp.json", None, "written_softmax_mlp_b2_128"),
              ("written_instance_norm_cnn", "written_instance_norm_cnn.json", None, "written_instance_norm_cnn_b2_64"),
+             ("sk_net", "sk_net.json", None, "sk_net_b2_64"),
+             ("stacked_branches_net", "stacked_branches_net.json", None, "stacked_branches_net_b2_64"),
              ("size_checked_unet", "size_checked_unet.json", None, "size_checked_unet_b2_62"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),

@@ -1890,3 +1890,61 @@ class Reciprocal(nn.Module):
 def number_over_tensor():
     """`1.0 / x`: no gpubudget op (x.reciprocal() is elementwise(unary_fn::reciprocal)): a stop naming it."""
     return nn.Sequential(nn.Linear(8, 8), Reciprocal())
+
+
+# ResearchingDexter/SKNet_pytorch's SKConv (sknet.py, as written there): two dilated grouped
+# branches cat and viewed to [N, M, C, H, W], summed, squeezed, M attention vectors cat, viewed,
+# nn.Softmax(dim=1) over the branches (softmax(0) per sample), the weighted sum over M
+class SKConv(nn.Module):
+    def __init__(self, features, M=2, G=32, r=16, stride=1, L=32):
+        super().__init__()
+        d = max(int(features / r), L)
+        self.M = M
+        self.features = features
+        self.convs = nn.ModuleList([])
+        for i in range(M):
+            self.convs.append(nn.Sequential(
+                nn.Conv2d(features, features, kernel_size=3, stride=stride, padding=1 + i, dilation=1 + i, groups=G, bias=False),
+                nn.BatchNorm2d(features),
+                nn.ReLU(inplace=True)))
+        self.gap = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Sequential(nn.Conv2d(features, d, kernel_size=1, stride=1, bias=False), nn.BatchNorm2d(d), nn.ReLU(inplace=True))
+        self.fcs = nn.ModuleList([])
+        for i in range(M):
+            self.fcs.append(nn.Conv2d(d, features, kernel_size=1, stride=1))
+        self.softmax = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        batch_size = x.shape[0]
+        feats = [conv(x) for conv in self.convs]
+        feats = torch.cat(feats, dim=1)
+        feats = feats.view(batch_size, self.M, self.features, feats.shape[2], feats.shape[3])
+        feats_U = torch.sum(feats, dim=1)
+        feats_S = self.gap(feats_U)
+        feats_Z = self.fc(feats_S)
+        attention_vectors = [fc(feats_Z) for fc in self.fcs]
+        attention_vectors = torch.cat(attention_vectors, dim=1)
+        attention_vectors = attention_vectors.view(batch_size, self.M, self.features, 1, 1)
+        attention_vectors = self.softmax(attention_vectors)
+        feats_V = torch.sum(feats * attention_vectors, dim=1)
+        return feats_V
+
+
+def sk_net():
+    return nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), SKConv(64), nn.MaxPool2d(2), SKConv(64),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+
+class StackedBranches(nn.Module):
+    """Three kernel sizes on one input averaged through torch.stack(..., dim=1).mean(1)."""
+    def __init__(self, c):
+        super().__init__()
+        self.narrow, self.middle, self.wide = nn.Conv2d(c, c, 1), nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 5, padding=2)
+
+    def forward(self, x):
+        return torch.stack([self.narrow(x), self.middle(x), self.wide(x)], dim=1).mean(1)
+
+
+def stacked_branches_net():
+    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), StackedBranches(32), nn.ReLU(), nn.MaxPool2d(2), StackedBranches(32), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))

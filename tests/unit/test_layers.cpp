@@ -716,6 +716,7 @@ TEST_CASE("tensors on both sides: a quotient, a maximum, a broadcast difference,
   CHECK(maxout(merge_kind::maximum).saved_activations == maxout(merge_kind::add).saved_activations + 2 * Y);
   CHECK_THROWS_AS(budget(sequential(input(16, 256), parallel(merge_kind::maximum, sequential(), mean_over(1, 1, keepdim))), on_cuda(2), dev),
                   std::invalid_argument);
+  CHECK(maxout(merge_kind::minimum).fwd_bwd_peak == maxout(merge_kind::maximum).fwd_bwd_peak);
   // a learned bias: one parameter per channel or per last-dimension value, nothing kept
   CHECK(on_input(learned_bias(true)).parameter_count == 256);
   CHECK(budget(sequential(input(8, 4, 4), learned_bias()), on_cuda(2), dev).parameter_count == 8);
@@ -936,4 +937,26 @@ TEST_CASE("instance norm: input plus per-(sample, channel) statistics, the repea
   constexpr auto amp = budget(sequential(input(4, 8, 8), conv2d(4, 1), instance_norm()),
                               training{.batch = 2, .precision = amp_fp16, .optimizer = sgd}, dev);
   REQUIRE(amp.per_record[3].saved_bytes == 2048 + 2 * 32);
+}
+
+TEST_CASE("softmax over another dimension; a convolution copies a cat's or a stack's slice of its gradient", "[layers][views]") {
+  // SKNet's nn.Softmax(dim=1) over its branches on [N, M, C, 1, 1]: softmax(0) keeps its output
+  constexpr auto over = [](layer sm) { return budget(sequential(input(2, 64, 4, 4), layer_scale(), sm), on_cuda(2), dev); };
+  CHECK(over(softmax(0)).saved_activations == over(softmax()).saved_activations);
+  CHECK(shape_of(over(softmax(1)).per_record[3]) == "[2,64,4,4]");
+  CHECK_THROWS_AS(over(softmax(4)), std::invalid_argument);
+  // three convolutions of [8, 16, 16] stacked (Y = 2·8·16·16·4 = 16 KiB each): each one's backward
+  // copies its strided slice of the stacked gradient; the sum of the same branches passes one
+  // contiguous gradient to all three
+  constexpr std::int64_t Y = 2 * 8 * 16 * 16 * 4;
+  const auto branches = [](merge_kind m, auto... tail) {
+    return sequential(input(8, 16, 16), parallel(m, conv2d(8, 1), conv2d(8, 3, padding(1)), conv2d(8, 5, padding(2))), tail...);
+  };
+  const auto stacked = budget(branches(merge_kind::stack, mean_over(0)), on_cuda(2), dev);
+  const auto at_one = budget(branches(merge_kind::stack, mean_over(0)), on_cuda(1), dev);
+  const auto summed = budget(branches(merge_kind::add, scale()), on_cuda(2), dev);
+  // the stacked gradient (3 Y) instead of one shared Y, and the copy Y: 3 Y more
+  CHECK(stacked.fwd_bwd_peak - summed.fwd_bwd_peak == 3 * Y);
+  // at batch 1 a slice along dimension 1 is contiguous: no copy (the stacked gradient alone, 2 Y / 2)
+  CHECK(2 * at_one.fwd_bwd_peak - summed.fwd_bwd_peak < 3 * Y);
 }

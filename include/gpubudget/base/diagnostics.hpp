@@ -25,7 +25,7 @@ namespace gpubudget::detail {
 // An internal invariant of budget_of's split replay (a bug if ever seen, not bad input).
 [[noreturn]] inline void snapshot_capacity_too_small() { fail("gpubudget: internal: the allocator state outgrew the capacity its split replay reserved"); }
 [[noreturn]] inline void matmul_of_branches_needs_two_matrices() { fail("gpubudget: parallel(merge_kind::matmul, a, b) takes two branches whose outputs are per-sample matrices [n, k] and [k, m]"); }
-[[noreturn]] inline void binary_merge_needs_two_branches() { fail("gpubudget: parallel(merge_kind::divide or merge_kind::maximum, a, b) takes exactly two branches"); }
+[[noreturn]] inline void binary_merge_needs_two_branches() { fail("gpubudget: parallel(merge_kind::divide, maximum or minimum, a, b) takes exactly two branches"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).

@@ -119,6 +119,10 @@ struct node_record {
   /// grad_.contiguous(), CPU and CUDA alike): a strided view of its output read downstream (a
   /// text CNN's embedding.transpose(1, 2)) costs a copy of the gradient there (op_rules.md 2.6 #57)
   bool contiguous_grad = false;
+  /// Its backward copies an incoming gradient that is not contiguous (convolution_backward's
+  /// grad_output.contiguous()): a branch of torch.cat / torch.stack along dimension 1 gets a slice
+  /// of the joined gradient, strided when the batch is over 1 (op_rules.md 2.6 #64)
+  bool copies_sliced_grad = false;
 };
 
 /// Host-side bookkeeping that a CPU malloc count sees next to tensor data: autograd nodes,

@@ -482,6 +482,7 @@ constexpr value convolution(layer_ctx& c, const value& x, const conv_op& op, std
   if (!c.s.on_cpu() && grp == 1 && !transposed) cuda_conv_workspaces(c, op, kvol, xin, y, Y, bytes_of(weight, t), part);
   if (!c.s.on_cpu() && grp == in_ch && grp == out_ch && !transposed) cuda_depthwise_wgrad_workspace(c, y, weight, part);
   if (op.weight_normed()) weight_norm_of(c, y, op, weight, transposed ? in_ch : out_ch, part);
+  if (const auto n = c.s.record_of(y); n >= 0 && c.s.replay_cursor < 0) c.s.node(n).copies_sliced_grad = true;
   c.s.release(xin);
   return y;
 }
