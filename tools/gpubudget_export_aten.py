@@ -426,7 +426,8 @@ def attention_spec(d, anchor, impl_name, shape, names, packed, rotary):
 def attention_at(d, anchor, impl_name, active):
     """The whole attention around `anchor` (an SDPA call, or eager's probabilities @ v): every node
     from the projections' input to the output projection, used only inside it."""
-    core = sdpa_core(d, anchor) if impl_name == "sdpa" else eager_core(d, anchor)
+    # eager: an additive mask (transformers), or masked_fill(·, tril == 0, -inf) (minGPT's causal mask)
+    core = sdpa_core(d, anchor) if impl_name == "sdpa" else eager_core(d, anchor) or eager_core(d, anchor, causal_fill=True)
     if core is None:
         return None
     nodes, dropout = core[4], core[3]
@@ -475,7 +476,7 @@ def gelu_tanh(d, last):
     nodes = [half, pw, cube, s, inner, th, one, last]
     if not only_within(d, nodes, outside_ok=[last]):
         return None
-    return last, x, {"op": "gelu"}, d.path(last), nodes
+    return last, x, {"op": "gelu_new"}, d.path(last), nodes
 
 
 def rms_norm(d, last):
@@ -610,20 +611,23 @@ def find_patterns(d, active, impl_name):
             found = per_head_attention(d, name)
             if found:
                 take(found)
-    anchor = "aten.scaled_dot_product_attention.default" if impl_name == "sdpa" else "aten.softmax.int"
-    for name in d.order:
-        if name in absorbed or name in fused:
+    # SDPA calls; then (a model's own dump: minGPT's and nanoGPT's non-flash path) or instead (a
+    # dump of transformers' eager attention) softmaxes whose probabilities meet v in a matmul
+    for kind in ("sdpa", "eager"):
+        if kind == "sdpa" and impl_name != "sdpa":
             continue
-        t = d.target(name)
-        if t == anchor:
-            if impl_name == "eager":  # the anchor of eager attention is probabilities @ v
+        anchor = "aten.scaled_dot_product_attention.default" if kind == "sdpa" else "aten.softmax.int"
+        for name in d.order:
+            if name in absorbed or name in fused or d.target(name) != anchor:
+                continue
+            if kind == "eager":  # the anchor of eager attention is probabilities @ v
                 users = d.real_users(name)
                 while len(users) == 1 and not is_call(d, users[0], "aten.matmul.default"):
                     users = d.real_users(users[0])
                 if len(users) != 1:
                     d.fail("softmax outside an attention (no gpubudget op for it on its own here)", name)
                 name = users[0]
-            found = attention_at(d, name, impl_name, active)
+            found = attention_at(d, name, kind, active)
             if found is None:
                 d.fail("attention not in the forms read from ATen dumps (docs/export.md)", name)
             take(found)

@@ -399,7 +399,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
         {"relu", relu()}, {"relu_inplace", relu_inplace()}, {"gelu", gelu()}, {"silu", silu()}, {"silu_inplace", silu_inplace()},
         {"sigmoid", sigmoid()}, {"tanh", tanh()}, {"leaky_relu", leaky_relu()}, {"leaky_relu_inplace", leaky_relu_inplace()}, {"elu", elu()}, {"elu_inplace", elu_inplace()}, {"mish", mish()}, {"softplus", softplus()}, {"relu6", relu6()},
         {"relu6_inplace", relu6_inplace()}, {"hardswish", hardswish()}, {"hardswish_inplace", hardswish_inplace()}, {"hardsigmoid", hardsigmoid()}, {"written_layer_norm", written_layer_norm()},
-        {"scalar_gain", scalar_gain()}};
+        {"scalar_gain", scalar_gain()}, {"gelu_new", gelu_new()}};
     for (const auto& entry : plain) t[entry.first] = [l = entry.second](fields&) { return l; };
     // gamma over dimension 0 (torchvision's (C, 1, 1)) or the last (the official ConvNeXt's (C,) on channels-last)
     // over the last dimension, or a per-sample `dim`

@@ -160,6 +160,9 @@ inline models::gpt_config gpt2_config_of(const nlohmann::json& c, const std::str
   require(flag_or(c, path, "tie_word_embeddings", true), path, "tie_word_embeddings", "true (lm_head tied to wte)");
   require(!c.contains("activation_function") || c["activation_function"] == "gelu_new" || c["activation_function"] == "gelu", path,
           "activation_function", "\"gelu_new\" or \"gelu\"");
+  // transformers' ACT2FN: "gelu_new" (GPT2Config's default) is NewGELUActivation, the formula
+  // written out; "gelu" is F.gelu (op_rules.md 2.6 #65)
+  g.gelu_new = !c.contains("activation_function") || c["activation_function"] == "gelu_new";
   g.dropout_percent = percent_or(c, path, "resid_pdrop", 10);
   g.attention_dropout_percent = percent_or(c, path, "attn_pdrop", 10);
   // transformers 5's GPT2Attention: eager materializes q @ kᵀ and the dropped probabilities;

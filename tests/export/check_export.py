@@ -145,6 +145,8 @@ TORCH26_MODELS = [
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
     # own cross-entropy (--targets); a flag list in place of the input shape
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
+    # minGPT (its manual causal attention: masked_fill from a tril buffer; NewGELU written out: gelu_new)
+    ("mingpt", "tests.export.custom_models:mingpt", "--tokens 64 --vocab 2000 --targets", None, "mingpt_b2_t64"),
     ("nanogpt_drop10", "tests.export.custom_models:nanogpt --kwargs '{\"dropout\": 0.1}'", "--tokens 64 --vocab 2000 --targets", None,
      "nanogpt_drop10_b2_t64"),
     # FX traces this one (positions from a buffer); its causal SDPA stops FX's patterns, and the
@@ -234,6 +236,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
              ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
+             ("mingpt", "mingpt.json", None, "mingpt_b2_t64"),
              ("nanogpt", "nanogpt.json", None, "nanogpt_b2_t64"), ("nanogpt_drop10", "nanogpt_drop10.json", None, "nanogpt_drop10_b2_t64"),
              ("nanogpt_nobias", "nanogpt_nobias.json", None, "nanogpt_nobias_b2_t64"),
              # five Blocks exported as one repeat (three copies walked, two stood in for)

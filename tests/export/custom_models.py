@@ -1948,3 +1948,98 @@ class StackedBranches(nn.Module):
 def stacked_branches_net():
     return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), StackedBranches(32), nn.ReLU(), nn.MaxPool2d(2), StackedBranches(32), nn.ReLU(),
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+# --- minGPT -----------------------------------------------------------------------------------------
+# Andrej Karpathy's minGPT (github.com/karpathy/minGPT, mingpt/model.py, MIT licence): its NewGELU,
+# its CausalSelfAttention (packed c_attn split, q @ k.transpose(-2, -1) * (1 / sqrt(d)), masked_fill
+# from its registered tril buffer, softmax, dropout, @ v), Block (its mlpf lambda) and GPT.forward(idx,
+# targets) as written there (configure_optimizers, generate and from_pretrained left out; the
+# 'gpt-nano' sizes at block 64, dropout 0.1): read through torch.export (--targets).
+class MinNewGELU(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class MinCausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, attn_pdrop, resid_pdrop):
+        super().__init__()
+        assert n_embd % n_head == 0
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.attn_dropout = nn.Dropout(attn_pdrop)
+        self.resid_dropout = nn.Dropout(resid_pdrop)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+        att = F.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        y = self.resid_dropout(self.c_proj(y))
+        return y
+
+
+class MinBlock(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, attn_pdrop, resid_pdrop):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = MinCausalSelfAttention(n_embd, n_head, block_size, attn_pdrop, resid_pdrop)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.mlp = nn.ModuleDict(dict(
+            c_fc=nn.Linear(n_embd, 4 * n_embd),
+            c_proj=nn.Linear(4 * n_embd, n_embd),
+            act=MinNewGELU(),
+            dropout=nn.Dropout(resid_pdrop),
+        ))
+        m = self.mlp
+        self.mlpf = lambda x: m.dropout(m.c_proj(m.act(m.c_fc(x))))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlpf(self.ln_2(x))
+        return x
+
+
+class MinGPT(nn.Module):
+    def __init__(self, vocab_size=2000, block_size=64, n_layer=2, n_head=4, n_embd=64, embd_pdrop=0.1, resid_pdrop=0.1, attn_pdrop=0.1):
+        super().__init__()
+        self.block_size = block_size
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            drop=nn.Dropout(embd_pdrop),
+            h=nn.ModuleList([MinBlock(n_embd, n_head, block_size, attn_pdrop, resid_pdrop) for _ in range(n_layer)]),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+
+    def forward(self, idx, targets=None):
+        device = idx.device
+        b, t = idx.size()
+        assert t <= self.block_size, f"Cannot forward sequence of length {t}, block size is only {self.block_size}"
+        pos = torch.arange(0, t, dtype=torch.long, device=device).unsqueeze(0)
+        tok_emb = self.transformer.wte(idx)
+        pos_emb = self.transformer.wpe(pos)
+        x = self.transformer.drop(tok_emb + pos_emb)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        logits = self.lm_head(x)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        return logits, loss
+
+
+def mingpt():
+    return MinGPT()

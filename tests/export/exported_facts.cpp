@@ -153,10 +153,13 @@ static_assert(shufflenet.saved_activations > 0 && require_fits<shufflenet>);
 // configuration, to the byte, in their own loss (ForCausalLMLoss) under AMP bf16 on an H100
 constexpr training causal_lm_plan{.batch = 2, .precision = amp_bf16, .optimizer = adamw, .loss = loss_kind::causal_lm};
 constexpr models::gpt_config gpt2_2l{.layers = 2, .dropout_percent = 10, .seq = 64, .attention_dropout_percent = 10,
-                                     .attention = attention_impl::flash, .linear_head = true};  // GPT2Config() with n_layer 2
+                                     .attention = attention_impl::flash, .linear_head = true, .gelu_new = true};  // GPT2Config() with n_layer 2
 constexpr auto exported_gpt2 = budget_totals(exported::gpt2_sdpa, causal_lm_plan, devices::h100_80gb);
 static_assert(exported_gpt2.parameter_count == exported::gpt2_sdpa_parameters);
 static_assert(same_budget(exported_gpt2, budget_totals(models::gpt(gpt2_2l), causal_lm_plan, devices::h100_80gb)));
+// gelu_new written out keeps more than nn.GELU: the exported MLP is not the reference's
+constexpr auto gpt2_2l_gelu = [] { auto g = gpt2_2l; g.gelu_new = false; return g; }();
+static_assert(exported_gpt2.saved_activations > budget_totals(models::gpt(gpt2_2l_gelu), causal_lm_plan, devices::h100_80gb).saved_activations);
 // TinyLlama-1.1B's config.json (benchmarks/accuracy/reference/cuda-h100/hf-configs) with 2 layers
 constexpr models::llama_config tinyllama_2l{.vocab = 32000, .width = 2048, .layers = 2, .heads = 32, .kv_heads = 4, .ffn = 5632, .context = 2048, .seq = 64};
 constexpr auto exported_tinyllama = budget_totals(exported::tinyllama_sdpa, causal_lm_plan, devices::h100_80gb);

@@ -585,6 +585,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # five Blocks (gpubudget-export folds them into one repeat: three copies walked, two stood in
          # for), plain and each Block checkpointed (--checkpoint-blocks on the same graph)
          ("nanogpt_l5_b2_t64", own_loss(custom_models.nanogpt, n_layer=5), TOKENS, 2),
+         # minGPT: the manual causal attention (masked_fill from a buffer) and NewGELU written out
+         ("mingpt_b2_t64", own_loss(custom_models.mingpt), TOKENS, 2),
          ("nanogpt_l5_ckpt_b2_t64", checkpointed_nanogpt(5), TOKENS, 2),
          # a torchvision model the zoo does not have, whose factory reads tensor data while it builds
          # (gpubudget-export --build-on-cpu): squeeze-excitation, grouped 3x3 convs, no zoo twin

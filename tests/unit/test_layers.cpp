@@ -670,6 +670,13 @@ TEST_CASE("elementwise math and a - b: what autograd keeps", "[layers][elementwi
   const auto amp_after = [&](layer op) { return budget(sequential(input(16), linear(16), op), amp, dev).per_record[3]; };
   CHECK(amp_after(elementwise(unary_fn::exp)).output_bytes == 128);
   CHECK(amp_after(elementwise(unary_fn::abs)).saved_bytes == 64);
+  // gelu_new, GPT-2's tanh formula written out: x (pow), tanh's output, 1 + tanh and 0.5·x kept,
+  // where F.gelu keeps x alone; under autocast pow's fp32 copy of x, tanh and 1 + tanh in fp32,
+  // 0.5·x in fp16 (448 B), and the product comes out fp32
+  CHECK(after(gelu_new()).saved_bytes == 4 * 128);
+  CHECK(after(gelu()).saved_bytes == 128);
+  CHECK(amp_after(gelu_new()).saved_bytes == 3 * 128 + 64);
+  CHECK(amp_after(gelu_new()).output_bytes == 128);
   // x - 2x keeps nothing, as x + 2x (b's gradient, -grad, is a new tensor: tests/export's
   // difference_cnn_b2_64 holds it, trace_peak.py op 56 aten.neg); shapes must agree
   const auto join = [](merge_kind m) {

@@ -128,6 +128,46 @@ struct op_traits<elementwise_op> {
 };
 
 constexpr layer elementwise(unary_fn fn) { return as_layer(elementwise_op{fn}); }
+
+/// GPT-2's `gelu_new` as transformers' NewGELUActivation and minGPT's NewGELU write it,
+/// 0.5·x · (1 + tanh(√(2/π)·(x + 0.044715·x³))): eight ops, each keeping what its derivative reads
+/// (op_rules.md 2.6 #65): pow its input, tanh its output, the last product both of its factors
+/// (0.5·x and 1 + tanh): three x-sized tensors more than gelu()'s (F.gelu keeps x alone). Under
+/// CUDA autocast pow runs on an fp32 copy of x (autocast's fp32 list) and the sum, tanh, 1 + tanh
+/// and the product follow in fp32; 0.5·x stays 16-bit.
+struct gelu_new_op {};
+
+template <>
+struct op_traits<gelu_new_op> {
+  static constexpr const char* name = "gelu_new";
+  static constexpr detail::value lower(detail::layer_ctx& c, const gelu_new_op&, const detail::value& x) {
+    auto& s = c.s;
+    using detail::keeps;
+    const detail::value x32 = detail::cast_to(s, x, c.fp32_op_type(x.type));
+    const detail::value cube = detail::pointwise(s, x32, x32.s, x32.type, keeps::input);  // x³ keeps x
+    s.release(x32);
+    const detail::value scaled = detail::pointwise(s, cube, cube.s, cube.type, keeps::nothing);  // 0.044715·x³
+    s.release(cube);
+    const detail::value sum = detail::add(s, x, scaled);
+    s.release(scaled);
+    const detail::value arg = detail::pointwise(s, sum, sum.s, sum.type, keeps::nothing);  // √(2/π)·(...)
+    s.release(sum);
+    const detail::value th = detail::keep_output_activation(s, arg);
+    s.release(arg);
+    const detail::value one = detail::pointwise(s, th, th.s, th.type, keeps::nothing);  // 1 + tanh
+    s.release(th);
+    const detail::value half = detail::pointwise(s, x, x.s, x.type, keeps::nothing);  // 0.5·x
+    detail::value y = s.make(x.s, one.type, half.requires_grad || one.requires_grad);  // one is fp32 whenever either is
+    const auto n = s.record(y);
+    s.save(n, half), s.save(n, one);
+    s.grad_to(n, half), s.grad_to(n, one);
+    s.release(half), s.release(one);
+    return y;
+  }
+  static constexpr std::int64_t flops(const gelu_new_op&, const shape&, const shape& out) { return checked_mul(8, out.numel()); }
+};
+
+constexpr layer gelu_new() { return as_layer(gelu_new_op{}); }
 /// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
 constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
 /// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it.

@@ -25,6 +25,10 @@ struct gpt_config {
   /// (F.linear: tied_linear; its ATen graph's aten.linear), rather than the reference's minGPT
   /// `x @ W.t()` (transposed_tied_linear). They differ under autocast only (op_rules.md L5).
   bool linear_head = false;
+  /// The MLP's activation is transformers' `gelu_new` (GPT2Config's default activation_function:
+  /// NewGELUActivation, the tanh formula written out: gelu_new()) rather than nn.GELU (the
+  /// reference's GPT, and activation_function "gelu"): three more tensors of the MLP's width kept.
+  bool gelu_new = false;
 };
 
 /// GPT2Block with transformers' module names; the attention op holds attn.c_attn (q, k and v)
@@ -33,7 +37,7 @@ constexpr auto gpt_block(const gpt_config& g) {
   return sequential(residual(named("ln_1", layer_norm()),
                              named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), projection_names::gpt2)),
                              named("attn.resid_dropout", dropout(g.dropout_percent))),
-                    residual(named("ln_2", layer_norm()), named("mlp.c_fc", linear(4 * g.width)), named("mlp.act", gelu()),
+                    residual(named("ln_2", layer_norm()), named("mlp.c_fc", linear(4 * g.width)), named("mlp.act", g.gelu_new ? gelu_new() : gelu()),
                              named("mlp.c_proj", linear(g.width)), named("mlp.dropout", dropout(g.dropout_percent))));
 }
 

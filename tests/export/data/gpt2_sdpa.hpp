@@ -27,7 +27,7 @@ inline constexpr auto gpt2_sdpa =
                             named("ln_2", layer_norm()),
                             named("mlp", sequential(
                                 named("c_fc", linear(3072)),
-                                named("act", gelu()),
+                                named("act", gelu_new()),
                                 named("c_proj", linear(768)),
                                 named("dropout", dropout(10))))))))))),
             named("ln_f", layer_norm()))),
