@@ -136,6 +136,9 @@ TORCH26_MODELS = [
     # SKNet's SKConv (softmax over dim 1), branches joined by torch.stack (their gradients strided slices)
     ("sk_net", "tests.export.custom_models:sk_net", "3,64,64", None, "sk_net_b2_64"),
     ("stacked_branches_net", "tests.export.custom_models:stacked_branches_net", "3,64,64", None, "stacked_branches_net_b2_64"),
+    # the annotated transformer's MultiHeadedAttention, its `self.attn = p_attn` deleted (with it: a stop below)
+    ("annotated_attention", "tests.export.custom_models:annotated_attention_layer --kwargs '{\"keep_attention\": false, \"d_model\": 128, \"layers\": 2}'",
+     "128,128", None, "annotated_attention_b2_128"),
     ("size_checked_unet", "tests.export.custom_models:size_checked_unet", "3,62,62", None, "size_checked_unet_b2_62"),
     ("patchgan", "tests.export.custom_models:patchgan", "3,128,128", None, "patchgan_b2_128"),
     # nn.TransformerEncoder(Layer), mapped whole: post-norm ReLU, pre-norm GELU with a final norm
@@ -228,6 +231,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("written_instance_norm_cnn", "written_instance_norm_cnn.json", None, "written_instance_norm_cnn_b2_64"),
              ("sk_net", "sk_net.json", None, "sk_net_b2_64"),
              ("stacked_branches_net", "stacked_branches_net.json", None, "stacked_branches_net_b2_64"),
+             ("annotated_attention", "annotated_attention.json", None, "annotated_attention_b2_128"),
              ("size_checked_unet", "size_checked_unet.json", None, "size_checked_unet_b2_62"),
              ("patchgan", "patchgan.json", None, "patchgan_b2_128"),
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
@@ -465,6 +469,9 @@ UNMAPPABLE = [
     # a number divided by a tensor (`1.0 / x`): not the divide merge, and not a scale
     ("tests.export.custom_models:number_over_tensor --path . --input 8",
      "a number divided by a tensor (c / x: no gpubudget op; x.reciprocal() is elementwise(unary_fn::reciprocal)) (node truediv, module 1)"),
+    # a module that keeps a tensor of its forward on itself (the annotated transformer's self.attn = p_attn)
+    ("tests.export.custom_models:annotated_attention_layer --path . --input 16,64",
+     "MultiHeadedAttention 0.self_attn keeps a tensor of its forward on itself (self.attn = ...): it stays on the device until the next forward replaces it"),
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),
