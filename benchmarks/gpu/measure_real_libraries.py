@@ -116,6 +116,10 @@ CASES = {
 # --trace to see where a one-above prediction dies; `ckpt: "reentrant"` = use_reentrant=True;
 # lora `dora` = PEFT use_dora=True (a magnitude vector and its weight norm per adapted layer).
 EXTRA_CASES = {
+    # transformers' GPT-2 with its gelu_new (NewGELUActivation, the formula written out) and with F.gelu
+    # (op_rules.md 2.6 #65; run_open_questions.sh 23)
+    "hf_gpt2_b8_t512_bf16": ["hf", {"cfg": "gpt2.json", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
+    "hf_gpt2_gelu_b8_t512_bf16": ["hf", {"cfg": "gpt2-gelu.json", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
     "tv_resnet50_b64_224_fp32": ["tv", {"model": "resnet50", "batch": 64, "size": 224, "prec": "fp32"}],
     "tv_densenet121_b32_224_fp16": ["tv", {"model": "densenet121", "batch": 32, "size": 224, "prec": "amp_fp16"}],
     "hf_tinyllama_b4_t2048_bf16_ckpt_reentrant": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 2048, "prec": "amp_bf16",
