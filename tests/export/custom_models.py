@@ -2098,3 +2098,67 @@ def annotated_attention_layer(keep_attention=True, d_model=64, layers=1):
     `self.attn = p_attn` that keeps each layer's probabilities (its `d_k = query.size(-1)` beside
     the scores is a size query, not a second use)."""
     return nn.Sequential(*[AnnotatedSelfAttentionLayer(d_model, 4, keep_attention) for _ in range(layers)], AnnotatedLayerNorm(d_model))
+
+
+# timm's DropPath (timm/layers/drop.py, as written there) in pre-norm MLP blocks, with rising drop
+# rates as ViTs and ConvNeXts set them; and the older form many repositories still copy
+# (`keep_prob + torch.rand(shape)`, `floor_()`, `x.div(keep_prob) * random_tensor`) in a residual CNN
+def timm_drop_path(x, drop_prob: float = 0., training: bool = False, scale_by_keep: bool = True):
+    if drop_prob == 0. or not training:
+        return x
+    keep_prob = 1 - drop_prob
+    shape = (x.shape[0],) + (1,) * (x.ndim - 1)  # work with diff dim tensors, not just 2D ConvNets
+    random_tensor = x.new_empty(shape).bernoulli_(keep_prob)
+    if keep_prob > 0.0 and scale_by_keep:
+        random_tensor.div_(keep_prob)
+    return x * random_tensor
+
+
+def old_drop_path(x, drop_prob: float = 0., training: bool = False):
+    if drop_prob == 0. or not training:
+        return x
+    keep_prob = 1 - drop_prob
+    shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+    random_tensor = keep_prob + torch.rand(shape, dtype=x.dtype, device=x.device)
+    random_tensor.floor_()  # binarize
+    output = x.div(keep_prob) * random_tensor
+    return output
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob=0., old=False):
+        super().__init__()
+        self.drop_prob, self.old = drop_prob, old
+
+    def forward(self, x):
+        return old_drop_path(x, self.drop_prob, self.training) if self.old else timm_drop_path(x, self.drop_prob, self.training)
+
+
+class DropPathMLPBlock(nn.Module):
+    def __init__(self, d, p):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.fc1, self.act, self.fc2 = nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
+        self.drop_path = DropPath(p)
+
+    def forward(self, x):
+        return x + self.drop_path(self.fc2(self.act(self.fc1(self.norm(x)))))
+
+
+def drop_path_mlp(d=128, blocks=4):
+    return nn.Sequential(*[DropPathMLPBlock(d, 0.05 * (i + 1)) for i in range(blocks)])
+
+
+class DropPathConvBlock(nn.Module):
+    def __init__(self, c, p):
+        super().__init__()
+        self.conv1, self.bn1, self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.drop_path = DropPath(p, old=True)
+
+    def forward(self, x):
+        return torch.relu(x + self.drop_path(self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))))
+
+
+def old_drop_path_cnn():
+    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), DropPathConvBlock(32, 0.1), DropPathConvBlock(32, 0.2),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
