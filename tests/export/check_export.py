@@ -477,6 +477,9 @@ UNMAPPABLE = [
     # a module that keeps a tensor of its forward on itself (the annotated transformer's self.attn = p_attn)
     ("tests.export.custom_models:annotated_attention_layer --path . --input 16,64",
      "MultiHeadedAttention 0.self_attn keeps a tensor of its forward on itself (self.attn = ...): it stays on the device until the next forward replaces it"),
+    # torch.max over all elements (a number per sample is no op; torch.max(a, b) is torch.maximum)
+    ("tests.export.custom_models:global_max_head --path . --input 16",
+     "torch.max other than of two tensors or a max's values over one dimension (no gpubudget op) (node max_1, module 1)"),
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),

@@ -2162,3 +2162,13 @@ class DropPathConvBlock(nn.Module):
 def old_drop_path_cnn():
     return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), DropPathConvBlock(32, 0.1), DropPathConvBlock(32, 0.2),
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+class GlobalMax(nn.Module):
+    def forward(self, x):
+        return torch.max(x)
+
+
+def global_max_head():
+    """torch.max(x) over all elements: an expected stop."""
+    return nn.Sequential(nn.Linear(16, 16), GlobalMax())
