@@ -2172,3 +2172,24 @@ class GlobalMax(nn.Module):
 def global_max_head():
     """torch.max(x) over all elements: an expected stop."""
     return nn.Sequential(nn.Linear(16, 16), GlobalMax())
+
+
+class RecursiveConvNet(nn.Module):
+    """A deeply-recursive convolutional network (DRCN's inference net, Kim et al. 2016): one 3x3
+    convolution applied `recursions` times, the same weights each time (shared(id, ...) per call)."""
+    def __init__(self, channels=64, recursions=8):
+        super().__init__()
+        self.embed = nn.Conv2d(1, channels, 3, padding=1)
+        self.recursive = nn.Conv2d(channels, channels, 3, padding=1)
+        self.reconstruct = nn.Conv2d(channels, 1, 3, padding=1)
+        self.recursions = recursions
+
+    def forward(self, x):
+        h = torch.relu(self.embed(x))
+        for _ in range(self.recursions):
+            h = torch.relu(self.recursive(h))
+        return self.reconstruct(h)
+
+
+def recursive_conv_net():
+    return RecursiveConvNet()

@@ -505,6 +505,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # timm's DropPath as written (new_empty(...).bernoulli_(keep).div_(keep)), and its older form
          ("drop_path_mlp_b2_128", custom_models.drop_path_mlp, (128, 128), 2),
          ("old_drop_path_cnn_b2_64", custom_models.old_drop_path_cnn, (3, 64, 64), 2),
+         # one convolution called eight times (DRCN's recursion): weights shared, activations per call
+         ("recursive_conv_net_b2_64", custom_models.recursive_conv_net, (1, 64, 64), 2),
          # SKNet's SKConv (nn.Softmax(dim=1) over its branches), branches averaged through torch.stack
          ("sk_net_b2_64", custom_models.sk_net, (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
