@@ -406,6 +406,10 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
     t["softmax"] = [](fields& f) { return softmax(f.integer("dim", -1, 4, -1)); };
     t["log_softmax"] = [](fields& f) { return log_softmax(f.integer("dim", -1, 4, -1)); };
     t["layer_scale"] = [](fields& f) { return layer_scale(f.boolean("last_dimension", false)); };
+    t["affine_grid"] = [](fields& f) {
+      const auto h = f.integer("h", 1, big);
+      return affine_grid(h, f.integer("w", 1, big));
+    };
     t["learned_bias"] = [](fields& f) { return learned_bias(f.boolean("last_dimension", false)); };
     add_shaped_leaves(t);
     return t;
@@ -428,9 +432,9 @@ inline layer block_head(fields& f) {
   if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
-      {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}};
+      {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}, {"grid_sample", merge_kind::grid_sample}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide, maximum or minimum)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide, maximum, minimum or grid_sample)");
   return parallel(merges.at(m)).records[0];
 }
 

@@ -73,6 +73,7 @@ enum class merge_kind : std::uint8_t {
   divide,       ///< a / b of two branches, b equal or broadcast (a LayerNorm written out: (x - mean) / (std + eps)); DivBackward0 keeps both
   maximum,      ///< torch.maximum(a, b) of equal shapes (maxout); MaximumBackward0 keeps both
   minimum,      ///< torch.minimum(a, b): the same memory as maximum
+  grid_sample,  ///< F.grid_sample(x, grid): x [C, H, W] sampled at grid [h, w, 2] (affine_grid), [C, h, w]; keeps both
 };
 
 /// Flags a composition can carry.

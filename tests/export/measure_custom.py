@@ -507,6 +507,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("old_drop_path_cnn_b2_64", custom_models.old_drop_path_cnn, (3, 64, 64), 2),
          # one convolution called eight times (DRCN's recursion): weights shared, activations per call
          ("recursive_conv_net_b2_64", custom_models.recursive_conv_net, (1, 64, 64), 2),
+         # the PyTorch tutorial's spatial transformer network (F.affine_grid, F.grid_sample) on MNIST's 28²
+         ("spatial_transformer_net_b2_28", custom_models.spatial_transformer_net, (1, 28, 28), 2),
          # SKNet's SKConv (nn.Softmax(dim=1) over its branches), branches averaged through torch.stack
          ("sk_net_b2_64", custom_models.sk_net, (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),

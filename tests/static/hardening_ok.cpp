@@ -134,6 +134,12 @@ static_assert(budget(sequential(input(16, 64), parallel(merge_kind::matmul, sequ
 static_assert(budget(sequential(input(16, 64), linear(64), parallel(merge_kind::divide, sequential(), sequential(std_over(1, 1, keepdim), scale()))),
                      training{.batch = 2}, devices::generic_16gb).per_record[3].output.numel() == 16 * 64);
 
+// grid_sample_needs_an_image_and_a_grid: the image [1, 28, 28] at the grid affine_grid(14, 14) makes of a
+// per-sample [2, 3] theta: [1, 14, 14]
+static_assert(budget(sequential(input(1, 28, 28), parallel(merge_kind::grid_sample, sequential(),
+                                                           sequential(flatten(), linear(6), reshape(2, 3), affine_grid(14, 14)))),
+                     training{.batch = 2}, devices::generic_16gb).per_record[2].output.numel() == 14 * 14);
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

@@ -967,3 +967,21 @@ TEST_CASE("softmax over another dimension; a convolution copies a cat's or a sta
   // at batch 1 a slice along dimension 1 is contiguous: no copy (the stacked gradient alone, 2 Y / 2)
   CHECK(2 * at_one.fwd_bwd_peak - summed.fwd_bwd_peak < 3 * Y);
 }
+
+TEST_CASE("a spatial transformer: affine_grid keeps nothing, grid_sample keeps the image and the grid", "[layers][vision]") {
+  // the tutorial's STN head on [1, 28, 28] at batch 2: theta = Linear(784, 6) of the flattened
+  // image, [2, 3]; the grid [28, 28, 2] (2·28·28·2·4 = 12,544 B), the image x 6,272 B
+  const auto stn = [](auto... tail) {
+    return budget(sequential(input(1, 28, 28),
+                             parallel(merge_kind::grid_sample, sequential(), sequential(flatten(), linear(6), reshape(2, 3), affine_grid(28, 28))), tail...),
+                  on_cuda(2), dev);
+  };
+  const auto b = stn();
+  CHECK(shape_of(b.per_record[2]) == "[1,28,28]");
+  CHECK(shape_of(b.per_record[8]) == "[28,28,2]");
+  CHECK(b.per_record[8].saved_bytes == 0);
+  // the linear keeps the image (6,272 B, the input batch), grid_sample the grid (12,544 B) and the image
+  CHECK(b.saved_activations == 6272 + 12544);
+  CHECK_THROWS_AS(budget(sequential(input(1, 28, 28), parallel(merge_kind::grid_sample, sequential(), sequential())), on_cuda(2), dev),
+                  std::invalid_argument);
+}

@@ -26,6 +26,7 @@ namespace gpubudget::detail {
 [[noreturn]] inline void snapshot_capacity_too_small() { fail("gpubudget: internal: the allocator state outgrew the capacity its split replay reserved"); }
 [[noreturn]] inline void matmul_of_branches_needs_two_matrices() { fail("gpubudget: parallel(merge_kind::matmul, a, b) takes two branches whose outputs are per-sample matrices [n, k] and [k, m]"); }
 [[noreturn]] inline void binary_merge_needs_two_branches() { fail("gpubudget: parallel(merge_kind::divide, maximum or minimum, a, b) takes exactly two branches"); }
+[[noreturn]] inline void grid_sample_needs_an_image_and_a_grid() { fail("gpubudget: parallel(merge_kind::grid_sample, x, grid) takes an image [C, H, W] and a grid [h, w, 2] (affine_grid)"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).

@@ -1,4 +1,4 @@
-// gpubudget/layers/vision.hpp — ViT patch embedding.
+// gpubudget/layers/vision.hpp — ViT patch embedding; a spatial transformer's sampling grid.
 #pragma once
 #include <gpubudget/detail/layer_input.hpp>
 #include <gpubudget/detail/op_record.hpp>
@@ -71,5 +71,30 @@ struct op_traits<pos_embedding_op> {
 };
 
 constexpr layer pos_embedding() { return as_layer(pos_embedding_op{}); }
+
+/// F.affine_grid(theta, size) of a spatial transformer (the PyTorch tutorial's STN): per sample a
+/// [2, 3] affine matrix in, an [h, w, 2] sampling grid out (h, w: the size it is given, the image's).
+/// It keeps nothing (AffineGridGenerator's backward reads the sizes); forward and backward each
+/// build the base grid [h, w, 3] in fp32 (2.6 CPU probe, [2, 64, 64]: forward peak grid + 98,304 B,
+/// backward +98,304 B beside theta's gradient). parallel(merge_kind::grid_sample, ...) reads the grid.
+struct affine_grid_op {
+  std::int64_t h = {}, w = {};
+};
+
+template <>
+struct op_traits<affine_grid_op> {
+  static constexpr const char* name = "affine_grid";
+  static constexpr detail::value lower(detail::layer_ctx& c, const affine_grid_op& op, const detail::value& theta) {
+    if (op.h <= 0 || op.w <= 0) detail::invalid_layer_argument();
+    if (theta.s.rank != 2 || theta.s[0] != 2 || theta.s[1] != 3) detail::tensor_rank_unsupported();
+    auto& s = c.s;
+    const auto base_grid = s.bytes_of_value(make_shape(op.h, op.w, 3), dtype::fp32);
+    return detail::pointwise(s, theta, make_shape(op.h, op.w, 2), theta.type, detail::keeps::nothing, 0, base_grid, base_grid);
+  }
+  static constexpr std::int64_t flops(const affine_grid_op&, const shape&, const shape& out) { return checked_mul(6, out.numel()); }
+};
+
+/// F.affine_grid(theta, [N, C, h, w]) on a per-sample [2, 3] theta (theta.view(-1, 2, 3)).
+constexpr layer affine_grid(std::int64_t h, std::int64_t w) { return as_layer(affine_grid_op{h, w}); }
 
 }  // namespace gpubudget
