@@ -21,7 +21,14 @@
 // annotated transformer's at its paper sizes (d_model 512, 8 heads, d_ff 2048, dropout 0.1, six
 // layers), on 128 tokens, with its eager attention (4 Linear projections, softmax and dropout on
 // the probabilities) and a 32,000-token vocabulary (a stand-in: the size of a BPE vocabulary).
+//
+// The same holds for an activation written out: transformers' GPT-2 computes its `gelu_new` as
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in eight ops (NewGELUActivation), which keep x, tanh's
+// output, 1 + tanh and 0.5·x where F.gelu keeps x alone; under autocast pow's fp32 copy of x makes
+// the rest fp32. models::gpt_config::gelu_new says which one a GPT-2 runs (--hf-config follows the
+// config's activation_function).
 #include <gpubudget/gpubudget.hpp>
+#include <gpubudget/models/gpt.hpp>
 
 #include <iostream>
 #include <vector>
@@ -59,6 +66,20 @@ static_assert(written_budget.parameter_count == library_budget.parameter_count);
 static_assert(written_budget.saved_activations > library_budget.saved_activations);
 static_assert(fits(written_budget));
 constexpr auto written_largest = max_micro_batch_of<written, plan, gpu>();
+
+// GPT-2 small on 512 tokens, AMP bf16, batch 8, on an A100 80GB: gelu_new as transformers writes it
+// against F.gelu
+constexpr auto gpt2_with = [](bool gelu_new) {
+  auto g = models::gpt2_small(512);
+  g.gelu_new = gelu_new;
+  g.attention = attention_impl::flash;
+  return g;
+};
+constexpr auto gpt_plan = training{.batch = 8, .precision = precision_mode::amp_bf16};
+constexpr auto gpt2_gelu_new = budget_totals(models::gpt(gpt2_with(true)), gpt_plan, devices::a100_80gb);
+constexpr auto gpt2_gelu = budget_totals(models::gpt(gpt2_with(false)), gpt_plan, devices::a100_80gb);
+static_assert(gpt2_gelu_new.parameter_count == gpt2_gelu.parameter_count);
+static_assert(gpt2_gelu_new.saved_activations > gpt2_gelu.saved_activations);
 constexpr auto library_largest = max_micro_batch_of<library, plan, gpu>();
 static_assert(written_largest >= 32 && written_largest < library_largest);
 }  // namespace
@@ -67,5 +88,8 @@ int main() {
   std::cout << "Annotated-transformer encoder, " << length << " tokens, batch " << plan.batch << ", on " << gpu.name << "\n\n";
   std::vector<labelled_budget> rows{{"LayerNorm written out", written_budget}, {"nn.LayerNorm", library_budget}};
   std::cout << comparison_table(rows) << "\n";
-  std::cout << "Largest micro-batch: " << written_largest << " written out, " << library_largest << " with nn.LayerNorm\n";
+  std::cout << "Largest micro-batch: " << written_largest << " written out, " << library_largest << " with nn.LayerNorm\n\n";
+  std::cout << "GPT-2 small, 512 tokens, batch 8, AMP bf16, on an A100 80GB\n\n";
+  std::vector<labelled_budget> gpt_rows{{"gelu_new written out (transformers)", gpt2_gelu_new}, {"F.gelu", gpt2_gelu}};
+  std::cout << comparison_table(gpt_rows);
 }
