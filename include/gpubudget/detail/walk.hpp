@@ -570,7 +570,7 @@ struct walker : walker_scalars {
   /// torch.maximum(a, b) or torch.minimum(a, b) of equal shapes (maxout): the node keeps both operands; each
   /// gradient is where(a == b, grad / 2, grad).masked_fill_(a < b, 0) (derivatives.yaml), so the
   /// second is computed beside the first with grad / 2 and two bool masks of the output's size
-  /// (2.6 CPU, build-scratch probe: [2, 256, 512] fp32, backward's peak 3.5 x the output).
+  /// (2.6 CPU, benchmarks/accuracy/tensors_both_sides_probe.py: [2, 256, 512] fp32, backward's peak 3.5 x the output).
   constexpr value maximum_of_branches(dyn_array<value>& outs, const shape& merged) {
     if (outs.size() != 2) binary_merge_needs_two_branches();
     value y = s.make(merged, promoted(outs[0].type, outs[1].type), outs[0].requires_grad || outs[1].requires_grad);
