@@ -384,9 +384,13 @@ constexpr value broadcast_divide(sim& s, const value& a, const value& b, dtype t
   return y;
 }
 
+/// The type of an elementwise result of two operands (TensorIterator's promotion among the
+/// floating types the walk uses): fp32 when either is, else the first's.
+constexpr dtype promoted_type(dtype a, dtype b) { return a == dtype::fp32 || b == dtype::fp32 ? dtype::fp32 : a; }
+
 /// a + b (out of place): saves nothing, passes the gradient through to both.
 constexpr value add(sim& s, const value& a, const value& b) {
-  value y = s.make(a.s, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
+  value y = s.make(a.s, promoted_type(a.type, b.type), a.requires_grad || b.requires_grad);
   // TensorIterator lays the sum out like its first operand whose strides decide: torchvision's
   // EncoderBlock writes both residuals with the transposed operand first (x + input, x + y), so
   // a transposed operand makes the sum transposed (op_rules.md CT10)
@@ -409,7 +413,7 @@ constexpr value add_inplace(sim& s, const value& a, const value& b) {
 
 /// a * b elementwise (same shape): saves each operand the other's gradient needs.
 constexpr value multiply(sim& s, const value& a, const value& b, const shape& out) {
-  value y = s.make(out, a.type == dtype::fp32 || b.type == dtype::fp32 ? dtype::fp32 : a.type, a.requires_grad || b.requires_grad);
+  value y = s.make(out, promoted_type(a.type, b.type), a.requires_grad || b.requires_grad);
   auto n = s.record(y);
   if (b.requires_grad) s.save(n, a);
   if (a.requires_grad) s.save(n, b);

@@ -562,7 +562,7 @@ struct walker : walker_scalars {
   /// (x - mean) / (std + eps)): detail::broadcast_divide; the quotient takes the wider type.
   constexpr value divide_of_branches(dyn_array<value>& outs) {
     if (outs.size() != 2) binary_merge_needs_two_branches();
-    const value y = broadcast_divide(s, outs[0], outs[1], promoted(outs[0].type, outs[1].type));
+    const value y = broadcast_divide(s, outs[0], outs[1], promoted_type(outs[0].type, outs[1].type));
     for (auto& o : outs) s.release(o);
     return y;
   }
@@ -573,7 +573,7 @@ struct walker : walker_scalars {
   /// (2.6 CPU, benchmarks/accuracy/tensors_both_sides_probe.py: [2, 256, 512] fp32, backward's peak 3.5 x the output).
   constexpr value maximum_of_branches(dyn_array<value>& outs, const shape& merged) {
     if (outs.size() != 2) binary_merge_needs_two_branches();
-    value y = s.make(merged, promoted(outs[0].type, outs[1].type), outs[0].requires_grad || outs[1].requires_grad);
+    value y = s.make(merged, promoted_type(outs[0].type, outs[1].type), outs[0].requires_grad || outs[1].requires_grad);
     const auto n = s.record(y);
     for (const auto& o : outs) s.save(n, o), s.grad_to(n, o);
     s.backward_temp(n, checked_add(s.bytes_of_value(merged, y.type), checked_mul(2, s.bytes_of_value(merged, dtype::boolean))));
@@ -609,8 +609,6 @@ struct walker : walker_scalars {
     s.release(x32), s.release(grid32);
     return y;
   }
-
-  static constexpr dtype promoted(dtype a, dtype b) { return a == dtype::fp32 || b == dtype::fp32 ? dtype::fp32 : a; }
 
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
