@@ -435,7 +435,24 @@ def _autocast(dtype):
 def _run_forward(model, batch, autocast=None):
     with _autocast(autocast):  # forward and loss inside autocast, backward outside (the AMP recipe)
         out = model(batch)
-        return out, (out ** 2).mean()
+        return out, training_loss(out)
+
+
+def training_loss(out):
+    """(out ** 2).mean(). A model with auxiliary outputs (a tuple, its first element the output:
+    torchvision's Inception-v3 and GoogLeNet in train(); a dict with "out": its segmentation models
+    with aux_loss=True) adds each one's loss weighted, as PyTorch's fine-tuning tutorial trains
+    Inception-v3 (loss1 + 0.4 * loss2) and torchvision's segmentation reference FCN (+ 0.5 * aux)."""
+    if isinstance(out, dict):
+        main, further = out["out"], [v for k, v in out.items() if k != "out"]
+    elif isinstance(out, tuple):
+        main, further = out[0], [v for v in out[1:] if v is not None]
+    else:
+        return (out ** 2).mean()
+    loss = (main ** 2).mean()
+    for aux in further:
+        loss = loss + 0.4 * (aux ** 2).mean()
+    return loss
 
 
 def _storage(t):

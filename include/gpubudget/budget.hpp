@@ -213,6 +213,22 @@ constexpr value append_loss(sim& s, const value& out) {
   return loss;
 }
 
+/// `loss + w * loss(aux)` for an auxiliary head's output `aux` (graph.hpp auxiliary_output):
+/// the head's loss as the model's (append_loss), then the weighted sum of two scalars. MulBackward0
+/// by a number and AddBackward0 keep nothing; both pass the scalar gradient on (alias edges: the
+/// weighted one is a 4-byte tensor of its own, one 512 B block, not counted).
+constexpr value add_auxiliary_loss(sim& s, const value& loss, const value& aux) {
+  const value own = append_loss(s, aux);
+  const value weighted{s.allocate(4, false, -1, 4), {}, dtype::fp32, own.requires_grad};
+  s.grad_to(s.record(weighted), own, true);
+  s.release(own);
+  const value sum{s.allocate(4, false, -1, 4), {}, dtype::fp32, loss.requires_grad || weighted.requires_grad};
+  const auto n = s.record(sum);
+  s.grad_to(n, loss, true), s.grad_to(n, weighted, true);
+  s.release(loss), s.release(weighted);
+  return sum;
+}
+
 /// The policy's own numbers, each named when out of range (issue C). Divisibility of the batch
 /// by the micro-batch is checked by the public entry points (check_divides): max_micro_batch
 /// probes micro-batches that need not divide the batch.
@@ -438,8 +454,9 @@ constexpr int walked_passes(const training& plan) { return plan.inference ? 1 : 
 
 /// Where the forward of pass `pass` ended with `out`: the graph's edges, the after-forward fields,
 /// the loss. Returns the loss (id -1 for inference: the forward was all).
-constexpr value finish_forward(sim& s, const walker& w, const training& plan, int pass, value& out, step_result& r) {
+constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass, value& out, step_result& r) {
   if (out.id < 0) model_has_no_layers();
+  w.run_deferred_heads();
   s.end_forward();
   if (pass == 0) {
     r.totals = w.totals;
@@ -450,18 +467,21 @@ constexpr value finish_forward(sim& s, const walker& w, const training& plan, in
     r.after_forward = s.live;
     r.forward_peak = s.peak.bytes;
     s.release(out);
+    w.release_auxiliary();
     return value{};
   }
   value loss = append_loss(s, out);
-  if (!plan.output_held) s.release(out), out = value{};  // dropped: only what the loss saved stays
+  for (std::int32_t k = 0; k < w.auxiliary_count; ++k) loss = add_auxiliary_loss(s, loss, w.auxiliary[static_cast<std::size_t>(k)].held);
+  if (!plan.output_held) s.release(out), out = value{}, w.release_auxiliary();  // dropped: only what the loss saved stays
   if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
   return loss;
 }
 
 /// After backward: the trainer's `out` and `loss` (alive through it) go; what optimizer.step()
 /// starts from is the .grad tensors.
-constexpr void finish_backward(sim& s, const value& out, const value& loss, step_result& r) {
+constexpr void finish_backward(sim& s, walker& w, const value& out, const value& loss, step_result& r) {
   s.release(out);
+  w.release_auxiliary();
   s.release(loss);
   r.live_after_backward = s.live;
   r.live_after_backward_fixed = s.live_fixed;
@@ -476,7 +496,7 @@ constexpr void run_micro_batches(walker& w, sim& s, const training& plan, step_r
     const value loss = finish_forward(s, w, plan, pass, out, r);
     if (plan.inference) break;
     w.backward(loss.id);
-    finish_backward(s, out, loss, r);
+    finish_backward(s, w, out, loss, r);
   }
 }
 

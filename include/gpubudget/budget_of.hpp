@@ -188,7 +188,7 @@ constexpr void advance_walk(walker& w, sim& s, const training& plan, walk_progre
     for (; p.in_backward && p.next >= w.first_node_of_pass && nodes > 0; --p.next, --nodes) w.backward_node(p.next);
     units = nodes / backward_nodes_per_unit;
     if (p.in_backward && p.next >= w.first_node_of_pass) return;
-    if (p.in_backward) w.end_backward(), finish_backward(s, p.out, p.loss, p.result);
+    if (p.in_backward) w.end_backward(), finish_backward(s, w, p.out, p.loss, p.result);
     if (++p.pass < walked_passes(plan)) {
       w.next_micro_batch(), p.in_backward = false, p.next = 1, p.out = value{}, p.loss = value{};
       continue;

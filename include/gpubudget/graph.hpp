@@ -98,6 +98,32 @@ constexpr auto parallel(merge_kind merge, const Branches&... branches) {
   return detail::compose(head, branches...);
 }
 
+/// An auxiliary head trained with its own loss (Inception-v3's AuxLogits, GoogLeNet's aux1 and
+/// aux2, deep supervision): the head's parts run on x and x passes on unchanged. The trainer holds
+/// the head's output with the model's and adds its loss, `loss = loss(out) + w * loss(aux)` (the
+/// training plan's loss kind; the weight is a scalar and costs nothing), so the head's saved
+/// tensors and its output's gradient live through backward until the engine reaches the head.
+/// It runs in inference too, its output held to the end of forward (an overestimate for models
+/// that skip the head in eval(), as torchvision's Inception-v3 and GoogLeNet do: at most the head's
+/// own activations). gpubudget-export writes it for a model that returns (out, aux, ...).
+template <detail::block_part... Parts>
+constexpr auto auxiliary_output(const Parts&... parts) {
+  layer head = detail::composite(node_kind::parallel);
+  head.merge = merge_kind::auxiliary_output;
+  return detail::compose(head, sequential(), sequential(parts...));
+}
+
+/// auxiliary_output whose head runs after the model's output (torchvision FCN's and DeepLabV3's
+/// aux_classifier with aux_loss=True: the backbone's layer3 features wait in its dict while layer4
+/// and the classifier run): x is held until then; the head's nodes come last, so backward runs
+/// them first.
+template <detail::block_part... Parts>
+constexpr auto auxiliary_output_last(const Parts&... parts) {
+  layer head = detail::composite(node_kind::parallel);
+  head.merge = merge_kind::auxiliary_output_last;
+  return detail::compose(head, sequential(), sequential(parts...));
+}
+
 /// `count` distinct copies of a block in sequence (each with its own weights). The block must
 /// keep its input's shape.
 template <detail::block_part... Parts>

@@ -74,6 +74,12 @@ enum class merge_kind : std::uint8_t {
   maximum,      ///< torch.maximum(a, b) of equal shapes (maxout); MaximumBackward0 keeps both
   minimum,      ///< torch.minimum(a, b): the same memory as maximum
   grid_sample,  ///< F.grid_sample(x, grid): x [C, H, W] sampled at grid [h, w, 2] (affine_grid), [C, h, w]; keeps both
+  /// the first branch's output passes on; every further branch is an auxiliary head whose output
+  /// the trainer holds and adds to the loss (Inception-v3's AuxLogits): graph.hpp auxiliary_output
+  auxiliary_output,
+  /// as auxiliary_output, the heads run after the model's output, their input held until then
+  /// (torchvision FCN's aux_classifier): graph.hpp auxiliary_output_last
+  auxiliary_output_last,
 };
 
 /// Flags a composition can carry.

@@ -2244,3 +2244,48 @@ class SpatialTransformerNet(nn.Module):
 
 def spatial_transformer_net():
     return SpatialTransformerNet()
+
+
+# Auxiliary outputs, as the models train: torchvision's GoogLeNet and Inception-v3 in train() return
+# (logits, aux...) (GoogLeNetOutputs, InceptionOutputs), its FCN with aux_loss=True {"out", "aux"},
+# the aux classifier run after the main one on layer3's features (auxiliary_output_last)
+def googlenet_aux():
+    import torchvision
+    return torchvision.models.googlenet(aux_logits=True, init_weights=False)
+
+
+def inception_v3_aux():
+    import torchvision
+    return torchvision.models.inception_v3(aux_logits=True, init_weights=False)
+
+
+def fcn_resnet50_aux(aux_loss=True):
+    import torchvision
+    return torchvision.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=aux_loss)
+
+
+class SideHeadNet(nn.Module):
+    """A CNN with a side classifier after its second stage (deep supervision), returned after the
+    main output: `return self.head(x), self.side(mid)`; `last`: the side head runs after the main
+    head (FCN's order), `mid` held until then."""
+
+    def __init__(self, classes=10, last=False):
+        super().__init__()
+        self.last = last
+        self.stage1 = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True), nn.MaxPool2d(2))
+        self.stage2 = nn.Sequential(nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(2))
+        self.side = nn.Sequential(nn.Conv2d(64, 32, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
+        self.stage3 = nn.Sequential(nn.Conv2d(64, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(inplace=True))
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, classes))
+
+    def forward(self, x):
+        mid = self.stage2(self.stage1(x))
+        if self.last:
+            out = self.head(self.stage3(mid))
+            return out, self.side(mid)
+        side = self.side(mid)
+        return self.head(self.stage3(mid)), side
+
+
+def side_head_net(last=False):
+    return SideHeadNet(last=last)

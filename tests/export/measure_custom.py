@@ -511,6 +511,15 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("spatial_transformer_net_b2_28", custom_models.spatial_transformer_net, (1, 28, 28), 2),
          # SKNet's SKConv (nn.Softmax(dim=1) over its branches), branches averaged through torch.stack
          ("sk_net_b2_64", custom_models.sk_net, (3, 64, 64), 2),
+         # auxiliary outputs, each trained with its own loss (measure.training_loss: + 0.4 x each):
+         # torchvision's GoogLeNet and Inception-v3 in train(), FCN with aux_loss=True (its aux head
+         # after the main one), a side classifier (deep supervision)
+         ("googlenet_aux_b2_128", custom_models.googlenet_aux, (3, 128, 128), 2),
+         ("inception_v3_aux_b2_299", custom_models.inception_v3_aux, (3, 299, 299), 2),
+         ("fcn_resnet50_aux_b2_64", custom_models.fcn_resnet50_aux, (3, 64, 64), 2),
+         ("fcn_resnet50_b2_64", lambda: custom_models.fcn_resnet50_aux(False), (3, 64, 64), 2),
+         ("side_head_net_b2_64", custom_models.side_head_net, (3, 64, 64), 2),
+         ("side_head_last_net_b2_64", lambda: custom_models.side_head_net(True), (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization
          ("written_instance_norm_cnn_b2_64", custom_models.written_instance_norm_cnn, (3, 64, 64), 2),

@@ -140,6 +140,10 @@ static_assert(budget(sequential(input(1, 28, 28), parallel(merge_kind::grid_samp
                                                            sequential(flatten(), linear(6), reshape(2, 3), affine_grid(14, 14)))),
                      training{.batch = 2}, devices::generic_16gb).per_record[2].output.numel() == 14 * 14);
 
+// auxiliary_output_needs_a_head: the main branch and one head; the head's Linear(64, 10) counts
+static_assert(budget_totals(sequential(input(16, 64), linear(64), parallel(merge_kind::auxiliary_output, sequential(), sequential(linear(10))), linear(10)),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == (64 * 64 + 64) + 2 * (64 * 10 + 10));
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

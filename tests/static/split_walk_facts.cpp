@@ -84,4 +84,13 @@ constexpr training lora_allocator{.batch = 2, .precision = precision_mode::amp_b
 static_assert(same_budget(detail::split_totals<lora, lora_allocator, devices::a100_80gb, 100, false, 8>(),
                           budget_totals(lora, lora_allocator, devices::a100_80gb)));
 
+
+// Auxiliary heads (graph.hpp): a head's held output, and a deferred head's held input, are carried
+// to the evaluation that runs the deferred heads and takes the losses
+constexpr auto side = sequential(adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+constexpr auto with_heads = sequential(input(3, 32, 32), conv2d(16, 3, padding(1)), relu(), auxiliary_output(side), conv2d(16, 3, padding(1)), relu(),
+                                       auxiliary_output_last(side), conv2d(32, 3, padding(1)), relu(), adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+static_assert(split_walk_is_whole<with_heads, training{.batch = 4}, 2>());
+static_assert(split_walk_is_whole<with_heads, training{.batch = 4, .micro_batch = 2}, 2>());
+static_assert(split_walk_is_whole<with_heads, training{.batch = 4, .model_allocator = true}, 2>());
 }  // namespace

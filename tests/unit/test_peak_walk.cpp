@@ -372,3 +372,43 @@ TEST_CASE("CPU GEMM buffer: OpenBLAS's small-matrix kernel below 10^6, a bmm per
   CHECK(product(64) < 1 * MiB);     // 64·64·64 = 262,144 a matrix: none (the batch's 524,288 as one GEMM would have had one)
   CHECK(product(256) > 2 * MiB);    // 256·64·256 = 4,194,304
 }
+
+// Auxiliary heads (graph.hpp auxiliary_output): the head's weights count, its saved tensors and its
+// output stay to the loss, and auxiliary_output_last holds the head's input to the end of forward.
+TEST_CASE("auxiliary heads: weights, saved tensors, the held output and a deferred head's input", "[walk][auxiliary]") {
+  // one flat sequence (a nested one would hold its input, the trunk's output, while it runs)
+  constexpr auto side = sequential(adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+  constexpr auto plain = sequential(input(3, 32, 32), conv2d(16, 3, padding(1)), relu(),
+                                    conv2d(32, 3, padding(1)), relu(), adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+  constexpr auto here = sequential(input(3, 32, 32), conv2d(16, 3, padding(1)), relu(), auxiliary_output(side),
+                                   conv2d(32, 3, padding(1)), relu(), adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+  constexpr auto last = sequential(input(3, 32, 32), conv2d(16, 3, padding(1)), relu(), auxiliary_output_last(side),
+                                   conv2d(32, 3, padding(1)), relu(), adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+  const auto p = budget(plain, plan(8), dev);
+  const auto h = budget(here, plan(8), dev), l = budget(last, plan(8), dev);
+  CHECK(h.parameter_count == p.parameter_count + 16 * 10 + 10);
+  CHECK(l.parameter_count == h.parameter_count);
+  // the head's Linear keeps its [16] input (8 x 16 x 4 B); the pool keeps nothing
+  CHECK(h.saved_activations == p.saved_activations + 8 * 16 * 4);
+  CHECK(l.saved_activations == h.saved_activations);
+  // after forward the head's output [10] is held for its loss, which keeps it too (out ** 2)
+  CHECK(h.after_forward > p.after_forward + 8 * 16 * 4);
+  // a head that only reads weights is all a plain model would miss: the loss of the head adds its
+  // backward after the model's, so the step's peak never falls below the plain one
+  CHECK(h.fwd_bwd_peak >= p.fwd_bwd_peak);
+  // inference: the head runs and its output is held to the end of forward; nothing is saved
+  const auto hi = budget(here, training{.batch = 8, .inference = true}, dev);
+  const auto pi = budget(plain, training{.batch = 8, .inference = true}, dev);
+  CHECK(hi.saved_activations == 0);
+  CHECK(hi.forward_peak >= pi.forward_peak);
+  // the deferred head's input, the trunk's [16, 32, 32] output, lives through the tail's forward
+  // (in training the tail's convolution keeps it anyway)
+  const auto li = budget(last, training{.batch = 8, .inference = true}, dev);
+  CHECK(li.forward_peak - hi.forward_peak == Approx(8 * 16 * 32 * 32 * 4).margin(2048));
+  // a parallel of auxiliary_output without a head, and more than eight heads, are named
+  CHECK_THROWS_WITH(budget(sequential(input(4), parallel(merge_kind::auxiliary_output, sequential())), plan(2), dev), Catch::Contains("needs a head"));
+  constexpr auto nine = sequential(input(4), auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)),
+                                   auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)),
+                                   auxiliary_output(linear(2)), linear(2));
+  CHECK_THROWS_WITH(budget(nine, plan(2), dev), Catch::Contains("more than 8 auxiliary outputs"));
+}

@@ -1,5 +1,6 @@
 // gpubudget/detail/walk.hpp — interprets a model's record array: forward, then backward.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <gpubudget/base/dyn_array.hpp>
 #include <gpubudget/detail/module_names.hpp>
@@ -33,6 +34,24 @@ struct walk_totals {
   std::int64_t largest_im2col = 0;     ///< bytes of the largest conv's unfolded input (cuDNN GEMM workspace)
 };
 
+/// What a record is walked under: freezing, shared weights, train_only's selection.
+struct walk_scope {
+  bool trainable = true;
+  bool count_params = true;
+  std::int32_t key_shift = 0;  ///< maps a shared block's records to its first occurrence
+  std::uint8_t frozen_parts = 0;  ///< of a trainable leaf, the parts no name selected (layer_ctx)
+};
+
+/// An auxiliary head's output, which the trainer holds and takes a loss of (graph.hpp
+/// auxiliary_output); or, `branch` >= 0, an auxiliary_output_last head still to run on `held`,
+/// its input, under `sc`.
+struct auxiliary_head {
+  value held{};
+  std::int32_t branch = -1;
+  walk_scope sc{};
+};
+inline constexpr std::size_t max_auxiliary_heads = 8;
+
 /// The walker's scalar state, apart from its arrays and what its constructor derives (a split
 /// walk, budget_of.hpp, carries it from one constant evaluation to the next in one copy).
 struct walker_scalars {
@@ -49,6 +68,9 @@ struct walker_scalars {
   std::int32_t hand_over = -1;
   bool handed_over = false;
   std::uint8_t backward_pass = 0;  ///< 1 for the first micro-batch's backward, 2 for the next
+  /// this micro-batch's auxiliary heads, in the order they ran or were deferred (walk_auxiliary)
+  std::array<auxiliary_head, max_auxiliary_heads> auxiliary{};
+  std::int32_t auxiliary_count = 0;
 };
 
 struct walker : walker_scalars {
@@ -136,12 +158,7 @@ struct walker : walker_scalars {
       running_copy[static_cast<std::size_t>(split_repeats[k])] = seg < 0 ? -1 : segment_copies[static_cast<std::size_t>(seg) * split_repeats.size() + k];
   }
 
-  struct scope {
-    bool trainable = true;
-    bool count_params = true;
-    std::int32_t key_shift = 0;  ///< maps a shared block's records to its first occurrence
-    std::uint8_t frozen_parts = 0;  ///< of a trainable leaf, the parts no name selected (layer_ctx)
-  };
+  using scope = walk_scope;
 
   /// Compact identity of a leaf's weights: fresh for every application that owns weights
   /// (each repetition of a repeated block has its own), the first occurrence's for shared ones.
@@ -610,8 +627,51 @@ struct walker : walker_scalars {
     return y;
   }
 
+  /// Auxiliary heads (graph.hpp auxiliary_output): the first branch's output passes on; each
+  /// further branch is a head whose output the trainer holds for its loss (finish_forward), run
+  /// here or, auxiliary_output_last, after the model's output on its input held until then
+  /// (run_deferred_heads). Recomputing a checkpointed block replays a head that ran in it and
+  /// drops its output (the first one is held); a deferred head ran outside the block.
+  constexpr value walk_auxiliary(std::int32_t i, const value& in, const scope& sc) {
+    const layer& L = records[i];
+    const std::int32_t first = i + 1, end = i + L.span;
+    if (first >= end || first + records[first].span >= end) auxiliary_output_needs_a_head();
+    const value y = walk(first, in, sc);
+    for (std::int32_t c = first + records[first].span; c < end; c += records[c].span) {
+      if (L.merge == merge_kind::auxiliary_output_last) {
+        if (!replaying) s.retain(in.id), hold_auxiliary(auxiliary_head{in, c, sc});
+      } else {
+        const value head = walk(c, in, sc);
+        if (replaying) s.release(head);
+        else hold_auxiliary(auxiliary_head{head, -1, sc});
+      }
+    }
+    return y;
+  }
+  constexpr void hold_auxiliary(const auxiliary_head& h) {
+    if (auxiliary_count >= static_cast<std::int32_t>(max_auxiliary_heads)) too_many_auxiliary_outputs();
+    auxiliary[static_cast<std::size_t>(auxiliary_count++)] = h;
+  }
+  /// After the model's output: the auxiliary_output_last heads run, in order, each on its held
+  /// input, which goes once the head ran.
+  constexpr void run_deferred_heads() {
+    for (std::int32_t k = 0; k < auxiliary_count; ++k) {
+      auto& h = auxiliary[static_cast<std::size_t>(k)];
+      if (h.branch < 0) continue;
+      const value head = walk(h.branch, h.held, h.sc);
+      s.release(h.held);
+      h = auxiliary_head{head, -1, h.sc};
+    }
+  }
+  /// The trainer lets go of the auxiliary outputs (with the model's output).
+  constexpr void release_auxiliary() {
+    for (std::int32_t k = 0; k < auxiliary_count; ++k) s.release(auxiliary[static_cast<std::size_t>(k)].held);
+    auxiliary_count = 0;
+  }
+
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
+    if (L.merge == merge_kind::auxiliary_output || L.merge == merge_kind::auxiliary_output_last) return walk_auxiliary(i, in, sc);
     dyn_array<value> outs;
     const std::int32_t end = i + L.span;
     const bool sliced_grads = (L.merge == merge_kind::concat || L.merge == merge_kind::stack) && s.batch > 1;
