@@ -411,6 +411,7 @@ inline const std::map<std::string, leaf_maker>& leaf_makers() {
       return affine_grid(h, f.integer("w", 1, big));
     };
     t["learned_bias"] = [](fields& f) { return learned_bias(f.boolean("last_dimension", false)); };
+    t["condition"] = [](fields& f) { return condition(f.has("width") ? f.integer("width", 1, big) : 0); };
     add_shaped_leaves(t);
     return t;
   }();
@@ -429,7 +430,8 @@ inline layer block_head(fields& f) {
     gpubudget::detail::number_copies(head, first, f.has("modules_per_copy") ? f.integer("modules_per_copy", 1, big) : 1);
     return head;
   }
-  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat or parallel)");
+  if (kind == "conditioned") return conditioned(sequential(), sequential()).records[0];
+  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat, parallel or conditioned)");
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
       {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}, {"grid_sample", merge_kind::grid_sample},
@@ -503,6 +505,8 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     for (std::size_t k = 0; k < parts.size(); ++k) append(g, parts[k], at + ".parts[" + std::to_string(k) + "]");
     g.records[self].span = static_cast<std::int32_t>(g.records.size() - self);
     if (g.records[self].kind == node_kind::repeat) check_repeat_body(g, self, parts.size(), at);
+    if (g.records[self].kind == node_kind::encoder_decoder && parts.size() != 2)
+      fail(at, "a conditioned block takes two parts: the condition and the model, each from its own input");
     f.finish();
   } else {
     fail(at, "neither an \"op\" nor a \"block\"");

@@ -224,6 +224,16 @@ constexpr auto encoder_decoder(const Encoder& encoder, const Decoder& decoder) {
   return detail::compose(detail::composite(node_kind::encoder_decoder), encoder, decoder);
 }
 
+/// A model with a conditioning input (a diffusion U-Net's `forward(x, t)`, a class-conditional
+/// generator's `forward(z, y)`): `condition` runs first from its own input(...) (the timestep
+/// embedding's MLP on the sinusoidal features, a class embedding) and its output stays alive while
+/// `model` runs from its own input(...); `condition()` branches inside `model` read it. The output
+/// is the model's. Walked as encoder_decoder: the condition is the memory.
+template <detail::block_part Condition, detail::block_part Model>
+constexpr auto conditioned(const Condition& condition, const Model& model) {
+  return detail::compose(detail::composite(node_kind::encoder_decoder), condition, model);
+}
+
 /// Gives a block (or layer) its module name, relative to the nearest named block around it, as
 /// PyTorch names submodules: named("layer4", sequential(named("0", block), ...)) is `layer4.0`;
 /// a name may hold several components ("encoder.ln"). training::train_only selects records by

@@ -26,3 +26,4 @@
 #include <gpubudget/layers/moe.hpp>
 #include <gpubudget/layers/cross_attention.hpp>
 #include <gpubudget/layers/t5.hpp>
+#include <gpubudget/layers/conditioning.hpp>

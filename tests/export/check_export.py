@@ -146,6 +146,9 @@ TORCH26_MODELS = [
     ("inception_v3_aux", "tests.export.custom_models:inception_v3_aux --build-on-cpu", "3,299,299", None, "inception_v3_aux_b2_299"),
     ("side_head_net", "tests.export.custom_models:side_head_net", "3,64,64", None, "side_head_net_b2_64"),
     ("side_head_last_net", "tests.export.custom_models:side_head_net --kwargs '{\"last\": true}'", "3,64,64", None, "side_head_last_net_b2_64"),
+    # a conditioning input, forward(x, t): the "diffusion models from scratch" SimpleUnet (conditioned, condition())
+    ("simple_unet", "tests.export.custom_models:simple_unet", "3,64,64 --condition timesteps:300", None, "simple_unet_b2_64"),
+    ("simple_unet_32", "tests.export.custom_models:simple_unet", "3,32,32 --condition timesteps:300", None, "simple_unet_b2_32"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -250,6 +253,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("spatial_transformer_net", "spatial_transformer_net.json", None, None),
              ("recursive_conv_net", "recursive_conv_net.json", None, "recursive_conv_net_b2_64"),
              ("googlenet_aux", "googlenet_aux.json", None, "googlenet_aux_b2_128"),
+             ("simple_unet", "simple_unet.json", None, "simple_unet_b2_64"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),
@@ -468,6 +472,12 @@ def run_torch26(gpubudget, repo):
 # exports that must stop (exit 2, no file) with this message: an op with no counterpart, and a
 # pattern that is almost a recognised one (SDPA with is_causal=True, a layer scale of another shape)
 UNMAPPABLE = [
+    # further outputs are auxiliary heads: not one the first output is computed from
+    ("tests.export.custom_models:features_too --path . --input 64",
+     "the model returns body_1 and a result computed from it (further outputs are budgeted as auxiliary heads trained with a loss of their own"),
+    # forward(x, t) without --condition
+    ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
+     "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),
     # control flow on values: the symbolic trace and the one with the example's sizes both fail, both said
     ("tests.export.custom_models:value_branch --path . --input 8",
      "symbolically traced variables cannot be used as inputs to control flow; torch.fx cannot trace the model with the example's sizes"),

@@ -2289,3 +2289,113 @@ class SideHeadNet(nn.Module):
 
 def side_head_net(last=False):
     return SideHeadNet(last=last)
+
+
+# A diffusion model's U-Net with a timestep input, forward(x, t), written as the widely copied
+# "diffusion models from scratch" notebook writes its SimpleUnet (DeepFindr, 2022): sinusoidal
+# features of t, a Linear + ReLU, and in every block `h + relu(time_mlp(t))[(...,) + (None,) * 2]`;
+# down blocks end in a stride-2 conv, up blocks take the skip by torch.cat and end in a ConvTranspose2d
+class SinusoidalPositionEmbeddings(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, time):
+        half_dim = self.dim // 2
+        scale = math.log(10000) / (half_dim - 1)
+        freqs = torch.exp(torch.arange(half_dim, device=time.device) * -scale)
+        args = time[:, None] * freqs[None, :]
+        return torch.cat((args.sin(), args.cos()), dim=-1)
+
+
+class TimeBlock(nn.Module):
+    def __init__(self, in_ch, out_ch, time_emb_dim, up=False):
+        super().__init__()
+        self.time_mlp = nn.Linear(time_emb_dim, out_ch)
+        if up:
+            self.conv1 = nn.Conv2d(2 * in_ch, out_ch, 3, padding=1)
+            self.transform = nn.ConvTranspose2d(out_ch, out_ch, 4, 2, 1)
+        else:
+            self.conv1 = nn.Conv2d(in_ch, out_ch, 3, padding=1)
+            self.transform = nn.Conv2d(out_ch, out_ch, 4, 2, 1)
+        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, padding=1)
+        self.bnorm1 = nn.BatchNorm2d(out_ch)
+        self.bnorm2 = nn.BatchNorm2d(out_ch)
+        self.relu = nn.ReLU()
+
+    def forward(self, x, t):
+        h = self.bnorm1(self.relu(self.conv1(x)))
+        time_emb = self.relu(self.time_mlp(t))
+        time_emb = time_emb[(...,) + (None,) * 2]
+        h = h + time_emb
+        h = self.bnorm2(self.relu(self.conv2(h)))
+        return self.transform(h)
+
+
+class SimpleUnet(nn.Module):
+    def __init__(self, down_channels=(64, 128, 256, 512, 1024), time_emb_dim=32):
+        super().__init__()
+        up_channels = tuple(reversed(down_channels))
+        self.time_mlp = nn.Sequential(SinusoidalPositionEmbeddings(time_emb_dim), nn.Linear(time_emb_dim, time_emb_dim), nn.ReLU())
+        self.conv0 = nn.Conv2d(3, down_channels[0], 3, padding=1)
+        self.downs = nn.ModuleList([TimeBlock(down_channels[i], down_channels[i + 1], time_emb_dim) for i in range(len(down_channels) - 1)])
+        self.ups = nn.ModuleList([TimeBlock(up_channels[i], up_channels[i + 1], time_emb_dim, up=True) for i in range(len(up_channels) - 1)])
+        self.output = nn.Conv2d(up_channels[-1], 3, 1)
+
+    def forward(self, x, timestep):
+        t = self.time_mlp(timestep)
+        x = self.conv0(x)
+        residual_inputs = []
+        for down in self.downs:
+            x = down(x, t)
+            residual_inputs.append(x)
+        for up in self.ups:
+            residual_x = residual_inputs.pop()
+            x = torch.cat((x, residual_x), dim=1)
+            x = up(x, t)
+        return self.output(x)
+
+
+def simple_unet(down_channels=(32, 64, 128, 256)):
+    return SimpleUnet(tuple(down_channels))
+
+
+class VAE(nn.Module):
+    """pytorch/examples' VAE: it returns (recon, mu, logvar), and z = mu + eps * std reads both: no
+    auxiliary heads (the export stops, naming mu's node)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 400)
+        self.fc21 = nn.Linear(400, 20)
+        self.fc22 = nn.Linear(400, 20)
+        self.fc3 = nn.Linear(20, 400)
+        self.fc4 = nn.Linear(400, 784)
+
+    def forward(self, x):
+        h1 = F.relu(self.fc1(x.view(-1, 784)))
+        mu, logvar = self.fc21(h1), self.fc22(h1)
+        z = mu + torch.randn_like(logvar) * torch.exp(0.5 * logvar)
+        return torch.sigmoid(self.fc4(F.relu(self.fc3(z)))), mu, logvar
+
+
+def vae():
+    return VAE()
+
+
+class FeaturesToo(nn.Module):
+    """Returns its logits and the features they are computed from (`return self.head(f), f`): the
+    second output is no auxiliary head (the export stops, naming it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(64, 128), nn.ReLU())
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x):
+        f = self.body(x)
+        return self.head(f), f
+
+
+def features_too():
+    return FeaturesToo()

@@ -378,6 +378,19 @@ class OwnLoss(torch.nn.Module):
         return loss
 
 
+class WithTimesteps(torch.nn.Module):
+    """A diffusion model called as model(x, t): t a batch of steps in 0..steps-1, made with the data
+    before the step (a plain attribute, not a buffer), as a training loop samples it."""
+
+    def __init__(self, model, batch, steps):
+        super().__init__()
+        self.model = model
+        self.t = torch.randint(0, steps, (batch,))
+
+    def forward(self, x):
+        return self.model(x, self.t)
+
+
 def own_loss(build, **kw):
     return lambda: OwnLoss(build(**kw))
 
@@ -519,6 +532,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("fcn_resnet50_aux_b2_64", custom_models.fcn_resnet50_aux, (3, 64, 64), 2),
          ("fcn_resnet50_b2_64", lambda: custom_models.fcn_resnet50_aux(False), (3, 64, 64), 2),
          ("side_head_net_b2_64", custom_models.side_head_net, (3, 64, 64), 2),
+         # a conditioning input: the "diffusion models from scratch" SimpleUnet, forward(x, t)
+         ("simple_unet_b2_32", lambda: WithTimesteps(custom_models.simple_unet(), 2, 300), (3, 32, 32), 2),
+         ("simple_unet_b2_64", lambda: WithTimesteps(custom_models.simple_unet(), 2, 300), (3, 64, 64), 2),
          ("side_head_last_net_b2_64", lambda: custom_models.side_head_net(True), (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization

@@ -144,6 +144,13 @@ static_assert(budget(sequential(input(1, 28, 28), parallel(merge_kind::grid_samp
 static_assert(budget_totals(sequential(input(16, 64), linear(64), parallel(merge_kind::auxiliary_output, sequential(), sequential(linear(10))), linear(10)),
                             training{.batch = 2}, devices::generic_16gb).parameter_count == (64 * 64 + 64) + 2 * (64 * 10 + 10));
 
+// condition_outside_conditioned: inside conditioned(...) the branch reads the condition [8]: the
+// condition's Linear(8, 8) and the branch's Linear(8, 16) count with the convolution
+static_assert(budget_totals(conditioned(sequential(input(8), linear(8)),
+                                        sequential(input(4, 8, 8), conv2d(16, 3, padding(1)),
+                                                   parallel(merge_kind::add, sequential(), sequential(condition(8), linear(16), reshape(16, 1, 1))))),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == (8 * 8 + 8) + (8 * 16 + 16) + (4 * 16 * 9 + 16));
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

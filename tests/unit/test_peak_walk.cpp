@@ -412,3 +412,34 @@ TEST_CASE("auxiliary heads: weights, saved tensors, the held output and a deferr
                                    auxiliary_output(linear(2)), linear(2));
   CHECK_THROWS_WITH(budget(nine, plan(2), dev), Catch::Contains("more than 8 auxiliary outputs"));
 }
+
+// A conditioning input (graph.hpp conditioned, condition()): the condition block runs first, its
+// output stays alive while the model runs, and branches that read it add to the model's tensor
+// broadcast (AddBackward0 sums the gradient to the small operand's size).
+TEST_CASE("a conditioning input: one tensor read by every block, added broadcast", "[walk][condition]") {
+  constexpr auto add_time = [](std::int64_t c) {
+    return parallel(merge_kind::add, sequential(), sequential(condition(8), linear(c), reshape(c, 1, 1)));
+  };
+  constexpr auto model = sequential(input(4, 8, 8), conv2d(16, 3, padding(1)), add_time(16), relu(), conv2d(16, 3, padding(1)), add_time(16),
+                                    adaptive_avg_pool2d(1, 1), flatten(), linear(10));
+  constexpr auto net = conditioned(sequential(input(8), linear(8), relu()), model);
+  const auto b = budget(net, plan(4), dev);
+  // the condition's Linear(8, 8), the two branches' Linear(8, 16), the convolutions and the head
+  CHECK(b.parameter_count == (8 * 8 + 8) + 2 * (8 * 16 + 16) + (4 * 16 * 9 + 16) + (16 * 16 * 9 + 16) + (16 * 10 + 10));
+  // both branches' Linears keep the one condition tensor [8] (4 x 8 x 4 B, once) and the ReLU its output
+  const auto plain = budget(sequential(input(4, 8, 8), conv2d(16, 3, padding(1)), relu(), conv2d(16, 3, padding(1)), adaptive_avg_pool2d(1, 1),
+                                       flatten(), linear(10)), plan(4), dev);
+  CHECK(b.saved_activations == plain.saved_activations + 4 * 8 * 4 + 4 * 8 * 4);
+  // the branch's [16, 1, 1] is added over [16, 8, 8]; the first operand may not be the broadcast one
+  CHECK(b.per_record[8].output == make_shape(16, 8, 8));  // records: 0 conditioned, 1-4 the condition (sequence, input, linear, relu), 5-7 the model (sequence, input, conv), 8 the join
+  CHECK_THROWS_WITH(budget(conditioned(sequential(input(8), linear(8)),
+                                       sequential(input(4, 8, 8), conv2d(16, 3, padding(1)),
+                                                  parallel(merge_kind::add, sequential(condition(8), linear(16), reshape(16, 1, 1)), sequential()))),
+                           plan(4), dev),
+                    Catch::Contains("cannot be merged"));
+  // condition() needs a conditioned(...) around it; condition(width) checks the width
+  CHECK_THROWS_WITH(budget(sequential(input(4, 8, 8), condition()), plan(2), dev), Catch::Contains("outside the model of a conditioned"));
+  CHECK_THROWS_WITH(budget(conditioned(sequential(input(8)), sequential(input(4), parallel(merge_kind::add, sequential(), sequential(condition(6), linear(4))))),
+                           plan(2), dev),
+                    Catch::Contains("shape mismatch"));
+}

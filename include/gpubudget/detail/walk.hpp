@@ -550,7 +550,7 @@ struct walker : walker_scalars {
       const auto& o = outs[k].s;
       if (o.rank != merged.rank) parallel_branches_disagree_on_shape();
       for (int d = (merge == merge_kind::concat ? 1 : 0); d < o.rank; ++d) {
-        const bool to_first = merge == merge_kind::subtract || merge == merge_kind::divide;
+        const bool to_first = merge == merge_kind::subtract || merge == merge_kind::divide || merge == merge_kind::add || merge == merge_kind::add_inplace;
         const bool broadcast = (merge == merge_kind::multiply && (o[d] == 1 || merged[d] == 1)) || (to_first && o[d] == 1);
         if (o[d] != merged[d] && !broadcast) parallel_branches_disagree_on_shape();
         if (broadcast && o[d] > merged[d]) merged[d] = o[d];
@@ -712,10 +712,14 @@ struct walker : walker_scalars {
         if (outs[k].s.numel() != merged.numel() && outs[k].requires_grad) s.backward_temp(n, s.bytes_of_value(merged, y.type));
       } else {
         // cat/stack backward hands out slices (views) of the incoming gradient; add passes it on,
+        // to a broadcast operand summed to its size (AddBackward0's sum_to, a new tensor: 2.6 CPU
+        // probe, [2, 64, 64, 64] + [2, 64, 1, 1]: backward's peak 4,312 B above the incoming
+        // gradient, the conditioning of a diffusion U-Net's `h + time_emb[..., None, None]`);
         // subtract too but to b, which gets -grad (a new tensor): at the difference's size, then
         // summed to a broadcast b's (SubBackward0's sum_to; 2.6 CPU probe: [2, 256, 512] - [2, 256, 1]
         // peaks one [2, 256, 512] above the incoming gradient)
-        s.grad_to(n, outs[k], L.merge != merge_kind::subtract || k == 0);
+        const bool summed = L.merge == merge_kind::subtract || (L.merge == merge_kind::add && outs[k].s.numel() != merged.numel());
+        s.grad_to(n, outs[k], k == 0 || !summed);
         if (L.merge == merge_kind::subtract && k > 0 && outs[k].requires_grad && outs[k].s.numel() != merged.numel())
           s.backward_temp(n, s.bytes_of_value(merged, y.type));
       }
