@@ -149,6 +149,10 @@ TORCH26_MODELS = [
     # a conditioning input, forward(x, t): the "diffusion models from scratch" SimpleUnet (conditioned, condition())
     ("simple_unet", "tests.export.custom_models:simple_unet", "3,64,64 --condition timesteps:300", None, "simple_unet_b2_64"),
     ("simple_unet_32", "tests.export.custom_models:simple_unet", "3,32,32 --condition timesteps:300", None, "simple_unet_b2_32"),
+    # labml.ai's DDPM blocks (Swish written out in the condition and its branches, `h += ...` in place);
+    # a conditional GAN's generator, forward(noise, labels): labels into an nn.Embedding, cat before the noise
+    ("labml_unet", "tests.export.custom_models:labml_unet", "3,32,32 --condition timesteps:1000", None, "labml_unet_b2_32"),
+    ("cgan_generator", "tests.export.custom_models:cgan_generator", "100 --condition labels:10", None, "cgan_generator_b2"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -254,6 +258,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("recursive_conv_net", "recursive_conv_net.json", None, "recursive_conv_net_b2_64"),
              ("googlenet_aux", "googlenet_aux.json", None, "googlenet_aux_b2_128"),
              ("simple_unet", "simple_unet.json", None, "simple_unet_b2_64"),
+             ("labml_unet", "labml_unet.json", None, "labml_unet_b2_32"),
+             ("cgan_generator", "cgan_generator.json", None, "cgan_generator_b2"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),

@@ -2399,3 +2399,107 @@ class FeaturesToo(nn.Module):
 
 def features_too():
     return FeaturesToo()
+
+
+# labml.ai's annotated DDPM U-Net, its blocks as written (Swish written out, GroupNorm, the time
+# embedding added in place: `h += self.time_emb(self.time_act(t))[:, :, None, None]`), two levels, no
+# attention
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class LabmlTimeEmbedding(nn.Module):
+    def __init__(self, n_channels):
+        super().__init__()
+        self.n_channels = n_channels
+        self.lin1 = nn.Linear(self.n_channels // 4, self.n_channels)
+        self.act = Swish()
+        self.lin2 = nn.Linear(self.n_channels, self.n_channels)
+
+    def forward(self, t):
+        half_dim = self.n_channels // 8
+        emb = math.log(10_000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim, device=t.device) * -emb)
+        emb = t[:, None] * emb[None, :]
+        emb = torch.cat((emb.sin(), emb.cos()), dim=1)
+        return self.lin2(self.act(self.lin1(emb)))
+
+
+class LabmlResidualBlock(nn.Module):
+    def __init__(self, in_channels, out_channels, time_channels, n_groups=32, dropout=0.1):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(n_groups, in_channels)
+        self.act1 = Swish()
+        self.conv1 = nn.Conv2d(in_channels, out_channels, kernel_size=(3, 3), padding=(1, 1))
+        self.norm2 = nn.GroupNorm(n_groups, out_channels)
+        self.act2 = Swish()
+        self.conv2 = nn.Conv2d(out_channels, out_channels, kernel_size=(3, 3), padding=(1, 1))
+        self.shortcut = nn.Conv2d(in_channels, out_channels, kernel_size=(1, 1)) if in_channels != out_channels else nn.Identity()
+        self.time_emb = nn.Linear(time_channels, out_channels)
+        self.time_act = Swish()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, t):
+        h = self.conv1(self.act1(self.norm1(x)))
+        h += self.time_emb(self.time_act(t))[:, :, None, None]
+        h = self.conv2(self.dropout(self.act2(self.norm2(h))))
+        return h + self.shortcut(x)
+
+
+class LabmlUNet(nn.Module):
+    def __init__(self, ch=32):
+        super().__init__()
+        self.image_proj = nn.Conv2d(3, ch, kernel_size=(3, 3), padding=(1, 1))
+        self.time_emb = LabmlTimeEmbedding(ch * 4)
+        self.down1 = LabmlResidualBlock(ch, ch, ch * 4)
+        self.downsample = nn.Conv2d(ch, ch, (3, 3), (2, 2), (1, 1))
+        self.down2 = LabmlResidualBlock(ch, 2 * ch, ch * 4)
+        self.middle = LabmlResidualBlock(2 * ch, 2 * ch, ch * 4)
+        self.up1 = LabmlResidualBlock(4 * ch, 2 * ch, ch * 4)
+        self.upsample = nn.ConvTranspose2d(2 * ch, 2 * ch, (4, 4), (2, 2), (1, 1))
+        self.up2 = LabmlResidualBlock(3 * ch, ch, ch * 4)
+        self.norm = nn.GroupNorm(8, ch)
+        self.act = Swish()
+        self.final = nn.Conv2d(ch, 3, kernel_size=(3, 3), padding=(1, 1))
+
+    def forward(self, x, t):
+        t = self.time_emb(t)
+        x = self.image_proj(x)
+        h1 = self.down1(x, t)
+        h2 = self.down2(self.downsample(h1), t)
+        u = self.up1(torch.cat((self.middle(h2, t), h2), dim=1), t)
+        u = self.up2(torch.cat((self.upsample(u), h1), dim=1), t)
+        return self.final(self.act(self.norm(u)))
+
+
+def labml_unet():
+    return LabmlUNet()
+
+
+class CGANGenerator(nn.Module):
+    """eriklindernoren/PyTorch-GAN's conditional GAN generator as written: forward(noise, labels),
+    the labels' embedding concatenated before the noise."""
+
+    def __init__(self, n_classes=10, latent_dim=100, img_shape=(1, 32, 32)):
+        super().__init__()
+        self.img_shape = img_shape
+        self.label_emb = nn.Embedding(n_classes, n_classes)
+
+        def block(in_feat, out_feat, normalize=True):
+            layers = [nn.Linear(in_feat, out_feat)]
+            if normalize:
+                layers.append(nn.BatchNorm1d(out_feat, 0.8))
+            layers.append(nn.LeakyReLU(0.2, inplace=True))
+            return layers
+        self.model = nn.Sequential(*block(latent_dim + n_classes, 128, normalize=False), *block(128, 256), *block(256, 512), *block(512, 1024),
+                                   nn.Linear(1024, int(math.prod(img_shape))), nn.Tanh())
+
+    def forward(self, noise, labels):
+        gen_input = torch.cat((self.label_emb(labels), noise), -1)
+        img = self.model(gen_input)
+        return img.view(img.size(0), *self.img_shape)
+
+
+def cgan_generator():
+    return CGANGenerator()

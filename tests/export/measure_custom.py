@@ -379,8 +379,9 @@ class OwnLoss(torch.nn.Module):
 
 
 class WithTimesteps(torch.nn.Module):
-    """A diffusion model called as model(x, t): t a batch of steps in 0..steps-1, made with the data
-    before the step (a plain attribute, not a buffer), as a training loop samples it."""
+    """A model called as model(x, t): t a batch of integers in 0..steps-1 (a diffusion model's steps, a
+    conditional GAN's class labels), made with the data before the step (a plain attribute, not a
+    buffer), as a training loop samples it."""
 
     def __init__(self, model, batch, steps):
         super().__init__()
@@ -535,6 +536,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # a conditioning input: the "diffusion models from scratch" SimpleUnet, forward(x, t)
          ("simple_unet_b2_32", lambda: WithTimesteps(custom_models.simple_unet(), 2, 300), (3, 32, 32), 2),
          ("simple_unet_b2_64", lambda: WithTimesteps(custom_models.simple_unet(), 2, 300), (3, 64, 64), 2),
+         # labml.ai's DDPM U-Net blocks (Swish written out, GroupNorm, the time embedding added in place);
+         # PyTorch-GAN's conditional generator, forward(noise, labels) (labels through an nn.Embedding)
+         ("labml_unet_b2_32", lambda: WithTimesteps(custom_models.labml_unet(), 2, 1000), (3, 32, 32), 2),
+         ("cgan_generator_b2", lambda: WithTimesteps(custom_models.cgan_generator(), 2, 10), (100,), 2),
          ("side_head_last_net_b2_64", lambda: custom_models.side_head_net(True), (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization
