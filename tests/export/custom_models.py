@@ -2503,3 +2503,49 @@ class CGANGenerator(nn.Module):
 
 def cgan_generator():
     return CGANGenerator()
+
+
+# guided-diffusion's way of conditioning, reduced: a time embedding from a registered frequency buffer,
+# six identical residual blocks each adding emb_layers(emb) = Linear(SiLU(emb)) unsqueezed twice
+# (exported as one repeat whose copies read the condition: tests/export/check_repeats.py)
+class FreqEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("freqs", torch.exp(-math.log(10000) * torch.arange(dim // 2) / (dim // 2)))
+
+    def forward(self, t):
+        a = t.float()[:, None] * self.freqs[None]
+        return torch.cat([torch.sin(a), torch.cos(a)], dim=-1)
+
+
+class EmbResBlock(nn.Module):
+    def __init__(self, c, tdim):
+        super().__init__()
+        self.norm = nn.GroupNorm(8, c)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.emb_layers = nn.Sequential(nn.SiLU(), nn.Linear(tdim, c))
+
+    def forward(self, x, emb):
+        h = self.conv(F.silu(self.norm(x)))
+        h = h + self.emb_layers(emb).unsqueeze(-1).unsqueeze(-1)
+        return x + h
+
+
+class ConditionedBlocks(nn.Module):
+    def __init__(self, c=32, tdim=64, blocks=6):
+        super().__init__()
+        self.temb = nn.Sequential(FreqEmbedding(tdim), nn.Linear(tdim, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
+        self.inp = nn.Conv2d(3, c, 3, padding=1)
+        self.blocks = nn.ModuleList([EmbResBlock(c, tdim) for _ in range(blocks)])
+        self.out = nn.Conv2d(c, 3, 3, padding=1)
+
+    def forward(self, x, t):
+        emb = self.temb(t)
+        h = self.inp(x)
+        for b in self.blocks:
+            h = b(h, emb)
+        return self.out(h)
+
+
+def conditioned_blocks():
+    return ConditionedBlocks()
