@@ -153,6 +153,9 @@ TORCH26_MODELS = [
     # a conditional GAN's generator, forward(noise, labels): labels into an nn.Embedding, cat before the noise
     ("labml_unet", "tests.export.custom_models:labml_unet", "3,32,32 --condition timesteps:1000", None, "labml_unet_b2_32"),
     ("cgan_generator", "tests.export.custom_models:cgan_generator", "100 --condition labels:10", None, "cgan_generator_b2"),
+    # pytorch/examples' siamese network, forward(input1, input2): the second image's trunk shares the first's weights
+    ("siamese_network", "tests.export.custom_models:siamese_network --build-on-cpu", "1,64,64 --condition 1,64,64", None, "siamese_network_b2_64"),
+    ("siamese_network_28", "tests.export.custom_models:siamese_network --build-on-cpu", "1,28,28 --condition 1,28,28", None, "siamese_network_b2_28"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -260,6 +263,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("simple_unet", "simple_unet.json", None, "simple_unet_b2_64"),
              ("labml_unet", "labml_unet.json", None, "labml_unet_b2_32"),
              ("cgan_generator", "cgan_generator.json", None, "cgan_generator_b2"),
+             ("siamese_network", "siamese_network.json", None, "siamese_network_b2_64"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),

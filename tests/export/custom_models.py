@@ -2549,3 +2549,33 @@ class ConditionedBlocks(nn.Module):
 
 def conditioned_blocks():
     return ConditionedBlocks()
+
+
+class SiameseNetwork(nn.Module):
+    """pytorch/examples' siamese_network as written: one ResNet-18 trunk (1-channel stem, no fc) run
+    on both images, forward(input1, input2), the two embeddings concatenated into a small head: the
+    second image is a conditioning input whose block shares the trunk's weights."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision
+        self.resnet = torchvision.models.resnet18(weights=None)
+        self.resnet.conv1 = nn.Conv2d(1, 64, kernel_size=(7, 7), stride=(2, 2), padding=(3, 3), bias=False)
+        self.fc_in_features = self.resnet.fc.in_features
+        self.resnet = torch.nn.Sequential(*(list(self.resnet.children())[:-1]))
+        self.fc = nn.Sequential(nn.Linear(self.fc_in_features * 2, 256), nn.ReLU(inplace=True), nn.Linear(256, 1))
+        self.sigmoid = nn.Sigmoid()
+
+    def forward_once(self, x):
+        output = self.resnet(x)
+        return output.view(output.size()[0], -1)
+
+    def forward(self, input1, input2):
+        output1 = self.forward_once(input1)
+        output2 = self.forward_once(input2)
+        output = torch.cat((output1, output2), 1)
+        return self.sigmoid(self.fc(output))
+
+
+def siamese_network():
+    return SiameseNetwork()

@@ -392,6 +392,19 @@ class WithTimesteps(torch.nn.Module):
         return self.model(x, self.t)
 
 
+class WithSecondImage(torch.nn.Module):
+    """A model called as model(x1, x2) on two images (a siamese network): x2 made with the data
+    before the step, a plain attribute."""
+
+    def __init__(self, model, batch, shape):
+        super().__init__()
+        self.model = model
+        self.x2 = torch.randn(batch, *shape)
+
+    def forward(self, x):
+        return self.model(x, self.x2)
+
+
 def own_loss(build, **kw):
     return lambda: OwnLoss(build(**kw))
 
@@ -540,6 +553,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # PyTorch-GAN's conditional generator, forward(noise, labels) (labels through an nn.Embedding)
          ("labml_unet_b2_32", lambda: WithTimesteps(custom_models.labml_unet(), 2, 1000), (3, 32, 32), 2),
          ("cgan_generator_b2", lambda: WithTimesteps(custom_models.cgan_generator(), 2, 10), (100,), 2),
+         # pytorch/examples' siamese network: one ResNet-18 trunk on two images, forward(input1, input2)
+         ("siamese_network_b2_28", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 28, 28)), (1, 28, 28), 2),
+         ("siamese_network_b2_64", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 64, 64)), (1, 64, 64), 2),
          ("side_head_last_net_b2_64", lambda: custom_models.side_head_net(True), (3, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization
