@@ -153,6 +153,7 @@ TORCH26_MODELS = [
     # a conditional GAN's generator, forward(noise, labels): labels into an nn.Embedding, cat before the noise
     ("labml_unet", "tests.export.custom_models:labml_unet", "3,32,32 --condition timesteps:1000", None, "labml_unet_b2_32"),
     ("cgan_generator", "tests.export.custom_models:cgan_generator", "100 --condition labels:10", None, "cgan_generator_b2"),
+    ("cgan_discriminator", "tests.export.custom_models:cgan_discriminator", "1,32,32 --condition labels:10", None, "cgan_discriminator_b2"),
     # pytorch/examples' siamese network, forward(input1, input2): the second image's trunk shares the first's weights
     ("siamese_network", "tests.export.custom_models:siamese_network --build-on-cpu", "1,64,64 --condition 1,64,64", None, "siamese_network_b2_64"),
     ("siamese_network_28", "tests.export.custom_models:siamese_network --build-on-cpu", "1,28,28 --condition 1,28,28", None, "siamese_network_b2_28"),
@@ -263,6 +264,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("simple_unet", "simple_unet.json", None, "simple_unet_b2_64"),
              ("labml_unet", "labml_unet.json", None, "labml_unet_b2_32"),
              ("cgan_generator", "cgan_generator.json", None, "cgan_generator_b2"),
+             ("cgan_discriminator", "cgan_discriminator.json", None, "cgan_discriminator_b2"),
              ("siamese_network", "siamese_network.json", None, "siamese_network_b2_64"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),

@@ -2579,3 +2579,23 @@ class SiameseNetwork(nn.Module):
 
 def siamese_network():
     return SiameseNetwork()
+
+
+class CGANDiscriminator(nn.Module):
+    """eriklindernoren/PyTorch-GAN's conditional GAN discriminator as written: forward(img, labels),
+    the labels' embedding concatenated after the flattened image."""
+
+    def __init__(self, n_classes=10, img_shape=(1, 32, 32)):
+        super().__init__()
+        self.label_embedding = nn.Embedding(n_classes, n_classes)
+        self.model = nn.Sequential(nn.Linear(n_classes + int(math.prod(img_shape)), 512), nn.LeakyReLU(0.2, inplace=True),
+                                   nn.Linear(512, 512), nn.Dropout(0.4), nn.LeakyReLU(0.2, inplace=True),
+                                   nn.Linear(512, 512), nn.Dropout(0.4), nn.LeakyReLU(0.2, inplace=True), nn.Linear(512, 1))
+
+    def forward(self, img, labels):
+        d_in = torch.cat((img.view(img.size(0), -1), self.label_embedding(labels)), -1)
+        return self.model(d_in)
+
+
+def cgan_discriminator():
+    return CGANDiscriminator()

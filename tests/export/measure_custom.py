@@ -553,6 +553,7 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # PyTorch-GAN's conditional generator, forward(noise, labels) (labels through an nn.Embedding)
          ("labml_unet_b2_32", lambda: WithTimesteps(custom_models.labml_unet(), 2, 1000), (3, 32, 32), 2),
          ("cgan_generator_b2", lambda: WithTimesteps(custom_models.cgan_generator(), 2, 10), (100,), 2),
+         ("cgan_discriminator_b2", lambda: WithTimesteps(custom_models.cgan_discriminator(), 2, 10), (1, 32, 32), 2),
          # pytorch/examples' siamese network: one ResNet-18 trunk on two images, forward(input1, input2)
          ("siamese_network_b2_28", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 28, 28)), (1, 28, 28), 2),
          ("siamese_network_b2_64", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 64, 64)), (1, 64, 64), 2),
