@@ -411,6 +411,15 @@ TEST_CASE("auxiliary heads: weights, saved tensors, the held output and a deferr
                                    auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)), auxiliary_output(linear(2)),
                                    auxiliary_output(linear(2)), linear(2));
   CHECK_THROWS_WITH(budget(nine, plan(2), dev), Catch::Contains("more than 8 auxiliary outputs"));
+  // a repeat whose block holds a head walks every copy (a stand-in copy would take no loss): the
+  // written-out copies' budget
+  constexpr auto block = sequential(linear(16), relu(), auxiliary_output(linear(4)));
+  const auto folded = budget(sequential(input(16), continue_sequence(repeat(6, block)), linear(2)), plan(4), dev);
+  const auto written = budget(sequential(input(16), block, block, block, block, block, block, linear(2)), plan(4), dev);
+  CHECK(folded.parameter_count == written.parameter_count);
+  CHECK(folded.saved_activations == written.saved_activations);
+  CHECK(folded.after_forward == written.after_forward);
+  CHECK(folded.fwd_bwd_peak == written.fwd_bwd_peak);
 }
 
 // A conditioning input (graph.hpp conditioned, condition()): the condition block runs first, its

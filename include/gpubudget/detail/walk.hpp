@@ -388,7 +388,7 @@ struct walker : walker_scalars {
     const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
       // the allocator model replays every copy's requests in the process's order (op_rules.md A11)
-      const bool measure = r == 1 && count > 3 && !told_apart && !s.log_allocator;  // also while re-running a checkpointed block
+      const bool measure = r == 1 && count > 3 && !told_apart && !s.log_allocator && !holds_auxiliary_head(i);  // also while re-running a checkpointed block
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       copy_snapshot before{};
       if (measure) take_snapshot(i, before);
@@ -407,6 +407,15 @@ struct walker : walker_scalars {
     if (told_apart) running_copy[static_cast<std::size_t>(i)] = -1;
     handed_over = taken;
     return cur;
+  }
+
+  /// Does repeat `i`'s block hold an auxiliary head? Each copy's head takes a loss of its own,
+  /// which a stand-in for copies would not: such a repeat walks every copy.
+  constexpr bool holds_auxiliary_head(std::int32_t i) const {
+    for (std::int32_t k = i + 1; k < i + records[i].span; ++k)
+      if (records[k].kind == node_kind::parallel && (records[k].merge == merge_kind::auxiliary_output || records[k].merge == merge_kind::auxiliary_output_last))
+        return true;
+    return false;
   }
 
   /// Are repeat `i`'s copies runs of modules of the caller's own sequence: a continue_sequence
