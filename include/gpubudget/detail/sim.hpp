@@ -452,9 +452,15 @@ struct sim : sim_scalars {
     release(v);
   }
   /// `n` saves `tensors` resident buffers of `bytes` each (BatchNorm's running statistics, an index buffer):
-  /// counted as saved for backward, allocates nothing during the step.
-  constexpr void save_resident(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1) {
+  /// counted as saved for backward, allocates nothing during the step. `again`: the same buffers,
+  /// saved by a later call of the module (a shared trunk, a per-frame CNN): one storage, counted by
+  /// the first call; each call's saved slots still cost their host bookkeeping (op_rules.md 2.6 #69).
+  constexpr void save_resident(std::int32_t n, std::int64_t bytes, std::int32_t tensors = 1, bool again = false) {
     if (n < 0) return;
+    if (again) {
+      if (count_host && replay_cursor < 0) add_host(tensors * host.saved_tensor, node(n).host_bytes);
+      return;
+    }
     value r{allocate(checked_mul(bytes, tensors), true), {}, dtype::fp32, false};
     save(n, r, tensors);
     release(r);

@@ -30,7 +30,7 @@ struct op_traits<batch_norm_op> {
       // running_mean and running_var are saved too: resident buffers, so they count as saved
       // bytes but allocate nothing; once for a module called twice (one storage: a siamese
       // network's shared trunk, 2.6 CPU: saved +38,400 B at ResNet-18's 4,800 channels when counted per call)
-      if (c.first_use) s.save_resident(n, ch * 4, 2);
+      s.save_resident(n, ch * 4, 2, !c.first_use);
     }
     return y;
   }

@@ -75,7 +75,7 @@ constexpr value add_position_bias(layer_ctx& c, const window_dims& a, const valu
   if (auto n = s.record(attn); n >= 0) {
     // IndexBackward keeps the int64 index: a resident buffer, counted as saved like BatchNorm's
     // running statistics, allocating nothing
-    if (c.first_use) s.save_resident(n, bytes_of(a.N * a.N, dtype::int64));  // one buffer, however often the module runs
+    s.save_resident(n, bytes_of(a.N * a.N, dtype::int64), 1, !c.first_use);  // one buffer, however often the module runs
     s.grad_to(n, scores, true);
     c.param_grads(n, table, 2);
     if (c.trainable) s.backward_temp(n, 2 * bias_bytes, true);
