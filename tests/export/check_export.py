@@ -292,7 +292,12 @@ FLAGGED = [("nanogpt_l5 checkpoint blocks", "nanogpt_l5.json", ["--checkpoint-bl
            # torchvision's FCN with aux_loss=True (its aux classifier after the main one: auxiliary_output_last);
            # without aux_loss the same backward miss (fcn_resnet50_b2_64: -19.76 %)
            ("fcn_resnet50_aux", "fcn_resnet50_aux.json", [], None, "fcn_resnet50_aux_b2_64",
-            {"fwd_bwd_peak_bytes": "layer4's 3x3 convolutions dilated 4 on an 8x8 map rise 9.3 W in oneDNN's backward (op_rules.md 2.6 #67)"})]
+            {"fwd_bwd_peak_bytes": "layer4's 3x3 convolutions dilated 4 on an 8x8 map rise 9.3 W in oneDNN's backward (op_rules.md 2.6 #67)"}),
+           # DeepLabV3-MobileNetV3 with aux_loss=True: ASPP's 3x3 convolutions dilated 12, 24, 36 on a 4x4 map (64² input)
+           # each rise 9.16 W (81,032,304 B) in oneDNN's backward, the same CPU-only scratch (#67); params and saved exact
+           ("deeplabv3_mobilenet_aux", "deeplabv3_mobilenet_aux.json", [], None, "deeplabv3_mobilenet_aux_b2_64",
+            {"fwd_bwd_peak_bytes": "ASPP's dilated 3x3 convolutions, kernel extent > map, rise 9.16 W in oneDNN's backward (op_rules.md 2.6 #67): -55 %",
+             "step_peak_bytes": "the same (op_rules.md 2.6 #67): -46 %"})]
 
 # --lora on the committed graphs (models::get_peft_model) against the PEFT-style steps of
 # measure_custom.py: name, graph file, --lora spec, zoo model with its size flags, measured case,

@@ -2599,3 +2599,8 @@ class CGANDiscriminator(nn.Module):
 
 def cgan_discriminator():
     return CGANDiscriminator()
+
+
+def deeplabv3_mobilenet_aux():
+    import torchvision
+    return torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=True)

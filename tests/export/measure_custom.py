@@ -545,6 +545,7 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("inception_v3_aux_b2_299", custom_models.inception_v3_aux, (3, 299, 299), 2),
          ("fcn_resnet50_aux_b2_64", custom_models.fcn_resnet50_aux, (3, 64, 64), 2),
          ("fcn_resnet50_b2_64", lambda: custom_models.fcn_resnet50_aux(False), (3, 64, 64), 2),
+         ("deeplabv3_mobilenet_aux_b2_64", custom_models.deeplabv3_mobilenet_aux, (3, 64, 64), 2),
          ("side_head_net_b2_64", custom_models.side_head_net, (3, 64, 64), 2),
          # a conditioning input: the "diffusion models from scratch" SimpleUnet, forward(x, t)
          ("simple_unet_b2_32", lambda: WithTimesteps(custom_models.simple_unet(), 2, 300), (3, 32, 32), 2),
