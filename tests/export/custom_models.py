@@ -2547,8 +2547,8 @@ class ConditionedBlocks(nn.Module):
         return self.out(h)
 
 
-def conditioned_blocks():
-    return ConditionedBlocks()
+def conditioned_blocks(blocks=6):
+    return ConditionedBlocks(blocks=blocks)
 
 
 class SiameseNetwork(nn.Module):
