@@ -16,16 +16,7 @@ torch.set_num_threads(2)
 heap = measure.Heap()
 def rise(n, cin, cout, k, hw, dil, xgrad=True, stride=1):
     conv = nn.Conv2d(cin, cout, k, padding=dil * (k // 2), dilation=dil, bias=False, stride=stride)
-    for _ in range(2):
-        conv.zero_grad(set_to_none=True)
-        x = torch.randn(n, cin, hw, hw, requires_grad=xgrad)
-        y = conv(x); g = torch.randn_like(y)
-        b = heap.current(); heap.reset_peak()
-        y.backward(g)
-        r = heap.peak() - b
-        fb = heap.current()
-        del y, g, x
-    return r
+    return measure.conv_backward_rise(heap, conv, lambda: torch.randn(n, cin, hw, hw, requires_grad=xgrad))
 print("n cin cout k hw dil | X Y W | rise rise/W (rise-W-X)/W")
 for n, cin, cout, k, hw, dil in [(2,512,512,3,8,4),(2,512,512,3,8,2),(2,512,512,3,8,1),(2,512,512,3,16,4),(2,512,512,3,32,4),(2,512,512,3,9,4),(2,512,512,3,7,4),(2,512,512,3,8,3),(2,256,256,3,8,4),(2,128,128,3,8,4),(1,512,512,3,8,4),(4,512,512,3,8,4),(2,256,512,3,8,4),(2,512,256,3,8,4),(2,256,256,3,16,8),(2,256,256,3,12,6),(2,64,64,3,8,4)]:
     X = n*cin*hw*hw*4; Y = n*cout*hw*hw*4; W = cin*cout*k*k*4

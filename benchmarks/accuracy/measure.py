@@ -425,6 +425,22 @@ def make_optimizer(name, params, impl="for_loop"):
 
 
 # --------------------------------------------------------------------------- measurement
+def conv_backward_rise(heap, conv, make_input):
+    """How far the malloc shim's peak rises above the live bytes while conv(x).backward(g) runs,
+    for an op probe (op_rules.md 2.6 #66, #67): measured on a second run, after a warm-up."""
+    for _ in range(2):
+        conv.zero_grad(set_to_none=True)
+        x = make_input()
+        y = conv(x)
+        g = torch.randn_like(y)
+        before = heap.current()
+        heap.reset_peak()
+        y.backward(g)
+        rise = heap.peak() - before
+        del x, y, g
+    return rise
+
+
 def _autocast(dtype):
     """CPU autocast to `dtype` (None: a no-op context)."""
     import contextlib

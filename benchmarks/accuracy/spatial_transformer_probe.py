@@ -45,15 +45,7 @@ print(f"in X: fwd peak {p2/X:.3f}, bwd peak {bp/X:.3f}; in G: affine peak {p1/G:
 def rise(n, cin, cout, k, hw, xgrad, wgrad=True):
     conv = nn.Conv2d(cin, cout, k)
     conv.weight.requires_grad_(wgrad); conv.bias.requires_grad_(wgrad)
-    for _ in range(2):
-        conv.zero_grad(set_to_none=True)
-        x = torch.randn(n, cin, hw, hw, requires_grad=xgrad)
-        y = conv(x); g = torch.randn_like(y)
-        b = heap.current(); heap.reset_peak()
-        y.backward(g)
-        r = heap.peak() - b
-        del y, g
-    return r
+    return measure.conv_backward_rise(heap, conv, lambda: torch.randn(n, cin, hw, hw, requires_grad=xgrad))
 print("n cin cout k hw | X Y W | rise(w only) rise(x+w) rise(x only) | dx = x+w - w - X")
 for n, cin, cout, k, hw in [(2,1,10,5,28),(1,1,10,5,28),(4,1,10,5,28),(2,1,10,5,56),(2,2,10,5,28),(2,4,10,5,28),(2,8,10,5,28),(2,16,10,5,28),(2,1,10,3,28),(2,1,32,5,28),(2,3,16,3,32),(2,3,16,3,64)]:
     X = n*cin*hw*hw*4; Ho = hw-k+1; Y = n*cout*Ho*Ho*4; W = cin*cout*k*k*4

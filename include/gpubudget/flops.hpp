@@ -53,7 +53,7 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
         f.total += part.total;
         f.checkpointed += part.checkpointed;
       }
-      if (L.merge == merge_kind::auxiliary_output || L.merge == merge_kind::auxiliary_output_last) break;  // no join: the heads' outputs go to the loss
+      if (is_auxiliary(L.merge)) break;  // no join: the heads' outputs go to the loss
       const auto out = b.per_record[static_cast<std::size_t>(i)].output.numel();
       // matmul: 2·k per output element, k the first branch's last dimension ([n, k] @ [k, m])
       f.total += L.merge == merge_kind::matmul ? checked_mul(2 * b.per_record[static_cast<std::size_t>(i + 1)].output.last(), out) : out;

@@ -108,9 +108,7 @@ constexpr auto parallel(merge_kind merge, const Branches&... branches) {
 /// own activations). gpubudget-export writes it for a model that returns (out, aux, ...).
 template <detail::block_part... Parts>
 constexpr auto auxiliary_output(const Parts&... parts) {
-  layer head = detail::composite(node_kind::parallel);
-  head.merge = merge_kind::auxiliary_output;
-  return detail::compose(head, sequential(), sequential(parts...));
+  return parallel(merge_kind::auxiliary_output, sequential(), sequential(parts...));
 }
 
 /// auxiliary_output whose head runs after the model's output (torchvision FCN's and DeepLabV3's
@@ -119,9 +117,7 @@ constexpr auto auxiliary_output(const Parts&... parts) {
 /// them first.
 template <detail::block_part... Parts>
 constexpr auto auxiliary_output_last(const Parts&... parts) {
-  layer head = detail::composite(node_kind::parallel);
-  head.merge = merge_kind::auxiliary_output_last;
-  return detail::compose(head, sequential(), sequential(parts...));
+  return parallel(merge_kind::auxiliary_output_last, sequential(), sequential(parts...));
 }
 
 /// `count` distinct copies of a block in sequence (each with its own weights). The block must

@@ -82,6 +82,9 @@ enum class merge_kind : std::uint8_t {
   auxiliary_output_last,
 };
 
+/// Does `m` make a parallel's further branches auxiliary heads (graph.hpp auxiliary_output)?
+constexpr bool is_auxiliary(merge_kind m) { return m == merge_kind::auxiliary_output || m == merge_kind::auxiliary_output_last; }
+
 /// Flags a composition can carry.
 struct node_flags {
   bool checkpoint = false;  ///< re-materialize this block in backward (non-reentrant checkpoint)

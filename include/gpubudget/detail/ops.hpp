@@ -407,7 +407,7 @@ constexpr value add_inplace(sim& s, const value& a, const value& b) {
   value y{a.id, a.s, a.type, a.requires_grad || b.requires_grad, a.strided};
   auto n = s.record(y);
   s.grad_to(n, a, true);
-  s.grad_to(n, b, b.s.numel() == a.s.numel());  // a broadcast b: its own (summed) gradient, see broadcast_add
+  s.grad_to(n, b, b.s.numel() == a.s.numel());  // a broadcast b: its own gradient, summed to its size (op_rules.md 2.6 #68)
   return y;
 }
 

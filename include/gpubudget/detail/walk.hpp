@@ -413,8 +413,7 @@ struct walker : walker_scalars {
   /// which a stand-in for copies would not: such a repeat walks every copy.
   constexpr bool holds_auxiliary_head(std::int32_t i) const {
     for (std::int32_t k = i + 1; k < i + records[i].span; ++k)
-      if (records[k].kind == node_kind::parallel && (records[k].merge == merge_kind::auxiliary_output || records[k].merge == merge_kind::auxiliary_output_last))
-        return true;
+      if (records[k].kind == node_kind::parallel && is_auxiliary(records[k].merge)) return true;
     return false;
   }
 
@@ -680,7 +679,7 @@ struct walker : walker_scalars {
 
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
-    if (L.merge == merge_kind::auxiliary_output || L.merge == merge_kind::auxiliary_output_last) return walk_auxiliary(i, in, sc);
+    if (is_auxiliary(L.merge)) return walk_auxiliary(i, in, sc);
     dyn_array<value> outs;
     const std::int32_t end = i + L.span;
     const bool sliced_grads = (L.merge == merge_kind::concat || L.merge == merge_kind::stack) && s.batch > 1;
