@@ -270,6 +270,7 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
 inline void add_norm_and_elementwise_leaves(std::map<std::string, leaf_maker>& t) {
   t["layer_norm"] = [](fields& f) {  // "dims": how many trailing dimensions (nn.LayerNorm([C, H, W]): 3)
     const over_last dims(f.integer("dims", 1, 5, 1));
+    if (!f.boolean("affine", true)) return layer_norm(dims, no_affine);
     return f.boolean("bias", true) ? layer_norm(dims) : layer_norm(dims, no_bias);
   };
   t["group_norm"] = [](fields& f) { return group_norm(f.integer("groups", 1, big)); };
@@ -431,7 +432,8 @@ inline layer block_head(fields& f) {
     return head;
   }
   if (kind == "conditioned") return conditioned(sequential(), sequential()).records[0];
-  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat, parallel or conditioned)");
+  if (kind == "modulated") return modulated(sequential(), sequential()).records[0];
+  if (kind != "parallel") fail(f.where(), "unknown block \"" + kind + "\" (expected sequential, residual, residual_inplace, repeat, parallel, conditioned or modulated)");
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
       {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}, {"grid_sample", merge_kind::grid_sample},
@@ -463,6 +465,14 @@ inline void share(graph_model& g, std::size_t self, std::int64_t id) {
   for (std::int32_t k = 0; k < tied.records[0].span; ++k) g.records.push_back(tied.records[static_cast<std::size_t>(k)]);
 }
 
+/// The leaf at `self` (the last record) as frozen(leaf): a parameter that requires no gradient
+/// (DiT's fixed sin-cos pos_embed, nn.Parameter(..., requires_grad=False)).
+inline void freeze(graph_model& g, std::size_t self) {
+  const auto cold = frozen(g.records[self]);
+  g.records.resize(self);
+  for (std::int32_t k = 0; k < cold.records[0].span; ++k) g.records.push_back(cold.records[static_cast<std::size_t>(k)]);
+}
+
 /// A repeat's copies are whole: with "modules_per_copy" N > 1 its one part is a sequential of the N
 /// modules (numbered_from's rule).
 inline void check_repeat_body(const graph_model& g, std::size_t self, std::size_t parts, const std::string& at) {
@@ -487,6 +497,7 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     fields leaf(node, at + ", op " + op);
     leaf.take("op");
     if (!name.empty()) leaf.take("name");
+    const bool cold = leaf.boolean("frozen", false);  // read before the op's own fields are checked
     try {
       g.records.push_back(it->second(leaf));
     } catch (const std::invalid_argument& e) {  // a misspelt field: name it rather than the one it hides
@@ -497,6 +508,7 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     }
     if (leaf.has("projections")) name_parts(g, leaf);
     if (leaf.has("tie")) share(g, self, leaf.integer("tie", 1, 1 << 20));
+    if (cold) freeze(g, self);
     leaf.finish();
   } else if (f.has("block")) {
     g.records.push_back(block_head(f));
@@ -507,6 +519,8 @@ inline void append(graph_model& g, const nlohmann::json& node, const std::string
     if (g.records[self].kind == node_kind::repeat) check_repeat_body(g, self, parts.size(), at);
     if (g.records[self].kind == node_kind::encoder_decoder && parts.size() != 2)
       fail(at, "a conditioned block takes two parts: the condition and the model, each from its own input");
+    if (g.records[self].kind == node_kind::modulated && parts.size() != 2)
+      fail(at, "a modulated block takes two parts: the modulation (from condition()) and the body");
     f.finish();
   } else {
     fail(at, "neither an \"op\" nor a \"block\"");

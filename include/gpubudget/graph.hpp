@@ -230,6 +230,17 @@ constexpr auto conditioned(const Condition& condition, const Model& model) {
   return detail::compose(detail::composite(node_kind::encoder_decoder), condition, model);
 }
 
+/// A block modulated by its own projection of the condition (DiT's adaLN: `shift, scale, gate =
+/// self.adaLN_modulation(c).chunk(...)`, guided diffusion's scale-shift norm): `modulation` runs
+/// first, from the enclosing conditioned(...)'s condition() (`sequential(condition(), silu(),
+/// linear(6 * D))`), then `body` on the block's input, where condition() reads the modulation's
+/// output (chunk(...) of it the shift, scale and gate vectors). The output is the body's; the
+/// modulation's output lives while anything keeps it (a gate's product keeps its chunk, a view).
+template <detail::block_part Modulation, detail::block_part Body>
+constexpr auto modulated(const Modulation& modulation, const Body& body) {
+  return detail::compose(detail::composite(node_kind::modulated), modulation, body);
+}
+
 /// Gives a block (or layer) its module name, relative to the nearest named block around it, as
 /// PyTorch names submodules: named("layer4", sequential(named("0", block), ...)) is `layer4.0`;
 /// a name may hold several components ("encoder.ln"). training::train_only selects records by

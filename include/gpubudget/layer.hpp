@@ -59,6 +59,7 @@ enum class node_kind : std::uint8_t {
   parallel,  ///< every child on the same input, outputs merged
   repeat,    ///< `count` copies of the children in sequence
   encoder_decoder,  ///< two children: the encoder on the input, then the decoder (from its own tokens) with the encoder's output as memory
+  modulated,  ///< two children: the modulation (from the enclosing condition), then the body on the input, its condition() the modulation's output
 };
 
 /// How the outputs of parallel branches are combined.

@@ -50,6 +50,7 @@ inline std::string_view op_name(const layer& l) {
     case node_kind::parallel: return "parallel";
     case node_kind::repeat: return "repeat";
     case node_kind::encoder_decoder: return "encoder_decoder";
+    case node_kind::modulated: return "modulated";
   }
   return "?";
 }

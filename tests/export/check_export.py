@@ -157,6 +157,13 @@ TORCH26_MODELS = [
     # pytorch/examples' siamese network, forward(input1, input2): the second image's trunk shares the first's weights
     ("siamese_network", "tests.export.custom_models:siamese_network --build-on-cpu", "1,64,64 --condition 1,64,64", None, "siamese_network_b2_64"),
     ("siamese_network_28", "tests.export.custom_models:siamese_network --build-on-cpu", "1,28,28 --condition 1,28,28", None, "siamese_network_b2_28"),
+    # DiT's adaLN-Zero blocks (modulated: each block's adaLN_modulation(c) chunked into shift, scale and
+    # gate vectors), forward(x, t) and forward(x, t, y) (two conditioning inputs: c = t_emb + y_emb);
+    # DiT-B/2's width on 64x64 latents held out
+    ("dit_s2_t", "tests.export.custom_models:dit --kwargs '{\"with_labels\": false}'", "4,32,32 --condition timesteps:1000", None, "dit_s2_t_b2_32"),
+    ("dit_s2", "tests.export.custom_models:dit", "4,32,32 --condition timesteps:1000 --condition labels:1000", None, "dit_s2_b2_32"),
+    ("dit_b2", "tests.export.custom_models:dit --kwargs '{\"hidden_size\": 768, \"num_heads\": 12, \"input_size\": 64}'",
+     "4,64,64 --condition timesteps:1000 --condition labels:1000", None, "dit_b2_b2_64"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -266,6 +273,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("cgan_generator", "cgan_generator.json", None, "cgan_generator_b2"),
              ("cgan_discriminator", "cgan_discriminator.json", None, "cgan_discriminator_b2"),
              ("siamese_network", "siamese_network.json", None, "siamese_network_b2_64"),
+             ("dit_s2_t", "dit_s2_t.json", None, "dit_s2_t_b2_32"),
+             ("dit_s2", "dit_s2.json", None, "dit_s2_b2_32"),
+             ("dit_b2", "dit_b2.json", None, "dit_b2_b2_64"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),

@@ -2604,3 +2604,138 @@ def cgan_discriminator():
 def deeplabv3_mobilenet_aux():
     import torchvision
     return torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=True)
+
+
+# facebookresearch/DiT's class-conditional diffusion transformer (models.py: DiT, DiTBlock, FinalLayer,
+# TimestepEmbedder, LabelEmbedder), written here with torch only: timm's PatchEmbed, Attention (fused:
+# F.scaled_dot_product_attention) and Mlp as timm writes them. adaLN-Zero: every block's
+# adaLN_modulation(c) is chunked into shift / scale / gate vectors that modulate the tokens.
+class DiTPatchEmbed(nn.Module):
+    def __init__(self, in_chans, dim, patch):
+        super().__init__()
+        self.proj = nn.Conv2d(in_chans, dim, patch, stride=patch)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+
+class DiTAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.num_heads, self.head_dim = heads, dim // heads
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(x.transpose(1, 2).reshape(B, N, C))
+
+
+class DiTMlp(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.act = nn.GELU(approximate="tanh")
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def dit_modulate(x, shift, scale):
+    return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
+
+
+class DiTTimestepEmbedder(nn.Module):
+    def __init__(self, hidden, frequency_embedding_size=256):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(frequency_embedding_size, hidden), nn.SiLU(), nn.Linear(hidden, hidden))
+        self.frequency_embedding_size = frequency_embedding_size
+
+    @staticmethod
+    def timestep_embedding(t, dim, max_period=10000):
+        half = dim // 2
+        freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half).to(device=t.device)
+        args = t[:, None].float() * freqs[None]
+        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+    def forward(self, t):
+        return self.mlp(self.timestep_embedding(t, self.frequency_embedding_size))
+
+
+class DiTLabelEmbedder(nn.Module):
+    """Without DiT's class dropout (token_drop: torch.rand at every step): labels as given."""
+
+    def __init__(self, num_classes, hidden):
+        super().__init__()
+        self.embedding_table = nn.Embedding(num_classes + 1, hidden)
+
+    def forward(self, labels):
+        return self.embedding_table(labels)
+
+
+class DiTBlock(nn.Module):
+    def __init__(self, hidden, heads, mlp_ratio=4.0):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
+        self.attn = DiTAttention(hidden, heads)
+        self.norm2 = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
+        self.mlp = DiTMlp(hidden, int(hidden * mlp_ratio))
+        self.adaLN_modulation = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 6 * hidden))
+
+    def forward(self, x, c):
+        shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = self.adaLN_modulation(c).chunk(6, dim=1)
+        x = x + gate_msa.unsqueeze(1) * self.attn(dit_modulate(self.norm1(x), shift_msa, scale_msa))
+        x = x + gate_mlp.unsqueeze(1) * self.mlp(dit_modulate(self.norm2(x), shift_mlp, scale_mlp))
+        return x
+
+
+class DiTFinalLayer(nn.Module):
+    def __init__(self, hidden, patch, out_channels):
+        super().__init__()
+        self.norm_final = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
+        self.linear = nn.Linear(hidden, patch * patch * out_channels)
+        self.adaLN_modulation = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 2 * hidden))
+
+    def forward(self, x, c):
+        shift, scale = self.adaLN_modulation(c).chunk(2, dim=1)
+        return self.linear(dit_modulate(self.norm_final(x), shift, scale))
+
+
+class DiT(nn.Module):
+    def __init__(self, input_size=32, patch_size=2, in_channels=4, hidden_size=384, depth=12, num_heads=6,
+                 num_classes=1000, learn_sigma=True, with_labels=True):
+        super().__init__()
+        self.out_channels = in_channels * 2 if learn_sigma else in_channels
+        self.patch_size, self.with_labels = patch_size, with_labels
+        self.x_embedder = DiTPatchEmbed(in_channels, hidden_size, patch_size)
+        self.t_embedder = DiTTimestepEmbedder(hidden_size)
+        self.y_embedder = DiTLabelEmbedder(num_classes, hidden_size) if with_labels else None
+        tokens = (input_size // patch_size) ** 2
+        self.pos_embed = nn.Parameter(torch.zeros(1, tokens, hidden_size), requires_grad=False)
+        self.blocks = nn.ModuleList([DiTBlock(hidden_size, num_heads) for _ in range(depth)])
+        self.final_layer = DiTFinalLayer(hidden_size, patch_size, self.out_channels)
+
+    def unpatchify(self, x):
+        c, p = self.out_channels, self.patch_size
+        h = w = int(x.shape[1] ** 0.5)
+        x = x.reshape(x.shape[0], h, w, p, p, c)
+        x = torch.einsum("nhwpqc->nchpwq", x)
+        return x.reshape(x.shape[0], c, h * p, h * p)
+
+    def forward(self, x, t, y=None):
+        x = self.x_embedder(x) + self.pos_embed
+        c = self.t_embedder(t)
+        if self.with_labels:
+            c = c + self.y_embedder(y)
+        for block in self.blocks:
+            x = block(x, c)
+        return self.unpatchify(self.final_layer(x, c))
+
+
+def dit(depth=4, hidden_size=384, num_heads=6, input_size=32, with_labels=True):
+    """DiT-S/2 (hidden 384, 6 heads, patch 2) by default, `depth` blocks (DiT-S has 12)."""
+    return DiT(input_size=input_size, hidden_size=hidden_size, depth=depth, num_heads=num_heads, with_labels=with_labels)

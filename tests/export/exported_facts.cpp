@@ -25,6 +25,7 @@
 #include "data/vgg11_bn.hpp"
 #include "data/vit_b_16.hpp"
 #include "data/wave_autoencoder.hpp"
+#include "data/dit_s2.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -82,6 +83,14 @@ static_assert(tcn_step.saved_activations == 4871208);
 static_assert(budget_totals(exported::attention_cnn, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 6554688);
 static_assert(budget_totals(exported::unet3d, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 48235520);
 static_assert(budget_totals(exported::wave_autoencoder, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4).saved_activations == 1920000);
+// DiT-S/2 with 4 blocks, forward(x, t, y): two conditioning inputs (conditioned inside conditioned),
+// adaLN-Zero's modulated blocks, an affine-free LayerNorm, the frozen sin-cos positions (98,304 of
+// the parameters, no gradient): sum(p.numel()) and the measured CPU step's saved bytes (dit_s2_b2_32:
+// 65,520,656 B) to the byte
+constexpr auto dit_step = budget_totals(exported::dit, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(dit_step.parameter_count == exported::dit_parameters);
+static_assert(dit_step.trainable_count == exported::dit_parameters - 98304);
+static_assert(dit_step.saved_activations == 65520656);
 // nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
 // measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
 // with dropout inside nn.MultiheadAttention)

@@ -392,6 +392,19 @@ class WithTimesteps(torch.nn.Module):
         return self.model(x, self.t)
 
 
+class WithTimestepsAndLabels(torch.nn.Module):
+    """A model called as model(x, t, y): t a batch of steps in 0..steps-1, y of class labels in
+    0..classes-1 (DiT's forward), both made with the data before the step."""
+
+    def __init__(self, model, batch, steps, classes):
+        super().__init__()
+        self.model = model
+        self.t, self.y = torch.randint(0, steps, (batch,)), torch.randint(0, classes, (batch,))
+
+    def forward(self, x):
+        return self.model(x, self.t, self.y)
+
+
 class WithSecondImage(torch.nn.Module):
     """A model called as model(x1, x2) on two images (a siamese network): x2 made with the data
     before the step, a plain attribute."""
@@ -559,6 +572,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("siamese_network_b2_28", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 28, 28)), (1, 28, 28), 2),
          ("siamese_network_b2_64", lambda: WithSecondImage(custom_models.siamese_network(), 2, (1, 64, 64)), (1, 64, 64), 2),
          ("side_head_last_net_b2_64", lambda: custom_models.side_head_net(True), (3, 64, 64), 2),
+         # facebookresearch/DiT (adaLN-Zero: each block's adaLN_modulation(c) chunked into shift, scale
+         # and gate), DiT-S/2 on a 32x32x4 latent, forward(x, t) and forward(x, t, y)
+         ("dit_s2_t_b2_32", lambda: WithTimesteps(custom_models.dit(with_labels=False), 2, 1000), (4, 32, 32), 2),
+         ("dit_s2_b2_32", lambda: WithTimestepsAndLabels(custom_models.dit(), 2, 1000, 1000), (4, 32, 32), 2),
+         # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)
+         ("dit_b2_b2_64", lambda: WithTimestepsAndLabels(custom_models.dit(hidden_size=768, num_heads=12, input_size=64), 2, 1000, 1000), (4, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization
          ("written_instance_norm_cnn_b2_64", custom_models.written_instance_norm_cnn, (3, 64, 64), 2),

@@ -344,7 +344,8 @@ struct walker : walker_scalars {
       }
       case node_kind::repeat: return walk_repeat(i, in, sc);
       case node_kind::parallel: return walk_parallel(i, in, sc);
-      case node_kind::encoder_decoder: return walk_encoder_decoder(i, in, sc);
+      case node_kind::encoder_decoder:
+      case node_kind::modulated: return walk_encoder_decoder(i, in, sc);
       case node_kind::leaf: break;
     }
     return walk_leaf(i, in, sc);
@@ -353,13 +354,15 @@ struct walker : walker_scalars {
   /// The encoder on `in`, then the decoder from its own source (tokens) while the encoder's
   /// output is the memory its cross-attention reads (sim::encoder_output); the output is the
   /// decoder's. The memory lives as long as something keeps it (each cross-attention's k and v
-  /// projections save it), as the Python reference does.
+  /// projections save it), as the Python reference does. A modulated block (graph.hpp modulated)
+  /// is walked the same way, its body on `in`: the modulation reads the enclosing condition, the
+  /// body's condition() the modulation's output.
   constexpr value walk_encoder_decoder(std::int32_t i, const value& in, const scope& sc) {
     const std::int32_t encoder = i + 1, decoder = encoder + records[encoder].span;
     const value memory = walk(encoder, in, sc);
     const value outer = s.encoder_output;
     s.encoder_output = memory;
-    const value out = walk(decoder, value{}, sc);
+    const value out = walk(decoder, records[i].kind == node_kind::modulated ? in : value{}, sc);
     s.encoder_output = outer;
     s.release(memory);
     return out;

@@ -44,6 +44,7 @@ struct op_traits<batch_norm_op> {
 struct layer_norm_op {
   flag no_bias = false;
   std::int64_t more_dims = 0;
+  flag no_affine = false;  ///< no weight either (elementwise_affine=False): the same saved tensors
 };
 
 template <>
@@ -53,13 +54,14 @@ struct op_traits<layer_norm_op> {
     if (op.more_dims < 0 || op.more_dims >= x.s.rank) detail::require_input(false, detail::layer_norm_over_more_dims_than_the_input_has, op.more_dims + 1, x.s);
     std::int64_t width = 1;
     for (int d = x.s.rank - 1 - static_cast<int>(op.more_dims); d < x.s.rank; ++d) width = checked_mul(width, x.s[d]);
-    const auto bias = op.no_bias ? 0 : width;
-    c.add_param(width);
+    const auto weight = op.no_affine ? 0 : width, bias = op.no_bias || op.no_affine ? 0 : width;
+    if (weight) c.add_param(weight);
     if (bias) c.add_param(bias);
     detail::value xin = detail::cast_to(c.s, x, c.fp32_op_type(x.type));
     const auto rows = checked_mul(c.s.batch, x.s.numel() / width);
-    // mean and rstd: one fp32 per normalized row each, saved as two tensors
-    detail::value y = detail::with_params(c, xin, x.s, xin.type, width + bias, true, 0, 0, 0, 0, 0, false, bias);
+    // mean and rstd: one fp32 per normalized row each, saved as two tensors; the input is kept
+    // without a weight too (NativeLayerNormBackward0 computes the input's gradient from it)
+    detail::value y = detail::with_params(c, xin, x.s, xin.type, weight + bias, true, 0, 0, 0, 0, 0, false, bias);
     const auto n = c.s.record_of(y);
     if (n >= 0) c.s.save_new(n, rows * 4, 2);
     // layer_norm_cuda / layer_norm_cpu and their backward take input.expect_contiguous(): a
@@ -169,6 +171,13 @@ constexpr layer layer_norm(over_last n) {
 constexpr layer layer_norm(over_last n, no_bias_t) {
   if (n.value < 1) detail::invalid_layer_argument();
   return as_layer(layer_norm_op{true, n.value - 1});
+}
+/// nn.LayerNorm(D, elementwise_affine=False) (DiT's norm1 / norm2 before adaLN's modulation):
+/// no parameters; autograd keeps what layer_norm() keeps.
+constexpr layer layer_norm(no_affine_t) { return as_layer(layer_norm_op{true, 0, true}); }
+constexpr layer layer_norm(over_last n, no_affine_t) {
+  if (n.value < 1) detail::invalid_layer_argument();
+  return as_layer(layer_norm_op{true, n.value - 1, true});
 }
 
 /// facebookresearch/ConvNeXt's LayerNorm(data_format="channels_first") over dimension 0 of

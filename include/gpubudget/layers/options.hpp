@@ -46,6 +46,9 @@ inline constexpr fused_qkv_t fused_qkv{};
 /// Layer without a bias term.
 struct no_bias_t {};
 inline constexpr no_bias_t no_bias{};
+/// A norm without learned weight and bias (nn.LayerNorm(D, elementwise_affine=False)).
+struct no_affine_t {};
+inline constexpr no_affine_t no_affine{};
 /// Pooling with ceil_mode=True: the last window may run past the map's end (but starts inside it).
 struct keepdim_t {};
 inline constexpr keepdim_t keepdim{};
