@@ -164,6 +164,16 @@ TORCH26_MODELS = [
     ("dit_s2", "tests.export.custom_models:dit", "4,32,32 --condition timesteps:1000 --condition labels:1000", None, "dit_s2_b2_32"),
     ("dit_b2", "tests.export.custom_models:dit --kwargs '{\"hidden_size\": 768, \"num_heads\": 12, \"input_size\": 64}'",
      "4,64,64 --condition timesteps:1000 --condition labels:1000", None, "dit_b2_b2_64"),
+    # openai/guided-diffusion's ResBlocks: scale and shift chunked from one projection of the step's
+    # embedding (modulated), and without (h + emb_out); GroupNorm32's x.float() ... .type(x.dtype) and
+    # out_layers[1:] (a slice of an nn.Sequential) traced through; class-conditional at 64²; one ResBlock
+    # whose skip conv runs after its body (the branches in the order they ran)
+    ("guided_diffusion_unet", "tests.export.custom_models:guided_diffusion_unet", "3,32,32 --condition timesteps:1000", None, "guided_diffusion_unet_b2_32"),
+    ("guided_diffusion_unet_plain", "tests.export.custom_models:guided_diffusion_unet --kwargs '{\"scale_shift\": false}'", "3,32,32 --condition timesteps:1000",
+     None, "guided_diffusion_unet_plain_b2_32"),
+    ("guided_diffusion_unet_y", "tests.export.custom_models:guided_diffusion_unet --kwargs '{\"model_channels\": 96, \"num_classes\": 10}'",
+     "3,64,64 --condition timesteps:1000 --condition labels:10", None, "guided_diffusion_unet_y_b2_64"),
+    ("guided_diffusion_resblock", "tests.export.custom_models:guided_diffusion_resblock", "192,32,32 --condition timesteps:1000", None, "guided_diffusion_resblock_b2_32"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -276,6 +286,10 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("dit_s2_t", "dit_s2_t.json", None, "dit_s2_t_b2_32"),
              ("dit_s2", "dit_s2.json", None, "dit_s2_b2_32"),
              ("dit_b2", "dit_b2.json", None, "dit_b2_b2_64"),
+             ("guided_diffusion_unet", "guided_diffusion_unet.json", None, "guided_diffusion_unet_b2_32"),
+             ("guided_diffusion_unet_plain", "guided_diffusion_unet_plain.json", None, "guided_diffusion_unet_plain_b2_32"),
+             ("guided_diffusion_unet_y", "guided_diffusion_unet_y.json", None, "guided_diffusion_unet_y_b2_64"),
+             ("guided_diffusion_resblock", "guided_diffusion_resblock.json", None, "guided_diffusion_resblock_b2_32"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),
@@ -505,6 +519,11 @@ UNMAPPABLE = [
     # forward(x, t) without --condition
     ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
      "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),
+    # two conditioning inputs the model reads apart (no one tensor computed from both); three conditioning inputs
+    ("tests.export.custom_models:conditions_apart --path . --input 16 --condition timesteps:100 --condition labels:10",
+     "the model reads its conditioning inputs apart, not one tensor computed from them"),
+    ("tests.export.custom_models:dit --path . --input 4,32,32 --condition timesteps:1000 --condition labels:1000 --condition 8",
+     "--condition given more than twice"),
     # control flow on values: the symbolic trace and the one with the example's sizes both fail, both said
     ("tests.export.custom_models:value_branch --path . --input 8",
      "symbolically traced variables cannot be used as inputs to control flow; torch.fx cannot trace the model with the example's sizes"),

@@ -2739,3 +2739,124 @@ class DiT(nn.Module):
 def dit(depth=4, hidden_size=384, num_heads=6, input_size=32, with_labels=True):
     """DiT-S/2 (hidden 384, 6 heads, patch 2) by default, `depth` blocks (DiT-S has 12)."""
     return DiT(input_size=input_size, hidden_size=hidden_size, depth=depth, num_heads=num_heads, with_labels=with_labels)
+
+
+# openai/guided-diffusion's UNetModel ResBlock with use_scale_shift_norm=True (unet.py): the step (and
+# class) embedding's emb_layers project to 2C, `while len(emb_out.shape) < len(h.shape): emb_out =
+# emb_out[..., None]`, then `scale, shift = th.chunk(emb_out, 2, dim=1); h = out_norm(h) * (1 + scale) +
+# shift`; GroupNorm32 computes in fp32 (`super().forward(x.float()).type(x.dtype)`), two levels, no
+# attention blocks, torch only
+class GroupNorm32(nn.GroupNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+def gd_timestep_embedding(timesteps, dim, max_period=10000):
+    half = dim // 2
+    freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half).to(device=timesteps.device)
+    args = timesteps[:, None].float() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+class GDResBlock(nn.Module):
+    def __init__(self, channels, emb_channels, out_channels, dropout=0.0, scale_shift=True):
+        super().__init__()
+        self.scale_shift = scale_shift
+        self.in_layers = nn.Sequential(GroupNorm32(32, channels), nn.SiLU(), nn.Conv2d(channels, out_channels, 3, padding=1))
+        self.emb_layers = nn.Sequential(nn.SiLU(), nn.Linear(emb_channels, (2 if scale_shift else 1) * out_channels))
+        self.out_layers = nn.Sequential(GroupNorm32(32, out_channels), nn.SiLU(), nn.Dropout(p=dropout),
+                                        nn.Conv2d(out_channels, out_channels, 3, padding=1))
+        self.skip_connection = nn.Identity() if out_channels == channels else nn.Conv2d(channels, out_channels, 1)
+
+    def forward(self, x, emb):
+        h = self.in_layers(x)
+        emb_out = self.emb_layers(emb).type(h.dtype)
+        while len(emb_out.shape) < len(h.shape):
+            emb_out = emb_out[..., None]
+        if self.scale_shift:
+            out_norm, out_rest = self.out_layers[0], self.out_layers[1:]
+            scale, shift = torch.chunk(emb_out, 2, dim=1)
+            h = out_norm(h) * (1 + scale) + shift
+            h = out_rest(h)
+        else:
+            h = self.out_layers(h + emb_out)
+        return self.skip_connection(x) + h
+
+
+class GuidedDiffusionUNet(nn.Module):
+    def __init__(self, model_channels=64, channel_mult=(1, 2), num_res_blocks=1, num_classes=None, scale_shift=True):
+        super().__init__()
+        block = lambda *a: GDResBlock(*a, scale_shift=scale_shift)  # noqa: E731
+        self.model_channels, self.num_classes = model_channels, num_classes
+        emb = model_channels * 4
+        self.time_embed = nn.Sequential(nn.Linear(model_channels, emb), nn.SiLU(), nn.Linear(emb, emb))
+        self.label_emb = nn.Embedding(num_classes, emb) if num_classes else None
+        self.input_conv = nn.Conv2d(3, model_channels, 3, padding=1)
+        self.down = nn.ModuleList()
+        ch, skips = model_channels, []
+        for level, mult in enumerate(channel_mult):
+            for _ in range(num_res_blocks):
+                self.down.append(block(ch, emb, mult * model_channels))
+                ch = mult * model_channels
+                skips.append(ch)
+        self.middle = block(ch, emb, ch)
+        self.up = nn.ModuleList()
+        for mult in reversed(channel_mult):
+            for _ in range(num_res_blocks):
+                self.up.append(block(ch + skips.pop(), emb, mult * model_channels))
+                ch = mult * model_channels
+        self.out = nn.Sequential(GroupNorm32(32, ch), nn.SiLU(), nn.Conv2d(ch, 3, 3, padding=1))
+
+    def forward(self, x, timesteps, y=None):
+        emb = self.time_embed(gd_timestep_embedding(timesteps, self.model_channels))
+        if self.num_classes is not None:
+            emb = emb + self.label_emb(y)
+        h = self.input_conv(x)
+        hs = []
+        for block in self.down:
+            h = block(h, emb)
+            hs.append(h)
+        h = self.middle(h, emb)
+        for block in self.up:
+            h = block(torch.cat([h, hs.pop()], dim=1), emb)
+        return self.out(h)
+
+
+def guided_diffusion_unet(model_channels=64, num_classes=None, scale_shift=True):
+    return GuidedDiffusionUNet(model_channels=model_channels, num_classes=num_classes, scale_shift=scale_shift)
+
+
+class GDOneBlock(nn.Module):
+    """One of guided diffusion's ResBlocks after a 1x1 stem (its input needs a gradient), 192 -> 64
+    channels: `self.skip_connection(x) + h` runs its 1x1 skip conv after the block's body."""
+
+    def __init__(self, channels=192, out_channels=64, scale_shift=False):
+        super().__init__()
+        self.time_embed = nn.Sequential(nn.Linear(64, 256), nn.SiLU(), nn.Linear(256, 256))
+        self.stem = nn.Conv2d(channels, channels, 1)
+        self.block = GDResBlock(channels, 256, out_channels, scale_shift=scale_shift)
+
+    def forward(self, x, timesteps):
+        return self.block(self.stem(x), self.time_embed(gd_timestep_embedding(timesteps, 64)))
+
+
+def guided_diffusion_resblock(channels=192, out_channels=64):
+    return GDOneBlock(channels, out_channels)
+
+
+class ConditionsApart(nn.Module):
+    """forward(x, t, y) whose step and label embeddings join the model apart (never added to each other):
+    not one conditioning tensor (the export stops, saying so)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 32)
+        self.t_emb = nn.Linear(8, 32)
+        self.y_emb = nn.Embedding(10, 32)
+
+    def forward(self, x, t, y):
+        return self.lin(x) + self.t_emb(gd_timestep_embedding(t, 8)) + self.y_emb(y)
+
+
+def conditions_apart():
+    return ConditionsApart()

@@ -577,6 +577,13 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("dit_s2_t_b2_32", lambda: WithTimesteps(custom_models.dit(with_labels=False), 2, 1000), (4, 32, 32), 2),
          ("dit_s2_b2_32", lambda: WithTimestepsAndLabels(custom_models.dit(), 2, 1000, 1000), (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)
+         # openai/guided-diffusion's ResBlocks with use_scale_shift_norm (scale, shift = chunk(emb_out, 2, dim=1) on
+         # [2C, 1, 1]) and without (h + emb_out), GroupNorm32, forward(x, t) and, class-conditional, forward(x, t, y);
+         # one ResBlock whose 1x1 skip conv runs after its body (`self.skip_connection(x) + h`)
+         ("guided_diffusion_unet_b2_32", lambda: WithTimesteps(custom_models.guided_diffusion_unet(), 2, 1000), (3, 32, 32), 2),
+         ("guided_diffusion_unet_plain_b2_32", lambda: WithTimesteps(custom_models.guided_diffusion_unet(scale_shift=False), 2, 1000), (3, 32, 32), 2),
+         ("guided_diffusion_resblock_b2_32", lambda: WithTimesteps(custom_models.guided_diffusion_resblock(), 2, 1000), (192, 32, 32), 2),
+         ("guided_diffusion_unet_y_b2_64", lambda: WithTimestepsAndLabels(custom_models.guided_diffusion_unet(96, 10), 2, 1000, 10), (3, 64, 64), 2),
          ("dit_b2_b2_64", lambda: WithTimestepsAndLabels(custom_models.dit(hidden_size=768, num_heads=12, input_size=64), 2, 1000, 1000), (4, 64, 64), 2),
          ("stacked_branches_net_b2_64", custom_models.stacked_branches_net, (3, 64, 64), 2),
          # held out: an instance norm written out (x.var over H, W) after a registered-buffer normalization

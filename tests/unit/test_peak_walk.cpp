@@ -452,3 +452,28 @@ TEST_CASE("a conditioning input: one tensor read by every block, added broadcast
                            plan(2), dev),
                     Catch::Contains("shape mismatch"));
 }
+
+TEST_CASE("a modulated block: its own projection of the condition, chunked into gates", "[walk][condition]") {
+  // DiT's adaLN: the block projects the condition c [8] to [2 x 16] and gates x [4, 16] by both halves.
+  // The same step, written with the projection as the condition block itself: the same parameters,
+  // saved tensors, peaks and FLOPs (the projection keeps c; each gate keeps x or x * g0 and its
+  // chunk, a view of the one projection)
+  constexpr auto gates = sequential(parallel(merge_kind::multiply, sequential(), sequential(condition(32), chunk(2, 0), reshape(1, 16))),
+                                    parallel(merge_kind::multiply, sequential(), sequential(condition(32), chunk(2, 1), reshape(1, 16))));
+  constexpr auto modulated_net = conditioned(sequential(input(8), relu()),
+                                             sequential(input(4, 16), linear(16), modulated(sequential(condition(8), linear(32)), gates), linear(4)));
+  constexpr auto projected_net = conditioned(sequential(input(8), relu(), linear(32)), sequential(input(4, 16), linear(16), gates, linear(4)));
+  const auto m = budget(modulated_net, plan(4), dev);
+  const auto p = budget(projected_net, plan(4), dev);
+  CHECK(m.parameter_count == p.parameter_count);
+  CHECK(m.saved_activations == p.saved_activations);
+  CHECK(m.fwd_bwd_peak == p.fwd_bwd_peak);
+  CHECK(profile_of(modulated_net, dev).total == profile_of(projected_net, dev).total);
+  // the projection [32] is saved once however many of its chunks the gates keep: the gates' x [4, 16]
+  // and x * g0, the projection, and relu's output c (kept by the projection's Linear)
+  const auto plain = budget(sequential(input(4, 16), linear(16), linear(4)), plan(4), dev);
+  CHECK(m.saved_activations == plain.saved_activations + 4 * (2 * 4 * 16 + 32 + 8) * 4);
+  // outside a conditioned(...) the modulation has no condition to read
+  CHECK_THROWS_WITH(budget(sequential(input(4, 16), modulated(sequential(condition(8), linear(32)), gates)), plan(2), dev),
+                    Catch::Contains("outside the model of a conditioned"));
+}

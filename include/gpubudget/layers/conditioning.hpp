@@ -34,6 +34,7 @@ struct op_traits<condition_op> {
     c.s.retain(memory.id);
     return memory;
   }
+  static constexpr std::int64_t flops(const condition_op&, const shape&, const shape&) { return 0; }  // a reference, no arithmetic
 };
 
 /// Starts a branch from the conditioning tensor of the enclosing conditioned(condition, model):
