@@ -313,6 +313,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
 # zoo model, measured case, known misses. --checkpoint-blocks checkpoints every copy of the
 # exported repeat, as a loop of torch.utils.checkpoint(block, x, use_reentrant=False) does
 FLAGGED = [("nanogpt_l5 checkpoint blocks", "nanogpt_l5.json", ["--checkpoint-blocks"], None, "nanogpt_l5_ckpt_b2_t64", {}),
+           # DiT's blocks each under torch.utils.checkpoint(block, x, c): a modulated block re-run in backward
+           ("dit_s2 checkpoint blocks", "dit_s2.json", ["--checkpoint-blocks"], None, "dit_s2_ckpt_b2_32", {}),
            # torchvision's FCN with aux_loss=True (its aux classifier after the main one: auxiliary_output_last);
            # without aux_loss the same backward miss (fcn_resnet50_b2_64: -19.76 %)
            ("fcn_resnet50_aux", "fcn_resnet50_aux.json", [], None, "fcn_resnet50_aux_b2_64",

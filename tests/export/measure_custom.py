@@ -435,6 +435,24 @@ class Checkpointed(torch.nn.Module):
         return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False)
 
 
+class CheckpointedConditioned(torch.nn.Module):
+    """A block called as block(x, c) under torch.utils.checkpoint (non-reentrant): DiT's training
+    forks' `x = checkpoint(block, x, c, use_reentrant=False)`."""
+
+    def __init__(self, block):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x, c):
+        return torch.utils.checkpoint.checkpoint(self.block, x, c, use_reentrant=False)
+
+
+def checkpointed_dit():
+    model = custom_models.dit()
+    model.blocks = torch.nn.ModuleList(CheckpointedConditioned(b) for b in model.blocks)
+    return WithTimestepsAndLabels(model, 2, 1000, 1000)
+
+
 def checkpointed_nanogpt(n_layer):
     def make():
         model = custom_models.nanogpt(n_layer=n_layer)
@@ -576,6 +594,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # and gate), DiT-S/2 on a 32x32x4 latent, forward(x, t) and forward(x, t, y)
          ("dit_s2_t_b2_32", lambda: WithTimesteps(custom_models.dit(with_labels=False), 2, 1000), (4, 32, 32), 2),
          ("dit_s2_b2_32", lambda: WithTimestepsAndLabels(custom_models.dit(), 2, 1000, 1000), (4, 32, 32), 2),
+         # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
+         ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)
          # openai/guided-diffusion's ResBlocks with use_scale_shift_norm (scale, shift = chunk(emb_out, 2, dim=1) on
          # [2C, 1, 1]) and without (h + emb_out), GroupNorm32, forward(x, t) and, class-conditional, forward(x, t, y);
