@@ -16,7 +16,7 @@
 //
 // gpubudget-export writes the same for DiT's forward(x, t, y) with `--condition timesteps:1000
 // --condition labels:1000`; measured on PyTorch 2.6's CPU step (tests/export: DiT-S/2 and DiT-B/2
-// widths, 4 blocks), saved bytes exact, peaks within 0.1 %. What the gates cost: each `gate * out`
+// widths, 4 blocks, its class dropout as written), saved bytes exact, peaks within 0.1 %. What the gates cost: each `gate * out`
 // keeps the attention's and the MLP's outputs for the gate's gradient, two token-sized tensors a block
 // that a plain pre-norm transformer block frees.
 #include <gpubudget/gpubudget.hpp>

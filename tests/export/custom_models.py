@@ -2667,13 +2667,21 @@ class DiTTimestepEmbedder(nn.Module):
 
 
 class DiTLabelEmbedder(nn.Module):
-    """Without DiT's class dropout (token_drop: torch.rand at every step): labels as given."""
+    """With DiT's class dropout for classifier-free guidance: in training each label is replaced by the
+    null class num_classes with probability dropout_prob (torch.rand at every step)."""
 
-    def __init__(self, num_classes, hidden):
+    def __init__(self, num_classes, hidden, dropout_prob=0.1):
         super().__init__()
         self.embedding_table = nn.Embedding(num_classes + 1, hidden)
+        self.num_classes, self.dropout_prob = num_classes, dropout_prob
 
-    def forward(self, labels):
+    def token_drop(self, labels):
+        drop_ids = torch.rand(labels.shape[0], device=labels.device) < self.dropout_prob
+        return torch.where(drop_ids, self.num_classes, labels)
+
+    def forward(self, labels, train):
+        if train and self.dropout_prob > 0:
+            labels = self.token_drop(labels)
         return self.embedding_table(labels)
 
 
@@ -2730,7 +2738,7 @@ class DiT(nn.Module):
         x = self.x_embedder(x) + self.pos_embed
         c = self.t_embedder(t)
         if self.with_labels:
-            c = c + self.y_embedder(y)
+            c = c + self.y_embedder(y, self.training)
         for block in self.blocks:
             x = block(x, c)
         return self.unpatchify(self.final_layer(x, c))
