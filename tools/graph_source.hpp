@@ -350,11 +350,12 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
     return patch_embedding(width, patch, class_token, f.boolean("positions", true));
   };
   t["pos_embedding"] = [](fields&) { return pos_embedding(); };
-  t["window_attention"] = [](fields& f) {  // torchvision's Swin (v1) ShiftedWindowAttention
+  t["window_attention"] = [](fields& f) {  // torchvision's Swin ShiftedWindowAttention; "v2": ShiftedWindowAttentionV2
     const auto h = f.integer("heads", 1, big), w = f.integer("window", 1, big);
-    return window_attention(heads(h), w, f.integer("shift", 0, w - 1));
+    const auto shift = f.integer("shift", 0, w - 1);
+    return f.boolean("v2", false) ? window_attention_v2(heads(h), w, shift) : window_attention(heads(h), w, shift);
   };
-  t["patch_merging"] = [](fields&) { return patch_merging(); };
+  t["patch_merging"] = [](fields& f) { return f.boolean("v2", false) ? patch_merging_v2() : patch_merging(); };
   t["pixel_shuffle"] = [](fields& f) { return pixel_shuffle(f.integer("factor", 1, 1 << 10)); };
   t["upsample"] = [](fields& f) {  // F.interpolate / nn.Upsample by whole factors; "scale_d": 3-D
     const auto mode = f.text("mode");

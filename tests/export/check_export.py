@@ -174,6 +174,10 @@ TORCH26_MODELS = [
     ("guided_diffusion_unet_y", "tests.export.custom_models:guided_diffusion_unet --kwargs '{\"model_channels\": 96, \"num_classes\": 10}'",
      "3,64,64 --condition timesteps:1000 --condition labels:10", None, "guided_diffusion_unet_y_b2_64"),
     ("guided_diffusion_resblock", "tests.export.custom_models:guided_diffusion_resblock", "192,32,32 --condition timesteps:1000", None, "guided_diffusion_resblock_b2_32"),
+    # torchvision's Swin V2-T: ShiftedWindowAttentionV2 (cosine attention, cpb_mlp) and PatchMergingV2 mapped
+    # whole (window_attention_v2, patch_merging_v2), post-norm blocks; 96² held out
+    ("swin_v2_t", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,64,64", None, "swin_v2_t_b2_64"),
+    ("swin_v2_t_96", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,96,96", None, "swin_v2_t_b2_96"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
     # timm's DropPath as written, and its older form (keep + torch.rand, floor_, x.div(keep) * noise)
@@ -290,6 +294,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("guided_diffusion_unet_plain", "guided_diffusion_unet_plain.json", None, "guided_diffusion_unet_plain_b2_32"),
              ("guided_diffusion_unet_y", "guided_diffusion_unet_y.json", None, "guided_diffusion_unet_y_b2_64"),
              ("guided_diffusion_resblock", "guided_diffusion_resblock.json", None, "guided_diffusion_resblock_b2_32"),
+             ("swin_v2_t", "swin_v2_t.json", None, "swin_v2_t_b2_64"),
+             ("swin_v2_t_96", "swin_v2_t_96.json", None, "swin_v2_t_b2_96"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),
              ("side_head_last_net", "side_head_last_net.json", None, "side_head_last_net_b2_64"),

@@ -2868,3 +2868,10 @@ class ConditionsApart(nn.Module):
 
 def conditions_apart():
     return ConditionsApart()
+
+
+def swin_v2_t():
+    """torchvision's Swin Transformer V2-T as built (cosine attention with a continuous position bias MLP,
+    post-norm blocks, PatchMergingV2), window 8."""
+    import torchvision
+    return torchvision.models.swin_v2_t()

@@ -594,6 +594,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # and gate), DiT-S/2 on a 32x32x4 latent, forward(x, t) and forward(x, t, y)
          ("dit_s2_t_b2_32", lambda: WithTimesteps(custom_models.dit(with_labels=False), 2, 1000), (4, 32, 32), 2),
          ("dit_s2_b2_32", lambda: WithTimestepsAndLabels(custom_models.dit(), 2, 1000, 1000), (4, 32, 32), 2),
+         # torchvision's Swin V2-T: ShiftedWindowAttentionV2 and PatchMergingV2 mapped whole; 96² held out
+         ("swin_v2_t_b2_64", custom_models.swin_v2_t, (3, 64, 64), 2),
+         ("swin_v2_t_b2_96", custom_models.swin_v2_t, (3, 96, 96), 2),
          # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
          ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)

@@ -200,3 +200,24 @@ TEST_CASE("Swin window attention: parameters and the index buffer", "[zoo][rules
   CHECK(params_of(pm) == 2 * 384 + 384 * 192);
   CHECK(shape_of(pm) == "[28,28,192]");
 }
+
+TEST_CASE("Swin V2 window attention: cosine attention and the continuous position bias", "[zoo][rules]") {
+  // torchvision's ShiftedWindowAttentionV2(96, [8, 8], [4, 4], 3): 40,323 parameters (sum(p.numel()),
+  // PyTorch 2.6): qkv, proj, the logit scale [3, 1, 1] and cpb_mlp, Linear(2, 512) and Linear(512, 3, bias=False)
+  const auto wa = sequential(input(16, 16, 96), window_attention_v2(heads(3), 8, 4));
+  const auto b = budget_totals(wa, training{.batch = 1}, devices::a100_80gb);
+  CHECK(b.parameter_count == 40323);
+  CHECK(b.buffers == 64 * 64 * 8 + 15 * 15 * 2 * 4);  // relative_position_index, relative_coords_table
+  // what V2 keeps beyond V1 on the same windows (4 windows of 64 tokens, 3 heads of 32): qkv itself
+  // (normalize keeps q and k, views of it), the two norms and their clamps (4 x [4, 3, 64, 1]), the
+  // unscaled scores [4, 3, 64, 64] (the logit scale's product keeps them), cpb_mlp's hidden layer
+  // [225, 512], the sigmoid [3, 64, 64], the logit scale [3] and the coordinates [225, 2]; V1 keeps
+  // q's scaled copy instead of q's normalized one (the same size) and no table of its own
+  const auto v1 = budget_totals(sequential(input(16, 16, 96), window_attention(heads(3), 8, 4)), training{.batch = 1}, devices::a100_80gb);
+  CHECK(b.saved_activations - v1.saved_activations ==
+        4 * 64 * 288 * 4 + 4 * (4 * 3 * 64 * 4) + 4 * 3 * 64 * 64 * 4 + 225 * 512 * 4 + 3 * 64 * 64 * 4 + 3 * 4 + 225 * 2 * 4);
+  // PatchMergingV2(96): Linear(384, 192, bias=False), then LayerNorm(192)
+  const auto pm = sequential(input(16, 16, 96), patch_merging_v2());
+  CHECK(params_of(pm) == 74112);
+  CHECK(shape_of(pm) == "[8,8,192]");
+}
