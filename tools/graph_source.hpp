@@ -166,8 +166,9 @@ using leaf_maker = std::function<layer(fields&)>;
 inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
   t["flatten"] = [](fields& f) { return flatten(f.integer("start", 0, 4, 0)); };
   t["reshape"] = [](fields& f) { return with_dims(f.dims("dims", 1), [](auto... d) { return reshape(d...); }); };
-  t["permute"] = [](fields& f) {
-    return with_dims(f.dims("order", 0), []<class... D>(D... d) requires(sizeof...(D) >= 2) { return permute(d...); });
+  t["permute"] = [](fields& f) {  // "contiguous": then .contiguous(), a copy
+    const bool copied = f.boolean("contiguous", false);
+    return with_dims(f.dims("order", 0), [copied]<class... D>(D... d) requires(sizeof...(D) >= 2) { return copied ? contiguous_permute(d...) : permute(d...); });
   };
   t["transpose"] = [](fields& f) {
     const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
@@ -230,6 +231,18 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
   };
   t["tied_linear"] = [](fields& f) { return tied_linear(f.integer("out", 1, big)); };
   t["tied_linear_bias"] = [](fields& f) { return tied_linear_bias(f.integer("features", 1, big)); };
+  t["cross_attention"] = [](fields& f) {  // q from the input, k and v from the conditioning sequence (conditioned)
+    const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big), kv = f.integer("kv_tokens", 1, big);
+    const auto impl = f.text("impl");
+    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa}};
+    if (!impls.count(impl)) fail(f.where(), "\"impl\": \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
+    const auto pct = f.integer("dropout", 0, 100, 0), hd = f.integer("head_dim", 1, big, 0);
+    const bool bias = f.boolean("bias", true);
+    const qkv_bias qb(f.boolean("qkv_bias", bias));
+    const auto names = f.has("projections") ? projection_names::separate : projection_names::none;
+    return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb)
+                : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, no_bias);
+  };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
     const auto impl = f.text("impl");

@@ -177,6 +177,16 @@ TORCH26_MODELS = [
     # torchvision's Swin V2-T: ShiftedWindowAttentionV2 (cosine attention, cpb_mlp) and PatchMergingV2 mapped
     # whole (window_attention_v2, patch_merging_v2), post-norm blocks; 96² held out
     ("swin_v2_t", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,64,64", None, "swin_v2_t_b2_64"),
+    # Stable Diffusion's transformer blocks (diffusers' AttnProcessor2_0: cross-attention to the text states,
+    # --condition 77,768), GEGLU; a two-level SD UNet, forward(sample, timestep, encoder_hidden_states): the
+    # steps' embedding in its ResnetBlock2Ds, the text states in its cross-attention (two conditioning inputs
+    # read apart: the sequence outside); the wider ones held out
+    ("sd_transformer", "tests.export.custom_models:sd_transformer", "256,320 --condition 77,768", None, "sd_transformer_b2_256"),
+    ("sd_transformer_640", "tests.export.custom_models:sd_transformer --kwargs '{\"dim\": 640, \"heads\": 10, \"blocks\": 3}'",
+     "64,640 --condition 77,768", None, "sd_transformer_640_b2_64"),
+    ("sd_unet", "tests.export.custom_models:sd_unet", "4,32,32 --condition timesteps:1000 --condition 77,768", None, "sd_unet_b2_32"),
+    ("sd_unet_96", "tests.export.custom_models:sd_unet --kwargs '{\"c0\": 96, \"c1\": 192, \"heads\": 8}'",
+     "4,24,24 --condition timesteps:1000 --condition 77,768", None, "sd_unet_96_b2_24"),
     ("swin_v2_t_96", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,96,96", None, "swin_v2_t_b2_96"),
     # one Conv2d called eight times (DRCN's recursion): shared(id, conv) per call
     ("recursive_conv_net", "tests.export.custom_models:recursive_conv_net", "1,64,64", None, "recursive_conv_net_b2_64"),
@@ -295,6 +305,10 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("guided_diffusion_unet_y", "guided_diffusion_unet_y.json", None, "guided_diffusion_unet_y_b2_64"),
              ("guided_diffusion_resblock", "guided_diffusion_resblock.json", None, "guided_diffusion_resblock_b2_32"),
              ("swin_v2_t", "swin_v2_t.json", None, "swin_v2_t_b2_64"),
+             ("sd_transformer", "sd_transformer.json", None, "sd_transformer_b2_256"),
+             ("sd_transformer_640", "sd_transformer_640.json", None, "sd_transformer_640_b2_64"),
+             ("sd_unet", "sd_unet.json", None, "sd_unet_b2_32"),
+             ("sd_unet_96", "sd_unet_96.json", None, "sd_unet_96_b2_24"),
              ("swin_v2_t_96", "swin_v2_t_96.json", None, "swin_v2_t_b2_96"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),
              ("side_head_net", "side_head_net.json", None, "side_head_net_b2_64"),

@@ -2875,3 +2875,173 @@ def swin_v2_t():
     post-norm blocks, PatchMergingV2), window 8."""
     import torchvision
     return torchvision.models.swin_v2_t()
+
+
+# Stable Diffusion's transformer blocks as diffusers writes them (attention_processor.py's Attention
+# with AttnProcessor2_0: to_q / to_k / to_v without bias, to_out with one, F.scaled_dot_product_attention;
+# attention.py's BasicTransformerBlock: self-attention, cross-attention to the text encoder's states,
+# a GEGLU feed-forward), on tokens, torch only: forward(hidden_states, encoder_hidden_states)
+class SDAttention(nn.Module):
+    def __init__(self, query_dim, heads, dim_head, cross_attention_dim=None):
+        super().__init__()
+        inner = heads * dim_head
+        self.heads = heads
+        self.to_q = nn.Linear(query_dim, inner, bias=False)
+        self.to_k = nn.Linear(cross_attention_dim or query_dim, inner, bias=False)
+        self.to_v = nn.Linear(cross_attention_dim or query_dim, inner, bias=False)
+        self.to_out = nn.ModuleList([nn.Linear(inner, query_dim), nn.Dropout(0.0)])
+
+    def forward(self, hidden_states, encoder_hidden_states=None):
+        batch_size = hidden_states.shape[0]
+        if encoder_hidden_states is None:
+            encoder_hidden_states = hidden_states
+        query = self.to_q(hidden_states)
+        key = self.to_k(encoder_hidden_states)
+        value = self.to_v(encoder_hidden_states)
+        inner_dim = key.shape[-1]
+        head_dim = inner_dim // self.heads
+        query = query.view(batch_size, -1, self.heads, head_dim).transpose(1, 2)
+        key = key.view(batch_size, -1, self.heads, head_dim).transpose(1, 2)
+        value = value.view(batch_size, -1, self.heads, head_dim).transpose(1, 2)
+        hidden_states = F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False)
+        hidden_states = hidden_states.transpose(1, 2).reshape(batch_size, -1, self.heads * head_dim)
+        hidden_states = self.to_out[0](hidden_states)
+        return self.to_out[1](hidden_states)
+
+
+class GEGLU(nn.Module):
+    def __init__(self, dim_in, dim_out):
+        super().__init__()
+        self.proj = nn.Linear(dim_in, dim_out * 2)
+
+    def forward(self, hidden_states):
+        hidden_states, gate = self.proj(hidden_states).chunk(2, dim=-1)
+        return hidden_states * F.gelu(gate)
+
+
+class SDFeedForward(nn.Module):
+    def __init__(self, dim, mult=4):
+        super().__init__()
+        self.net = nn.ModuleList([GEGLU(dim, dim * mult), nn.Dropout(0.0), nn.Linear(dim * mult, dim)])
+
+    def forward(self, hidden_states):
+        for module in self.net:
+            hidden_states = module(hidden_states)
+        return hidden_states
+
+
+class SDBasicTransformerBlock(nn.Module):
+    def __init__(self, dim, heads, dim_head, cross_attention_dim):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn1 = SDAttention(dim, heads, dim_head)
+        self.norm2 = nn.LayerNorm(dim)
+        self.attn2 = SDAttention(dim, heads, dim_head, cross_attention_dim)
+        self.norm3 = nn.LayerNorm(dim)
+        self.ff = SDFeedForward(dim)
+
+    def forward(self, hidden_states, encoder_hidden_states):
+        hidden_states = self.attn1(self.norm1(hidden_states)) + hidden_states
+        hidden_states = self.attn2(self.norm2(hidden_states), encoder_hidden_states) + hidden_states
+        return self.ff(self.norm3(hidden_states)) + hidden_states
+
+
+class SDTransformer(nn.Module):
+    def __init__(self, dim=320, heads=8, blocks=2, cross_attention_dim=768):
+        super().__init__()
+        self.blocks = nn.ModuleList([SDBasicTransformerBlock(dim, heads, dim // heads, cross_attention_dim) for _ in range(blocks)])
+        self.norm_out = nn.LayerNorm(dim)
+
+    def forward(self, hidden_states, encoder_hidden_states):
+        for block in self.blocks:
+            hidden_states = block(hidden_states, encoder_hidden_states)
+        return self.norm_out(hidden_states)
+
+
+def sd_transformer(dim=320, heads=8, blocks=2, cross_attention_dim=768):
+    return SDTransformer(dim, heads, blocks, cross_attention_dim)
+
+
+# A two-level Stable Diffusion UNet as diffusers writes its parts (unet_2d_blocks.py's CrossAttnDownBlock2D
+# and CrossAttnUpBlock2D, resnet.py's ResnetBlock2D, transformer_2d.py's Transformer2DModel with
+# use_linear_projection, embeddings.py's Timesteps and TimestepEmbedding), torch only: forward(sample,
+# timestep, encoder_hidden_states), the steps' embedding added in every ResnetBlock2D, the text states
+# read by every transformer block's cross-attention
+class SDResnetBlock2D(nn.Module):
+    def __init__(self, in_channels, out_channels, temb_channels):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(32, in_channels, eps=1e-5)
+        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.time_emb_proj = nn.Linear(temb_channels, out_channels)
+        self.norm2 = nn.GroupNorm(32, out_channels, eps=1e-5)
+        self.dropout = nn.Dropout(0.0)
+        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1)
+        self.nonlinearity = nn.SiLU()
+        self.conv_shortcut = nn.Conv2d(in_channels, out_channels, 1) if in_channels != out_channels else None
+
+    def forward(self, input_tensor, temb):
+        hidden_states = self.conv1(self.nonlinearity(self.norm1(input_tensor)))
+        temb = self.time_emb_proj(self.nonlinearity(temb))[:, :, None, None]
+        hidden_states = hidden_states + temb
+        hidden_states = self.conv2(self.dropout(self.nonlinearity(self.norm2(hidden_states))))
+        if self.conv_shortcut is not None:
+            input_tensor = self.conv_shortcut(input_tensor)
+        return (input_tensor + hidden_states) / 1.0
+
+
+class SDTransformer2D(nn.Module):
+    def __init__(self, channels, heads, cross_attention_dim):
+        super().__init__()
+        self.norm = nn.GroupNorm(32, channels, eps=1e-6)
+        self.proj_in = nn.Linear(channels, channels)
+        self.transformer_blocks = nn.ModuleList([SDBasicTransformerBlock(channels, heads, channels // heads, cross_attention_dim)])
+        self.proj_out = nn.Linear(channels, channels)
+
+    def forward(self, hidden_states, encoder_hidden_states):
+        batch, _, height, width = hidden_states.shape
+        residual = hidden_states
+        hidden_states = self.norm(hidden_states)
+        inner_dim = hidden_states.shape[1]
+        hidden_states = hidden_states.permute(0, 2, 3, 1).reshape(batch, height * width, inner_dim)
+        hidden_states = self.proj_in(hidden_states)
+        for block in self.transformer_blocks:
+            hidden_states = block(hidden_states, encoder_hidden_states)
+        hidden_states = self.proj_out(hidden_states)
+        hidden_states = hidden_states.reshape(batch, height, width, inner_dim).permute(0, 3, 1, 2).contiguous()
+        return hidden_states + residual
+
+
+class SDUNet(nn.Module):
+    def __init__(self, channels=(64, 128), heads=4, cross_attention_dim=768, in_channels=4):
+        super().__init__()
+        c0, c1 = channels
+        temb = 4 * c0
+        self.c0 = c0
+        self.time_embedding = nn.Sequential(nn.Linear(c0, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.conv_in = nn.Conv2d(in_channels, c0, 3, padding=1)
+        self.down_res = SDResnetBlock2D(c0, c0, temb)
+        self.down_attn = SDTransformer2D(c0, heads, cross_attention_dim)
+        self.downsample = nn.Conv2d(c0, c0, 3, stride=2, padding=1)
+        self.mid_res1 = SDResnetBlock2D(c0, c1, temb)
+        self.mid_attn = SDTransformer2D(c1, heads, cross_attention_dim)
+        self.mid_res2 = SDResnetBlock2D(c1, c1, temb)
+        self.upsample = nn.Conv2d(c1, c1, 3, padding=1)
+        self.up_res = SDResnetBlock2D(c1 + c0, c0, temb)
+        self.up_attn = SDTransformer2D(c0, heads, cross_attention_dim)
+        self.conv_norm_out = nn.GroupNorm(32, c0, eps=1e-5)
+        self.conv_act = nn.SiLU()
+        self.conv_out = nn.Conv2d(c0, in_channels, 3, padding=1)
+
+    def forward(self, sample, timestep, encoder_hidden_states):
+        emb = self.time_embedding(gd_timestep_embedding(timestep, self.c0))
+        h = self.conv_in(sample)
+        skip = self.down_attn(self.down_res(h, emb), encoder_hidden_states)
+        h = self.downsample(skip)
+        h = self.mid_res2(self.mid_attn(self.mid_res1(h, emb), encoder_hidden_states), emb)
+        h = self.upsample(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+        h = self.up_attn(self.up_res(torch.cat([h, skip], dim=1), emb), encoder_hidden_states)
+        return self.conv_out(self.conv_act(self.conv_norm_out(h)))
+
+
+def sd_unet(c0=64, c1=128, heads=4):
+    return SDUNet((c0, c1), heads)

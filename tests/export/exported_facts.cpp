@@ -26,6 +26,7 @@
 #include "data/vit_b_16.hpp"
 #include "data/wave_autoencoder.hpp"
 #include "data/dit_s2.hpp"
+#include "data/sd_unet.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -91,6 +92,13 @@ constexpr auto dit_step = budget_totals(exported::dit, cpu_reference_step(2, ada
 static_assert(dit_step.parameter_count == exported::dit_parameters);
 static_assert(dit_step.trainable_count == exported::dit_parameters - 98304);
 static_assert(dit_step.saved_activations == 65520656);
+// A two-level Stable Diffusion UNet, forward(sample, timestep, encoder_hidden_states): the text states
+// [77, 768] outside (its cross-attention's keys and values), the steps' embedding inside (its
+// ResnetBlock2Ds' joins): sum(p.numel()) and the measured CPU step's saved bytes (sd_unet_b2_32:
+// 57,068,032 B) to the byte
+constexpr auto sd_unet_step = budget_totals(exported::sd_unet, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(sd_unet_step.parameter_count == exported::sd_unet_parameters);
+static_assert(sd_unet_step.saved_activations == 57068032);
 // nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
 // measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
 // with dropout inside nn.MultiheadAttention)

@@ -405,6 +405,19 @@ class WithTimestepsAndLabels(torch.nn.Module):
         return self.model(x, self.t, self.y)
 
 
+class WithTimestepsAndContext(torch.nn.Module):
+    """A model called as model(x, t, context): t a batch of steps, context a batch of the text
+    encoder's states (no gradient, as a frozen text encoder gives them), made before the step."""
+
+    def __init__(self, model, batch, steps, context):
+        super().__init__()
+        self.model = model
+        self.t, self.context = torch.randint(0, steps, (batch,)), torch.randn(batch, *context)
+
+    def forward(self, x):
+        return self.model(x, self.t, self.context)
+
+
 class WithSecondImage(torch.nn.Module):
     """A model called as model(x1, x2) on two images (a siamese network): x2 made with the data
     before the step, a plain attribute."""
@@ -597,6 +610,14 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # torchvision's Swin V2-T: ShiftedWindowAttentionV2 and PatchMergingV2 mapped whole; 96² held out
          ("swin_v2_t_b2_64", custom_models.swin_v2_t, (3, 64, 64), 2),
          ("swin_v2_t_b2_96", custom_models.swin_v2_t, (3, 96, 96), 2),
+         # Stable Diffusion's BasicTransformerBlocks (diffusers' AttnProcessor2_0), cross-attention to CLIP's
+         # [77, 768] text states: forward(hidden_states, encoder_hidden_states); 2 blocks on 256 tokens of 320, and
+         # held out 3 blocks of 640 on 64 tokens
+         ("sd_transformer_b2_256", lambda: WithSecondImage(custom_models.sd_transformer(), 2, (77, 768)), (256, 320), 2),
+         ("sd_transformer_640_b2_64", lambda: WithSecondImage(custom_models.sd_transformer(640, 10, 3), 2, (77, 768)), (64, 640), 2),
+         # a two-level Stable Diffusion UNet (diffusers' parts): forward(sample, timestep, encoder_hidden_states)
+         ("sd_unet_b2_32", lambda: WithTimestepsAndContext(custom_models.sd_unet(), 2, 1000, (77, 768)), (4, 32, 32), 2),
+         ("sd_unet_96_b2_24", lambda: WithTimestepsAndContext(custom_models.sd_unet(96, 192, 8), 2, 1000, (77, 768)), (4, 24, 24), 2),
          # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
          ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)

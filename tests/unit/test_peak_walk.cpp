@@ -473,7 +473,28 @@ TEST_CASE("a modulated block: its own projection of the condition, chunked into 
   // and x * g0, the projection, and relu's output c (kept by the projection's Linear)
   const auto plain = budget(sequential(input(4, 16), linear(16), linear(4)), plan(4), dev);
   CHECK(m.saved_activations == plain.saved_activations + 4 * (2 * 4 * 16 + 32 + 8) * 4);
-  // outside a conditioned(...) the modulation has no condition to read
+  // outside a conditioned(...) the modulation has no condition to read (it is the condition() inside it that says so)
   CHECK_THROWS_WITH(budget(sequential(input(4, 16), modulated(sequential(condition(8), linear(32)), gates)), plan(2), dev),
                     Catch::Contains("outside the model of a conditioned"));
+}
+
+TEST_CASE("cross-attention to a conditioning sequence, beside a conditioning vector", "[walk][condition]") {
+  // Stable Diffusion's: the text states [77, 768] outside, the steps' embedding inside; cross_attention
+  // reads the sequence (its keys and values project from 768), condition() the embedding
+  constexpr auto xattn = cross_attention(64, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, qkv_bias(false));
+  constexpr auto text = sequential(input(77, 768));
+  constexpr auto tokens_only = conditioned(text, sequential(input(16, 64), xattn));
+  const auto one = budget(tokens_only, plan(2), dev);
+  CHECK(one.parameter_count == 64 * 64 + 2 * 768 * 64 + (64 * 64 + 64));
+  constexpr auto both = conditioned(text, conditioned(sequential(input(32), linear(64)),
+                                                      sequential(input(16, 64), parallel(merge_kind::add, sequential(), sequential(condition(64), reshape(1, 64))),
+                                                                 xattn)));
+  const auto two = budget(both, plan(2), dev);
+  CHECK(two.parameter_count == one.parameter_count + 32 * 64 + 64);
+  // the steps' branch keeps nothing more than its Linear's input [32] (the add keeps nothing): the
+  // cross-attention saves what it saves without it
+  CHECK(two.saved_activations == one.saved_activations + 2 * 32 * 4);
+  // a sequence memory the query's tokens do not match is still an error
+  CHECK_THROWS_WITH(budget(conditioned(text, sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(76)))), plan(2), dev),
+                    Catch::Contains("shape mismatch"));
 }

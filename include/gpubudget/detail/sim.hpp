@@ -152,6 +152,7 @@ struct segment_record {
   std::uint8_t frozen_parts = 0;      ///< of a checkpointed leaf a name selects some parts of: the others
   bool repetition = false;            ///< one repetition of a repeat (checkpoint_blocks): re-run its children
   value encoder_output{};             ///< inside an encoder_decoder's decoder: kept for the re-run (an input of the block)
+  value sequence_memory{};            ///< the sequence its cross-attention reads, kept likewise
 };
 
 /// One moment of a step as a timeline sees it (timeline.hpp): the live bytes and what holds them.
@@ -208,8 +209,12 @@ struct sim_scalars {
   bool no_grad = false;                  ///< inference / teacher forward
   std::int32_t last_recorded = -1;
   /// While an encoder_decoder's decoder runs: the encoder's output, which its cross-attention
-  /// reads (id -1 elsewhere).
+  /// reads (id -1 elsewhere); inside a conditioned model, its condition (condition() reads it).
   value encoder_output{};
+  /// The innermost such memory that is a sequence [L, D], which cross_attention reads: the same
+  /// as encoder_output, except inside a conditioned model nested in one with a sequence (Stable
+  /// Diffusion's UNet: the text encoder's states outside, the step's embedding inside).
+  value sequence_memory{};
   /// Where the simulation is: the model record being run, and whether in backward.
   std::int32_t current_layer = -1;
   bool in_backward = false;

@@ -250,9 +250,10 @@ struct walker : walker_scalars {
     seg.key_shift = sc.key_shift;
     seg.frozen_parts = sc.frozen_parts;
     seg.repetition = repetition;
-    seg.encoder_output = s.encoder_output;
+    seg.encoder_output = s.encoder_output, seg.sequence_memory = s.sequence_memory;
     s.retain(in.id);  // the checkpoint keeps its inputs for the re-run
     s.retain(seg.encoder_output.id);  // a decoder block's second input (encoder_hidden_states)
+    s.retain(seg.sequence_memory.id);
     // 2.x saves them through an autograd node (NoopSaveInputs, torch/utils/checkpoint.py, any
     // device) that saved-tensor hooks see: counted as saved (op_rules.md 2.6 #18)
     if (s.torch2()) hold_saved(in.id, +1);
@@ -360,10 +361,11 @@ struct walker : walker_scalars {
   constexpr value walk_encoder_decoder(std::int32_t i, const value& in, const scope& sc) {
     const std::int32_t encoder = i + 1, decoder = encoder + records[encoder].span;
     const value memory = walk(encoder, in, sc);
-    const value outer = s.encoder_output;
+    const value outer = s.encoder_output, outer_sequence = s.sequence_memory;
     s.encoder_output = memory;
+    if (memory.s.rank == 2) s.sequence_memory = memory;
     const value out = walk(decoder, records[i].kind == node_kind::modulated ? in : value{}, sc);
-    s.encoder_output = outer;
+    s.encoder_output = outer, s.sequence_memory = outer_sequence;
     s.release(memory);
     return out;
   }
@@ -866,12 +868,12 @@ struct walker : walker_scalars {
     replaying = true;
     s.replay_cursor = seg.first_node;
     scope sc{seg.trainable, false, seg.key_shift, seg.frozen_parts};
-    const value outer = s.encoder_output;
-    s.encoder_output = seg.encoder_output;
+    const value outer = s.encoder_output, outer_sequence = s.sequence_memory;
+    s.encoder_output = seg.encoder_output, s.sequence_memory = seg.sequence_memory;
     if (!split_repeats.empty()) restore_copies(seg_index);  // the copies the segment ran in
     value out = seg.repetition ? run_children(seg.layer_index, seg.input, sc) : walk_inner(seg.layer_index, seg.input, sc);
     if (!split_repeats.empty()) restore_copies(-1);
-    s.encoder_output = outer;
+    s.encoder_output = outer, s.sequence_memory = outer_sequence;
     s.release(out);
     // torch/utils/checkpoint.py re-enters torch.autocast for the recomputation: leaving it clears
     // the cache, freeing the casts no recomputed node saved (op_rules.md CT5)
@@ -1001,6 +1003,7 @@ struct walker : walker_scalars {
       s.release(s.segments[static_cast<std::size_t>(seg)].input);
       s.release_segment_inputs(seg);
       s.release(s.segments[static_cast<std::size_t>(seg)].encoder_output);
+      s.release(s.segments[static_cast<std::size_t>(seg)].sequence_memory);
     }
   }
 

@@ -416,7 +416,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (D <= 0) invalid_layer_argument();
   if (op.kv_heads < 0) kv_heads_must_not_be_negative();
   if (op.kv_tokens < 0) kv_tokens_must_not_be_negative();
-  if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || kv_src.s[1] != D) shape_mismatch_between_layers();
+  // another tensor's keys and values (cross-attention) project from its own width
+  if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || (kv_src.id == x.id && kv_src.s[1] != D)) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();

@@ -26,6 +26,7 @@ struct cross_attention_op {
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   projection_names names = {};   ///< module names of the projections (train_only selects them)
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
+  qkv_bias_kind qkv_bias = {};   ///< q, k, v projections' bias when not `bias`'s (diffusers' to_q/to_k/to_v have none, to_out one)
 };
 
 namespace detail {
@@ -33,7 +34,7 @@ namespace detail {
   fail("gpubudget: cross_attention(...) outside the decoder of an encoder_decoder(encoder, decoder) (no encoder output to attend to)");
 }
 constexpr attention_op as_attention(const cross_attention_op& op) {
-  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, qkv_bias_kind::as_output, op.names, op.adapters};
+  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
 }
 }  // namespace detail
 
@@ -41,9 +42,9 @@ template <>
 struct op_traits<cross_attention_op> {
   static constexpr const char* name(const cross_attention_op& op) { return op.adapters != 0 ? "cross_attention (lora)" : "cross_attention"; }
   static constexpr detail::value lower(detail::layer_ctx& c, const cross_attention_op& op, const detail::value& x) {
-    const detail::value& memory = c.s.encoder_output;
+    const detail::value& memory = c.s.sequence_memory;
     if (memory.id < 0) detail::cross_attention_outside_encoder_decoder();
-    if (memory.s.rank != 2 || memory.s[0] != op.kv_tokens) detail::shape_mismatch_between_layers();
+    if (memory.s.rank != 2 || memory.s[0] != op.kv_tokens) detail::shape_mismatch_between_layers();  // its width may differ (k, v project from it)
     c.adapters = op.adapters;  // the projections' (projection)
     return detail::multi_head_attention(c, detail::as_attention(op), x, memory);
   }
@@ -58,19 +59,23 @@ struct op_traits<cross_attention_op> {
 
 namespace detail {
 /// The options cross_attention takes: attention's, less those its reading of the encoder's
-/// output does not model (kv_heads, rotary, qkv_bias, fused_qkv).
+/// output does not model (kv_heads, rotary, fused_qkv).
 template <class Opt>
 inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_impl> || std::is_same_v<Opt, no_bias_t> ||
                                                std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
-                                               std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters>;
+                                               std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters> ||
+                                               std::is_same_v<Opt, qkv_bias>;
 constexpr cross_attention_op as_cross_attention(const attention_op& a) {
-  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters};
+  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters, a.qkv_bias};
 }
 }  // namespace detail
 
 /// Attention of [tokens, width] queries over the `encoder_tokens` outputs of the enclosing
-/// encoder_decoder's encoder (a must-not-compile error elsewhere). Options: an attention_impl
-/// (default split_qkv: materialized scores), no_bias, head_dim(n), attention_dropout(percent), a
+/// encoder_decoder's encoder, or over the conditioning sequence of a conditioned(condition, model)
+/// (Stable Diffusion's cross-attention to the text encoder's [77, 768] states; its keys and values
+/// project from the memory's own width) — a must-not-compile error elsewhere. Options: an
+/// attention_impl (default split_qkv: materialized scores), no_bias, qkv_bias(false) (diffusers'
+/// to_q / to_k / to_v without bias, to_out with one), head_dim(n), attention_dropout(percent), a
 /// projection_names scheme, attention_adapters{...} (as attention's).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {

@@ -86,6 +86,7 @@ constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = fa
 /// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
 struct permute_op {
   dims_field order = {};  ///< output dimension i is input dimension order.d[i]
+  flag contiguous = {};   ///< then .contiguous(): a copy (diffusers' `.permute(0, 3, 1, 2).contiguous()`)
 };
 
 template <>
@@ -104,6 +105,7 @@ struct op_traits<permute_op> {
       if (out[i] > 1) strided = strided || from < last_moved, last_moved = from;
     }
     if (strided) c.s.strided_view_of(x);
+    if (op.contiguous) return strided ? detail::copy(c.s, x, out) : c.s.view(x, out);  // contiguous already: itself
     detail::value y = c.s.view(x, out);
     // the last two dimensions swapped, the others in place: a transposed GEMM operand
     const auto r = x.s.rank;
@@ -119,6 +121,12 @@ template <class... D>
 constexpr layer permute(D... order) {
   static_assert(sizeof...(D) >= 2 && sizeof...(D) <= 5, "permute(...) takes 2 to 5 dimensions");
   return as_layer(permute_op{dims_field::of(order...)});
+}
+/// x.permute(order...).contiguous(): a copy in the new order (a view where the order keeps the layout).
+template <class... D>
+constexpr layer contiguous_permute(D... order) {
+  static_assert(sizeof...(D) >= 2 && sizeof...(D) <= 5, "contiguous_permute(...) takes 2 to 5 dimensions");
+  return as_layer(permute_op{dims_field::of(order...), true});
 }
 
 /// `x[:, index]` along per-sample dimension 0 (e.g. a class token): a view.
