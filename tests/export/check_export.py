@@ -589,9 +589,6 @@ UNMAPPABLE = [
     # slice stops it, and the message names --targets
     ("tests.export.custom_models:nanogpt --path . --tokens 64 --vocab 2000",
      "no gpubudget op for this ATen node (node slice_1, aten.slice.Tensor, module <root>); a model that takes targets"),
-    # Swin V2 (cosine attention with a logit scale, a continuous position bias MLP): stops by name
-    ("torchvision.models:swin_v2_t --path . --input 3,64,64",
-     "no gpubudget op for module ShiftedWindowAttentionV2"),
     # a factory that cannot build on the meta device: said, with the flag that builds it
     ("torchvision.models:regnet_y_400mf --path . --input 3,64,64",
      "the factory cannot build the model on the meta device: NotImplementedError"),
