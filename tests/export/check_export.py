@@ -185,6 +185,10 @@ TORCH26_MODELS = [
     ("sd_transformer_640", "tests.export.custom_models:sd_transformer --kwargs '{\"dim\": 640, \"heads\": 10, \"blocks\": 3}'",
      "64,640 --condition 77,768", None, "sd_transformer_640_b2_64"),
     ("sd_unet", "tests.export.custom_models:sd_unet", "4,32,32 --condition timesteps:1000 --condition 77,768", None, "sd_unet_b2_32"),
+    # SD 1.x's whole UNet topology (4 levels, 12 skips, 1x1-conv projections) at widths 32-64 (the example
+    # stable_diffusion_unet.cpp writes the 320-1280 one; its budget equals this exporter's graph of it to the byte)
+    ("sd15_unet_narrow", "tests.export.custom_models:sd15_unet --kwargs '{\"block_out\": [32, 64, 64, 64]}'",
+     "4,32,32 --condition timesteps:1000 --condition 77,768", None, "sd15_unet_narrow_b2_32"),
     ("sd_unet_96", "tests.export.custom_models:sd_unet --kwargs '{\"c0\": 96, \"c1\": 192, \"heads\": 8}'",
      "4,24,24 --condition timesteps:1000 --condition 77,768", None, "sd_unet_96_b2_24"),
     ("swin_v2_t_96", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,96,96", None, "swin_v2_t_b2_96"),
@@ -308,6 +312,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("sd_transformer", "sd_transformer.json", None, "sd_transformer_b2_256"),
              ("sd_transformer_640", "sd_transformer_640.json", None, "sd_transformer_640_b2_64"),
              ("sd_unet", "sd_unet.json", None, "sd_unet_b2_32"),
+             ("sd15_unet_narrow", "sd15_unet_narrow.json", None, "sd15_unet_narrow_b2_32"),
              ("sd_unet_96", "sd_unet_96.json", None, "sd_unet_96_b2_24"),
              ("swin_v2_t_96", "swin_v2_t_96.json", None, "swin_v2_t_b2_96"),
              ("inception_v3_aux", "inception_v3_aux.json", None, "inception_v3_aux_b2_299"),

@@ -3045,3 +3045,87 @@ class SDUNet(nn.Module):
 
 def sd_unet(c0=64, c1=128, heads=4):
     return SDUNet((c0, c1), heads)
+
+
+class SDTransformer2DConv(nn.Module):
+    """Transformer2DModel with use_linear_projection=False (SD 1.x): proj_in and proj_out 1x1 convolutions."""
+
+    def __init__(self, channels, heads, cross_attention_dim):
+        super().__init__()
+        self.norm = nn.GroupNorm(32, channels, eps=1e-6)
+        self.proj_in = nn.Conv2d(channels, channels, 1)
+        self.transformer_blocks = nn.ModuleList([SDBasicTransformerBlock(channels, heads, channels // heads, cross_attention_dim)])
+        self.proj_out = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, hidden_states, encoder_hidden_states):
+        batch, _, height, width = hidden_states.shape
+        residual = hidden_states
+        hidden_states = self.proj_in(self.norm(hidden_states))
+        inner_dim = hidden_states.shape[1]
+        hidden_states = hidden_states.permute(0, 2, 3, 1).reshape(batch, height * width, inner_dim)
+        for block in self.transformer_blocks:
+            hidden_states = block(hidden_states, encoder_hidden_states)
+        hidden_states = hidden_states.reshape(batch, height, width, inner_dim).permute(0, 3, 1, 2).contiguous()
+        return self.proj_out(hidden_states) + residual
+
+
+class SD15UNet(nn.Module):
+    """Stable Diffusion 1.x's UNet2DConditionModel as its config builds it (block_out_channels 320, 640, 1280,
+    1280; layers_per_block 2; 8 heads; cross_attention_dim 768; CrossAttnDownBlock2D x 3, DownBlock2D,
+    UNetMidBlock2DCrossAttn, UpBlock2D, CrossAttnUpBlock2D x 3), diffusers' parts written with torch."""
+
+    def __init__(self, block_out=(320, 640, 1280, 1280), layers=2, heads=8, cross_attention_dim=768):
+        super().__init__()
+        c0, temb = block_out[0], 4 * block_out[0]
+        self.c0 = c0
+        self.time_embedding = nn.Sequential(nn.Linear(c0, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.conv_in = nn.Conv2d(4, c0, 3, padding=1)
+        self.down = nn.ModuleList()
+        skips, ch = [c0], c0
+        for level, out in enumerate(block_out):
+            for _ in range(layers):
+                attn = SDTransformer2DConv(out, heads, cross_attention_dim) if level < len(block_out) - 1 else None
+                self.down.append(nn.ModuleList([SDResnetBlock2D(ch, out, temb)] + ([attn] if attn else [])))
+                ch = out
+                skips.append(ch)
+            if level < len(block_out) - 1:
+                self.down.append(nn.Conv2d(ch, ch, 3, stride=2, padding=1))
+                skips.append(ch)
+        self.mid = nn.ModuleList([SDResnetBlock2D(ch, ch, temb), SDTransformer2DConv(ch, heads, cross_attention_dim), SDResnetBlock2D(ch, ch, temb)])
+        self.up = nn.ModuleList()
+        for level, out in enumerate(reversed(block_out)):
+            for _ in range(layers + 1):
+                attn = SDTransformer2DConv(out, heads, cross_attention_dim) if level > 0 else None
+                self.up.append(nn.ModuleList([SDResnetBlock2D(ch + skips.pop(), out, temb)] + ([attn] if attn else [])))
+                ch = out
+            if level < len(block_out) - 1:
+                self.up.append(nn.Conv2d(ch, ch, 3, padding=1))
+        self.conv_norm_out = nn.GroupNorm(32, ch, eps=1e-5)
+        self.conv_act = nn.SiLU()
+        self.conv_out = nn.Conv2d(ch, 4, 3, padding=1)
+
+    def forward(self, sample, timestep, encoder_hidden_states):
+        emb = self.time_embedding(gd_timestep_embedding(timestep, self.c0))
+        h = self.conv_in(sample)
+        skips = [h]
+        for m in self.down:
+            if isinstance(m, nn.Conv2d):
+                h = m(h)
+            else:
+                h = m[0](h, emb)
+                if len(m) > 1:
+                    h = m[1](h, encoder_hidden_states)
+            skips.append(h)
+        h = self.mid[2](self.mid[1](self.mid[0](h, emb), encoder_hidden_states), emb)
+        for m in self.up:
+            if isinstance(m, nn.Conv2d):
+                h = m(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+            else:
+                h = m[0](torch.cat([h, skips.pop()], dim=1), emb)
+                if len(m) > 1:
+                    h = m[1](h, encoder_hidden_states)
+        return self.conv_out(self.conv_act(self.conv_norm_out(h)))
+
+
+def sd15_unet(block_out=(320, 640, 1280, 1280)):
+    return SD15UNet(tuple(block_out))
