@@ -310,9 +310,12 @@ inline void add_pool_and_pad_leaves(std::map<std::string, leaf_maker>& t) {
       const stride s(f.integer("stride", 1, 1 << 16, k));
       const padding p(f.integer("padding", 0, 1 << 16, 0));
       const bool ceil = f.boolean("ceil_mode", false);
-      if (name == "max_pool3d" || name == "avg_pool3d") {  // no ceil_mode for the 3-D pools
+      if (name == "max_pool3d" || name == "avg_pool3d") {  // no ceil_mode for the 3-D pools; "kernel_t" ...: the window over D
         if (ceil) fail(f.where(), "\"ceil_mode\": the library's 3-D pools floor");
-        return name == "max_pool3d" ? max_pool3d(k, s, p) : avg_pool3d(k, s, p);
+        const kernel_t kt(f.integer("kernel_t", 1, 1 << 16, k));
+        const stride_t st(f.integer("stride_t", 1, 1 << 16, s.value));
+        const padding_t pt(f.integer("padding_t", 0, 1 << 16, p.value));
+        return name == "max_pool3d" ? max_pool3d(k, s, p, kt, st, pt) : avg_pool3d(k, s, p, kt, st, pt);
       }
       if (name == "max_pool1d") return ceil ? max_pool1d(k, s, p, ceil_mode) : max_pool1d(k, s, p);
       if (name == "avg_pool1d") return ceil ? avg_pool1d(k, s, p, ceil_mode) : avg_pool1d(k, s, p);

@@ -177,6 +177,8 @@ TORCH26_MODELS = [
     # torchvision's Swin V2-T: ShiftedWindowAttentionV2 (cosine attention, cpb_mlp) and PatchMergingV2 mapped
     # whole (window_attention_v2, patch_merging_v2), post-norm blocks; 96² held out
     ("swin_v2_t", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,64,64", None, "swin_v2_t_b2_64"),
+    # torchvision's S3D: 3-D pools whose window over time differs from the one over H, W (kernel_t, stride_t, padding_t)
+    ("s3d", "tests.export.custom_models:s3d --build-on-cpu", "3,16,224,224", None, "s3d_b2_16x224"),
     # Stable Diffusion's transformer blocks (diffusers' AttnProcessor2_0: cross-attention to the text states,
     # --condition 77,768), GEGLU; a two-level SD UNet, forward(sample, timestep, encoder_hidden_states): the
     # steps' embedding in its ResnetBlock2Ds, the text states in its cross-attention (two conditioning inputs
@@ -309,6 +311,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("guided_diffusion_unet_y", "guided_diffusion_unet_y.json", None, "guided_diffusion_unet_y_b2_64"),
              ("guided_diffusion_resblock", "guided_diffusion_resblock.json", None, "guided_diffusion_resblock_b2_32"),
              ("swin_v2_t", "swin_v2_t.json", None, "swin_v2_t_b2_64"),
+             ("s3d", "s3d.json", None, "s3d_b2_16x224"),
              ("sd_transformer", "sd_transformer.json", None, "sd_transformer_b2_256"),
              ("sd_transformer_640", "sd_transformer_640.json", None, "sd_transformer_640_b2_64"),
              ("sd_unet", "sd_unet.json", None, "sd_unet_b2_32"),

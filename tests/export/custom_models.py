@@ -3129,3 +3129,10 @@ class SD15UNet(nn.Module):
 
 def sd15_unet(block_out=(320, 640, 1280, 1280)):
     return SD15UNet(tuple(block_out))
+
+
+def s3d():
+    """torchvision's S3D as built: separable 3-D convolutions ((1, k, k) then (k, 1, 1)), MaxPool3d((1, 3, 3),
+    (1, 2, 2), (0, 1, 1)) and the like, the final AvgPool3d((2, 7, 7))."""
+    import torchvision
+    return torchvision.models.video.s3d()

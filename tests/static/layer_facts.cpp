@@ -130,6 +130,12 @@ constexpr auto vol = on_t4(sequential(input(16, 8, 32, 32), conv3d(16, 1), max_p
 static_assert(vol.per_record[3].output_bytes == 16 * 4 * 16 * 16 * 4 && vol.per_record[3].saved_bytes == 16 * 8 * 32 * 32 * 4 + 16 * 4 * 16 * 16 * 8);
 static_assert(vol.per_record[4].output_bytes == 8 * 8 * 32 * 32 * 4 && vol.per_record[4].parameter_count == 16 * 8 * 8 + 8);
 static_assert(on_t4(sequential(input(32, 1000), conv_transpose1d(16, 4, stride(4)))).per_record[2].output_bytes == 16 * 4000 * 4);
+// S3D's nn.MaxPool3d((1, 3, 3), (1, 2, 2), (0, 1, 1)) keeps D and halves H, W (input and int64 indices
+// kept); its nn.AvgPool3d((2, 7, 7), 1) on [C, 2, 7, 7]: one position, the input kept
+constexpr auto s3d_pools = on_t4(sequential(input(8, 4, 14, 14), conv3d(8, 1), max_pool3d(3, stride(2), padding(1), kernel_t(1), stride_t(1), padding_t(0)),
+                                            avg_pool3d(7, stride(1), padding(0), kernel_t(4), stride_t(1), padding_t(0))));
+static_assert(s3d_pools.per_record[3].output_bytes == 8 * 4 * 7 * 7 * 4 && s3d_pools.per_record[3].saved_bytes == 8 * 4 * 14 * 14 * 4 + 8 * 4 * 7 * 7 * 8);
+static_assert(s3d_pools.per_record[4].output_bytes == 8 * 1 * 1 * 1 * 4 && s3d_pools.per_record[4].saved_bytes == 8 * 4 * 7 * 7 * 4);
 // nn.Upsample(scale_factor=2, mode="trilinear") on [C, D, H, W]: every dimension doubled, nothing kept
 constexpr auto up3 = on_t4(sequential(input(4, 4, 8, 8), conv3d(4, 1), upsample3d(2, 2, 2, upsample_mode::trilinear)));
 static_assert(up3.per_record[3].output_bytes == 4 * 8 * 16 * 16 * 4 && up3.per_record[3].saved_bytes == 0);

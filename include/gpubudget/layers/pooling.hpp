@@ -16,8 +16,9 @@ namespace gpubudget {
 
 /// nn.MaxPool2d / nn.AvgPool2d on [C, H, W] (`average` selects the latter; the name is the 2-D one, the op all three); with `one_d`,
 /// nn.MaxPool1d / nn.AvgPool1d on [C, L]; with `three_d`, nn.MaxPool3d / nn.AvgPool3d on
-/// [C, D, H, W] (a cubic window; max_pool3d_with_indices keeps its input and the int64 indices,
-/// avg_pool3d its input: derivatives.yaml).
+/// [C, D, H, W] (a square window over H, W, and over D the same unless `kernel_t` / `stride_t` /
+/// `padding_t` say otherwise: S3D's MaxPool3d((1, 3, 3), (1, 2, 2), (0, 1, 1)); max_pool3d_with_indices
+/// keeps its input and the int64 indices, avg_pool3d its input: derivatives.yaml).
 struct pool2d_op {
   std::int64_t kernel = {};
   std::int64_t stride = {};
@@ -26,24 +27,32 @@ struct pool2d_op {
   flag ceil_mode = {};  ///< ceil_mode=True (GoogLeNet's and SqueezeNet's max pools)
   flag one_d = {};
   flag three_d = {};
+  std::int64_t kernel_t = {};   ///< 3-D: the window over D (0: `kernel`)
+  std::int64_t stride_t = {};   ///< 3-D: the stride over D (0: `stride`)
+  std::int64_t padding_t = -1;  ///< 3-D: the padding over D (-1: `padding`)
   constexpr int spatial_dims() const { return one_d ? 1 : three_d ? 3 : 2; }
+  /// The window, stride and padding over per-sample dimension d (1: D of a 3-D pool).
+  constexpr std::int64_t kernel_of(int d) const { return three_d && d == 1 && kernel_t > 0 ? kernel_t : kernel; }
+  constexpr std::int64_t stride_of(int d) const { return three_d && d == 1 && stride_t > 0 ? stride_t : stride; }
+  constexpr std::int64_t padding_of(int d) const { return three_d && d == 1 && padding_t >= 0 ? padding_t : padding; }
   constexpr shape output_shape(const shape& in) const {
     if (in.rank != spatial_dims() + 1 || (one_d && three_d)) detail::tensor_rank_unsupported();
-    if (kernel <= 0) detail::kernel_size_must_be_positive();
-    if (stride <= 0) detail::stride_must_be_positive();
-    if (padding < 0) detail::invalid_layer_argument();
-    if (2 * padding > kernel) detail::require_input(false, detail::pooling_padding_over_half_the_kernel, padding, in);
     shape out = in;
-    for (int d = 1; d < in.rank; ++d) {
-      // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
-      if (in[d] + 2 * padding < kernel)
-        detail::require_input(false, detail::pooling_window_larger_than_padded_input, kernel, detail::padded(in, padding));
-      out[d] = (in[d] + 2 * padding - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
-      // ATen's pooling_output_shape: with ceil_mode the last window must start inside the input
-      // or its left padding
-      if (ceil_mode && (out[d] - 1) * stride >= in[d] + padding) --out[d];
-    }
+    for (int d = 1; d < in.rank; ++d) out[d] = output_size(in, d);
     return out;
+  }
+  constexpr std::int64_t output_size(const shape& in, int d) const {
+    const auto k = kernel_of(d), s = stride_of(d), p = padding_of(d);
+    if (k <= 0) detail::kernel_size_must_be_positive();
+    if (s <= 0) detail::stride_must_be_positive();
+    if (p < 0) detail::invalid_layer_argument();
+    if (2 * p > k) detail::require_input(false, detail::pooling_padding_over_half_the_kernel, p, in);
+    // (in + 2p - k) / s + 1 truncates towards zero: a window past the map would still give 1
+    if (in[d] + 2 * p < k) detail::require_input(false, detail::pooling_window_larger_than_padded_input, k, detail::padded(in, p));
+    auto n = (in[d] + 2 * p - k + (ceil_mode ? s - 1 : 0)) / s + 1;
+    // ATen's pooling_output_shape: with ceil_mode the last window must start inside the input or its left padding
+    if (ceil_mode && (n - 1) * s >= in[d] + p) --n;
+    return n;
   }
 };
 
@@ -63,7 +72,7 @@ struct op_traits<pool2d_op> {
   }
   static constexpr std::int64_t flops(const pool2d_op& op, const shape&, const shape& out) {
     std::int64_t window = 1;
-    for (int d = 0; d < op.spatial_dims(); ++d) window *= op.kernel;
+    for (int d = 1; d <= op.spatial_dims(); ++d) window *= op.kernel_of(d);
     return window * out.numel();
   }
 };
@@ -91,6 +100,14 @@ constexpr layer max_pool3d(std::int64_t kernel, stride s, padding p = padding(0)
 constexpr layer max_pool3d(std::int64_t kernel) { return max_pool3d(kernel, stride(kernel)); }
 constexpr layer avg_pool3d(std::int64_t kernel, stride s, padding p = padding(0)) { return as_layer(pool2d_op{kernel, s.value, p.value, true, false, false, true}); }
 constexpr layer avg_pool3d(std::int64_t kernel) { return avg_pool3d(kernel, stride(kernel)); }
+/// A 3-D pool whose window over D differs (torchvision's S3D: max_pool3d(3, stride(2), padding(1),
+/// kernel_t(1), stride_t(1), padding_t(0)) is nn.MaxPool3d((1, 3, 3), (1, 2, 2), (0, 1, 1))).
+constexpr layer max_pool3d(std::int64_t kernel, stride s, padding p, kernel_t kt, stride_t st, padding_t pt) {
+  return as_layer(pool2d_op{kernel, s.value, p.value, false, false, false, true, kt.value, st.value, pt.value});
+}
+constexpr layer avg_pool3d(std::int64_t kernel, stride s, padding p, kernel_t kt, stride_t st, padding_t pt) {
+  return as_layer(pool2d_op{kernel, s.value, p.value, true, false, false, true, kt.value, st.value, pt.value});
+}
 
 /// nn.AdaptiveAvgPool2d((out_h, out_w)) on [C, H, W]; out_h 0: nn.AdaptiveAvgPool1d(out_w) on
 /// [C, L] (adaptive_avg_pool2d on [C, 1, L] with (1, out_w), then squeezed); out_d > 0:
