@@ -44,7 +44,7 @@ constexpr auto transformer(std::int64_t c, std::int64_t side) {
   constexpr auto impl = attention_impl::separate_qkv_sdpa;
   return residual(group_norm(32), conv2d(c, 1), permute(1, 2, 0), reshape(side * side, c),
                   residual(layer_norm(), attention(c, heads(8), impl, qkv_bias(false))),
-                  residual(layer_norm(), cross_attention(c, heads(8), kv_tokens(77), impl, qkv_bias(false))),
+                  residual(layer_norm(), cross_attention(c, heads(8), kv_tokens(77), impl, qkv_bias(false), kv_width(768))),
                   residual(layer_norm(), linear(8 * c), parallel(merge_kind::multiply, chunk(2, 0, 1), sequential(chunk(2, 1, 1), gelu())), linear(c)),
                   reshape(side, side, c), contiguous_permute(2, 0, 1), conv2d(c, 1));
 }

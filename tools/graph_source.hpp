@@ -240,8 +240,9 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const bool bias = f.boolean("bias", true);
     const qkv_bias qb(f.boolean("qkv_bias", bias));
     const auto names = f.has("projections") ? projection_names::separate : projection_names::none;
-    return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb)
-                : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, no_bias);
+    const kv_width kw(f.integer("kv_width", 1, big, width));  // the memory's width (SD's text states: 768)
+    return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw)
+                : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, no_bias);
   };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);

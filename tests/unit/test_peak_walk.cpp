@@ -481,11 +481,13 @@ TEST_CASE("a modulated block: its own projection of the condition, chunked into 
 TEST_CASE("cross-attention to a conditioning sequence, beside a conditioning vector", "[walk][condition]") {
   // Stable Diffusion's: the text states [77, 768] outside, the steps' embedding inside; cross_attention
   // reads the sequence (its keys and values project from 768), condition() the embedding
-  constexpr auto xattn = cross_attention(64, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, qkv_bias(false));
+  constexpr auto xattn = cross_attention(64, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, qkv_bias(false), kv_width(768));
   constexpr auto text = sequential(input(77, 768));
   constexpr auto tokens_only = conditioned(text, sequential(input(16, 64), xattn));
   const auto one = budget(tokens_only, plan(2), dev);
   CHECK(one.parameter_count == 64 * 64 + 2 * 768 * 64 + (64 * 64 + 64));
+  // FLOPs a sample: q and the output projections, k and v from the 768-wide states, the scores and their product with v
+  CHECK(profile_of(tokens_only, dev).total == 2 * 16 * 64 * 64 * 2 + 2 * 77 * 768 * (2 * 64) + 2 * 2 * 16 * 77 * 64);
   constexpr auto both = conditioned(text, conditioned(sequential(input(32), linear(64)),
                                                       sequential(input(16, 64), parallel(merge_kind::add, sequential(), sequential(condition(64), reshape(1, 64))),
                                                                  xattn)));
@@ -494,7 +496,10 @@ TEST_CASE("cross-attention to a conditioning sequence, beside a conditioning vec
   // the steps' branch keeps nothing more than its Linear's input [32] (the add keeps nothing): the
   // cross-attention saves what it saves without it
   CHECK(two.saved_activations == one.saved_activations + 2 * 32 * 4);
+  // a memory of another width needs its kv_width(...) (the FLOPs of the k and v projections read it)
+  CHECK_THROWS_WITH(budget(conditioned(text, sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(77)))), plan(2), dev),
+                    Catch::Contains("not its kv_width"));
   // a sequence memory the query's tokens do not match is still an error
-  CHECK_THROWS_WITH(budget(conditioned(text, sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(76)))), plan(2), dev),
+  CHECK_THROWS_WITH(budget(conditioned(text, sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(76), kv_width(768)))), plan(2), dev),
                     Catch::Contains("shape mismatch"));
 }

@@ -27,11 +27,15 @@ struct cross_attention_op {
   projection_names names = {};   ///< module names of the projections (train_only selects them)
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
   qkv_bias_kind qkv_bias = {};   ///< q, k, v projections' bias when not `bias`'s (diffusers' to_q/to_k/to_v have none, to_out one)
+  std::int64_t kv_width = {};    ///< the memory's width when not `width` (kv_width(...)); k and v project from it
 };
 
 namespace detail {
 [[noreturn]] inline void cross_attention_outside_encoder_decoder() {
   fail("gpubudget: cross_attention(...) outside the decoder of an encoder_decoder(encoder, decoder) (no encoder output to attend to)");
+}
+[[noreturn]] inline void cross_attention_memory_width_differs() {
+  fail("gpubudget: cross_attention(...) reads a memory whose width is not its kv_width(...) (without one: its own width)");
 }
 constexpr attention_op as_attention(const cross_attention_op& op) {
   return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
@@ -44,12 +48,18 @@ struct op_traits<cross_attention_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const cross_attention_op& op, const detail::value& x) {
     const detail::value& memory = c.s.sequence_memory;
     if (memory.id < 0) detail::cross_attention_outside_encoder_decoder();
-    if (memory.s.rank != 2 || memory.s[0] != op.kv_tokens) detail::shape_mismatch_between_layers();  // its width may differ (k, v project from it)
+    if (memory.s.rank != 2 || memory.s[0] != op.kv_tokens) detail::shape_mismatch_between_layers();
+    if (memory.s[1] != (op.kv_width > 0 ? op.kv_width : op.width)) detail::cross_attention_memory_width_differs();
     c.adapters = op.adapters;  // the projections' (projection)
     return detail::multi_head_attention(c, detail::as_attention(op), x, memory);
   }
+  /// attention's, the k and v projections from the memory's width
   static constexpr std::int64_t flops(const cross_attention_op& op, const shape& in, const shape& out) {
-    return op_traits<attention_op>::flops(detail::as_attention(op), in, out);
+    const auto same = op_traits<attention_op>::flops(detail::as_attention(op), in, out);
+    if (op.kv_width <= 0) return same;
+    const auto d = op.head_width > 0 ? op.head_width : op.width / (op.heads > 0 ? op.heads : 1);
+    const auto kv_out = 2 * (op.heads > 0 ? op.heads : 1) * d;
+    return same + 2 * op.kv_tokens * (op.kv_width - op.width) * kv_out;
   }
   /// The projections' module names, as attention's.
   static constexpr const char* part_name(const cross_attention_op& op, std::int32_t k, std::uint8_t& parts) {
@@ -64,9 +74,17 @@ template <class Opt>
 inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_impl> || std::is_same_v<Opt, no_bias_t> ||
                                                std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
                                                std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters> ||
-                                               std::is_same_v<Opt, qkv_bias>;
+                                               std::is_same_v<Opt, qkv_bias> || std::is_same_v<Opt, kv_width>;
 constexpr cross_attention_op as_cross_attention(const attention_op& a) {
   return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters, a.qkv_bias};
+}
+constexpr void apply_attention_option(attention_op&, kv_width) {}  // cross_attention's own (apply_cross_width)
+template <class Opt>
+constexpr void apply_cross_width(cross_attention_op& o, const Opt& opt) {
+  if constexpr (std::is_same_v<Opt, kv_width>) {
+    if (opt.value <= 0) invalid_layer_argument();
+    o.kv_width = opt.value;
+  }
 }
 }  // namespace detail
 
@@ -75,8 +93,8 @@ constexpr cross_attention_op as_cross_attention(const attention_op& a) {
 /// (Stable Diffusion's cross-attention to the text encoder's [77, 768] states; its keys and values
 /// project from the memory's own width) — a must-not-compile error elsewhere. Options: an
 /// attention_impl (default split_qkv: materialized scores), no_bias, qkv_bias(false) (diffusers'
-/// to_q / to_k / to_v without bias, to_out with one), head_dim(n), attention_dropout(percent), a
-/// projection_names scheme, attention_adapters{...} (as attention's).
+/// to_q / to_k / to_v without bias, to_out with one), kv_width(n) (a memory of another width: SD's 768),
+/// head_dim(n), attention_dropout(percent), a projection_names scheme, attention_adapters{...} (as attention's).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
@@ -84,7 +102,9 @@ constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_t
   attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
-  return as_layer(detail::as_cross_attention(a));
+  auto op = detail::as_cross_attention(a);
+  (detail::apply_cross_width(op, opts), ...);
+  return as_layer(op);
 }
 
 }  // namespace gpubudget

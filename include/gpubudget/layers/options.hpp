@@ -29,6 +29,9 @@ struct heads { std::int64_t value = 1; constexpr explicit heads(std::int64_t v) 
 struct kv_heads { std::int64_t value = 0; constexpr explicit kv_heads(std::int64_t v) : value(v) {} };
 /// Length of the key/value sequence for cross-attention (defaults to the query length).
 struct kv_tokens { std::int64_t value = 0; constexpr explicit kv_tokens(std::int64_t v) : value(v) {} };
+/// The width of the memory a cross_attention reads when it is not the query's (Stable Diffusion's
+/// text states: 768 beside 320-1280 wide feature maps); its keys and values project from it.
+struct kv_width { std::int64_t value = 0; constexpr explicit kv_width(std::int64_t v) : value(v) {} };
 /// Dropout on the attention probabilities, in percent (GPT-2's attn_pdrop, BERT's
 /// attention_probs_dropout_prob, nn.MultiheadAttention(dropout=...)); 0 = none.
 struct attention_dropout { std::int64_t percent = 0; constexpr explicit attention_dropout(std::int64_t p) : percent(p) {} };

@@ -49,7 +49,7 @@ inline constexpr auto sd_unet =
                                     named("attn1", parts_named("to_q,to_k,to_v,to_out.0", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                 residual(
                                     named("norm2", layer_norm()),
-                                    named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(64, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
+                                    named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(64, heads(4), kv_tokens(77), kv_width(768), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                 residual(
                                     named("norm3", layer_norm()),
                                     named("ff", sequential(
@@ -98,7 +98,7 @@ inline constexpr auto sd_unet =
                                             named("attn1", parts_named("to_q,to_k,to_v,to_out.0", attention(128, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                         residual(
                                             named("norm2", layer_norm()),
-                                            named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(128, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
+                                            named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(128, heads(4), kv_tokens(77), kv_width(768), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                         residual(
                                             named("norm3", layer_norm()),
                                             named("ff", sequential(
@@ -163,7 +163,7 @@ inline constexpr auto sd_unet =
                                     named("attn1", parts_named("to_q,to_k,to_v,to_out.0", attention(64, heads(4), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                 residual(
                                     named("norm2", layer_norm()),
-                                    named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(64, heads(4), kv_tokens(77), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
+                                    named("attn2", parts_named("to_q,to_k,to_v,to_out.0", cross_attention(64, heads(4), kv_tokens(77), kv_width(768), attention_impl::separate_qkv_sdpa, projection_names::separate, qkv_bias(false))))),
                                 residual(
                                     named("norm3", layer_norm()),
                                     named("ff", sequential(
