@@ -151,6 +151,11 @@ static_assert(budget_totals(conditioned(sequential(input(8), linear(8)),
                                                    parallel(merge_kind::add, sequential(), sequential(condition(8), linear(16), reshape(16, 1, 1))))),
                             training{.batch = 2}, devices::generic_16gb).parameter_count == (8 * 8 + 8) + (8 * 16 + 16) + (4 * 16 * 9 + 16));
 
+// cross_attention_memory_width_differs: kv_width(768) names the text states' width; q and the output
+// from 64, k and v from 768
+static_assert(budget_totals(conditioned(sequential(input(77, 768)), sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(77), kv_width(768)))),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == (64 * 64 + 64) * 2 + 2 * (768 * 64 + 64));
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(
