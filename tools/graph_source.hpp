@@ -370,6 +370,10 @@ inline void add_shaped_leaves(std::map<std::string, leaf_maker>& t) {
   t["window_attention"] = [](fields& f) {  // torchvision's Swin ShiftedWindowAttention; "v2": ShiftedWindowAttentionV2
     const auto h = f.integer("heads", 1, big), w = f.integer("window", 1, big);
     const auto shift = f.integer("shift", 0, w - 1);
+    if (f.has("window_t")) {  // torchvision's ShiftedWindowAttention3d (Video Swin)
+      const auto wt = f.integer("window_t", 1, big);
+      return window_attention_3d(heads(h), wt, w, f.integer("shift_t", 0, wt - 1), shift);
+    }
     return f.boolean("v2", false) ? window_attention_v2(heads(h), w, shift) : window_attention(heads(h), w, shift);
   };
   t["patch_merging"] = [](fields& f) { return f.boolean("v2", false) ? patch_merging_v2() : patch_merging(); };

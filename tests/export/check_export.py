@@ -179,6 +179,10 @@ TORCH26_MODELS = [
     ("swin_v2_t", "tests.export.custom_models:swin_v2_t --build-on-cpu", "3,64,64", None, "swin_v2_t_b2_64"),
     # torchvision's S3D: 3-D pools whose window over time differs from the one over H, W (kernel_t, stride_t, padding_t)
     ("s3d", "tests.export.custom_models:s3d --build-on-cpu", "3,16,224,224", None, "s3d_b2_16x224"),
+    # torchvision's Video Swin: ShiftedWindowAttention3d mapped whole (window_attention_3d: the window shrinks to a
+    # 4-frame clip), PatchMerging on [T, H, W, C], PatchEmbed3d's F.pad by zeros; 32 frames (shifted in time) held out
+    ("swin3d_t", "tests.export.custom_models:swin3d_t --build-on-cpu", "3,8,64,64", None, "swin3d_t_b2_8x64"),
+    ("swin3d_t_32", "tests.export.custom_models:swin3d_t --build-on-cpu", "3,32,64,64", None, "swin3d_t_b2_32x64"),
     # Stable Diffusion's transformer blocks (diffusers' AttnProcessor2_0: cross-attention to the text states,
     # --condition 77,768), GEGLU; a two-level SD UNet, forward(sample, timestep, encoder_hidden_states): the
     # steps' embedding in its ResnetBlock2Ds, the text states in its cross-attention (two conditioning inputs
@@ -312,6 +316,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("guided_diffusion_resblock", "guided_diffusion_resblock.json", None, "guided_diffusion_resblock_b2_32"),
              ("swin_v2_t", "swin_v2_t.json", None, "swin_v2_t_b2_64"),
              ("s3d", "s3d.json", None, "s3d_b2_16x224"),
+             ("swin3d_t", "swin3d_t.json", None, "swin3d_t_b2_8x64"),
+             ("swin3d_t_32", "swin3d_t_32.json", None, "swin3d_t_b2_32x64"),
              ("sd_transformer", "sd_transformer.json", None, "sd_transformer_b2_256"),
              ("sd_transformer_640", "sd_transformer_640.json", None, "sd_transformer_640_b2_64"),
              ("sd_unet", "sd_unet.json", None, "sd_unet_b2_32"),

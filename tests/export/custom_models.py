@@ -3136,3 +3136,10 @@ def s3d():
     (1, 2, 2), (0, 1, 1)) and the like, the final AvgPool3d((2, 7, 7))."""
     import torchvision
     return torchvision.models.video.s3d()
+
+
+def swin3d_t():
+    """torchvision's Video Swin (swin3d_t) as built: PatchEmbed3d (2, 4, 4), ShiftedWindowAttention3d with an
+    (8, 7, 7) window shifted by (4, 3, 3), PatchMerging on [T, H, W, C]."""
+    import torchvision
+    return torchvision.models.video.swin3d_t()

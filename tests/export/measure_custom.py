@@ -623,6 +623,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("sd15_unet_narrow_b2_32", lambda: WithTimestepsAndContext(custom_models.sd15_unet((32, 64, 64, 64)), 2, 1000, (77, 768)), (4, 32, 32), 2),
          # torchvision's S3D (3-D pools whose window over time differs), 16 frames at 224²
          ("s3d_b2_16x224", custom_models.s3d, (3, 16, 224, 224), 2),
+         # torchvision's Video Swin (swin3d_t): 8 frames at 64² (the window shrinks to 4 frames, unshifted in time),
+         # held out 32 frames (16 after the patch embedding: windows of 8 frames shifted by 4)
+         ("swin3d_t_b2_8x64", custom_models.swin3d_t, (3, 8, 64, 64), 2),
+         ("swin3d_t_b2_32x64", custom_models.swin3d_t, (3, 32, 64, 64), 2),
          # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
          ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)

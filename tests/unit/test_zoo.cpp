@@ -201,6 +201,23 @@ TEST_CASE("Swin window attention: parameters and the index buffer", "[zoo][rules
   CHECK(shape_of(pm) == "[28,28,192]");
 }
 
+TEST_CASE("Video Swin window attention: a 3-D window that shrinks to a short clip", "[zoo][rules]") {
+  // torchvision's ShiftedWindowAttention3d(96, [8, 7, 7], [4, 3, 3], 3): 44,853 parameters (sum(p.numel()),
+  // PyTorch 2.6), its relative_position_index 392² = 153,664 int64 entries
+  const auto wa = sequential(input(4, 16, 16, 96), window_attention_3d(heads(3), 8, 7, 4, 3));
+  const auto b = budget(wa, training{.batch = 1}, devices::a100_80gb);
+  CHECK(b.parameter_count == 44853);
+  CHECK(b.buffers == 153664 * 8);
+  // 4 frames: the window shrinks to (4, 7, 7), unshifted in time; 16² pads to 21², shifted: 9 windows
+  // of 196 tokens, whose masked scores [9, 3, 196, 196] and the shrunk window's index copy (196² int64,
+  // kept by the gather) a 2-D (7, 7) window on one frame would not have
+  CHECK(b.per_record[2].output == make_shape(4, 16, 16, 96));
+  const auto one_frame = budget(sequential(input(16, 16, 96), window_attention(heads(3), 7, 3)), training{.batch = 1}, devices::a100_80gb);
+  CHECK(b.saved_activations > 4 * one_frame.saved_activations);
+  CHECK_THROWS_WITH(budget(sequential(input(16, 16, 96), window_attention_3d(heads(3), 8, 7, 4, 3)), training{.batch = 1}, devices::a100_80gb),
+                    Catch::Contains("rank"));
+}
+
 TEST_CASE("Swin V2 window attention: cosine attention and the continuous position bias", "[zoo][rules]") {
   // torchvision's ShiftedWindowAttentionV2(96, [8, 8], [4, 4], 3): 40,323 parameters (sum(p.numel()),
   // PyTorch 2.6): qkv, proj, the logit scale [3, 1, 1] and cpb_mlp, Linear(2, 512) and Linear(512, 3, bias=False)

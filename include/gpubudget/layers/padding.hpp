@@ -24,6 +24,8 @@ struct pad_op {
   std::int64_t bottom = {};
   pad_mode mode = {};
   constexpr shape output_shape(const shape& in) const {
+    // F.pad by zeros copies a tensor of any rank (Video Swin's PatchEmbed3d on a clip that needs none)
+    if (mode == pad_mode::constant && left == 0 && right == 0 && top == 0 && bottom == 0 && in.rank >= 1) return in;
     if (in.rank != 2 && in.rank != 3) detail::tensor_rank_unsupported();
     if (left < 0 || right < 0 || top < 0 || bottom < 0) detail::invalid_layer_argument();
     if (in.rank == 2 && (top != 0 || bottom != 0)) detail::tensor_rank_unsupported();

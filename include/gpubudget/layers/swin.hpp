@@ -27,11 +27,17 @@ namespace gpubudget {
 /// `v2`: ShiftedWindowAttentionV2 (Swin V2): cosine attention with a learned logit scale (one a
 /// head) and a continuous position bias, cpb_mlp = Linear(2, 512), ReLU, Linear(512, heads, no
 /// bias) on a ((2w-1)², 2) coordinate buffer, in place of the table.
+/// `window_t` > 0: torchvision's ShiftedWindowAttention3d (Video Swin) on [T, H, W, C], a
+/// window_t × window × window window shifted by shift_t, shift, shift; where the input is no
+/// larger than the window along a dimension, the window shrinks to it and does not shift there
+/// (torchvision's _get_window_and_shift_size).
 struct window_attention_op {
   std::int64_t heads = {};
   std::int64_t window = {};
   std::int64_t shift = {};
   flag v2 = false;
+  std::int64_t window_t = {};
+  std::int64_t shift_t = {};
 };
 
 /// torchvision PatchMerging(C): [H, W, C] -> [⌈H/2⌉, ⌈W/2⌉, 4C] (pad, four strided slices, cat)
@@ -50,22 +56,42 @@ inline constexpr std::int64_t cpb_hidden = 512;
 /// Swin V2's position-bias parameters: the logit scale (one a head) and cpb_mlp's two Linears.
 constexpr std::int64_t continuous_position_parameters(std::int64_t h) { return h + (2 * cpb_hidden + cpb_hidden) + cpb_hidden * h; }
 
-/// Sizes of one shifted-window attention call.
+/// Sizes of one shifted-window attention call (a 2-D one: T = pT = wt = 1, wh = ww = w).
 struct window_dims {
   std::int64_t H = 0, W = 0, C = 0, heads = 0, w = 0, pH = 0, pW = 0, nW = 0, N = 0, d = 0;
   bool shifted = false;
   dtype mt = dtype::fp32;
+  std::int64_t T = 1, pT = 1, wt = 1, wh = 0, ww = 0;
+  std::int64_t full_N = 0;  ///< the window's tokens before any shrinking (the index buffer's side)
+  constexpr bool three_d() const { return wh > 0; }
+  /// The padded map [pT, pH, pW, C] (2-D: [pH, pW, C]) and the map itself.
+  constexpr shape padded_map() const { return three_d() ? make_shape(pT, pH, pW, C) : make_shape(pH, pW, C); }
+  constexpr shape map() const { return three_d() ? make_shape(T, H, W, C) : make_shape(H, W, C); }
 };
 
+constexpr std::int64_t padded_to(std::int64_t n, std::int64_t w) { return n + (w - n % w) % w; }
+
 constexpr window_dims check_window(const layer_ctx& c, const window_attention_op& op, const value& x) {
-  if (x.s.rank != 3) tensor_rank_unsupported();
-  const auto H = x.s[0], W = x.s[1], C = x.s[2], heads = op.heads, w = op.window;
+  const bool three = op.window_t > 0;
+  if (x.s.rank != (three ? 4 : 3) || (three && op.v2)) tensor_rank_unsupported();
+  const int r = x.s.rank;
+  const auto H = x.s[r - 3], W = x.s[r - 2], C = x.s[r - 1], heads = op.heads, w = op.window;
   if (heads <= 0) heads_must_be_positive();
-  if (w <= 0) window_size_must_be_positive();
-  if (op.shift < 0) invalid_layer_argument();
+  if (w <= 0 || op.window_t < 0) window_size_must_be_positive();
+  if (op.shift < 0 || op.shift_t < 0) invalid_layer_argument();
   if (C % heads != 0) heads_do_not_divide_model_width();
-  const auto pH = H + (w - H % w) % w, pW = W + (w - W % w) % w;
-  return {H, W, C, heads, w, pH, pW, (pH / w) * (pW / w), w * w, C / heads, op.shift > 0 && (w < pH || w < pW), c.matmul_type(x.type)};
+  if (!three) {
+    const auto pH = padded_to(H, w), pW = padded_to(W, w);
+    return {H, W, C, heads, w, pH, pW, (pH / w) * (pW / w), w * w, C / heads, op.shift > 0 && (w < pH || w < pW), c.matmul_type(x.type),
+            1, 1, 1, 0, 0, w * w};
+  }
+  // a window no smaller than the input along a dimension shrinks to it, unshifted there
+  const auto T = x.s[0];
+  const auto wt = T <= op.window_t ? T : op.window_t, wh = H <= w ? H : w, ww = W <= w ? W : w;
+  const bool shifted = (T > op.window_t && op.shift_t > 0) || ((H > w || W > w) && op.shift > 0);
+  const auto pT = padded_to(T, wt), pH = padded_to(H, wh), pW = padded_to(W, ww);
+  return {H, W, C, heads, w, pH, pW, (pT / wt) * (pH / wh) * (pW / ww), wt * wh * ww, C / heads, shifted, c.matmul_type(x.type),
+          T, pT, wt, wh, ww, op.window_t * w * w};
 }
 
 /// Swin V2's cpb_mlp hidden layer [(2w-1)², 512] fp32.
@@ -89,7 +115,8 @@ constexpr value add_position_bias(layer_ctx& c, const window_dims& a, const valu
   if (auto n = s.record(attn); n >= 0) {
     // IndexBackward keeps the int64 index: a resident buffer, counted as saved like BatchNorm's
     // running statistics, allocating nothing
-    s.save_resident(n, bytes_of(a.N * a.N, dtype::int64), 1, !c.first_use);  // one buffer, however often the module runs
+    if (a.N == a.full_N) s.save_resident(n, bytes_of(a.N * a.N, dtype::int64), 1, !c.first_use);  // one buffer, however often the module runs
+    else s.save_new(n, bytes_of(a.N * a.N, dtype::int64), 1, true);  // a shrunk window's index[:N, :N].flatten(): a copy
     s.save(n, hidden), s.save(n, sigmoid);  // V2: what cpb_mlp's nodes keep, freed when its backward ran
     if (v2) s.save_resident(n, bytes_of(2 * (2 * a.w - 1) * (2 * a.w - 1), dtype::fp32), 1, !c.first_use);  // its first Linear's input, relative_coords_table
     s.grad_to(n, scores, true);
@@ -195,11 +222,12 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   const auto a = check_window(c, op, x);
   // parameters: table (part 2; V2: the logit scale, part 2, and cpb_mlp, part 3), qkv (part 0) and
   // proj (part 1) are registered by linear_op
-  const auto table = op.v2 ? continuous_position_parameters(a.heads) : relative_position_table(a.w, a.heads);
+  const auto table = op.v2 ? continuous_position_parameters(a.heads)
+                            : relative_position_table(a.w, a.heads) * (a.three_d() ? 2 * op.window_t - 1 : 1);
   c.add_param(table);
   const auto cells = (2 * a.w - 1) * (2 * a.w - 1);
-  // relative_position_index; V2 also relative_coords_table
-  if (c.first_use) c.buffer_bytes += bytes_of(a.N * a.N, dtype::int64) + (op.v2 ? bytes_of(2 * cells, dtype::fp32) : 0);
+  // relative_position_index (the whole window's); V2 also relative_coords_table
+  if (c.first_use) c.buffer_bytes += bytes_of(a.full_N * a.full_N, dtype::int64) + (op.v2 ? bytes_of(2 * cells, dtype::fp32) : 0);
   // get_relative_position_bias(): table[index] -> view -> permute -> .contiguous(): [heads, N, N]
   // fp32, the same for every sample; the gather's output dies at the copy, the copy lives until
   // the attention returns
@@ -208,17 +236,17 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   value bias_copy = op.v2 ? continuous_position_bias(s, a, bias_bytes, hidden, sigmoid)
                           : value{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
   if (!op.v2) s.transient(bias_bytes, true);
-  value xp = pointwise(s, x, make_shape(a.pH, a.pW, a.C), x.type, keeps::nothing);  // F.pad: a copy
+  value xp = pointwise(s, x, a.padded_map(), x.type, keeps::nothing);  // F.pad: a copy
   if (a.shifted) xp = roll(s, xp);
   value xw = copy(s, xp, make_shape(a.nW, a.N, a.C));  // window partition: permute + reshape copies
   s.release(xp);
   value qkv{}, mask{};
   value proj = attend_windows(c, a, xw, op.v2 ? table - a.heads : table, bias_bytes, x.type, qkv, mask, op.v2, hidden, sigmoid);
-  value y = copy(s, proj, make_shape(a.pH, a.pW, a.C));  // reverse windows: permute + reshape copies
+  value y = copy(s, proj, a.padded_map());  // reverse windows: permute + reshape copies
   s.release(proj);
   if (a.shifted) y = roll(s, y);
-  if (a.pH != a.H || a.pW != a.W) {  // x[:, :H, :W].contiguous() copies only when padded
-    value u = copy(s, y, make_shape(a.H, a.W, a.C));
+  if (a.pT != a.T || a.pH != a.H || a.pW != a.W) {  // x[:, :H, :W].contiguous() copies only when padded
+    value u = copy(s, y, a.map());
     s.release(y);
     y = u;
   }
@@ -229,13 +257,15 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
 
 constexpr value patch_merging(layer_ctx& c, const value& x, bool v2) {
   auto& s = c.s;
-  if (x.s.rank != 3) tensor_rank_unsupported();
-  const auto H = x.s[0], W = x.s[1], C = x.s[2];
-  value xp = pointwise(s, x, make_shape(H + H % 2, W + W % 2, C), x.type, keeps::nothing);  // F.pad: a copy
+  // [H, W, C], or Video Swin's [T, H, W, C] (the frames pass through: x[..., 0::2, 0::2, :])
+  if (x.s.rank != 3 && x.s.rank != 4) tensor_rank_unsupported();
+  const int r = x.s.rank;
+  const auto H = x.s[r - 3], W = x.s[r - 2], C = x.s[r - 1];
+  const auto framed = [&](std::int64_t h, std::int64_t w, std::int64_t ch) { return r == 4 ? make_shape(x.s[0], h, w, ch) : make_shape(h, w, ch); };
+  value xp = pointwise(s, x, framed(H + H % 2, W + W % 2, C), x.type, keeps::nothing);  // F.pad: a copy
   // torch.cat of four strided slices: a new tensor; backward: slice_backward builds an
   // input-sized zero tensor per slice, summed pairwise (measured 3·X)
-  value cat = pointwise(s, xp, make_shape((H + 1) / 2, (W + 1) / 2, 4 * C), x.type, keeps::nothing, 0, 0,
-                        2 * s.bytes_of_value(xp));
+  value cat = pointwise(s, xp, framed((H + 1) / 2, (W + 1) / 2, 4 * C), x.type, keeps::nothing, 0, 0, 2 * s.bytes_of_value(xp));
   s.release(xp);
   if (v2) {  // PatchMergingV2: the reduction, then its norm
     value r = linear_op(c, cat, 2 * C, false, 1);
@@ -275,6 +305,12 @@ struct op_traits<patch_merging_op> {
 
 constexpr layer window_attention(heads h, std::int64_t window, std::int64_t shift = 0) {
   return as_layer(window_attention_op{h.value, window, shift});
+}
+/// torchvision's ShiftedWindowAttention3d (Video Swin) on [T, H, W, C]: window_attention_3d(heads(3),
+/// 8, 7, 4, 3) is a (8, 7, 7) window shifted by (4, 3, 3); a (2·8−1)(2·7−1)²·heads bias table.
+constexpr layer window_attention_3d(heads h, std::int64_t window_t, std::int64_t window, std::int64_t shift_t = 0, std::int64_t shift = 0) {
+  if (window_t <= 0) detail::window_size_must_be_positive();
+  return as_layer(window_attention_op{h.value, window, shift, false, window_t, shift_t});
 }
 /// torchvision's ShiftedWindowAttentionV2 (Swin V2): cosine attention, the continuous position bias.
 constexpr layer window_attention_v2(heads h, std::int64_t window, std::int64_t shift = 0) {
