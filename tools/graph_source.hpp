@@ -459,9 +459,9 @@ inline layer block_head(fields& f) {
   const std::map<std::string, merge_kind> merges = {
       {"add", merge_kind::add}, {"add_inplace", merge_kind::add_inplace}, {"concat", merge_kind::concat}, {"multiply", merge_kind::multiply}, {"stack", merge_kind::stack}, {"matmul", merge_kind::matmul}, {"subtract", merge_kind::subtract},
       {"divide", merge_kind::divide}, {"maximum", merge_kind::maximum}, {"minimum", merge_kind::minimum}, {"grid_sample", merge_kind::grid_sample},
-      {"auxiliary_output", merge_kind::auxiliary_output}, {"auxiliary_output_last", merge_kind::auxiliary_output_last}};
+      {"auxiliary_output", merge_kind::auxiliary_output}, {"auxiliary_output_last", merge_kind::auxiliary_output_last}, {"gaussian_latent", merge_kind::gaussian_latent}};
   const auto m = f.text("merge");
-  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide, maximum, minimum, grid_sample, auxiliary_output or auxiliary_output_last)");
+  if (!merges.count(m)) fail(f.where(), "unknown merge \"" + m + "\" (expected add, add_inplace, concat, multiply, stack, matmul, subtract, divide, maximum, minimum, grid_sample, auxiliary_output, auxiliary_output_last or gaussian_latent)");
   return parallel(merges.at(m)).records[0];
 }
 

@@ -454,11 +454,20 @@ def _run_forward(model, batch, autocast=None):
         return out, training_loss(out)
 
 
+class VaeOutputs(tuple):
+    """A VAE's (recon, mu, logvar), as pytorch/examples' VAE returns them: training_loss takes its
+    ELBO, the reconstruction term every case's, the KL term pytorch/examples' loss_function's
+    (`-0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())`), added after it."""
+
+
 def training_loss(out):
     """(out ** 2).mean(). A model with auxiliary outputs (a tuple, its first element the output:
     torchvision's Inception-v3 and GoogLeNet in train(); a dict with "out": its segmentation models
     with aux_loss=True) adds each one's loss weighted, as PyTorch's fine-tuning tutorial trains
     Inception-v3 (loss1 + 0.4 * loss2) and torchvision's segmentation reference FCN (+ 0.5 * aux)."""
+    if isinstance(out, VaeOutputs):
+        recon, mu, logvar = out
+        return (recon ** 2).mean() + -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
     if isinstance(out, dict):
         main, further = out["out"], [v for k, v in out.items() if k != "out"]
     elif isinstance(out, tuple):

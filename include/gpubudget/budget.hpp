@@ -471,7 +471,10 @@ constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass
     return value{};
   }
   value loss = append_loss(s, out);
-  for (std::int32_t k = 0; k < w.auxiliary_count; ++k) loss = add_auxiliary_loss(s, loss, w.auxiliary[static_cast<std::size_t>(k)].held);
+  for (std::int32_t k = 0; k < w.auxiliary_count; ++k) {
+    const auto& h = w.auxiliary[static_cast<std::size_t>(k)];
+    loss = h.logvar.id >= 0 ? add_kl_divergence(s, loss, h.held, h.logvar) : add_auxiliary_loss(s, loss, h.held);
+  }
   if (!plan.output_held) s.release(out), out = value{}, w.release_auxiliary();  // dropped: only what the loss saved stays
   if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
   return loss;

@@ -65,7 +65,10 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
       if (is_auxiliary(L.merge)) break;  // no join: the heads' outputs go to the loss
       const auto out = b.per_record[static_cast<std::size_t>(i)].output.numel();
       // matmul: 2·k per output element, k the first branch's last dimension ([n, k] @ [k, m])
-      f.total += L.merge == merge_kind::matmul ? checked_mul(2 * b.per_record[static_cast<std::size_t>(i + 1)].output.last(), out) : out;
+      // gaussian_latent: 0.5 · logvar, exp, eps · std, + mu (the KL term is the loss's)
+      f.total += L.merge == merge_kind::matmul            ? checked_mul(2 * b.per_record[static_cast<std::size_t>(i + 1)].output.last(), out)
+                 : L.merge == merge_kind::gaussian_latent ? checked_mul(4, out)
+                                                          : out;
       break;
     }
     case node_kind::leaf: f.total = L.op->flops(L, in, b.per_record[static_cast<std::size_t>(i)].output); break;

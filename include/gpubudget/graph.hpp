@@ -120,6 +120,19 @@ constexpr auto auxiliary_output_last(const Parts&... parts) {
   return parallel(merge_kind::auxiliary_output_last, sequential(), sequential(parts...));
 }
 
+/// A VAE's reparameterized latent (pytorch/examples' VAE, AntixK/PyTorch-VAE's VanillaVAE): `mu`
+/// and `logvar` run on x (fc_mu and fc_var; each a layer or a sequential) and must give the same
+/// shape; the block's output is z = mu + eps · exp(logvar / 2), eps = randn_like (no gradient).
+/// The model returns (recon, mu, logvar): the trainer holds mu and logvar with its output, and
+/// the loss adds pytorch/examples' KL term, -0.5 · sum(1 + logvar - mu² - exp(logvar)), after the
+/// reconstruction term (the training plan's loss kind). Autograd keeps eps and exp(logvar / 2)
+/// for z, mu and exp(logvar) for the KL term (detail/variational.hpp; op_rules.md 2.6 #75).
+/// gpubudget-export writes it for a model that returns (out, mu, logvar) with z computed so.
+template <detail::block_part Mu, detail::block_part LogVar>
+constexpr auto gaussian_latent(const Mu& mu, const LogVar& logvar) {
+  return parallel(merge_kind::gaussian_latent, mu, logvar);
+}
+
 /// `count` distinct copies of a block in sequence (each with its own weights). The block must
 /// keep its input's shape.
 template <detail::block_part... Parts>

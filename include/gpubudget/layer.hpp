@@ -81,10 +81,16 @@ enum class merge_kind : std::uint8_t {
   /// as auxiliary_output, the heads run after the model's output, their input held until then
   /// (torchvision FCN's aux_classifier): graph.hpp auxiliary_output_last
   auxiliary_output_last,
+  /// a VAE's reparameterized latent z = mu + eps · exp(logvar / 2) of two branches of equal
+  /// shapes, the mean and the log-variance, which the trainer holds: the loss adds their KL
+  /// divergence from N(0, 1) (the ELBO): graph.hpp gaussian_latent
+  gaussian_latent,
 };
 
 /// Does `m` make a parallel's further branches auxiliary heads (graph.hpp auxiliary_output)?
 constexpr bool is_auxiliary(merge_kind m) { return m == merge_kind::auxiliary_output || m == merge_kind::auxiliary_output_last; }
+/// Does `m` hand the trainer tensors its loss reads besides the model's output?
+constexpr bool holds_an_output(merge_kind m) { return is_auxiliary(m) || m == merge_kind::gaussian_latent; }
 
 /// Flags a composition can carry.
 struct node_flags {

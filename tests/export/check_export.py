@@ -157,6 +157,10 @@ TORCH26_MODELS = [
     # pytorch/examples' siamese network, forward(input1, input2): the second image's trunk shares the first's weights
     ("siamese_network", "tests.export.custom_models:siamese_network --build-on-cpu", "1,64,64 --condition 1,64,64", None, "siamese_network_b2_64"),
     ("siamese_network_28", "tests.export.custom_models:siamese_network --build-on-cpu", "1,28,28 --condition 1,28,28", None, "siamese_network_b2_28"),
+    # VAEs (gaussian_latent: z = mu + eps * exp(0.5 * logvar), the loss's KL term): pytorch/examples' MLP VAE,
+    # AntixK's VanillaVAE-style conv VAE (eps * std + mu)
+    ("vae", "tests.export.custom_models:vae", "1,28,28", None, "vae_b2"),
+    ("conv_vae", "tests.export.custom_models:conv_vae", "3,64,64", None, "conv_vae_b2_64"),
     # DiT's adaLN-Zero blocks (modulated: each block's adaLN_modulation(c) chunked into shift, scale and
     # gate vectors), forward(x, t) and forward(x, t, y) (two conditioning inputs: c = t_emb + y_emb);
     # DiT-B/2's width on 64x64 latents held out
@@ -307,6 +311,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("cgan_generator", "cgan_generator.json", None, "cgan_generator_b2"),
              ("cgan_discriminator", "cgan_discriminator.json", None, "cgan_discriminator_b2"),
              ("siamese_network", "siamese_network.json", None, "siamese_network_b2_64"),
+             ("vae", "vae.json", None, "vae_b2"),
+             ("conv_vae", "conv_vae.json", None, "conv_vae_b2_64"),
              ("dit_s2_t", "dit_s2_t.json", None, "dit_s2_t_b2_32"),
              ("dit_s2", "dit_s2.json", None, "dit_s2_b2_32"),
              ("dit_b2", "dit_b2.json", None, "dit_b2_b2_64"),
@@ -552,6 +558,9 @@ UNMAPPABLE = [
     # further outputs are auxiliary heads: not one the first output is computed from
     ("tests.export.custom_models:features_too --path . --input 64",
      "the model returns body_1 and a result computed from it (further outputs are budgeted as auxiliary heads trained with a loss of their own"),
+    # a reparameterized latent whose mu and logvar the model does not return (the loss's KL term could not read them)
+    ("tests.export.custom_models:vae_z_only --path . --input 1,28,28",
+     "a reparameterized latent (z = mu + randn_like * exp(0.5 * logvar)) whose mu and logvar the model does not return"),
     # forward(x, t) without --condition
     ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
      "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),

@@ -2361,8 +2361,9 @@ def simple_unet(down_channels=(32, 64, 128, 256)):
 
 
 class VAE(nn.Module):
-    """pytorch/examples' VAE: it returns (recon, mu, logvar), and z = mu + eps * std reads both: no
-    auxiliary heads (the export stops, naming mu's node)."""
+    """pytorch/examples' VAE (vae/main.py): it returns (recon, mu, logvar), z = mu + eps * std
+    (reparameterize written inline), the trainer's loss the reconstruction term plus the KL
+    divergence of N(mu, exp(logvar)) from N(0, 1): gaussian_latent."""
 
     def __init__(self):
         super().__init__()
@@ -2381,6 +2382,58 @@ class VAE(nn.Module):
 
 def vae():
     return VAE()
+
+
+class VAEZOnly(VAE):
+    """VAE's forward returning its reconstruction alone: the KL term has nothing to read (the export stops)."""
+
+    def forward(self, x):
+        return super().forward(x)[0]
+
+
+def vae_z_only():
+    return VAEZOnly()
+
+
+class ConvVAE(nn.Module):
+    """AntixK/PyTorch-VAE's VanillaVAE (models/vanilla_vae.py; a widely used conv VAE): five stride-2
+    Conv2d + BatchNorm2d + LeakyReLU stages, fc_mu and fc_var from the flattened features,
+    reparameterize (std = exp(0.5 * logvar); eps = randn_like(std); eps * std + mu), a Linear back
+    to [512, 2, 2], transposed convolutions up, a Tanh. It returns (recon, mu, logvar) (VanillaVAE's
+    list also holds the input, which its loss reads; the input is held by the caller anyway)."""
+
+    def __init__(self, in_channels=3, latent=128, hidden=(32, 64, 128, 256, 512)):
+        super().__init__()
+        layers, c = [], in_channels
+        for h in hidden:
+            layers.append(nn.Sequential(nn.Conv2d(c, h, 3, stride=2, padding=1), nn.BatchNorm2d(h), nn.LeakyReLU()))
+            c = h
+        self.encoder = nn.Sequential(*layers)
+        self.fc_mu = nn.Linear(hidden[-1] * 4, latent)
+        self.fc_var = nn.Linear(hidden[-1] * 4, latent)
+        self.decoder_input = nn.Linear(latent, hidden[-1] * 4)
+        rev = list(reversed(hidden))
+        self.decoder = nn.Sequential(*[nn.Sequential(nn.ConvTranspose2d(rev[i], rev[i + 1], 3, stride=2, padding=1, output_padding=1),
+                                                     nn.BatchNorm2d(rev[i + 1]), nn.LeakyReLU()) for i in range(len(rev) - 1)])
+        self.final_layer = nn.Sequential(nn.ConvTranspose2d(rev[-1], rev[-1], 3, stride=2, padding=1, output_padding=1),
+                                         nn.BatchNorm2d(rev[-1]), nn.LeakyReLU(), nn.Conv2d(rev[-1], in_channels, 3, padding=1), nn.Tanh())
+        self.top = hidden[-1]
+
+    def reparameterize(self, mu, logvar):
+        std = torch.exp(0.5 * logvar)
+        eps = torch.randn_like(std)
+        return eps * std + mu
+
+    def forward(self, x):
+        result = torch.flatten(self.encoder(x), start_dim=1)
+        mu, log_var = self.fc_mu(result), self.fc_var(result)
+        z = self.reparameterize(mu, log_var)
+        result = self.decoder_input(z).view(-1, self.top, 2, 2)
+        return self.final_layer(self.decoder(result)), mu, log_var
+
+
+def conv_vae(**kw):
+    return ConvVAE(**kw)
 
 
 class FeaturesToo(nn.Module):

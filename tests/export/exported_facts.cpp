@@ -27,6 +27,7 @@
 #include "data/wave_autoencoder.hpp"
 #include "data/dit_s2.hpp"
 #include "data/sd_unet.hpp"
+#include "data/conv_vae.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -99,6 +100,13 @@ static_assert(dit_step.saved_activations == 65520656);
 constexpr auto sd_unet_step = budget_totals(exported::sd_unet, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(sd_unet_step.parameter_count == exported::sd_unet_parameters);
 static_assert(sd_unet_step.saved_activations == 57068032);
+// A conv VAE (AntixK's VanillaVAE: fc_mu and fc_var from the flattened features, eps * std + mu) trained on
+// its ELBO: gaussian_latent holds mu and logvar for the loss's KL term. sum(p.numel()) and the measured
+// CPU step's saved bytes (conv_vae_b2_64: 6,384,128 B) to the byte; fc_mu alone in the latent's place
+// saves 2,048 B fewer (eps and exp(0.5 * logvar), [2, 128] fp32 each; the KL term's are the loss's)
+constexpr auto conv_vae_step = budget_totals(exported::conv_vae, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(conv_vae_step.parameter_count == exported::conv_vae_parameters);
+static_assert(conv_vae_step.saved_activations == 6384128);
 // nn.TransformerEncoder (pre-norm layers mapped whole, a final norm): sum(p.numel()), and the
 // measured CPU step's saved bytes (encoder_stack_prenorm_b2_t32: 1,006,592 B; SDPA's math path
 // with dropout inside nn.MultiheadAttention)

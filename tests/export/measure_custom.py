@@ -431,6 +431,22 @@ class WithSecondImage(torch.nn.Module):
         return self.model(x, self.x2)
 
 
+class Variational(torch.nn.Module):
+    """A VAE's (recon, mu, logvar) as measure.VaeOutputs: its training loss is the ELBO
+    (measure.training_loss), as pytorch/examples' vae/main.py trains it."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return measure.VaeOutputs(self.model(x))
+
+
+def variational(build, **kw):
+    return lambda: Variational(build(**kw))
+
+
 def own_loss(build, **kw):
     return lambda: OwnLoss(build(**kw))
 
@@ -627,6 +643,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # held out 32 frames (16 after the patch embedding: windows of 8 frames shifted by 4)
          ("swin3d_t_b2_8x64", custom_models.swin3d_t, (3, 8, 64, 64), 2),
          ("swin3d_t_b2_32x64", custom_models.swin3d_t, (3, 32, 64, 64), 2),
+         # VAEs trained on their ELBO (measure.VaeOutputs): pytorch/examples' MLP VAE on MNIST, at b2 and b64,
+         # and AntixK's VanillaVAE-style conv VAE (eps * std + mu) at 64x64 (measured 2026-12-06)
+         ("vae_b2", variational(custom_models.vae), (1, 28, 28), 2),
+         ("vae_b64", variational(custom_models.vae), (1, 28, 28), 64),
+         ("conv_vae_b2_64", variational(custom_models.conv_vae), (3, 64, 64), 2),
          # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
          ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)

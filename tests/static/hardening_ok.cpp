@@ -156,6 +156,10 @@ static_assert(budget_totals(conditioned(sequential(input(8), linear(8)),
 static_assert(budget_totals(conditioned(sequential(input(77, 768)), sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(77), kv_width(768)))),
                             training{.batch = 2}, devices::generic_16gb).parameter_count == (64 * 64 + 64) * 2 + 2 * (768 * 64 + 64));
 
+// gaussian_latent_branches_differ: fc_mu and fc_var both give the 20 latent values
+static_assert(budget_totals(sequential(input(784), linear(400), relu(), gaussian_latent(linear(20), linear(20)), linear(784)),
+                            training{.batch = 2}, devices::generic_16gb).parameter_count == (784 * 400 + 400) + 2 * (400 * 20 + 20) + (20 * 784 + 784));
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

@@ -503,3 +503,26 @@ TEST_CASE("cross-attention to a conditioning sequence, beside a conditioning vec
   CHECK_THROWS_WITH(budget(conditioned(text, sequential(input(16, 64), cross_attention(64, heads(4), kv_tokens(76), kv_width(768)))), plan(2), dev),
                     Catch::Contains("shape mismatch"));
 }
+
+TEST_CASE("a VAE's gaussian latent: the noise and exp(logvar / 2) for z, mu and logvar held for the KL term", "[walk][variational]") {
+  // pytorch/examples' VAE on MNIST: fc21 and fc22 give mu and logvar [20]; z = mu + eps * exp(0.5 * logvar)
+  constexpr auto vae = sequential(input(1, 28, 28), flatten(), linear(400), relu(), gaussian_latent(linear(20), linear(20)),
+                                  linear(400), relu(), linear(784), sigmoid());
+  // the same network with fc21 alone where the latent is: an autoencoder, no sampling, no KL term
+  constexpr auto autoencoder = sequential(input(1, 28, 28), flatten(), linear(400), relu(), linear(20), linear(400), relu(), linear(784), sigmoid());
+  const auto v = budget(vae, plan(4), dev);
+  const auto a = budget(autoencoder, plan(4), dev);
+  CHECK(v.parameter_count == a.parameter_count + 400 * 20 + 20);
+  // z keeps eps and exp(0.5 * logvar), [4, 20] fp32 each (the KL term's are the loss's)
+  CHECK(v.saved_activations == a.saved_activations + 2 * 4 * 20 * 4);
+  // measured, PyTorch 2.6 CPU step (tests/export/data/custom-pytorch-2.6-cpu.json, vae_b2): saved
+  // 19,424 B; the step's peak 5,127,064 B (held within 3 % by check_export.py)
+  const auto measured = budget(vae, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+  CHECK(measured.saved_activations == 19424);
+  // after forward and loss: the autoencoder holds fc21's output (fc3 keeps it); the VAE holds mu
+  // (the loss's pow keeps it), logvar (held for the loss), eps, exp(0.5 * logvar), z and exp(logvar)
+  CHECK(v.after_forward == a.after_forward + 5 * 4 * 20 * 4);
+  // mu and logvar of different shapes: no latent to sample
+  CHECK_THROWS_WITH(budget(sequential(input(784), gaussian_latent(linear(20), linear(16))), plan(2), dev),
+                    Catch::Contains("the mean and log-variance branches must give the same shape"));
+}

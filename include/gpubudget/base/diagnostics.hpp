@@ -25,10 +25,11 @@ namespace gpubudget::detail {
 // An internal invariant of budget_of's split replay (a bug if ever seen, not bad input).
 [[noreturn]] inline void snapshot_capacity_too_small() { fail("gpubudget: internal: the allocator state outgrew the capacity its split replay reserved"); }
 [[noreturn]] inline void matmul_of_branches_needs_two_matrices() { fail("gpubudget: parallel(merge_kind::matmul, a, b) takes two branches whose outputs are per-sample matrices [n, k] and [k, m]"); }
-[[noreturn]] inline void binary_merge_needs_two_branches() { fail("gpubudget: parallel(merge_kind::divide, maximum or minimum, a, b) takes exactly two branches"); }
+[[noreturn]] inline void binary_merge_needs_two_branches() { fail("gpubudget: parallel(merge_kind::divide, maximum, minimum or gaussian_latent, a, b) takes exactly two branches"); }
 [[noreturn]] inline void grid_sample_needs_an_image_and_a_grid() { fail("gpubudget: parallel(merge_kind::grid_sample, x, grid) takes an image [C, H, W] and a grid [h, w, 2] (affine_grid)"); }
 [[noreturn]] inline void auxiliary_output_needs_a_head() { fail("gpubudget: auxiliary_output(...) needs a head: parallel(merge_kind::auxiliary_output, main, head, ...) takes the main branch and at least one head"); }
-[[noreturn]] inline void too_many_auxiliary_outputs() { fail("gpubudget: more than 8 auxiliary outputs in one model (auxiliary_output)"); }
+[[noreturn]] inline void gaussian_latent_branches_differ() { fail("gpubudget: gaussian_latent(mu, logvar): the mean and log-variance branches must give the same shape"); }
+[[noreturn]] inline void too_many_auxiliary_outputs() { fail("gpubudget: more than 8 auxiliary outputs in one model (auxiliary_output, gaussian_latent)"); }
 [[noreturn]] inline void tensor_rank_unsupported() { fail("gpubudget: tensor rank not supported by this layer"); }
 
 // Parallel layouts (distributed.hpp).

@@ -7,6 +7,7 @@
 
 #include <gpubudget/detail/ops.hpp>
 #include <gpubudget/detail/sim.hpp>
+#include <gpubudget/detail/variational.hpp>
 #include <gpubudget/layer.hpp>
 
 namespace gpubudget::detail {
@@ -49,6 +50,9 @@ struct auxiliary_head {
   value held{};
   std::int32_t branch = -1;
   walk_scope sc{};
+  /// a gaussian_latent's log-variance (held is its mean): the loss adds their KL term, not a
+  /// head's loss (detail/variational.hpp)
+  value logvar{};
 };
 inline constexpr std::size_t max_auxiliary_heads = 8;
 
@@ -418,7 +422,7 @@ struct walker : walker_scalars {
   /// which a stand-in for copies would not: such a repeat walks every copy.
   constexpr bool holds_auxiliary_head(std::int32_t i) const {
     for (std::int32_t k = i + 1; k < i + records[i].span; ++k)
-      if (records[k].kind == node_kind::parallel && is_auxiliary(records[k].merge)) return true;
+      if (records[k].kind == node_kind::parallel && holds_an_output(records[k].merge)) return true;
     return false;
   }
 
@@ -678,8 +682,22 @@ struct walker : walker_scalars {
   }
   /// The trainer lets go of the auxiliary outputs (with the model's output).
   constexpr void release_auxiliary() {
-    for (std::int32_t k = 0; k < auxiliary_count; ++k) s.release(auxiliary[static_cast<std::size_t>(k)].held);
+    for (std::int32_t k = 0; k < auxiliary_count; ++k) {
+      const auto& h = auxiliary[static_cast<std::size_t>(k)];
+      s.release(h.held), s.release(h.logvar);
+    }
     auxiliary_count = 0;
+  }
+  /// A VAE's latent (graph.hpp gaussian_latent): z from the mean and log-variance branches, which
+  /// the trainer holds for the loss's KL term (replaying a checkpointed block drops them).
+  constexpr value gaussian_latent_of_branches(dyn_array<value>& outs) {
+    if (outs.size() != 2) binary_merge_needs_two_branches();
+    const value &mu = outs[0], &logvar = outs[1];
+    if (!(mu.s == logvar.s)) gaussian_latent_branches_differ();
+    const value z = gaussian_latent(s, mu, logvar);
+    if (replaying) s.release(mu), s.release(logvar);
+    else hold_auxiliary(auxiliary_head{mu, -1, {}, logvar});
+    return z;
   }
 
   constexpr value walk_parallel(std::int32_t i, const value& in, const scope& sc) {
@@ -695,6 +713,7 @@ struct walker : walker_scalars {
     if (outs.empty()) { s.retain(in.id); return in; }
     if (L.merge == merge_kind::matmul) return matmul_of_branches(outs);
     if (L.merge == merge_kind::grid_sample) return grid_sample_of_branches(outs);
+    if (L.merge == merge_kind::gaussian_latent) return gaussian_latent_of_branches(outs);
     shape merged = merged_shape(outs, L.merge);
     if (L.merge == merge_kind::divide) return divide_of_branches(outs);
     if (L.merge == merge_kind::maximum || L.merge == merge_kind::minimum) return maximum_of_branches(outs, merged);
