@@ -161,6 +161,7 @@ TORCH26_MODELS = [
     # AntixK's VanillaVAE-style conv VAE (eps * std + mu)
     ("vae", "tests.export.custom_models:vae", "1,28,28", None, "vae_b2"),
     ("conv_vae", "tests.export.custom_models:conv_vae", "3,64,64", None, "conv_vae_b2_64"),
+    ("conv_vae_small", "tests.export.custom_models:conv_vae --kwargs '{\"latent\": 64, \"hidden\": [32, 64, 128, 256]}'", "3,32,32", None, "conv_vae_small_b2_32"),
     # DiT's adaLN-Zero blocks (modulated: each block's adaLN_modulation(c) chunked into shift, scale and
     # gate vectors), forward(x, t) and forward(x, t, y) (two conditioning inputs: c = t_emb + y_emb);
     # DiT-B/2's width on 64x64 latents held out
@@ -313,6 +314,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("siamese_network", "siamese_network.json", None, "siamese_network_b2_64"),
              ("vae", "vae.json", None, "vae_b2"),
              ("conv_vae", "conv_vae.json", None, "conv_vae_b2_64"),
+             ("conv_vae_small", "conv_vae_small.json", None, "conv_vae_small_b2_32"),
              ("dit_s2_t", "dit_s2_t.json", None, "dit_s2_t_b2_32"),
              ("dit_s2", "dit_s2.json", None, "dit_s2_b2_32"),
              ("dit_b2", "dit_b2.json", None, "dit_b2_b2_64"),

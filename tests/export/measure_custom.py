@@ -648,6 +648,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("vae_b2", variational(custom_models.vae), (1, 28, 28), 2),
          ("vae_b64", variational(custom_models.vae), (1, 28, 28), 64),
          ("conv_vae_b2_64", variational(custom_models.conv_vae), (3, 64, 64), 2),
+         # held out: four stages (32-256) on 32x32 RGB, latent 64
+         ("conv_vae_small_b2_32", variational(custom_models.conv_vae, latent=64, hidden=(32, 64, 128, 256)), (3, 32, 32), 2),
          # each block under torch.utils.checkpoint (--checkpoint-blocks on dit_s2's graph)
          ("dit_s2_ckpt_b2_32", checkpointed_dit, (4, 32, 32), 2),
          # held out: DiT-B/2's width (768, 12 heads) on a 64x64x4 latent (1,024 tokens)
