@@ -219,12 +219,9 @@ constexpr value append_loss(sim& s, const value& out) {
 /// weighted one is a 4-byte tensor of its own, one 512 B block, not counted).
 constexpr value add_auxiliary_loss(sim& s, const value& loss, const value& aux) {
   const value own = append_loss(s, aux);
-  const value weighted{s.allocate(4, false, -1, 4), {}, dtype::fp32, own.requires_grad};
-  s.grad_to(s.record(weighted), own, true);
+  const value weighted = scalar_of(s, own);
   s.release(own);
-  const value sum{s.allocate(4, false, -1, 4), {}, dtype::fp32, loss.requires_grad || weighted.requires_grad};
-  const auto n = s.record(sum);
-  s.grad_to(n, loss, true), s.grad_to(n, weighted, true);
+  const value sum = scalar_of(s, loss, weighted);
   s.release(loss), s.release(weighted);
   return sum;
 }

@@ -47,22 +47,14 @@ constexpr flop_count subtree_flops(const model_budget<N>& b, std::int32_t i, con
       if (L.kind == node_kind::residual) f.total += b.per_record[static_cast<std::size_t>(i)].output.numel();
       break;
     }
-    case node_kind::modulated: {  // the modulation reads the condition, the body the block's input
-      const std::int32_t body = i + 1 + b.records[static_cast<std::size_t>(i + 1)].span;
-      for (const std::int32_t c : {i + 1, body}) {
-        const auto part = subtree_flops(b, c, in, plan, inside, false);
-        f.total += part.total;
-        f.checkpointed += part.checkpointed;
-      }
-      break;
-    }
+    case node_kind::modulated:  // the modulation reads the condition, the body the block's input: both on `in`, no join
     case node_kind::parallel: {
       for (std::int32_t c = i + 1; c < end; c += b.records[static_cast<std::size_t>(c)].span) {
         const auto part = subtree_flops(b, c, in, plan, inside, false);
         f.total += part.total;
         f.checkpointed += part.checkpointed;
       }
-      if (is_auxiliary(L.merge)) break;  // no join: the heads' outputs go to the loss
+      if (L.kind == node_kind::modulated || is_auxiliary(L.merge)) break;  // no join: the heads' outputs go to the loss
       const auto out = b.per_record[static_cast<std::size_t>(i)].output.numel();
       // matmul: 2·k per output element, k the first branch's last dimension ([n, k] @ [k, m])
       // gaussian_latent: 0.5 · logvar, exp, eps · std, + mu (the KL term is the loss's)

@@ -401,6 +401,26 @@ constexpr value add(sim& s, const value& a, const value& b) {
   return y;
 }
 
+/// a - b (out of place): keeps nothing; a gets the gradient, b its negation (a new tensor).
+constexpr value subtract(sim& s, const value& a, const value& b) {
+  const value y = s.make(a.s, promoted_type(a.type, b.type), a.requires_grad || b.requires_grad);
+  const auto n = s.record(y);
+  s.grad_to(n, a, true);
+  s.grad_to(n, b);
+  return y;
+}
+
+/// A 4-byte scalar made by node kinds that keep nothing (a sum, a product with a number, the sum
+/// of two losses) from `a` (and `b`), passing them its gradient (`expanded`: to `a` as sum's
+/// grad.expand(sizes), a view of the scalar's).
+constexpr value scalar_of(sim& s, const value& a, const value& b = value{}, bool expanded = false) {
+  const value y{s.allocate(4, false, -1, 4), {}, dtype::fp32, a.requires_grad || b.requires_grad};
+  const auto n = s.record(y);
+  s.grad_to(n, a, true, expanded);
+  if (b.id >= 0) s.grad_to(n, b, true);
+  return y;
+}
+
 /// a += b: `a`'s storage holds the sum (no allocation); the gradient passes through to both.
 /// Takes over the caller's reference to `a`.
 constexpr value add_inplace(sim& s, const value& a, const value& b) {

@@ -28,25 +28,6 @@ constexpr value gaussian_latent(sim& s, const value& mu, const value& logvar) {
   return z;
 }
 
-/// a - b (out of place): keeps nothing; a gets the gradient, b its negation (a new tensor).
-constexpr value subtract(sim& s, const value& a, const value& b) {
-  const value y = s.make(a.s, promoted_type(a.type, b.type), a.requires_grad || b.requires_grad);
-  const auto n = s.record(y);
-  s.grad_to(n, a, true);
-  s.grad_to(n, b);
-  return y;
-}
-
-/// A 4-byte scalar made by node kinds that keep nothing (a sum, a product with a number, the sum
-/// of two losses), its gradient passed to each of `from` (expanded: sum's grad.expand(sizes)).
-constexpr value scalar_of(sim& s, const value& a, const value& b = value{}, bool expanded = false) {
-  const value y{s.allocate(4, false, -1, 4), {}, dtype::fp32, a.requires_grad || b.requires_grad};
-  const auto n = s.record(y);
-  s.grad_to(n, a, true, expanded);
-  if (b.id >= 0) s.grad_to(n, b, true);
-  return y;
-}
-
 /// `loss + kld`, kld pytorch/examples' loss_function's: -0.5 · torch.sum(1 + logvar - mu.pow(2)
 /// - logvar.exp()), made after the reconstruction term (trace_peak.py vae_b2, ops 25-33): mu.pow(2)
 /// keeps mu and exp its output (both fp32 under CUDA autocast, its fp32 list); in backward the two
