@@ -276,7 +276,13 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const auto tv = projection_names::torchvision;
     const auto ai = impl == "torch_mha" ? attention_impl::torch_mha : attention_impl::torch_mha_weights;
     const qkv_bias qb(f.boolean("qkv_bias", bias));  // one that differs from "bias": the library's diagnostic
-    return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct), qb) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias, qb);
+    // nn.MultiheadAttention's masks: the causal attn_mask, a [B, L] key_padding_mask (causal_mask, key_padding_mask)
+    const bool causal = f.boolean("causal_mask", false), padded = f.boolean("key_padding_mask", false);
+    const auto make = [&](auto... masks) {
+      return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct), qb, masks...) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias, qb, masks...);
+    };
+    if (causal && padded) return make(causal_mask, key_padding_mask);
+    return causal ? make(causal_mask) : padded ? make(key_padding_mask) : make();
   };
 }
 

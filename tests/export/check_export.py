@@ -217,6 +217,19 @@ TORCH26_MODELS = [
     ("encoder_stack", "tests.export.custom_models:encoder_stack", "32,16", None, "encoder_stack_b2_t32"),
     ("encoder_stack_prenorm", "tests.export.custom_models:encoder_stack --kwargs '{\"norm_first\": true}'", "32,16", None,
      "encoder_stack_prenorm_b2_t32"),
+    # nn.TransformerEncoder with masks: a causal mask made in forward (SDPA's is_causal), a key padding mask
+    # (forward's last argument: --key-padding-mask), both (merged: a [B·H, L, L] float mask, kept by the flash kernel)
+    ("masked_encoder_causal", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"causal\": true}'", "32,16", None,
+     "masked_encoder_causal_b2_t32"),
+    ("masked_encoder_padded_nodrop", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"padded\": true, \"dropout\": 0.0}'",
+     "32,16 --key-padding-mask", None, "masked_encoder_padded_nodrop_b2_t32"),
+    ("masked_encoder_both", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"causal\": true, \"padded\": true}'",
+     "32,16 --key-padding-mask", None, "masked_encoder_both_b2_t32"),
+    ("masked_encoder_prenorm", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"causal\": true, \"padded\": true, \"dropout\": 0.0, "
+     "\"width\": 128, \"heads\": 8, \"norm_first\": true}'", "128,16 --key-padding-mask", None, "masked_encoder_both_nodrop_b4_t128"),
+    # nn.MultiheadAttention called with attn_mask, is_causal=True, key_padding_mask, need_weights=False
+    ("masked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true}'", "64,16 --key-padding-mask", None,
+     "masked_mha_both_b4_t64"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
     # own cross-entropy (--targets); a flag list in place of the input shape
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
@@ -342,6 +355,11 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("inception_v3", "inception_v3.json", None, "inception_v3_b2_96"),
              ("encoder_stack", "encoder_stack.json", None, "encoder_stack_b2_t32"),
              ("encoder_stack_prenorm", "encoder_stack_prenorm.json", None, "encoder_stack_prenorm_b2_t32"),
+             ("masked_encoder_causal", "masked_encoder_causal.json", None, "masked_encoder_causal_b2_t32"),
+             ("masked_encoder_padded_nodrop", "masked_encoder_padded_nodrop.json", None, "masked_encoder_padded_nodrop_b2_t32"),
+             ("masked_encoder_both", "masked_encoder_both.json", None, "masked_encoder_both_b2_t32"),
+             ("masked_encoder_prenorm", "masked_encoder_prenorm.json", None, "masked_encoder_both_nodrop_b4_t128"),
+             ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
              ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
@@ -425,8 +443,8 @@ def cli(gpubudget, model_args, extra):
     return json.loads(r.stdout)
 
 
-def cpu_step(gpubudget, model_args, optimizer):
-    return cli(gpubudget, model_args, ["--batch", "2", "--optimizer", optimizer, "--json", "--runtime", "torch2.6-cpu"])
+def cpu_step(gpubudget, model_args, optimizer, batch=2):
+    return cli(gpubudget, model_args, ["--batch", str(batch), "--optimizer", optimizer, "--json", "--runtime", "torch2.6-cpu"])
 
 
 def cuda_peak(gpubudget, model_args):
@@ -476,11 +494,13 @@ class Table:
 
 
 def compare(t, gpubudget, name, graph, stated, zoo_args, ref):
-    """The CPU reference step (batch 2, for-loop step(), fp32; the measured case's optimizer)."""
-    if ref and (ref["batch"] != 2 or ref.get("precision", "fp32") != "fp32" or ref["optimizer_impl"] != "for_loop"):
-        raise SystemExit(f"{name}: the measured case is not a batch-2 fp32 for-loop step")
+    """The CPU reference step (for-loop step(), fp32; the measured case's optimizer and batch: 2 where
+    a zoo model is compared)."""
+    batch = ref["batch"] if ref else 2
+    if ref and ((zoo_args and batch != 2) or ref.get("precision", "fp32") != "fp32" or ref["optimizer_impl"] != "for_loop"):
+        raise SystemExit(f"{name}: the measured case is not an fp32 for-loop step (at batch 2 where a zoo model is compared)")
     optimizer = ref["optimizer"] if ref else "adamw"
-    mine = cpu_step(gpubudget, ["--graph", graph], optimizer)
+    mine = cpu_step(gpubudget, ["--graph", graph], optimizer, batch)
     t.check(name, "params", mine["params"], stated, "sum(p.numel())", 0)
     if zoo_args:
         zoo = cpu_step(gpubudget, zoo_args, optimizer)
@@ -563,6 +583,12 @@ UNMAPPABLE = [
     # a reparameterized latent whose mu and logvar the model does not return (the loss's KL term could not read them)
     ("tests.export.custom_models:vae_z_only --path . --input 1,28,28",
      "a reparameterized latent (z = mu + randn_like * exp(0.5 * logvar)) whose mu and logvar the model does not return"),
+    # a causal mask given to nn.TransformerEncoderLayer without is_causal=True (SDPA then reads it as any mask);
+    # a key padding mask with need_weights=True (the materialized path, not modelled with masks)
+    ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16",
+     "TransformerEncoderLayer called with an attn_mask the library does not read as causal"),
+    ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16 --kwargs '{\"weights\": true}' --key-padding-mask",
+     "MultiheadAttention called with a mask and need_weights=True"),
     # forward(x, t) without --condition
     ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
      "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),

@@ -306,6 +306,76 @@ def encoder_stack(width=64, heads=4, layers=2, norm_first=False, classes=5):
     return EncoderStack(width, heads, layers, norm_first, classes)
 
 
+class MaskedEncoderStack(EncoderStack):
+    """EncoderStack called with masks, as a language model or a padded-batch classifier calls
+    nn.TransformerEncoder: `causal`: the mask nn.Transformer.generate_square_subsequent_mask(L)
+    made in forward (TransformerEncoder recognises it as causal, or is_causal=True says so);
+    `padded`: forward(x, pad), pad a [B, L] bool key padding mask (True: a padded token)."""
+
+    def __init__(self, width=64, heads=4, layers=2, norm_first=False, classes=5, causal=False, padded=False, dropout=0.1,
+                 say_causal=False):
+        super().__init__(width, heads, layers, norm_first, classes)
+        for layer in self.encoder.layers:
+            layer.dropout.p = layer.dropout1.p = layer.dropout2.p = dropout
+            layer.self_attn.dropout = dropout
+        self.causal, self.padded, self.say_causal = causal, padded, say_causal
+
+    def forward(self, x, pad=None):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device) if self.causal else None
+        kw = {"is_causal": True} if self.say_causal else {}
+        return self.head(self.encoder(self.embed(x), mask=mask, src_key_padding_mask=pad, **kw).mean(dim=1))
+
+
+def masked_encoder_stack(causal=False, padded=False, dropout=0.1, norm_first=False, say_causal=False, width=64, heads=4, layers=2):
+    return MaskedEncoderStack(width, heads, layers, norm_first, causal=causal, padded=padded, dropout=dropout, say_causal=say_causal)
+
+
+class MaskedAttentionNet(nn.Module):
+    """nn.MultiheadAttention called directly with masks and need_weights=False (a causal attn_mask
+    with is_causal=True, a key padding mask, or both), in two pre-norm residual blocks."""
+
+    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0):
+        super().__init__()
+        self.embed = nn.Linear(16, width)
+        self.norms = nn.ModuleList([nn.LayerNorm(width) for _ in range(2)])
+        self.attns = nn.ModuleList([nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True) for _ in range(2)])
+        self.head = nn.Linear(width, 5)
+        self.causal, self.padded = causal, padded
+
+    def forward(self, x, pad=None):
+        mask = torch.triu(torch.full((x.size(1), x.size(1)), float("-inf"), device=x.device), diagonal=1) if self.causal else None
+        h = self.embed(x)
+        for norm, attn in zip(self.norms, self.attns):
+            y = norm(h)
+            h = h + attn(y, y, y, attn_mask=mask, key_padding_mask=pad, need_weights=False, is_causal=self.causal)[0]
+        return self.head(h.mean(dim=1))
+
+
+def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0):
+    return MaskedAttentionNet(width, heads, causal, padded, dropout)
+
+
+class LayerMaskWithoutCausal(nn.Module):
+    """nn.TransformerEncoderLayer called directly with the causal mask and without is_causal=True:
+    the layer passes it to SDPA as a general attn_mask; exporting must stop. `weights`: nn.MultiheadAttention
+    called with a key padding mask and need_weights left True; exporting must stop too."""
+
+    def __init__(self, weights=False):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+        self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+        self.weights = weights
+
+    def forward(self, x, pad=None):
+        if self.weights:
+            return self.attn(x, x, x, key_padding_mask=pad)[0]
+        return self.layer(x, src_mask=nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device))
+
+
+def layer_mask_without_causal(weights=False):
+    return LayerMaskWithoutCausal(weights)
+
+
 class SubPixelNet(nn.Module):
     """An ESPCN-style super-resolution net: convolutions with nn.PReLU (one weight, and one per
     channel), then a sub-pixel convolution: nn.PixelShuffle(2)."""

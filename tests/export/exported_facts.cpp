@@ -28,6 +28,7 @@
 #include "data/dit_s2.hpp"
 #include "data/sd_unet.hpp"
 #include "data/conv_vae.hpp"
+#include "data/masked_encoder_prenorm.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -113,6 +114,15 @@ static_assert(conv_vae_step.saved_activations == 6384128);
 constexpr auto encoder_step = budget_totals(exported::encoder_stack_prenorm, cpu_reference_step(2, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(encoder_step.parameter_count == exported::encoder_stack_prenorm_parameters);
 static_assert(encoder_step.saved_activations == 1006592);
+
+// nn.TransformerEncoder called with the causal mask and a key padding mask (--key-padding-mask), no
+// dropout: each layer's nn.MultiheadAttention merges them into a [B·H, L, L] float mask that SDPA's
+// flash kernel keeps. sum(p.numel()) and the measured CPU step's saved bytes
+// (masked_encoder_both_nodrop_b4_t128, measured after the rule was written: 12,933,120 B), of which
+// the two merged masks are 2 x 4·8·128·128·4 B
+constexpr auto masked_encoder_step = budget_totals(exported::masked_encoder_prenorm, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(masked_encoder_step.parameter_count == exported::masked_encoder_prenorm_parameters);
+static_assert(masked_encoder_step.saved_activations == 12933120);
 
 // nanoGPT's GPT read through torch.export (gpubudget-export --targets: its own cross-entropy, the
 // header's training::loss): sum(p.numel()) with the tied head counted once, and the measured CPU

@@ -431,6 +431,25 @@ class WithSecondImage(torch.nn.Module):
         return self.model(x, self.x2)
 
 
+class WithPaddingMask(torch.nn.Module):
+    """A model called as model(x, pad): pad a [B, L] bool key padding mask (the last `padded`
+    tokens of every other sample True), made with the data before the step, as a padded batch
+    comes from its collate function."""
+
+    def __init__(self, model, batch, tokens, padded):
+        super().__init__()
+        self.model = model
+        self.pad = torch.zeros(batch, tokens, dtype=torch.bool)
+        self.pad[::2, tokens - padded:] = True
+
+    def forward(self, x):
+        return self.model(x, self.pad)
+
+
+def with_padding_mask(build, batch, tokens, padded=4, **kw):
+    return lambda: WithPaddingMask(build(padded=True, **kw), batch, tokens, padded)
+
+
 class Variational(torch.nn.Module):
     """A VAE's (recon, mu, logvar) as measure.VaeOutputs: its training loss is the ELBO
     (measure.training_loss), as pytorch/examples' vae/main.py trains it."""
@@ -704,6 +723,26 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # nn.TransformerEncoder: post-norm ReLU, and pre-norm GELU with a final norm
          ("encoder_stack_b2_t32", custom_models.encoder_stack, (32, 16), 2),
          ("encoder_stack_prenorm_b2_t32", lambda: custom_models.encoder_stack(norm_first=True), (32, 16), 2),
+         # nn.TransformerEncoder with masks (2026-12-06): a causal mask made in forward, a key padding mask, both;
+         # attention dropout 0.1 (2.6 CPU: SDPA's math path) and 0 (its flash kernel)
+         ("masked_encoder_causal_b2_t32", lambda: custom_models.masked_encoder_stack(causal=True), (32, 16), 2),
+         ("masked_encoder_causal_nodrop_b2_t32", lambda: custom_models.masked_encoder_stack(causal=True, dropout=0.0), (32, 16), 2),
+         ("masked_encoder_padded_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32), (32, 16), 2),
+         ("masked_encoder_padded_nodrop_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, dropout=0.0), (32, 16), 2),
+         ("masked_encoder_both_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, causal=True), (32, 16), 2),
+         ("masked_encoder_both_nodrop_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, causal=True, dropout=0.0), (32, 16), 2),
+         ("masked_encoder_nodrop_b2_t32", lambda: custom_models.masked_encoder_stack(dropout=0.0), (32, 16), 2),
+         # nn.MultiheadAttention called with masks (need_weights=False): held out
+         ("masked_mha_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True), (64, 16), 4),
+         ("masked_mha_causal_drop10_b4_t64", lambda: custom_models.masked_attention_net(dropout=0.1), (64, 16), 4),
+         ("masked_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False), (64, 16), 4),
+         # held out (measured after the rules were written): width 128, 8 heads, 128 tokens, batch 4, pre-norm
+         ("masked_encoder_both_nodrop_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, dropout=0.0,
+                                                                  width=128, heads=8, norm_first=True), (128, 16), 4),
+         ("masked_encoder_both_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, width=128, heads=8,
+                                                           norm_first=True), (128, 16), 4),
+         ("masked_encoder_causal_nodrop_b4_t128", lambda: custom_models.masked_encoder_stack(causal=True, dropout=0.0, width=128, heads=8,
+                                                                                             norm_first=True), (128, 16), 4),
          ("grouped_net_lora_conv2_r8_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 8, 0.0), (3, 64, 64), 2),
          ("grouped_net_lora_conv2_r16_b2_64", peft_lora(custom_models.grouped_net, ["conv2"], 16, 0.0), (3, 64, 64), 2),
          # token ids (TOKENS: per-sample length, vocabulary)

@@ -160,6 +160,11 @@ static_assert(budget_totals(conditioned(sequential(input(77, 768)), sequential(i
 static_assert(budget_totals(sequential(input(784), linear(400), relu(), gaussian_latent(linear(20), linear(20)), linear(784)),
                             training{.batch = 2}, devices::generic_16gb).parameter_count == (784 * 400 + 400) + 2 * (400 * 20 + 20) + (20 * 784 + 784));
 
+// attention_masks_need_torch_mha_self_attention: the causal and key padding masks on nn.MultiheadAttention
+// (attention_impl::torch_mha): its in_proj and out_proj, 4·64·64 + 4·64, and the layer norm's 2·64
+static_assert(budget_totals(sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha, causal_mask, key_padding_mask))),
+                            training{.batch = 8}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64 + 2 * 64);
+
 // parts_named_count: the four names of the four projections; the output projection `proj` alone
 // trains (64·64 + 64)
 constexpr auto parts_named_count_m = sequential(

@@ -225,6 +225,48 @@ TEST_CASE("attention (flash): no score matrix, logsumexp B·H·Lq·4 saved", "[w
   REQUIRE(b.after_forward == 2820);
 }
 
+TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks cost, by runtime and kernel", "[walk][attention][masks]") {
+  // one nn.TransformerEncoderLayer's attention (pre-norm), 32 tokens of 64, 4 heads, batch 2
+  constexpr auto layer = [](std::int64_t drop, auto... masks) {
+    return sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha, attention_dropout(drop), masks...)));
+  };
+  constexpr std::int64_t B = 2, H = 4, L = 32;
+  const auto cpu26 = [](const auto& net) { return budget(net, cpu_reference_step(B, adamw, runtime_kind::torch2_6_cpu), devices::t4); };
+  // 2.6 CPU without dropout: SDPA's flash kernel keeps the attn_mask it gets. The causal mask alone goes
+  // as is_causal (nothing kept); a key padding mask as its [B·H, 1, L] float copy; both merged into a
+  // [B·H, L, L] float mask (measured: masked_encoder_*_nodrop_b2_t32, two layers: +2,048 and +65,536 B)
+  const auto none = cpu26(layer(0)), causal = cpu26(layer(0, causal_mask)), padded = cpu26(layer(0, key_padding_mask));
+  const auto both = cpu26(layer(0, causal_mask, key_padding_mask));
+  CHECK(causal.saved_activations == none.saved_activations);
+  CHECK(padded.saved_activations == none.saved_activations + B * H * L * 4);
+  CHECK(both.saved_activations == none.saved_activations + B * H * L * L * 4);
+  // with dropout SDPA takes the math path, which adds the mask to the scores (a new tensor) and keeps none
+  CHECK(cpu26(layer(10, causal_mask, key_padding_mask)).saved_activations == cpu26(layer(10)).saved_activations);
+  // there the merged mask lives through the call beside the scores: on CUDA's math path (no CPU GEMM
+  // buffer sets the forward peak) it adds its bytes, [B·H, L, L] fp32, to the peak, and the padding mask's copies
+  training math = plan(B);
+  math.sdpa = sdpa_backend::math;
+  const auto masked_math = budget(layer(10, causal_mask, key_padding_mask), math, dev), plain_math = budget(layer(10), math, dev);
+  CHECK(masked_math.saved_activations == plain_math.saved_activations);
+  CHECK(masked_math.forward_peak >= plain_math.forward_peak + B * H * L * L * 4);
+  CHECK(masked_math.forward_peak <= plain_math.forward_peak + B * H * L * L * 4 + B * H * L * 4 + B * L * 4 + L * L * 4);
+  // CUDA fp32 (efficient kernel, mask or none): the merged mask is kept too; flash takes no mask
+  const auto cuda = [](const auto& net) { return budget(net, plan(B), devices::a100_80gb); };
+  CHECK(cuda(layer(0, causal_mask, key_padding_mask)).saved_activations == cuda(layer(0)).saved_activations + B * H * L * L * 4);
+  // the masks are nn.MultiheadAttention's, on its SDPA path, self-attention
+  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::flash, causal_mask)), plan(B), dev),
+                    Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
+  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha_weights, key_padding_mask)), plan(B), dev),
+                    Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
+  CHECK_THROWS_WITH(attention(64, heads(4), attention_impl::flash, rotary, causal_mask), Catch::Contains("nn.MultiheadAttention's masks"));
+  // SDPA's flash kernel asked for by name takes no attn_mask: PyTorch raises, the budget stops
+  training flash_only = plan(B);
+  flash_only.sdpa = sdpa_backend::flash;
+  flash_only.precision = amp_bf16;
+  CHECK_THROWS_WITH(budget(layer(0, key_padding_mask), flash_only, dev), Catch::Contains("SDPA's flash kernel takes no attn_mask"));
+  CHECK_NOTHROW(budget(layer(0, causal_mask), flash_only, dev));
+}
+
 // --- weight sharing: parameters once, activations per application --------------------------------
 // input(8) → shared(1, linear(8)) → shared(1, linear(8)), batch 1. a = 32 B, P = 72·4 = 288 B.
 // Forward: y1 (saves x), y2 (saves y1): saved 2a = 64; after forward y1 + y2 + loss = 68;

@@ -554,7 +554,8 @@ struct sim : sim_scalars {
   dyn_array<std::int64_t> shared_inputs{};   // quintuples: tokens, width, type, which, storage id
   dyn_array<std::int32_t> segment_inputs{};  // pairs: segment, storage id (-1: released)
   /// A new reference to the shared input `which` of [tokens, width] per sample in type `t`.
-  constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which) {
+  /// `per_sample` false: one [tokens, width] tensor for the whole batch (a causal mask).
+  constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true) {
     std::int32_t id = -1;
     for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)
       if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && shared_inputs[k + 2] == static_cast<std::int64_t>(t) &&
@@ -562,7 +563,7 @@ struct sim : sim_scalars {
         id = static_cast<std::int32_t>(shared_inputs[k + 4]);
     const shape sh = make_shape(tokens, width);
     if (id < 0) {
-      id = allocate(bytes_of_value(sh, t));  // the forward's own reference, dropped when it ends
+      id = allocate(per_sample ? bytes_of_value(sh, t) : bytes_of(sh.numel(), t));  // the forward's own reference, dropped when it ends
       for (auto v : {tokens, width, static_cast<std::int64_t>(t), which, static_cast<std::int64_t>(id)}) shared_inputs.push_back(v);
       cache_until_forward_ends(id);
     }

@@ -95,6 +95,14 @@ struct attention_adapters {
 };
 
 namespace detail {
+[[noreturn]] inline void attention_masks_need_torch_mha_self_attention() {
+  fail("gpubudget: causal_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
+       "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary");
+}
+[[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
+  fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask: SDPA's flash kernel takes no attn_mask "
+       "(PyTorch raises \"No available kernel\"); choose efficient, cudnn, math or automatic");
+}
 [[noreturn]] inline void attention_adapters_do_not_fit_the_attention_impl() {
   fail("gpubudget: attention_adapters do not fit this attention: adapt_v needs separate k and v projections (BERT, T5), "
        "adapt_qkv a packed one (GPT-2's c_attn); rotary attention takes lora_attention; nn.MultiheadAttention takes adapt_merged alone "
@@ -128,6 +136,25 @@ enum class qkv_bias_kind : std::int64_t {
   without = 2,    ///< none while the output has one (timm's Attention(qkv_bias=False), vit-pytorch's to_qkv)
 };
 
+/// What an attention does with token positions besides the product itself (`attention_op::positions`):
+/// RoPE on q and k (the flash path, causal: transformers' LlamaAttention), or the masks
+/// nn.MultiheadAttention is called with (torch_mha; bits: a causal mask 2, a key padding mask 4).
+enum class token_positions : std::int64_t {
+  plain = 0,
+  rotary = 1,
+  causal_mask = 2,                   ///< attn_mask the [L, L] causal mask (is_causal=True, or nn.TransformerEncoder recognising it)
+  key_padding_mask = 4,              ///< key_padding_mask a [B, L] bool mask of padded tokens
+  causal_and_key_padding_masks = 6,  ///< both: MHA merges them into one [B·H, L, L] float mask
+};
+
+/// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
+/// nn.Transformer.generate_square_subsequent_mask(L) given to nn.TransformerEncoder), with a [B, L] bool
+/// key_padding_mask (src_key_padding_mask), or both.
+struct causal_mask_t {};
+inline constexpr causal_mask_t causal_mask{};
+struct key_padding_mask_t {};
+inline constexpr key_padding_mask_t key_padding_mask{};
+
 struct attention_op {
   std::int64_t width = {};
   std::int64_t heads = {};
@@ -135,7 +162,7 @@ struct attention_op {
   attention_impl impl = {};
   std::int64_t kv_heads = {};
   flag bias = {};
-  flag rotary = {};
+  token_positions positions = {};  ///< RoPE, or nn.MultiheadAttention's masks (one word: a record holds max_op_fields)
   std::int64_t dropout = {};  ///< attention-probability dropout, percent
   std::int64_t head_width = {};  ///< channels per head (0: width / heads)
   qkv_bias_kind qkv_bias = {};   ///< q, k, v projections' bias when not `bias`'s (Qwen2's with, timm's qkv_bias=False without)
@@ -179,15 +206,17 @@ enum class sdpa_kernel : std::uint8_t { cpu_flash, cudnn, flash, efficient, math
 /// multiple of 8 up to 128 (check_cudnn_tensor_shapes; 256 with newer cuDNN frontends: flash takes
 /// those, with the same memory), flash up to 256 (check_head_dim_size_flash); efficient a head
 /// size divisible by 4 (fp32) or 8 (16 bit), and in 2.11 no grouped-query heads (the H100 run's
-/// llama2l_sdpa_efficient_b2_t64_bf16: "No available kernel"). op_rules.md CT3.
+/// llama2l_sdpa_efficient_b2_t64_bf16: "No available kernel"). op_rules.md CT3. An `attn_mask`
+/// rules flash out (check_for_attn_mask); cuDNN (check_attn_mask_shape) and efficient take one
+/// (read from sdp_utils.cpp, not measured on a GPU: op_rules.md 2.6 #76).
 constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
-                                      std::int64_t dropout_percent) {
+                                      std::int64_t dropout_percent, bool attn_mask = false) {
   const bool gqa = kv_heads != heads;
   // enable_gqa takes the CPU math path without grad too: a no-grad prefill's SDPA holds the [B, H, L, L]
   // scores and probabilities (measure26_llm.py decode cases; op_rules.md LLM features #L2)
   if (s.on_cpu()) return s.torch26_cpu() && ((dropout_percent > 0 && !s.no_grad) || gqa) ? sdpa_kernel::math : sdpa_kernel::cpu_flash;
   switch (s.plan.sdpa) {
-    case sdpa_backend::flash: return sdpa_kernel::flash;
+    case sdpa_backend::flash: return attn_mask ? sdpa_flash_takes_no_attention_mask(), sdpa_kernel::math : sdpa_kernel::flash;
     case sdpa_backend::efficient: return sdpa_kernel::efficient;
     case sdpa_backend::cudnn: return sdpa_kernel::cudnn;
     case sdpa_backend::math: return sdpa_kernel::math;
@@ -195,7 +224,7 @@ constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads,
   }
   const bool half = t == dtype::fp16 || t == dtype::bf16;
   if (half && head_dim % 8 == 0 && head_dim <= 128) return sdpa_kernel::cudnn;
-  if (half && head_dim <= 256) return sdpa_kernel::flash;
+  if (half && head_dim <= 256 && !attn_mask) return sdpa_kernel::flash;  // check_for_attn_mask: flash takes none
   if (!gqa && head_dim % (half ? 8 : 4) == 0) return sdpa_kernel::efficient;
   return sdpa_kernel::math;
 }
@@ -207,7 +236,8 @@ constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads,
 /// kAlignLSE); cuDNN and flash keep two 8-byte CUDA tensors more (cuDNN's philox seed and offset,
 /// flash's rng_state; the seed and offset of the efficient kernel live on the host). Consumes the inputs.
 template <std::size_t K>
-constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads, sdpa_kernel kind) {
+constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out, dtype t, std::int64_t heads, sdpa_kernel kind,
+                             const value& attn_mask = {}) {
   bool rg = false;
   for (const auto& v : inputs) rg = rg || v.requires_grad;
   value o = s.make(out, t, rg);
@@ -219,6 +249,7 @@ constexpr value flash_kernel(sim& s, const value (&inputs)[K], const shape& out,
   s.backward_temp(n, buffers > 0 ? buffers + s.bytes_of_value(out, t) : 0);
   for (const auto& v : inputs) s.save(n, v);
   s.save(n, o);
+  s.save(n, attn_mask);  // the backward reads the mask too (2.6 CPU: masked_encoder_*_nodrop)
   const auto rows = kind == sdpa_kernel::efficient ? (out[0] + 31) / 32 * 32 : out[0];
   s.save_new(n, bytes_of(checked_mul(checked_mul(s.batch, heads), rows), dtype::fp32));
   if (kind == sdpa_kernel::cudnn || kind == sdpa_kernel::flash) s.save_new(n, 8, 2, true);
@@ -397,6 +428,18 @@ struct attention_dims {
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
 };
 
+constexpr bool is_rotary(const attention_op& op) { return op.positions == token_positions::rotary; }
+/// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4); 0: none, or rotary.
+constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 6; }
+constexpr void add_positions(attention_op& o, token_positions p) {
+  const auto both = static_cast<std::int64_t>(o.positions) | static_cast<std::int64_t>(p);
+  if ((both & 1) && (both & 6)) attention_masks_need_torch_mha_self_attention();
+  o.positions = static_cast<token_positions>(both);
+}
+constexpr void check_masks(const attention_op& op, const value& x, const value& kv_src) {
+  if (op.impl != attention_impl::torch_mha || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
+}
+
 /// Adapters fit the projections the implementation has: a separate v (adapt_v) only where k and
 /// v are Linears of their own, one adapter over q, k, v (adapt_qkv) only where they are not;
 /// none on the rotary path (lora_attention); on nn.MultiheadAttention PEFT's
@@ -406,7 +449,7 @@ constexpr void check_adapters(const attention_op& op) {
   const auto a = unpack_adapters(op.adapters);
   const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
   const bool mha = is_torch_mha(op.impl);
-  if (op.rotary || op.impl == attention_impl::per_head || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
+  if (is_rotary(op) || op.impl == attention_impl::per_head || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
     attention_adapters_do_not_fit_the_attention_impl();
 }
 
@@ -421,9 +464,10 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
-  if (op.rotary && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (masks_of(op) != 0) check_masks(op, x, kv_src);
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
-  if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!op.rotary && op.adapters != 0))) invalid_layer_argument();
+  if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!is_rotary(op) && op.adapters != 0))) invalid_layer_argument();
   if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
@@ -537,16 +581,69 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
   return batch_first_view(y);
 }
 
+/// The masks nn.MultiheadAttention is called with, as F.multi_head_attention_forward builds them
+/// before the product (op_rules.md 2.6 #76, traced op by op on 2.6 CPU: tests/export
+/// masked_encoder_*). Model-wide, one per forward: the float [L, L] causal mask the model made
+/// (generate_square_subsequent_mask), and on 2.x nn.TransformerEncoder's float copy of the bool
+/// [B, L] padding mask (_canonical_mask). Per call: the padding mask expanded to the heads,
+/// view/expand/reshape: a [B·H, 1, L] copy (bool on 1.13); with both masks their sum, a float
+/// [B·H, L, L] (1.13: masked_fill); 1.13 turns a bool padding mask alone into a float copy. All
+/// live until the call returns; the causal mask alone goes to 2.x's SDPA as is_causal.
+struct mha_masks {
+  value model, padding, per_head, merged;
+  bool is_causal = false;
+  /// The float mask the product adds (SDPA's attn_mask, 1.13's baddbmm input); none: is_causal.
+  constexpr const value& attn_mask() const { return merged.id >= 0 ? merged : per_head; }
+};
+constexpr mha_masks mha_masks_for(sim& s, std::int64_t masks, const attention_dims& a, dtype x_type) {
+  mha_masks m{};
+  const bool causal = (masks & 2) != 0, padded = (masks & 4) != 0;
+  if (causal) m.model = s.shared_input(a.Lq, a.Lk, dtype::fp32, 2, false);
+  m.is_causal = causal && !padded && s.torch2();
+  if (!padded) return m;
+  if (s.torch2()) m.padding = s.shared_input(1, a.Lk, x_type, 3);
+  m.per_head = s.make(make_shape(a.H, a.Lk), s.torch2() ? x_type : dtype::boolean, false);
+  if (causal) m.merged = s.make(make_shape(a.H * a.Lq, a.Lk), promoted_type(dtype::fp32, x_type), false);
+  else if (!s.torch2()) m.merged = s.make(make_shape(a.H, a.Lk), x_type, false);
+  return m;
+}
+constexpr void release_masks(sim& s, const mha_masks& m) { s.release(m.model), s.release(m.padding), s.release(m.per_head), s.release(m.merged); }
+
+/// PyTorch 2.x's SDPA call inside nn.MultiheadAttention on its packed q, k, v copy (consumed), then
+/// out_proj: the backend sdpa_kernel_for picks, with the attn_mask cast to the kernel's type under
+/// autocast (scaled_dot_product_attention is on its lower-precision list: a new copy); a fused
+/// kernel keeps the mask, the math path adds it (or the causal mask) as a new score tensor.
+constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& packed, const mha_masks& m) {
+  auto& s = c.s;
+  value mask = m.attn_mask().id >= 0 ? cast_to(s, m.attn_mask(), a.mt) : value{};
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout, mask.id >= 0);
+  value y{};
+  if (kind == sdpa_kernel::math) {
+    value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
+    s.release(packed);
+    value o = sdpa_math(s, q, k, v, a.H, m.is_causal || mask.id >= 0, op.dropout, a.mt, true);
+    s.release(q), s.release(k), s.release(v), s.release(mask);
+    y = output_projection(c, o, a.D, op.bias, 1);
+  } else {
+    const value qkv[] = {packed};
+    value o = flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind, mask);
+    s.release(mask);
+    y = flash_output_projection(c, o, a.D, op.bias, 1, kind, true);
+  }
+  return batch_first_view(y);
+}
+
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
 /// torch/nn/functional.py multi_head_attention_forward calls scaled_dot_product_attention with
 /// dropout_p when need_weights=False, on any device): the in_proj input copy, the packed qkv
-/// projection (q, k, v are views of it), then the SDPA backend sdpa_kernel_for picks: a fused
-/// kernel (log-sum-exp fp32; no probabilities, with dropout too), or the math path (the 2.6 CPU
-/// with dropout: probabilities, the dropout mask, the dropped probabilities; nn.TransformerEncoderLayer's
+/// projection (q, k, v are views of it), its masks (mha_masks_for), then SDPA (torch_mha_sdpa): a
+/// fused kernel (log-sum-exp fp32; no probabilities, with dropout too), or the math path (the 2.6
+/// CPU with dropout: probabilities, the dropout mask, the dropped probabilities; nn.TransformerEncoderLayer's
 /// self_attn, tests/export `encoder_stack_*`), then out_proj (flash_output_projection: the CPU
 /// kernel's output needs no copy).
 /// PyTorch 1.13 (F.multi_head_attention_forward, batch_first): in_proj on the transposed input
-/// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous (copies); q / sqrt(d); bmm; softmax; bmm; out_proj.
+/// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous
+/// (copies); the masks; q / sqrt(d); bmm (baddbmm with a mask: the same tensors); softmax; bmm; out_proj.
 constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
   auto& s = c.s;
   value xf = copy(s, x, x.s);
@@ -562,22 +659,19 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
       s.release(packed);
       return torch_mha_materialized(c, op, a, q, k, v, scalar_operand_saved(s));
     }
-    const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout);
-    if (kind == sdpa_kernel::math) {
-      value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
-      s.release(packed);
-      value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt, true);
-      s.release(q), s.release(k), s.release(v);
-      return batch_first_view(output_projection(c, o, a.D, op.bias, 1));
-    }
-    const value qkv[] = {packed};
-    return batch_first_view(flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind), a.D, op.bias, 1, kind, true));
+    const auto masks = mha_masks_for(s, masks_of(op), a, x.type);
+    value y = torch_mha_sdpa(c, op, a, packed, masks);
+    release_masks(s, masks);
+    return y;
   }
   value qv = s.view(proj, make_shape(a.Lq, a.D)), kv = s.view(proj, make_shape(a.Lk, a.D)), vv = s.view(proj, make_shape(a.Lk, a.D));
   s.release(proj);
   value qc = copy(s, qv, qv.s), kc = copy(s, kv, kv.s), vc = copy(s, vv, vv.s);
   s.release(qv), s.release(kv), s.release(vv);
-  return torch_mha_materialized(c, op, a, qc, kc, vc, 0);  // q / sqrt(d) keeps nothing in 1.13's measurements
+  const auto masks = mha_masks_for(s, masks_of(op), a, x.type);
+  value y = torch_mha_materialized(c, op, a, qc, kc, vc, 0);  // q / sqrt(d) keeps nothing in 1.13's measurements
+  release_masks(s, masks);
+  return y;
 }
 
 /// The peak of PEFT's lora.MultiheadAttention.unmerge() over the weights (peft/tuners/lora/layer.py),
@@ -713,7 +807,7 @@ constexpr value per_head_attention(layer_ctx& c, const attention_op& op, const a
 /// the op sequence of its PyTorch source.
 constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   const auto a = check_attention(c, op, x, kv_src);
-  if (op.impl == attention_impl::flash) return op.rotary ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
+  if (op.impl == attention_impl::flash) return is_rotary(op) ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
   if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x);
   if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::per_head) return per_head_attention(c, op, a, x);
@@ -739,7 +833,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::none: return true;
     case projection_names::llama:
     case projection_names::phi3: return op.impl == attention_impl::flash;  // one packed q, k, v projection
-    case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !op.rotary);
+    case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !is_rotary(op));
     case projection_names::bert:
     case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
     case projection_names::torchvision: return is_torch_mha(op.impl);
@@ -794,7 +888,9 @@ constexpr void apply_attention_option(attention_op& o, kv_tokens t) { o.kv_token
 constexpr void apply_attention_option(attention_op& o, attention_impl i) { o.impl = i; }
 constexpr void apply_attention_option(attention_op& o, kv_heads h) { o.kv_heads = h.value; }
 constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = false; }
-constexpr void apply_attention_option(attention_op& o, rotary_t) { o.rotary = true; }
+constexpr void apply_attention_option(attention_op& o, rotary_t) { add_positions(o, token_positions::rotary); }
+constexpr void apply_attention_option(attention_op& o, causal_mask_t) { add_positions(o, token_positions::causal_mask); }
+constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add_positions(o, token_positions::key_padding_mask); }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
@@ -818,7 +914,7 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
-  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
+  attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(o, opts), ...);
   if (!detail::projection_names_fit(o)) detail::projection_names_do_not_fit_the_attention_impl();
   // nn.MultiheadAttention's one `bias` argument covers in_proj and out_proj alike

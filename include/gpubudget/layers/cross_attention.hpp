@@ -38,7 +38,7 @@ namespace detail {
   fail("gpubudget: cross_attention(...) reads a memory whose width is not its kv_width(...) (without one: its own width)");
 }
 constexpr attention_op as_attention(const cross_attention_op& op) {
-  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, false, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
+  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, token_positions::plain, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
 }
 }  // namespace detail
 
@@ -99,7 +99,7 @@ template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
                 "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout or projection_names");
-  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
+  attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
   auto op = detail::as_cross_attention(a);

@@ -129,7 +129,7 @@ constexpr value dual_cross_vit(layer_ctx& c, const dual_cross_vit_op& op, const 
   value tp = tx;
   s.retain(tp.id);  // p = x
   vit_block_parts b{};
-  b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, false, 0, 0, qkv_bias_kind::as_output};
+  b.attn = attention_op{D, H, 0, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output};
   b.mlp = M;
   b.width = D;
   std::int32_t last_pair_update = 0;  // the first node of the last block's y = b(y), which feeds nothing
