@@ -77,6 +77,7 @@ CONFIGS = os.path.join(REPO, "benchmarks", "accuracy", "reference", "cuda-h100",
 GRAPHS = os.path.join(REPO, "tests", "export", "data")  # `graph` specs' files (the reference keeps copies in graphs/)
 # nanoGPT's train.py default model (GPT-2 124M, bias=False, dropout 0): tests/export/data/nanogpt_124m.json
 NANOGPT_124M = {"block_size": 1024, "vocab_size": 50304, "n_layer": 12, "n_head": 12, "n_embd": 768, "dropout": 0.0, "bias": False}
+MASKED_W512 = {"width": 512, "heads": 8, "layers": 6, "causal": True, "padded": True}  # masked_encoder_stack: both masks, dropout 0.1
 SCRIPT = os.path.abspath(__file__)
 STEPS = 3
 GiB = 1 << 30
@@ -287,6 +288,16 @@ EXTRA_CASES = {
                                                    "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "fp32"}],
     "graph_encoder_w512_t256_b32_bf16": ["graph", {"graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
                                                    "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "amp_bf16"}],
+    # call 24 (prepared 2026-12-06, no GPU that session): the same encoder called with the causal mask and a key
+    # padding mask (op_rules.md 2.6 #76: on CUDA an attn_mask rules out flash; cuDNN and efficient keep the
+    # merged [B·H, L, L] mask, its 16-bit copy under autocast: read from sdp_utils.cpp, not yet measured)
+    "graph_masked_encoder_w512_t256_b32_fp32": ["graph", {"graph": "masked_encoder_w512.json", "factory": "tests.export.custom_models:masked_encoder_stack",
+                                                          "kwargs": MASKED_W512, "batch": 32, "prec": "fp32", "padded": 16}],
+    "graph_masked_encoder_w512_t256_b32_bf16": ["graph", {"graph": "masked_encoder_w512.json", "factory": "tests.export.custom_models:masked_encoder_stack",
+                                                          "kwargs": MASKED_W512, "batch": 32, "prec": "amp_bf16", "padded": 16}],
+    "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
+                                                         "factory": "tests.export.custom_models:masked_encoder_stack", "kwargs": MASKED_W512,
+                                                         "prec": "amp_bf16", "start": 32, "padded": 16}],
     "maxbatch16_upsample_unet_256_fp32": ["max", {"kind": "graph", "graph": "upsample_unet_256.json",
                                                   "factory": "tests.export.custom_models:upsample_unet", "prec": "fp32", "start": 64}],
     "maxbatch16_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "encoder_stack_w512.json", "factory": "tests.export.custom_models:encoder_stack",
@@ -548,6 +559,10 @@ def graph_job(spec, batch, dev):
         x = torch.randn(batch, *first["dims"], device=dev)
     if graph.get("loss"):
         return model, (x,), lambda m, xs: m(xs[0], xs[0])[1]
+    if spec.get("padded"):  # forward(x, pad): the last `padded` tokens of every other sample padded (--key-padding-mask)
+        pad = torch.zeros(batch, x.shape[1], dtype=torch.bool, device=dev)
+        pad[::2, x.shape[1] - spec["padded"]:] = True
+        return model, (x, pad), lambda m, xs: (m(xs[0], xs[1]) ** 2).mean()
     return model, (x,), lambda m, xs: (m(xs[0]) ** 2).mean()
 
 

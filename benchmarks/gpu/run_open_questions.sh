@@ -85,12 +85,17 @@
 #     activation_function gelu_new: NewGELUActivation, the tanh formula written out) against the same model
 #     with "gelu" (F.gelu), AMP bf16 b8 seq 512, traced: does the MLP keep x's fp32 copy, tanh, 1 + tanh and
 #     0.5·x as op_rules.md 2.6 #65 budgets (--hf-config: 3.35 GiB saved vs the gelu model's 1.66 GiB)?
+#   24 (~4 min, prepared 2026-12-06 in a session without a GPU): call 21's nn.TransformerEncoder (d 512, 8 heads,
+#     6 layers, dropout 0.1, 256 tokens, b32) called with the causal mask and a key padding mask (op_rules.md 2.6 #76:
+#     on CUDA an attn_mask rules out flash, cuDNN and efficient keep the merged [B·H, L, L] mask, its 16-bit copy under
+#     autocast: read from sdp_utils.cpp, not measured), fp32 and AMP bf16, traced, beside call 21's unmasked twin, and
+#     its largest AMP bf16 batch under 16 GiB. Commit: copy tests/export/data/masked_encoder_w512.json into graphs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23) ;; *) echo "usage: run_open_questions.sh 1-23 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24) ;; *) echo "usage: run_open_questions.sh 1-24 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -176,6 +181,9 @@ case "$call" in
     measure maxbatch 150 130 70 maxbatch16_nanogpt124m_bf16,maxbatch16_swin_t_224_fp32 ;;
   23)
     measure gpt2 110 90 45 hf_gpt2_b8_t512_bf16,hf_gpt2_gelu_b8_t512_bf16 --trace "$work/traces" ;;
+  24)
+    measure masks 120 100 40 graph_masked_encoder_w512_t256_b32_fp32,graph_masked_encoder_w512_t256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16 --trace "$work/traces"
+    measure maxbatch 130 120 120 maxbatch16_masked_encoder_w512_t256_bf16 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
