@@ -230,6 +230,8 @@ TORCH26_MODELS = [
     # nn.MultiheadAttention called with attn_mask, is_causal=True, key_padding_mask, need_weights=False
     ("masked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true}'", "64,16 --key-padding-mask", None,
      "masked_mha_both_b4_t64"),
+    # its unmasked twin (`h + attn(...)[0]`: out_proj's backward copies the gradient, op_rules.md CT10 d)
+    ("unmasked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"causal\": false}'", "64,16", None, "masked_mha_none_b4_t64"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
     # own cross-entropy (--targets); a flag list in place of the input shape
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
@@ -360,6 +362,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_encoder_both", "masked_encoder_both.json", None, "masked_encoder_both_b2_t32"),
              ("masked_encoder_prenorm", "masked_encoder_prenorm.json", None, "masked_encoder_both_nodrop_b4_t128"),
              ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
+             ("unmasked_mha", "unmasked_mha.json", None, "masked_mha_none_b4_t64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
              ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),

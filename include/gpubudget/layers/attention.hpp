@@ -551,8 +551,12 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
 }
 
 /// nn.MultiheadAttention(batch_first=True) returns `attn_output.transpose(1, 0)`: the [L, B, D]
-/// out_proj output seen as [B, L, D], not contiguous (op_rules.md CT10).
-constexpr value batch_first_view(value out) {
+/// out_proj output seen as [B, L, D], not contiguous (op_rules.md CT10). Its gradient comes back
+/// laid out [B, L, D], and `attn_output.view(tgt_len, bsz, E)`'s backward reshapes it to out_proj's
+/// [L·B, E]: a copy, alive while out_proj's backward runs (ViewBackward0's clone right before
+/// AddmmBackward0 in every block of the H100 trace vit_b_16_b2; 2.6 CPU masked_mha_none_b4_t64).
+constexpr value batch_first_view(sim& s, value out) {
+  s.backward_temp(s.record_of(out), s.bytes_of_value(out));
   out.strided = true;
   return out;
 }
@@ -578,7 +582,7 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
   s.release(pd), s.release(v);
   value y = output_projection(c, o, a.D, op.bias, 1);
   if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
-  return batch_first_view(y);
+  return batch_first_view(s, y);
 }
 
 /// The masks nn.MultiheadAttention is called with, as F.multi_head_attention_forward builds them
@@ -630,7 +634,7 @@ constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const atten
     s.release(mask);
     y = flash_output_projection(c, o, a.D, op.bias, 1, kind, true);
   }
-  return batch_first_view(y);
+  return batch_first_view(s, y);
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
