@@ -266,11 +266,13 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       const bool fused = f.boolean("fused_qkv", false);  // one packed q, k, v Linear (timm's Attention), flash
       // the q, k, v projections' bias when not the output's ("qkv_bias": false, timm's qkv_bias=False)
       const qkv_bias qb(f.boolean("qkv_bias", bias));
+      const bool causal = f.boolean("causal_mask", false);  // SDPA's is_causal=True
       const auto make = [&](auto... extra) {
         if (fused) return attention(width, heads(h), ai, attention_dropout(pct), kv_heads(kv), head_dim(hd), fused_qkv, qb, extra...);
         return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), qb, extra...);
       };
       if (rope) return bias ? make(rotary) : make(rotary, no_bias);
+      if (causal) return bias ? make(causal_mask) : make(causal_mask, no_bias);
       return bias ? make() : make(no_bias);
     }
     const auto tv = projection_names::torchvision;

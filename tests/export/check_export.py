@@ -230,6 +230,11 @@ TORCH26_MODELS = [
     # nn.MultiheadAttention called with attn_mask, is_causal=True, key_padding_mask, need_weights=False
     ("masked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true}'", "64,16 --key-padding-mask", None,
      "masked_mha_both_b4_t64"),
+    # hand-written SDPA with is_causal=True: the flash kernel, and the math path with dropout_p 0.1
+    ("sdpa_transformer_causal", "tests.export.custom_models:sdpa_transformer --kwargs '{\"causal\": true}'", "3,64,64", None,
+     "sdpa_transformer_causal_b2_64"),
+    ("sdpa_transformer_causal_drop10", "tests.export.custom_models:sdpa_transformer --kwargs '{\"causal\": true, \"dropout\": 0.1}'",
+     "3,64,64", None, "sdpa_transformer_causal_drop10_b2_64"),
     # its unmasked twin (`h + attn(...)[0]`: out_proj's backward copies the gradient, op_rules.md CT10 d)
     ("unmasked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"causal\": false}'", "64,16", None, "masked_mha_none_b4_t64"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
@@ -363,6 +368,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_encoder_prenorm", "masked_encoder_prenorm.json", None, "masked_encoder_both_nodrop_b4_t128"),
              ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
              ("unmasked_mha", "unmasked_mha.json", None, "masked_mha_none_b4_t64"),
+             ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
+             ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
              ("shufflenet_v2_x0_5", "shufflenet_v2_x0_5.json", None, "shufflenet_v2_x0_5_b2_64"),
              ("swin_t", "swin_t.json", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
@@ -606,7 +613,8 @@ UNMAPPABLE = [
     # a 4-D product of two activations (torch.matmul folds its batch dimensions by a reshape)
     ("tests.export.custom_models:head_pair_scores --path . --input 10,16",
      "einsum 'bhic,bhjc->bhij' (outside the attention patterns) of tensors of shapes [[2, 2, 10, 8], [2, 2, 8, 10]] (the library multiplies two 3-D activations, [B, n, k] @ [B, k, m]) (node matmul, module <root>)"),
-    ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": true}'",
+    # SDPA given the causal mask as a bool attn_mask (is_causal=True maps: causal_mask)
+    ("tests.export.custom_models:sdpa_transformer --path . --input 3,64,64 --kwargs '{\"causal\": \"mask\"}'",
      "no gpubudget op for call_function scaled_dot_product_attention (node scaled_dot_product_attention, module blocks.0.attn)"),
     # torch.cat([x], 1) outside a dense block: a copy with no op
     ("tests.export.custom_models:lone_cat --path . --input 3,16,16",

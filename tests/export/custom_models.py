@@ -148,9 +148,9 @@ class SdpaSelfAttention(nn.Module):
     """Hand-written multi-head self-attention: q, k, v Linears, heads by view + transpose,
     F.scaled_dot_product_attention, heads merged by transpose + reshape, an output Linear."""
 
-    def __init__(self, width, heads, causal=False):
+    def __init__(self, width, heads, causal=False, dropout=0.0):
         super().__init__()
-        self.heads, self.causal = heads, causal
+        self.heads, self.causal, self.dropout = heads, causal, dropout
         self.query, self.key, self.value = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
         self.proj = nn.Linear(width, width)
 
@@ -160,7 +160,10 @@ class SdpaSelfAttention(nn.Module):
     def forward(self, x):
         b, n, c = x.shape
         q, k, v = self.split(self.query(x), b, n, c), self.split(self.key(x), b, n, c), self.split(self.value(x), b, n, c)
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        drop = {"dropout_p": self.dropout if self.training else 0.0} if self.dropout else {}
+        if self.causal == "mask":  # the causal mask given as a bool attn_mask: SDPA then takes any mask
+            drop["attn_mask"] = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal is True, **drop)
         return self.proj(o.transpose(1, 2).reshape(b, n, c))
 
 
@@ -176,10 +179,10 @@ class EagerSelfAttention(SdpaSelfAttention):
 
 
 class SdpaBlock(nn.Module):
-    def __init__(self, width, heads, mlp, causal=False, eager=False):
+    def __init__(self, width, heads, mlp, causal=False, eager=False, dropout=0.0):
         super().__init__()
         self.norm1 = nn.LayerNorm(width)
-        self.attn = EagerSelfAttention(width, heads) if eager else SdpaSelfAttention(width, heads, causal)
+        self.attn = EagerSelfAttention(width, heads) if eager else SdpaSelfAttention(width, heads, causal, dropout)
         self.norm2 = nn.LayerNorm(width)
         self.mlp = nn.Sequential(nn.Linear(width, mlp), nn.GELU(), nn.Linear(mlp, width))
 
@@ -192,11 +195,11 @@ class SdpaTransformer(nn.Module):
     """frame_transformer's stem and head around blocks of hand-written SDPA attention (no
     nn.MultiheadAttention): the exporter must recognise the q/k/v/SDPA/out pattern."""
 
-    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False, eager=False):
+    def __init__(self, width=64, heads=4, blocks=2, classes=10, causal=False, eager=False, dropout=0.0):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
                                   nn.Conv2d(32, width, 4, stride=4))
-        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal, eager) for _ in range(blocks)])
+        self.blocks = nn.Sequential(*[SdpaBlock(width, heads, 4 * width, causal, eager, dropout) for _ in range(blocks)])
         self.ln = nn.LayerNorm(width)
         self.head = nn.Linear(width, classes)
 
@@ -206,10 +209,11 @@ class SdpaTransformer(nn.Module):
         return self.head(x.mean(dim=1))
 
 
-def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False):
-    """causal=True: SDPA with is_causal=True, which the exporter must refuse (no causal
-    separate_qkv_sdpa in the library), naming the op and module."""
-    return SdpaTransformer(width, heads, blocks, classes, causal)
+def sdpa_transformer(width=64, heads=4, blocks=2, classes=10, causal=False, dropout=0.0):
+    """causal=True: SDPA with is_causal=True (separate_qkv_sdpa with causal_mask); "mask": the causal
+    mask as a bool attn_mask, which the exporter must refuse; dropout: SDPA's dropout_p in training
+    (2.6 CPU: the math path)."""
+    return SdpaTransformer(width, heads, blocks, classes, causal, dropout=dropout)
 
 
 def eager_transformer(width=64, heads=4, blocks=2, classes=10):

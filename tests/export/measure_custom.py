@@ -732,6 +732,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_encoder_both_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, causal=True), (32, 16), 2),
          ("masked_encoder_both_nodrop_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, causal=True, dropout=0.0), (32, 16), 2),
          ("masked_encoder_nodrop_b2_t32", lambda: custom_models.masked_encoder_stack(dropout=0.0), (32, 16), 2),
+         # hand-written SDPA attention with is_causal=True (separate_qkv_sdpa, causal_mask): the flash kernel, and
+         # the math path with dropout_p 0.1 (the causal mask added to the scores)
+         ("sdpa_transformer_causal_b2_64", lambda: custom_models.sdpa_transformer(causal=True), (3, 64, 64), 2),
+         ("sdpa_transformer_causal_drop10_b2_64", lambda: custom_models.sdpa_transformer(causal=True, dropout=0.1), (3, 64, 64), 2),
+         ("sdpa_transformer_drop10_b2_64", lambda: custom_models.sdpa_transformer(dropout=0.1), (3, 64, 64), 2),
          # nn.MultiheadAttention called with masks (need_weights=False): held out
          ("masked_mha_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True), (64, 16), 4),
          ("masked_mha_causal_drop10_b4_t64", lambda: custom_models.masked_attention_net(dropout=0.1), (64, 16), 4),

@@ -1,7 +1,8 @@
 // expect: attention_masks_need_torch_mha_self_attention
-// A key padding mask on SDPA-through-a-packed-projection attention (attention_impl::flash): the masks
-// are nn.MultiheadAttention's (F.multi_head_attention_forward builds and merges them), so it stops.
-// The twin in tests/static/hardening_ok.cpp puts the same masks on attention_impl::torch_mha.
+// A key padding mask on SDPA-through-a-packed-projection attention (attention_impl::flash): the padding
+// mask is nn.MultiheadAttention's (F.multi_head_attention_forward builds and merges it; flash takes
+// SDPA's is_causal alone), so it stops. The twin in tests/static/hardening_ok.cpp puts the same masks on
+// attention_impl::torch_mha.
 #include <gpubudget/gpubudget.hpp>
 
 using namespace gpubudget;

@@ -254,8 +254,17 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   const auto cuda = [](const auto& net) { return budget(net, plan(B), devices::a100_80gb); };
   CHECK(cuda(layer(0, causal_mask, key_padding_mask)).saved_activations == cuda(layer(0)).saved_activations + B * H * L * L * 4);
   // the masks are nn.MultiheadAttention's, on its SDPA path, self-attention
-  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::flash, causal_mask)), plan(B), dev),
+  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::flash, key_padding_mask)), plan(B), dev),
                     Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
+  // SDPA's is_causal on hand-written projections: the flash kernel keeps what it keeps without it; the
+  // math path (2.6 CPU with dropout) adds the causal mask to the scores, keeping nothing more
+  // (measured: sdpa_transformer_causal_b2_64, _causal_drop10_b2_64: saved as the non-causal twins')
+  const auto sdpa = [](std::int64_t drop, auto... masks) {
+    return sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::separate_qkv_sdpa, attention_dropout(drop), masks...)));
+  };
+  CHECK(cpu26(sdpa(0, causal_mask)).saved_activations == cpu26(sdpa(0)).saved_activations);
+  CHECK(cpu26(sdpa(10, causal_mask)).saved_activations == cpu26(sdpa(10)).saved_activations);
+  CHECK_THROWS_WITH(budget(sdpa(0, key_padding_mask), plan(B), dev), Catch::Contains("causal_mask alone"));
   CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha_weights, key_padding_mask)), plan(B), dev),
                     Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
   CHECK_THROWS_WITH(attention(64, heads(4), attention_impl::flash, rotary, causal_mask), Catch::Contains("nn.MultiheadAttention's masks"));

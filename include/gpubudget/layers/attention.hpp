@@ -97,7 +97,8 @@ struct attention_adapters {
 namespace detail {
 [[noreturn]] inline void attention_masks_need_torch_mha_self_attention() {
   fail("gpubudget: causal_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
-       "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary");
+       "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary; causal_mask alone "
+       "(SDPA's is_causal) also takes separate_qkv_sdpa and flash");
 }
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask: SDPA's flash kernel takes no attn_mask "
@@ -149,7 +150,8 @@ enum class token_positions : std::int64_t {
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
 /// nn.Transformer.generate_square_subsequent_mask(L) given to nn.TransformerEncoder), with a [B, L] bool
-/// key_padding_mask (src_key_padding_mask), or both.
+/// key_padding_mask (src_key_padding_mask), or both. causal_mask alone on separate_qkv_sdpa and flash:
+/// F.scaled_dot_product_attention(q, k, v, is_causal=True) on hand-written projections.
 struct causal_mask_t {};
 inline constexpr causal_mask_t causal_mask{};
 struct key_padding_mask_t {};
@@ -436,8 +438,11 @@ constexpr void add_positions(attention_op& o, token_positions p) {
   if ((both & 1) && (both & 6)) attention_masks_need_torch_mha_self_attention();
   o.positions = static_cast<token_positions>(both);
 }
+/// Masks fit self-attention through SDPA: nn.MultiheadAttention's both (torch_mha); SDPA's is_causal
+/// (causal_mask) on hand-written q, k, v projections too (separate_qkv_sdpa, flash).
 constexpr void check_masks(const attention_op& op, const value& x, const value& kv_src) {
-  if (op.impl != attention_impl::torch_mha || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
+  const bool sdpa_causal = (op.impl == attention_impl::separate_qkv_sdpa || op.impl == attention_impl::flash) && masks_of(op) == 2;
+  if ((op.impl != attention_impl::torch_mha && !sdpa_causal) || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
 }
 
 /// Adapters fit the projections the implementation has: a separate v (adapt_v) only where k and
@@ -542,7 +547,7 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
   if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
-    value o = sdpa_math(s, q, k, k, a.H, false, op.dropout, a.mt);
+    value o = sdpa_math(s, q, k, k, a.H, masks_of(op) != 0, op.dropout, a.mt);
     s.release(k), s.release(q), s.release(kv);
     return output_projection(c, o, a.D, op.bias, 2);
   }
@@ -760,7 +765,7 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
   value q = projection(c, x, a.inner, in_bias, 0);
   value k = projection(c, kv_src, a.KVH * a.d, in_bias, 1);
   value v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
-  return sdpa_then_output(c, op, a, q, k, v, false);
+  return sdpa_then_output(c, op, a, q, k, v, masks_of(op) != 0);
 }
 
 /// The heads per_head_attention holds at once before it concatenates them.
