@@ -237,6 +237,9 @@ TORCH26_MODELS = [
      "3,64,64", None, "sdpa_transformer_causal_drop10_b2_64"),
     # its unmasked twin (`h + attn(...)[0]`: out_proj's backward copies the gradient, op_rules.md CT10 d)
     ("unmasked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"causal\": false}'", "64,16", None, "masked_mha_none_b4_t64"),
+    # need_weights left True (the weights dropped: `a, _ = attn(...)`): baddbmm(mask, q, kᵀ) on the materialized path
+    ("masked_mha_weights", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true, \"weights\": true}'",
+     "64,16 --key-padding-mask", None, "masked_mha_weights_both_b4_t64"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
     # own cross-entropy (--targets); a flag list in place of the input shape
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
@@ -368,6 +371,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_encoder_prenorm", "masked_encoder_prenorm.json", None, "masked_encoder_both_nodrop_b4_t128"),
              ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
              ("unmasked_mha", "unmasked_mha.json", None, "masked_mha_none_b4_t64"),
+             ("masked_mha_weights", "masked_mha_weights.json", None, "masked_mha_weights_both_b4_t64"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
@@ -593,12 +597,9 @@ UNMAPPABLE = [
     # a reparameterized latent whose mu and logvar the model does not return (the loss's KL term could not read them)
     ("tests.export.custom_models:vae_z_only --path . --input 1,28,28",
      "a reparameterized latent (z = mu + randn_like * exp(0.5 * logvar)) whose mu and logvar the model does not return"),
-    # a causal mask given to nn.TransformerEncoderLayer without is_causal=True (SDPA then reads it as any mask);
-    # a key padding mask with need_weights=True (the materialized path, not modelled with masks)
+    # a causal mask given to nn.TransformerEncoderLayer without is_causal=True (SDPA then reads it as any mask)
     ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16",
      "TransformerEncoderLayer called with an attn_mask the library does not read as causal"),
-    ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16 --kwargs '{\"weights\": true}' --key-padding-mask",
-     "MultiheadAttention called with a mask and need_weights=True"),
     # forward(x, t) without --condition
     ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
      "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),

@@ -334,35 +334,51 @@ def masked_encoder_stack(causal=False, padded=False, dropout=0.1, norm_first=Fal
     return MaskedEncoderStack(width, heads, layers, norm_first, causal=causal, padded=padded, dropout=dropout, say_causal=say_causal)
 
 
-class MaskedAttentionNet(nn.Module):
-    """nn.MultiheadAttention called directly with masks and need_weights=False (a causal attn_mask
-    with is_causal=True, a key padding mask, or both), in two pre-norm residual blocks."""
+class MaskedAttentionBlock(nn.Module):
+    """A pre-norm residual block around nn.MultiheadAttention called with its masks."""
 
-    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0):
+    def __init__(self, width, heads, dropout, causal, weights):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True)
+        self.causal, self.weights = causal, weights
+
+    def forward(self, h, mask, pad):
+        y = self.norm(h)
+        if self.weights:  # need_weights left True (the default): the materialized path, the weights dropped
+            a, _ = self.attn(y, y, y, attn_mask=mask, key_padding_mask=pad, is_causal=self.causal)
+            return h + a
+        return h + self.attn(y, y, y, attn_mask=mask, key_padding_mask=pad, need_weights=False, is_causal=self.causal)[0]
+
+
+class MaskedAttentionNet(nn.Module):
+    """nn.MultiheadAttention called directly with masks (a causal attn_mask with is_causal=True, a key
+    padding mask, or both), need_weights=False or left True, in two pre-norm residual blocks."""
+
+    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False):
         super().__init__()
         self.embed = nn.Linear(16, width)
-        self.norms = nn.ModuleList([nn.LayerNorm(width) for _ in range(2)])
-        self.attns = nn.ModuleList([nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True) for _ in range(2)])
+        self.blocks = nn.ModuleList([MaskedAttentionBlock(width, heads, dropout, causal, weights) for _ in range(2)])
         self.head = nn.Linear(width, 5)
         self.causal, self.padded = causal, padded
 
     def forward(self, x, pad=None):
         mask = torch.triu(torch.full((x.size(1), x.size(1)), float("-inf"), device=x.device), diagonal=1) if self.causal else None
         h = self.embed(x)
-        for norm, attn in zip(self.norms, self.attns):
-            y = norm(h)
-            h = h + attn(y, y, y, attn_mask=mask, key_padding_mask=pad, need_weights=False, is_causal=self.causal)[0]
+        for block in self.blocks:
+            h = block(h, mask, pad)
         return self.head(h.mean(dim=1))
 
 
-def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0):
-    return MaskedAttentionNet(width, heads, causal, padded, dropout)
+def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False):
+    """weights=True: nn.MultiheadAttention called with need_weights left True (its default)."""
+    return MaskedAttentionNet(width, heads, causal, padded, dropout, weights)
 
 
 class LayerMaskWithoutCausal(nn.Module):
     """nn.TransformerEncoderLayer called directly with the causal mask and without is_causal=True:
     the layer passes it to SDPA as a general attn_mask; exporting must stop. `weights`: nn.MultiheadAttention
-    called with a key padding mask and need_weights left True; exporting must stop too."""
+    called with a key padding mask and need_weights left True (exports: torch_mha_weights, key_padding_mask)."""
 
     def __init__(self, weights=False):
         super().__init__()

@@ -741,6 +741,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_mha_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True), (64, 16), 4),
          ("masked_mha_causal_drop10_b4_t64", lambda: custom_models.masked_attention_net(dropout=0.1), (64, 16), 4),
          ("masked_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False), (64, 16), 4),
+         # the same with need_weights left True (the materialized path: baddbmm(mask, q, kᵀ))
+         ("masked_mha_weights_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True, weights=True), (64, 16), 4),
+         ("masked_mha_weights_causal_b4_t64", lambda: custom_models.masked_attention_net(weights=True), (64, 16), 4),
+         ("masked_mha_weights_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False, weights=True), (64, 16), 4),
          # held out (measured after the rules were written): width 128, 8 heads, 128 tokens, batch 4, pre-norm
          ("masked_encoder_both_nodrop_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, dropout=0.0,
                                                                   width=128, heads=8, norm_first=True), (128, 16), 4),

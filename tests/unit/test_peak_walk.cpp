@@ -265,8 +265,17 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   CHECK(cpu26(sdpa(0, causal_mask)).saved_activations == cpu26(sdpa(0)).saved_activations);
   CHECK(cpu26(sdpa(10, causal_mask)).saved_activations == cpu26(sdpa(10)).saved_activations);
   CHECK_THROWS_WITH(budget(sdpa(0, key_padding_mask), plan(B), dev), Catch::Contains("causal_mask alone"));
-  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha_weights, key_padding_mask)), plan(B), dev),
-                    Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
+  // need_weights=True: baddbmm(mask, q, kᵀ) reads the masks and keeps none (measured: masked_mha_weights_*_b4_t64)
+  const auto weights = [&](const training& t, auto... masks) {
+    return budget(sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha_weights, masks...))), t, dev);
+  };
+  const auto weights_plan = cpu_reference_step(B, adamw, runtime_kind::torch2_6_cpu);
+  CHECK(weights(weights_plan, causal_mask, key_padding_mask).saved_activations == weights(weights_plan).saved_activations);
+  // on CUDA (no CPU GEMM buffer at the forward peak) the merged mask adds its bytes to the forward peak
+  CHECK(weights(plan(B), causal_mask, key_padding_mask).forward_peak >= weights(plan(B)).forward_peak + B * H * L * L * 4);
+  // the materialized split_qkv (matmul-softmax-matmul written out) takes no mask option
+  CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::split_qkv, causal_mask)), plan(B), dev),
+                    Catch::Contains("causal_mask alone"));
   CHECK_THROWS_WITH(attention(64, heads(4), attention_impl::flash, rotary, causal_mask), Catch::Contains("nn.MultiheadAttention's masks"));
   // SDPA's flash kernel asked for by name takes no attn_mask: PyTorch raises, the budget stops
   training flash_only = plan(B);

@@ -442,7 +442,7 @@ constexpr void add_positions(attention_op& o, token_positions p) {
 /// (causal_mask) on hand-written q, k, v projections too (separate_qkv_sdpa, flash).
 constexpr void check_masks(const attention_op& op, const value& x, const value& kv_src) {
   const bool sdpa_causal = (op.impl == attention_impl::separate_qkv_sdpa || op.impl == attention_impl::flash) && masks_of(op) == 2;
-  if ((op.impl != attention_impl::torch_mha && !sdpa_causal) || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
+  if ((!is_torch_mha(op.impl) && !sdpa_causal) || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
 }
 
 /// Adapters fit the projections the implementation has: a separate v (adapt_v) only where k and
@@ -597,7 +597,8 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
 /// [B, L] padding mask (_canonical_mask). Per call: the padding mask expanded to the heads,
 /// view/expand/reshape: a [B·H, 1, L] copy (bool on 1.13); with both masks their sum, a float
 /// [B·H, L, L] (1.13: masked_fill); 1.13 turns a bool padding mask alone into a float copy. All
-/// live until the call returns; the causal mask alone goes to 2.x's SDPA as is_causal.
+/// live until the call returns; the causal mask alone goes to 2.x's SDPA as is_causal. With
+/// need_weights=True (torch_mha_weights) baddbmm(mask, q, kᵀ) reads them and keeps none.
 struct mha_masks {
   value model, padding, per_head, merged;
   bool is_causal = false;
@@ -663,13 +664,15 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
     // .contiguous() copies the projection, and q, k, v are views of the copy (op_rules.md CT9)
     value packed = copy(s, proj, proj.s);
     s.release(proj);
+    const auto masks = mha_masks_for(s, masks_of(op), a, x.type);
+    value y{};
     if (op.impl == attention_impl::torch_mha_weights) {  // need_weights=True: the materialized path on views of the packed copy
       value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
       s.release(packed);
-      return torch_mha_materialized(c, op, a, q, k, v, scalar_operand_saved(s));
+      y = torch_mha_materialized(c, op, a, q, k, v, scalar_operand_saved(s));  // baddbmm(mask, q, kᵀ): bmm's tensors
+    } else {
+      y = torch_mha_sdpa(c, op, a, packed, masks);
     }
-    const auto masks = mha_masks_for(s, masks_of(op), a, x.type);
-    value y = torch_mha_sdpa(c, op, a, packed, masks);
     release_masks(s, masks);
     return y;
   }
