@@ -1229,11 +1229,13 @@ class SequenceClassifier(nn.Module):
         self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         self.fc = nn.Linear(dim, 3)
 
-    def forward(self, x):
-        return self.fc(self.enc(self.emb(x) + self.pos)[:, 0])
+    def forward(self, x, pad=None):
+        return self.fc(self.enc(self.emb(x) + self.pos, src_key_padding_mask=pad)[:, 0])
 
 
-def sequence_classifier():
+def sequence_classifier(padded=False):
+    """padded: called as model(ids, pad) with a [B, L] key padding mask (the factory's flag only names
+    the call; forward takes the mask whenever it is given)."""
     return SequenceClassifier()
 
 

@@ -572,6 +572,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("cifar_resnet18_b2_32", custom_models.cifar_resnet18, (3, 32, 32), 2),
          ("mlp_mixer_b2_32", custom_models.mlp_mixer, (3, 32, 32), 2),
          ("sequence_classifier_b2_t64", custom_models.sequence_classifier, TOKENS, 2),
+         # the same on padded batches (src_key_padding_mask, 2026-12-06): a BERT-style classifier's call
+         ("sequence_classifier_padded_b2_t64", with_padding_mask(custom_models.sequence_classifier, 2, 64, 8), TOKENS, 2),
          ("keyword_spotter_b2_100", custom_models.keyword_spotter, (40, 100), 2),
          # milesial/Pytorch-UNet: F.pad by amounts computed from sizes (0 at 64²: a copy), both up paths;
          # the PyTorch examples' DCGAN generator and discriminator (measured 2026-11-29)
