@@ -100,6 +100,10 @@ namespace detail {
        "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary; causal_mask alone "
        "(SDPA's is_causal) also takes separate_qkv_sdpa and flash");
 }
+[[noreturn]] inline void torch_mha_is_self_attention_only() {
+  fail("gpubudget: attention_impl::torch_mha (nn.MultiheadAttention) is modelled as self-attention, query, key and value one "
+       "tensor: not with kv_tokens(n) nor in cross_attention (its cross-attention projections are another op sequence)");
+}
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask: SDPA's flash kernel takes no attn_mask "
        "(PyTorch raises \"No available kernel\"); choose efficient, cudnn, math or automatic");
@@ -474,6 +478,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
   if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!is_rotary(op) && op.adapters != 0))) invalid_layer_argument();
   if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
+  if (is_torch_mha(op.impl) && kv_src.id != x.id) torch_mha_is_self_attention_only();
   if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
