@@ -234,12 +234,15 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
   t["cross_attention"] = [](fields& f) {  // q from the input, k and v from the conditioning sequence (conditioned)
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big), kv = f.integer("kv_tokens", 1, big);
     const auto impl = f.text("impl");
-    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa}};
-    if (!impls.count(impl)) fail(f.where(), "\"impl\": \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul) are read");
+    const std::map<std::string, attention_impl> impls = {{"separate_qkv", attention_impl::separate_qkv}, {"separate_qkv_sdpa", attention_impl::separate_qkv_sdpa},
+                                                         {"torch_mha", attention_impl::torch_mha}};
+    if (!impls.count(impl))
+      fail(f.where(), "\"impl\": \"separate_qkv_sdpa\" and \"separate_qkv\" (q/k/v Linears, SDPA or matmul-softmax-matmul), \"torch_mha\" "
+                      "(nn.MultiheadAttention, need_weights=False: nn.TransformerDecoderLayer's multihead_attn) are read");
     const auto pct = f.integer("dropout", 0, 100, 0), hd = f.integer("head_dim", 1, big, 0);
     const bool bias = f.boolean("bias", true);
     const qkv_bias qb(f.boolean("qkv_bias", bias));
-    const auto names = f.has("projections") ? projection_names::separate : projection_names::none;
+    const auto names = impl == "torch_mha" ? projection_names::torchvision : f.has("projections") ? projection_names::separate : projection_names::none;
     const kv_width kw(f.integer("kv_width", 1, big, width));  // the memory's width (SD's text states: 768)
     return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw)
                 : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, no_bias);

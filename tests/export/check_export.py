@@ -232,6 +232,10 @@ TORCH26_MODELS = [
     # nn.MultiheadAttention called with attn_mask, is_causal=True, key_padding_mask, need_weights=False
     ("masked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true}'", "64,16 --key-padding-mask", None,
      "masked_mha_both_b4_t64"),
+    # nn.TransformerDecoder over a conditioning memory (its cross-attention: nn.MultiheadAttention across two tensors)
+    ("decoder_stack", "tests.export.custom_models:decoder_stack", "32,16 --condition 48,64", None, "decoder_stack_b2_t32_m48"),
+    ("decoder_stack_prenorm", "tests.export.custom_models:decoder_stack --kwargs '{\"width\": 128, \"heads\": 8, \"norm_first\": true, "
+     "\"dropout\": 0.0}'", "64,16 --condition 96,128", None, "decoder_stack_prenorm_b4_t64_m96"),
     # hand-written SDPA with is_causal=True: the flash kernel, and the math path with dropout_p 0.1
     ("sdpa_transformer_causal", "tests.export.custom_models:sdpa_transformer --kwargs '{\"causal\": true}'", "3,64,64", None,
      "sdpa_transformer_causal_b2_64"),
@@ -375,6 +379,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
              ("unmasked_mha", "unmasked_mha.json", None, "masked_mha_none_b4_t64"),
              ("masked_mha_weights", "masked_mha_weights.json", None, "masked_mha_weights_both_b4_t64"),
+             ("decoder_stack", "decoder_stack.json", None, "decoder_stack_b2_t32_m48"),
+             ("decoder_stack_prenorm", "decoder_stack_prenorm.json", None, "decoder_stack_prenorm_b4_t64_m96"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),

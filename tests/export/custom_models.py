@@ -396,6 +396,31 @@ def layer_mask_without_causal(weights=False):
     return LayerMaskWithoutCausal(weights)
 
 
+class DecoderStack(nn.Module):
+    """nn.TransformerDecoder of nn.TransformerDecoderLayer (batch_first) over a conditioning memory, as
+    an image captioner or a DETR-style decoder writes it: forward(x, memory), x [L, 16] features made
+    d-wide by a Linear, memory [M, d] (the encoder's output, given with --condition M,d), the causal
+    tgt_mask (generate_square_subsequent_mask, tgt_is_causal=True) or none, a mean over tokens, a head."""
+
+    def __init__(self, width=64, heads=4, layers=2, norm_first=False, dropout=0.1, causal=True):
+        super().__init__()
+        self.embed = nn.Linear(16, width)
+        layer = nn.TransformerDecoderLayer(width, heads, 4 * width, dropout, activation="gelu" if norm_first else "relu",
+                                           batch_first=True, norm_first=norm_first)
+        self.decoder = nn.TransformerDecoder(layer, layers, norm=nn.LayerNorm(width) if norm_first else None)
+        self.head = nn.Linear(width, 5)
+        self.causal = causal
+
+    def forward(self, x, memory):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device) if self.causal else None
+        h = self.decoder(self.embed(x), memory, tgt_mask=mask, tgt_is_causal=self.causal)
+        return self.head(h.mean(dim=1))
+
+
+def decoder_stack(width=64, heads=4, layers=2, norm_first=False, dropout=0.1, causal=True):
+    return DecoderStack(width, heads, layers, norm_first, dropout, causal)
+
+
 class SubPixelNet(nn.Module):
     """An ESPCN-style super-resolution net: convolutions with nn.PReLU (one weight, and one per
     channel), then a sub-pixel convolution: nn.PixelShuffle(2)."""

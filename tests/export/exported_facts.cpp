@@ -29,6 +29,7 @@
 #include "data/sd_unet.hpp"
 #include "data/conv_vae.hpp"
 #include "data/masked_encoder_prenorm.hpp"
+#include "data/decoder_stack_prenorm.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -123,6 +124,14 @@ static_assert(encoder_step.saved_activations == 1006592);
 constexpr auto masked_encoder_step = budget_totals(exported::masked_encoder_prenorm, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(masked_encoder_step.parameter_count == exported::masked_encoder_prenorm_parameters);
 static_assert(masked_encoder_step.saved_activations == 12933120);
+
+// nn.TransformerDecoder over a conditioning memory (--condition 96,128): each layer's multihead_attn is
+// nn.MultiheadAttention across the two tensors (cross_attention, attention_impl::torch_mha: q and kv
+// projected apart, the memory's copy and the packed kv copy kept). sum(p.numel()) and the measured CPU
+// step's saved bytes (decoder_stack_prenorm_b4_t64_m96, measured after the rule was written: 6,619,136 B)
+constexpr auto decoder_step = budget_totals(exported::decoder_stack_prenorm, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(decoder_step.parameter_count == exported::decoder_stack_prenorm_parameters);
+static_assert(decoder_step.saved_activations == 6619136);
 
 // nanoGPT's GPT read through torch.export (gpubudget-export --targets: its own cross-entropy, the
 // header's training::loss): sum(p.numel()) with the tied head counted once, and the measured CPU

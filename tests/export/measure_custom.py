@@ -747,6 +747,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_mha_weights_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True, weights=True), (64, 16), 4),
          ("masked_mha_weights_causal_b4_t64", lambda: custom_models.masked_attention_net(weights=True), (64, 16), 4),
          ("masked_mha_weights_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False, weights=True), (64, 16), 4),
+         # nn.TransformerDecoder over a memory (2026-12-06): its cross-attention is nn.MultiheadAttention on two tensors
+         ("decoder_stack_b2_t32_m48", lambda: WithSecondImage(custom_models.decoder_stack(), 2, (48, 64)), (32, 16), 2),
+         ("decoder_stack_nodrop_b2_t32_m48", lambda: WithSecondImage(custom_models.decoder_stack(dropout=0.0), 2, (48, 64)), (32, 16), 2),
+         # held out: pre-norm GELU, width 128, 8 heads, 64 tokens over a 96-token memory, batch 4, no dropout
+         ("decoder_stack_prenorm_b4_t64_m96", lambda: WithSecondImage(custom_models.decoder_stack(128, 8, norm_first=True, dropout=0.0), 4, (96, 128)),
+          (64, 16), 4),
          # held out (measured after the rules were written): width 128, 8 heads, 128 tokens, batch 4, pre-norm
          ("masked_encoder_both_nodrop_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, dropout=0.0,
                                                                   width=128, heads=8, norm_first=True), (128, 16), 4),

@@ -165,9 +165,9 @@ static_assert(budget_totals(sequential(input(784), linear(400), relu(), gaussian
 static_assert(budget_totals(sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha, causal_mask, key_padding_mask))),
                             training{.batch = 8}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64 + 2 * 64);
 
-// torch_mha_is_self_attention_only: nn.MultiheadAttention over its own 32 tokens (in_proj 3·64·64 + 3·64,
-// out_proj 64·64 + 64)
-static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha)), training{.batch = 8},
+// torch_mha_cross_attention_needs_sdpa: nn.MultiheadAttention over 77 other tokens with need_weights=False
+// (in_proj 3·64·64 + 3·64 split into q and kv, out_proj 64·64 + 64)
+static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(77))), training{.batch = 8},
                             devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64);
 
 // parts_named_count: the four names of the four projections; the output projection `proj` alone

@@ -100,9 +100,10 @@ namespace detail {
        "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary; causal_mask alone "
        "(SDPA's is_causal) also takes separate_qkv_sdpa and flash");
 }
-[[noreturn]] inline void torch_mha_is_self_attention_only() {
-  fail("gpubudget: attention_impl::torch_mha (nn.MultiheadAttention) is modelled as self-attention, query, key and value one "
-       "tensor: not with kv_tokens(n) nor in cross_attention (its cross-attention projections are another op sequence)");
+[[noreturn]] inline void torch_mha_cross_attention_needs_sdpa() {
+  fail("gpubudget: nn.MultiheadAttention across two tensors (attention_impl::torch_mha with kv_tokens(n), or in cross_attention) "
+       "is modelled as PyTorch 2.x calls it from nn.TransformerDecoderLayer: need_weights=False (not torch_mha_weights), "
+       "a torch2 runtime, no attention_adapters");
 }
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask: SDPA's flash kernel takes no attn_mask "
@@ -478,7 +479,6 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
   if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!is_rotary(op) && op.adapters != 0))) invalid_layer_argument();
   if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
-  if (is_torch_mha(op.impl) && kv_src.id != x.id) torch_mha_is_self_attention_only();
   if (op.adapters != 0) check_adapters(op);
   const auto d = op.head_width > 0 ? op.head_width : D / H;
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
@@ -628,24 +628,51 @@ constexpr void release_masks(sim& s, const mha_masks& m) { s.release(m.model), s
 /// out_proj: the backend sdpa_kernel_for picks, with the attn_mask cast to the kernel's type under
 /// autocast (scaled_dot_product_attention is on its lower-precision list: a new copy); a fused
 /// kernel keeps the mask, the math path adds it (or the causal mask) as a new score tensor.
-constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& packed, const mha_masks& m) {
+/// `q_base` holds q, `kv_base` k and v (self-attention: one packed copy, the same value; both consumed).
+constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q_base, const value& kv_base,
+                               const mha_masks& m) {
   auto& s = c.s;
+  const bool packed = q_base.id == kv_base.id;
   value mask = m.attn_mask().id >= 0 ? cast_to(s, m.attn_mask(), a.mt) : value{};
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout, mask.id >= 0);
   value y{};
   if (kind == sdpa_kernel::math) {
-    value q = s.view(packed, make_shape(a.Lq, a.D)), k = s.view(packed, make_shape(a.Lk, a.D)), v = s.view(packed, make_shape(a.Lk, a.D));
-    s.release(packed);
+    value q = s.view(q_base, make_shape(a.Lq, a.D)), k = s.view(kv_base, make_shape(a.Lk, a.D)), v = s.view(kv_base, make_shape(a.Lk, a.D));
+    s.release(q_base);
+    if (!packed) s.release(kv_base);
     value o = sdpa_math(s, q, k, v, a.H, m.is_causal || mask.id >= 0, op.dropout, a.mt, true);
     s.release(q), s.release(k), s.release(v), s.release(mask);
     y = output_projection(c, o, a.D, op.bias, 1);
   } else {
-    const value qkv[] = {packed};
-    value o = flash_kernel(s, qkv, make_shape(a.Lq, a.D), a.mt, a.H, kind, mask);
+    const value self_inputs[] = {q_base}, cross_inputs[] = {q_base, kv_base};
+    value o = packed ? flash_kernel(s, self_inputs, make_shape(a.Lq, a.D), a.mt, a.H, kind, mask)
+                     : flash_kernel(s, cross_inputs, make_shape(a.Lq, a.D), a.mt, a.H, kind, mask);
     s.release(mask);
     y = flash_output_projection(c, o, a.D, op.bias, 1, kind, true);
   }
   return batch_first_view(s, y);
+}
+
+/// nn.MultiheadAttention(batch_first=True) across two tensors, PyTorch 2.x (nn.TransformerDecoderLayer's
+/// multihead_attn: the query x, key and value the memory; need_weights=False): _in_projection_packed
+/// splits in_proj_weight into w_q [D, D] and w_kv [2D, D]; each input is the transposed batch-first
+/// view, so matmul's reshape copies it (the copy kept for the weight gradient); q = linear(x, w_q),
+/// kv = linear(memory, w_kv) (part 2: a gradient of its own, SplitWithSizesBackward's to join),
+/// kv.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous() copies kv, k and v
+/// views of the copy; then SDPA and out_proj as self-attention's (traced on 2.6 CPU:
+/// `trace_peak.py decoder_stack_nodrop_b2_t32_m48` ops 40-80; op_rules.md 2.6 #78).
+constexpr value torch_mha_cross(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& memory) {
+  auto& s = c.s;
+  if (!s.torch2() || op.impl != attention_impl::torch_mha || c.adapters != 0) torch_mha_cross_attention_needs_sdpa();
+  value xf = copy(s, x, x.s);
+  value q = projection(c, xf, a.D, op.bias, 0);
+  s.release(xf);
+  value mf = copy(s, memory, memory.s);
+  value kv = projection(c, mf, 2 * a.D, op.bias, 2);
+  s.release(mf);
+  value kv_packed = copy(s, kv, kv.s);
+  s.release(kv);
+  return torch_mha_sdpa(c, op, a, q, kv_packed, mha_masks{});
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
@@ -676,7 +703,7 @@ constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const at
       s.release(packed);
       y = torch_mha_materialized(c, op, a, q, k, v, scalar_operand_saved(s));  // baddbmm(mask, q, kᵀ): bmm's tensors
     } else {
-      y = torch_mha_sdpa(c, op, a, packed, masks);
+      y = torch_mha_sdpa(c, op, a, packed, packed, masks);
     }
     release_masks(s, masks);
     return y;
@@ -710,7 +737,8 @@ constexpr std::int64_t unmerge_peak(std::int64_t w_in, std::int64_t w_out, bool 
 /// its product on (merged_projection). merge() computes B @ A and its scaled copy [3D, D] before
 /// the in_proj weight is deleted: +2·W_in over the weights, the walk counting nothing yet;
 /// unmerge(): unmerge_peak over the weights, less the merged weights the walk holds.
-constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
+constexpr value torch_mha_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  if (kv_src.id != x.id) return torch_mha_cross(c, op, a, x, kv_src);
   if (c.adapters == 0) return torch_mha_forward(c, op, a, x);
   const auto w_out = bytes_of(checked_mul(a.D, a.D), c.param_type()), w_in = 3 * w_out;
   c.s.transient(2 * w_in, true);
@@ -825,7 +853,7 @@ constexpr value per_head_attention(layer_ctx& c, const attention_op& op, const a
 constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const value& x, const value& kv_src) {
   const auto a = check_attention(c, op, x, kv_src);
   if (op.impl == attention_impl::flash) return is_rotary(op) ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
-  if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x);
+  if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::per_head) return per_head_attention(c, op, a, x);
   return materialized_attention(c, op, a, x, kv_src);
