@@ -295,6 +295,8 @@ EXTRA_CASES = {
                                                           "kwargs": MASKED_W512, "batch": 32, "prec": "fp32", "padded": 16}],
     "graph_masked_encoder_w512_t256_b32_bf16": ["graph", {"graph": "masked_encoder_w512.json", "factory": "tests.export.custom_models:masked_encoder_stack",
                                                           "kwargs": MASKED_W512, "batch": 32, "prec": "amp_bf16", "padded": 16}],
+    "graph_decoder_w512_t256_m256_b32_bf16": ["graph", {"graph": "decoder_stack_w512.json", "factory": "tests.export.custom_models:decoder_stack",
+                                                        "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "amp_bf16"}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
                                                          "factory": "tests.export.custom_models:masked_encoder_stack", "kwargs": MASKED_W512,
                                                          "prec": "amp_bf16", "start": 32, "padded": 16}],
@@ -548,6 +550,9 @@ def graph_job(spec, batch, dev):
     with open(os.path.join(GRAPHS, spec["graph"])) as f:
         graph = json.load(f)
     first = graph["model"]["parts"][0]
+    memory_dims = None
+    if first.get("block") == "conditioned":  # forward(x, memory): the conditioning input first, then the model's
+        memory_dims, first = first["parts"][0]["dims"], first["parts"][1]["parts"][0]
     module, factory = spec["factory"].split(":")
     if REPO not in sys.path:
         sys.path.insert(0, REPO)
@@ -559,6 +564,9 @@ def graph_job(spec, batch, dev):
         x = torch.randn(batch, *first["dims"], device=dev)
     if graph.get("loss"):
         return model, (x,), lambda m, xs: m(xs[0], xs[0])[1]
+    if memory_dims is not None:  # a decoder over a memory (--condition M,D): made with the data, no gradient
+        memory = torch.randn(batch, *memory_dims, device=dev)
+        return model, (x, memory), lambda m, xs: (m(xs[0], xs[1]) ** 2).mean()
     if spec.get("padded"):  # forward(x, pad): the last `padded` tokens of every other sample padded (--key-padding-mask)
         pad = torch.zeros(batch, x.shape[1], dtype=torch.bool, device=dev)
         pad[::2, x.shape[1] - spec["padded"]:] = True

@@ -89,7 +89,9 @@
 #     6 layers, dropout 0.1, 256 tokens, b32) called with the causal mask and a key padding mask (op_rules.md 2.6 #76:
 #     on CUDA an attn_mask rules out flash, cuDNN and efficient keep the merged [B·H, L, L] mask, its 16-bit copy under
 #     autocast: read from sdp_utils.cpp, not measured), fp32 and AMP bf16, traced, beside call 21's unmasked twin, and
-#     its largest AMP bf16 batch under 16 GiB. Commit: copy tests/export/data/masked_encoder_w512.json into graphs/.
+#     its largest AMP bf16 batch under 16 GiB; and nn.TransformerDecoder (the same size, over a 256-token memory,
+#     AMP bf16: nn.MultiheadAttention across two tensors, op_rules.md 2.6 #78), traced.
+#     Commit: copy tests/export/data/{masked_encoder_w512,decoder_stack_w512}.json into graphs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -182,7 +184,7 @@ case "$call" in
   23)
     measure gpt2 110 90 45 hf_gpt2_b8_t512_bf16,hf_gpt2_gelu_b8_t512_bf16 --trace "$work/traces" ;;
   24)
-    measure masks 120 100 40 graph_masked_encoder_w512_t256_b32_fp32,graph_masked_encoder_w512_t256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16 --trace "$work/traces"
+    measure masks 150 130 40 graph_masked_encoder_w512_t256_b32_fp32,graph_masked_encoder_w512_t256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16,graph_decoder_w512_t256_m256_b32_bf16 --trace "$work/traces"
     measure maxbatch 130 120 120 maxbatch16_masked_encoder_w512_t256_bf16 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
