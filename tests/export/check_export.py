@@ -606,6 +606,9 @@ UNMAPPABLE = [
     # a reparameterized latent whose mu and logvar the model does not return (the loss's KL term could not read them)
     ("tests.export.custom_models:vae_z_only --path . --input 1,28,28",
      "a reparameterized latent (z = mu + randn_like * exp(0.5 * logvar)) whose mu and logvar the model does not return"),
+    # a key padding mask the model also reads itself (x * ~pad): the library reads it only as the attention's
+    ("tests.export.custom_models:mask_multiplied_in --path . --input 8,16 --key-padding-mask",
+     "the key padding mask (--key-padding-mask) is read by invert, TransformerEncoderLayer"),
     # a causal mask given to nn.TransformerEncoderLayer without is_causal=True (SDPA then reads it as any mask)
     ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16",
      "TransformerEncoderLayer called with an attn_mask the library does not read as causal"),

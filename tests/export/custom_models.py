@@ -396,6 +396,22 @@ def layer_mask_without_causal(weights=False):
     return LayerMaskWithoutCausal(weights)
 
 
+class MaskMultipliedIn(nn.Module):
+    """A key padding mask the model reads itself (masking the features of padded tokens) before an
+    nn.TransformerEncoderLayer: exporting with --key-padding-mask must stop, naming the reader."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+
+    def forward(self, x, pad):
+        return self.layer(x * (~pad).unsqueeze(-1), src_key_padding_mask=pad)
+
+
+def mask_multiplied_in():
+    return MaskMultipliedIn()
+
+
 class DecoderStack(nn.Module):
     """nn.TransformerDecoder of nn.TransformerDecoderLayer (batch_first) over a conditioning memory, as
     an image captioner or a DETR-style decoder writes it: forward(x, memory), x [L, 16] features made
