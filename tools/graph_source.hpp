@@ -282,12 +282,16 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const auto ai = impl == "torch_mha" ? attention_impl::torch_mha : attention_impl::torch_mha_weights;
     const qkv_bias qb(f.boolean("qkv_bias", bias));  // one that differs from "bias": the library's diagnostic
     // nn.MultiheadAttention's masks: the causal attn_mask, a [B, L] key_padding_mask (causal_mask, key_padding_mask)
-    const bool causal = f.boolean("causal_mask", false), padded = f.boolean("key_padding_mask", false);
+    // (a float [L, L] attn_mask given without is_causal: square_mask)
+    const bool causal = f.boolean("causal_mask", false), square = f.boolean("square_mask", false), padded = f.boolean("key_padding_mask", false);
     const auto make = [&](auto... masks) {
       return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct), qb, masks...) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias, qb, masks...);
     };
-    if (causal && padded) return make(causal_mask, key_padding_mask);
-    return causal ? make(causal_mask) : padded ? make(key_padding_mask) : make();
+    const auto with_padding = [&](auto mask) { return padded ? make(mask, key_padding_mask) : make(mask); };
+    if (causal && square) fail(f.where(), "\"causal_mask\" and \"square_mask\": one attn_mask is one or the other");
+    if (causal) return with_padding(causal_mask);
+    if (square) return with_padding(square_mask);
+    return padded ? make(key_padding_mask) : make();
   };
 }
 

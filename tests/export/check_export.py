@@ -232,6 +232,13 @@ TORCH26_MODELS = [
     # nn.MultiheadAttention called with attn_mask, is_causal=True, key_padding_mask, need_weights=False
     ("masked_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true}'", "64,16 --key-padding-mask", None,
      "masked_mha_both_b4_t64"),
+    # float [L, L] masks SDPA takes as any mask (square_mask): a band mask through nn.TransformerEncoder (with a padding
+    # mask too), and open_clip's causal buffer passed to nn.MultiheadAttention without is_causal
+    ("masked_encoder_band", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"band\": 4}'", "32,16", None, "masked_encoder_band_b2_t32"),
+    ("masked_encoder_band_padded", "tests.export.custom_models:masked_encoder_stack --kwargs '{\"band\": 4, \"dropout\": 0.0, \"padded\": true}'",
+     "32,16 --key-padding-mask", None, "masked_encoder_band_padded_nodrop_b2_t32"),
+    ("masked_mha_buffer", "tests.export.custom_models:masked_attention_net --kwargs '{\"buffer_tokens\": 64}'", "64,16", None,
+     "masked_mha_buffer_b4_t64"),
     # nn.TransformerDecoder over a conditioning memory (its cross-attention: nn.MultiheadAttention across two tensors)
     ("decoder_stack", "tests.export.custom_models:decoder_stack", "32,16 --condition 48,64", None, "decoder_stack_b2_t32_m48"),
     ("decoder_stack_prenorm", "tests.export.custom_models:decoder_stack --kwargs '{\"width\": 128, \"heads\": 8, \"norm_first\": true, "
@@ -379,6 +386,9 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_mha", "masked_mha.json", None, "masked_mha_both_b4_t64"),
              ("unmasked_mha", "unmasked_mha.json", None, "masked_mha_none_b4_t64"),
              ("masked_mha_weights", "masked_mha_weights.json", None, "masked_mha_weights_both_b4_t64"),
+             ("masked_encoder_band", "masked_encoder_band.json", None, "masked_encoder_band_b2_t32"),
+             ("masked_encoder_band_padded", "masked_encoder_band_padded.json", None, "masked_encoder_band_padded_nodrop_b2_t32"),
+             ("masked_mha_buffer", "masked_mha_buffer.json", None, "masked_mha_buffer_b4_t64"),
              ("decoder_stack", "decoder_stack.json", None, "decoder_stack_b2_t32_m48"),
              ("decoder_stack_prenorm", "decoder_stack_prenorm.json", None, "decoder_stack_prenorm_b4_t64_m96"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
@@ -609,9 +619,9 @@ UNMAPPABLE = [
     # a key padding mask the model also reads itself (x * ~pad): the library reads it only as the attention's
     ("tests.export.custom_models:mask_multiplied_in --path . --input 8,16 --key-padding-mask",
      "the key padding mask (--key-padding-mask) is read by invert, TransformerEncoderLayer"),
-    # a causal mask given to nn.TransformerEncoderLayer without is_causal=True (SDPA then reads it as any mask)
+    # a bool causal mask given to nn.TransformerEncoderLayer without is_causal=True (converted per call, then any mask to SDPA)
     ("tests.export.custom_models:layer_mask_without_causal --path . --input 8,16",
-     "TransformerEncoderLayer called with an attn_mask the library does not read as causal"),
+     "TransformerEncoderLayer called with an attn_mask of shape [8, 8] and type torch.bool"),
     # forward(x, t) without --condition
     ("tests.export.custom_models:simple_unet --path . --input 3,32,32",
      "SimpleUnet.forward takes 2 inputs (x, timestep): give --condition for the second"),

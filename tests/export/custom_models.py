@@ -317,21 +317,24 @@ class MaskedEncoderStack(EncoderStack):
     `padded`: forward(x, pad), pad a [B, L] bool key padding mask (True: a padded token)."""
 
     def __init__(self, width=64, heads=4, layers=2, norm_first=False, classes=5, causal=False, padded=False, dropout=0.1,
-                 say_causal=False):
+                 say_causal=False, band=0):
         super().__init__(width, heads, layers, norm_first, classes)
         for layer in self.encoder.layers:
             layer.dropout.p = layer.dropout1.p = layer.dropout2.p = dropout
             layer.self_attn.dropout = dropout
-        self.causal, self.padded, self.say_causal = causal, padded, say_causal
+        self.causal, self.padded, self.say_causal, self.band = causal, padded, say_causal, band
 
     def forward(self, x, pad=None):
         mask = nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device) if self.causal else None
+        if self.band:  # local attention: a float [L, L] mask, -inf beyond `band` tokens either way (not causal)
+            idx = torch.arange(x.size(1), device=x.device)
+            mask = torch.zeros(x.size(1), x.size(1), device=x.device).masked_fill((idx[None, :] - idx[:, None]).abs() > self.band, float("-inf"))
         kw = {"is_causal": True} if self.say_causal else {}
         return self.head(self.encoder(self.embed(x), mask=mask, src_key_padding_mask=pad, **kw).mean(dim=1))
 
 
-def masked_encoder_stack(causal=False, padded=False, dropout=0.1, norm_first=False, say_causal=False, width=64, heads=4, layers=2):
-    return MaskedEncoderStack(width, heads, layers, norm_first, causal=causal, padded=padded, dropout=dropout, say_causal=say_causal)
+def masked_encoder_stack(causal=False, padded=False, dropout=0.1, norm_first=False, say_causal=False, width=64, heads=4, layers=2, band=0):
+    return MaskedEncoderStack(width, heads, layers, norm_first, causal=causal, padded=padded, dropout=dropout, say_causal=say_causal, band=band)
 
 
 class MaskedAttentionBlock(nn.Module):
@@ -353,32 +356,42 @@ class MaskedAttentionBlock(nn.Module):
 
 class MaskedAttentionNet(nn.Module):
     """nn.MultiheadAttention called directly with masks (a causal attn_mask with is_causal=True, a key
-    padding mask, or both), need_weights=False or left True, in two pre-norm residual blocks."""
+    padding mask, or both), need_weights=False or left True, in two pre-norm residual blocks.
+    buffer_tokens=L: open_clip's text tower's way instead, a causal float [L, L] buffer built in
+    __init__ and passed as attn_mask without is_causal (SDPA takes it as any mask)."""
 
-    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False):
+    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0):
         super().__init__()
         self.embed = nn.Linear(16, width)
-        self.blocks = nn.ModuleList([MaskedAttentionBlock(width, heads, dropout, causal, weights) for _ in range(2)])
+        self.blocks = nn.ModuleList([MaskedAttentionBlock(width, heads, dropout, causal and not buffer_tokens, weights) for _ in range(2)])
         self.head = nn.Linear(width, 5)
         self.causal, self.padded = causal, padded
+        if buffer_tokens:
+            self.register_buffer("attn_mask", torch.empty(buffer_tokens, buffer_tokens).fill_(float("-inf")).triu_(1), persistent=False)
+        self.buffered = bool(buffer_tokens)
 
     def forward(self, x, pad=None):
-        mask = torch.triu(torch.full((x.size(1), x.size(1)), float("-inf"), device=x.device), diagonal=1) if self.causal else None
+        if self.buffered:
+            mask = self.attn_mask
+        else:
+            mask = torch.triu(torch.full((x.size(1), x.size(1)), float("-inf"), device=x.device), diagonal=1) if self.causal else None
         h = self.embed(x)
         for block in self.blocks:
             h = block(h, mask, pad)
         return self.head(h.mean(dim=1))
 
 
-def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False):
+def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0):
     """weights=True: nn.MultiheadAttention called with need_weights left True (its default)."""
-    return MaskedAttentionNet(width, heads, causal, padded, dropout, weights)
+    return MaskedAttentionNet(width, heads, causal, padded, dropout, weights, buffer_tokens)
 
 
 class LayerMaskWithoutCausal(nn.Module):
-    """nn.TransformerEncoderLayer called directly with the causal mask and without is_causal=True:
-    the layer passes it to SDPA as a general attn_mask; exporting must stop. `weights`: nn.MultiheadAttention
-    called with a key padding mask and need_weights left True (exports: torch_mha_weights, key_padding_mask)."""
+    """nn.TransformerEncoderLayer called directly with a bool causal mask and without is_causal=True:
+    the layer converts it to a float one per call and passes it to SDPA as any mask, which the library
+    does not model (a float [L, L] mask maps: square_mask); exporting must stop. `weights`:
+    nn.MultiheadAttention called with a key padding mask and need_weights left True (exports:
+    torch_mha_weights, key_padding_mask)."""
 
     def __init__(self, weights=False):
         super().__init__()
@@ -389,7 +402,7 @@ class LayerMaskWithoutCausal(nn.Module):
     def forward(self, x, pad=None):
         if self.weights:
             return self.attn(x, x, x, key_padding_mask=pad)[0]
-        return self.layer(x, src_mask=nn.Transformer.generate_square_subsequent_mask(x.size(1), device=x.device))
+        return self.layer(x, src_mask=torch.ones(x.size(1), x.size(1), dtype=torch.bool, device=x.device).triu(1))
 
 
 def layer_mask_without_causal(weights=False):

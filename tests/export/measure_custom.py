@@ -743,6 +743,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_mha_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True), (64, 16), 4),
          ("masked_mha_causal_drop10_b4_t64", lambda: custom_models.masked_attention_net(dropout=0.1), (64, 16), 4),
          ("masked_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False), (64, 16), 4),
+         # open_clip's text tower's way (held out): a causal float buffer as attn_mask without is_causal (square_mask)
+         ("masked_mha_buffer_b4_t64", lambda: custom_models.masked_attention_net(buffer_tokens=64), (64, 16), 4),
          # the same with need_weights left True (the materialized path: baddbmm(mask, q, kᵀ))
          ("masked_mha_weights_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True, weights=True), (64, 16), 4),
          ("masked_mha_weights_causal_b4_t64", lambda: custom_models.masked_attention_net(weights=True), (64, 16), 4),
@@ -753,6 +755,10 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # held out: pre-norm GELU, width 128, 8 heads, 64 tokens over a 96-token memory, batch 4, no dropout
          ("decoder_stack_prenorm_b4_t64_m96", lambda: WithSecondImage(custom_models.decoder_stack(128, 8, norm_first=True, dropout=0.0), 4, (96, 128)),
           (64, 16), 4),
+         # a float [L, L] band mask (not causal: SDPA takes it as an attn_mask), alone and with a padding mask
+         ("masked_encoder_band_b2_t32", lambda: custom_models.masked_encoder_stack(band=4), (32, 16), 2),
+         ("masked_encoder_band_nodrop_b2_t32", lambda: custom_models.masked_encoder_stack(band=4, dropout=0.0), (32, 16), 2),
+         ("masked_encoder_band_padded_nodrop_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, band=4, dropout=0.0), (32, 16), 2),
          # held out (measured after the rules were written): width 128, 8 heads, 128 tokens, batch 4, pre-norm
          ("masked_encoder_both_nodrop_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, dropout=0.0,
                                                                   width=128, heads=8, norm_first=True), (128, 16), 4),

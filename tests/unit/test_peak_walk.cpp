@@ -240,6 +240,12 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   CHECK(causal.saved_activations == none.saved_activations);
   CHECK(padded.saved_activations == none.saved_activations + B * H * L * 4);
   CHECK(both.saved_activations == none.saved_activations + B * H * L * L * 4);
+  // a float [L, L] mask given without is_causal (square_mask: a band, open_clip's causal buffer) goes to SDPA
+  // as it is: the flash kernel keeps it, one storage for every layer; with a padding mask, merged as both
+  // (measured: masked_encoder_band_nodrop_b2_t32 +4,096 B over the unmasked twin, band_padded as both)
+  CHECK(cpu26(layer(0, square_mask)).saved_activations == none.saved_activations + L * L * 4);
+  CHECK(cpu26(layer(0, square_mask, key_padding_mask)).saved_activations == both.saved_activations);
+  CHECK_THROWS_WITH(attention(64, heads(4), attention_impl::torch_mha, causal_mask, square_mask), Catch::Contains("one of causal_mask and square_mask"));
   // with dropout SDPA takes the math path, which adds the mask to the scores (a new tensor) and keeps none
   CHECK(cpu26(layer(10, causal_mask, key_padding_mask)).saved_activations == cpu26(layer(10)).saved_activations);
   // there the merged mask lives through the call beside the scores: on CUDA's math path (no CPU GEMM
@@ -255,7 +261,7 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   CHECK(cuda(layer(0, causal_mask, key_padding_mask)).saved_activations == cuda(layer(0)).saved_activations + B * H * L * L * 4);
   // the masks are nn.MultiheadAttention's, on its SDPA path, self-attention
   CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::flash, key_padding_mask)), plan(B), dev),
-                    Catch::Contains("causal_mask and key_padding_mask are nn.MultiheadAttention's masks"));
+                    Catch::Contains("causal_mask, square_mask and key_padding_mask are nn.MultiheadAttention's masks"));
   // SDPA's is_causal on hand-written projections: the flash kernel keeps what it keeps without it; the
   // math path (2.6 CPU with dropout) adds the causal mask to the scores, keeping nothing more
   // (measured: sdpa_transformer_causal_b2_64, _causal_drop10_b2_64: saved as the non-causal twins')

@@ -96,8 +96,8 @@ struct attention_adapters {
 
 namespace detail {
 [[noreturn]] inline void attention_masks_need_torch_mha_self_attention() {
-  fail("gpubudget: causal_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
-       "(need_weights=False, as nn.TransformerEncoderLayer calls it), self-attention, and no rotary; causal_mask alone "
+  fail("gpubudget: causal_mask, square_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
+       "or torch_mha_weights, self-attention, no rotary, and one of causal_mask and square_mask; causal_mask alone "
        "(SDPA's is_causal) also takes separate_qkv_sdpa and flash");
 }
 [[noreturn]] inline void torch_mha_cross_attention_needs_sdpa() {
@@ -151,14 +151,20 @@ enum class token_positions : std::int64_t {
   causal_mask = 2,                   ///< attn_mask the [L, L] causal mask (is_causal=True, or nn.TransformerEncoder recognising it)
   key_padding_mask = 4,              ///< key_padding_mask a [B, L] bool mask of padded tokens
   causal_and_key_padding_masks = 6,  ///< both: MHA merges them into one [B·H, L, L] float mask
+  square_mask = 8,                   ///< attn_mask a float [L, L] mask not read as causal (a band, a bias; a causal buffer without is_causal)
+  square_and_key_padding_masks = 12, ///< both: merged as causal_and_key_padding_masks
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
 /// nn.Transformer.generate_square_subsequent_mask(L) given to nn.TransformerEncoder), with a [B, L] bool
-/// key_padding_mask (src_key_padding_mask), or both. causal_mask alone on separate_qkv_sdpa and flash:
-/// F.scaled_dot_product_attention(q, k, v, is_causal=True) on hand-written projections.
+/// key_padding_mask (src_key_padding_mask), or both; square_mask: an attn_mask of [L, L] floats that
+/// SDPA takes as any mask (a band or a bias; open_clip's causal buffer passed without is_causal).
+/// causal_mask alone on separate_qkv_sdpa and flash: F.scaled_dot_product_attention(q, k, v,
+/// is_causal=True) on hand-written projections.
 struct causal_mask_t {};
 inline constexpr causal_mask_t causal_mask{};
+struct square_mask_t {};
+inline constexpr square_mask_t square_mask{};
 struct key_padding_mask_t {};
 inline constexpr key_padding_mask_t key_padding_mask{};
 
@@ -436,11 +442,11 @@ struct attention_dims {
 };
 
 constexpr bool is_rotary(const attention_op& op) { return op.positions == token_positions::rotary; }
-/// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4); 0: none, or rotary.
-constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 6; }
+/// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
+constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 constexpr void add_positions(attention_op& o, token_positions p) {
   const auto both = static_cast<std::int64_t>(o.positions) | static_cast<std::int64_t>(p);
-  if ((both & 1) && (both & 6)) attention_masks_need_torch_mha_self_attention();
+  if (((both & 1) && (both & 14)) || ((both & 2) && (both & 8))) attention_masks_need_torch_mha_self_attention();
   o.positions = static_cast<token_positions>(both);
 }
 /// Masks fit self-attention through SDPA: nn.MultiheadAttention's both (torch_mha); SDPA's is_causal
@@ -601,24 +607,27 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
 /// (generate_square_subsequent_mask), and on 2.x nn.TransformerEncoder's float copy of the bool
 /// [B, L] padding mask (_canonical_mask). Per call: the padding mask expanded to the heads,
 /// view/expand/reshape: a [B·H, 1, L] copy (bool on 1.13); with both masks their sum, a float
-/// [B·H, L, L] (1.13: masked_fill); 1.13 turns a bool padding mask alone into a float copy. All
+/// [B·H, L, L] (1.13: masked_fill); 1.13 turns a bool padding mask alone into a float copy. A
+/// square mask (a float [L, L] given without is_causal) is the model's, as the causal one, and goes
+/// to SDPA as it is (a fused kernel keeps it: no new bytes), or merged with a padding mask. All
 /// live until the call returns; the causal mask alone goes to 2.x's SDPA as is_causal. With
 /// need_weights=True (torch_mha_weights) baddbmm(mask, q, kᵀ) reads them and keeps none.
 struct mha_masks {
   value model, padding, per_head, merged;
-  bool is_causal = false;
-  /// The float mask the product adds (SDPA's attn_mask, 1.13's baddbmm input); none: is_causal.
-  constexpr const value& attn_mask() const { return merged.id >= 0 ? merged : per_head; }
+  bool is_causal = false, square = false;
+  /// The float mask the product adds (SDPA's attn_mask, 1.13's baddbmm input): the merged or the
+  /// padding mask, a square mask as it is; none: is_causal.
+  constexpr const value& attn_mask() const { return merged.id >= 0 ? merged : per_head.id >= 0 || !square ? per_head : model; }
 };
 constexpr mha_masks mha_masks_for(sim& s, std::int64_t masks, const attention_dims& a, dtype x_type) {
   mha_masks m{};
-  const bool causal = (masks & 2) != 0, padded = (masks & 4) != 0;
-  if (causal) m.model = s.shared_input(a.Lq, a.Lk, dtype::fp32, 2, false);
-  m.is_causal = causal && !padded && s.torch2();
+  const bool causal = (masks & 2) != 0, padded = (masks & 4) != 0, square = (masks & 8) != 0;
+  if (causal || square) m.model = s.shared_input(a.Lq, a.Lk, dtype::fp32, 2, false);
+  m.is_causal = causal && !padded && s.torch2(), m.square = square;
   if (!padded) return m;
   if (s.torch2()) m.padding = s.shared_input(1, a.Lk, x_type, 3);
   m.per_head = s.make(make_shape(a.H, a.Lk), s.torch2() ? x_type : dtype::boolean, false);
-  if (causal) m.merged = s.make(make_shape(a.H * a.Lq, a.Lk), promoted_type(dtype::fp32, x_type), false);
+  if (causal || square) m.merged = s.make(make_shape(a.H * a.Lq, a.Lk), promoted_type(dtype::fp32, x_type), false);
   else if (!s.torch2()) m.merged = s.make(make_shape(a.H, a.Lk), x_type, false);
   return m;
 }
@@ -936,6 +945,7 @@ constexpr void apply_attention_option(attention_op& o, no_bias_t) { o.bias = fal
 constexpr void apply_attention_option(attention_op& o, rotary_t) { add_positions(o, token_positions::rotary); }
 constexpr void apply_attention_option(attention_op& o, causal_mask_t) { add_positions(o, token_positions::causal_mask); }
 constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add_positions(o, token_positions::key_padding_mask); }
+constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_positions(o, token_positions::square_mask); }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
