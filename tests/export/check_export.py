@@ -99,6 +99,8 @@ TORCH26_MODELS = [
     ("sequence_classifier", "tests.export.custom_models:sequence_classifier", "--tokens 64 --vocab 2000", None, "sequence_classifier_b2_t64"),
     ("sequence_classifier_padded", "tests.export.custom_models:sequence_classifier", "--tokens 64 --vocab 2000 --key-padding-mask", None,
      "sequence_classifier_padded_b2_t64"),
+    ("sequence_classifier_pad_id", "tests.export.custom_models:sequence_classifier --kwargs '{\"pad_id\": 0}'", "--tokens 64 --vocab 2000", None,
+     "sequence_classifier_pad_id_b2_t64"),
     ("keyword_spotter", "tests.export.custom_models:keyword_spotter", "40,100", None, "keyword_spotter_b2_100"),
     # F.pad by amounts computed from sizes (ValueProp), both up paths; DCGAN's generator and discriminator
     ("milesial_unet", "tests.export.custom_models:milesial_unet", "3,64,64", None, "milesial_unet_b2_64"),
@@ -314,6 +316,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("mlp_mixer", "mlp_mixer.json", None, "mlp_mixer_b2_32"),
              ("sequence_classifier", "sequence_classifier.json", None, "sequence_classifier_b2_t64"),
              ("sequence_classifier_padded", "sequence_classifier_padded.json", None, "sequence_classifier_padded_b2_t64"),
+             ("sequence_classifier_pad_id", "sequence_classifier_pad_id.json", None, "sequence_classifier_pad_id_b2_t64"),
              ("keyword_spotter", "keyword_spotter.json", None, "keyword_spotter_b2_100"),
              ("milesial_unet", "milesial_unet.json", None, "milesial_unet_b2_64"),
              ("milesial_unet_bilinear", "milesial_unet_bilinear.json", None, "milesial_unet_bilinear_b2_64"),

@@ -1284,13 +1284,18 @@ class SequenceClassifier(nn.Module):
         self.fc = nn.Linear(dim, 3)
 
     def forward(self, x, pad=None):
+        if self.pad_id is not None:  # the padding mask made from the ids, as BERT-style classifiers do
+            pad = x == self.pad_id
         return self.fc(self.enc(self.emb(x) + self.pos, src_key_padding_mask=pad)[:, 0])
 
 
-def sequence_classifier(padded=False):
+def sequence_classifier(padded=False, pad_id=None):
     """padded: called as model(ids, pad) with a [B, L] key padding mask (the factory's flag only names
-    the call; forward takes the mask whenever it is given)."""
-    return SequenceClassifier()
+    the call; forward takes the mask whenever it is given); pad_id: forward makes the mask itself,
+    ids == pad_id."""
+    m = SequenceClassifier()
+    m.pad_id = pad_id
+    return m
 
 
 def keyword_spotter():

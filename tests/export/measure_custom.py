@@ -574,6 +574,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("sequence_classifier_b2_t64", custom_models.sequence_classifier, TOKENS, 2),
          # the same on padded batches (src_key_padding_mask, 2026-12-06): a BERT-style classifier's call
          ("sequence_classifier_padded_b2_t64", with_padding_mask(custom_models.sequence_classifier, 2, 64, 8), TOKENS, 2),
+         # the mask made in forward from the ids (pad = ids == 0; random ids below the vocabulary, some 0)
+         ("sequence_classifier_pad_id_b2_t64", lambda: custom_models.sequence_classifier(pad_id=0), TOKENS, 2),
          ("keyword_spotter_b2_100", custom_models.keyword_spotter, (40, 100), 2),
          # milesial/Pytorch-UNet: F.pad by amounts computed from sizes (0 at 64²: a copy), both up paths;
          # the PyTorch examples' DCGAN generator and discriminator (measured 2026-11-29)
