@@ -241,6 +241,9 @@ TORCH26_MODELS = [
      "32,16 --key-padding-mask", None, "masked_encoder_band_padded_nodrop_b2_t32"),
     ("masked_mha_buffer", "tests.export.custom_models:masked_attention_net --kwargs '{\"buffer_tokens\": 64}'", "64,16", None,
      "masked_mha_buffer_b4_t64"),
+    # nn.Transformer as a translation model, forward(tgt, src): the target ids the input, the source ids the condition
+    ("seq2seq_transformer", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000}'", "--tokens 64 --vocab 2000 --condition tokens:48",
+     None, "seq2seq_transformer_b2_t64_s48"),
     # nn.TransformerDecoder over a conditioning memory (its cross-attention: nn.MultiheadAttention across two tensors)
     ("decoder_stack", "tests.export.custom_models:decoder_stack", "32,16 --condition 48,64", None, "decoder_stack_b2_t32_m48"),
     ("decoder_stack_prenorm", "tests.export.custom_models:decoder_stack --kwargs '{\"width\": 128, \"heads\": 8, \"norm_first\": true, "
@@ -393,6 +396,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("masked_encoder_band_padded", "masked_encoder_band_padded.json", None, "masked_encoder_band_padded_nodrop_b2_t32"),
              ("masked_mha_buffer", "masked_mha_buffer.json", None, "masked_mha_buffer_b4_t64"),
              ("decoder_stack", "decoder_stack.json", None, "decoder_stack_b2_t32_m48"),
+             ("seq2seq_transformer", "seq2seq_transformer.json", None, "seq2seq_transformer_b2_t64_s48"),
              ("decoder_stack_prenorm", "decoder_stack_prenorm.json", None, "decoder_stack_prenorm_b4_t64_m96"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),

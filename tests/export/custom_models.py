@@ -450,6 +450,29 @@ def decoder_stack(width=64, heads=4, layers=2, norm_first=False, dropout=0.1, ca
     return DecoderStack(width, heads, layers, norm_first, dropout, causal)
 
 
+class Seq2SeqTransformer(nn.Module):
+    """nn.Transformer (batch_first) as a translation model writes it: source and target token
+    embeddings, the encoder over the source, the decoder over the target with the causal tgt_mask
+    and cross-attention to the encoder's output, a Linear to the vocabulary. forward(tgt, src): the
+    target first, as gpubudget-export takes the decoder's tokens as the model's input (--tokens) and
+    the source as its condition (--condition tokens:S); a model written forward(src, tgt) is exported
+    through a wrapper that swaps them."""
+
+    def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
+        super().__init__()
+        self.src_emb, self.tgt_emb = nn.Embedding(vocab, width), nn.Embedding(vocab, width)
+        self.transformer = nn.Transformer(width, heads, layers, layers, 4 * width, dropout, batch_first=True)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tgt, src):
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(1), device=tgt.device)
+        return self.out(self.transformer(self.src_emb(src), self.tgt_emb(tgt), tgt_mask=mask, tgt_is_causal=True))
+
+
+def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
+    return Seq2SeqTransformer(vocab, width, heads, layers, dropout)
+
+
 class SubPixelNet(nn.Module):
     """An ESPCN-style super-resolution net: convolutions with nn.PReLU (one weight, and one per
     channel), then a sub-pixel convolution: nn.PixelShuffle(2)."""

@@ -450,6 +450,19 @@ def with_padding_mask(build, batch, tokens, padded=4, **kw):
     return lambda: WithPaddingMask(build(padded=True, **kw), batch, tokens, padded)
 
 
+class WithSource(torch.nn.Module):
+    """An encoder-decoder called as model(tgt, src): src a batch of `length` source token ids below
+    `vocab`, made with the data before the step (a plain attribute), as a translation batch brings it."""
+
+    def __init__(self, model, batch, length, vocab):
+        super().__init__()
+        self.model = model
+        self.src = torch.randint(0, vocab, (batch, length))
+
+    def forward(self, ids):
+        return self.model(ids, self.src)
+
+
 class Variational(torch.nn.Module):
     """A VAE's (recon, mu, logvar) as measure.VaeOutputs: its training loss is the ELBO
     (measure.training_loss), as pytorch/examples' vae/main.py trains it."""
@@ -761,6 +774,9 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_encoder_band_b2_t32", lambda: custom_models.masked_encoder_stack(band=4), (32, 16), 2),
          ("masked_encoder_band_nodrop_b2_t32", lambda: custom_models.masked_encoder_stack(band=4, dropout=0.0), (32, 16), 2),
          ("masked_encoder_band_padded_nodrop_b2_t32", with_padding_mask(custom_models.masked_encoder_stack, 2, 32, band=4, dropout=0.0), (32, 16), 2),
+         # nn.Transformer as a translation model: the encoder over 48 source ids (the condition), the decoder over the
+         # 64 target ids (causal), cross-attention to the encoder's output (2026-12-06)
+         ("seq2seq_transformer_b2_t64_s48", lambda: WithSource(custom_models.seq2seq_transformer(vocab=2000), 2, 48, 2000), TOKENS, 2),
          # held out (measured after the rules were written): width 128, 8 heads, 128 tokens, batch 4, pre-norm
          ("masked_encoder_both_nodrop_b4_t128", with_padding_mask(custom_models.masked_encoder_stack, 4, 128, 16, causal=True, dropout=0.0,
                                                                   width=128, heads=8, norm_first=True), (128, 16), 4),
