@@ -106,7 +106,7 @@ namespace detail {
        "a torch2 runtime, no attention_adapters");
 }
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
-  fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask: SDPA's flash kernel takes no attn_mask "
+  fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask or square_mask: SDPA's flash kernel takes no attn_mask "
        "(PyTorch raises \"No available kernel\"); choose efficient, cudnn, math or automatic");
 }
 [[noreturn]] inline void attention_adapters_do_not_fit_the_attention_impl() {
@@ -144,7 +144,8 @@ enum class qkv_bias_kind : std::int64_t {
 
 /// What an attention does with token positions besides the product itself (`attention_op::positions`):
 /// RoPE on q and k (the flash path, causal: transformers' LlamaAttention), or the masks
-/// nn.MultiheadAttention is called with (torch_mha; bits: a causal mask 2, a key padding mask 4).
+/// nn.MultiheadAttention is called with (torch_mha; bits: a causal mask 2, a key padding mask 4, a
+/// square mask 8).
 enum class token_positions : std::int64_t {
   plain = 0,
   rotary = 1,
@@ -633,7 +634,7 @@ constexpr mha_masks mha_masks_for(sim& s, std::int64_t masks, const attention_di
 }
 constexpr void release_masks(sim& s, const mha_masks& m) { s.release(m.model), s.release(m.padding), s.release(m.per_head), s.release(m.merged); }
 
-/// PyTorch 2.x's SDPA call inside nn.MultiheadAttention on its packed q, k, v copy (consumed), then
+/// PyTorch 2.x's SDPA call inside nn.MultiheadAttention on its q, k, v (consumed), then
 /// out_proj: the backend sdpa_kernel_for picks, with the attn_mask cast to the kernel's type under
 /// autocast (scaled_dot_product_attention is on its lower-precision list: a new copy); a fused
 /// kernel keeps the mask, the math path adds it (or the causal mask) as a new score tensor.
