@@ -244,6 +244,9 @@ TORCH26_MODELS = [
     # nn.Transformer as a translation model, forward(tgt, src): the target ids the input, the source ids the condition
     ("seq2seq_transformer", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000}'", "--tokens 64 --vocab 2000 --condition tokens:48",
      None, "seq2seq_transformer_b2_t64_s48"),
+    # the same model written forward(src, tgt) (--source-first): the same graph, held to the same measurement
+    ("source_first_seq2seq", "tests.export.custom_models:source_first_seq2seq --kwargs '{\"vocab\": 2000}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48 --source-first", None, "seq2seq_transformer_b2_t64_s48"),
     # nn.TransformerDecoder over a conditioning memory (its cross-attention: nn.MultiheadAttention across two tensors)
     ("decoder_stack", "tests.export.custom_models:decoder_stack", "32,16 --condition 48,64", None, "decoder_stack_b2_t32_m48"),
     ("decoder_stack_prenorm", "tests.export.custom_models:decoder_stack --kwargs '{\"width\": 128, \"heads\": 8, \"norm_first\": true, "

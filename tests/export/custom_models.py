@@ -473,6 +473,18 @@ def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
     return Seq2SeqTransformer(vocab, width, heads, layers, dropout)
 
 
+class SourceFirstSeq2Seq(Seq2SeqTransformer):
+    """The same model written forward(src, tgt), as translation code writes it (gpubudget-export
+    --source-first)."""
+
+    def forward(self, src, tgt):
+        return super().forward(tgt, src)
+
+
+def source_first_seq2seq(vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
+    return SourceFirstSeq2Seq(vocab, width, heads, layers, dropout)
+
+
 class SubPixelNet(nn.Module):
     """An ESPCN-style super-resolution net: convolutions with nn.PReLU (one weight, and one per
     channel), then a sub-pixel convolution: nn.PixelShuffle(2)."""
