@@ -7,7 +7,8 @@
 // cross_attention(..., attention_impl::torch_mha) reads it — nn.MultiheadAttention across two tensors,
 // q and k, v projected apart from copies of their inputs, the memory's copy and the packed k, v kept
 // per layer (op_rules.md 2.6 #78). gpubudget-export writes this for a model whose forward takes
-// (tgt, src) (`--tokens T --condition tokens:S`); measured on PyTorch 2.6's CPU step
+// (tgt, src) (`--tokens T --condition tokens:S`), or (src, tgt) with `--source-first`; measured on
+// PyTorch 2.6's CPU step
 // (tests/export seq2seq_transformer_b2_t64_s48): parameters and saved bytes exact, peaks within 1.5 %.
 //
 // Below, "Attention Is All You Need"'s base model (d 512, 8 heads, 6 + 6 layers, feed-forward 2048,

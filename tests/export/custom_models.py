@@ -455,8 +455,8 @@ class Seq2SeqTransformer(nn.Module):
     embeddings, the encoder over the source, the decoder over the target with the causal tgt_mask
     and cross-attention to the encoder's output, a Linear to the vocabulary. forward(tgt, src): the
     target first, as gpubudget-export takes the decoder's tokens as the model's input (--tokens) and
-    the source as its condition (--condition tokens:S); a model written forward(src, tgt) is exported
-    through a wrapper that swaps them."""
+    the source as its condition (--condition tokens:S); a model written forward(src, tgt) takes
+    --source-first (source_first_seq2seq)."""
 
     def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
         super().__init__()
