@@ -241,6 +241,8 @@ TORCH26_MODELS = [
      "32,16 --key-padding-mask", None, "masked_encoder_band_padded_nodrop_b2_t32"),
     ("masked_mha_buffer", "tests.export.custom_models:masked_attention_net --kwargs '{\"buffer_tokens\": 64}'", "64,16", None,
      "masked_mha_buffer_b4_t64"),
+    # a mask argument left at its default None: no mask (parameters checked)
+    ("optional_mask_encoder", "tests.export.custom_models:optional_mask_encoder", "8,16", None, None),
     # nn.Transformer as a translation model, forward(tgt, src): the target ids the input, the source ids the condition
     ("seq2seq_transformer", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000}'", "--tokens 64 --vocab 2000 --condition tokens:48",
      None, "seq2seq_transformer_b2_t64_s48"),

@@ -425,6 +425,22 @@ def mask_multiplied_in():
     return MaskMultipliedIn()
 
 
+class OptionalMaskEncoder(nn.Module):
+    """forward(x, mask=None) passing its mask argument on to nn.TransformerEncoder: exported without
+    the argument, the mask is None (a placeholder with no tensor), so no mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32, batch_first=True), 1, enable_nested_tensor=False)
+
+    def forward(self, x, mask=None):
+        return self.enc(x, mask=mask)
+
+
+def optional_mask_encoder():
+    return OptionalMaskEncoder()
+
+
 class DecoderStack(nn.Module):
     """nn.TransformerDecoder of nn.TransformerDecoderLayer (batch_first) over a conditioning memory, as
     an image captioner or a DETR-style decoder writes it: forward(x, memory), x [L, 16] features made

@@ -617,8 +617,8 @@ struct mha_masks {
   value model, padding, per_head, merged;
   bool is_causal = false, square = false;
   /// The float mask the product adds (SDPA's attn_mask, 1.13's baddbmm input): the merged or the
-  /// padding mask, a square mask as it is; none: is_causal.
-  constexpr const value& attn_mask() const { return merged.id >= 0 ? merged : per_head.id >= 0 || !square ? per_head : model; }
+  /// padding mask, a square mask as it is; none: no mask, or the causal one alone (is_causal).
+  constexpr value attn_mask() const { return merged.id >= 0 ? merged : per_head.id >= 0 ? per_head : square ? model : value{}; }
 };
 constexpr mha_masks mha_masks_for(sim& s, std::int64_t masks, const attention_dims& a, dtype x_type) {
   mha_masks m{};
@@ -643,7 +643,8 @@ constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const atten
                                const mha_masks& m) {
   auto& s = c.s;
   const bool packed = q_base.id == kv_base.id;
-  value mask = m.attn_mask().id >= 0 ? cast_to(s, m.attn_mask(), a.mt) : value{};
+  const value sdpa_mask = m.attn_mask();
+  value mask = sdpa_mask.id >= 0 ? cast_to(s, sdpa_mask, a.mt) : value{};
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.H, a.d, op.dropout, mask.id >= 0);
   value y{};
   if (kind == sdpa_kernel::math) {
