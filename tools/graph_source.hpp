@@ -170,6 +170,8 @@ inline void add_view_leaves(std::map<std::string, leaf_maker>& t) {
     const bool copied = f.boolean("contiguous", false);
     return with_dims(f.dims("order", 0), [copied]<class... D>(D... d) requires(sizeof...(D) >= 2) { return copied ? contiguous_permute(d...) : permute(d...); });
   };
+  // the batch moved between first and second ([B, L, D] <-> [L, B, D]): the same per-sample shape
+  t["batch_transpose"] = [](fields& f) { return batch_transpose(f.boolean("contiguous", false)); };
   t["transpose"] = [](fields& f) {
     const auto a = f.integer("dim0", 0, 4), b = f.integer("dim1", 0, 4);
     return transpose(a, b, f.boolean("contiguous", false));
@@ -244,8 +246,11 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     const qkv_bias qb(f.boolean("qkv_bias", bias));
     const auto names = impl == "torch_mha" ? projection_names::torchvision : f.has("projections") ? projection_names::separate : projection_names::none;
     const kv_width kw(f.integer("kv_width", 1, big, width));  // the memory's width (SD's text states: 768)
-    return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw)
-                : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, no_bias);
+    const auto make = [&](auto... layout) {  // "sequence_first": nn.MultiheadAttention(batch_first=False)
+      return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, layout...)
+                  : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, no_bias, layout...);
+    };
+    return f.boolean("sequence_first", false) ? make(sequence_first) : make();
   };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);
@@ -270,6 +275,7 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       // the q, k, v projections' bias when not the output's ("qkv_bias": false, timm's qkv_bias=False)
       const qkv_bias qb(f.boolean("qkv_bias", bias));
       const bool causal = f.boolean("causal_mask", false);  // SDPA's is_causal=True
+      if (f.boolean("sequence_first", false)) fail(f.where(), "\"sequence_first\" is nn.MultiheadAttention's layout: \"impl\" \"torch_mha\" or \"torch_mha_weights\"");
       const auto make = [&](auto... extra) {
         if (fused) return attention(width, heads(h), ai, attention_dropout(pct), kv_heads(kv), head_dim(hd), fused_qkv, qb, extra...);
         return attention(width, heads(h), ai, names, attention_dropout(pct), kv_heads(kv), head_dim(hd), qb, extra...);
@@ -284,9 +290,11 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
     // nn.MultiheadAttention's masks: the causal attn_mask, a [B, L] key_padding_mask (causal_mask, key_padding_mask)
     // (a float [L, L] attn_mask given without is_causal: square_mask)
     const bool causal = f.boolean("causal_mask", false), square = f.boolean("square_mask", false), padded = f.boolean("key_padding_mask", false);
-    const auto make = [&](auto... masks) {
+    const bool seq = f.boolean("sequence_first", false);  // nn.MultiheadAttention(batch_first=False) on [L, B, D]
+    const auto with_layout = [&](auto... masks) {
       return bias ? attention(width, heads(h), ai, tv, attention_dropout(pct), qb, masks...) : attention(width, heads(h), ai, tv, attention_dropout(pct), no_bias, qb, masks...);
     };
+    const auto make = [&](auto... masks) { return seq ? with_layout(masks..., sequence_first) : with_layout(masks...); };
     const auto with_padding = [&](auto mask) { return padded ? make(mask, key_padding_mask) : make(mask); };
     if (causal && square) fail(f.where(), "\"causal_mask\" and \"square_mask\": one attn_mask is one or the other");
     if (causal) return with_padding(causal_mask);

@@ -263,6 +263,24 @@ TORCH26_MODELS = [
     # need_weights left True (the weights dropped: `a, _ = attn(...)`): baddbmm(mask, q, kᵀ) on the materialized path
     ("masked_mha_weights", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true, \"weights\": true}'",
      "64,16 --key-padding-mask", None, "masked_mha_weights_both_b4_t64"),
+    # sequence first (--sequence-first: [L, B] ids, nn.Transformer's default batch_first=False): PyTorch's
+    # nn.Transformer language-model tutorial (pe[:x.size(0)] traced with the example's sizes), its batch-first
+    # twin (torch.export refuses it too), nn.MultiheadAttention(batch_first=False) called directly, nn.Transformer
+    # on [T, B] and [S, B] ids; OpenAI CLIP's text tower (x.permute(1, 0, 2) around sequence-first blocks: batch_transpose)
+    ("tutorial_lm", "tests.export.custom_models:tutorial_transformer_lm", "--tokens 64 --vocab 2000 --sequence-first", None, "tutorial_lm_b2_t64"),
+    ("tutorial_lm_batch_first", "tests.export.custom_models:tutorial_transformer_lm --kwargs '{\"batch_first\": true}'", "--tokens 64 --vocab 2000",
+     None, "tutorial_lm_batch_first_b2_t64"),
+    ("seq_first_mha", "tests.export.custom_models:masked_attention_net --kwargs '{\"causal\": false, \"batch_first\": false}'",
+     "64,16 --sequence-first", None, "seq_first_mha_none_b4_t64"),
+    ("seq_first_mha_weights", "tests.export.custom_models:masked_attention_net --kwargs '{\"causal\": false, \"weights\": true, \"batch_first\": false}'",
+     "64,16 --sequence-first", None, "seq_first_mha_weights_b4_t64"),
+    ("seq_first_mha_both", "tests.export.custom_models:masked_attention_net --kwargs '{\"padded\": true, \"batch_first\": false}'",
+     "64,16 --sequence-first --key-padding-mask", None, "seq_first_mha_both_b4_t64"),
+    ("seq2seq_seq_first", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000, \"batch_first\": false}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48 --sequence-first", None, "seq2seq_transformer_seq_first_b2_t64_s48"),
+    ("clip_text", "tests.export.custom_models:clip_text_tower", "--tokens 64 --vocab 2000", None, "clip_text_b2_t64"),
+    ("clip_text_w128", "tests.export.custom_models:clip_text_tower --kwargs '{\"vocab\": 500, \"context\": 77, \"width\": 128, \"heads\": 8, "
+     "\"layers\": 3}'", "--tokens 77 --vocab 500", None, "clip_text_w128_b4_t77"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
     # own cross-entropy (--targets); a flag list in place of the input shape
     ("nanogpt", "tests.export.custom_models:nanogpt", "--tokens 64 --vocab 2000 --targets", None, "nanogpt_b2_t64"),
@@ -403,6 +421,13 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("decoder_stack", "decoder_stack.json", None, "decoder_stack_b2_t32_m48"),
              ("seq2seq_transformer", "seq2seq_transformer.json", None, "seq2seq_transformer_b2_t64_s48"),
              ("decoder_stack_prenorm", "decoder_stack_prenorm.json", None, "decoder_stack_prenorm_b4_t64_m96"),
+             ("tutorial_lm", "tutorial_lm.json", None, "tutorial_lm_b2_t64"),
+             ("tutorial_lm_w256", "tutorial_lm_w256.json", None, "tutorial_lm_w256_b4_t77"),
+             ("seq_first_mha", "seq_first_mha.json", None, "seq_first_mha_none_b4_t64"),
+             ("seq_first_mha_both", "seq_first_mha_both.json", None, "seq_first_mha_both_b4_t64"),
+             ("seq2seq_seq_first", "seq2seq_seq_first.json", None, "seq2seq_transformer_seq_first_b2_t64_s48"),
+             ("clip_text", "clip_text.json", None, "clip_text_b2_t64"),
+             ("clip_text_w128", "clip_text_w128.json", None, "clip_text_w128_b4_t77"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),
              ("densenet121", "densenet121.json", ["densenet121", "--image-size", "64"], "densenet121_b2_64"),
@@ -680,8 +705,16 @@ UNMAPPABLE = [
     # recurrent layers: no op
     ("tests.export.custom_models:lstm_tagger --path . --input 12,16",
      "no gpubudget op for module LSTM (recurrent layers are not modelled) (node lstm, module lstm)"),
+    # a sequence-first encoder given batch-first inputs (no --sequence-first): PyTorch would read the batch as tokens
     ("tests.export.custom_models:seq_first_encoder --path . --input 12,16",
-     "TransformerEncoderLayer needs batch_first=True (the library's tensors are batch first) (node _0, module 0)"),
+     "TransformerEncoder(batch_first=False) on a tensor whose batch is dimension 0 (PyTorch would read the batch as tokens; "
+     "give --sequence-first when the model takes [L, B, ...] inputs) (node _0, module 0)"),
+    # sequence-first logits flattened with the batch (output.view(-1, ntoken)): no per-sample shape
+    ("tests.export.custom_models:tutorial_transformer_lm --path . --tokens 64 --vocab 2000 --sequence-first --kwargs '{\"flat_logits\": true}'",
+     "Tensor.view gives [128, 2000], the batch of a sequence-first tensor merged into another dimension"),
+    # an op the sequence-first reading does not translate (a product over the batch's dimension)
+    ("tests.export.custom_models:seq_first_cumsum --path . --input 12,16 --sequence-first",
+     "cumsum on a tensor whose batch is dimension 1 (sequence first)"),
     # nanoGPT called without targets takes its inference branch (lm_head on x[:, [-1], :]): the
     # slice stops it, and the message names --targets
     ("tests.export.custom_models:nanogpt --path . --tokens 64 --vocab 2000",

@@ -340,10 +340,10 @@ def masked_encoder_stack(causal=False, padded=False, dropout=0.1, norm_first=Fal
 class MaskedAttentionBlock(nn.Module):
     """A pre-norm residual block around nn.MultiheadAttention called with its masks."""
 
-    def __init__(self, width, heads, dropout, causal, weights):
+    def __init__(self, width, heads, dropout, causal, weights, batch_first=True):
         super().__init__()
         self.norm = nn.LayerNorm(width)
-        self.attn = nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True)
+        self.attn = nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=batch_first)
         self.causal, self.weights = causal, weights
 
     def forward(self, h, mask, pad):
@@ -358,12 +358,14 @@ class MaskedAttentionNet(nn.Module):
     """nn.MultiheadAttention called directly with masks (a causal attn_mask with is_causal=True, a key
     padding mask, or both), need_weights=False or left True, in two pre-norm residual blocks.
     buffer_tokens=L: open_clip's text tower's way instead, a causal float [L, L] buffer built in
-    __init__ and passed as attn_mask without is_causal (SDPA takes it as any mask)."""
+    __init__ and passed as attn_mask without is_causal (SDPA takes it as any mask). batch_first=False:
+    nn.MultiheadAttention's default layout, x [L, B, 16] (gpubudget-export --sequence-first)."""
 
-    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0):
+    def __init__(self, width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0, batch_first=True):
         super().__init__()
         self.embed = nn.Linear(16, width)
-        self.blocks = nn.ModuleList([MaskedAttentionBlock(width, heads, dropout, causal and not buffer_tokens, weights) for _ in range(2)])
+        self.blocks = nn.ModuleList([MaskedAttentionBlock(width, heads, dropout, causal and not buffer_tokens, weights, batch_first) for _ in range(2)])
+        self.sequence_first = not batch_first
         self.head = nn.Linear(width, 5)
         self.causal, self.padded = causal, padded
         if buffer_tokens:
@@ -374,16 +376,116 @@ class MaskedAttentionNet(nn.Module):
         if self.buffered:
             mask = self.attn_mask
         else:
-            mask = torch.triu(torch.full((x.size(1), x.size(1)), float("-inf"), device=x.device), diagonal=1) if self.causal else None
+            tokens = x.size(0 if self.sequence_first else 1)
+            mask = torch.triu(torch.full((tokens, tokens), float("-inf"), device=x.device), diagonal=1) if self.causal else None
         h = self.embed(x)
         for block in self.blocks:
             h = block(h, mask, pad)
-        return self.head(h.mean(dim=1))
+        return self.head(h.mean(dim=0 if self.sequence_first else 1))
 
 
-def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0):
+def masked_attention_net(width=64, heads=4, causal=True, padded=False, dropout=0.0, weights=False, buffer_tokens=0, batch_first=True):
     """weights=True: nn.MultiheadAttention called with need_weights left True (its default)."""
-    return MaskedAttentionNet(width, heads, causal, padded, dropout, weights, buffer_tokens)
+    return MaskedAttentionNet(width, heads, causal, padded, dropout, weights, buffer_tokens, batch_first)
+
+
+class TutorialPositionalEncoding(nn.Module):
+    """PyTorch's tutorial PositionalEncoding (pytorch/tutorials beginner_source/transformer_tutorial.py,
+    "Language Modeling with nn.Transformer"): a sine table buffer [max_len, 1, d] for sequence-first
+    [L, B, d] tokens, x + pe[:L], then dropout; batch_first: a [1, max_len, d] table, x + pe[:, :L]."""
+
+    def __init__(self, d_model, dropout=0.1, max_len=5000, batch_first=False):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.batch_first = batch_first
+        self.register_buffer("pe", pe.transpose(0, 1).contiguous() if batch_first else pe)
+
+    def forward(self, x):
+        x = x + (self.pe[:, :x.size(1)] if self.batch_first else self.pe[:x.size(0)])
+        return self.dropout(x)
+
+
+class TutorialTransformerLM(nn.Module):
+    """The tutorial's TransformerModel (the same file; pytorch/examples word_language_model's
+    TransformerModel is the same shape): token ids [L, B] sequence first (nn.TransformerEncoderLayer's
+    default batch_first=False), embedding * sqrt(d), the positional encoding, a causal mask made in
+    forward, nn.TransformerEncoder, a Linear to the vocabulary: logits [L, B, V]. batch_first: the
+    same model on [B, L] ids (the comparison twin)."""
+
+    def __init__(self, ntoken=2000, d_model=64, nhead=4, d_hid=128, nlayers=2, dropout=0.2, batch_first=False, norm_first=False,
+                 flat_logits=False):
+        super().__init__()
+        self.sequence_first = not batch_first
+        self.pos_encoder = TutorialPositionalEncoding(d_model, dropout, batch_first=batch_first)
+        layer = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout, batch_first=batch_first, norm_first=norm_first)
+        self.transformer_encoder = nn.TransformerEncoder(layer, nlayers, enable_nested_tensor=False)
+        self.embedding = nn.Embedding(ntoken, d_model)
+        self.d_model = d_model
+        self.linear = nn.Linear(d_model, ntoken)
+        self.flat_logits = flat_logits  # output.view(-1, ntoken), as the tutorial's training loop flattens them
+
+    def forward(self, src):
+        src = self.embedding(src) * math.sqrt(self.d_model)
+        src = self.pos_encoder(src)
+        src_mask = nn.Transformer.generate_square_subsequent_mask(src.size(0) if self.sequence_first else src.size(1), device=src.device)
+        output = self.linear(self.transformer_encoder(src, src_mask))
+        return output.view(-1, output.size(-1)) if self.flat_logits else output
+
+
+def tutorial_transformer_lm(**kw):
+    return TutorialTransformerLM(**kw)
+
+
+class ClipResidualAttentionBlock(nn.Module):
+    """OpenAI CLIP's ResidualAttentionBlock (openai/CLIP clip/model.py): sequence-first [L, B, d]
+    through nn.MultiheadAttention(d, heads) (batch_first=False), x + attn(ln_1(x), need_weights=False,
+    attn_mask=the causal float buffer)[0], then x + mlp(ln_2(x)) (c_fc, GELU, c_proj)."""
+
+    def __init__(self, d_model, n_head, attn_mask):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, n_head)
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, d_model * 4), nn.GELU(), nn.Linear(d_model * 4, d_model))
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.attn_mask = attn_mask
+
+    def forward(self, x):
+        mask = self.attn_mask.to(dtype=x.dtype, device=x.device) if self.attn_mask is not None else None
+        y = self.ln_1(x)
+        x = x + self.attn(y, y, y, need_weights=False, attn_mask=mask)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class ClipTextTower(nn.Module):
+    """CLIP's text encoder as openai/CLIP writes it (clip/model.py CLIP.encode_text): token
+    embedding + a positional parameter on [B, L], x.permute(1, 0, 2) to [L, B, d] for the
+    sequence-first blocks (each holding the causal float [L, L] mask as a plain attribute), permuted back, ln_final, a
+    projection of the mean token (CLIP takes the end-of-text token's)."""
+
+    def __init__(self, vocab=2000, context=64, width=64, heads=4, layers=2, embed=32):
+        super().__init__()
+        self.token_embedding = nn.Embedding(vocab, width)
+        self.positional_embedding = nn.Parameter(torch.empty(context, width).normal_(std=0.01))
+        mask = torch.empty(context, context).fill_(float("-inf")).triu_(1)  # CLIP.build_attention_mask
+        self.resblocks = nn.Sequential(*[ClipResidualAttentionBlock(width, heads, mask) for _ in range(layers)])
+        self.ln_final = nn.LayerNorm(width)
+        self.text_projection = nn.Linear(width, embed, bias=False)
+
+    def forward(self, text):
+        x = self.token_embedding(text) + self.positional_embedding
+        x = x.permute(1, 0, 2)  # NLD -> LND
+        x = self.resblocks(x)
+        x = x.permute(1, 0, 2)  # LND -> NLD
+        return self.text_projection(self.ln_final(x).mean(dim=1))
+
+
+def clip_text_tower(**kw):
+    return ClipTextTower(**kw)
 
 
 class LayerMaskWithoutCausal(nn.Module):
@@ -472,21 +574,23 @@ class Seq2SeqTransformer(nn.Module):
     and cross-attention to the encoder's output, a Linear to the vocabulary. forward(tgt, src): the
     target first, as gpubudget-export takes the decoder's tokens as the model's input (--tokens) and
     the source as its condition (--condition tokens:S); a model written forward(src, tgt) takes
-    --source-first (source_first_seq2seq)."""
+    --source-first (source_first_seq2seq). batch_first=False: nn.Transformer's default, [T, B] and
+    [S, B] ids (gpubudget-export --sequence-first)."""
 
-    def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
+    def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True):
         super().__init__()
         self.src_emb, self.tgt_emb = nn.Embedding(vocab, width), nn.Embedding(vocab, width)
-        self.transformer = nn.Transformer(width, heads, layers, layers, 4 * width, dropout, batch_first=True)
+        self.transformer = nn.Transformer(width, heads, layers, layers, 4 * width, dropout, batch_first=batch_first)
         self.out = nn.Linear(width, vocab)
+        self.sequence_first = not batch_first
 
     def forward(self, tgt, src):
-        mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(1), device=tgt.device)
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(0 if self.sequence_first else 1), device=tgt.device)
         return self.out(self.transformer(self.src_emb(src), self.tgt_emb(tgt), tgt_mask=mask, tgt_is_causal=True))
 
 
-def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1):
-    return Seq2SeqTransformer(vocab, width, heads, layers, dropout)
+def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True):
+    return Seq2SeqTransformer(vocab, width, heads, layers, dropout, batch_first)
 
 
 class SourceFirstSeq2Seq(Seq2SeqTransformer):
@@ -950,6 +1054,22 @@ class BicubicUp(nn.Module):
 
 def bicubic_up():
     return BicubicUp()
+
+
+class SeqFirstCumsum(nn.Module):
+    """A sequence-first encoder layer then x.cumsum(0) over the tokens: an op the exporter does not
+    translate to batch-first shapes (it must stop, naming it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 4, 32)
+
+    def forward(self, x):
+        return self.layer(x).cumsum(0)
+
+
+def seq_first_cumsum():
+    return SeqFirstCumsum()
 
 
 def seq_first_encoder():

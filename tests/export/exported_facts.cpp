@@ -30,6 +30,7 @@
 #include "data/conv_vae.hpp"
 #include "data/masked_encoder_prenorm.hpp"
 #include "data/decoder_stack_prenorm.hpp"
+#include "data/clip_text_w128.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -132,6 +133,14 @@ static_assert(masked_encoder_step.saved_activations == 12933120);
 constexpr auto decoder_step = budget_totals(exported::decoder_stack_prenorm, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(decoder_step.parameter_count == exported::decoder_stack_prenorm_parameters);
 static_assert(decoder_step.saved_activations == 6619136);
+
+// OpenAI CLIP's text tower (x.permute(1, 0, 2) around nn.MultiheadAttention(batch_first=False) blocks:
+// batch_transpose, attention(..., sequence_first) with its causal float mask as square_mask), read without
+// a flag (its own attention is sequence first). sum(p.numel()) and the measured CPU step's saved bytes
+// (clip_text_w128_b4_t77, measured after the rule was written: 7,802,148 B)
+constexpr auto clip_text_step = budget_totals(exported::clip_text_w128, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(clip_text_step.parameter_count == exported::clip_text_w128_parameters);
+static_assert(clip_text_step.saved_activations == 7802148);
 
 // nanoGPT's GPT read through torch.export (gpubudget-export --targets: its own cross-entropy, the
 // header's training::loss): sum(p.numel()) with the tied head counted once, and the measured CPU

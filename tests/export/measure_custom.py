@@ -439,6 +439,7 @@ class WithPaddingMask(torch.nn.Module):
     def __init__(self, model, batch, tokens, padded):
         super().__init__()
         self.model = model
+        self.sequence_first = getattr(model, "sequence_first", False)  # the mask [B, L] all the same
         self.pad = torch.zeros(batch, tokens, dtype=torch.bool)
         self.pad[::2, tokens - padded:] = True
 
@@ -457,7 +458,8 @@ class WithSource(torch.nn.Module):
     def __init__(self, model, batch, length, vocab):
         super().__init__()
         self.model = model
-        self.src = torch.randint(0, vocab, (batch, length))
+        self.sequence_first = getattr(model, "sequence_first", False)  # [S, B] source ids beside [T, B] target ids
+        self.src = torch.randint(0, vocab, (length, batch) if self.sequence_first else (batch, length))
 
     def forward(self, ids):
         return self.model(ids, self.src)
@@ -539,6 +541,7 @@ def saved_without_loss(model, batch):
 
 TOKENS = (64, 2000)  # token_lm's ids: 64 per sample, in 0..1999
 CHARACTERS = (256, 65)  # Karpathy's GPT: a 256-character block of tiny Shakespeare's 65
+CONTEXT_77 = (77, 500)  # CLIP's text context: 77 ids per sample, in 0..499
 
 # case, factory, per-sample input shape, batch
 CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
@@ -760,6 +763,26 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("masked_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False), (64, 16), 4),
          # open_clip's text tower's way (held out): a causal float buffer as attn_mask without is_causal (square_mask)
          ("masked_mha_buffer_b4_t64", lambda: custom_models.masked_attention_net(buffer_tokens=64), (64, 16), 4),
+         # sequence first (2026-12-06): PyTorch's nn.Transformer language-model tutorial on [L, B] ids
+         # (nn.TransformerEncoderLayer's default batch_first=False), and its batch-first twin; OpenAI
+         # CLIP's text tower (permute(1, 0, 2) around sequence-first nn.MultiheadAttention blocks)
+         ("tutorial_lm_b2_t64", custom_models.tutorial_transformer_lm, TOKENS, 2),
+         ("tutorial_lm_batch_first_b2_t64", lambda: custom_models.tutorial_transformer_lm(batch_first=True), TOKENS, 2),
+         ("tutorial_lm_nodrop_b2_t64", lambda: custom_models.tutorial_transformer_lm(dropout=0.0), TOKENS, 2),
+         ("tutorial_lm_batch_first_nodrop_b2_t64", lambda: custom_models.tutorial_transformer_lm(batch_first=True, dropout=0.0), TOKENS, 2),
+         ("clip_text_b2_t64", custom_models.clip_text_tower, TOKENS, 2),
+         # nn.MultiheadAttention(batch_first=False) called directly on [L, B, 16] (no mask; the causal mask and
+         # a key padding mask; need_weights left True): masked_mha_*'s sequence-first twins
+         ("seq_first_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False, batch_first=False), (64, 16), 4),
+         ("seq_first_mha_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, batch_first=False), (64, 16), 4),
+         ("seq_first_mha_weights_b4_t64", lambda: custom_models.masked_attention_net(causal=False, weights=True, batch_first=False), (64, 16), 4),
+         ("seq2seq_transformer_seq_first_b2_t64_s48",
+          lambda: WithSource(custom_models.seq2seq_transformer(vocab=2000, batch_first=False), 2, 48, 2000), TOKENS, 2),
+         # held out (measured after the rules were written): the tutorial LM at width 256, 8 heads, 3 layers, dropout 0.1
+         # on CLIP's 77 tokens, batch 4; CLIP's text tower at width 128, 8 heads, 3 layers, 77 tokens, batch 4
+         ("tutorial_lm_w256_b4_t77", lambda: custom_models.tutorial_transformer_lm(ntoken=500, d_model=256, nhead=8, d_hid=1024,
+                                                                                  nlayers=3, dropout=0.1), CONTEXT_77, 4),
+         ("clip_text_w128_b4_t77", lambda: custom_models.clip_text_tower(vocab=500, context=77, width=128, heads=8, layers=3), CONTEXT_77, 4),
          # the same with need_weights left True (the materialized path: baddbmm(mask, q, kᵀ))
          ("masked_mha_weights_both_b4_t64", with_padding_mask(custom_models.masked_attention_net, 4, 64, 8, causal=True, weights=True), (64, 16), 4),
          ("masked_mha_weights_causal_b4_t64", lambda: custom_models.masked_attention_net(weights=True), (64, 16), 4),
@@ -844,10 +867,12 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("shufflenet_v2_x1_0_b2_64", shufflenet_v2_x1_0, (3, 64, 64), 2)]
 
 
-def example_input(shape, batch):
-    if shape in (TOKENS, CHARACTERS):
-        return torch.randint(0, shape[1], (batch, shape[0]))
-    return torch.randn((batch,) + shape)
+def example_input(shape, batch, sequence_first=False):
+    """The batch of `shape` samples; `sequence_first` (a model whose `sequence_first` is True, as
+    PyTorch's nn.Transformer tutorials lay tokens out): [L, B, ...], the batch second."""
+    if shape in (TOKENS, CHARACTERS, CONTEXT_77):
+        return torch.randint(0, shape[1], (shape[0], batch) if sequence_first else (batch, shape[0]))
+    return torch.randn((shape[0], batch) + shape[1:] if sequence_first else (batch,) + shape)
 
 
 def main():
@@ -859,7 +884,7 @@ def main():
         torch.manual_seed(0)
         model = factory()
         model.train()
-        x = example_input(shape, batch)
+        x = example_input(shape, batch, getattr(model, "sequence_first", False))
         # the trainable parameters, as transformers' Trainer passes them: PEFT's MultiheadAttention
         # replaces its frozen weights every forward, and an optimizer given every parameter would
         # keep the first ones alive (the frozen ones it holds cost nothing otherwise)

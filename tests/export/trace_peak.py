@@ -38,7 +38,7 @@ def main(argv):
     heap = measure.Heap()
     torch.manual_seed(0)
     model = factory().train()
-    x = measure_custom.example_input(shape, batch)
+    x = measure_custom.example_input(shape, batch, getattr(model, "sequence_first", False))
     opt = measure.make_optimizer("adamw", list(model.parameters()), "for_loop")
     out, loss = measure._run_forward(model, x, None)
     loss.backward()

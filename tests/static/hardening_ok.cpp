@@ -165,6 +165,15 @@ static_assert(budget_totals(sequential(input(784), linear(400), relu(), gaussian
 static_assert(budget_totals(sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha, causal_mask, key_padding_mask))),
                             training{.batch = 8}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64 + 2 * 64);
 
+// sequence_first_needs_torch_mha: nn.MultiheadAttention(batch_first=False), need_weights=False and True, with
+// the causal mask (in_proj and out_proj 4·64·64 + 4·64, the layer norm's 2·64)
+static_assert(budget_totals(sequential(input(32, 64), residual(layer_norm(), attention(64, heads(4), attention_impl::torch_mha, causal_mask, sequence_first))),
+                            training{.batch = 8}, devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64 + 2 * 64);
+static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha_weights, sequence_first)), training{.batch = 8},
+                            devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64);
+static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(77), sequence_first)), training{.batch = 8},
+                            devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64);  // across two tensors (nn.TransformerDecoderLayer's)
+
 // torch_mha_cross_attention_needs_sdpa: nn.MultiheadAttention over 77 other tokens with need_weights=False
 // (in_proj 3·64·64 + 3·64 split into q and kv, out_proj 64·64 + 64)
 static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(77))), training{.batch = 8},

@@ -291,6 +291,46 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   CHECK_NOTHROW(budget(layer(0, causal_mask), flash_only, dev));
 }
 
+TEST_CASE("nn.MultiheadAttention(batch_first=False): sequence-first tokens, and the batch moved between dimensions", "[walk][attention][layout]") {
+  // tests/export's masked_attention_net: Linear(16, 64), two pre-norm residual blocks around nn.MultiheadAttention
+  // called directly (need_weights=False), a mean over the tokens, a head; 64 tokens, batch 4, 2.6 CPU step
+  constexpr std::int64_t B = 4, L = 64, D = 64;
+  constexpr auto net = [](auto... layout) {
+    const auto block = residual(layer_norm(), attention(D, heads(4), attention_impl::torch_mha, projection_names::torchvision, layout...));
+    return sequential(input(L, 16), linear(D), block, block, mean_over(0), linear(5));
+  };
+  const auto cpu26 = [](const auto& model) { return budget(model, cpu_reference_step(B, adamw, runtime_kind::torch2_6_cpu), devices::t4); };
+  const auto batch_first = cpu26(net()), seq_first = cpu26(net(sequence_first));
+  // batch_first=True: in_proj's matmul copies the transposed view of its input and saves the copy; sequence
+  // first it saves the input itself, which the block's LayerNorm output is anyway: the same bytes saved
+  CHECK(seq_first.saved_activations == batch_first.saved_activations);
+  // out_proj's backward copies its gradient, laid out [B, L, D], only batch first (op_rules.md CT10 d): the
+  // peak, in the last block's backward, is one [B, L, D] fp32 gradient lower sequence first, and the copies'
+  // host bookkeeping (measured: masked_mha_none_b4_t64 over seq_first_mha_none_b4_t64, +69,272 B)
+  CHECK(batch_first.fwd_bwd_peak - seq_first.fwd_bwd_peak >= B * L * D * 4);
+  CHECK(batch_first.fwd_bwd_peak - seq_first.fwd_bwd_peak < B * L * D * 4 + 4096);
+  // nn.MultiheadAttention's layout only: another attention takes no sequence_first
+  CHECK_THROWS_WITH(budget(sequential(input(L, D), attention(D, heads(4), attention_impl::flash, sequence_first)), plan(B), dev),
+                    Catch::Contains("sequence_first is nn.MultiheadAttention(batch_first=False)'s layout"));
+  CHECK_THROWS_WITH(attention(D, heads(4), attention_impl::flash, rotary, sequence_first), Catch::Contains("sequence_first is nn.MultiheadAttention"));
+  // OpenAI CLIP's text tower: x.permute(1, 0, 2) to sequence first (batch_transpose: a view): LayerNorm on the
+  // non-contiguous view copies its input (op_rules.md CT10), the copy alive beside the input and the output;
+  // nothing saved moves
+  constexpr auto normed = [](auto... moved) { return sequential(input(L, D), linear(D), moved..., layer_norm(), mean_over(0), linear(5)); };
+  const auto plain = budget(normed(), plan(B), dev);
+  const auto permuted = budget(normed(batch_transpose()), plan(B), dev);
+  CHECK(permuted.saved_activations == plain.saved_activations);
+  CHECK(permuted.forward_peak - plain.forward_peak <= B * L * D * 4);  // (without it, the peak was 1 KB higher elsewhere)
+  CHECK(permuted.forward_peak - plain.forward_peak > B * L * D * 4 - 2048);
+  // the second permute makes it contiguous again: LayerNorm copies nothing
+  CHECK(budget(normed(batch_transpose(), batch_transpose()), plan(B), dev).forward_peak == plain.forward_peak);
+  // .contiguous() after it copies (x alive beside its copy in a residual); after the second, it copies nothing
+  constexpr auto kept = [](auto... moved) { return sequential(input(L, D), linear(D), residual(moved..., linear(D)), mean_over(0), linear(5)); };
+  const auto copied = budget(kept(batch_transpose(true)), plan(B), dev);
+  const auto back = budget(kept(batch_transpose(), batch_transpose(true)), plan(B), dev);
+  CHECK(copied.forward_peak - back.forward_peak == B * L * D * 4);
+}
+
 // --- weight sharing: parameters once, activations per application --------------------------------
 // input(8) → shared(1, linear(8)) → shared(1, linear(8)), batch 1. a = 32 B, P = 72·4 = 288 B.
 // Forward: y1 (saves x), y2 (saves y1): saved 2a = 64; after forward y1 + y2 + loss = 68;

@@ -105,6 +105,10 @@ namespace detail {
        "is modelled as PyTorch 2.x calls it from nn.TransformerDecoderLayer: need_weights=False (not torch_mha_weights), "
        "a torch2 runtime, no attention_adapters");
 }
+[[noreturn]] inline void sequence_first_needs_torch_mha() {
+  fail("gpubudget: sequence_first is nn.MultiheadAttention(batch_first=False)'s layout: it takes attention_impl::torch_mha "
+       "or torch_mha_weights (in cross_attention: torch_mha)");
+}
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask or square_mask: SDPA's flash kernel takes no attn_mask "
        "(PyTorch raises \"No available kernel\"); choose efficient, cudnn, math or automatic");
@@ -144,8 +148,8 @@ enum class qkv_bias_kind : std::int64_t {
 
 /// What an attention does with token positions besides the product itself (`attention_op::positions`):
 /// RoPE on q and k (the flash path, causal: transformers' LlamaAttention), or the masks
-/// nn.MultiheadAttention is called with (torch_mha; bits: a causal mask 2, a key padding mask 4, a
-/// square mask 8).
+/// nn.MultiheadAttention is called with and how its tokens are laid out (torch_mha; bits: a causal
+/// mask 2, a key padding mask 4, a square mask 8, sequence first 16).
 enum class token_positions : std::int64_t {
   plain = 0,
   rotary = 1,
@@ -154,6 +158,7 @@ enum class token_positions : std::int64_t {
   causal_and_key_padding_masks = 6,  ///< both: MHA merges them into one [B·H, L, L] float mask
   square_mask = 8,                   ///< attn_mask a float [L, L] mask not read as causal (a band, a bias; a causal buffer without is_causal)
   square_and_key_padding_masks = 12, ///< both: merged as causal_and_key_padding_masks
+  sequence_first = 16,               ///< nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (a bit beside the masks)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -168,6 +173,12 @@ struct square_mask_t {};
 inline constexpr square_mask_t square_mask{};
 struct key_padding_mask_t {};
 inline constexpr key_padding_mask_t key_padding_mask{};
+/// sequence_first (torch_mha, torch_mha_weights; also cross_attention's): nn.MultiheadAttention(batch_first=False),
+/// PyTorch's default, on tokens laid out [L, B, D] (nn.Transformer's tutorials, OpenAI CLIP's text tower).
+/// The per-sample shapes are the same; the bytes differ: batch_first=True's input is a transposed
+/// view that in_proj's matmul copies, and out_proj's backward copies its gradient (op_rules.md 2.6 #79).
+struct sequence_first_t {};
+inline constexpr sequence_first_t sequence_first{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -445,8 +456,11 @@ struct attention_dims {
 constexpr bool is_rotary(const attention_op& op) { return op.positions == token_positions::rotary; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
+/// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
+constexpr bool is_sequence_first(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 16) != 0; }
 constexpr void add_positions(attention_op& o, token_positions p) {
   const auto both = static_cast<std::int64_t>(o.positions) | static_cast<std::int64_t>(p);
+  if ((both & 1) && (both & 16)) sequence_first_needs_torch_mha();
   if (((both & 1) && (both & 14)) || ((both & 2) && (both & 8))) attention_masks_need_torch_mha_self_attention();
   o.positions = static_cast<token_positions>(both);
 }
@@ -483,6 +497,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
   if (masks_of(op) != 0) check_masks(op, x, kv_src);
+  if (is_sequence_first(op) && !is_torch_mha(op.impl)) sequence_first_needs_torch_mha();
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
   if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!is_rotary(op) && op.adapters != 0))) invalid_layer_argument();
   if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
@@ -572,10 +587,22 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
 /// laid out [B, L, D], and `attn_output.view(tgt_len, bsz, E)`'s backward reshapes it to out_proj's
 /// [L·B, E]: a copy, alive while out_proj's backward runs (ViewBackward0's clone right before
 /// AddmmBackward0 in every block of the H100 trace vit_b_16_b2; 2.6 CPU masked_mha_none_b4_t64).
-constexpr value batch_first_view(sim& s, value out) {
+/// Sequence first (batch_first=False) it returns the [L, B, D] output as it is: its gradient comes
+/// back laid out so, and the view's backward is a view (op_rules.md 2.6 #79).
+constexpr value batch_first_view(sim& s, value out, const attention_op& op) {
+  if (is_sequence_first(op)) return out;
   s.backward_temp(s.record_of(out), s.bytes_of_value(out));
   out.strided = true;
   return out;
+}
+
+/// in_proj's input as F.multi_head_attention_forward's linear reads it: batch_first=True's
+/// transposed view of `x`, which matmul's reshape copies (the copy saved for the weight gradient;
+/// released by the caller), or sequence first `x` itself (linear folds [L, B, D] as a view).
+constexpr value in_proj_input(sim& s, const attention_op& op, const value& x) {
+  if (!is_sequence_first(op)) return copy(s, x, x.s);
+  s.retain(x.id);
+  return x;
 }
 
 /// nn.MultiheadAttention's materialized path from q, k, v on (consumed): q scaled (a new
@@ -599,7 +626,7 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
   s.release(pd), s.release(v);
   value y = output_projection(c, o, a.D, op.bias, 1);
   if (op.impl == attention_impl::torch_mha_weights) s.transient(s.bytes_of_value(make_shape(a.Lq, a.Lk), dtype::fp32));  // attn_output_weights.mean(dim=1)
-  return batch_first_view(s, y);
+  return batch_first_view(s, y, op);
 }
 
 /// The masks nn.MultiheadAttention is called with, as F.multi_head_attention_forward builds them
@@ -661,7 +688,7 @@ constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const atten
     s.release(mask);
     y = flash_output_projection(c, o, a.D, op.bias, 1, kind, true);
   }
-  return batch_first_view(s, y);
+  return batch_first_view(s, y, op);
 }
 
 /// nn.MultiheadAttention(batch_first=True) across two tensors, PyTorch 2.x (nn.TransformerDecoderLayer's
@@ -675,10 +702,10 @@ constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const atten
 constexpr value torch_mha_cross(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& memory) {
   auto& s = c.s;
   if (!s.torch2() || op.impl != attention_impl::torch_mha || c.adapters != 0) torch_mha_cross_attention_needs_sdpa();
-  value xf = copy(s, x, x.s);
+  value xf = in_proj_input(s, op, x);
   value q = projection(c, xf, a.D, op.bias, 0);
   s.release(xf);
-  value mf = copy(s, memory, memory.s);
+  value mf = in_proj_input(s, op, memory);
   value kv = projection(c, mf, 2 * a.D, op.bias, 2);
   s.release(mf);
   value kv_packed = copy(s, kv, kv.s);
@@ -688,18 +715,19 @@ constexpr value torch_mha_cross(layer_ctx& c, const attention_op& op, const atte
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;
 /// torch/nn/functional.py multi_head_attention_forward calls scaled_dot_product_attention with
-/// dropout_p when need_weights=False, on any device): the in_proj input copy, the packed qkv
+/// dropout_p when need_weights=False, on any device): the in_proj input copy (in_proj_input; none
+/// sequence first), the packed qkv
 /// projection (q, k, v are views of it), its masks (mha_masks_for), then SDPA (torch_mha_sdpa): a
 /// fused kernel (log-sum-exp fp32; no probabilities, with dropout too), or the math path (the 2.6
 /// CPU with dropout: probabilities, the dropout mask, the dropped probabilities; nn.TransformerEncoderLayer's
 /// self_attn, tests/export `encoder_stack_*`), then out_proj (flash_output_projection: the CPU
 /// kernel's output needs no copy).
 /// PyTorch 1.13 (F.multi_head_attention_forward, batch_first): in_proj on the transposed input
-/// (matmul folds it with reshape, which copies); q, k, v = proj.chunk(3): views, each made contiguous
+/// (matmul folds it with reshape, which copies; sequence first: no copy); q, k, v = proj.chunk(3): views, each made contiguous
 /// (copies); the masks; q / sqrt(d); bmm (baddbmm with a mask: the same tensors); softmax; bmm; out_proj.
 constexpr value torch_mha_forward(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x) {
   auto& s = c.s;
-  value xf = copy(s, x, x.s);
+  value xf = in_proj_input(s, op, x);
   value proj = projection(c, xf, 3 * a.D, op.bias, 0);
   s.release(xf);
   if (s.torch2() && a.Lq == a.Lk) {
@@ -948,6 +976,7 @@ constexpr void apply_attention_option(attention_op& o, rotary_t) { add_positions
 constexpr void apply_attention_option(attention_op& o, causal_mask_t) { add_positions(o, token_positions::causal_mask); }
 constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add_positions(o, token_positions::key_padding_mask); }
 constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_positions(o, token_positions::square_mask); }
+constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit

@@ -83,6 +83,37 @@ struct op_traits<transpose_op> {
 
 constexpr layer transpose(std::int64_t d0, std::int64_t d1, bool contiguous = false) { return as_layer(transpose_op{d0, d1, contiguous}); }
 
+/// Moves the batch dimension between first and second: x.transpose(0, 1) or x.permute(1, 0, 2) between
+/// batch-first [B, L, D] and sequence-first [L, B, D] tokens (OpenAI CLIP's text tower around its
+/// nn.MultiheadAttention blocks). The per-sample shape stays; the view is not contiguous, or is again
+/// when x was such a view (`strided` toggles: LayerNorm copies a strided input, op_rules.md CT10, and
+/// an elementwise op's output follows its first input's layout). `contiguous` adds the copy
+/// `.contiguous()` makes. Its gradient is the transposed view of the output's: copied where x's
+/// producer needs it contiguous, as transpose's.
+struct batch_transpose_op {
+  flag contiguous = {};
+};
+
+template <>
+struct op_traits<batch_transpose_op> {
+  static constexpr const char* name = "batch_transpose";
+  static constexpr detail::value lower(detail::layer_ctx& c, const batch_transpose_op& op, const detail::value& x) {
+    const bool moves = c.s.batch > 1 && x.s.numel() > 1;  // a dimension of 1 leaves the layout as it was
+    if (moves) c.s.strided_view_of(x);
+    if (op.contiguous && (moves != x.strided)) {  // not contiguous after the transpose: .contiguous() copies
+      detail::value y = detail::copy(c.s, x, x.s);
+      y.strided = false;
+      return y;
+    }
+    detail::value y = c.s.view(x, x.s);
+    y.strided = moves != x.strided;
+    return y;
+  }
+  static constexpr std::int64_t flops(const batch_transpose_op&, const shape&, const shape&) { return 0; }
+};
+
+constexpr layer batch_transpose(bool contiguous = false) { return as_layer(batch_transpose_op{contiguous}); }
+
 /// Permutes the per-sample dimensions (a view), e.g. permute(1, 2, 0) for [C,H,W] -> [H,W,C].
 struct permute_op {
   dims_field order = {};  ///< output dimension i is input dimension order.d[i]
