@@ -78,6 +78,8 @@ GRAPHS = os.path.join(REPO, "tests", "export", "data")  # `graph` specs' files (
 # nanoGPT's train.py default model (GPT-2 124M, bias=False, dropout 0): tests/export/data/nanogpt_124m.json
 NANOGPT_124M = {"block_size": 1024, "vocab_size": 50304, "n_layer": 12, "n_head": 12, "n_embd": 768, "dropout": 0.0, "bias": False}
 MASKED_W512 = {"width": 512, "heads": 8, "layers": 6, "causal": True, "padded": True}  # masked_encoder_stack: both masks, dropout 0.1
+TUTORIAL_W512 = {"ntoken": 28782, "d_model": 512, "nhead": 8, "d_hid": 2048, "nlayers": 6, "dropout": 0.1}  # tutorial_transformer_lm, sequence first
+CLIP_B32_TEXT = {"vocab": 49408, "context": 77, "width": 512, "heads": 8, "layers": 12, "embed": 512}  # clip_text_tower: ViT-B/32's
 SCRIPT = os.path.abspath(__file__)
 STEPS = 3
 GiB = 1 << 30
@@ -297,6 +299,16 @@ EXTRA_CASES = {
                                                           "kwargs": MASKED_W512, "batch": 32, "prec": "amp_bf16", "padded": 16}],
     "graph_decoder_w512_t256_m256_b32_bf16": ["graph", {"graph": "decoder_stack_w512.json", "factory": "tests.export.custom_models:decoder_stack",
                                                         "kwargs": {"width": 512, "heads": 8, "layers": 6}, "batch": 32, "prec": "amp_bf16"}],
+    # call 25 (prepared 2026-12-06, no GPU that session): sequence-first models (op_rules.md 2.6 #79: no in_proj input
+    # copy, no out_proj gradient copy; CLIP's permutes: batch_transpose, LayerNorm copying the permuted stream): the
+    # nn.Transformer tutorial's language model at d 512 (8 heads, 6 layers, 256 tokens, vocabulary 28,782: the
+    # tutorial's WikiText-2), and OpenAI CLIP ViT-B/32's text tower (77 tokens, vocabulary 49,408) in AMP fp16
+    "graph_tutorial_lm_w512_t256_b32_bf16": ["graph", {"graph": "tutorial_lm_w512.json", "factory": "tests.export.custom_models:tutorial_transformer_lm",
+                                                       "kwargs": TUTORIAL_W512, "batch": 32, "prec": "amp_bf16", "sequence_first": True}],
+    "graph_clip_text_b32_t77_b128_fp16": ["graph", {"graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
+                                                    "kwargs": CLIP_B32_TEXT, "batch": 128, "prec": "amp_fp16"}],
+    "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
+                                                  "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
                                                          "factory": "tests.export.custom_models:masked_encoder_stack", "kwargs": MASKED_W512,
                                                          "prec": "amp_bf16", "start": 32, "padded": 16}],
@@ -562,6 +574,8 @@ def graph_job(spec, batch, dev):
         x = torch.randint(0, vocab, (batch, first["length"]), device=dev)
     else:
         x = torch.randn(batch, *first["dims"], device=dev)
+    if spec.get("sequence_first"):  # exported with --sequence-first: the batch second, [L, B, ...]
+        x = x.transpose(0, 1).contiguous()
     if graph.get("loss"):
         return model, (x,), lambda m, xs: m(xs[0], xs[0])[1]
     if memory_dims is not None:  # a decoder over a memory (--condition M,D): made with the data, no gradient

@@ -92,12 +92,16 @@
 #     its largest AMP bf16 batch under 16 GiB; and nn.TransformerDecoder (the same size, over a 256-token memory,
 #     AMP bf16: nn.MultiheadAttention across two tensors, op_rules.md 2.6 #78), traced.
 #     Commit: copy tests/export/data/{masked_encoder_w512,decoder_stack_w512}.json into graphs/.
+#   25 (~4 min, prepared 2026-12-06 in a session without a GPU): sequence-first models (op_rules.md 2.6 #79):
+#     the nn.Transformer tutorial's language model at d 512 ([L, B] ids, batch_first=False), AMP bf16 b32, and OpenAI
+#     CLIP ViT-B/32's text tower (x.permute(1, 0, 2) around sequence-first blocks), AMP fp16 b128, traced, and its
+#     largest AMP fp16 batch under 16 GiB. Commit: copy tests/export/data/{tutorial_lm_w512,clip_text_b32}.json into graphs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24) ;; *) echo "usage: run_open_questions.sh 1-24 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25) ;; *) echo "usage: run_open_questions.sh 1-25 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -186,6 +190,9 @@ case "$call" in
   24)
     measure masks 150 130 40 graph_masked_encoder_w512_t256_b32_fp32,graph_masked_encoder_w512_t256_b32_bf16,graph_encoder_w512_t256_b32_fp32,graph_encoder_w512_t256_b32_bf16,graph_decoder_w512_t256_m256_b32_bf16 --trace "$work/traces"
     measure maxbatch 130 120 120 maxbatch16_masked_encoder_w512_t256_bf16 ;;
+  25)
+    measure seqfirst 130 110 60 graph_tutorial_lm_w512_t256_b32_bf16,graph_clip_text_b32_t77_b128_fp16 --trace "$work/traces"
+    measure maxbatch 130 120 120 maxbatch16_clip_text_b32_t77_fp16 ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
