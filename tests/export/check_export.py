@@ -279,6 +279,10 @@ TORCH26_MODELS = [
     ("seq2seq_seq_first", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000, \"batch_first\": false}'",
      "--tokens 64 --vocab 2000 --condition tokens:48 --sequence-first", None, "seq2seq_transformer_seq_first_b2_t64_s48"),
     ("clip_text", "tests.export.custom_models:clip_text_tower", "--tokens 64 --vocab 2000", None, "clip_text_b2_t64"),
+    # pytorch/examples' word_language_model TransformerModel as written: forward(src, has_mask=True) traced at the
+    # default, its causal mask log(tril(ones)) made on the CPU, moved, and cached on the module (a constant it keeps)
+    ("word_language_model", "tests.export.custom_models:word_language_model", "--tokens 64 --vocab 2000 --sequence-first", None,
+     "word_language_model_b2_t64"),
     ("clip_text_w128", "tests.export.custom_models:clip_text_tower --kwargs '{\"vocab\": 500, \"context\": 77, \"width\": 128, \"heads\": 8, "
      "\"layers\": 3}'", "--tokens 77 --vocab 500", None, "clip_text_w128_b4_t77"),
     # nanoGPT's GPT (torch.fx cannot trace it): torch.export's ATen graph, model(ids, targets) with its
@@ -427,6 +431,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("seq_first_mha_both", "seq_first_mha_both.json", None, "seq_first_mha_both_b4_t64"),
              ("seq2seq_seq_first", "seq2seq_seq_first.json", None, "seq2seq_transformer_seq_first_b2_t64_s48"),
              ("clip_text", "clip_text.json", None, "clip_text_b2_t64"),
+             ("word_language_model", "word_language_model.json", None, "word_language_model_b2_t64"),
              ("clip_text_w128", "clip_text_w128.json", None, "clip_text_w128_b4_t77"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),

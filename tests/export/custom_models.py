@@ -441,6 +441,44 @@ def tutorial_transformer_lm(**kw):
     return TutorialTransformerLM(**kw)
 
 
+class WordLanguageModelTransformer(nn.Transformer):
+    """pytorch/examples' word_language_model TransformerModel (model.py), as it is written: an
+    nn.Transformer whose `decoder` is replaced by the vocabulary Linear (its encoder: TransformerEncoder
+    with a final LayerNorm, dropout 0.1, ReLU), [L, B] ids sequence first, the causal mask
+    log(tril(ones(L, L))) made in forward and cached on the module (`self.src_mask`), the tutorial's
+    positional encoding, log_softmax over the vocabulary."""
+
+    def __init__(self, ntoken=2000, ninp=64, nhead=4, nhid=128, nlayers=2, dropout=0.2):
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers)
+        self.src_mask = None
+        self.pos_encoder = TutorialPositionalEncoding(ninp, dropout)
+        self.input_emb = nn.Embedding(ntoken, ninp)
+        self.ninp = ninp
+        self.decoder = nn.Linear(ninp, ntoken)
+        self.sequence_first = True
+
+    def _generate_square_subsequent_mask(self, sz):
+        return torch.log(torch.tril(torch.ones(sz, sz)))
+
+    def forward(self, src, has_mask=True):
+        if has_mask:
+            device = src.device
+            if self.src_mask is None or self.src_mask.size(0) != len(src):
+                mask = self._generate_square_subsequent_mask(len(src)).to(device)
+                self.src_mask = mask
+        else:
+            self.src_mask = None
+        src = self.input_emb(src) * math.sqrt(self.ninp)
+        src = self.pos_encoder(src)
+        output = self.encoder(src, mask=self.src_mask)
+        output = self.decoder(output)
+        return F.log_softmax(output, dim=-1)
+
+
+def word_language_model(**kw):
+    return WordLanguageModelTransformer(**kw)
+
+
 class ClipResidualAttentionBlock(nn.Module):
     """OpenAI CLIP's ResidualAttentionBlock (openai/CLIP clip/model.py): sequence-first [L, B, d]
     through nn.MultiheadAttention(d, heads) (batch_first=False), x + attn(ln_1(x), need_weights=False,

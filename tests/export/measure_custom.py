@@ -771,6 +771,8 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("tutorial_lm_nodrop_b2_t64", lambda: custom_models.tutorial_transformer_lm(dropout=0.0), TOKENS, 2),
          ("tutorial_lm_batch_first_nodrop_b2_t64", lambda: custom_models.tutorial_transformer_lm(batch_first=True, dropout=0.0), TOKENS, 2),
          ("clip_text_b2_t64", custom_models.clip_text_tower, TOKENS, 2),
+         # pytorch/examples' word_language_model TransformerModel as written (its mask log(tril(ones)) cached on self)
+         ("word_language_model_b2_t64", custom_models.word_language_model, TOKENS, 2),
          # nn.MultiheadAttention(batch_first=False) called directly on [L, B, 16] (no mask; the causal mask and
          # a key padding mask; need_weights left True): masked_mha_*'s sequence-first twins
          ("seq_first_mha_none_b4_t64", lambda: custom_models.masked_attention_net(causal=False, batch_first=False), (64, 16), 4),
