@@ -250,7 +250,10 @@ inline void add_attention_leaves(std::map<std::string, leaf_maker>& t) {
       return bias ? cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, layout...)
                   : cross_attention(width, heads(h), kv_tokens(kv), impls.at(impl), names, attention_dropout(pct), head_dim(hd), qb, kw, no_bias, layout...);
     };
-    return f.boolean("sequence_first", false) ? make(sequence_first) : make();
+    // nn.MultiheadAttention's ("torch_mha"): "sequence_first", and the memory's "key_padding_mask"
+    const bool seq = f.boolean("sequence_first", false), padded = f.boolean("key_padding_mask", false);
+    if (seq) return padded ? make(sequence_first, key_padding_mask) : make(sequence_first);
+    return padded ? make(key_padding_mask) : make();
   };
   t["attention"] = [](fields& f) {
     const auto width = f.integer("width", 1, big), h = f.integer("heads", 1, big);

@@ -246,6 +246,17 @@ TORCH26_MODELS = [
     # nn.Transformer as a translation model, forward(tgt, src): the target ids the input, the source ids the condition
     ("seq2seq_transformer", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000}'", "--tokens 64 --vocab 2000 --condition tokens:48",
      None, "seq2seq_transformer_b2_t64_s48"),
+    # on padded batches: src_key_padding_mask, tgt_key_padding_mask and memory_key_padding_mask made in forward from the
+    # ids; with dropout 0.1 and without (the flash kernel keeps each attention's mask: the cross-attention's [B·H, 1, S])
+    ("seq2seq_padded", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000, \"pad_id\": 0}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48", None, "seq2seq_transformer_padded_b2_t64_s48"),
+    ("seq2seq_padded_nodrop", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000, \"pad_id\": 0, \"dropout\": 0.0}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48", None, "seq2seq_transformer_padded_nodrop_b2_t64_s48"),
+    ("seq2seq_nodrop", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 2000, \"dropout\": 0.0}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48", None, "seq2seq_transformer_nodrop_b2_t64_s48"),
+    ("seq2seq_seq_first_padded", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 500, \"width\": 256, \"heads\": 8, "
+     "\"layers\": 3, \"dropout\": 0.0, \"batch_first\": false, \"pad_id\": 0}'", "--tokens 77 --vocab 500 --condition tokens:64 --sequence-first",
+     None, "seq2seq_seq_first_padded_w256_b4_t77_s64"),
     # the same model written forward(src, tgt) (--source-first): the same graph, held to the same measurement
     ("source_first_seq2seq", "tests.export.custom_models:source_first_seq2seq --kwargs '{\"vocab\": 2000}'",
      "--tokens 64 --vocab 2000 --condition tokens:48 --source-first", None, "seq2seq_transformer_b2_t64_s48"),
@@ -432,6 +443,8 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("seq2seq_seq_first", "seq2seq_seq_first.json", None, "seq2seq_transformer_seq_first_b2_t64_s48"),
              ("clip_text", "clip_text.json", None, "clip_text_b2_t64"),
              ("word_language_model", "word_language_model.json", None, "word_language_model_b2_t64"),
+             ("seq2seq_padded", "seq2seq_padded.json", None, "seq2seq_transformer_padded_nodrop_b2_t64_s48"),
+             ("seq2seq_seq_first_padded", "seq2seq_seq_first_padded.json", None, "seq2seq_seq_first_padded_w256_b4_t77_s64"),
              ("clip_text_w128", "clip_text_w128.json", None, "clip_text_w128_b4_t77"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
              ("sdpa_transformer_causal_drop10", "sdpa_transformer_causal_drop10.json", None, "sdpa_transformer_causal_drop10_b2_64"),

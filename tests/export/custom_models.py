@@ -615,20 +615,26 @@ class Seq2SeqTransformer(nn.Module):
     --source-first (source_first_seq2seq). batch_first=False: nn.Transformer's default, [T, B] and
     [S, B] ids (gpubudget-export --sequence-first)."""
 
-    def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True):
+    def __init__(self, vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True, pad_id=None):
         super().__init__()
         self.src_emb, self.tgt_emb = nn.Embedding(vocab, width), nn.Embedding(vocab, width)
         self.transformer = nn.Transformer(width, heads, layers, layers, 4 * width, dropout, batch_first=batch_first)
         self.out = nn.Linear(width, vocab)
         self.sequence_first = not batch_first
+        self.pad_id = pad_id  # padded batches: the key padding masks made from the ids (`ids == pad_id`, [B, L] bool)
 
     def forward(self, tgt, src):
         mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(0 if self.sequence_first else 1), device=tgt.device)
-        return self.out(self.transformer(self.src_emb(src), self.tgt_emb(tgt), tgt_mask=mask, tgt_is_causal=True))
+        if self.pad_id is None:
+            return self.out(self.transformer(self.src_emb(src), self.tgt_emb(tgt), tgt_mask=mask, tgt_is_causal=True))
+        src_pad = (src.t() if self.sequence_first else src) == self.pad_id
+        tgt_pad = (tgt.t() if self.sequence_first else tgt) == self.pad_id
+        return self.out(self.transformer(self.src_emb(src), self.tgt_emb(tgt), tgt_mask=mask, src_key_padding_mask=src_pad,
+                                         tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad, tgt_is_causal=True))
 
 
-def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True):
-    return Seq2SeqTransformer(vocab, width, heads, layers, dropout, batch_first)
+def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1, batch_first=True, pad_id=None):
+    return Seq2SeqTransformer(vocab, width, heads, layers, dropout, batch_first, pad_id)
 
 
 class SourceFirstSeq2Seq(Seq2SeqTransformer):

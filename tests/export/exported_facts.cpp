@@ -31,6 +31,7 @@
 #include "data/masked_encoder_prenorm.hpp"
 #include "data/decoder_stack_prenorm.hpp"
 #include "data/clip_text_w128.hpp"
+#include "data/seq2seq_seq_first_padded.hpp"
 
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -141,6 +142,14 @@ static_assert(decoder_step.saved_activations == 6619136);
 constexpr auto clip_text_step = budget_totals(exported::clip_text_w128, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
 static_assert(clip_text_step.parameter_count == exported::clip_text_w128_parameters);
 static_assert(clip_text_step.saved_activations == 7802148);
+
+// nn.Transformer on padded batches, sequence first: each decoder layer's multihead_attn takes the
+// memory's key padding mask (cross_attention(..., key_padding_mask, sequence_first): its [B·H, 1, S]
+// copy kept by the flash kernel). sum(p.numel()) and the measured CPU step's saved bytes
+// (seq2seq_seq_first_padded_w256_b4_t77_s64, measured after the rule was written: 29,757,024 B)
+constexpr auto seq2seq_step = budget_totals(exported::seq2seq_seq_first_padded, cpu_reference_step(4, adamw, runtime_kind::torch2_6_cpu), devices::t4);
+static_assert(seq2seq_step.parameter_count == exported::seq2seq_seq_first_padded_parameters);
+static_assert(seq2seq_step.saved_activations == 29757024);
 
 // nanoGPT's GPT read through torch.export (gpubudget-export --targets: its own cross-entropy, the
 // header's training::loss): sum(p.numel()) with the tied head counted once, and the measured CPU

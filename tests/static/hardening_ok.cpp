@@ -174,6 +174,17 @@ static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), at
 static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(77), sequence_first)), training{.batch = 8},
                             devices::generic_16gb).parameter_count == 4 * 64 * 64 + 4 * 64);  // across two tensors (nn.TransformerDecoderLayer's)
 
+// memory_mask_needs_torch_mha: nn.TransformerDecoderLayer's multihead_attn with memory_key_padding_mask, batch and
+// sequence first (the encoder's Linear 64·64 + 64, the cross-attention's in_proj and out_proj 4·64·64 + 4·64)
+static_assert(budget_totals(sequential(encoder_decoder(sequential(input(48, 64), linear(64)),
+                                                       sequential(input(32, 64), cross_attention(64, heads(4), kv_tokens(48), attention_impl::torch_mha,
+                                                                                                 key_padding_mask)))),
+                            training{.batch = 8}, devices::generic_16gb).parameter_count == 64 * 64 + 64 + 4 * 64 * 64 + 4 * 64);
+static_assert(budget_totals(sequential(encoder_decoder(sequential(input(48, 64), linear(64)),
+                                                       sequential(input(32, 64), cross_attention(64, heads(4), kv_tokens(48), attention_impl::torch_mha,
+                                                                                                 sequence_first, key_padding_mask)))),
+                            training{.batch = 8}, devices::generic_16gb).parameter_count == 64 * 64 + 64 + 4 * 64 * 64 + 4 * 64);
+
 // torch_mha_cross_attention_needs_sdpa: nn.MultiheadAttention over 77 other tokens with need_weights=False
 // (in_proj 3·64·64 + 3·64 split into q and kv, out_proj 64·64 + 64)
 static_assert(budget_totals(sequential(input(32, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(77))), training{.batch = 8},

@@ -289,6 +289,18 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   flash_only.precision = amp_bf16;
   CHECK_THROWS_WITH(budget(layer(0, key_padding_mask), flash_only, dev), Catch::Contains("SDPA's flash kernel takes no attn_mask"));
   CHECK_NOTHROW(budget(layer(0, causal_mask), flash_only, dev));
+  // nn.TransformerDecoderLayer's multihead_attn with memory_key_padding_mask: the memory's [B, M] padding mask
+  // expanded to the heads, [B·H, 1, M] fp32 per call, which the 2.6 CPU flash kernel keeps (measured:
+  // seq2seq_transformer_padded_nodrop_b2_t64_s48 over its unpadded twin, +268,288 B = 2 encoder layers'
+  // [B·H, 1, S] + 2 decoder layers' merged [B·H, T, T] + 2 cross-attentions' [B·H, 1, S])
+  constexpr std::int64_t M = 48;
+  const auto across = [&](auto... masks) {
+    return cpu26(sequential(input(L, 64), attention(64, heads(4), attention_impl::torch_mha, kv_tokens(M), masks...)));
+  };
+  CHECK(across(key_padding_mask).saved_activations == across().saved_activations + B * H * M * 4);
+  // a causal or square mask over the memory is not modelled: it stops
+  CHECK_THROWS_WITH(across(causal_mask), Catch::Contains("across two tensors: key_padding_mask alone"));
+  CHECK_THROWS_WITH(cross_attention(64, heads(4), kv_tokens(M), attention_impl::separate_qkv, key_padding_mask), Catch::Contains("cross_attention takes one mask"));
 }
 
 TEST_CASE("nn.MultiheadAttention(batch_first=False): sequence-first tokens, and the batch moved between dimensions", "[walk][attention][layout]") {

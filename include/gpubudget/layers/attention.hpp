@@ -97,8 +97,8 @@ struct attention_adapters {
 namespace detail {
 [[noreturn]] inline void attention_masks_need_torch_mha_self_attention() {
   fail("gpubudget: causal_mask, square_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
-       "or torch_mha_weights, self-attention, no rotary, and one of causal_mask and square_mask; causal_mask alone "
-       "(SDPA's is_causal) also takes separate_qkv_sdpa and flash");
+       "or torch_mha_weights, self-attention (across two tensors: key_padding_mask alone, on torch_mha), no rotary, and one of "
+       "causal_mask and square_mask; causal_mask alone (SDPA's is_causal) also takes separate_qkv_sdpa and flash");
 }
 [[noreturn]] inline void torch_mha_cross_attention_needs_sdpa() {
   fail("gpubudget: nn.MultiheadAttention across two tensors (attention_impl::torch_mha with kv_tokens(n), or in cross_attention) "
@@ -465,9 +465,12 @@ constexpr void add_positions(attention_op& o, token_positions p) {
   o.positions = static_cast<token_positions>(both);
 }
 /// Masks fit self-attention through SDPA: nn.MultiheadAttention's both (torch_mha); SDPA's is_causal
-/// (causal_mask) on hand-written q, k, v projections too (separate_qkv_sdpa, flash).
+/// (causal_mask) on hand-written q, k, v projections too (separate_qkv_sdpa, flash). Across two
+/// tensors (nn.TransformerDecoderLayer's multihead_attn) the memory's key padding mask alone.
 constexpr void check_masks(const attention_op& op, const value& x, const value& kv_src) {
   const bool sdpa_causal = (op.impl == attention_impl::separate_qkv_sdpa || op.impl == attention_impl::flash) && masks_of(op) == 2;
+  const bool memory_padding = op.impl == attention_impl::torch_mha && masks_of(op) == 4 && kv_src.id != x.id;
+  if (memory_padding) return;
   if ((!is_torch_mha(op.impl) && !sdpa_causal) || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
 }
 
@@ -698,7 +701,9 @@ constexpr value torch_mha_sdpa(layer_ctx& c, const attention_op& op, const atten
 /// kv = linear(memory, w_kv) (part 2: a gradient of its own, SplitWithSizesBackward's to join),
 /// kv.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous() copies kv, k and v
 /// views of the copy; then SDPA and out_proj as self-attention's (traced on 2.6 CPU:
-/// `trace_peak.py decoder_stack_nodrop_b2_t32_m48` ops 40-80; op_rules.md 2.6 #78).
+/// `trace_peak.py decoder_stack_nodrop_b2_t32_m48` ops 40-80; op_rules.md 2.6 #78). The memory's
+/// key_padding_mask (memory_key_padding_mask) as self-attention's padding mask over Lk: its
+/// [B·H, 1, Lk] copy, which a fused kernel keeps (op_rules.md 2.6 #80).
 constexpr value torch_mha_cross(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& memory) {
   auto& s = c.s;
   if (!s.torch2() || op.impl != attention_impl::torch_mha || c.adapters != 0) torch_mha_cross_attention_needs_sdpa();
@@ -710,7 +715,10 @@ constexpr value torch_mha_cross(layer_ctx& c, const attention_op& op, const atte
   s.release(mf);
   value kv_packed = copy(s, kv, kv.s);
   s.release(kv);
-  return torch_mha_sdpa(c, op, a, q, kv_packed, mha_masks{});
+  const auto masks = mha_masks_for(s, masks_of(op), a, x.type);  // the memory's key padding mask: [B·H, 1, Lk]
+  value y = torch_mha_sdpa(c, op, a, q, kv_packed, masks);
+  release_masks(s, masks);
+  return y;
 }
 
 /// torch.nn.MultiheadAttention's training path. PyTorch 2.x (op_rules.md 2.6 #7, self-attention;

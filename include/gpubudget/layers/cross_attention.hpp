@@ -28,7 +28,7 @@ struct cross_attention_op {
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
   qkv_bias_kind qkv_bias = {};   ///< q, k, v projections' bias when not `bias`'s (diffusers' to_q/to_k/to_v have none, to_out one)
   std::int64_t kv_width = {};    ///< the memory's width when not `width` (kv_width(...)); k and v project from it
-  flag sequence_first = {};      ///< nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)
+  token_positions positions = {};  ///< nn.MultiheadAttention's: the memory's key_padding_mask (4), sequence_first (16)
 };
 
 namespace detail {
@@ -38,9 +38,12 @@ namespace detail {
 [[noreturn]] inline void cross_attention_memory_width_differs() {
   fail("gpubudget: cross_attention(...) reads a memory whose width is not its kv_width(...) (without one: its own width)");
 }
+[[noreturn]] inline void memory_mask_needs_torch_mha() {
+  fail("gpubudget: cross_attention takes one mask, key_padding_mask (nn.TransformerDecoderLayer's memory_key_padding_mask: "
+       "the memory's padded tokens), on attention_impl::torch_mha; a causal or square memory mask is not modelled");
+}
 constexpr attention_op as_attention(const cross_attention_op& op) {
-  const auto layout = op.sequence_first ? token_positions::sequence_first : token_positions::plain;
-  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, layout, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
+  return {op.width, op.heads, op.kv_tokens, op.impl, 0, op.bias, op.positions, op.dropout, op.head_width, op.qkv_bias, op.names, op.adapters};
 }
 }  // namespace detail
 
@@ -77,10 +80,13 @@ inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_imp
                                                std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
                                                std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters> ||
                                                std::is_same_v<Opt, qkv_bias> || std::is_same_v<Opt, kv_width> ||
-                                               std::is_same_v<Opt, sequence_first_t>;
+                                               std::is_same_v<Opt, sequence_first_t> || std::is_same_v<Opt, key_padding_mask_t>;
+/// The memory's key_padding_mask (nn.TransformerDecoderLayer's memory_key_padding_mask) and sequence_first
+/// are nn.MultiheadAttention's: attention_impl::torch_mha.
 constexpr cross_attention_op as_cross_attention(const attention_op& a) {
   if (is_sequence_first(a) && a.impl != attention_impl::torch_mha) sequence_first_needs_torch_mha();
-  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters, a.qkv_bias, 0, is_sequence_first(a)};
+  if (masks_of(a) != 0 && (a.impl != attention_impl::torch_mha || masks_of(a) != 4)) memory_mask_needs_torch_mha();
+  return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters, a.qkv_bias, 0, a.positions};
 }
 constexpr void apply_attention_option(attention_op&, kv_width) {}  // cross_attention's own (apply_cross_width)
 template <class Opt>
@@ -99,12 +105,13 @@ constexpr void apply_cross_width(cross_attention_op& o, const Opt& opt) {
 /// attention_impl (default split_qkv: materialized scores), no_bias, qkv_bias(false) (diffusers'
 /// to_q / to_k / to_v without bias, to_out with one), kv_width(n) (a memory of another width: SD's 768),
 /// head_dim(n), attention_dropout(percent), a projection_names scheme, attention_adapters{...} (as attention's),
-/// sequence_first (attention_impl::torch_mha: nn.MultiheadAttention(batch_first=False), nn.TransformerDecoderLayer's default).
+/// sequence_first (attention_impl::torch_mha: nn.MultiheadAttention(batch_first=False), nn.TransformerDecoderLayer's default),
+/// key_padding_mask (torch_mha: memory_key_padding_mask, a [B, kv_tokens] bool mask of the memory's padded tokens).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
                 "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout, projection_names, "
-                "attention_adapters, qkv_bias, kv_width or sequence_first");
+                "attention_adapters, qkv_bias, kv_width, sequence_first or key_padding_mask");
   attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();
