@@ -730,6 +730,9 @@ UNMAPPABLE = [
     # sequence-first logits flattened with the batch (output.view(-1, ntoken)): no per-sample shape
     ("tests.export.custom_models:tutorial_transformer_lm --path . --tokens 64 --vocab 2000 --sequence-first --kwargs '{\"flat_logits\": true}'",
      "Tensor.view gives [128, 2000], the batch of a sequence-first tensor merged into another dimension"),
+    # a memory_mask on the decoder's cross-attention (its key padding mask is modelled, an attn_mask over the memory is not)
+    ("tests.export.custom_models:memory_masked_decoder --path . --input 32,16 --condition 48,64",
+     "TransformerDecoder called with a memory_mask or memory_is_causal (the library models the memory's key padding mask alone)"),
     # an op the sequence-first reading does not translate (a product over the batch's dimension)
     ("tests.export.custom_models:seq_first_cumsum --path . --input 12,16 --sequence-first",
      "cumsum on a tensor whose batch is dimension 1 (sequence first)"),

@@ -606,6 +606,18 @@ def decoder_stack(width=64, heads=4, layers=2, norm_first=False, dropout=0.1, ca
     return DecoderStack(width, heads, layers, norm_first, dropout, causal)
 
 
+class MemoryMaskedDecoder(DecoderStack):
+    """DecoderStack with a float [L, M] memory_mask on its cross-attention (not modelled: exporting stops)."""
+
+    def forward(self, x, memory):
+        memory_mask = torch.zeros(x.size(1), memory.size(1), device=x.device)
+        return self.head(self.decoder(self.embed(x), memory, memory_mask=memory_mask).mean(dim=1))
+
+
+def memory_masked_decoder():
+    return MemoryMaskedDecoder()
+
+
 class Seq2SeqTransformer(nn.Module):
     """nn.Transformer (batch_first) as a translation model writes it: source and target token
     embeddings, the encoder over the source, the decoder over the target with the causal tgt_mask
