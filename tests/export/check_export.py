@@ -257,6 +257,13 @@ TORCH26_MODELS = [
     ("seq2seq_seq_first_padded", "tests.export.custom_models:seq2seq_transformer --kwargs '{\"vocab\": 500, \"width\": 256, \"heads\": 8, "
      "\"layers\": 3, \"dropout\": 0.0, \"batch_first\": false, \"pad_id\": 0}'", "--tokens 77 --vocab 500 --condition tokens:64 --sequence-first",
      None, "seq2seq_seq_first_padded_w256_b4_t77_s64"),
+    # PyTorch's translation tutorial's Seq2SeqTransformer as written and trained: sequence first, forward(src, trg, and the
+    # five masks create_mask makes): --source-first --sequence-first --mask ...; dropout 0.1 and 0
+    ("translation_tutorial", "tests.export.custom_models:translation_tutorial",
+     "--tokens 64 --vocab 2000 --condition tokens:48 --source-first --sequence-first --mask src_mask=square:source --mask tgt_mask=causal --mask src_padding_mask=padding:source --mask tgt_padding_mask=padding --mask memory_key_padding_mask=padding:source", None, "translation_tutorial_b2_t64_s48"),
+    ("translation_tutorial_nodrop", "tests.export.custom_models:translation_tutorial --kwargs '{\"dropout\": 0.0}'",
+     "--tokens 64 --vocab 2000 --condition tokens:48 --source-first --sequence-first --mask src_mask=square:source --mask tgt_mask=causal --mask src_padding_mask=padding:source --mask tgt_padding_mask=padding --mask memory_key_padding_mask=padding:source", None,
+     "translation_tutorial_nodrop_b2_t64_s48"),
     # the same model written forward(src, tgt) (--source-first): the same graph, held to the same measurement
     ("source_first_seq2seq", "tests.export.custom_models:source_first_seq2seq --kwargs '{\"vocab\": 2000}'",
      "--tokens 64 --vocab 2000 --condition tokens:48 --source-first", None, "seq2seq_transformer_b2_t64_s48"),
@@ -444,6 +451,7 @@ COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net
              ("clip_text", "clip_text.json", None, "clip_text_b2_t64"),
              ("word_language_model", "word_language_model.json", None, "word_language_model_b2_t64"),
              ("seq2seq_padded", "seq2seq_padded.json", None, "seq2seq_transformer_padded_nodrop_b2_t64_s48"),
+             ("translation_tutorial", "translation_tutorial.json", None, "translation_tutorial_nodrop_b2_t64_s48"),
              ("seq2seq_seq_first_padded", "seq2seq_seq_first_padded.json", None, "seq2seq_seq_first_padded_w256_b4_t77_s64"),
              ("clip_text_w128", "clip_text_w128.json", None, "clip_text_w128_b4_t77"),
              ("sdpa_transformer_causal", "sdpa_transformer_causal.json", None, "sdpa_transformer_causal_b2_64"),
@@ -733,6 +741,14 @@ UNMAPPABLE = [
     # a memory_mask on the decoder's cross-attention (its key padding mask is modelled, an attn_mask over the memory is not)
     ("tests.export.custom_models:memory_masked_decoder --path . --input 32,16 --condition 48,64",
      "TransformerDecoder called with a memory_mask or memory_is_causal (the library models the memory's key padding mask alone)"),
+    # the translation tutorial without its masks named, and with them out of forward's order
+    ("tests.export.custom_models:translation_tutorial --path . --tokens 64 --vocab 2000 --condition tokens:48 --source-first --sequence-first",
+     "masks its training loop makes: --mask NAME=KIND for each, in forward's order (src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, "
+     "memory_key_padding_mask)"),
+    ("tests.export.custom_models:translation_tutorial --path . --tokens 64 --vocab 2000 --condition tokens:48 --source-first --sequence-first "
+     "--mask tgt_mask=causal --mask src_mask=square:source --mask src_padding_mask=padding:source --mask tgt_padding_mask=padding "
+     "--mask memory_key_padding_mask=padding:source",
+     "--mask tgt_mask=causal: forward's argument in that place is 'src_mask' (give the masks in forward's order)"),
     # an op the sequence-first reading does not translate (a product over the batch's dimension)
     ("tests.export.custom_models:seq_first_cumsum --path . --input 12,16 --sequence-first",
      "cumsum on a tensor whose batch is dimension 1 (sequence first)"),

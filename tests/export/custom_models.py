@@ -649,6 +649,48 @@ def seq2seq_transformer(vocab=1000, width=64, heads=4, layers=2, dropout=0.1, ba
     return Seq2SeqTransformer(vocab, width, heads, layers, dropout, batch_first, pad_id)
 
 
+class TokenEmbedding(nn.Module):
+    """The translation tutorial's TokenEmbedding: embedding(tokens.long()) * sqrt(emb_size)."""
+
+    def __init__(self, vocab_size, emb_size):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, emb_size)
+        self.emb_size = emb_size
+
+    def forward(self, tokens):
+        return self.embedding(tokens.long()) * math.sqrt(self.emb_size)
+
+
+class TranslationTutorialSeq2Seq(nn.Module):
+    """PyTorch's "Language Translation with nn.Transformer and torchtext" Seq2SeqTransformer
+    (pytorch/tutorials beginner_source/translation_transformer.py) as written: sequence-first [S, B]
+    and [T, B] ids, token embeddings scaled by sqrt(d), the tutorial's positional encoding, an
+    nn.Transformer (batch_first=False) called with the five masks its training loop makes
+    (create_mask: a bool all-False src_mask [S, S], the float causal tgt_mask [T, T], the [B, S] and
+    [B, T] bool padding masks, the source's again as memory_key_padding_mask), a generator Linear."""
+
+    def __init__(self, num_encoder_layers=2, num_decoder_layers=2, emb_size=64, nhead=4, src_vocab_size=2000, tgt_vocab_size=2000,
+                 dim_feedforward=128, dropout=0.1):
+        super().__init__()
+        self.transformer = nn.Transformer(d_model=emb_size, nhead=nhead, num_encoder_layers=num_encoder_layers,
+                                          num_decoder_layers=num_decoder_layers, dim_feedforward=dim_feedforward, dropout=dropout)
+        self.generator = nn.Linear(emb_size, tgt_vocab_size)
+        self.src_tok_emb = TokenEmbedding(src_vocab_size, emb_size)
+        self.tgt_tok_emb = TokenEmbedding(tgt_vocab_size, emb_size)
+        self.positional_encoding = TutorialPositionalEncoding(emb_size, dropout=dropout)
+        self.sequence_first = True
+
+    def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask, memory_key_padding_mask):
+        src_emb = self.positional_encoding(self.src_tok_emb(src))
+        tgt_emb = self.positional_encoding(self.tgt_tok_emb(trg))
+        outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None, src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+        return self.generator(outs)
+
+
+def translation_tutorial(**kw):
+    return TranslationTutorialSeq2Seq(**kw)
+
+
 class SourceFirstSeq2Seq(Seq2SeqTransformer):
     """The same model written forward(src, tgt), as translation code writes it (gpubudget-export
     --source-first)."""

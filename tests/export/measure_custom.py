@@ -465,6 +465,28 @@ class WithSource(torch.nn.Module):
         return self.model(ids, self.src)
 
 
+class WithTranslationMasks(torch.nn.Module):
+    """The translation tutorial's training call, model(src, tgt, src_mask, tgt_mask, src_padding_mask,
+    tgt_padding_mask, src_padding_mask), its create_mask run with the data before the step: src [S, B]
+    ids (every other sample's last `padded` tokens the pad id 1), a bool all-False src_mask [S, S],
+    the float causal tgt_mask [T, T] (the tutorial's generate_square_subsequent_mask), the [B, S] and
+    [B, T] bool padding masks."""
+
+    def __init__(self, model, batch, tokens, source, vocab, padded=4):
+        super().__init__()
+        self.model, self.sequence_first = model, True
+        self.src = torch.randint(2, vocab, (source, batch))
+        self.src[source - padded:, ::2] = 1
+        mask = (torch.triu(torch.ones((tokens, tokens))) == 1).transpose(0, 1)
+        self.tgt_mask = mask.float().masked_fill(mask == 0, float("-inf")).masked_fill(mask == 1, float(0.0))
+        self.src_mask = torch.zeros((source, source)).type(torch.bool)
+        self.src_padding_mask = (self.src == 1).transpose(0, 1)
+
+    def forward(self, tgt):
+        tgt_padding_mask = (tgt == 1).transpose(0, 1)
+        return self.model(self.src, tgt, self.src_mask, self.tgt_mask, self.src_padding_mask, tgt_padding_mask, self.src_padding_mask)
+
+
 class Variational(torch.nn.Module):
     """A VAE's (recon, mu, logvar) as measure.VaeOutputs: its training loss is the ELBO
     (measure.training_loss), as pytorch/examples' vae/main.py trains it."""
@@ -789,6 +811,11 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          ("seq2seq_seq_first_padded_w256_b4_t77_s64",
           lambda: WithSource(custom_models.seq2seq_transformer(vocab=500, width=256, heads=8, layers=3, dropout=0.0, batch_first=False, pad_id=0),
                              4, 64, 500), CONTEXT_77, 4),
+         # PyTorch's translation tutorial's Seq2SeqTransformer as written and trained (sequence first, its five masks
+         # as arguments: gpubudget-export --source-first --mask ...), dropout 0.1; the same without dropout
+         ("translation_tutorial_b2_t64_s48", lambda: WithTranslationMasks(custom_models.translation_tutorial(), 2, 64, 48, 2000), TOKENS, 2),
+         ("translation_tutorial_nodrop_b2_t64_s48", lambda: WithTranslationMasks(custom_models.translation_tutorial(dropout=0.0), 2, 64, 48, 2000),
+          TOKENS, 2),
          ("seq2seq_transformer_seq_first_b2_t64_s48",
           lambda: WithSource(custom_models.seq2seq_transformer(vocab=2000, batch_first=False), 2, 48, 2000), TOKENS, 2),
          # held out (measured after the rules were written): the tutorial LM at width 256, 8 heads, 3 layers, dropout 0.1
