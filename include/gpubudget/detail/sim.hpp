@@ -555,6 +555,15 @@ struct sim : sim_scalars {
   dyn_array<std::int32_t> segment_inputs{};  // pairs: segment, storage id (-1: released)
   /// A new reference to the shared input `which` of [tokens, width] per sample in type `t`.
   /// `per_sample` false: one [tokens, width] tensor for the whole batch (a causal mask).
+  /// Bytes of the shared inputs (shared_input) that some node keeps for backward.
+  constexpr std::int64_t shared_inputs_saved() const {
+    std::int64_t bytes = 0;
+    for (std::size_t k = 4; k < shared_inputs.size(); k += 5) {
+      const auto& st = storages.data_[(shared_inputs[k])];
+      if (st.alive && st.saved > 0) bytes += st.bytes;
+    }
+    return bytes;
+  }
   constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true) {
     std::int32_t id = -1;
     for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)

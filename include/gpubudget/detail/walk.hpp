@@ -449,7 +449,7 @@ struct walker : walker_scalars {
 
   /// The walk's counters before a measured copy of repeat `i` (walk_repeat), and its records' statistics.
   struct copy_snapshot {
-    std::int64_t live = 0, fixed = 0, rounded = 0, saved = 0, views = 0;
+    std::int64_t live = 0, fixed = 0, rounded = 0, saved = 0, views = 0, shared_saved = 0;
     walk_totals totals{};
     std::int32_t nodes = 0;
     std::size_t cache = 0;
@@ -457,6 +457,7 @@ struct walker : walker_scalars {
   };
   constexpr void take_snapshot(std::int32_t i, copy_snapshot& b) const {
     b.live = s.live, b.fixed = s.live_fixed, b.rounded = s.live_rounded, b.saved = s.saved_total, b.views = s.host_view_bytes;
+    b.shared_saved = s.shared_inputs_saved();
     b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size_), b.cache = s.forward_cache.size();
     if (counting && !replaying && collect_stats)
       for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats.data_[(k)]);
@@ -478,8 +479,11 @@ struct walker : walker_scalars {
     // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
     // forward ends, not with the phantom in backward (op_rules.md CT5)
     const auto cached = cache_only(b.cache);
+    // a model-wide input (a mask, once per forward) first saved in copy 2 (copy 1's input needed no
+    // gradient: a frozen embedding under LoRA) is saved once, not once more a copy
+    const auto saved = s.saved_total - b.saved - (s.shared_inputs_saved() - b.shared_saved);
     add_phantom(i, retained - checked_mul(copies, cached.bytes), retained_rounded - checked_mul(copies, cached.rounded),
-                retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, s.saved_total - b.saved), checked_mul(copies, grads));
+                retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, saved), checked_mul(copies, grads));
     if (cached.bytes > 0)
       s.cache_until_forward_ends(s.allocate(checked_mul(copies, cached.bytes), false, checked_mul(copies, cached.rounded), checked_mul(copies, cached.fixed)));
   }
