@@ -259,6 +259,18 @@ TEST_CASE("nn.MultiheadAttention's masks: what the causal and key padding masks 
   // CUDA fp32 (efficient kernel, mask or none): the merged mask is kept too; flash takes no mask
   const auto cuda = [](const auto& net) { return budget(net, plan(B), devices::a100_80gb); };
   CHECK(cuda(layer(0, causal_mask, key_padding_mask)).saved_activations == cuda(layer(0)).saved_activations + B * H * L * L * 4);
+  // nn.TransformerEncoder converts the padding mask once, in its input's dtype, for every layer
+  // (_canonical_mask(target_type=src.dtype); op_rules.md 2.6 #81): under CUDA autocast a Linear embedding
+  // hands layer 1 bf16 and LayerNorm hands layer 2 fp32, yet both layers expand the one bf16 [B, L] mask,
+  // and the efficient kernel keeps each layer's [B·H, 1, L] bf16 as it is (no fp32 copy, no cast)
+  const auto post_norm = [](auto... masks) {
+    const auto block = sequential(residual(attention(64, heads(4), attention_impl::torch_mha, masks...)), layer_norm());
+    return sequential(input(L, 16), linear(64), block, block, mean_over(0), linear(5));
+  };
+  const training amp{.batch = B, .precision = amp_bf16};
+  const auto amp_padded = budget(post_norm(key_padding_mask), amp, devices::a100_80gb), amp_none = budget(post_norm(), amp, devices::a100_80gb);
+  CHECK(amp_padded.saved_activations == amp_none.saved_activations + 2 * B * H * L * 2);
+  CHECK(amp_padded.forward_peak == amp_none.forward_peak + 2 * B * H * L * 2 + B * L * 2);
   // the masks are nn.MultiheadAttention's, on its SDPA path, self-attention
   CHECK_THROWS_WITH(budget(sequential(input(32, 64), attention(64, heads(4), attention_impl::flash, key_padding_mask)), plan(B), dev),
                     Catch::Contains("causal_mask, square_mask and key_padding_mask are nn.MultiheadAttention's masks"));

@@ -564,12 +564,15 @@ struct sim : sim_scalars {
     }
     return bytes;
   }
-  constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true) {
+  /// `any_type`: the first one made serves every later use whatever its type (nn.TransformerEncoder
+  /// converts its key padding mask once, in its input's dtype, for all its layers).
+  constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true,
+                               bool any_type = false) {
     std::int32_t id = -1;
     for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)
-      if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && shared_inputs[k + 2] == static_cast<std::int64_t>(t) &&
+      if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && (any_type || shared_inputs[k + 2] == static_cast<std::int64_t>(t)) &&
           shared_inputs[k + 3] == which && storages.data_[(shared_inputs[k + 4])].alive)
-        id = static_cast<std::int32_t>(shared_inputs[k + 4]);
+        id = static_cast<std::int32_t>(shared_inputs[k + 4]), t = static_cast<dtype>(shared_inputs[k + 2]);
     const shape sh = make_shape(tokens, width);
     if (id < 0) {
       id = allocate(per_sample ? bytes_of_value(sh, t) : bytes_of(sh.numel(), t));  // the forward's own reference, dropped when it ends

@@ -452,13 +452,14 @@ struct walker : walker_scalars {
     std::int64_t live = 0, fixed = 0, rounded = 0, saved = 0, views = 0, shared_saved = 0;
     walk_totals totals{};
     std::int32_t nodes = 0;
-    std::size_t cache = 0;
+    std::size_t cache = 0, shared = 0;
     dyn_array<record_stats> stats{};
   };
   constexpr void take_snapshot(std::int32_t i, copy_snapshot& b) const {
     b.live = s.live, b.fixed = s.live_fixed, b.rounded = s.live_rounded, b.saved = s.saved_total, b.views = s.host_view_bytes;
     b.shared_saved = s.shared_inputs_saved();
     b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size_), b.cache = s.forward_cache.size();
+    b.shared = s.shared_inputs.size();
     if (counting && !replaying && collect_stats)
       for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats.data_[(k)]);
   }
@@ -472,13 +473,15 @@ struct walker : walker_scalars {
     // host bookkeeping of view nodes lives until the whole graph goes: keep it out of the
     // phantom's storage (which backward frees where the phantom stands)
     const auto views = checked_mul(copies, s.host_view_bytes - b.views);
-    const auto retained = checked_mul(copies, s.live - b.live) - views;
-    const auto retained_rounded = checked_mul(copies, s.live_rounded - b.rounded) - views;
-    const auto retained_fixed = checked_mul(copies, s.live_fixed - b.fixed) - views;
+    // a model-wide input first made in copy 2 (a mask in a type copy 1 did not use) is made once
+    const auto made_once = shared_inputs_made_since(b.shared);
+    const auto retained = checked_mul(copies, s.live - b.live - made_once.bytes) - views;
+    const auto retained_rounded = checked_mul(copies, s.live_rounded - b.rounded - made_once.rounded) - views;
+    const auto retained_fixed = checked_mul(copies, s.live_fixed - b.fixed - made_once.fixed) - views;
     if (views > 0) s.add_host(views, s.host_view_bytes);
     // what only autocast's cache holds (a checkpointed block's weight casts) goes when the
     // forward ends, not with the phantom in backward (op_rules.md CT5)
-    const auto cached = cache_only(b.cache);
+    const auto cached = cache_only(b.cache, b.shared);
     // a model-wide input (a mask, once per forward) first saved in copy 2 (copy 1's input needed no
     // gradient: a frozen embedding under LoRA) is saved once, not once more a copy
     const auto saved = s.saved_total - b.saved - (s.shared_inputs_saved() - b.shared_saved);
@@ -509,15 +512,31 @@ struct walker : walker_scalars {
       totals.*field = checked_add(totals.*field, checked_mul(copies, totals.*field - t0.*field));
   }
 
-  /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved them).
   struct held_bytes {
     std::int64_t bytes = 0, rounded = 0, fixed = 0;
   };
-  constexpr held_bytes cache_only(std::size_t first) const {
+  /// Bytes of the shared inputs (sim::shared_input) made from entry `first` on and still alive.
+  constexpr held_bytes shared_inputs_made_since(std::size_t first) const {
+    held_bytes h{};
+    for (auto k = first + 4; k < s.shared_inputs.size(); k += 5) {
+      const auto& st = s.storages.data_[(s.shared_inputs[k])];
+      if (st.alive) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
+    }
+    return h;
+  }
+  constexpr bool is_shared_input_since(std::size_t first, std::int32_t id) const {
+    for (auto k = first + 4; k < s.shared_inputs.size(); k += 5)
+      if (s.shared_inputs[k] == id) return true;
+    return false;
+  }
+  /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved
+  /// them), the shared inputs made from entry `first_shared` on aside (made once, not per copy).
+  constexpr held_bytes cache_only(std::size_t first, std::size_t first_shared) const {
     held_bytes h{};
     for (auto k = first; k < s.forward_cache.size(); ++k) {
       const auto& st = s.storages.data_[(s.forward_cache[k])];
-      if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
+      if (st.alive && st.saved == 0 && st.refs == 1 && !is_shared_input_since(first_shared, s.forward_cache[k]))
+        h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
     }
     return h;
   }

@@ -636,7 +636,9 @@ constexpr value torch_mha_materialized(layer_ctx& c, const attention_op& op, con
 /// before the product (op_rules.md 2.6 #76, traced op by op on 2.6 CPU: tests/export
 /// masked_encoder_*). Model-wide, one per forward: the float [L, L] causal mask the model made
 /// (generate_square_subsequent_mask), and on 2.x nn.TransformerEncoder's float copy of the bool
-/// [B, L] padding mask (_canonical_mask). Per call: the padding mask expanded to the heads,
+/// [B, L] padding mask (_canonical_mask), made once in the encoder input's dtype and kept in that
+/// dtype for every layer (under CUDA autocast: bf16 from a Linear embedding, though LayerNorm hands
+/// later layers fp32; op_rules.md 2.6 #81). Per call: the padding mask expanded to the heads,
 /// view/expand/reshape: a [B·H, 1, L] copy (bool on 1.13); with both masks their sum, a float
 /// [B·H, L, L] (1.13: masked_fill); 1.13 turns a bool padding mask alone into a float copy. A
 /// square mask (a float [L, L] given without is_causal) is the model's, as the causal one, and goes
@@ -656,9 +658,10 @@ constexpr mha_masks mha_masks_for(sim& s, std::int64_t masks, const attention_di
   if (causal || square) m.model = s.shared_input(a.Lq, a.Lk, dtype::fp32, 2, false);
   m.is_causal = causal && !padded && s.torch2(), m.square = square;
   if (!padded) return m;
-  if (s.torch2()) m.padding = s.shared_input(1, a.Lk, x_type, 3);
-  m.per_head = s.make(make_shape(a.H, a.Lk), s.torch2() ? x_type : dtype::boolean, false);
-  if (causal || square) m.merged = s.make(make_shape(a.H * a.Lq, a.Lk), promoted_type(dtype::fp32, x_type), false);
+  if (s.torch2()) m.padding = s.shared_input(1, a.Lk, x_type, 3, true, true);
+  const dtype padding_type = s.torch2() ? m.padding.type : x_type;
+  m.per_head = s.make(make_shape(a.H, a.Lk), s.torch2() ? padding_type : dtype::boolean, false);
+  if (causal || square) m.merged = s.make(make_shape(a.H * a.Lq, a.Lk), promoted_type(dtype::fp32, padding_type), false);
   else if (!s.torch2()) m.merged = s.make(make_shape(a.H, a.Lk), x_type, false);
   return m;
 }

@@ -15,30 +15,20 @@ inline constexpr auto decoder_stack_prenorm =
                 input(64, 16),
                 named("embed", linear(128)),
                 named("decoder", sequential(
-                    named("layers.0", sequential(
-                        residual(
-                            named("norm1", layer_norm()),
-                            named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask))),
-                        residual(
-                            named("norm2", layer_norm()),
-                            named("multihead_attn", cross_attention(128, heads(8), kv_tokens(96), attention_impl::torch_mha, projection_names::torchvision))),
-                        residual(
-                            named("norm3", layer_norm()),
-                            named("linear1", linear(512)),
-                            named("activation", gelu()),
-                            named("linear2", linear(128))))),
-                    named("layers.1", sequential(
-                        residual(
-                            named("norm1", layer_norm()),
-                            named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask))),
-                        residual(
-                            named("norm2", layer_norm()),
-                            named("multihead_attn", cross_attention(128, heads(8), kv_tokens(96), attention_impl::torch_mha, projection_names::torchvision))),
-                        residual(
-                            named("norm3", layer_norm()),
-                            named("linear1", linear(512)),
-                            named("activation", gelu()),
-                            named("linear2", linear(128))))),
+                    named("layers", sequential(
+                        continue_sequence(numbered_from(0, repeat(2,
+                            sequential(
+                                residual(
+                                    named("norm1", layer_norm()),
+                                    named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask))),
+                                residual(
+                                    named("norm2", layer_norm()),
+                                    named("multihead_attn", cross_attention(128, heads(8), kv_tokens(96), attention_impl::torch_mha, projection_names::torchvision))),
+                                residual(
+                                    named("norm3", layer_norm()),
+                                    named("linear1", linear(512)),
+                                    named("activation", gelu()),
+                                    named("linear2", linear(128))))))))),
                     named("norm", layer_norm()))),
                 mean_over(0),
                 named("head", linear(5)))));

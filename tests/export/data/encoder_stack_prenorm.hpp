@@ -12,30 +12,20 @@ inline constexpr auto encoder_stack_prenorm =
         input(32, 16),
         named("embed", linear(64)),
         named("encoder", sequential(
-            named("layers.0", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("self_attn", attention(64, heads(4), attention_impl::torch_mha, projection_names::torchvision, attention_dropout(10))),
-                    named("dropout1", dropout(10))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("linear1", linear(256)),
-                    named("activation", gelu()),
-                    named("dropout", dropout(10)),
-                    named("linear2", linear(64)),
-                    named("dropout2", dropout(10))))),
-            named("layers.1", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("self_attn", attention(64, heads(4), attention_impl::torch_mha, projection_names::torchvision, attention_dropout(10))),
-                    named("dropout1", dropout(10))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("linear1", linear(256)),
-                    named("activation", gelu()),
-                    named("dropout", dropout(10)),
-                    named("linear2", linear(64)),
-                    named("dropout2", dropout(10))))),
+            named("layers", sequential(
+                continue_sequence(numbered_from(0, repeat(2,
+                    sequential(
+                        residual(
+                            named("norm1", layer_norm()),
+                            named("self_attn", attention(64, heads(4), attention_impl::torch_mha, projection_names::torchvision, attention_dropout(10))),
+                            named("dropout1", dropout(10))),
+                        residual(
+                            named("norm2", layer_norm()),
+                            named("linear1", linear(256)),
+                            named("activation", gelu()),
+                            named("dropout", dropout(10)),
+                            named("linear2", linear(64)),
+                            named("dropout2", dropout(10))))))))),
             named("norm", layer_norm()))),
         mean_over(0),
         named("head", linear(5)));

@@ -12,24 +12,17 @@ inline constexpr auto masked_encoder_prenorm =
         input(128, 16),
         named("embed", linear(128)),
         named("encoder", sequential(
-            named("layers.0", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("linear1", linear(512)),
-                    named("activation", gelu()),
-                    named("linear2", linear(128))))),
-            named("layers.1", sequential(
-                residual(
-                    named("norm1", layer_norm()),
-                    named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask))),
-                residual(
-                    named("norm2", layer_norm()),
-                    named("linear1", linear(512)),
-                    named("activation", gelu()),
-                    named("linear2", linear(128))))),
+            named("layers", sequential(
+                continue_sequence(numbered_from(0, repeat(2,
+                    sequential(
+                        residual(
+                            named("norm1", layer_norm()),
+                            named("self_attn", attention(128, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask))),
+                        residual(
+                            named("norm2", layer_norm()),
+                            named("linear1", linear(512)),
+                            named("activation", gelu()),
+                            named("linear2", linear(128))))))))),
             named("norm", layer_norm()))),
         mean_over(0),
         named("head", linear(5)));

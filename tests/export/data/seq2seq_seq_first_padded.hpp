@@ -14,74 +14,36 @@ inline constexpr auto seq2seq_seq_first_padded =
                 tokens(64),
                 named("src_emb", embedding(500, 256)),
                 named("transformer.encoder", sequential(
-                    named("layers.0", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm2", layer_norm()))),
-                    named("layers.1", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm2", layer_norm()))),
-                    named("layers.2", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm2", layer_norm()))),
+                    named("layers", sequential(
+                        continue_sequence(numbered_from(0, repeat(3,
+                            sequential(
+                                residual(
+                                    named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
+                                named("norm1", layer_norm()),
+                                residual(
+                                    named("linear1", linear(1024)),
+                                    named("activation", relu()),
+                                    named("linear2", linear(256))),
+                                named("norm2", layer_norm()))))))),
                     named("norm", layer_norm())))),
             sequential(
                 tokens(77),
                 named("tgt_emb", embedding(500, 256)),
                 named("transformer.decoder", sequential(
-                    named("layers.0", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("multihead_attn", cross_attention(256, heads(8), kv_tokens(64), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm2", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm3", layer_norm()))),
-                    named("layers.1", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("multihead_attn", cross_attention(256, heads(8), kv_tokens(64), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm2", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm3", layer_norm()))),
-                    named("layers.2", sequential(
-                        residual(
-                            named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask, sequence_first))),
-                        named("norm1", layer_norm()),
-                        residual(
-                            named("multihead_attn", cross_attention(256, heads(8), kv_tokens(64), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
-                        named("norm2", layer_norm()),
-                        residual(
-                            named("linear1", linear(1024)),
-                            named("activation", relu()),
-                            named("linear2", linear(256))),
-                        named("norm3", layer_norm()))),
+                    named("layers", sequential(
+                        continue_sequence(numbered_from(0, repeat(3,
+                            sequential(
+                                residual(
+                                    named("self_attn", attention(256, heads(8), attention_impl::torch_mha, projection_names::torchvision, causal_mask, key_padding_mask, sequence_first))),
+                                named("norm1", layer_norm()),
+                                residual(
+                                    named("multihead_attn", cross_attention(256, heads(8), kv_tokens(64), attention_impl::torch_mha, projection_names::torchvision, key_padding_mask, sequence_first))),
+                                named("norm2", layer_norm()),
+                                residual(
+                                    named("linear1", linear(1024)),
+                                    named("activation", relu()),
+                                    named("linear2", linear(256))),
+                                named("norm3", layer_norm()))))))),
                     named("norm", layer_norm()))),
                 named("out", linear(500)))));
 inline constexpr std::int64_t seq2seq_seq_first_padded_parameters = 5915124;
