@@ -307,6 +307,26 @@ EXTRA_CASES = {
                                                        "kwargs": TUTORIAL_W512, "batch": 32, "prec": "amp_bf16", "sequence_first": True}],
     "graph_clip_text_b32_t77_b128_fp16": ["graph", {"graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                     "kwargs": CLIP_B32_TEXT, "batch": 128, "prec": "amp_fp16"}],
+    # call 26 (prepared 2026-12-06, no GPU that session): nn.LSTM / nn.GRU under cuDNN, for a recurrent op the library
+    # lacks. On 2.6 CPU they run oneDNN's mkldnn_rnn_layer (MkldnnRnnLayerBackward0), saving per layer and direction
+    # the input, the output, h0/c0, hy/cy and a uint8 workspace in 4,096 B pages that is not linear in T (2 x 5 x 32:
+    # 40,960 B; T 5 and 7 alike); on CUDA cuDNN's reserve and workspace are unmeasured. Bare layers at sizes that
+    # separate T, B, H, layers and directions, and pytorch/examples' word_language_model LSTM / GRU, traced.
+    **{"module_lstm_h%d_t%d_b%d_l%d%s_%s" % (h, t, b, layers, "_bi" if bi else "", prec):
+       ["module", {"factory": "tests.export.custom_models:bare_rnn", "batch": b, "prec": prec, "dims": [t, 256],
+                   "kwargs": {"rnn_type": "LSTM", "hidden": h, "layers": layers, "bidirectional": bi}}]
+       for h, t, b, layers, bi, prec in ((512, 64, 32, 1, False, "fp32"), (512, 128, 32, 1, False, "fp32"), (512, 64, 64, 1, False, "fp32"),
+                                         (1024, 64, 32, 1, False, "fp32"), (512, 64, 32, 2, False, "fp32"), (512, 64, 32, 1, True, "fp32"),
+                                         (512, 64, 32, 1, False, "amp_bf16"), (512, 64, 32, 1, False, "amp_fp16"))},
+    "module_gru_h512_t64_b32_l1_fp32": ["module", {"factory": "tests.export.custom_models:bare_rnn", "batch": 32, "prec": "fp32",
+                                                   "dims": [64, 256], "kwargs": {"rnn_type": "GRU", "hidden": 512}}],
+    "module_word_lm_lstm_h650_t35_b20_fp32": ["module", {"factory": "tests.export.custom_models:word_language_model_rnn", "batch": 20,
+                                                          "prec": "fp32", "tokens": [35, 33278], "sequence_first": True,
+                                                          "kwargs": {"ntoken": 33278, "ninp": 650, "nhid": 650, "nlayers": 2, "dropout": 0.5}}],
+    "module_word_lm_gru_h650_t35_b20_fp32": ["module", {"factory": "tests.export.custom_models:word_language_model_rnn", "batch": 20,
+                                                         "prec": "fp32", "tokens": [35, 33278], "sequence_first": True,
+                                                         "kwargs": {"rnn_type": "GRU", "ntoken": 33278, "ninp": 650, "nhid": 650,
+                                                                    "nlayers": 2, "dropout": 0.5}}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
@@ -530,6 +550,8 @@ def make_job(kind, spec, batch, dev, dry):
 
     if kind == "graph":
         return graph_job(spec, batch, dev)
+    if kind == "module":
+        return module_job(spec, batch, dev)
     if kind == "tv":
         import torchvision
 
@@ -585,6 +607,29 @@ def graph_job(spec, batch, dev):
         pad = torch.zeros(batch, x.shape[1], dtype=torch.bool, device=dev)
         pad[::2, x.shape[1] - spec["padded"]:] = True
         return model, (x, pad), lambda m, xs: (m(xs[0], xs[1]) ** 2).mean()
+    return model, (x,), lambda m, xs: (m(xs[0]) ** 2).mean()
+
+
+def module_job(spec, batch, dev):
+    """A module the library cannot describe yet (no graph): `factory` with `kwargs` on a random input,
+    ids [batch, length] below `vocab` (`tokens`: [length, vocab]) or floats of the per-sample `dims`,
+    moved sequence first when `sequence_first`; the loss (out ** 2).mean(). Measured to settle the rules
+    an op would need (call 26: nn.LSTM / nn.GRU under cuDNN)."""
+    import importlib
+
+    import torch
+
+    module, factory = spec["factory"].split(":")
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    model = getattr(importlib.import_module(module), factory)(**spec.get("kwargs", {})).to(dev).train()
+    if "tokens" in spec:
+        length, vocab = spec["tokens"]
+        x = torch.randint(0, vocab, (batch, length), device=dev)
+    else:
+        x = torch.randn(batch, *spec["dims"], device=dev)
+    if spec.get("sequence_first"):
+        x = x.transpose(0, 1).contiguous()
     return model, (x,), lambda m, xs: (m(xs[0]) ** 2).mean()
 
 

@@ -96,12 +96,17 @@
 #     the nn.Transformer tutorial's language model at d 512 ([L, B] ids, batch_first=False), AMP bf16 b32, and OpenAI
 #     CLIP ViT-B/32's text tower (x.permute(1, 0, 2) around sequence-first blocks), AMP fp16 b128, traced, and its
 #     largest AMP fp16 batch under 16 GiB. Commit: copy tests/export/data/{tutorial_lm_w512,clip_text_b32}.json into graphs/.
+#   26 (~3 min, prepared 2026-12-06 in a session without a GPU): nn.LSTM / nn.GRU under cuDNN, which the library
+#     cannot describe yet (no recurrent op; measure_real_libraries.py's `module` kind): bare batch-first LSTMs at
+#     sizes that separate T, B, H, layers and directions, fp32, AMP bf16 and fp16, a GRU, and pytorch/examples'
+#     word_language_model RNNModel (LSTM and GRU, its README's medium size), traced: what cuDNN's reserve and
+#     workspace are against T, B, H (the traces name _cudnn_rnn's allocations). Commit the JSON and the traces.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25) ;; *) echo "usage: run_open_questions.sh 1-25 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26) ;; *) echo "usage: run_open_questions.sh 1-26 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -193,6 +198,9 @@ case "$call" in
   25)
     measure seqfirst 130 110 60 graph_tutorial_lm_w512_t256_b32_bf16,graph_clip_text_b32_t77_b128_fp16 --trace "$work/traces"
     measure maxbatch 130 120 120 maxbatch16_clip_text_b32_t77_fp16 ;;
+  26)
+    rnn=$(python3 -c 'import sys; sys.path.insert(0, "benchmarks/gpu"); import measure_real_libraries as m; print(",".join(n for n in m.ALL_CASES if n.startswith("module_")))')
+    measure rnn 200 170 30 "$rnn" --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \

@@ -479,6 +479,49 @@ def word_language_model(**kw):
     return WordLanguageModelTransformer(**kw)
 
 
+class WordLanguageModelRNN(nn.Module):
+    """pytorch/examples' word_language_model RNNModel (model.py), its default (`--model LSTM`): an
+    embedding, dropout, nn.LSTM / nn.GRU over [L, B] ids sequence first, dropout, the vocabulary
+    Linear, log_softmax; called as model(ids, hidden) with the hidden state the training loop carries
+    (here zeros made in forward, as init_hidden makes them). Not yet expressible in the library
+    (no recurrent op): measured on the GPU by run_open_questions.sh 26 to settle cuDNN's rules."""
+
+    def __init__(self, rnn_type="LSTM", ntoken=2000, ninp=64, nhid=64, nlayers=2, dropout=0.2):
+        super().__init__()
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.rnn_type, self.nhid, self.nlayers = rnn_type, nhid, nlayers
+
+    def forward(self, src):
+        emb = self.drop(self.encoder(src))
+        zeros = emb.new_zeros(self.nlayers, src.size(1), self.nhid)
+        output, _ = self.rnn(emb, (zeros, zeros) if self.rnn_type == "LSTM" else zeros)
+        output = self.drop(output)
+        return F.log_softmax(self.decoder(output), dim=-1)
+
+
+def word_language_model_rnn(**kw):
+    return WordLanguageModelRNN(**kw)
+
+
+class BareRNN(nn.Module):
+    """nn.LSTM / nn.GRU alone on a batch-first [B, T, I] input, its output sequence returned:
+    the recurrent layer's own saved tensors, reserve and workspace, nothing around it."""
+
+    def __init__(self, rnn_type="LSTM", input_size=256, hidden=512, layers=1, bidirectional=False):
+        super().__init__()
+        self.rnn = getattr(nn, rnn_type)(input_size, hidden, layers, batch_first=True, bidirectional=bidirectional)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+def bare_rnn(**kw):
+    return BareRNN(**kw)
+
+
 class ClipResidualAttentionBlock(nn.Module):
     """OpenAI CLIP's ResidualAttentionBlock (openai/CLIP clip/model.py): sequence-first [L, B, d]
     through nn.MultiheadAttention(d, heads) (batch_first=False), x + attn(ln_1(x), need_weights=False,
