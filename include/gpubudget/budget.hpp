@@ -519,8 +519,7 @@ constexpr step_result walk_step(sim& s, const std::array<layer, N>& records, con
                                 dyn_array<live_point>* trace, moment_recorder* recorder, bool replay) {
   check_step_inputs(records, plan);
   configure_sim(s, N, plan, trace != nullptr, recorder, replay);
-  walker w(records.data(), static_cast<std::int32_t>(N), s);
-  w.collect_stats = per_record != nullptr;
+  walker w(records.data(), static_cast<std::int32_t>(N), s, per_record != nullptr);
   step_result r{};
   run_micro_batches(w, s, plan, r);
   fill_step_peak(r, s);

@@ -209,8 +209,7 @@ template <std::size_t N, class Prev, class Finish>
 constexpr auto walk_evaluation(const model<N>& m, const training& plan, bool traced, std::int64_t units, const Prev& prev, Finish finish) {
   sim s{};
   configure_sim(s, N, plan, traced, nullptr, !traced);
-  walker w(m.records.data(), static_cast<std::int32_t>(N), s);
-  w.collect_stats = false;
+  walker w(m.records.data(), static_cast<std::int32_t>(N), s, false);
   walk_progress p{};
   if constexpr (std::is_same_v<Prev, walk_start>) check_step_inputs(m.records, plan);
   else prev.restore(s, w), p = prev.progress;
@@ -244,7 +243,7 @@ struct frozen_tape {
 /// Copies `from` into the front of `to`; returns how many.
 template <class T, std::size_t K>
 constexpr std::size_t copy_span(std::array<T, K>& to, tape_span<T> from) {
-  for (std::size_t k = 0; k < from.size_; ++k) to[k] = from.data_[k];
+  copy_elements(to.data(), from.data_, from.size_);
   return from.size_;
 }
 

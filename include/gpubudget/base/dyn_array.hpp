@@ -11,6 +11,20 @@
 
 namespace gpubudget::detail {
 
+/// Copies `n` trivially copyable elements onto `to`'s live elements. Clang evaluates
+/// __builtin_memcpy in a constant expression as one step for the whole block (60,000 elements:
+/// 0.1 s against 0.9 s as a loop of assignments, a step each), which makes growing an array and
+/// carrying a split walk's state between evaluations (detail/carried_walk.hpp) nearly free of
+/// steps; GCC 12 cannot evaluate it, and assigns element by element.
+template <class T>
+constexpr void copy_elements(T* to, const T* from, std::size_t n) {
+#if defined(__clang__)
+  if (n) __builtin_memcpy(to, from, n * sizeof(T));
+#else
+  for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+#endif
+}
+
 template <class T>
 class dyn_array {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -20,7 +34,8 @@ class dyn_array {
     std::size_t cap = cap_ ? cap_ * 2 : 64;
     if (cap < want) cap = want;
     T* fresh = make(cap);
-    for (std::size_t i = 0; i < size_; ++i) value_initialized ? void(fresh[i] = data_[i]) : void(std::construct_at(fresh + i, data_[i]));
+    if constexpr (value_initialized) copy_elements(fresh, data_, size_);
+    else for (std::size_t i = 0; i < size_; ++i) std::construct_at(fresh + i, data_[i]);
     release();
     data_ = fresh;
     cap_ = cap;
@@ -77,7 +92,8 @@ class dyn_array {
   constexpr void assign(const T* first, std::size_t n) {
     size_ = 0;
     reserve(n);
-    for (std::size_t i = 0; i < n; ++i) value_initialized ? void(data_[i] = first[i]) : void(std::construct_at(data_ + i, first[i]));
+    if constexpr (value_initialized) copy_elements(data_, first, n);
+    else for (std::size_t i = 0; i < n; ++i) std::construct_at(data_ + i, first[i]);
     size_ = n;
   }
   constexpr void clear() { size_ = 0; }

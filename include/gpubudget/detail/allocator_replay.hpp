@@ -140,7 +140,7 @@ class step_replay {
   /// A step that resumes where an earlier evaluation left it.
   constexpr void resume(const position& p, tape_span<std::int32_t> handles) {
     pos_ = p;
-    for (std::size_t k = 0; k < handles.size_; ++k) handle_.data_[k] = handles.data_[k];
+    copy_elements(handle_.data_, handles.data_, handles.size_);
   }
   /// Allocated bytes when backward started (forward and the loss done).
   constexpr std::int64_t allocated_after_forward() const { return pos_.allocated_after_forward; }

@@ -177,7 +177,7 @@ class caching_allocator {
   template <std::size_t Cap>
   constexpr void save_into(snapshot<Cap>& s) const {
     if (blocks_.size_ > Cap) snapshot_capacity_too_small();
-    for (std::size_t k = 0; k < blocks_.size_; ++k) s.blocks[k] = blocks_.data_[k];
+    copy_elements(s.blocks.data(), blocks_.data_, blocks_.size_);
     s.block_count = blocks_.size_;
     s.cap = cap_, s.reserved = reserved_, s.reserved_peak = reserved_peak_, s.allocated = allocated_, s.allocated_peak = allocated_peak_;
     s.device_calls = device_calls_, s.segments = segments_, s.expandable_tail = {expandable_tail_[0], expandable_tail_[1]};

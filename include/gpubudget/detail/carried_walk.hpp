@@ -82,8 +82,7 @@ struct frozen_arrays<Members, Capacity, std::index_sequence<I...>> {
  private:
   template <class T, std::size_t N>
   static constexpr void copy_out(std::array<T, N>& to, const dyn_array<T>& from, std::size_t size) {
-    T* out = to.data();  // not operator[]: constant evaluation charges a call per element
-    for (std::size_t k = 0; k < size; ++k) out[k] = from.data_[k];
+    copy_elements(to.data(), from.data_, size);
   }
 };
 

@@ -62,7 +62,7 @@ struct walker_scalars {
   walk_totals totals{};
   bool replaying = false;
   bool counting = true;  ///< false on the second micro-batch: parameters were counted already
-  bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them)
+  bool collect_stats = true;  ///< per-record statistics (budget(); budget_totals() skips them: the constructor's `collect`)
   std::int32_t first_node_of_pass = 0;
   std::int32_t next_key = 0;
   /// The storage whose reference the sequence walking a `continues_sequence` repeat hands over
@@ -96,8 +96,11 @@ struct walker : walker_scalars {
     share_roots.clear();
   }
 
-  constexpr walker(const layer* n, std::int32_t c, sim& sm)
-      : records(n), count(c), s(sm), stats(static_cast<std::size_t>(c)), first_key(static_cast<std::size_t>(c), -1) {
+  /// `collect`: keep per-record statistics (budget()); without them (budget_totals(), a split walk,
+  /// the batch search) no statistics array is made: filling it cost 4 steps a record, every walk.
+  constexpr walker(const layer* n, std::int32_t c, sim& sm, bool collect = true)
+      : records(n), count(c), s(sm), stats(collect ? static_cast<std::size_t>(c) : 0), first_key(static_cast<std::size_t>(c), -1) {
+    collect_stats = collect;
     resolve_policy();
   }
 
