@@ -33,7 +33,9 @@ Cases (LAYERS = leaf layers after the input):
                         batch_norm, relu, dropout; distinct widths), budget_totals on an A100 80GB
                         at batch 2, and max_micro_batch of it in a static_assert; mixed_of_N and
                         mixed_batch_of_N through budget_totals_of and max_micro_batch_of;
-                        mixed_nested_of_N nested in one named sequence (an exported model's shape)
+                        mixed_nested_of_N nested in one named sequence (an exported model's shape);
+                        mixed_model_N the model alone, mixed_allocator_of_N budget_totals_of with
+                        the caching allocator model (training::model_allocator)
 Profiling variants of distinct_1600 (what part of the cost is which):
   distinct_1600_model   only builds the constexpr model (no budget)
   distinct_1600_totals  budget_totals(...) (no per-record arrays) + fits
@@ -247,6 +249,14 @@ def cases():
                                        "(an exported model's shape), budget_totals_of on an A100 80GB, batch 2.",
                                        "using namespace gpubudget;\n" + nested +
                                        f"static_assert(fits(budget_totals_of<net, {MIXED_PLAN}, {MIXED_DEVICE}>()));\n")
+        out[f"mixed_model_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, the model only (baseline of the mixed cases' phases).",
+                                   "using namespace gpubudget;\n" + model + checks("model"))
+        # issue I's target runs the caching allocator model too
+        out[f"mixed_allocator_of_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, budget_totals_of with the caching "
+                                          "allocator model (training::model_allocator) on an A100 80GB, batch 2.",
+                                          "using namespace gpubudget;\n" + model +
+                                          f"constexpr training allocator_plan{{.batch = 2, .model_allocator = true}};\n"
+                                          f"static_assert(fits(budget_totals_of<net, allocator_plan, {MIXED_DEVICE}>()));\n")
         out[f"mixed_batch_of_{n}"] = (f"issue I's mixed chain, {leaves} leaf layers, max_micro_batch_of (one constant "
                                       "evaluation per budget) in a static_assert.",
                                       "using namespace gpubudget;\n" + model +
