@@ -227,6 +227,8 @@ struct frozen_tape {
   std::array<std::int64_t, E.own_type_tensors> own_type_tensors{};
   std::int32_t first_cublas_at = -1, backward_starts_at = -1;
   dtype parameter_type = dtype::fp32;
+  std::array<std::int32_t, E.storages + 2> free_begin{};  ///< sort_frees, done once here
+  std::array<std::int32_t, E.storages> freed{};
 
   constexpr replay_tape view() const {
     return replay_tape{{storages.data(), E.storages},
@@ -236,7 +238,9 @@ struct frozen_tape {
                        {own_type_tensors.data(), E.own_type_tensors},
                        first_cublas_at,
                        backward_starts_at,
-                       parameter_type};
+                       parameter_type,
+                       {free_begin.data(), E.storages + 2},
+                       {freed.data(), E.storages}};
   }
 };
 
@@ -257,6 +261,7 @@ constexpr frozen_tape<E> frozen_tape_of(const sim& s) {
   copy_span(f.base_weight_tensors, t.base_weight_tensors), copy_span(f.parameter_tensors, t.parameter_tensors);
   copy_span(f.own_type_tensors, t.own_type_tensors);
   f.first_cublas_at = t.first_cublas_at, f.backward_starts_at = t.backward_starts_at, f.parameter_type = t.parameter_type;
+  sort_frees({f.storages.data(), E.storages}, f.free_begin.data(), f.freed.data());
   return f;
 }
 
@@ -337,9 +342,8 @@ constexpr replay_state<Cap, E> replay_optimizer_chunk(caching_allocator& a, step
 /// step, its end; then where it stands.
 template <std::size_t Cap, tape_extent E>
 constexpr replay_state<Cap, E> replay_chunk(caching_allocator& a, step_replay& steps, const replay_tape& t, const training& plan, bool past_oom,
-                                            replay_progress p, tape_span<std::int32_t> held) {
+                                            replay_progress p, tape_span<std::int32_t> held, std::size_t budget = storages_per_evaluation) {
   if (!p.in_pass) p.start = begin_pass(a, p.pass), steps.restart(), p.in_pass = true;
-  std::size_t budget = storages_per_evaluation;
   if (!p.in_optimizer) {
     const auto from = steps.where().storage, end = t.storages.size_ + 1, to = from + budget;
     steps.run_until(p.pass == 0, to < end ? to : end);
@@ -377,7 +381,11 @@ constexpr replay_state<Cap, E> replay_first(const replay_tape& t, const training
     return out;
   }
   step_replay steps(t, a, setup);
-  return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, replay_progress{}, {});
+  // model.to's tensors count against the evaluation's work: a long model's (issue I's 5,000-layer
+  // chain: ~9,000 blocks) leave no room for the warm-up step's storages in the same evaluation
+  const auto resident = t.base_weight_tensors.size_ + t.parameter_tensors.size_ + t.own_type_tensors.size_;
+  return replay_chunk<Cap, E>(a, steps, t, plan, past_oom, replay_progress{}, {},
+                              resident < storages_per_evaluation ? storages_per_evaluation - resident : 0);
 }
 
 /// A later evaluation: the allocator and the step where `prev` left them, then its next units.

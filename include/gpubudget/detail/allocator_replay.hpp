@@ -70,7 +70,23 @@ struct replay_tape {
   tape_span<std::int64_t> temporaries{}, base_weight_tensors{}, parameter_tensors{}, own_type_tensors{};
   std::int32_t first_cublas_at = -1, backward_starts_at = -1;
   dtype parameter_type = dtype::fp32;
+  /// The storages sorted by when they are freed (sort_frees), where a frozen tape keeps them;
+  /// empty: each step_replay sorts them itself.
+  tape_span<std::int32_t> free_begin{}, freed{};
 };
+
+/// Counting sort of `storages` by freed_at: `freed[free_begin[k] .. free_begin[k + 1])` are the
+/// storages freed right before storage k. `free_begin` has room for n + 2, `freed` for n, both zeros.
+constexpr void sort_frees(tape_span<tape_storage> storages, std::int32_t* free_begin, std::int32_t* freed) {
+  const auto n = storages.size_;
+  for (std::size_t k = 0; k < n; ++k)
+    if (storages.data_[k].freed_at >= 0) ++free_begin[static_cast<std::size_t>(storages.data_[k].freed_at) + 1];
+  for (std::size_t k = 1; k < n + 2; ++k) free_begin[k] += free_begin[k - 1];
+  dyn_array<std::int32_t> next{};
+  next.assign(free_begin, n + 1);
+  for (std::size_t k = 0; k < n; ++k)
+    if (const auto at = storages.data_[k].freed_at; at >= 0) freed[static_cast<std::size_t>(next.data_[static_cast<std::size_t>(at)]++)] = static_cast<std::int32_t>(k);
+}
 
 /// The request a storage makes of the allocator (tape_storage::request).
 constexpr std::int64_t request_of(const storage& st) {
@@ -119,7 +135,7 @@ class step_replay {
     for (std::size_t k = pos_.storage; k < to; ++k) {
       for (; pos_.temporary + 3 < s_.temporaries.size_ && s_.temporaries.data_[pos_.temporary] == static_cast<std::int64_t>(k); pos_.temporary += 4)
         temporaries(pos_.temporary);
-      for (auto f = free_begin_.data_[k]; f < free_begin_.data_[k + 1]; ++f) release(static_cast<std::size_t>(freed_.data_[f]));
+      for (auto f = free_begin_[k]; f < free_begin_[k + 1]; ++f) release(static_cast<std::size_t>(freed_[f]));
       if (first && (static_cast<std::int32_t>(k) == main_thread_at || static_cast<std::int32_t>(k) == s_.backward_starts_at) &&
           pos_.workspaces < setup_.cublas_handles) {
         if (!std::is_constant_evaluated() && allocator_event_tap) allocator_event_tap('B', static_cast<std::int64_t>(k), -1);  // cuBLAS
@@ -161,8 +177,9 @@ class step_replay {
   caching_allocator& a_;
   const replay_setup& setup_;
   dyn_array<std::int32_t> handle_{};
-  dyn_array<std::int32_t> free_begin_{};  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
-  dyn_array<std::int32_t> freed_{};
+  const std::int32_t* free_begin_ = nullptr;  ///< frees before storage k: freed_[free_begin_[k], free_begin_[k+1])
+  const std::int32_t* freed_ = nullptr;
+  dyn_array<std::int32_t> own_free_begin_{}, own_freed_{};  ///< the sort, where the tape keeps none
   dyn_array<std::int64_t> refused_{};  ///< cuDNN calls on their fallback plan: (workspace bytes, kind) pairs
   position pos_{};
 
@@ -205,18 +222,16 @@ class step_replay {
     a_.free(handle_.data_[k]), handle_.data_[k] = -1;
   }
 
-  /// Counting sort of the storages by freed_at.
+  /// The storages by when they are freed: the tape's own sort where it keeps one (a frozen tape:
+  /// sorted once, not in every evaluation of a split replay, whose 27,000 storages at issue I's
+  /// 5,000 layers cost Clang's whole step limit to sort), else sorted here.
   constexpr void bucket_frees() {
     const auto n = s_.storages.size();
     handle_.resize(n, -1);
-    free_begin_.resize(n + 2, 0);
-    for (const auto& st : s_.storages) if (st.freed_at >= 0) ++free_begin_[static_cast<std::size_t>(st.freed_at) + 1];
-    for (std::size_t k = 1; k < n + 2; ++k) free_begin_[k] += free_begin_[k - 1];
-    freed_.resize(n, 0);
-    dyn_array<std::int32_t> next(n + 1, 0);
-    for (std::size_t k = 0; k <= n; ++k) next[k] = free_begin_[k];
-    for (std::size_t k = 0; k < n; ++k)
-      if (const auto at = s_.storages[k].freed_at; at >= 0) freed_[static_cast<std::size_t>(next[static_cast<std::size_t>(at)]++)] = static_cast<std::int32_t>(k);
+    if (s_.free_begin.size_ == n + 2 && s_.freed.size_ == n) return void(free_begin_ = s_.free_begin.data_), void(freed_ = s_.freed.data_);
+    own_free_begin_.resize(n + 2, 0), own_freed_.resize(n, 0);
+    sort_frees(s_.storages, own_free_begin_.data_, own_freed_.data_);
+    free_begin_ = own_free_begin_.data_, freed_ = own_freed_.data_;
   }
 };
 
