@@ -228,10 +228,13 @@ class step_replay {
   constexpr void bucket_frees() {
     const auto n = s_.storages.size();
     handle_.resize(n, -1);
-    if (s_.free_begin.size_ == n + 2 && s_.freed.size_ == n) return void(free_begin_ = s_.free_begin.data_), void(freed_ = s_.freed.data_);
-    own_free_begin_.resize(n + 2, 0), own_freed_.resize(n, 0);
-    sort_frees(s_.storages, own_free_begin_.data_, own_freed_.data_);
-    free_begin_ = own_free_begin_.data_, freed_ = own_freed_.data_;
+    if (s_.free_begin.size_ != n + 2 || s_.freed.size_ != n) {
+      own_free_begin_.resize(n + 2, 0), own_freed_.resize(n, 0);
+      sort_frees(s_.storages, own_free_begin_.data_, own_freed_.data_);
+      free_begin_ = own_free_begin_.data_, freed_ = own_freed_.data_;
+      return;
+    }
+    free_begin_ = s_.free_begin.data_, freed_ = s_.freed.data_;
   }
 };
 

@@ -553,8 +553,6 @@ struct sim : sim_scalars {
   /// NoopSaveInputs node, op_rules.md 2.6 #18) until its own backward has run.
   dyn_array<std::int64_t> shared_inputs{};   // quintuples: tokens, width, type, which, storage id
   dyn_array<std::int32_t> segment_inputs{};  // pairs: segment, storage id (-1: released)
-  /// A new reference to the shared input `which` of [tokens, width] per sample in type `t`.
-  /// `per_sample` false: one [tokens, width] tensor for the whole batch (a causal mask).
   /// Bytes of the shared inputs (shared_input) that some node keeps for backward.
   constexpr std::int64_t shared_inputs_saved() const {
     std::int64_t bytes = 0;
@@ -564,6 +562,8 @@ struct sim : sim_scalars {
     }
     return bytes;
   }
+  /// A new reference to the shared input `which` of [tokens, width] per sample in type `t`.
+  /// `per_sample` false: one [tokens, width] tensor for the whole batch (a causal mask).
   /// `any_type`: the first one made serves every later use whatever its type (nn.TransformerEncoder
   /// converts its key padding mask once, in its input's dtype, for all its layers).
   constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true,
