@@ -411,8 +411,8 @@ std::int64_t largest_micro_batch(const tools::evaluation& e, const std::string& 
 models::llama_config llm_config(const char* flag, const run_config& c) {
   const auto g = tools::llama_config_of(*c.entry, c.opts);
   if (!g)
-    throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, gemma-2b" +
-                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + ", or --hf-config of a llama, mistral, qwen2, gemma, phi3" +
+    throw usage_error(std::string(flag) + " applies to the Llama family (llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, mistral-7b, phi-3-mini, qwen2-0.5b, qwen2-7b, qwen3-0.6b, qwen3-8b, gemma-2b" +
+                      (std::string(flag) == "--lora" ? ", mixtral-8x7b" : "") + ", or --hf-config of a llama, mistral, qwen2, qwen3, gemma, phi3" +
                       (std::string(flag) == "--lora" ? " or mixtral" : "") + " config.json" +
                       (std::string(flag) == "--lora" ? "; and gpt2, gpt2-medium, gpt2-large, gpt2-xl, t5-small ... t5-11b, or a gpt2, t5 or (with --task seq-cls) bert config.json; "
                                                       "torchvision's models and --graph files by module name, targets=NAME,..." : "") +

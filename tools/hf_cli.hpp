@@ -48,13 +48,13 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
     throw cli::usage_error("--serve budgets generate()'s KV cache; " + model + " is an encoder (BERT has no generate()): budget it with --inference");
   if (a.has("serve") && !llama)
     throw cli::usage_error("--serve with --hf-config of model_type " + m.model_type +
-                           ": the serving model (KV cache, paged blocks) is the Llama family's and Mixtral's (llama, mistral, qwen2, gemma, phi3, mixtral config.json)");
+                           ": the serving model (KV cache, paged blocks) is the Llama family's and Mixtral's (llama, mistral, qwen2, qwen3, gemma, phi3, mixtral config.json)");
   // GPT-2's causal LM, BERT's classifier, T5; GPT-2's and BERT's other heads by module name (hf_config.hpp)
   const bool peft = m.entry.peft.has_value() || static_cast<bool>(m.entry.lora_by_name);
   const bool with_task = d.family == hf_family::gpt2 || d.family == hf_family::bert;
   if (a.has("lora") && !llama && !peft)
     throw cli::usage_error("--lora with --hf-config of model_type " + m.model_type + (with_task ? " and --task " + std::string(models::hf_task_name(d.task)) : "") +
-                           ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, gemma, phi3, mixtral config.json), "
+                           ": PEFT's LoRA is modelled on the Llama family and Mixtral (llama, mistral, qwen2, qwen3, gemma, phi3, mixtral config.json), "
                            "GPT-2, BERT and T5 (gpt2, bert, t5 config.json)");
   // --lora builds on a causal LM or a classifier (PEFT's CAUSAL_LM or SEQ_CLS task type)
   if (a.has("serve") && d.task != models::hf_task::causal_lm)

@@ -337,6 +337,8 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(mixtral_model("mixtral-8x7b", models::mixtral_8x7b(4096)));  // issue D
   z.push_back(llama_model("qwen2-0.5b", models::qwen2_0_5b(131072)));
   z.push_back(llama_model("qwen2-7b", models::qwen2_7b(131072)));
+  z.push_back(llama_model("qwen3-0.6b", models::qwen3_0_6b(40960)));
+  z.push_back(llama_model("qwen3-8b", models::qwen3_8b(40960)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));
   z.push_back(t5_model("t5-base", models::t5_base(512)));

@@ -251,13 +251,51 @@ class Phi3(Llama):
 
 
 
+class Qwen3(Llama):
+    """Qwen3ForCausalLM (sdpa; transformers 5 models/qwen3/modeling_qwen3.py Qwen3Attention, op for op):
+    Llama's layers without biases, heads of head_dim channels (8 · 64 != 256, as Qwen3-0.6B's 16 · 128 !=
+    1024), q_norm and k_norm (LlamaRMSNorm over head_dim) on the [B, T, heads, head_dim] views of q_proj's
+    and k_proj's outputs before the transpose and RoPE, lm_head tied to embed_tokens (Qwen3-0.6B)."""
+
+    def __init__(self, vocab=32000, d=256, layers=2, heads=8, kv_heads=2, head_dim=64, ffn=688, ctx=2048, ckpt=False):
+        super().__init__(vocab, d, layers, heads, kv_heads, ffn, ctx, ckpt)
+        self.hd = head_dim
+        for m in self.layers:
+            m.q = nn.Linear(d, heads * head_dim, bias=False)
+            m.k = nn.Linear(d, kv_heads * head_dim, bias=False)
+            m.v = nn.Linear(d, kv_heads * head_dim, bias=False)
+            m.o = nn.Linear(heads * head_dim, d, bias=False)
+            m.qn, m.kn = measure26.RMSNorm(head_dim), measure26.RMSNorm(head_dim)
+        self.lm_head.weight = self.embed.weight
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)),
+                             persistent=False)
+
+    def _layer(self, m, x, cos, sin):
+        B, T, _ = x.shape
+        h = m.n1(x)
+        q = m.qn(m.q(h).view(B, T, -1, self.hd)).transpose(1, 2)
+        k = m.kn(m.k(h).view(B, T, -1, self.hd)).transpose(1, 2)
+        v = m.v(h).view(B, T, -1, self.hd).transpose(1, 2)
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = q * c + _rotate_half(q) * s
+        k = k * c + _rotate_half(k) * s
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
+        x = x + m.o(a.transpose(1, 2).reshape(B, T, -1).contiguous())
+        h = m.n2(x)
+        return x + self._mlp(m, h)
+
+
 QWEN2_SIZES = dict(LLAMA_SIZES)
+QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
 PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
 T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
 ZOO_DESC = {
     "qwen2": "2-layer Qwen2-style decoder: %s, with bias on q_proj, k_proj, v_proj and lm_head tied to "
              "embed_tokens (Qwen2-0.5B)" % LLAMA_DESC.replace(", untied head", ""),
+    "qwen3": "2-layer Qwen3-style decoder: %s, heads of head_dim 64 (8 q / 2 kv heads, 8 * 64 != 256), q_norm and "
+             "k_norm (RMSNorm over head_dim before RoPE), no biases, lm_head tied to embed_tokens (Qwen3-0.6B)"
+             % LLAMA_DESC.replace(", untied head", ""),
     "gemma": "2-layer Gemma-style decoder (GemmaRMSNorm (1 + w) in fp32, embeddings x sqrt(256), RoPE, GeGLU "
              "gelu_pytorch_tanh, multi-query 4 q / 1 kv head of head_dim 128 != 256 / 4, SDPA causal, tied head), "
              "width 256, ffn 688, vocab 32000",
@@ -268,11 +306,12 @@ ZOO_DESC = {
 }
 ZOO_BUILD = {
     "qwen2": lambda ckpt: Qwen2(ckpt=ckpt),
+    "qwen3": lambda ckpt: Qwen3(ckpt=ckpt),
     "gemma": lambda ckpt: Gemma(ckpt=ckpt),
     "phi3": lambda ckpt: Phi3(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
-ZOO_SIZES = {"qwen2": QWEN2_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
+ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -308,6 +347,13 @@ def _define_zoo_cases():
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("qwen2_2l_lora_qv_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen2", precision,
                   lora=dict(r=8, targets="q_proj,v_proj", dropout=0.0))
+    # Qwen3 (added 2026-12-06): the qk_norm attention, full, checkpointed and under LoRA on all linear layers
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("qwen3_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen3", precision)
+        _zoo_case("qwen3_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "qwen3", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
+    _zoo_case("qwen3_2l_ckpt_b2_t64", "qwen3", "fp32", checkpoint="blocks")
+    _zoo_case("qwen3_2l_b4_t128_bf16", "qwen3", "bf16_autocast", batch=4, seq=128)
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))

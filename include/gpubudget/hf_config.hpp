@@ -10,7 +10,7 @@
 //   const auto b = models::visit_hf_model(cfg.model, [&](const auto& net) { return budget(net, plan, dev); });
 //
 // The families built exactly: the Llama family (models::llama: RMSNorm, grouped-query rotary
-// attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), gemma (GeGLU, head_dim,
+// attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), qwen3 (q_norm, k_norm), gemma (GeGLU, head_dim,
 // embedding x sqrt(hidden)), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
 // mixtral (models::mixtral: MoE MLPs), each with tie_word_embeddings; gpt2 (models::gpt: tied
 // head, learned positions, 4x MLP); bert (models::bert); t5 (models::t5, tied head, ReLU
@@ -83,7 +83,7 @@ inline std::string attention_of(const nlohmann::json& c, const std::string& path
 /// The Llama family's keys; `model_type` decides the defaults transformers gives the others
 /// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
 inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
-  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2";
+  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2", qwen3 = model_type == "qwen3";
   models::llama_config g{};
   g.vocab = positive(c, path, "vocab_size");
   g.width = positive(c, path, "hidden_size");
@@ -93,13 +93,15 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.ffn = positive(c, path, "intermediate_size");
   g.context = positive(c, path, "max_position_embeddings");
   g.seq = g.context;
-  g.head_dim = gemma ? positive(c, path, "head_dim") : positive_or(c, path, "head_dim", 0);
+  // Qwen3Config's head_dim defaults to 128 (configuration_qwen3.py), not hidden_size / heads
+  g.head_dim = gemma ? positive(c, path, "head_dim") : positive_or(c, path, "head_dim", qwen3 ? 128 : 0);
   if (g.head_dim == 0 && g.width % g.heads != 0) fail(path, "\"num_attention_heads\" must divide \"hidden_size\" (or give \"head_dim\")");
   if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
   g.tied_head = flag_or(c, path, "tie_word_embeddings", gemma);  // transformers' defaults: Gemma tied, the others untied
   g.qkv_bias = qwen2;                                             // Qwen2Attention: q_proj, k_proj, v_proj with bias=True
   g.scaled_embedding = gemma;                                     // GemmaModel: hidden_states * hidden_size**0.5
   g.fused_projections = model_type == "phi3";                     // Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj
+  g.qk_norm = qwen3;                                              // Qwen3Attention.q_norm, k_norm (RMSNorm over head_dim)
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
   require(!flag_or(c, path, "mlp_bias", false), path, "mlp_bias", "false");
   if (gemma) {  // transformers >= 4.39 runs gelu_pytorch_tanh whichever of the two the config names
@@ -236,12 +238,12 @@ struct config_file {
 /// The family's sizes of model_type `t` into `m` (an error naming an unsupported model_type).
 inline void read_family(const nlohmann::json& c, const std::string& path, const std::string& t, models::hf_model_config& m) {
   using models::hf_family;
-  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "gemma" || t == "phi3") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
+  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
   else if (t == "mixtral") m.family = hf_family::mixtral, m.llama = llama_family_config(c, path, t), m.moe = moe_config_of(c, path);
   else if (t == "gpt2") m.family = hf_family::gpt2, m.gpt = gpt2_config_of(c, path);
   else if (t == "bert") m.family = hf_family::bert, m.bert = bert_config_of(c, path);
   else if (t == "t5") m.family = hf_family::t5, m.t5 = t5_config_of(c, path);
-  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, gemma, phi3, mixtral, gpt2, bert, t5)");
+  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, phi3, mixtral, gpt2, bert, t5)");
 }
 
 /// The model a parsed config.json describes (`path` names it in errors); `task` overrides the

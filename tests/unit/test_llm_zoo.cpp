@@ -16,6 +16,12 @@ using namespace gpubudget;
 static_assert(models::llama_parameter_count(models::qwen2_0_5b()) == 494'032'768);
 static_assert(models::llama_parameter_count(models::qwen2_7b()) == 7'615'616'512);
 static_assert(models::llama_parameter_count(models::gemma_2b()) == 2'506'172'416);
+// Qwen/Qwen3-0.6B ("0.6B", 0.44B without the embedding) and Qwen/Qwen3-8B ("8.2B"): the sums of
+// their config.json sizes (tests/cli/data/hf/README.md), q_norm and k_norm (128 each) per layer.
+static_assert(models::llama_parameter_count(models::qwen3_0_6b()) == 596'049'920);
+static_assert(models::llama_parameter_count(models::qwen3_8b()) == 8'190'735'360);
+// Qwen3-8B, LoRA r=16 on all-linear: 36 x 16 x ((4096 + 4096) · 2 + (4096 + 1024) · 2 + (4096 + 12288) · 3)
+static_assert(models::lora_counts(models::qwen3_8b(), {16, all_linear, 0, base_weights::same}).trainable == 43'646'976);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);
@@ -90,6 +96,27 @@ TEST_CASE("Qwen2 and Gemma: the simulated models hold the published parameter co
   auto untied = models::qwen2_0_5b(64);
   untied.tied_head = false;
   CHECK(budget_totals(models::llama(untied), training{.batch = 1}, devices::a100_80gb).parameter_count == 494'032'768 + 151'936LL * 896);
+}
+
+TEST_CASE("Qwen3: q_norm and k_norm keep what an RMSNorm keeps, and are parts train_only names") {
+  // measure26_llm.py's qwen3_2l sizes: 8 q / 2 kv heads of 64 channels on width 256, batch 2, 64 tokens
+  auto g = models::qwen3_0_6b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.head_dim = 64;
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto with = budget_totals(models::llama(g), cpu, devices::a100_80gb);
+  auto plain = g;
+  plain.qk_norm = false;
+  const auto without = budget_totals(models::llama(plain), cpu, devices::a100_80gb);
+  CHECK(with.parameter_count - without.parameter_count == 2 * 2 * 64);
+  // PyTorch 2.6 (op_rules.md 2.6 #6): an fp32 RMSNorm keeps its input, its [rows, 1] rsqrt and the
+  // normalized tensor; here on q ([2, 64, 8·64]) and k ([2, 64, 2·64]) of each of the 2 layers
+  const std::int64_t q = 2 * 64 * 512 * 4, k = 2 * 64 * 128 * 4, q_rows = 2 * 64 * 8 * 4, k_rows = 2 * 64 * 2 * 4;
+  CHECK(with.saved_activations - without.saved_activations == 2 * (2 * q + q_rows + 2 * k + k_rows));
+  // the measured step (pytorch-2.6-cpu-llm.json qwen3_2l_b2_t64): 8,795,648 B saved
+  CHECK(with.saved_activations == 8'795'648);
+  // --freeze-all-but self_attn.q_norm: the norm's 64 weights of each layer train, nothing else
+  const auto only = budget_totals(models::llama(g), training{.batch = 1, .train_only = "self_attn.q_norm"}, devices::a100_80gb);
+  CHECK(only.trainable_count == 2 * 64);
 }
 
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {

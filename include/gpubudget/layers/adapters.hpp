@@ -2,6 +2,8 @@
 // layers built on layers/lora_projection.hpp (whose comment says what PEFT's forward keeps),
 // frozen and modules_to_save copies of embeddings and heads, and Llama's attention with adapters.
 #pragma once
+#include <optional>
+
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/attention.hpp>
 #include <gpubudget/layers/dense.hpp>
@@ -140,6 +142,10 @@ constexpr layer saved_embedding(std::int64_t num_embeddings, std::int64_t dim, b
   return as_layer(saved_embedding_op{num_embeddings, dim, stored});
 }
 
+/// lora_attention_op::flags: DoRA, PEFT's input cast, and Qwen3's frozen q_norm / k_norm whose
+/// weights are stored as base_weights value (flags >> 8) - 1 (0: no q/k norm).
+enum peft_flag : std::int64_t { peft_dora = 1, peft_cast_input = 2 };
+
 /// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases but Qwen2's on
 /// q, k, v) with frozen q/k/v/o projections and LoRA adapters of rank `rank` on the
 /// projections in `targets`; heads of head_width channels (0: width / heads; Gemma).
@@ -153,12 +159,17 @@ struct lora_attention_op {
   base_weights base = {};
   std::int64_t head_width = {};
   flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
-  flag dora = {};      ///< PEFT's use_dora on every adapted projection
-  flag cast_input = true;  ///< PEFT's _cast_input_dtype (lora_projection)
+  /// peft_flag bits: PEFT's use_dora on every adapted projection, its _cast_input_dtype
+  /// (lora_projection); one word with Qwen3's q_norm / k_norm (a record holds max_op_fields)
+  std::int64_t flags = peft_cast_input;
   /// q_proj, k_proj, v_proj bits whose (Qwen2) biases train: PEFT's LoraConfig.bias "all" (every
   /// bias) or "lora_only" (those of adapted projections)
   std::int64_t trained_biases = {};
 };
+
+constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm) {
+  return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) | (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 : 0);
+}
 
 namespace detail {
 
@@ -179,8 +190,9 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const bool bias = op.qkv_bias;
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
-  const peft_forward peft{op.dora, op.cast_input};
-  const auto bias_of = [&](std::int64_t bit) { return peft_forward{op.dora, op.cast_input, bias && (op.trained_biases & bit) != 0}; };
+  const bool dora = (op.flags & peft_dora) != 0, cast_input = (op.flags & peft_cast_input) != 0;
+  const peft_forward peft{dora, cast_input};
+  const auto bias_of = [&](std::int64_t bit) { return peft_forward{dora, cast_input, bias && (op.trained_biases & bit) != 0}; };
   if ((op.trained_biases & ~std::int64_t{q_proj | k_proj | v_proj}) != 0 || (op.trained_biases != 0 && (!bias || fused))) invalid_layer_argument();
   value q{}, k{}, v{};
   if (fused) {  // Phi-3: one qkv_proj (and one adapter) whose output q, k and v are slices of
@@ -191,6 +203,14 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, bias_of(q_proj));
     k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, bias_of(k_proj));
     v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, bias_of(v_proj));
+  }
+  if (const auto norms = op.flags >> 8; norms != 0) {  // Qwen3's q_norm, k_norm: frozen, keys 8 and 9 (past the projections')
+    if (fused) invalid_layer_argument();
+    value qn = head_rms_norm(c, q, d, 8, static_cast<base_weights>(norms - 1), true);
+    s.release(q);
+    value kn = head_rms_norm(c, k, d, 9, static_cast<base_weights>(norms - 1), true);
+    s.release(k);
+    q = qn, k = kn;
   }
   const auto [qr, kr] = rotary_qk(s, q, k, d, x.type, mt);
   s.release(q);
@@ -234,12 +254,14 @@ struct op_traits<lora_attention_op> {
 
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op); `dora`:
 /// PEFT's DoRA on them; `cast_input`: PEFT >= 0.15's input cast (lora_projection);
-/// `trained_biases`: the q/k/v biases that train (lora_target bits; needs qkv_bias).
+/// `trained_biases`: the q/k/v biases that train (lora_target bits; needs qkv_bias); `qk_norm`:
+/// Qwen3's frozen q_norm and k_norm, their weights stored as given (layers/attention.hpp qk_norm).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
                                std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
                                std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true,
-                               std::int64_t trained_biases = 0) {
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias, dora, cast_input, trained_biases});
+                               std::int64_t trained_biases = 0, std::optional<base_weights> qk_norm = std::nullopt) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width, qkv_bias,
+                                    lora_attention_flags(dora, cast_input, qk_norm), trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

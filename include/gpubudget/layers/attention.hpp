@@ -17,6 +17,7 @@
 //    output, the mask and the dropped probabilities are all kept (#14, both versions).
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
+#include <gpubudget/layers/llama.hpp>
 #include <gpubudget/layers/lora_projection.hpp>
 #include <gpubudget/layers/options.hpp>
 #include <gpubudget/layers/rotary.hpp>
@@ -159,6 +160,7 @@ enum class token_positions : std::int64_t {
   square_mask = 8,                   ///< attn_mask a float [L, L] mask not read as causal (a band, a bias; a causal buffer without is_causal)
   square_and_key_padding_masks = 12, ///< both: merged as causal_and_key_padding_masks
   sequence_first = 16,               ///< nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (a bit beside the masks)
+  rotary_qk_norm = 33,               ///< RoPE after an RMSNorm of each head's q and k (a bit beside rotary: Qwen3Attention's q_norm, k_norm)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -179,6 +181,14 @@ inline constexpr key_padding_mask_t key_padding_mask{};
 /// view that in_proj's matmul copies, and out_proj's backward copies its gradient (op_rules.md 2.6 #79).
 struct sequence_first_t {};
 inline constexpr sequence_first_t sequence_first{};
+/// qk_norm (with rotary): an RMSNorm over each head's head_dim channels on q and on k after their
+/// projections and before RoPE, one weight of head_dim each (transformers' Qwen3Attention:
+/// `self.q_norm(self.q_proj(x).view(*shape, -1, head_dim))`, named q_norm and k_norm). Each is
+/// layers/llama.hpp's rms_norm on the [tokens, heads, head_dim] view: it keeps the projection's
+/// output, the [tokens, heads, 1] rsqrt and the normalized tensor (fp32), and its product with
+/// the fp32 weight is fp32 under autocast, as RoPE's product with cos is without it.
+struct qk_norm_t {};
+inline constexpr qk_norm_t qk_norm{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -453,7 +463,9 @@ struct attention_dims {
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
 };
 
-constexpr bool is_rotary(const attention_op& op) { return op.positions == token_positions::rotary; }
+constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
+/// Does `op` normalize each head's q and k before RoPE (qk_norm)?
+constexpr bool has_qk_norm(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 32) != 0; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -499,6 +511,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.head_width < 0) invalid_layer_argument();
   if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
+  if (has_qk_norm(op) && op.names == projection_names::phi3) invalid_layer_argument();  // q_norm, k_norm: separate q and k projections
   if (masks_of(op) != 0) check_masks(op, x, kv_src);
   if (is_sequence_first(op) && !is_torch_mha(op.impl)) sequence_first_needs_torch_mha();
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
@@ -553,6 +566,13 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     s.release(packed);
   } else {
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
+  }
+  if (has_qk_norm(op)) {  // q_norm (part 4), k_norm (part 5)
+    value qn = head_rms_norm(c, q, a.d, 4, base_weights::same, false);
+    s.release(q);
+    value kn = head_rms_norm(c, k, a.d, 5, base_weights::same, false);
+    s.release(k);
+    q = qn, k = kn;
   }
   const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
   s.release(q);
@@ -915,6 +935,7 @@ namespace detail {
 // transformers' modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_t5.py, modeling_phi3.py;
 // torch.nn.MultiheadAttention
 inline constexpr named_part llama_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}};
+inline constexpr named_part qwen3_projections[] = {{"q_proj", 1}, {"k_proj", 2}, {"v_proj", 8}, {"o_proj", 4}, {"q_norm", 16}, {"k_norm", 32}};
 inline constexpr named_part gpt2_projections[] = {{"c_attn", 1 | 2}, {"c_proj", 4}};
 inline constexpr named_part bert_projections[] = {{"self.query", 1}, {"self.key", 2}, {"self.value", 8}, {"output.dense", 4}};
 inline constexpr named_part torchvision_projections[] = {{"out_proj", 2}};
@@ -944,7 +965,8 @@ struct op_traits<attention_op> {
   /// The projections' module names (projection_names), which train_only selects one by one.
   static constexpr const char* part_name(const attention_op& op, std::int32_t k, std::uint8_t& parts) {
     switch (op.names) {
-      case projection_names::llama: return detail::nth_part(detail::llama_projections, k, parts);
+      case projection_names::llama:
+        return detail::has_qk_norm(op) ? detail::nth_part(detail::qwen3_projections, k, parts) : detail::nth_part(detail::llama_projections, k, parts);
       case projection_names::gpt2: return detail::nth_part(detail::gpt2_projections, k, parts);
       case projection_names::bert: return detail::nth_part(detail::bert_projections, k, parts);
       case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
@@ -988,6 +1010,7 @@ constexpr void apply_attention_option(attention_op& o, causal_mask_t) { add_posi
 constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add_positions(o, token_positions::key_padding_mask); }
 constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_positions(o, token_positions::square_mask); }
 constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
+constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit

@@ -21,7 +21,7 @@
 
 namespace gpubudget::models {
 
-/// The families the description builds: the Llama-style decoders (llama, mistral, qwen2, gemma,
+/// The families the description builds: the Llama-style decoders (llama, mistral, qwen2, qwen3, gemma,
 /// phi3: llama_config, Phi-3 with fused_projections), Mixtral's MoE decoder, GPT-2, BERT, T5.
 enum class hf_family : std::int64_t { decoder, mixtral, gpt2, bert, t5 };
 

@@ -4,6 +4,7 @@
 // untied LM head. Sizes are config structs; sequence length is a budget parameter.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <gpubudget/gpubudget.hpp>
@@ -116,6 +117,9 @@ struct llama_config {
   /// Phi-3's fused qkv_proj and gate_up_proj: the same weights and activations as separate
   /// projections, but one LoRA adapter each (phi3_lora)
   bool fused_projections = false;
+  /// Qwen3's q_norm and k_norm: an RMSNorm over each head's channels on q and k before RoPE
+  /// (the attention option qk_norm)
+  bool qk_norm = false;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
 };
@@ -125,6 +129,9 @@ struct llama_config {
 /// names them (Phi-3: qkv_proj, o_proj); `extra`: further attention options.
 template <class... Extra>
 constexpr layer llama_attention(const llama_config& g, Extra... extra) {
+  if (g.qk_norm)
+    return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, qk_norm, head_dim(g.head_dim),
+                     qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
                    qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
 }
@@ -238,6 +245,28 @@ constexpr llama_config qwen2_7b(std::int64_t seq = 131072) {
   g.qkv_bias = true;
   return g;
 }
+/// Qwen3-0.6B: 596,049,920 parameters (the model card's 0.6B, 0.44B without the embedding).
+/// Qwen/Qwen3-0.6B config.json: vocab_size 151936, hidden_size 1024, 28 layers, 16 heads, 8
+/// key/value heads, head_dim 128 (16 · 128 ≠ 1024), intermediate_size 3072,
+/// max_position_embeddings 40960, tie_word_embeddings true, attention_bias false;
+/// Qwen3Attention: an RMSNorm over head_dim on q and k (q_norm, k_norm) before RoPE.
+constexpr llama_config qwen3_0_6b(std::int64_t seq = 40960) {
+  llama_config g{151936, 1024, 28, 16, 8, 3072, 40960, seq, false, 0};
+  g.head_dim = 128;
+  g.tied_head = true;
+  g.qk_norm = true;
+  return g;
+}
+/// Qwen3-8B: 8,190,735,360 parameters (the model card's 8.2B, 6.95B without the embeddings).
+/// Qwen/Qwen3-8B config.json: vocab_size 151936, hidden_size 4096, 36 layers, 32 heads, 8
+/// key/value heads, head_dim 128, intermediate_size 12288, max_position_embeddings 40960,
+/// tie_word_embeddings false.
+constexpr llama_config qwen3_8b(std::int64_t seq = 40960) {
+  llama_config g{151936, 4096, 36, 32, 8, 12288, 40960, seq, false, 0};
+  g.head_dim = 128;
+  g.qk_norm = true;
+  return g;
+}
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
@@ -251,11 +280,11 @@ constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
   return g;
 }
 
-/// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, and Qwen2's
-/// q, k, v biases.
+/// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, Qwen2's
+/// q, k, v biases and Qwen3's q_norm, k_norm (d each).
 constexpr std::int64_t llama_attention_parameter_count(const llama_config& g) {
   const auto q = g.heads * g.per_head(), kv = g.kv_heads * g.per_head();
-  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0);
+  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0) + (g.qk_norm ? 2 * g.per_head() : 0);
 }
 /// Embedding, final norm and (untied) LM head.
 constexpr std::int64_t llama_outside_parameter_count(const llama_config& g) {
@@ -323,7 +352,8 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l)))),
+                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
+                                                 g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
@@ -594,6 +624,7 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
+  if (g.qk_norm) gpubudget::detail::invalid_layer_argument();  // Qwen3's q_norm, k_norm: llama_block_lora
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
