@@ -50,6 +50,14 @@ TORCH26_MODELS = [
     # x1, x2 = x.chunk(2, dim=1) (chunk), the channel shuffle (reshape, transpose(..., true), reshape); not in the zoo
     ("shufflenet_v2_x0_5", "torchvision.models:shufflenet_v2_x0_5", "3,64,64", None, "shufflenet_v2_x0_5_b2_64"),
     ("shufflenet_v2_x1_0", "torchvision.models:shufflenet_v2_x1_0", "3,64,64", None, "shufflenet_v2_x1_0_b2_64"),
+    # 2026-12-06: torchvision models first tried then (Fused-MBConv and stochastic depth, grouped
+    # bottlenecks, AlexNet, MobileNetV3-Small, 32-pixel ViT patches, EfficientNet-B3's widths)
+    ("efficientnet_v2_s", "torchvision.models:efficientnet_v2_s", "3,64,64", None, "efficientnet_v2_s_b2_64"),
+    ("resnext50_32x4d", "torchvision.models:resnext50_32x4d", "3,64,64", None, "resnext50_32x4d_b2_64"),
+    ("alexnet", "torchvision.models:alexnet", "3,64,64", None, "alexnet_b2_64"),
+    ("mobilenet_v3_small", "torchvision.models:mobilenet_v3_small", "3,64,64", None, "mobilenet_v3_small_b2_64"),
+    ("vit_b_32", "torchvision.models:vit_b_32 --kwargs '{\"image_size\": 64}'", "3,64,64", None, "vit_b_32_b2_64"),
+    ("efficientnet_b3", "torchvision.models:efficientnet_b3", "3,64,64", None, "efficientnet_b3_b2_64"),
     # Swin (v1): torchvision's ShiftedWindowAttention and PatchMerging mapped whole (window_attention,
     # patch_merging), Permute, torchvision.ops.MLP, StochasticDepth; the zoo's swin_t to the byte
     ("swin_t", "torchvision.models:swin_t", "3,64,64", ["swin_t", "--image-size", "64"], "swin_t_b2_64"),
@@ -327,7 +335,13 @@ TORCH26_MODELS = [
      "3,64,64", None, None),
 ]
 # name, file in tests/export/data, zoo model with its size flags, measured case (data/custom-pytorch-2.6-cpu.json)
-COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
+COMMITTED = [("resnet18", "resnet18.json", ["resnet18"], None),
+             ("efficientnet_v2_s", "efficientnet_v2_s.json", None, "efficientnet_v2_s_b2_64"),
+             ("resnext50_32x4d", "resnext50_32x4d.json", None, "resnext50_32x4d_b2_64"),
+             ("alexnet", "alexnet.json", None, "alexnet_b2_64"),
+             ("mobilenet_v3_small", "mobilenet_v3_small.json", None, "mobilenet_v3_small_b2_64"),
+             ("vit_b_32", "vit_b_32.json", None, "vit_b_32_b2_64"),
+             ("efficientnet_b3", "efficientnet_b3.json", None, "efficientnet_b3_b2_64"), ("bev_unfold_net", "bev_unfold_net.json", None, "bev_unfold_net_b2_64"),
              ("frame_transformer", "frame_transformer.json", None, "frame_transformer_b2_64"),
              ("sdpa_transformer", "sdpa_transformer.json", None, "sdpa_transformer_b2_64"),
              ("eager_transformer", "eager_transformer.json", None, "eager_transformer_b2_64"),

@@ -356,6 +356,14 @@ def shufflenet_v2_x0_5():
     return torchvision.models.shufflenet_v2_x0_5()
 
 
+def torchvision_model(name, **kw):
+    """torchvision.models.<name>(**kw), built when measured."""
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(**kw)
+    return make
+
+
 def shufflenet_v2_x1_0():
     import torchvision
     return torchvision.models.shufflenet_v2_x1_0()
@@ -904,7 +912,16 @@ CASES = [("bev_unfold_net_b2_64", custom_models.bev_unfold_net, (3, 64, 64), 2),
          # x1, x2 = x.chunk(2, dim=1) (chunk views), cat with branch2(x2), the channel shuffle
          # (view, transpose, contiguous, view), not in the zoo
          ("shufflenet_v2_x0_5_b2_64", shufflenet_v2_x0_5, (3, 64, 64), 2),
-         ("shufflenet_v2_x1_0_b2_64", shufflenet_v2_x1_0, (3, 64, 64), 2)]
+         ("shufflenet_v2_x1_0_b2_64", shufflenet_v2_x1_0, (3, 64, 64), 2),
+         # 2026-12-06, torchvision models no case had: Fused-MBConv and stochastic depth (EfficientNetV2),
+         # grouped 3x3 bottlenecks (ResNeXt), AlexNet's adaptive pool and dropout classifier, MobileNetV3-Small,
+         # a ViT of 32-pixel patches, EfficientNet-B3's widths
+         ("efficientnet_v2_s_b2_64", torchvision_model("efficientnet_v2_s"), (3, 64, 64), 2),
+         ("resnext50_32x4d_b2_64", torchvision_model("resnext50_32x4d"), (3, 64, 64), 2),
+         ("alexnet_b2_64", torchvision_model("alexnet"), (3, 64, 64), 2),
+         ("mobilenet_v3_small_b2_64", torchvision_model("mobilenet_v3_small"), (3, 64, 64), 2),
+         ("vit_b_32_b2_64", torchvision_model("vit_b_32", image_size=64), (3, 64, 64), 2),
+         ("efficientnet_b3_b2_64", torchvision_model("efficientnet_b3"), (3, 64, 64), 2)]
 
 
 def example_input(shape, batch, sequence_first=False):
