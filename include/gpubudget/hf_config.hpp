@@ -111,6 +111,20 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   } else {
     require(!c.contains("hidden_act") || c["hidden_act"] == "silu", path, "hidden_act", "\"silu\"");
   }
+  // dropout the decoders are not built with: the attention's (LlamaAttention, Qwen2/3, Gemma,
+  // Mistral, Mixtral: `dropout=0.0 if not self.training else self.attention_dropout`) and Phi-3's
+  // residual dropouts (Phi3DecoderLayer.resid_attn_dropout, resid_mlp_dropout: nn.Dropout(resid_pdrop))
+  require(percent_or(c, path, "attention_dropout", 0) == 0, path, "attention_dropout", "0");
+  if (model_type == "phi3") require(percent_or(c, path, "resid_pdrop", 0) == 0, path, "resid_pdrop", "0");
+  // Phi-3's partial_rotary_factor (Phi-4-mini: 0.75) rotates the first head_dim · factor channels
+  // and concatenates the rest back (modeling_phi3.py apply_rotary_pos_emb): the same saved
+  // tensors but narrower tables and forward temporaries; the budget's RoPE is full width, within
+  // one q-sized transient per layer. Another family takes none (its RoPE is full width).
+  if (c.contains("partial_rotary_factor") && !c["partial_rotary_factor"].is_null()) {
+    const auto& f = c["partial_rotary_factor"];
+    if (!f.is_number() || f.get<double>() <= 0 || f.get<double>() > 1) fail(path, "\"partial_rotary_factor\" must be a number in (0, 1]");
+    require(model_type == "phi3" || f.get<double>() == 1.0, path, "partial_rotary_factor", "1 (phi3: any)");
+  }
   // sliding_window (mistral, phi3, qwen2): a flash kernel's memory does not depend on the window
   if (c.contains("sliding_window") && !c["sliding_window"].is_null()) positive(c, path, "sliding_window");
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
@@ -166,6 +180,8 @@ inline models::gpt_config gpt2_config_of(const nlohmann::json& c, const std::str
   // written out; "gelu" is F.gelu (op_rules.md 2.6 #65)
   g.gelu_new = !c.contains("activation_function") || c["activation_function"] == "gelu_new";
   g.dropout_percent = percent_or(c, path, "resid_pdrop", 10);
+  // one dropout rate for the embedding's (transformer.drop) and the residual ones (models::gpt)
+  require(percent_or(c, path, "embd_pdrop", 10) == g.dropout_percent, path, "embd_pdrop", "the same as resid_pdrop");
   g.attention_dropout_percent = percent_or(c, path, "attn_pdrop", 10);
   // transformers 5's GPT2Attention: eager materializes q @ kᵀ and the dropped probabilities;
   // sdpa (the default) and flash_attention_2 run a fused kernel with the dropout inside it
