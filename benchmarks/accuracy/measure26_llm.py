@@ -285,6 +285,35 @@ class Qwen3(Llama):
         return x + self._mlp(m, h)
 
 
+class Phi3PartialRotary(Phi3):
+    """Phi3ForCausalLM with partial_rotary_factor (Phi-4-mini: 0.75; transformers 5 modeling_phi3.py
+    apply_rotary_pos_emb): cos and sin of head_dim · factor channels, the first rotary_dim channels of
+    q and k rotated and concatenated back to the rest."""
+
+    def __init__(self, factor=0.75, **kw):
+        super().__init__(**kw)
+        rd = int(self.hd * factor)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, rd, 2).float() / rd)), persistent=False)
+
+    def _layer(self, m, x, cos, sin):
+        B, T, _ = x.shape
+        h = m.n1(x)
+        q, k, v = self._qkv(m, h)
+        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
+        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
+        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+        rd = c.shape[-1]
+        q_rot, q_pass = q[..., :rd], q[..., rd:]
+        k_rot, k_pass = k[..., :rd], k[..., rd:]
+        q = torch.cat([(q_rot * c) + (_rotate_half(q_rot) * s), q_pass], dim=-1)
+        k = torch.cat([(k_rot * c) + (_rotate_half(k_rot) * s), k_pass], dim=-1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
+        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
+        h = m.n2(x)
+        return x + self._mlp(m, h)
+
+
 QWEN2_SIZES = dict(LLAMA_SIZES)
 QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
@@ -301,6 +330,8 @@ ZOO_DESC = {
              "width 256, ffn 688, vocab 32000",
     "phi3": "2-layer Phi-3-style decoder (RMSNorm, RoPE, fused qkv_proj sliced into q, k, v, fused gate_up_proj "
             "chunked, up * silu(gate), 8 heads = kv heads, SDPA causal, untied head), width 256, ffn 688, vocab 32000",
+    "phi3_partial_rotary": "the 2-layer Phi-3-style decoder with partial_rotary_factor 0.75 (Phi-4-mini's): RoPE on the "
+                           "first 24 of 32 channels per head, cat with the rest",
     "t5": "T5ForConditionalGeneration (t5_probe.py's T5: 2 + 2 layers, d_model 128, d_kv 32, 4 heads, d_ff 512, "
           "vocab 2000, relative position bias, dropout 0.1 everywhere, tied head), 64 source + 64 target tokens",
 }
@@ -309,9 +340,10 @@ ZOO_BUILD = {
     "qwen3": lambda ckpt: Qwen3(ckpt=ckpt),
     "gemma": lambda ckpt: Gemma(ckpt=ckpt),
     "phi3": lambda ckpt: Phi3(ckpt=ckpt),
+    "phi3_partial_rotary": lambda ckpt: Phi3PartialRotary(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
-ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
+ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -354,6 +386,11 @@ def _define_zoo_cases():
                   lora=dict(r=8, targets="all-linear", dropout=0.0))
     _zoo_case("qwen3_2l_ckpt_b2_t64", "qwen3", "fp32", checkpoint="blocks")
     _zoo_case("qwen3_2l_b4_t128_bf16", "qwen3", "bf16_autocast", batch=4, seq=128)
+    # Phi-3's partial_rotary_factor, budgeted at full RoPE width (hf_config.hpp): what that costs
+    for precision in ("fp32", "bf16_autocast"):
+        name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")
+        _zoo_case(name, "phi3_partial_rotary", precision)
+        CASES[name].update(model="phi3", partial_rotary_factor=0.75)  # budgeted as the phi3 config it is
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))
