@@ -78,8 +78,8 @@ std::string fmt_gib(double v) {
 }
 
 /// --hf-config FILE [--task T]: the model a transformers config.json describes (hf_cli.hpp).
-const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label, std::string& torch_dtype, std::string& note) {
-  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a, &torch_dtype, &note);
+const tools::zoo_entry* hf_entry(const cli::parsed_args& a, std::string& label, std::string& torch_dtype) {
+  const auto* e = tools::load_hf_entry("--hf-config", *a.get("hf-config"), tools::parse_task(a), &a, &torch_dtype);
   label = e->name;
   return e;
 }
@@ -132,7 +132,7 @@ std::int64_t configure_model(const cli::parsed_args& a, const std::vector<tools:
     c.train_only = rc.train_only;
     c.plan.checkpoint_blocks = rc.checkpoint_blocks;
   }
-  c.entry = has("hf-config") ? hf_entry(a, c.model_arg, c.hf_torch_dtype, c.hf_note) : find_model(zoo, model);
+  c.entry = has("hf-config") ? hf_entry(a, c.model_arg, c.hf_torch_dtype) : find_model(zoo, model);
   if (!c.entry) {
     std::vector<std::string> names;
     for (const auto& e : zoo) names.push_back(e.name);
@@ -626,7 +626,6 @@ int run(const cli::parsed_args& given) {
     std::cout << side_by_side(c, views);
   }
   if (c.format == "md") std::cout << tools::loaded_dtype_note(c.hf_torch_dtype, c.plan, a.has("lora"));
-  if (c.format == "md" && !c.hf_note.empty()) std::cout << "\nNote: " << c.hf_note << ".\n";
   if (c.format == "md" && a.has("largest-batch")) {
     std::cout << "\n";
     for (const auto& v : views) std::cout << largest_batch_line(v);

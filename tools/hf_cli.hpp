@@ -68,9 +68,9 @@ inline void check_hf_flags(const cli::parsed_args& a, const hf_model& m) {
 /// --teacher FILE (its head from "architectures"). Its torch_dtype is shown in the name (and
 /// stored in `torch_dtype`), not applied: the weights' type is what --precision (and
 /// --no-master-weights, --lora base=) say; the CLI notes where transformers would load it otherwise
-/// (loaded_dtype_note), and what the budget approximates for the config (`note`: hf::config_file::note).
+/// (loaded_dtype_note).
 inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string& path, std::optional<models::hf_task> task,
-                                      const cli::parsed_args* checked, std::string* torch_dtype = nullptr, std::string* note = nullptr) {
+                                      const cli::parsed_args* checked, std::string* torch_dtype = nullptr) {
   static std::deque<hf_model> kept;
   try {
     kept.push_back(from_hf_config(path, task));
@@ -82,7 +82,6 @@ inline const zoo_entry* load_hf_entry(const std::string& flag, const std::string
   auto& e = kept.back().entry;
   e.name += kept.back().torch_dtype.empty() ? "" : " (torch_dtype " + kept.back().torch_dtype + ")";
   if (torch_dtype) *torch_dtype = kept.back().torch_dtype;
-  if (note) *note = kept.back().note;
   return &e;
 }
 

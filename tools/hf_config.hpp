@@ -21,7 +21,6 @@ struct hf_model {
   std::string model_type;
   std::string torch_dtype;
   models::hf_model_config description{};
-  std::string note;  ///< what the budget approximates for this config (hf::config_file::note)
 };
 
 namespace hf_detail {
@@ -98,7 +97,7 @@ inline hf_model from_hf_config(const std::string& path, std::optional<models::hf
   const auto t = f.model.task;
   const bool lm = t == models::hf_task::causal_lm || t == models::hf_task::seq2seq;
   const std::string name = "hf:" + f.model_type + (lm ? "" : std::string(" ") + models::hf_task_name(t));
-  return {hf_detail::entry_of(f.model, name), f.model_type, f.torch_dtype, f.model, f.note};
+  return {hf_detail::entry_of(f.model, name), f.model_type, f.torch_dtype, f.model};
 }
 
 }  // namespace gpubudget::tools

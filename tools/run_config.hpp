@@ -24,7 +24,6 @@ struct run_config {
   std::vector<std::string> freeze_prefixes;
   const tools::zoo_entry* teacher = nullptr;
   std::string hf_torch_dtype;  ///< --hf-config: the config's torch_dtype ("" if none)
-  std::string hf_note;         ///< --hf-config: what the budget approximates for the config ("" if nothing)
   bool teacher_offload = false;
   std::vector<device> devices;
   bool legacy_json = false, require_fit = false;

@@ -189,6 +189,9 @@ inline std::map<std::string, std::vector<size_option>> families() {
 inline const std::string hidden_sdpa = "_sdpa", hidden_checkpoint_frames = "_checkpoint-frames";
 /// A Mixtral-style reference case's experts and top-k (default: Mixtral-8x7B's 8 and 2).
 inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
+/// The reference check's Llama-family case with a partial RoPE (its "partial_rotary_factor"):
+/// the channels of a head RoPE rotates (llama_config::rotary_dim).
+inline const std::string hidden_rotary_dim = "_rotary-dim";
 
 namespace detail {
 template <class F>
@@ -245,6 +248,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.kv_heads = o.get("kv-heads", g.kv_heads);
   g.ffn = o.get("ffn", g.ffn);
   g.head_dim = o.get("head-dim", g.head_dim);
+  g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
   return g;
 }
 /// A Llama-family zoo entry: models::llama, or models::phi3 for Phi-3's packed projections.

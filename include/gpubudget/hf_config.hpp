@@ -88,21 +88,6 @@ inline double partial_rotary_factor(const nlohmann::json& c, const std::string& 
   return f.get<double>();
 }
 
-/// What the budget of a Phi-3 config with partial_rotary_factor < 1 (Phi-4-mini: 0.75) leaves
-/// out, "" otherwise. modeling_phi3.py apply_rotary_pos_emb rotates the first head_dim · factor
-/// channels and concatenates the rest back: the rotated q and k come out of torch.cat in [B, H, L,
-/// d] layout, where a full-width RoPE keeps the projection's [B, L, H, d]; PyTorch 2.6's CPU flash
-/// kernel (and, by PyTorch's source, CUDA's flash and cuDNN kernels, which allocate their output
-/// like q) then returns [B, H, L, d], and the model's transpose(1, 2).contiguous() copies it: one
-/// more q-sized saved tensor per layer. Measured (measure26_llm.py phi3_partial_rotary_2l_*, 2.6
-/// CPU): saved -3.82 % fp32, -0.52 % bf16 autocast; peaks within 0.35 %.
-inline std::string partial_rotary_note(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
-  if (model_type != "phi3" || partial_rotary_factor(c, path) == 1.0) return {};
-  return "partial_rotary_factor is budgeted as a full-width RoPE: saved for backward is low by one [batch, tokens, "
-         "heads x head_dim] tensor per layer (transformers' torch.cat of the rotated channels lays q out so that "
-         "the attention output needs a copy); the peaks move by less than 0.4 % in the measured case";
-}
-
 /// The Llama family's keys; `model_type` decides the defaults transformers gives the others
 /// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
 inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
@@ -139,9 +124,15 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   // residual dropouts (Phi3DecoderLayer.resid_attn_dropout, resid_mlp_dropout: nn.Dropout(resid_pdrop))
   require(percent_or(c, path, "attention_dropout", 0) == 0, path, "attention_dropout", "0");
   if (model_type == "phi3") require(percent_or(c, path, "resid_pdrop", 0) == 0, path, "resid_pdrop", "0");
-  // Phi-3's partial_rotary_factor: read by read_config (partial_rotary_note); another family's
-  // RoPE is full width
-  require(partial_rotary_factor(c, path) == 1.0 || model_type == "phi3", path, "partial_rotary_factor", "1 (phi3: any)");
+  // Phi-3's partial_rotary_factor (Phi-4-mini: 0.75): RoPE on the first int(head_dim · factor)
+  // channels (modeling_phi3.py: Phi3RotaryEmbedding's dim, apply_rotary_pos_emb's torch.cat);
+  // another family's RoPE is full width
+  const double factor = partial_rotary_factor(c, path);
+  require(factor == 1.0 || model_type == "phi3", path, "partial_rotary_factor", "1 (phi3: any)");
+  if (factor != 1.0) {
+    g.rotary_dim = static_cast<std::int64_t>(static_cast<double>(g.per_head()) * factor);
+    if (g.rotary_dim < 2 || g.rotary_dim % 2 != 0) fail(path, "\"partial_rotary_factor\" must give an even number of rotated channels per head");
+  }
   // sliding_window (mistral, phi3, qwen2): a flash kernel's memory does not depend on the window
   if (c.contains("sliding_window") && !c["sliding_window"].is_null()) positive(c, path, "sliding_window");
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
@@ -266,7 +257,6 @@ inline std::int64_t labels_of(const nlohmann::json& c, const std::string& path) 
 struct config_file {
   models::hf_model_config model{};
   std::string model_type, torch_dtype, architecture;
-  std::string note;  ///< what the budget approximates for this config ("" when nothing)
 };
 
 /// The family's sizes of model_type `t` into `m` (an error naming an unsupported model_type).
@@ -291,7 +281,6 @@ inline config_file read_config(const nlohmann::json& c, const std::string& path,
   if (!f.torch_dtype.empty() && f.torch_dtype != "float32" && f.torch_dtype != "float16" && f.torch_dtype != "bfloat16")
     fail(path, "\"torch_dtype\" '" + f.torch_dtype + "' is not one of float32, float16, bfloat16");
   read_family(c, path, f.model_type, f.model);
-  f.note = partial_rotary_note(c, path, f.model_type);
   f.model.task = task_of(c, path, task, f.architecture);
   if (const char* why = models::hf_task_unsupported(f.model.family, f.model.task))
     fail(path, std::string("task ") + models::hf_task_name(f.model.task) + " of model_type " + f.model_type + ": " + why);

@@ -119,6 +119,24 @@ TEST_CASE("Qwen3: q_norm and k_norm keep what an RMSNorm keeps, and are parts tr
   CHECK(only.trainable_count == 2 * 64);
 }
 
+TEST_CASE("Phi-3's partial RoPE: narrower tables, and the attention output copied on the CPU") {
+  // measure26_llm.py's phi3_partial_rotary_2l sizes: 8 heads of 32 channels, 24 of them rotated
+  auto g = models::phi3_mini(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 8, g.ffn = 688;
+  auto partial = g;
+  partial.rotary_dim = 24;
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto full = budget_totals(models::phi3(g), cpu, devices::a100_80gb), part = budget_totals(models::phi3(partial), cpu, devices::a100_80gb);
+  CHECK(part.parameter_count == full.parameter_count);
+  // per layer one more [2, 64, 8·32] fp32 tensor (the flash output's copy for o_proj), once the
+  // two [2, 64, 32 - 24] fp32 tables fewer
+  CHECK(part.saved_activations - full.saved_activations == 2 * (2 * 64 * 256 * 4) - 2 * (2 * 64 * 8 * 4));
+  CHECK(part.saved_activations == 6'655'488);  // pytorch-2.6-cpu-llm.json phi3_partial_rotary_2l_b2_t64
+  // an odd or too wide rotary width is refused
+  partial.rotary_dim = 33;
+  CHECK_THROWS(budget_totals(models::phi3(partial), cpu, devices::a100_80gb));
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes

@@ -181,6 +181,15 @@ inline constexpr key_padding_mask_t key_padding_mask{};
 /// view that in_proj's matmul copies, and out_proj's backward copies its gradient (op_rules.md 2.6 #79).
 struct sequence_first_t {};
 inline constexpr sequence_first_t sequence_first{};
+/// rotary_dims(n) (with rotary): RoPE rotates the first n channels of each head (even, at most
+/// head_dim; 0: all of them) and concatenates the rest back, as Phi-3 does with partial_rotary_factor (Phi-4-mini:
+/// 0.75 · 128 = 96): narrower cos/sin tables, and q, k laid out [B, H, L, d] by the torch.cat, so a
+/// kernel that allocates its output like q makes the model's transpose(1, 2).contiguous() copy it
+/// (op_rules.md L17).
+struct rotary_dims {
+  std::int64_t value = 0;
+  constexpr explicit rotary_dims(std::int64_t v) : value(v) {}
+};
 /// qk_norm (with rotary): an RMSNorm over each head's head_dim channels on q and on k after their
 /// projections and before RoPE, one weight of head_dim each (transformers' Qwen3Attention:
 /// `self.q_norm(self.q_proj(x).view(*shape, -1, head_dim))`, named q_norm and k_norm). Each is
@@ -204,6 +213,11 @@ struct attention_op {
   projection_names names = {};   ///< module names of the projections (train_only selects them)
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
 };
+
+/// attention_op::head_width: the channels per head (bits 0-31; 0: width / heads) and, where RoPE
+/// rotates fewer of them (rotary_dims: Phi-3's partial_rotary_factor), those (bits 32-62; 0: all).
+constexpr std::int64_t head_width_of(std::int64_t packed) { return packed & 0xFFFFFFFF; }
+constexpr std::int64_t rotary_width_of(std::int64_t packed) { return packed >> 32; }
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
 /// Do `op`'s q, k, v projections have a bias?
@@ -443,14 +457,17 @@ constexpr value output_projection(layer_ctx& c, const value& o, std::int64_t D, 
 /// [L, B, H, d]) and viewed as [B, H, L, d]: never a copy; the efficient kernel allocates
 /// [B, L, H, d] (_efficient_attention_forward: {B, M, num_heads, Kv}): a copy for
 /// nn.MultiheadAttention only. The math path's bmm output is [B, H, L, d]: always a copy.
-constexpr bool sdpa_output_needs_copy(sdpa_kernel kind, bool seq_first_q) {
-  return kind == sdpa_kernel::math || (kind == sdpa_kernel::efficient && seq_first_q);
+/// `heads_first_q`: q laid out [B, H, L, d] (a partial RoPE's torch.cat, rotated_qk): the kernels
+/// that allocate their output like q (2.6 CPU's flash kernel too: probe, op_rules.md L17) return
+/// it so, and the transpose copies; the efficient kernel's [B, L, H, d] does not.
+constexpr bool sdpa_output_needs_copy(sdpa_kernel kind, bool seq_first_q, bool heads_first_q = false) {
+  return kind == sdpa_kernel::math || (kind == sdpa_kernel::efficient && seq_first_q) || (heads_first_q && kind != sdpa_kernel::efficient);
 }
 
 /// The fused kernel's output -> transpose(1, 2).contiguous() -> the output Linear. Consumes `o`.
 constexpr value flash_output_projection(layer_ctx& c, const value& o, std::int64_t D, bool bias, std::int32_t part, sdpa_kernel kind,
-                                        bool seq_first_q = false) {
-  if (sdpa_output_needs_copy(kind, seq_first_q)) return output_projection(c, o, D, bias, part);
+                                        bool seq_first_q = false, bool heads_first_q = false) {
+  if (sdpa_output_needs_copy(kind, seq_first_q, heads_first_q)) return output_projection(c, o, D, bias, part);
   value result = projection(c, o, D, bias, part);
   c.s.release(o);
   return result;
@@ -461,6 +478,7 @@ struct attention_dims {
   std::int64_t D = 0, H = 0, KVH = 0, d = 0, Lq = 0, Lk = 0;
   dtype mt = dtype::fp32;  ///< the matmuls' type (autocast)
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
+  std::int64_t rotary = 0; ///< channels of a head RoPE rotates (d unless rotary_dims)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
@@ -508,18 +526,20 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   // another tensor's keys and values (cross-attention) project from its own width
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || (kv_src.id == x.id && kv_src.s[1] != D)) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
+  const auto hw = head_width_of(op.head_width), rw = rotary_width_of(op.head_width);
   if (op.head_width < 0) invalid_layer_argument();
-  if ((op.head_width == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
+  if ((hw == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
   if (has_qk_norm(op) && op.names == projection_names::phi3) invalid_layer_argument();  // q_norm, k_norm: separate q and k projections
   if (masks_of(op) != 0) check_masks(op, x, kv_src);
   if (is_sequence_first(op) && !is_torch_mha(op.impl)) sequence_first_needs_torch_mha();
   // one packed q, k, v projection (fused_qkv): flash's, without adapters unless rotary (lora_attention)
   if (op.names == projection_names::phi3 && (op.impl != attention_impl::flash || (!is_rotary(op) && op.adapters != 0))) invalid_layer_argument();
-  if (op.head_width > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
+  if (hw > 0 && is_torch_mha(op.impl)) invalid_layer_argument();  // nn.MultiheadAttention: width / heads
   if (op.adapters != 0) check_adapters(op);
-  const auto d = op.head_width > 0 ? op.head_width : D / H;
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d)};
+  const auto d = hw > 0 ? hw : D / H;
+  if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -540,7 +560,7 @@ constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, c
 /// sdp_utils picks (sdpa_kernel_for), then the output Linear (part 2): the math path materializes
 /// the probabilities, a fused kernel keeps its log-sum-exp only (op_rules.md CT3, CT4).
 constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
-                                 const value& v, bool causal) {
+                                 const value& v, bool causal, bool heads_first_q = false) {
   auto& s = c.s;
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
   if (kind == sdpa_kernel::math) {
@@ -549,7 +569,8 @@ constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const att
     return output_projection(c, o, a.D, op.bias, 2);
   }
   const value qkv[] = {q, k, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind, false,
+                                 heads_first_q);
 }
 
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
@@ -574,11 +595,11 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     s.release(k);
     q = qn, k = kn;
   }
-  const auto [qr, kr] = rotary_qk(s, q, k, a.d, x.type, a.mt);
+  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt);
   s.release(q);
   s.release(k);
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True
-  return sdpa_then_output(c, op, a, qr, kr, v, true);
+  return sdpa_then_output(c, op, a, r.q, r.k, v, true, r.heads_first);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
@@ -994,7 +1015,7 @@ struct op_traits<attention_op> {
   /// Projections (q, output; k and v at their head count), the score and value products.
   static constexpr std::int64_t flops(const attention_op& op, const shape& in, const shape&) {
     const auto D = op.width, H = op.heads > 0 ? op.heads : 1, Lq = in[0], Lk = op.kv_tokens > 0 ? op.kv_tokens : in[0];
-    const auto d = op.head_width > 0 ? op.head_width : D / H, inner = H * d;
+    const auto d = head_width_of(op.head_width) > 0 ? head_width_of(op.head_width) : D / H, inner = H * d;
     const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads : H) * d;
     return 2 * Lq * D * inner * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * inner;
   }
@@ -1011,7 +1032,14 @@ constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add
 constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_positions(o, token_positions::square_mask); }
 constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
 constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
-constexpr void apply_attention_option(attention_op& o, head_dim h) { o.head_width = h.value; }
+constexpr void apply_attention_option(attention_op& o, head_dim h) {
+  if (h.value < 0 || h.value > 0xFFFFFFFF) invalid_layer_argument();
+  o.head_width = (o.head_width & ~std::int64_t{0xFFFFFFFF}) | h.value;
+}
+constexpr void apply_attention_option(attention_op& o, rotary_dims r) {
+  if (r.value < 0 || r.value > 0xFFFFFFFF) invalid_layer_argument();  // 0: every channel
+  o.head_width = head_width_of(o.head_width) | r.value << 32;
+}
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
 /// a record: detail::max_op_fields).

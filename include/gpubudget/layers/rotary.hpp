@@ -26,8 +26,8 @@ inline constexpr rotary_t rotary{};
 
 namespace detail {
 
-/// The model's cos and sin for `tokens` positions of `head_dim`, in type `t`: one [T, head_dim]
-/// tensor per sample each, shared by every layer (new references).
+/// The model's cos and sin for `tokens` positions of `head_dim` (the rotated channels of a head), in
+/// type `t`: one [T, head_dim] tensor per sample each, shared by every layer (new references).
 struct rotary_tables {
   value cos, sin;
 };
@@ -35,8 +35,8 @@ constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int6
   return {s.shared_input(tokens, head_dim, t, 0), s.shared_input(tokens, head_dim, t, 1)};
 }
 
-/// apply_rotary_pos_emb on one of q, k ([T, heads·head_dim]): returns q_embed (a new reference).
-constexpr value rotary_op(sim& s, const value& q, const value& cos, const value& sin) {
+/// q * cos + rotate_half(q) * sin on `q` (a new reference).
+constexpr value rotate_all(sim& s, const value& q, const value& cos, const value& sin) {
   if (q.s.rank != 2 || q.s[1] % 2 != 0) shape_mismatch_between_layers();
   value q1 = multiply(s, q, cos, q.s);  // q * cos: keeps cos
   value neg = pointwise(s, q, make_shape(q.s[0], q.s[1] / 2), q.type, keeps::nothing);  // -q[..., d/2:]
@@ -55,9 +55,34 @@ constexpr value rotary_op(sim& s, const value& q, const value& cos, const value&
   return out;
 }
 
-/// q and k after RoPE, as the attention kernel receives them.
+/// apply_rotary_pos_emb on one of q, k ([T, heads·head_dim]) with tables of `rotary` channels per
+/// head: returns q_embed (a new reference). Partial (rotary < head_dim: Phi-3's
+/// partial_rotary_factor, modeling_phi3.py): the same on the first `rotary` channels of each head
+/// (q[..., :rotary], a slice), then torch.cat with the rest, a new q-sized tensor in the promoted
+/// type, laid out [B, H, L, d] (rotated_qk::heads_first).
+constexpr value rotary_op(sim& s, const value& q, const value& cos, const value& sin, std::int64_t heads) {
+  if (heads <= 0 || q.s.rank != 2 || q.s[1] % heads != 0) shape_mismatch_between_layers();
+  const auto rotary = cos.s[1], head_dim = q.s[1] / heads;
+  if (rotary == head_dim) return rotate_all(s, q, cos, sin);
+  value rot = s.view(q, make_shape(q.s[0], heads * rotary));  // q[..., :rotary] of each head
+  value rotated = rotate_all(s, rot, cos, sin);
+  s.release(rot);
+  value out = s.make(q.s, rotated.type, q.requires_grad);
+  if (auto n = s.record(out); n >= 0) {  // torch.cat((rotated, q[..., rotary:])): keeps nothing
+    s.grad_to(n, rotated, true);
+    s.grad_to(n, q, true);
+  }
+  s.release(rotated);
+  return out;
+}
+
+/// q and k after RoPE, as the attention kernel receives them. `heads_first`: laid out [B, H, L, d]
+/// (a partial RoPE's torch.cat), not as the projections' [B, L, H, d] views: a kernel that
+/// allocates its output like q then needs the model's transpose(1, 2).contiguous() to copy
+/// (sdpa_output_needs_copy; op_rules.md L17).
 struct rotated_qk {
   value q, k;
+  bool heads_first = false;
 };
 
 /// RoPE on q ([Lq, ..]) and k ([Lk, ..]) as transformers applies it: the model's cos/sin are in
@@ -65,17 +90,18 @@ struct rotated_qk {
 /// RMSNorm stay fp32), so q·cos is promoted to `hidden`; SDPA, on autocast's 16-bit list, casts the
 /// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
 /// nothing; returns new references.
-constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, dtype hidden, dtype kernel) {
-  auto t = rotary_tables_for(s, q.s[0], head_dim, hidden);
-  value qr = rotary_op(s, q, t.cos, t.sin);
-  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], head_dim, hidden); }
-  value kr = rotary_op(s, k, t.cos, t.sin);
+constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel) {
+  if (head_dim <= 0 || rotary <= 0 || rotary > head_dim || rotary % 2 != 0) invalid_layer_argument();
+  auto t = rotary_tables_for(s, q.s[0], rotary, hidden);
+  value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim);
+  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], rotary, hidden); }
+  value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim);
   s.release(t.cos);
   s.release(t.sin);
   value q16 = cast_to(s, qr, kernel), k16 = cast_to(s, kr, kernel);
   s.release(qr);
   s.release(kr);
-  return {q16, k16};
+  return {q16, k16, rotary != head_dim};
 }
 
 }  // namespace detail

@@ -120,20 +120,28 @@ struct llama_config {
   /// Qwen3's q_norm and k_norm: an RMSNorm over each head's channels on q and k before RoPE
   /// (the attention option qk_norm)
   bool qk_norm = false;
+  /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
+  /// partial_rotary_factor · head_dim: the attention option rotary_dims)
+  std::int64_t rotary_dim = 0;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
 };
+
+/// llama_attention with `extra` options.
+template <class... Extra>
+constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
+  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
+                   rotary_dims(g.rotary_dim), qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama,
+                   extra...);
+}
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
 /// Qwen2's on q, k, v; heads of per_head() channels; its projections named as transformers
 /// names them (Phi-3: qkv_proj, o_proj); `extra`: further attention options.
 template <class... Extra>
 constexpr layer llama_attention(const llama_config& g, Extra... extra) {
-  if (g.qk_norm)
-    return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, qk_norm, head_dim(g.head_dim),
-                     qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
-  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   qkv_bias(g.qkv_bias), g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
+  if (g.qk_norm) return llama_attention_with(g, qk_norm, extra...);
+  return llama_attention_with(g, extra...);
 }
 
 /// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
@@ -353,7 +361,7 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                  l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
-                                                 g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt))),
+                                                 g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt, g.rotary_dim))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
@@ -606,7 +614,8 @@ constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
-               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base,
+                                                 g.head_dim, false, l.dora, l.cast_input, 0, std::nullopt, g.rotary_dim))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
                named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
@@ -624,9 +633,9 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
-  if (g.qk_norm) gpubudget::detail::invalid_layer_argument();  // Qwen3's q_norm, k_norm: llama_block_lora
+  if (g.qk_norm || g.rotary_dim != 0) gpubudget::detail::invalid_layer_argument();  // Qwen3's q_norm, k_norm, a partial RoPE: llama_block_lora
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, 0, false, l.dora, l.cast_input))),
+      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, g.head_dim, false, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
