@@ -261,6 +261,11 @@ bool llm_fields(const nlohmann::json& c, runtime_kind r, const std::string& mode
     if (model != "phi3" || !f.is_number() || d == 0) throw unsupported("\"partial_rotary_factor\" needs model phi3 and sizes width, heads");
     cc.options.values[tools::hidden_rotary_dim] = static_cast<std::int64_t>(static_cast<double>(d) * f.get<double>());
   }
+  if (c.contains("sliding_window")) {  // measure26_llm.py window*: a Llama-style decoder's sliding window through SDPA
+    if (!llama || !c["sliding_window"].is_number_integer() || c["sliding_window"].get<std::int64_t>() < 1)
+      throw unsupported("\"sliding_window\" needs a Llama-family model and a whole number >= 1");
+    cc.options.values[tools::hidden_sliding_window] = c["sliding_window"].get<std::int64_t>();
+  }
   const auto kind = string_field(c, "kind"), cache = string_field(c, "cache");
   if (kind.empty()) return false;
   if (kind != "decode") throw unsupported("kind '" + kind + "'");

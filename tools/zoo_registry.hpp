@@ -192,6 +192,8 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 /// The reference check's Llama-family case with a partial RoPE (its "partial_rotary_factor"):
 /// the channels of a head RoPE rotates (llama_config::rotary_dim).
 inline const std::string hidden_rotary_dim = "_rotary-dim";
+/// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
+inline const std::string hidden_sliding_window = "_sliding-window";
 
 namespace detail {
 template <class F>
@@ -249,6 +251,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.ffn = o.get("ffn", g.ffn);
   g.head_dim = o.get("head-dim", g.head_dim);
   g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
+  g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   return g;
 }
 /// A Llama-family zoo entry: models::llama, or models::phi3 for Phi-3's packed projections.

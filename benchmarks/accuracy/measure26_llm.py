@@ -314,6 +314,60 @@ class Phi3PartialRotary(Phi3):
         return x + self._mlp(m, h)
 
 
+class SlidingWindow(Llama):
+    """A Llama-style decoder whose layers attend within a sliding window (MistralForCausalLM, Phi-3),
+    through SDPA as transformers 5 runs it (masking_utils.py create_sliding_window_causal_mask ->
+    sdpa_mask, written out: transformers is not in the root): while the keys are fewer than the
+    window, no mask and is_causal=True (_ignore_causal_mask_sdpa); from there one bool [1, 1, L, L]
+    mask per forward, causal_mask_function & sliding_window_overlay on broadcast indices
+    (and_masks: ones & causal & overlay), expanded to [B, 1, L, L] and given to every layer's
+    SDPA as attn_mask (is_causal False: sdpa_attention_forward)."""
+
+    def __init__(self, window=32, **kw):
+        super().__init__(**kw)
+        self.window = window
+
+    def _mask(self, B, T):
+        if T < self.window:
+            return None
+        q_idx = torch.arange(T)[None, None, :, None]
+        kv_idx = torch.arange(T)[None, None, None, :]
+        m = torch.ones((), dtype=torch.bool)
+        m = m & (kv_idx <= q_idx)
+        m = m & (kv_idx > q_idx - self.window)
+        return m.expand(B, -1, T, T)
+
+    def _layer(self, m, x, cos, sin, mask=None):
+        B, T, _ = x.shape
+        h = m.n1(x)
+        q, k, v = self._qkv(m, h)
+        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
+        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
+        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = q * c + _rotate_half(q) * s
+        k = k * c + _rotate_half(k) * s
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=self.kvh != self.h)
+        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
+        h = m.n2(x)
+        return x + self._mlp(m, h)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self._embed(ids)
+        pos = torch.arange(T).float()
+        freqs = torch.outer(pos, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
+        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        mask = self._mask(B, T)
+        for m in self.layers:
+            if self.ckpt:
+                x = torch.utils.checkpoint.checkpoint(self._layer, m, x, cos, sin, mask, use_reentrant=False)
+            else:
+                x = self._layer(m, x, cos, sin, mask)
+        return self.lm_head(self.norm(x))
+
+
 QWEN2_SIZES = dict(LLAMA_SIZES)
 QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
@@ -386,6 +440,20 @@ def _define_zoo_cases():
                   lora=dict(r=8, targets="all-linear", dropout=0.0))
     _zoo_case("qwen3_2l_ckpt_b2_t64", "qwen3", "fp32", checkpoint="blocks")
     _zoo_case("qwen3_2l_b4_t128_bf16", "qwen3", "bf16_autocast", batch=4, seq=128)
+    # a sliding window through SDPA (MistralForCausalLM's, Phi-3's): 32 tokens at 64 (the mask), 128 at 64
+    # (none); 8 kv heads (2.6 CPU: the flash kernel, which keeps the mask) and 2 (GQA: the math path)
+    for kvh, precision, window, ckpt in ((8, "fp32", 32, False), (8, "bf16_autocast", 32, False), (2, "fp32", 32, False),
+                                         (8, "fp32", 128, False), (8, "fp32", 32, True)):
+        name = "window%d_kv%d_2l_b2_t64%s%s" % (window, kvh, "_ckpt" if ckpt else "", "_bf16" if precision != "fp32" else "")
+        sizes = dict(LLAMA_SIZES, kv_heads=kvh)
+        desc = ("2-layer Llama-style decoder (%d kv heads) whose layers attend within a sliding window of %d tokens through "
+                "SDPA (Mistral's, Phi-3's; transformers 5's mask written out), %s, batch 2, seq 64%s"
+                % (kvh, window, "CPU autocast bf16" if precision != "fp32" else "fp32", ", each layer checkpointed" if ckpt else ""))
+        CASES[name] = dict(case=name, description=desc, model="llama", batch=2, image_size=None, seq=64, sizes=sizes,
+                           sliding_window=window, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                           attention="sdpa", checkpoint="blocks" if ckpt else "none", train_only=None, dropout=None,
+                           build=(lambda w, h, c: lambda: SlidingWindow(window=w, kv_heads=h, ckpt=c))(window, kvh, ckpt),
+                           make_batch=lambda: torch.randint(0, 32000, (2, 64)))
     # Phi-3's partial_rotary_factor, budgeted at full RoPE width (hf_config.hpp): what that costs
     for precision in ("fp32", "bf16_autocast"):
         name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")

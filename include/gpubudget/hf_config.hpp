@@ -133,8 +133,11 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
     g.rotary_dim = static_cast<std::int64_t>(static_cast<double>(g.per_head()) * factor);
     if (g.rotary_dim < 2 || g.rotary_dim % 2 != 0) fail(path, "\"partial_rotary_factor\" must give an even number of rotated channels per head");
   }
-  // sliding_window (mistral, phi3, qwen2): a flash kernel's memory does not depend on the window
-  if (c.contains("sliding_window") && !c["sliding_window"].is_null()) positive(c, path, "sliding_window");
+  // sliding_window: Mistral's, Phi-3's and Mixtral's layers attend within it (their models'
+  // create_sliding_window_causal_mask); Qwen2's and Qwen3's only with use_sliding_window, and
+  // then from layer max_window_layers on (per-layer windows: not modelled)
+  if (qwen2 || qwen3) require(!flag_or(c, path, "use_sliding_window", false), path, "use_sliding_window", "false");
+  else if (c.contains("sliding_window") && !c["sliding_window"].is_null()) g.sliding_window = positive(c, path, "sliding_window");
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
   // materialized, repeat_kv'd scores are not modelled for them
   attention_of(c, path, {"sdpa", "flash_attention_2"});

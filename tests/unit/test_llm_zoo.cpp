@@ -137,6 +137,24 @@ TEST_CASE("Phi-3's partial RoPE: narrower tables, and the attention output copie
   CHECK_THROWS(budget_totals(models::phi3(partial), cpu, devices::a100_80gb));
 }
 
+TEST_CASE("A sliding window through SDPA: transformers' mask from the window's length on") {
+  // measure26_llm.py's window*_kv8 sizes: 8 heads of 32 channels, batch 2, 64 tokens
+  auto g = models::llama2_7b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 8, g.ffn = 688;
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  auto saved_with_window = [&](std::int64_t window) {
+    auto w = g;
+    w.sliding_window = window;
+    return budget_totals(models::llama(w), cpu, devices::a100_80gb).saved_activations;
+  };
+  // 64 tokens under a window of 128: no mask, as without a window
+  CHECK(saved_with_window(128) == saved_with_window(0));
+  // a window of 32 or 64 (kv_length >= window): each layer's flash kernel keeps the [2, 1, 64, 64] fp32 mask
+  CHECK(saved_with_window(32) - saved_with_window(0) == 2 * (2 * 64 * 64 * 4));
+  CHECK(saved_with_window(64) == saved_with_window(32));
+  CHECK(saved_with_window(32) == 5'942'784);  // pytorch-2.6-cpu-llm.json window32_kv8_2l_b2_t64
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes

@@ -59,6 +59,13 @@ TEST_CASE("paged blocks and sliding windows") {
   const auto whole = serve(models::mistral_7b(), serving{.context = 8192}, devices::a100_80gb);
   const auto chunked = serve(models::mistral_7b(), serving{.context = 8192, .prefill_chunk = 1024}, devices::a100_80gb);
   CHECK(chunked.workspace < whole.workspace);
+  // vLLM's kernels take the window themselves: no transformers mask in its prefill (op_rules.md L18)
+  auto unwindowed = models::mistral_7b();
+  unwindowed.sliding_window = 0;
+  CHECK(serve(unwindowed, serving{.context = 8192}, devices::a100_80gb).workspace == whole.workspace);
+  // transformers' generate() does build it once the prompt reaches the window: a larger prefill
+  const serving hf{.context = 8192, .concurrency = 1, .engine = serving_engine::hf, .generated = 128};
+  CHECK(serve(models::mistral_7b(), hf, devices::a100_80gb).workspace > serve(unwindowed, hf, devices::a100_80gb).workspace);
   // Llama-2-7B fp16 on an L4 at 68 % utilization: memory, not positions, bounds the context
   const auto l = serve(models::llama2_7b(), serving{.context = 1024, .precision = pure_fp16, .kv = dtype::fp16, .utilization_percent = 68},
                        devices::l4);

@@ -157,7 +157,7 @@ struct lora_attention_op {
   std::int64_t targets = {};  ///< lora_target bits (q_proj, k_proj, v_proj, o_proj; or Phi-3's qkv_proj, o_proj)
   std::int64_t dropout = {};  ///< on the adapter input, percent
   base_weights base = {};
-  std::int64_t head_width = {};  ///< packed as attention_op's: head_width_of, rotary_width_of
+  std::int64_t head_width = {};  ///< packed as attention_op's (head_layout)
   flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
   /// peft_flag bits: PEFT's use_dora on every adapted projection, its _cast_input_dtype
   /// (lora_projection); one word with Qwen3's q_norm / k_norm (a record holds max_op_fields)
@@ -181,13 +181,13 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto D = op.width, H = op.heads, KVH = op.kv_heads > 0 ? op.kv_heads : op.heads;
   if (D <= 0 || H <= 0 || op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
   if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
-  const auto hw = head_width_of(op.head_width);
+  const auto [hw, rotary, window] = unpack_head_layout(op.head_width);
   if (op.head_width < 0) invalid_layer_argument();
   if ((hw == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   const bool fused = (op.targets & qkv_proj) != 0;
   if ((op.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | qkv_proj}) != 0 || (fused && (op.targets & (q_proj | k_proj | v_proj)) != 0))
     unknown_lora_target_module();
-  const auto d = hw > 0 ? hw : D / H, L = x.s[0], inner = H * d, rotated = rotary_width_of(op.head_width) > 0 ? rotary_width_of(op.head_width) : d;
+  const auto d = hw > 0 ? hw : D / H, L = x.s[0], inner = H * d, rotated = rotary > 0 ? rotary : d;
   const bool bias = op.qkv_bias;
   const auto bt = static_cast<std::int64_t>(op.base);
   const dtype mt = c.matmul_type(x.type);
@@ -216,16 +216,19 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt);
   s.release(q);
   s.release(k);
-  value o{};
-  const auto kind = sdpa_kernel_for(s, mt, H, KVH, d, 0);
+  value o{}, mask = sliding_window_mask(s, window, L, L, mt);
+  const auto kind = sdpa_kernel_for(s, mt, H, KVH, d, 0, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
     o = sdpa_math(s, qr, kr, v, H, true, 0, mt);
     s.release(qr);
     s.release(kr);
     s.release(v);
+    s.release(mask);
   } else {
+    mask = mask_for_kernel(s, mask, kind);
     const value qkv[] = {qr, kr, v};
-    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H, kind);
+    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H, kind, mask);
+    s.release(mask);
   }
   if (sdpa_output_needs_copy(kind, false, heads_first)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
@@ -247,7 +250,8 @@ struct op_traits<lora_attention_op> {
   }
   static constexpr std::int64_t flops(const lora_attention_op& op, const shape& in, const shape&) {
     const auto D = op.width, H = op.heads > 0 ? op.heads : 1, L = in[0];
-    const auto d = head_width_of(op.head_width) > 0 ? head_width_of(op.head_width) : D / H, inner = H * d;
+    const auto hw = unpack_head_layout(op.head_width).width;
+    const auto d = hw > 0 ? hw : D / H, inner = H * d;
     const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads : H) * d;
     return 2 * L * D * inner * 2 + 2 * L * D * kvw + 2 * 2 * L * L * inner + 2 * L * op.rank * 8 * D;
   }
@@ -258,14 +262,13 @@ struct op_traits<lora_attention_op> {
 /// `trained_biases`: the q/k/v biases that train (lora_target bits; needs qkv_bias); `qk_norm`:
 /// Qwen3's frozen q_norm and k_norm, their weights stored as given (layers/attention.hpp qk_norm);
 /// `rotary_width`: the channels of a head RoPE rotates (0: all; Phi-3's partial_rotary_factor,
-/// attention option rotary_dims).
+/// attention option rotary_dims); `window`: a sliding window (attention option attention_window).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
                                std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
                                std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true,
                                std::int64_t trained_biases = 0, std::optional<base_weights> qk_norm = std::nullopt,
-                               std::int64_t rotary_width = 0) {
-  if (head_width < 0 || head_width > 0xFFFFFFFF || rotary_width < 0 || rotary_width > 0xFFFFFFFF) detail::invalid_layer_argument();
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, head_width | rotary_width << 32, qkv_bias,
+                               std::int64_t rotary_width = 0, std::int64_t window = 0) {
+  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base, pack_head_layout({head_width, rotary_width, window}), qkv_bias,
                                     lora_attention_flags(dora, cast_input, qk_norm), trained_biases});
 }
 

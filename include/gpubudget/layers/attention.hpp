@@ -190,6 +190,14 @@ struct rotary_dims {
   std::int64_t value = 0;
   constexpr explicit rotary_dims(std::int64_t v) : value(v) {}
 };
+/// attention_window(n) (with rotary; causal self-attention): each query attends to the n most recent
+/// tokens (transformers' sliding_window, Mistral, Phi-3, Qwen2 with use_sliding_window). Through
+/// SDPA transformers makes the window a mask once the keys reach it (sliding_window_mask); below
+/// it the call is is_causal, as without a window. 0: none.
+struct attention_window {
+  std::int64_t value = 0;
+  constexpr explicit attention_window(std::int64_t v) : value(v) {}
+};
 /// qk_norm (with rotary): an RMSNorm over each head's head_dim channels on q and on k after their
 /// projections and before RoPE, one weight of head_dim each (transformers' Qwen3Attention:
 /// `self.q_norm(self.q_proj(x).view(*shape, -1, head_dim))`, named q_norm and k_norm). Each is
@@ -214,10 +222,19 @@ struct attention_op {
   std::int64_t adapters = {};    ///< LoRA adapters on the projections (attention_adapters, packed; 0: none)
 };
 
-/// attention_op::head_width: the channels per head (bits 0-31; 0: width / heads) and, where RoPE
-/// rotates fewer of them (rotary_dims: Phi-3's partial_rotary_factor), those (bits 32-62; 0: all).
-constexpr std::int64_t head_width_of(std::int64_t packed) { return packed & 0xFFFFFFFF; }
-constexpr std::int64_t rotary_width_of(std::int64_t packed) { return packed >> 32; }
+/// What attention_op::head_width holds, one word (a record holds max_op_fields): the channels per
+/// head (0: width / heads), those RoPE rotates (rotary_dims: Phi-3's partial_rotary_factor; 0:
+/// all) and the sliding window of a causal self-attention (attention_window; 0: none).
+struct head_layout {
+  std::int64_t width = 0, rotary = 0, window = 0;
+};
+/// head_layout in one word: width bits 0-15, rotary 16-31, window 32-62.
+constexpr std::int64_t pack_head_layout(const head_layout& h) {
+  if (h.width < 0 || h.width > 0xFFFF || h.rotary < 0 || h.rotary > 0xFFFF || h.window < 0 || h.window > 0x7FFFFFFF)
+    detail::invalid_layer_argument();
+  return h.width | h.rotary << 16 | h.window << 32;
+}
+constexpr head_layout unpack_head_layout(std::int64_t packed) { return {packed & 0xFFFF, (packed >> 16) & 0xFFFF, packed >> 32}; }
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
 /// Do `op`'s q, k, v projections have a bias?
@@ -479,6 +496,7 @@ struct attention_dims {
   dtype mt = dtype::fp32;  ///< the matmuls' type (autocast)
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
   std::int64_t rotary = 0; ///< channels of a head RoPE rotates (d unless rotary_dims)
+  std::int64_t window = 0; ///< a sliding window's tokens (attention_window; 0: none)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
@@ -526,7 +544,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   // another tensor's keys and values (cross-attention) project from its own width
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || (kv_src.id == x.id && kv_src.s[1] != D)) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
-  const auto hw = head_width_of(op.head_width), rw = rotary_width_of(op.head_width);
+  const auto [hw, rw, window] = unpack_head_layout(op.head_width);
   if (op.head_width < 0) invalid_layer_argument();
   if ((hw == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
@@ -539,7 +557,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (op.adapters != 0) check_adapters(op);
   const auto d = hw > 0 ? hw : D / H;
   if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d};
+  if (window != 0 && (!is_rotary(op) || kv_src.id != x.id)) invalid_layer_argument();  // attention_window: causal self-attention
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -556,21 +575,53 @@ constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, c
   return out;
 }
 
+/// transformers' sliding-window causal mask through SDPA (masking_utils.py
+/// create_sliding_window_causal_mask, sdpa_mask; op_rules.md L18): none while the keys are fewer
+/// than the window (_ignore_causal_mask_sdpa: the call is is_causal); from there a bool [1, 1, Lq,
+/// Lk] made once per forward for every layer (the mask function on broadcast indices, expanded over
+/// the batch), and in each SDPA call attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(),
+/// -inf, 0): a bool [B, 1, Lq, Lk] (freed) and the float mask [B, 1, Lq, Lk] in q's type `t`: the
+/// call's attn_mask (returned), which a fused kernel keeps for backward. {} without a mask.
+constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t) {
+  if (window <= 0 || Lk < window) return {};
+  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, false);
+  value inverted = s.make(make_shape(Lq, Lk), dtype::boolean, false);
+  value mask = s.make(make_shape(Lq, Lk), t, false);
+  s.release(inverted);
+  s.release(model);
+  return mask;
+}
+
+/// The attn_mask `mask` as kernel `kind` takes it: the efficient kernel pads a last dimension that
+/// is not a multiple of 16 (attention.cpp pad_bias<mem_eff_alignment>: at::pad, then a slice that
+/// keeps the padded tensor). Consumes `mask`; returns the mask the kernel reads.
+constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
+  if (mask.id < 0 || kind != sdpa_kernel::efficient || mask.s.last() % 16 == 0) return mask;
+  value padded = s.make(make_shape(mask.s[0], (mask.s.last() + 15) / 16 * 16), mask.type, false);
+  s.release(mask);
+  return padded;
+}
+
 /// scaled_dot_product_attention over separate q, k, v ([L, H·d] each; consumed) through the backend
 /// sdp_utils picks (sdpa_kernel_for), then the output Linear (part 2): the math path materializes
-/// the probabilities, a fused kernel keeps its log-sum-exp only (op_rules.md CT3, CT4).
+/// the probabilities, a fused kernel keeps its log-sum-exp only (op_rules.md CT3, CT4). A sliding
+/// window (attention_dims::window) past its length adds the mask (sliding_window_mask), which rules
+/// CUDA's flash kernel out and a fused kernel keeps; the math path adds it as the causal mask.
 constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
                                  const value& v, bool causal, bool heads_first_q = false) {
   auto& s = c.s;
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt);
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
     value o = sdpa_math(s, q, k, v, a.H, causal, op.dropout, a.mt);
-    s.release(q), s.release(k), s.release(v);
+    s.release(q), s.release(k), s.release(v), s.release(mask);
     return output_projection(c, o, a.D, op.bias, 2);
   }
+  mask = mask_for_kernel(s, mask, kind);
   const value qkv[] = {q, k, v};
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind, false,
-                                 heads_first_q);
+  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
+  s.release(mask);
+  return flash_output_projection(c, o, a.D, op.bias, 2, kind, false, heads_first_q);
 }
 
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
@@ -1015,7 +1066,8 @@ struct op_traits<attention_op> {
   /// Projections (q, output; k and v at their head count), the score and value products.
   static constexpr std::int64_t flops(const attention_op& op, const shape& in, const shape&) {
     const auto D = op.width, H = op.heads > 0 ? op.heads : 1, Lq = in[0], Lk = op.kv_tokens > 0 ? op.kv_tokens : in[0];
-    const auto d = head_width_of(op.head_width) > 0 ? head_width_of(op.head_width) : D / H, inner = H * d;
+    const auto hw = unpack_head_layout(op.head_width).width;
+    const auto d = hw > 0 ? hw : D / H, inner = H * d;
     const auto kvw = 2 * (op.kv_heads > 0 ? op.kv_heads : H) * d;
     return 2 * Lq * D * inner * 2 + 2 * Lk * D * kvw + 2 * 2 * Lq * Lk * inner;
   }
@@ -1033,12 +1085,19 @@ constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_posi
 constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
 constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, head_dim h) {
-  if (h.value < 0 || h.value > 0xFFFFFFFF) invalid_layer_argument();
-  o.head_width = (o.head_width & ~std::int64_t{0xFFFFFFFF}) | h.value;
+  auto l = unpack_head_layout(o.head_width);
+  l.width = h.value;
+  o.head_width = pack_head_layout(l);
 }
 constexpr void apply_attention_option(attention_op& o, rotary_dims r) {
-  if (r.value < 0 || r.value > 0xFFFFFFFF) invalid_layer_argument();  // 0: every channel
-  o.head_width = head_width_of(o.head_width) | r.value << 32;
+  auto l = unpack_head_layout(o.head_width);
+  l.rotary = r.value;  // 0: every channel
+  o.head_width = pack_head_layout(l);
+}
+constexpr void apply_attention_option(attention_op& o, attention_window w) {
+  auto l = unpack_head_layout(o.head_width);
+  l.window = w.value;  // 0: none
+  o.head_width = pack_head_layout(l);
 }
 constexpr void apply_attention_option(attention_op& o, qkv_bias b) { o.qkv_bias = b.value ? qkv_bias_kind::with : qkv_bias_kind::without; }
 /// fused_qkv: Phi-3's packed qkv_proj, i.e. its module names (an op field of its own would not fit
