@@ -139,8 +139,9 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   if (qwen2 || qwen3) require(!flag_or(c, path, "use_sliding_window", false), path, "use_sliding_window", "false");
   else if (c.contains("sliding_window") && !c["sliding_window"].is_null()) g.sliding_window = positive(c, path, "sliding_window");
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
-  // materialized, repeat_kv'd scores are not modelled for them
-  attention_of(c, path, {"sdpa", "flash_attention_2"});
+  // materialized, repeat_kv'd scores are not modelled for them. flash_attention_2 takes the
+  // sliding window as an argument: no mask (op_rules.md L18)
+  g.kernel_window = attention_of(c, path, {"sdpa", "flash_attention_2"}) == "flash_attention_2";
   return g;
 }
 

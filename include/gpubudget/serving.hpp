@@ -230,7 +230,7 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   b.usable = checked_mul(dev.capacity, s.utilization_percent) / 100;
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
   auto own_kernels = g;  // vLLM's attention kernels take the sliding window themselves: no mask
-  own_kernels.sliding_window = 0;
+  own_kernels.kernel_window = true;
   const auto p = prefill_budget(own_kernels, s, prefill, dev, block);
   add_weights(b, p, g, s);
   // the body's peak, or its output with the last positions' fp32 logits after it (the head runs

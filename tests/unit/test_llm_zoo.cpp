@@ -153,6 +153,10 @@ TEST_CASE("A sliding window through SDPA: transformers' mask from the window's l
   CHECK(saved_with_window(32) - saved_with_window(0) == 2 * (2 * 64 * 64 * 4));
   CHECK(saved_with_window(64) == saved_with_window(32));
   CHECK(saved_with_window(32) == 5'942'784);  // pytorch-2.6-cpu-llm.json window32_kv8_2l_b2_t64
+  // flash_attention_2 takes the window as an argument: no mask
+  auto fa2 = g;
+  fa2.sliding_window = 32, fa2.kernel_window = true;
+  CHECK(budget_totals(models::llama(fa2), cpu, devices::a100_80gb).saved_activations == saved_with_window(0));
 }
 
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {

@@ -111,6 +111,9 @@ struct llama_config {
   /// tokens each query attends to (0: all): the KV cache holds at most this many, and through SDPA
   /// a sequence of this many tokens or more gets transformers' mask (attention option attention_window)
   std::int64_t sliding_window = 0;
+  /// the attention kernel takes the window itself, no mask: flash-attn 2 (attn_implementation
+  /// "flash_attention_2": its window_size argument) or vLLM's kernels
+  bool kernel_window = false;
   std::int64_t head_dim = 0;       ///< channels per head (0: width / heads)
   bool qkv_bias = false;           ///< q, k, v projections with a bias, o_proj without (Qwen2)
   bool tied_head = false;          ///< lm_head shares the token embedding's weight (tie_word_embeddings)
@@ -133,7 +136,7 @@ struct llama_config {
 template <class... Extra>
 constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   rotary_dims(g.rotary_dim), attention_window(g.sliding_window), qkv_bias(g.qkv_bias),
+                   rotary_dims(g.rotary_dim), attention_window(g.kernel_window ? 0 : g.sliding_window), qkv_bias(g.qkv_bias),
                    g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
 }
 
@@ -364,7 +367,7 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                  l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
                                                  g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt, g.rotary_dim,
-                                                 g.sliding_window))),
+                                                 g.kernel_window ? 0 : g.sliding_window))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
@@ -618,7 +621,8 @@ constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base,
-                                                 g.head_dim, false, l.dora, l.cast_input, 0, std::nullopt, g.rotary_dim, g.sliding_window))),
+                                                 g.head_dim, false, l.dora, l.cast_input, 0, std::nullopt, g.rotary_dim,
+                                                 g.kernel_window ? 0 : g.sliding_window))),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
                named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
@@ -637,7 +641,7 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   // Qwen3's q_norm, k_norm, a partial RoPE, a sliding window: llama_block_lora's
-  if (g.qk_norm || g.rotary_dim != 0 || g.sliding_window != 0) gpubudget::detail::invalid_layer_argument();
+  if (g.qk_norm || g.rotary_dim != 0 || (g.sliding_window != 0 && !g.kernel_window)) gpubudget::detail::invalid_layer_argument();
   return sequential(
       residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, g.head_dim, false, l.dora, l.cast_input))),
       residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
