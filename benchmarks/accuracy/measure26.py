@@ -142,17 +142,12 @@ class Llama(nn.Module):
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)),
                              persistent=False)
 
-    def _layer(self, m, x, cos, sin):
+    def _layer(self, m, x, cos, sin, mask=None):
         B, T, _ = x.shape
         h = m.n1(x)
-        q, k, v = self._qkv(m, h)
-        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
-        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = q * c + _rotate_half(q) * s
-        k = k * c + _rotate_half(k) * s
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
+        q, k, v = self._heads(m, h, B, T)
+        q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=self.kvh != self.h)
         x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
         h = m.n2(x)
         return x + self._mlp(m, h)
@@ -160,6 +155,21 @@ class Llama(nn.Module):
     def _qkv(self, m, h):
         """The q, k, v projections (measure26_llm.py's Phi3 slices one fused qkv_proj)."""
         return m.q(h), m.k(h), m.v(h)
+
+    def _heads(self, m, h, B, T):
+        """q, k, v as [B, heads, T, head_dim] views of the projections (measure26_llm.py's Qwen3
+        normalizes q and k per head first)."""
+        q, k, v = self._qkv(m, h)
+        return (q.view(B, T, self.h, self.hd).transpose(1, 2), k.view(B, T, self.kvh, self.hd).transpose(1, 2),
+                v.view(B, T, self.kvh, self.hd).transpose(1, 2))
+
+    def _rope(self, q, k, c, s):
+        """RoPE on q and k (measure26_llm.py's Phi3PartialRotary rotates the first channels of each head)."""
+        return q * c + _rotate_half(q) * s, k * c + _rotate_half(k) * s
+
+    def _mask(self, B, T):
+        """SDPA's attn_mask, None for is_causal (measure26_llm.py's SlidingWindow makes transformers' window mask)."""
+        return None
 
     def _mlp(self, m, h):
         """LlamaMLP (measure26_llm.py's Mixtral replaces it by the sparse MoE block)."""
@@ -176,11 +186,13 @@ class Llama(nn.Module):
         freqs = torch.outer(pos, self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
         cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        mask = self._mask(B, T)
+        args = (cos, sin) if mask is None else (cos, sin, mask)
         for m in self.layers:
             if self.ckpt:
-                x = torch.utils.checkpoint.checkpoint(self._layer, m, x, cos, sin, use_reentrant=False)
+                x = torch.utils.checkpoint.checkpoint(self._layer, m, x, *args, use_reentrant=False)
             else:
-                x = self._layer(m, x, cos, sin)
+                x = self._layer(m, x, *args)
         return self.lm_head(self.norm(x))
 
 

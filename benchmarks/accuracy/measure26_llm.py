@@ -270,19 +270,9 @@ class Qwen3(Llama):
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)),
                              persistent=False)
 
-    def _layer(self, m, x, cos, sin):
-        B, T, _ = x.shape
-        h = m.n1(x)
-        q = m.qn(m.q(h).view(B, T, -1, self.hd)).transpose(1, 2)
-        k = m.kn(m.k(h).view(B, T, -1, self.hd)).transpose(1, 2)
-        v = m.v(h).view(B, T, -1, self.hd).transpose(1, 2)
-        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = q * c + _rotate_half(q) * s
-        k = k * c + _rotate_half(k) * s
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
-        x = x + m.o(a.transpose(1, 2).reshape(B, T, -1).contiguous())
-        h = m.n2(x)
-        return x + self._mlp(m, h)
+    def _heads(self, m, h, B, T):
+        return (m.qn(m.q(h).view(B, T, -1, self.hd)).transpose(1, 2), m.kn(m.k(h).view(B, T, -1, self.hd)).transpose(1, 2),
+                m.v(h).view(B, T, -1, self.hd).transpose(1, 2))
 
 
 class Phi3PartialRotary(Phi3):
@@ -295,23 +285,12 @@ class Phi3PartialRotary(Phi3):
         rd = int(self.hd * factor)
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, rd, 2).float() / rd)), persistent=False)
 
-    def _layer(self, m, x, cos, sin):
-        B, T, _ = x.shape
-        h = m.n1(x)
-        q, k, v = self._qkv(m, h)
-        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
-        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+    def _rope(self, q, k, c, s):
         rd = c.shape[-1]
         q_rot, q_pass = q[..., :rd], q[..., rd:]
         k_rot, k_pass = k[..., :rd], k[..., rd:]
-        q = torch.cat([(q_rot * c) + (_rotate_half(q_rot) * s), q_pass], dim=-1)
-        k = torch.cat([(k_rot * c) + (_rotate_half(k_rot) * s), k_pass], dim=-1)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
-        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
-        h = m.n2(x)
-        return x + self._mlp(m, h)
+        return (torch.cat([(q_rot * c) + (_rotate_half(q_rot) * s), q_pass], dim=-1),
+                torch.cat([(k_rot * c) + (_rotate_half(k_rot) * s), k_pass], dim=-1))
 
 
 class SlidingWindow(Llama):
@@ -336,36 +315,6 @@ class SlidingWindow(Llama):
         m = m & (kv_idx <= q_idx)
         m = m & (kv_idx > q_idx - self.window)
         return m.expand(B, -1, T, T)
-
-    def _layer(self, m, x, cos, sin, mask=None):
-        B, T, _ = x.shape
-        h = m.n1(x)
-        q, k, v = self._qkv(m, h)
-        q = q.view(B, T, self.h, self.hd).transpose(1, 2)
-        k = k.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        v = v.view(B, T, self.kvh, self.hd).transpose(1, 2)
-        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = q * c + _rotate_half(q) * s
-        k = k * c + _rotate_half(k) * s
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=self.kvh != self.h)
-        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
-        h = m.n2(x)
-        return x + self._mlp(m, h)
-
-    def forward(self, ids):
-        B, T = ids.shape
-        x = self._embed(ids)
-        pos = torch.arange(T).float()
-        freqs = torch.outer(pos, self.inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
-        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
-        mask = self._mask(B, T)
-        for m in self.layers:
-            if self.ckpt:
-                x = torch.utils.checkpoint.checkpoint(self._layer, m, x, cos, sin, mask, use_reentrant=False)
-            else:
-                x = self._layer(m, x, cos, sin, mask)
-        return self.lm_head(self.norm(x))
 
 
 QWEN2_SIZES = dict(LLAMA_SIZES)
