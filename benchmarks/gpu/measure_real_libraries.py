@@ -327,6 +327,20 @@ EXTRA_CASES = {
                                                          "prec": "fp32", "tokens": [35, 33278], "sequence_first": True,
                                                          "kwargs": {"rnn_type": "GRU", "ntoken": 33278, "ninp": 650, "nhid": 650,
                                                                     "nlayers": 2, "dropout": 0.5}}],
+    # 2026-12-06 (run_open_questions.sh 27): the rules derived on 2.6 CPU that session, on transformers' own
+    # models on CUDA: Qwen3's q_norm / k_norm (op_rules.md L16), Phi-3's partial_rotary_factor (L17: does the
+    # cat-made q make cuDNN's / flash's output need the transpose copy?), a sliding window through SDPA (L18:
+    # Phi-3-mini's 2047 at 4096 tokens, Mistral-7B's 4096 at 4096; the float mask each layer keeps)
+    "hf_qwen3_0_6b_b4_t1024_bf16": ["hf", {"cfg": "qwen3-0.6b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_qwen3_0_6b_b4_t1024_lora_bf16base": ["hf", {"cfg": "qwen3-0.6b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                    "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_phi3_partial_b1_t2048_lora_bf16base_ckpt": ["hf", {"cfg": "phi-3-mini-partial-rotary.json", "batch": 1, "seq": 2048,
+                                                           "prec": "amp_bf16", "base": "bf16", "ckpt": True,
+                                                           "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_phi3_mini_b1_t4096_lora_bf16base": ["hf", {"cfg": "phi-3-mini-4k-instruct.json", "batch": 1, "seq": 4096, "prec": "amp_bf16",
+                                                   "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_mistral_7b_b1_t4096_lora_bf16base": ["hf", {"cfg": "mistral-7b-v0.1.json", "batch": 1, "seq": 4096, "prec": "amp_bf16",
+                                                    "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

@@ -101,12 +101,17 @@
 #     sizes that separate T, B, H, layers and directions, fp32, AMP bf16 and fp16, a GRU, and pytorch/examples'
 #     word_language_model RNNModel (LSTM and GRU, its README's medium size), traced: what cuDNN's reserve and
 #     workspace are against T, B, H (the traces name _cudnn_rnn's allocations). Commit the JSON and the traces.
+#   27 (~4 min, prepared 2026-12-06 in a session without a GPU): the rules that session derived on 2.6 CPU, on
+#     transformers' own models, traced: Qwen3-0.6B AMP bf16 b4 t1024, full and LoRA all-linear on a bf16 base (q_norm,
+#     k_norm: op_rules.md L16); Phi-3-mini with Phi-4-mini's partial_rotary_factor 0.75, LoRA, checkpointed (L17: does
+#     the torch.cat-made q make the attention output a copy under cuDNN too?); Phi-3-mini at 4096 tokens (window 2047)
+#     and Mistral-7B at 4096 (window 4096), LoRA on bf16 bases (L18: the float mask each layer's kernel keeps).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26) ;; *) echo "usage: run_open_questions.sh 1-26 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27) ;; *) echo "usage: run_open_questions.sh 1-27 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -201,6 +206,8 @@ case "$call" in
   26)
     rnn=$(python3 -c 'import sys; sys.path.insert(0, "benchmarks/gpu"); import measure_real_libraries as m; print(",".join(n for n in m.ALL_CASES if n.startswith("module_")))')
     measure rnn 200 170 30 "$rnn" --trace "$work/traces" ;;
+  27)
+    measure rules27 230 200 45 hf_qwen3_0_6b_b4_t1024_bf16,hf_qwen3_0_6b_b4_t1024_lora_bf16base,hf_phi3_partial_b1_t2048_lora_bf16base_ckpt,hf_phi3_mini_b1_t4096_lora_bf16base,hf_mistral_7b_b1_t4096_lora_bf16base --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
