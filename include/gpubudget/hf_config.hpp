@@ -108,6 +108,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.tied_head = flag_or(c, path, "tie_word_embeddings", gemma);  // transformers' defaults: Gemma tied, the others untied
   g.qkv_bias = qwen2;                                             // Qwen2Attention: q_proj, k_proj, v_proj with bias=True
   g.scaled_embedding = gemma;                                     // GemmaModel: hidden_states * hidden_size**0.5
+  g.gemma_norms = gemma;                                          // GemmaRMSNorm: (1 + weight) in fp32, cast back
   g.fused_projections = model_type == "phi3";                     // Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj
   g.qk_norm = qwen3;                                              // Qwen3Attention.q_norm, k_norm (RMSNorm over head_dim)
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");

@@ -69,7 +69,30 @@ constexpr auto swiglu(std::int64_t hidden, std::int64_t width) { return gated_ml
 /// precision's parameter type; a frozen base loaded in 16 bit keeps its norms in 16 bit too).
 struct rms_norm_op {
   base_weights weight = base_weights::same;
+  /// Gemma's RMSNorm (GemmaRMSNorm, Gemma3RMSNorm): the normalized fp32 tensor times
+  /// (1 + weight.float()), cast back to the input's type, instead of weight · h.to(input type)
+  flag one_plus = {};
 };
+
+namespace detail {
+/// GemmaRMSNorm's end, `(h * (1.0 + self.weight.float())).type_as(x)` on the normalized fp32 `h`
+/// (consumed): 1 + w is a new [width] fp32 tensor that the product keeps beside h (its gradient
+/// reads both); the product is fp32, then cast to x's type (a new tensor under autocast).
+constexpr value one_plus_weighted(layer_ctx& c, const value& x, const value& h, std::int64_t width) {
+  auto& s = c.s;
+  value y = s.make(h.s, dtype::fp32, c.records(h));
+  auto n = s.record(y);
+  if (c.trainable) s.save(n, h);
+  if (h.requires_grad) s.save_new(n, bytes_of(width, dtype::fp32));  // 1 + w, read by h's gradient
+  s.grad_to(n, h);
+  c.param_grads(n, width);
+  if (c.trainable) s.backward_temp(n, s.bytes_of_value(h));
+  s.release(h);
+  value out = cast_to(s, y, x.type);
+  s.release(y);
+  return out;
+}
+}  // namespace detail
 
 template <>
 struct op_traits<rms_norm_op> {
@@ -96,6 +119,7 @@ struct op_traits<rms_norm_op> {
     value h = broadcast_multiply(s, xf, r, xf.s);  // keeps h and r
     s.release(r);
     s.release(xf);
+    if (op.one_plus) return one_plus_weighted(c, x, h, width);
     value hc = cast_to(s, h, x.type);  // .to(input_dtype)
     s.release(h);
     // weight * h: keeps h for the weight's gradient (computed at full size, then reduced); the
@@ -114,6 +138,8 @@ struct op_traits<rms_norm_op> {
 };
 
 constexpr layer rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight}); }
+/// Gemma's RMSNorm ((1 + weight) in fp32, cast back: rms_norm_op::one_plus).
+constexpr layer gemma_rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight, true}); }
 
 namespace detail {
 /// Qwen3Attention's q_norm or k_norm: rms_norm over each head's `head_dim` channels of a

@@ -125,6 +125,8 @@ struct llama_config {
   /// Qwen3's q_norm and k_norm: an RMSNorm over each head's channels on q and k before RoPE
   /// (the attention option qk_norm)
   bool qk_norm = false;
+  /// Gemma's RMSNorm everywhere: (1 + weight) in fp32, cast back (gemma_rms_norm)
+  bool gemma_norms = false;
   /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
   /// partial_rotary_factor · head_dim: the attention option rotary_dims)
   std::int64_t rotary_dim = 0;
@@ -149,6 +151,9 @@ constexpr layer llama_attention(const llama_config& g, Extra... extra) {
   return llama_attention_with(g, extra...);
 }
 
+/// The family's RMSNorm (Llama's, or Gemma's (1 + w): llama_config::gemma_norms), its weight stored as `w`.
+constexpr layer family_norm(const llama_config& g, base_weights w = base_weights::same) { return g.gemma_norms ? gemma_rms_norm(w) : rms_norm(w); }
+
 /// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
 constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
 
@@ -158,8 +163,8 @@ constexpr layer gate_activation(const llama_config& g) { return g.activation == 
 /// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op whose
 /// projections are its parts self_attn.q_proj, k_proj, v_proj, o_proj (projection_names::llama).
 constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
-                    residual(named("post_attention_layernorm", rms_norm()), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
+  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", llama_attention(g))),
+                    residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
 }
 
 /// The family's input and output around the decoder layers `blocks`: token embedding (× √width
@@ -172,7 +177,7 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
   return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), embedding_scale_then_rotary(g.scaled_embedding),
-                    named("model.layers", blocks), named("model.norm", rms_norm()), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+                    named("model.layers", blocks), named("model.norm", family_norm(g)), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
 }
 
 /// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
@@ -206,7 +211,7 @@ constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::
   if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), embedding_scale_then_rotary(g.scaled_embedding),
-                    named("model.layers", blocks), named("model.norm", rms_norm()), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
+                    named("model.layers", blocks), named("model.norm", family_norm(g)), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
 }
 /// LlamaForSequenceClassification (and Mistral, Qwen2, Gemma): Qwen2-0.5B with 2 labels has
 /// 494,034,560 parameters (494,032,768 with its tied head, which adds none, + 896 x 2).
@@ -290,6 +295,7 @@ constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
   g.tied_head = true;
   g.activation = gated_activation::gelu_tanh;
   g.scaled_embedding = true;
+  g.gemma_norms = true;
   return g;
 }
 
@@ -363,12 +369,12 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
 }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
+      residual(named("input_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
                                                  l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
                                                  g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt, g.rotary_dim,
                                                  g.kernel_window ? 0 : g.sliding_window))),
-      residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))),
+      residual(named("post_attention_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
                parallel(merge_kind::multiply,
                         sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
                         named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
@@ -483,7 +489,7 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, const mod
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   const auto input = tokens(g.seq);
   const auto scale = embedding_scale_then_rotary(g.scaled_embedding);
-  auto m = sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(rms_norm(stored))), head);
+  auto m = sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(family_norm(g, stored))), head);
   detail::drop_unused_records(m, 1 + gpubudget::detail::total_records<decltype(input), layer, decltype(scale)>(), N);
   return m;
 }
