@@ -115,6 +115,13 @@ def _rotate_half(x):
     return torch.cat((-x[..., x.shape[-1] // 2:], x[..., : x.shape[-1] // 2]), dim=-1)
 
 
+def _repeat_kv(x, n):
+    """transformers' repeat_kv (integrations/sdpa_attention.py): [B, kv_heads, T, d] expanded to n copies
+    of each head and reshaped (a copy) to [B, kv_heads · n, T, d]."""
+    B, kvh, T, d = x.shape
+    return x[:, :, None, :, :].expand(B, kvh, n, T, d).reshape(B, kvh * n, T, d)
+
+
 class Llama(nn.Module):
     """transformers' LlamaForCausalLM (sdpa attention), op for op: embedding; per layer
     x + o(SDPA(RoPE(q(RMSNorm(x))), RoPE(k(..)), v(..), causal, enable_gqa)) and
@@ -147,7 +154,10 @@ class Llama(nn.Module):
         h = m.n1(x)
         q, k, v = self._heads(m, h, B, T)
         q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=self.kvh != self.h)
+        if mask is not None and self.kvh != self.h:  # transformers' sdpa_attention_forward: no enable_gqa with a mask
+            k, v = _repeat_kv(k, self.h // self.kvh), _repeat_kv(v, self.h // self.kvh)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
+                                           enable_gqa=self.kvh != self.h and mask is None)
         x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
         h = m.n2(x)
         return x + self._mlp(m, h)

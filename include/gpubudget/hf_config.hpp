@@ -11,6 +11,7 @@
 //
 // The families built exactly: the Llama family (models::llama: RMSNorm, grouped-query rotary
 // attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), qwen3 (q_norm, k_norm), gemma (GeGLU, head_dim,
+// (1 + w) norms), gemma3_text (models::visit_gemma3: four norms a layer, q/k norms, sliding layers),
 // embedding x sqrt(hidden)), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
 // mixtral (models::mixtral: MoE MLPs), each with tie_word_embeddings; gpt2 (models::gpt: tied
 // head, learned positions, 4x MLP); bert (models::bert); t5 (models::t5, tied head, ReLU
@@ -139,9 +140,46 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   // then from layer max_window_layers on (per-layer windows: not modelled)
   if (qwen2 || qwen3) require(!flag_or(c, path, "use_sliding_window", false), path, "use_sliding_window", "false");
   else if (c.contains("sliding_window") && !c["sliding_window"].is_null()) g.sliding_window = positive(c, path, "sliding_window");
+  if (g.sliding_window > g.context) g.sliding_window = 0;  // Phi-3-mini-128k's 262144 over 131072 positions: never reached
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
   // materialized, repeat_kv'd scores are not modelled for them. flash_attention_2 takes the
   // sliding window as an argument: no mask (op_rules.md L18)
+  g.kernel_window = attention_of(c, path, {"sdpa", "flash_attention_2"}) == "flash_attention_2";
+  return g;
+}
+
+/// Gemma3TextConfig's keys (model_type gemma3_text: Gemma3ForCausalLM, google/gemma-3-1b-it), with
+/// its defaults where a key is absent (configuration_gemma3.py: head_dim 256, sliding_window 4096,
+/// tie_word_embeddings true); its period of five sliding layers and one full is required as
+/// gemma3_period, whether the config says it by sliding_window_pattern or by layer_types.
+inline models::llama_config gemma3_config_of(const nlohmann::json& c, const std::string& path) {
+  models::llama_config g{};
+  g.vocab = positive(c, path, "vocab_size");
+  g.width = positive(c, path, "hidden_size");
+  g.layers = positive(c, path, "num_hidden_layers");
+  g.heads = positive(c, path, "num_attention_heads");
+  g.kv_heads = positive_or(c, path, "num_key_value_heads", g.heads);
+  g.ffn = positive(c, path, "intermediate_size");
+  g.context = g.seq = positive(c, path, "max_position_embeddings");
+  g.head_dim = positive_or(c, path, "head_dim", 256);
+  g.sliding_window = positive_or(c, path, "sliding_window", 4096);
+  if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
+  g.tied_head = flag_or(c, path, "tie_word_embeddings", true);
+  g.activation = models::gated_activation::gelu_tanh, g.scaled_embedding = true, g.gemma_norms = true, g.gemma3 = true;
+  require(!c.contains("hidden_activation") || c["hidden_activation"] == "gelu_pytorch_tanh", path, "hidden_activation", "\"gelu_pytorch_tanh\"");
+  require(positive_or(c, path, "sliding_window_pattern", models::gemma3_period) == models::gemma3_period, path, "sliding_window_pattern", "6");
+  if (c.contains("layer_types") && !c["layer_types"].is_null()) {
+    const auto& types = c["layer_types"];
+    bool period = types.is_array() && static_cast<std::int64_t>(types.size()) == g.layers;
+    for (std::size_t i = 0; period && i < types.size(); ++i)
+      period = types[i] == ((i + 1) % models::gemma3_period == 0 ? "full_attention" : "sliding_attention");
+    require(period, path, "layer_types", "five \"sliding_attention\" then one \"full_attention\", repeated");
+  }
+  for (const char* key : {"final_logit_softcapping", "attn_logit_softcapping"})
+    require(!c.contains(key) || c[key].is_null(), path, key, "null");
+  require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
+  require(!flag_or(c, path, "use_bidirectional_attention", false), path, "use_bidirectional_attention", "false");
+  require(percent_or(c, path, "attention_dropout", 0) == 0, path, "attention_dropout", "0");
   g.kernel_window = attention_of(c, path, {"sdpa", "flash_attention_2"}) == "flash_attention_2";
   return g;
 }
@@ -268,11 +306,13 @@ struct config_file {
 inline void read_family(const nlohmann::json& c, const std::string& path, const std::string& t, models::hf_model_config& m) {
   using models::hf_family;
   if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
+  else if (t == "gemma3_text") m.family = hf_family::decoder, m.llama = gemma3_config_of(c, path);
+  else if (t == "gemma3") fail(path, "model_type 'gemma3' is Gemma3ForConditionalGeneration (a vision tower beside the text model): give its \"text_config\" as a config of model_type gemma3_text");
   else if (t == "mixtral") m.family = hf_family::mixtral, m.llama = llama_family_config(c, path, t), m.moe = moe_config_of(c, path);
   else if (t == "gpt2") m.family = hf_family::gpt2, m.gpt = gpt2_config_of(c, path);
   else if (t == "bert") m.family = hf_family::bert, m.bert = bert_config_of(c, path);
   else if (t == "t5") m.family = hf_family::t5, m.t5 = t5_config_of(c, path);
-  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, phi3, mixtral, gpt2, bert, t5)");
+  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, phi3, mixtral, gpt2, bert, t5)");
 }
 
 /// The model a parsed config.json describes (`path` names it in errors); `task` overrides the

@@ -181,7 +181,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto D = op.width, H = op.heads, KVH = op.kv_heads > 0 ? op.kv_heads : op.heads;
   if (D <= 0 || H <= 0 || op.dropout < 0 || op.dropout > 100) invalid_layer_argument();
   if (x.s.rank != 2 || x.s[1] != D) shape_mismatch_between_layers();
-  const auto [hw, rotary, window] = unpack_head_layout(op.head_width);
+  const auto [hw, rotary, window, local] = unpack_head_layout(op.head_width);
   if (op.head_width < 0) invalid_layer_argument();
   if ((hw == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   const bool fused = (op.targets & qkv_proj) != 0;
@@ -213,20 +213,21 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     s.release(k);
     q = qn, k = kn;
   }
-  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt);
+  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local);
   s.release(q);
   s.release(k);
-  value o{}, mask = sliding_window_mask(s, window, L, L, mt);
-  const auto kind = sdpa_kernel_for(s, mt, H, KVH, d, 0, mask.id >= 0);
+  value o{}, mask = sliding_window_mask(s, window, L, L, mt), kv[] = {kr, v};
+  if (mask.id >= 0 && KVH != H) repeat_kv_for_mask(s, kv, inner);  // consumes kr and v
+  const auto kind = sdpa_kernel_for(s, mt, H, mask.id >= 0 ? H : KVH, d, 0, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
-    o = sdpa_math(s, qr, kr, v, H, true, 0, mt);
+    o = sdpa_math(s, qr, kv[0], kv[1], H, true, 0, mt);
     s.release(qr);
-    s.release(kr);
-    s.release(v);
+    s.release(kv[0]);
+    s.release(kv[1]);
     s.release(mask);
   } else {
     mask = mask_for_kernel(s, mask, kind);
-    const value qkv[] = {qr, kr, v};
+    const value qkv[] = {qr, kv[0], kv[1]};
     o = flash_kernel(s, qkv, make_shape(L, inner), mt, H, kind, mask);
     s.release(mask);
   }

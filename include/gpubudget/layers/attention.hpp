@@ -161,6 +161,7 @@ enum class token_positions : std::int64_t {
   square_and_key_padding_masks = 12, ///< both: merged as causal_and_key_padding_masks
   sequence_first = 16,               ///< nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (a bit beside the masks)
   rotary_qk_norm = 33,               ///< RoPE after an RMSNorm of each head's q and k (a bit beside rotary: Qwen3Attention's q_norm, k_norm)
+  rotary_gemma_qk_norm = 97,         ///< the same with Gemma's RMSNorm ((1 + w), cast back: Gemma3Attention)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -206,6 +207,15 @@ struct attention_window {
 /// the fp32 weight is fp32 under autocast, as RoPE's product with cos is without it.
 struct qk_norm_t {};
 inline constexpr qk_norm_t qk_norm{};
+/// gemma_qk_norm (with rotary): qk_norm with Gemma's RMSNorm, (1 + weight) in fp32 and the result
+/// cast back to q's type (Gemma3Attention's q_norm, k_norm: Gemma3RMSNorm; rms_norm_op::one_plus).
+struct gemma_qk_norm_t {};
+inline constexpr gemma_qk_norm_t gemma_qk_norm{};
+/// local_rope (with rotary): the model's second RoPE tables, made beside the first in every forward
+/// (Gemma 3: rotary_emb_local, base 10,000, for its sliding-window layers; the full-attention ones
+/// read the global pair).
+struct local_rope_t {};
+inline constexpr local_rope_t local_rope{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -227,14 +237,17 @@ struct attention_op {
 /// all) and the sliding window of a causal self-attention (attention_window; 0: none).
 struct head_layout {
   std::int64_t width = 0, rotary = 0, window = 0;
+  bool local_rope = false;  ///< the model's second, local RoPE tables (local_rope: Gemma 3's sliding layers)
 };
-/// head_layout in one word: width bits 0-15, rotary 16-31, window 32-62.
+/// head_layout in one word: width bits 0-15, rotary 16-31, window 32-61, local_rope 62.
 constexpr std::int64_t pack_head_layout(const head_layout& h) {
-  if (h.width < 0 || h.width > 0xFFFF || h.rotary < 0 || h.rotary > 0xFFFF || h.window < 0 || h.window > 0x7FFFFFFF)
+  if (h.width < 0 || h.width > 0xFFFF || h.rotary < 0 || h.rotary > 0xFFFF || h.window < 0 || h.window > 0x3FFFFFFF)
     detail::invalid_layer_argument();
-  return h.width | h.rotary << 16 | h.window << 32;
+  return h.width | h.rotary << 16 | h.window << 32 | std::int64_t{h.local_rope} << 62;
 }
-constexpr head_layout unpack_head_layout(std::int64_t packed) { return {packed & 0xFFFF, (packed >> 16) & 0xFFFF, packed >> 32}; }
+constexpr head_layout unpack_head_layout(std::int64_t packed) {
+  return {packed & 0xFFFF, (packed >> 16) & 0xFFFF, (packed >> 32) & 0x3FFFFFFF, ((packed >> 62) & 1) != 0};
+}
 
 /// Bytes of one [B, heads, Lq, Lk] score matrix of type t: what the materialized path allocates.
 /// Do `op`'s q, k, v projections have a bias?
@@ -497,11 +510,13 @@ struct attention_dims {
   std::int64_t inner = 0;  ///< H · d: the q projection's and the attention output's width
   std::int64_t rotary = 0; ///< channels of a head RoPE rotates (d unless rotary_dims)
   std::int64_t window = 0; ///< a sliding window's tokens (attention_window; 0: none)
+  bool local_rope = false; ///< the second RoPE tables (local_rope)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
-/// Does `op` normalize each head's q and k before RoPE (qk_norm)?
+/// Does `op` normalize each head's q and k before RoPE (qk_norm)? With Gemma's RMSNorm (gemma_qk_norm)?
 constexpr bool has_qk_norm(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 32) != 0; }
+constexpr bool gemma_qk_norm_of(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 64) != 0; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -544,7 +559,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   // another tensor's keys and values (cross-attention) project from its own width
   if (x.s.rank != 2 || x.s[1] != D || kv_src.s.rank != 2 || (kv_src.id == x.id && kv_src.s[1] != D)) shape_mismatch_between_layers();
   const auto KVH = op.kv_heads > 0 ? op.kv_heads : H;
-  const auto [hw, rw, window] = unpack_head_layout(op.head_width);
+  const auto [hw, rw, window, local] = unpack_head_layout(op.head_width);
   if (op.head_width < 0) invalid_layer_argument();
   if ((hw == 0 && D % H != 0) || H % KVH != 0) heads_do_not_divide_model_width();
   if (is_rotary(op) && op.impl != attention_impl::flash) invalid_layer_argument();  // rotary: flash only
@@ -558,7 +573,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   const auto d = hw > 0 ? hw : D / H;
   if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
   if (window != 0 && (!is_rotary(op) || kv_src.id != x.id)) invalid_layer_argument();  // attention_window: causal self-attention
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window};
+  if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -592,6 +608,18 @@ constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq
   return mask;
 }
 
+/// transformers' sdpa_attention_forward with an attention mask on grouped-query heads: no enable_gqa
+/// (use_gqa_in_sdpa), but repeat_kv, k and v expanded to every head and reshaped: new [Lk, heads·d]
+/// copies (the kernel keeps them). `kv` ({k, v}) is replaced by the copies (the old references released).
+constexpr void repeat_kv_for_mask(sim& s, value (&kv)[2], std::int64_t width) {
+  for (auto& t : kv) {
+    value y = s.make(make_shape(t.s[0], width), t.type, t.requires_grad);
+    if (auto n = s.record(y); n >= 0) s.grad_to(n, t);  // the expand's backward sums the copies' gradient
+    s.release(t);
+    t = y;
+  }
+}
+
 /// The attn_mask `mask` as kernel `kind` takes it: the efficient kernel pads a last dimension that
 /// is not a multiple of 16 (attention.cpp pad_bias<mem_eff_alignment>: at::pad, then a slice that
 /// keeps the padded tensor). Consumes `mask`; returns the mask the kernel reads.
@@ -610,15 +638,18 @@ constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
 constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
                                  const value& v, bool causal, bool heads_first_q = false) {
   auto& s = c.s;
-  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt);
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, mask.id >= 0);
+  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt), kv[] = {k, v};
+  s.retain(k.id), s.retain(v.id);  // kv's own references (the callers' released below)
+  if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner);
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, op.dropout, mask.id >= 0);
+  s.release(k), s.release(v);
   if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, k, v, a.H, causal, op.dropout, a.mt);
-    s.release(q), s.release(k), s.release(v), s.release(mask);
+    value o = sdpa_math(s, q, kv[0], kv[1], a.H, causal, op.dropout, a.mt);
+    s.release(q), s.release(kv[0]), s.release(kv[1]), s.release(mask);
     return output_projection(c, o, a.D, op.bias, 2);
   }
   mask = mask_for_kernel(s, mask, kind);
-  const value qkv[] = {q, k, v};
+  const value qkv[] = {q, kv[0], kv[1]};
   value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
   s.release(mask);
   return flash_output_projection(c, o, a.D, op.bias, 2, kind, false, heads_first_q);
@@ -640,13 +671,13 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
   if (has_qk_norm(op)) {  // q_norm (part 4), k_norm (part 5)
-    value qn = head_rms_norm(c, q, a.d, 4, base_weights::same, false);
+    value qn = head_rms_norm(c, q, a.d, 4, base_weights::same, false, gemma_qk_norm_of(op));
     s.release(q);
-    value kn = head_rms_norm(c, k, a.d, 5, base_weights::same, false);
+    value kn = head_rms_norm(c, k, a.d, 5, base_weights::same, false, gemma_qk_norm_of(op));
     s.release(k);
     q = qn, k = kn;
   }
-  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt);
+  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope);
   s.release(q);
   s.release(k);
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True
@@ -1084,6 +1115,12 @@ constexpr void apply_attention_option(attention_op& o, key_padding_mask_t) { add
 constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_positions(o, token_positions::square_mask); }
 constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
 constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
+constexpr void apply_attention_option(attention_op& o, gemma_qk_norm_t) { add_positions(o, token_positions::rotary_gemma_qk_norm); }
+constexpr void apply_attention_option(attention_op& o, local_rope_t) {
+  auto l = unpack_head_layout(o.head_width);
+  l.local_rope = true;
+  o.head_width = pack_head_layout(l);
+}
 constexpr void apply_attention_option(attention_op& o, head_dim h) {
   auto l = unpack_head_layout(o.head_width);
   l.width = h.value;

@@ -148,13 +148,14 @@ namespace detail {
 /// layer (gradient key param_key + part), stored as `weight`; `frozen` (or the part frozen by
 /// train_only): it trains not, and counts as frozen. Consumes nothing; returns a new
 /// [tokens, heads·head_dim] reference.
-constexpr value head_rms_norm(layer_ctx& c, const value& x, std::int64_t head_dim, std::int32_t part, base_weights weight, bool frozen) {
+constexpr value head_rms_norm(layer_ctx& c, const value& x, std::int64_t head_dim, std::int32_t part, base_weights weight, bool frozen,
+                              bool one_plus = false) {
   auto& s = c.s;
   if (x.s.rank != 2 || head_dim <= 0 || x.s[1] % head_dim != 0) shape_mismatch_between_layers();
   layer_ctx nc = c.sub(part);
   if (frozen || (part < 8 && ((c.frozen_parts >> part) & 1))) nc.trainable = false;
   value heads = s.view(x, make_shape(x.s[0], x.s[1] / head_dim, head_dim));
-  value y = op_traits<rms_norm_op>::lower(nc, rms_norm_op{weight}, heads);
+  value y = op_traits<rms_norm_op>::lower(nc, rms_norm_op{weight, one_plus}, heads);
   s.release(heads);
   c.absorb(nc, part);
   if (!nc.trainable) c.frozen_parameter_count = checked_add(c.frozen_parameter_count, nc.parameter_count);

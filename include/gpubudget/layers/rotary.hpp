@@ -31,8 +31,10 @@ namespace detail {
 struct rotary_tables {
   value cos, sin;
 };
-constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t) {
-  return {s.shared_input(tokens, head_dim, t, 0), s.shared_input(tokens, head_dim, t, 1)};
+/// `local`: the second pair a model with two RoPEs makes (Gemma 3's rotary_emb_local, base 10,000,
+/// for its sliding-window layers beside the global one).
+constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t, bool local = false) {
+  return {s.shared_input(tokens, head_dim, t, local ? 5 : 0), s.shared_input(tokens, head_dim, t, local ? 6 : 1)};
 }
 
 /// q * cos + rotate_half(q) * sin on `q` (a new reference).
@@ -90,11 +92,12 @@ struct rotated_qk {
 /// RMSNorm stay fp32), so q·cos is promoted to `hidden`; SDPA, on autocast's 16-bit list, casts the
 /// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
 /// nothing; returns new references.
-constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel) {
+constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel,
+                               bool local = false) {
   if (head_dim <= 0 || rotary <= 0 || rotary > head_dim || rotary % 2 != 0) invalid_layer_argument();
-  auto t = rotary_tables_for(s, q.s[0], rotary, hidden);
+  auto t = rotary_tables_for(s, q.s[0], rotary, hidden, local);
   value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim);
-  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], rotary, hidden); }
+  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], rotary, hidden, local); }
   value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim);
   s.release(t.cos);
   s.release(t.sin);

@@ -77,6 +77,10 @@ constexpr decltype(auto) visit_hf_decoder(const hf_model_config& m, F&& f) {
   const auto& g = m.llama;
   if (m.family == hf_family::mixtral) return m.task == hf_task::seq_cls ? f(mixtral_seq_cls(g, m.moe, m.labels)) : f(mixtral(g, m.moe));
   if (g.fused_projections) return m.task == hf_task::seq_cls ? f(phi3_seq_cls(g, m.labels)) : f(phi3(g));
+  if (g.gemma3) {
+    if (m.task != hf_task::causal_lm) gpubudget::detail::fail("gpubudget: Gemma 3's head here is causal-lm (Gemma3ForCausalLM)");
+    return visit_gemma3(g, f);
+  }
   return m.task == hf_task::seq_cls ? f(llama_seq_cls(g, m.labels)) : f(llama(g));
 }
 }  // namespace detail

@@ -127,6 +127,9 @@ struct llama_config {
   bool qk_norm = false;
   /// Gemma's RMSNorm everywhere: (1 + weight) in fp32, cast back (gemma_rms_norm)
   bool gemma_norms = false;
+  /// Gemma 3's layers (gemma3): norms before and after the attention and the MLP, Gemma's q_norm and
+  /// k_norm, and in every gemma3_period layers all but the last sliding-window layers on local RoPE
+  bool gemma3 = false;
   /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
   /// partial_rotary_factor · head_dim: the attention option rotary_dims)
   std::int64_t rotary_dim = 0;
@@ -167,17 +170,22 @@ constexpr auto llama_block(const llama_config& g) {
                     residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
 }
 
-/// The family's input and output around the decoder layers `blocks`: token embedding (× √width
-/// for Gemma), the blocks, final RMSNorm, LM head (tied to the embedding with tied_head); the
-/// logits [seq, vocab] are the output.
+/// The family's input and output around the decoder layers `blocks` (checkpointed as the caller
+/// flagged them): token embedding (× √width for Gemma), the blocks, final RMSNorm, LM head (tied to
+/// the embedding with tied_head); the logits [seq, vocab] are the output.
 template <std::size_t N>
-constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
+constexpr auto decoder_stack(const llama_config& g, model<N> blocks) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
-  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
   return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), embedding_scale_then_rotary(g.scaled_embedding),
                     named("model.layers", blocks), named("model.norm", family_norm(g)), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+}
+/// decoder_stack of one repeated block, each copy under torch.utils.checkpoint with checkpoint_blocks.
+template <std::size_t N>
+constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
+  blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
+  return decoder_stack(g, blocks);
 }
 
 /// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
@@ -185,6 +193,60 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
 constexpr auto llama(const llama_config& g) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
   return llama_stack(g, repeat(g.layers, llama_block(g)));
+}
+
+// --- Gemma 3 (transformers 5 models/gemma3/modeling_gemma3.py, Gemma3ForCausalLM) ---------------
+
+/// Gemma 3's period (Gemma3TextConfig's sliding_window_pattern, 6 in every released config): five
+/// sliding-window layers, then one of full attention.
+inline constexpr std::int64_t gemma3_period = 6;
+
+/// Gemma3Attention: the family's rotary attention with Gemma's q_norm and k_norm on each head; a
+/// sliding layer attends within sliding_window and reads the local RoPE tables, a full one the
+/// global pair.
+constexpr layer gemma3_attention(const llama_config& g, bool sliding) {
+  const auto window = sliding && !g.kernel_window ? g.sliding_window : 0;
+  if (sliding)
+    return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, gemma_qk_norm, local_rope,
+                     head_dim(g.head_dim), attention_window(window), projection_names::llama);
+  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, gemma_qk_norm, head_dim(g.head_dim),
+                   projection_names::llama);
+}
+/// Gemma3DecoderLayer: x + post_attention_layernorm(self_attn(input_layernorm(x))), then
+/// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))), each a Gemma RMSNorm.
+constexpr auto gemma3_block(const llama_config& g, bool sliding) {
+  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", gemma3_attention(g, sliding)),
+                             named("post_attention_layernorm", family_norm(g))),
+                    residual(named("pre_feedforward_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))),
+                             named("post_feedforward_layernorm", family_norm(g))));
+}
+namespace detail {
+/// Each part of the sequence at record `at` of `m` under torch.utils.checkpoint (a decoder layer each).
+template <std::size_t N>
+constexpr void checkpoint_parts(model<N>& m, std::int32_t at, bool on) {
+  for (std::int32_t p = at + 1; p < at + m.records[at].span; p += m.records[p].span) m.records[p].flags.checkpoint = on;
+}
+}  // namespace detail
+/// Gemma 3's decoder layers: repeats of gemma3_period layers (five sliding, one full), then the
+/// sliding rest, numbered as model.layers.N; with checkpoint_blocks each layer checkpointed.
+constexpr auto gemma3_groups(const llama_config& g) {
+  auto s = gemma3_block(g, true);
+  auto m = numbered_from(0, repeat(g.layers / gemma3_period, sequential(s, s, s, s, s, gemma3_block(g, false))), gemma3_period);
+  detail::checkpoint_parts(m, 1, g.checkpoint_blocks);
+  return m;
+}
+constexpr auto gemma3_rest(const llama_config& g) {
+  auto m = numbered_from(g.layers / gemma3_period * gemma3_period, repeat(g.layers % gemma3_period, gemma3_block(g, true)));
+  m.records[1].flags.checkpoint = g.checkpoint_blocks;
+  return m;
+}
+/// Gemma3ForCausalLM as `f` takes it (the model's type depends on whether the layers fill whole periods).
+template <class F>
+constexpr decltype(auto) visit_gemma3(const llama_config& g, F&& f) {
+  if (!g.gemma3 || g.layers < 1) gpubudget::detail::invalid_layer_argument();
+  if (g.layers < gemma3_period) return f(decoder_stack(g, gemma3_rest(g)));
+  if (g.layers % gemma3_period == 0) return f(decoder_stack(g, gemma3_groups(g)));
+  return f(decoder_stack(g, sequential(gemma3_groups(g), gemma3_rest(g))));
 }
 
 /// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
@@ -285,6 +347,20 @@ constexpr llama_config qwen3_8b(std::int64_t seq = 40960) {
   g.qk_norm = true;
   return g;
 }
+/// Gemma-3-1B: 999,885,952 parameters (the model card's 1B). google/gemma-3-1b-it config.json
+/// (model_type gemma3_text): vocab_size 262144, hidden_size 1152, 26 layers, 4 heads, 1 key/value
+/// head, head_dim 256, intermediate_size 6912, max_position_embeddings 32768, sliding_window 512,
+/// sliding_window_pattern 6, hidden_activation gelu_pytorch_tanh, tied embedding (× √hidden_size).
+constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
+  llama_config g{262144, 1152, 26, 4, 1, 6912, 32768, seq, false, 512};
+  g.head_dim = 256;
+  g.tied_head = true;
+  g.activation = gated_activation::gelu_tanh;
+  g.scaled_embedding = true;
+  g.gemma_norms = true;
+  g.gemma3 = true;
+  return g;
+}
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
@@ -303,7 +379,7 @@ constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
 /// q, k, v biases and Qwen3's q_norm, k_norm (d each).
 constexpr std::int64_t llama_attention_parameter_count(const llama_config& g) {
   const auto q = g.heads * g.per_head(), kv = g.kv_heads * g.per_head();
-  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0) + (g.qk_norm ? 2 * g.per_head() : 0);
+  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0) + (g.qk_norm || g.gemma3 ? 2 * g.per_head() : 0);
 }
 /// Embedding, final norm and (untied) LM head.
 constexpr std::int64_t llama_outside_parameter_count(const llama_config& g) {
@@ -368,6 +444,7 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
   return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
 }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
+  if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 is not modelled yet (its four norms and q/k norms a layer, its sliding layers)");
   return sequential(
       residual(named("input_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
@@ -718,7 +795,7 @@ constexpr parameter_counts t5_lora_counts(const t5_config& t, const lora_config&
 
 /// All parameters of a Llama-style decoder: the closed form of models::llama.
 constexpr std::int64_t llama_parameter_count(const llama_config& g) {
-  const auto block = 2 * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;
+  const auto block = (g.gemma3 ? 4 : 2) * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;  // Gemma 3: four norms
   return llama_outside_parameter_count(g) + g.layers * block;
 }
 
