@@ -254,11 +254,20 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   return g;
 }
-/// A Llama-family zoo entry: models::llama, or models::phi3 for Phi-3's packed projections.
+/// Gemma 3 on `t`: training::checkpoint_blocks would checkpoint a repetition, Gemma 3's six
+/// layers at once; transformers checkpoints each layer (GradientCheckpointingLayer), so the flag
+/// moves to llama_config::checkpoint_blocks, which flags every layer (models::gemma3_groups).
+inline evaluation evaluate_gemma3(models::llama_config g, training t, const device& d) {
+  g.checkpoint_blocks = g.checkpoint_blocks || t.checkpoint_blocks;
+  t.checkpoint_blocks = false;
+  return models::visit_gemma3(g, [&](const auto& m) { return evaluate(m, t, d); });
+}
+/// A Llama-family zoo entry: models::llama, models::phi3 for Phi-3's packed projections, Gemma 3's layers.
 inline zoo_entry llama_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
+            if (g.gemma3) return evaluate_gemma3(g, t, d);
             return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }, base, std::nullopt};
@@ -347,6 +356,7 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("qwen3-0.6b", models::qwen3_0_6b(40960)));
   z.push_back(llama_model("qwen3-8b", models::qwen3_8b(40960)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
+  z.push_back(llama_model("gemma-3-1b", models::gemma3_1b(32768)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));
   z.push_back(t5_model("t5-base", models::t5_base(512)));
   z.push_back(t5_model("t5-large", models::t5_large(512)));

@@ -317,6 +317,64 @@ class SlidingWindow(Llama):
         return m.expand(B, -1, T, T)
 
 
+class Gemma3(Gemma):
+    """Gemma3ForCausalLM (sdpa; transformers 5 models/gemma3/modeling_gemma3.py written op for op): Gemma's
+    embedding scale, GeGLU and (1 + w) RMSNorm, with four norms a layer (input_layernorm,
+    post_attention_layernorm on the attention's output before the residual add, pre_ and
+    post_feedforward_layernorm around the MLP), q_norm and k_norm (Gemma3RMSNorm over head_dim) on the
+    [B, H, T, d] q and k, and in every 6 layers five sliding-window layers (the local RoPE, base 10,000,
+    and transformers' window mask: SlidingWindow's) then one full-attention layer (the global RoPE,
+    base 1,000,000, is_causal). A mask on grouped-query heads repeats k and v (Llama._layer)."""
+
+    def __init__(self, layers=7, window=32, heads=4, kv_heads=1, head_dim=64, ckpt=False, **kw):
+        super().__init__(layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim, ckpt=ckpt, **kw)
+        self.window = window
+        d = self.embed.embedding_dim
+        for m in self.layers:
+            del m.n2
+            m.npa, m.npf, m.npo = GemmaRMSNorm(d), GemmaRMSNorm(d), GemmaRMSNorm(d)
+            m.qn, m.kn = GemmaRMSNorm(head_dim), GemmaRMSNorm(head_dim)
+        self.register_buffer("inv_freq_global", 1.0 / (1e6 ** (torch.arange(0, head_dim, 2).float() / head_dim)), persistent=False)
+
+    _mask = SlidingWindow._mask
+
+    def _heads(self, m, h, B, T):
+        q = m.qn(m.q(h).view(B, T, -1, self.hd).transpose(1, 2))
+        k = m.kn(m.k(h).view(B, T, -1, self.hd).transpose(1, 2))
+        return q, k, m.v(h).view(B, T, -1, self.hd).transpose(1, 2)
+
+    def _layer(self, m, x, cos, sin, mask=None):
+        B, T, _ = x.shape
+        q, k, v = self._heads(m, m.n1(x), B, T)
+        q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
+        if mask is not None and self.kvh != self.h:
+            k, v = measure26._repeat_kv(k, self.h // self.kvh), measure26._repeat_kv(v, self.h // self.kvh)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
+                                           enable_gqa=self.kvh != self.h and mask is None)
+        x = x + m.npa(m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd)))
+        return x + m.npo(self._mlp(m, m.npf(x)))
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self._embed(ids)
+        pos = torch.arange(T).float()
+        tables = []
+        for inv in (self.inv_freq_global, self.inv_freq):
+            freqs = torch.outer(pos, inv)
+            emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
+            tables.append((emb.cos().to(x.dtype), emb.sin().to(x.dtype)))
+        mask = self._mask(B, T)
+        for i, m in enumerate(self.layers):
+            sliding = (i + 1) % 6 != 0
+            cos, sin = tables[1] if sliding else tables[0]
+            args = (cos, sin, mask) if sliding and mask is not None else (cos, sin)
+            if self.ckpt:
+                x = torch.utils.checkpoint.checkpoint(self._layer, m, x, *args, use_reentrant=False)
+            else:
+                x = self._layer(m, x, *args)
+        return self.lm_head(self.norm(x))
+
+
 QWEN2_SIZES = dict(LLAMA_SIZES)
 QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
@@ -403,6 +461,20 @@ def _define_zoo_cases():
                            attention="sdpa", checkpoint="blocks" if ckpt else "none", train_only=None, dropout=None,
                            build=(lambda w, h, c: lambda: SlidingWindow(window=w, kv_heads=h, ckpt=c))(window, kvh, ckpt),
                            make_batch=lambda: torch.randint(0, 32000, (2, 64)))
+    # Gemma 3 (gemma3_text): 7 layers (a period of 5 sliding + 1 full, then 1 sliding), window 32 at 64 tokens (the
+    # mask on the sliding layers) and at 24 (none), multi-query (4 q / 1 kv heads of 64), fp32, bf16, checkpointed
+    for precision, seq, ckpt in (("fp32", 64, False), ("bf16_autocast", 64, False), ("fp32", 64, True), ("fp32", 24, False)):
+        name = "gemma3_7l_b2_t%d%s%s" % (seq, "_ckpt" if ckpt else "", "_bf16" if precision != "fp32" else "")
+        sizes = dict(vocab=32000, width=256, layers=7, heads=4, kv_heads=1, head_dim=64, ffn=688, context=2048)
+        desc = ("7-layer Gemma-3-style decoder (Gemma3ForCausalLM written out: four (1 + w) norms a layer, q_norm / k_norm, "
+                "five sliding-window layers of 32 tokens on a local RoPE then a full one, 4 q / 1 kv heads of 64, GeGLU, "
+                "tied head), width 256, ffn 688, vocab 32000, %s, batch 2, seq %d%s"
+                % ("CPU autocast bf16" if precision != "fp32" else "fp32", seq, ", each layer checkpointed" if ckpt else ""))
+        CASES[name] = dict(case=name, description=desc, model="gemma3", batch=2, image_size=None, seq=seq, sizes=sizes,
+                           sliding_window=32, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                           attention="sdpa", checkpoint="blocks" if ckpt else "none", train_only=None, dropout=None,
+                           build=(lambda c: lambda: Gemma3(ckpt=c))(ckpt),
+                           make_batch=(lambda t: lambda: torch.randint(0, 32000, (2, t)))(seq))
     # Phi-3's partial_rotary_factor, budgeted at full RoPE width (hf_config.hpp): what that costs
     for precision in ("fp32", "bf16_autocast"):
         name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")

@@ -22,6 +22,8 @@ static_assert(models::llama_parameter_count(models::qwen3_0_6b()) == 596'049'920
 static_assert(models::llama_parameter_count(models::qwen3_8b()) == 8'190'735'360);
 // Qwen3-8B, LoRA r=16 on all-linear: 36 x 16 x ((4096 + 4096) · 2 + (4096 + 1024) · 2 + (4096 + 12288) · 3)
 static_assert(models::lora_counts(models::qwen3_8b(), {16, all_linear, 0, base_weights::same}).trainable == 43'646'976);
+// google/gemma-3-1b-it ("1B"): four norms and q/k norms a layer, the tied embedding once.
+static_assert(models::llama_parameter_count(models::gemma3_1b()) == 999'885'952);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);

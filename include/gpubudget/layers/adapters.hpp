@@ -217,7 +217,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   s.release(q);
   s.release(k);
   value o{}, mask = sliding_window_mask(s, window, L, L, mt), kv[] = {kr, v};
-  if (mask.id >= 0 && KVH != H) repeat_kv_for_mask(s, kv, inner);  // consumes kr and v
+  if (mask.id >= 0 && KVH != H) repeat_kv_for_mask(s, kv, inner, KVH == 1, promoted_type(mt, x.type) != mt);  // consumes kr and v
   const auto kind = sdpa_kernel_for(s, mt, H, mask.id >= 0 ? H : KVH, d, 0, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
     o = sdpa_math(s, qr, kv[0], kv[1], H, true, 0, mt);

@@ -610,10 +610,20 @@ constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq
 
 /// transformers' sdpa_attention_forward with an attention mask on grouped-query heads: no enable_gqa
 /// (use_gqa_in_sdpa), but repeat_kv, k and v expanded to every head and reshaped: new [Lk, heads·d]
-/// copies (the kernel keeps them). `kv` ({k, v}) is replaced by the copies (the old references released).
-constexpr void repeat_kv_for_mask(sim& s, value (&kv)[2], std::int64_t width) {
+/// copies (the kernel keeps them). `kv` ({k, v}) is replaced by the copies (the old references
+/// released). One key/value head (multi-query): the reshape of the expand is a view (the head
+/// dimension of size 1 merges with the stride-0 one), nothing new (probed on 2.6 CPU, Gemma 3's);
+/// but where autocast casts k for SDPA (`k_cast`: RoPE made it fp32), it casts that expanded view:
+/// a full [Lk, heads·d] copy (gemma3_7l_b2_t64_bf16: 49,152 B a sliding layer).
+constexpr void repeat_kv_for_mask(sim& s, value (&kv)[2], std::int64_t width, bool one_kv_head, bool k_cast) {
   for (auto& t : kv) {
-    value y = s.make(make_shape(t.s[0], width), t.type, t.requires_grad);
+    const bool view = one_kv_head && !(k_cast && &t == &kv[0]);
+    value y = view ? s.view(t, make_shape(t.s[0], width)) : s.make(make_shape(t.s[0], width), t.type, t.requires_grad);
+    if (view) {
+      s.release(t);
+      t = y;
+      continue;
+    }
     if (auto n = s.record(y); n >= 0) s.grad_to(n, t);  // the expand's backward sums the copies' gradient
     s.release(t);
     t = y;
@@ -636,11 +646,11 @@ constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
 /// window (attention_dims::window) past its length adds the mask (sliding_window_mask), which rules
 /// CUDA's flash kernel out and a fused kernel keeps; the math path adds it as the causal mask.
 constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
-                                 const value& v, bool causal, bool heads_first_q = false) {
+                                 const value& v, bool causal, bool heads_first_q = false, bool k_cast = false) {
   auto& s = c.s;
   value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt), kv[] = {k, v};
   s.retain(k.id), s.retain(v.id);  // kv's own references (the callers' released below)
-  if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner);
+  if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, op.dropout, mask.id >= 0);
   s.release(k), s.release(v);
   if (kind == sdpa_kernel::math) {
@@ -681,7 +691,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   s.release(q);
   s.release(k);
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True
-  return sdpa_then_output(c, op, a, r.q, r.k, v, true, r.heads_first);
+  return sdpa_then_output(c, op, a, r.q, r.k, v, true, r.heads_first, promoted_type(a.mt, x.type) != a.mt);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with

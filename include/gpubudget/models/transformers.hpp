@@ -240,7 +240,9 @@ constexpr auto gemma3_rest(const llama_config& g) {
   m.records[1].flags.checkpoint = g.checkpoint_blocks;
   return m;
 }
-/// Gemma3ForCausalLM as `f` takes it (the model's type depends on whether the layers fill whole periods).
+/// Gemma3ForCausalLM as `f` takes it (the model's type depends on whether the layers fill whole
+/// periods). Checkpointing each layer is llama_config::checkpoint_blocks here: training's
+/// checkpoint_blocks would take a repetition, six layers, as one block.
 template <class F>
 constexpr decltype(auto) visit_gemma3(const llama_config& g, F&& f) {
   if (!g.gemma3 || g.layers < 1) gpubudget::detail::invalid_layer_argument();
