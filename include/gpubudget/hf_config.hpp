@@ -89,10 +89,10 @@ inline double partial_rotary_factor(const nlohmann::json& c, const std::string& 
   return f.get<double>();
 }
 
-/// The Llama family's keys; `model_type` decides the defaults transformers gives the others
-/// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
-inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
-  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2", qwen3 = model_type == "qwen3";
+/// A decoder's sizes in transformers' key names (vocab_size, hidden_size, num_hidden_layers,
+/// num_attention_heads, num_key_value_heads: default the heads, intermediate_size,
+/// max_position_embeddings: the budgeted tokens unless --seq says).
+inline models::llama_config decoder_sizes(const nlohmann::json& c, const std::string& path) {
   models::llama_config g{};
   g.vocab = positive(c, path, "vocab_size");
   g.width = positive(c, path, "hidden_size");
@@ -100,8 +100,15 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.heads = positive(c, path, "num_attention_heads");
   g.kv_heads = positive_or(c, path, "num_key_value_heads", g.heads);  // transformers' default
   g.ffn = positive(c, path, "intermediate_size");
-  g.context = positive(c, path, "max_position_embeddings");
-  g.seq = g.context;
+  g.context = g.seq = positive(c, path, "max_position_embeddings");
+  return g;
+}
+
+/// The Llama family's keys; `model_type` decides the defaults transformers gives the others
+/// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
+inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
+  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2", qwen3 = model_type == "qwen3";
+  models::llama_config g = decoder_sizes(c, path);
   // Qwen3Config's head_dim defaults to 128 (configuration_qwen3.py), not hidden_size / heads
   g.head_dim = gemma ? positive(c, path, "head_dim") : positive_or(c, path, "head_dim", qwen3 ? 128 : 0);
   if (g.head_dim == 0 && g.width % g.heads != 0) fail(path, "\"num_attention_heads\" must divide \"hidden_size\" (or give \"head_dim\")");
@@ -153,14 +160,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
 /// tie_word_embeddings true); its period of five sliding layers and one full is required as
 /// gemma3_period, whether the config says it by sliding_window_pattern or by layer_types.
 inline models::llama_config gemma3_config_of(const nlohmann::json& c, const std::string& path) {
-  models::llama_config g{};
-  g.vocab = positive(c, path, "vocab_size");
-  g.width = positive(c, path, "hidden_size");
-  g.layers = positive(c, path, "num_hidden_layers");
-  g.heads = positive(c, path, "num_attention_heads");
-  g.kv_heads = positive_or(c, path, "num_key_value_heads", g.heads);
-  g.ffn = positive(c, path, "intermediate_size");
-  g.context = g.seq = positive(c, path, "max_position_embeddings");
+  models::llama_config g = decoder_sizes(c, path);
   g.head_dim = positive_or(c, path, "head_dim", 256);
   g.sliding_window = positive_or(c, path, "sliding_window", 4096);
   if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
