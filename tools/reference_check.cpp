@@ -255,9 +255,10 @@ bool llm_fields(const nlohmann::json& c, runtime_kind r, const std::string& mode
   }
   if (c.contains("partial_rotary_factor")) {  // Phi-3's partial RoPE (measure26_llm.py phi3_partial_rotary_*), as --hf-config reads it
     const auto& f = c["partial_rotary_factor"];
-    const auto d = c.contains("sizes") && c["sizes"].contains("width") && c["sizes"].contains("heads")
-                       ? c["sizes"]["width"].get<std::int64_t>() / c["sizes"]["heads"].get<std::int64_t>()
-                       : 0;
+    const auto& z = c.contains("sizes") ? c["sizes"] : nlohmann::json::object();
+    const auto d = z.contains("head_dim")                        ? z["head_dim"].get<std::int64_t>()
+                   : z.contains("width") && z.contains("heads") ? z["width"].get<std::int64_t>() / z["heads"].get<std::int64_t>()
+                                                                 : 0;
     if (model != "phi3" || !f.is_number() || d == 0) throw unsupported("\"partial_rotary_factor\" needs model phi3 and sizes width, heads");
     cc.options.values[tools::hidden_rotary_dim] = static_cast<std::int64_t>(static_cast<double>(d) * f.get<double>());
   }

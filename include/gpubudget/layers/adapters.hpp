@@ -207,30 +207,13 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   }
   if (const auto norms = op.flags >> 8; norms != 0) {  // Qwen3's q_norm, k_norm: frozen, keys 8 and 9 (past the projections')
     if (fused) invalid_layer_argument();
-    value qn = head_rms_norm(c, q, d, 8, static_cast<base_weights>(norms - 1), true);
-    s.release(q);
-    value kn = head_rms_norm(c, k, d, 9, static_cast<base_weights>(norms - 1), true);
-    s.release(k);
-    q = qn, k = kn;
+    head_rms_norms(c, q, k, d, 8, static_cast<base_weights>(norms - 1), true, false);
   }
   const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local);
   s.release(q);
   s.release(k);
-  value o{}, mask = sliding_window_mask(s, window, L, L, mt), kv[] = {kr, v};
-  if (mask.id >= 0 && KVH != H) repeat_kv_for_mask(s, kv, inner, KVH == 1, promoted_type(mt, x.type) != mt);  // consumes kr and v
-  const auto kind = sdpa_kernel_for(s, mt, H, mask.id >= 0 ? H : KVH, d, 0, mask.id >= 0);
-  if (kind == sdpa_kernel::math) {
-    o = sdpa_math(s, qr, kv[0], kv[1], H, true, 0, mt);
-    s.release(qr);
-    s.release(kv[0]);
-    s.release(kv[1]);
-    s.release(mask);
-  } else {
-    mask = mask_for_kernel(s, mask, kind);
-    const value qkv[] = {qr, kv[0], kv[1]};
-    o = flash_kernel(s, qkv, make_shape(L, inner), mt, H, kind, mask);
-    s.release(mask);
-  }
+  const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local};
+  auto [o, kind] = windowed_sdpa(s, a, qr, kr, v, true, 0, promoted_type(mt, x.type) != mt);
   if (sdpa_output_needs_copy(kind, false, heads_first)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
     s.release(o);

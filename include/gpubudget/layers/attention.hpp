@@ -619,12 +619,7 @@ constexpr void repeat_kv_for_mask(sim& s, value (&kv)[2], std::int64_t width, bo
   for (auto& t : kv) {
     const bool view = one_kv_head && !(k_cast && &t == &kv[0]);
     value y = view ? s.view(t, make_shape(t.s[0], width)) : s.make(make_shape(t.s[0], width), t.type, t.requires_grad);
-    if (view) {
-      s.release(t);
-      t = y;
-      continue;
-    }
-    if (auto n = s.record(y); n >= 0) s.grad_to(n, t);  // the expand's backward sums the copies' gradient
+    if (auto n = view ? -1 : s.record(y); n >= 0) s.grad_to(n, t);  // the expand's backward sums the copies' gradient
     s.release(t);
     t = y;
   }
@@ -640,28 +635,40 @@ constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
   return padded;
 }
 
-/// scaled_dot_product_attention over separate q, k, v ([L, H·d] each; consumed) through the backend
-/// sdp_utils picks (sdpa_kernel_for), then the output Linear (part 2): the math path materializes
-/// the probabilities, a fused kernel keeps its log-sum-exp only (op_rules.md CT3, CT4). A sliding
-/// window (attention_dims::window) past its length adds the mask (sliding_window_mask), which rules
-/// CUDA's flash kernel out and a fused kernel keeps; the math path adds it as the causal mask.
-constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
-                                 const value& v, bool causal, bool heads_first_q = false, bool k_cast = false) {
-  auto& s = c.s;
+/// The attention output of one SDPA call.
+struct sdpa_output {
+  value o;           ///< [Lq, H·d]
+  sdpa_kernel kind;  ///< the kernel that made it (whether the model's transpose copies it: sdpa_output_needs_copy)
+};
+
+/// scaled_dot_product_attention over separate q, k, v ([L, H·d] / [L, KVH·d]; consumed) through the
+/// backend sdp_utils picks (sdpa_kernel_for): the math path materializes the probabilities, a fused
+/// kernel keeps its log-sum-exp only (op_rules.md CT3, CT4). A sliding window (attention_dims::window)
+/// past its length adds the mask (sliding_window_mask), which rules CUDA's flash kernel out, a fused
+/// kernel keeps and the math path adds as the causal mask; with it grouped-query heads are repeated
+/// (repeat_kv_for_mask; `k_cast`: autocast casts k for the kernel). Both rotary paths' call.
+constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, bool causal,
+                                    std::int64_t dropout, bool k_cast) {
   value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt), kv[] = {k, v};
-  s.retain(k.id), s.retain(v.id);  // kv's own references (the callers' released below)
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, op.dropout, mask.id >= 0);
-  s.release(k), s.release(v);
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, kv[0], kv[1], a.H, causal, op.dropout, a.mt);
+    value o = sdpa_math(s, q, kv[0], kv[1], a.H, causal, dropout, a.mt);
     s.release(q), s.release(kv[0]), s.release(kv[1]), s.release(mask);
-    return output_projection(c, o, a.D, op.bias, 2);
+    return {o, kind};
   }
   mask = mask_for_kernel(s, mask, kind);
   const value qkv[] = {q, kv[0], kv[1]};
   value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
   s.release(mask);
+  return {o, kind};
+}
+
+/// windowed_sdpa, then the output Linear (part 2).
+constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
+                                 const value& v, bool causal, bool heads_first_q = false, bool k_cast = false) {
+  const auto [o, kind] = windowed_sdpa(c.s, a, q, k, v, causal, op.dropout, k_cast);
+  if (kind == sdpa_kernel::math) return output_projection(c, o, a.D, op.bias, 2);
   return flash_output_projection(c, o, a.D, op.bias, 2, kind, false, heads_first_q);
 }
 
@@ -680,13 +687,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   } else {
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
-  if (has_qk_norm(op)) {  // q_norm (part 4), k_norm (part 5)
-    value qn = head_rms_norm(c, q, a.d, 4, base_weights::same, false, gemma_qk_norm_of(op));
-    s.release(q);
-    value kn = head_rms_norm(c, k, a.d, 5, base_weights::same, false, gemma_qk_norm_of(op));
-    s.release(k);
-    q = qn, k = kn;
-  }
+  if (has_qk_norm(op)) head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, gemma_qk_norm_of(op));  // q_norm (part 4), k_norm (5)
   const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope);
   s.release(q);
   s.release(k);

@@ -163,6 +163,17 @@ constexpr value head_rms_norm(layer_ctx& c, const value& x, std::int64_t head_di
   s.release(y);
   return flat;
 }
+/// q_norm then k_norm (head_rms_norm, parts `first_part` and the next) in place of `q` and `k`
+/// (their old references released).
+constexpr void head_rms_norms(layer_ctx& c, value& q, value& k, std::int64_t head_dim, std::int32_t first_part, base_weights weight, bool frozen,
+                              bool one_plus) {
+  value qn = head_rms_norm(c, q, head_dim, first_part, weight, frozen, one_plus);
+  c.s.release(q);
+  q = qn;
+  value kn = head_rms_norm(c, k, head_dim, first_part + 1, weight, frozen, one_plus);
+  c.s.release(k);
+  k = kn;
+}
 }  // namespace detail
 
 }  // namespace gpubudget

@@ -205,12 +205,10 @@ inline constexpr std::int64_t gemma3_period = 6;
 /// sliding layer attends within sliding_window and reads the local RoPE tables, a full one the
 /// global pair.
 constexpr layer gemma3_attention(const llama_config& g, bool sliding) {
-  const auto window = sliding && !g.kernel_window ? g.sliding_window : 0;
-  if (sliding)
-    return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, gemma_qk_norm, local_rope,
-                     head_dim(g.head_dim), attention_window(window), projection_names::llama);
-  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, gemma_qk_norm, head_dim(g.head_dim),
-                   projection_names::llama);
+  if (sliding) return llama_attention_with(g, gemma_qk_norm, local_rope);
+  auto full = g;
+  full.sliding_window = 0;
+  return llama_attention_with(full, gemma_qk_norm);
 }
 /// Gemma3DecoderLayer: x + post_attention_layernorm(self_attn(input_layernorm(x))), then
 /// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))), each a Gemma RMSNorm.
@@ -349,17 +347,22 @@ constexpr llama_config qwen3_8b(std::int64_t seq = 40960) {
   g.qk_norm = true;
   return g;
 }
-/// Gemma-3-1B: 999,885,952 parameters (the model card's 1B). google/gemma-3-1b-it config.json
-/// (model_type gemma3_text): vocab_size 262144, hidden_size 1152, 26 layers, 4 heads, 1 key/value
-/// head, head_dim 256, intermediate_size 6912, max_position_embeddings 32768, sliding_window 512,
-/// sliding_window_pattern 6, hidden_activation gelu_pytorch_tanh, tied embedding (× √hidden_size).
-constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
-  llama_config g{262144, 1152, 26, 4, 1, 6912, 32768, seq, false, 512};
+/// What Gemma's released checkpoints share on top of `g`'s sizes: heads of 256 channels, the tied
+/// embedding scaled by √hidden_size, GeGLU (gelu_pytorch_tanh) and Gemma's (1 + w) RMSNorm.
+constexpr llama_config gemma_layers(llama_config g) {
   g.head_dim = 256;
   g.tied_head = true;
   g.activation = gated_activation::gelu_tanh;
   g.scaled_embedding = true;
   g.gemma_norms = true;
+  return g;
+}
+/// Gemma-3-1B: 999,885,952 parameters (the model card's 1B). google/gemma-3-1b-it config.json
+/// (model_type gemma3_text): vocab_size 262144, hidden_size 1152, 26 layers, 4 heads, 1 key/value
+/// head, head_dim 256, intermediate_size 6912, max_position_embeddings 32768, sliding_window 512,
+/// sliding_window_pattern 6, hidden_activation gelu_pytorch_tanh, tied embedding (× √hidden_size).
+constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
+  auto g = gemma_layers({262144, 1152, 26, 4, 1, 6912, 32768, seq, false, 512});
   g.gemma3 = true;
   return g;
 }
@@ -367,15 +370,7 @@ constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
 /// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
-constexpr llama_config gemma_2b(std::int64_t seq = 8192) {
-  llama_config g{256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0};
-  g.head_dim = 256;
-  g.tied_head = true;
-  g.activation = gated_activation::gelu_tanh;
-  g.scaled_embedding = true;
-  g.gemma_norms = true;
-  return g;
-}
+constexpr llama_config gemma_2b(std::int64_t seq = 8192) { return gemma_layers({256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0}); }
 
 /// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, Qwen2's
 /// q, k, v biases and Qwen3's q_norm, k_norm (d each).
