@@ -20,6 +20,8 @@
 //     mlp.3) on a T4: PEFT's count in a static_assert, and the largest micro-batch beside a full
 //     fine-tune's; PEFT's lora.Embedding on a token model's nn.Embedding and its grouped lora.Conv
 //     on a ResNeXt-style 3x3 of 32 groups, counted by the compiler.
+//  7. Gemma-3-1B under QLoRA (models::visit_gemma3_lora: its layers alternate five sliding-window
+//     layers and one full): PEFT's count by the compiler, the budget and largest micro-batch on an L4.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -78,6 +80,10 @@ static_assert(budget_totals(models::get_peft_model(resnext_like, "conv2", {.rank
 constexpr auto own_attention = sequential(
     input(64, 256), named("attn", parts_named("query,key,value,proj", attention(256, heads(8), attention_impl::separate_qkv_sdpa, projection_names::separate))));
 static_assert(budget_totals(models::get_peft_model(own_attention, "query,value", {.rank = 8}), vit_on_t4, devices::t4).trainable_count == 2 * 8 * (256 + 256));
+
+// --- 7. Gemma 3 under PEFT, counted by the compiler -----------------------------------------------
+// r = 16 on all-linear, 26 layers x 16 x ((1152 + 1024) · 2 + (1152 + 256) · 2 + (1152 + 6912) · 3)
+static_assert(models::lora_counts(models::gemma3_1b(), {16, all_linear, 0, base_weights::nf4}).trainable == 13'045'760);
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
@@ -194,4 +200,16 @@ int main() {
                                     std::tuple{"LoRA", lora_b, max_micro_batch(vit_lora, vit_on_t4, devices::t4)}})
     std::cout << "| " << what << " | " << format_bytes(b.gradients + b.optimizer_state) << " | " << format_bytes(b.saved_activations) << " | "
               << format_bytes(b.total()) << " | " << mb << " |\n";
+
+  // --- 7. Gemma-3-1B under QLoRA --------------------------------------------------------------
+  const models::lora_config g3_lora{16, all_linear, 0, base_weights::nf4};
+  const training g3_plan{.batch = 1, .precision = amp_bf16, .checkpoint_blocks = true};  // each decoder layer, as transformers does
+  models::visit_gemma3_lora(models::gemma3_1b(2048), g3_lora, [&](const auto& net) {
+    const auto b = budget_totals(net, g3_plan, devices::l4);
+    std::cout << "\n## Gemma-3-1B, QLoRA (NF4) r=16 on all-linear, 2k tokens, AMP bf16, every layer checkpointed, on an L4\n\n"
+              << "trainable params: " << b.trainable_count << " || all params: " << b.parameter_count << "\n\n"
+              << markdown_table(b) << "\nLargest micro-batch: " << max_micro_batch(net, g3_plan, devices::l4, {1, 64})
+              << " (the logits over a 262,144-token vocabulary are most of the peak)\n";
+    return 0;
+  });
 }

@@ -289,6 +289,13 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
             models::lora_counts(g, l)};
   }
   if ((l.targets & fused) != 0) throw lacks("qkv_proj or gate_up_proj (Phi-3's fused projections)");
+  if (g.gemma3) {
+    if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": Gemma 3's head here is causal-lm (Gemma3ForCausalLM)");
+    return {adapted([g, l](const model_options&, const training& t, const device& d) {
+              return models::visit_gemma3_lora(g, l, [&](const auto& m) { return evaluate(m, t, d); });
+            }),
+            models::lora_counts(g, l)};
+  }
   return {adapted([g, l](const model_options&, const training& t, const device& d) {
             return l.labels > 0 ? evaluate(models::llama_lora_seq_cls(g, l), t, d) : evaluate(models::llama_lora(g, l), t, d);
           }),

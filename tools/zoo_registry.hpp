@@ -254,12 +254,8 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   return g;
 }
-/// Gemma 3 on `t`: training::checkpoint_blocks would checkpoint a repetition, Gemma 3's six
-/// layers at once; transformers checkpoints each layer (GradientCheckpointingLayer), so the flag
-/// moves to llama_config::checkpoint_blocks, which flags every layer (models::gemma3_groups).
-inline evaluation evaluate_gemma3(models::llama_config g, training t, const device& d) {
-  g.checkpoint_blocks = g.checkpoint_blocks || t.checkpoint_blocks;
-  t.checkpoint_blocks = false;
+/// Gemma 3 on `t` (models::visit_gemma3: training::checkpoint_blocks checkpoints each layer).
+inline evaluation evaluate_gemma3(const models::llama_config& g, const training& t, const device& d) {
   return models::visit_gemma3(g, [&](const auto& m) { return evaluate(m, t, d); });
 }
 /// A Llama-family zoo entry: models::llama, models::phi3 for Phi-3's packed projections, Gemma 3's layers.

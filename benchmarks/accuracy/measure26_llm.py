@@ -432,6 +432,26 @@ def _zoo_case(name, model, precision, checkpoint="none", lora=None, batch=2, seq
         CASES[name]["lora"] = dict(lora, base="fp32")
 
 
+def _gemma3_case(precision, seq, ckpt, lora):
+    """A 7-layer Gemma-3-style case (Gemma3 below), whole or under LoRA r=8 on `lora`'s targets."""
+    name = "gemma3_7l_%sb2_t%d%s%s" % ("lora_all_r8_" if lora else "", seq, "_ckpt" if ckpt else "",
+                                      "_bf16" if precision != "fp32" else "")
+    sizes = dict(vocab=32000, width=256, layers=7, heads=4, kv_heads=1, head_dim=64, ffn=688, context=2048)
+    desc = ("7-layer Gemma-3-style decoder (Gemma3ForCausalLM written out: four (1 + w) norms a layer, q_norm / k_norm, "
+            "five sliding-window layers of 32 tokens on a local RoPE then a full one, 4 q / 1 kv heads of 64, GeGLU, "
+            "tied head), width 256, ffn 688, vocab 32000, %s, batch 2, seq %d%s%s"
+            % ("CPU autocast bf16" if precision != "fp32" else "fp32", seq, ", each layer checkpointed" if ckpt else "",
+               ", every base weight frozen, LoRA r=8 on %s" % lora if lora else ""))
+    build = (lambda c: lambda: Gemma3(ckpt=c))(ckpt)
+    CASES[name] = dict(case=name, description=desc, model="gemma3", batch=2, image_size=None, seq=seq, sizes=sizes,
+                       sliding_window=32, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                       attention="sdpa", checkpoint="blocks" if ckpt else "none", train_only=None, dropout=None,
+                       build=_lora_on(build, TARGETS[lora], 8, 0.0) if lora else build,
+                       make_batch=(lambda t: lambda: torch.randint(0, 32000, (2, t)))(seq))
+    if lora:
+        CASES[name]["lora"] = dict(r=8, targets=lora, dropout=0.0, base="fp32")
+
+
 def _define_zoo_cases():
     for model in ("qwen2", "gemma", "phi3", "t5"):
         for precision in ("fp32", "bf16_autocast"):
@@ -462,19 +482,12 @@ def _define_zoo_cases():
                            build=(lambda w, h, c: lambda: SlidingWindow(window=w, kv_heads=h, ckpt=c))(window, kvh, ckpt),
                            make_batch=lambda: torch.randint(0, 32000, (2, 64)))
     # Gemma 3 (gemma3_text): 7 layers (a period of 5 sliding + 1 full, then 1 sliding), window 32 at 64 tokens (the
-    # mask on the sliding layers) and at 24 (none), multi-query (4 q / 1 kv heads of 64), fp32, bf16, checkpointed
-    for precision, seq, ckpt in (("fp32", 64, False), ("bf16_autocast", 64, False), ("fp32", 64, True), ("fp32", 24, False)):
-        name = "gemma3_7l_b2_t%d%s%s" % (seq, "_ckpt" if ckpt else "", "_bf16" if precision != "fp32" else "")
-        sizes = dict(vocab=32000, width=256, layers=7, heads=4, kv_heads=1, head_dim=64, ffn=688, context=2048)
-        desc = ("7-layer Gemma-3-style decoder (Gemma3ForCausalLM written out: four (1 + w) norms a layer, q_norm / k_norm, "
-                "five sliding-window layers of 32 tokens on a local RoPE then a full one, 4 q / 1 kv heads of 64, GeGLU, "
-                "tied head), width 256, ffn 688, vocab 32000, %s, batch 2, seq %d%s"
-                % ("CPU autocast bf16" if precision != "fp32" else "fp32", seq, ", each layer checkpointed" if ckpt else ""))
-        CASES[name] = dict(case=name, description=desc, model="gemma3", batch=2, image_size=None, seq=seq, sizes=sizes,
-                           sliding_window=32, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
-                           attention="sdpa", checkpoint="blocks" if ckpt else "none", train_only=None, dropout=None,
-                           build=(lambda c: lambda: Gemma3(ckpt=c))(ckpt),
-                           make_batch=(lambda t: lambda: torch.randint(0, 32000, (2, t)))(seq))
+    # mask on the sliding layers) and at 24 (none), multi-query (4 q / 1 kv heads of 64), fp32, bf16, checkpointed;
+    # under LoRA on all linear layers (added 2026-12-06, second stop), also checkpointed
+    for precision, seq, ckpt, lora in (("fp32", 64, False, None), ("bf16_autocast", 64, False, None), ("fp32", 64, True, None),
+                                       ("fp32", 24, False, None), ("fp32", 64, False, "all-linear"),
+                                       ("bf16_autocast", 64, False, "all-linear"), ("fp32", 64, True, "all-linear")):
+        _gemma3_case(precision, seq, ckpt, lora)
     # Phi-3's partial_rotary_factor, budgeted at full RoPE width (hf_config.hpp): what that costs
     for precision in ("fp32", "bf16_autocast"):
         name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")

@@ -100,6 +100,10 @@ struct node_flags {
   /// modelled sequential(B0, repeat(2, B)): while copy k runs only copy k-1's output is held,
   /// not the repeat's input (see continue_sequence() in graph.hpp).
   bool continues_sequence = false;
+  /// sequence only: under training::checkpoint_blocks each of its parts is a block of its own, not
+  /// the sequence as one (a repeat's copy of several decoder layers: Gemma 3's period of six,
+  /// which transformers checkpoints layer by layer)
+  bool parts_are_blocks = false;
 };
 
 /// Capacity of a record's op fields, in 8-byte words (the largest op, attention, has 12).

@@ -179,6 +179,51 @@ TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the em
   CHECK(with.step_peak >= without.step_peak);
 }
 
+TEST_CASE("Gemma 3 under training::checkpoint_blocks: each decoder layer a checkpoint, not a period of six") {
+  // measure26_llm.py's gemma3_7l sizes: 4 q / 1 kv heads of 64 on width 256, window 32, batch 2, 64 tokens
+  auto g = models::gemma3_1b(64);
+  g.vocab = 32000, g.width = 256, g.heads = 4, g.kv_heads = 1, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  auto ckpt = cpu;
+  ckpt.checkpoint_blocks = true;
+  const auto saved = [&](std::int64_t layers, const training& t, bool config_flag) {
+    auto c = g;
+    c.layers = layers, c.checkpoint_blocks = config_flag;
+    return models::visit_gemma3(c, [&](const auto& m) { return budget_totals(m, t, devices::a100_80gb).saved_activations; });
+  };
+  // the measured step (pytorch-2.6-cpu-llm.json gemma3_7l_b2_t64_ckpt: transformers checkpoints
+  // every GradientCheckpointingLayer): 1,448,452 B saved, by either flag
+  CHECK(saved(7, ckpt, false) == 1'448'452);
+  CHECK(saved(7, cpu, true) == 1'448'452);
+  // six more layers (a second period) keep six more layer inputs, [2, 64, 256] fp32 each: a
+  // period checkpointed as one block would keep one
+  CHECK(saved(13, ckpt, false) - saved(7, ckpt, false) == 6 * 2 * 64 * 256 * 4);
+  CHECK(saved(13, ckpt, false) == saved(13, cpu, true));
+}
+
+TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTorch 2.6") {
+  // measure26_llm.py's gemma3_7l sizes (above), every base weight frozen, r=8 on all-linear
+  auto g = models::gemma3_1b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 7, g.heads = 4, g.kv_heads = 1, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
+  const models::lora_config l{8, all_linear, 0, base_weights::same};
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto totals = [&](const training& t) {
+    return models::visit_gemma3_lora(g, l, [&](const auto& m) { return budget_totals(m, t, devices::a100_80gb); });
+  };
+  const auto plain = totals(cpu);
+  CHECK(plain.trainable_count == models::lora_counts(g, l).trainable);
+  CHECK(plain.parameter_count == models::lora_counts(g, l).all);
+  CHECK(plain.trainable_count == 251'776);  // 7 x 8 x ((256 + 256) · 2 + (256 + 64) · 2 + (256 + 688) · 3)
+  // pytorch-2.6-cpu-llm.json gemma3_7l_lora_all_r8_b2_t64 and its _ckpt twin (each layer checkpointed)
+  CHECK(plain.saved_activations == 19'741'696);
+  cpu.checkpoint_blocks = true;
+  CHECK(totals(cpu).saved_activations == 1'185'280);
+  // layers_to_transform: the layers alternate, so a selection is refused
+  auto some = l;
+  some.layers_to_transform = {0, 1, 2};
+  CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 is not modelled"));
+}
+
 TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {
   const auto narrow = [] {  // heads x head_dim != width: o_proj and q_proj adapters follow 8 x 192
     auto g = models::gemma_2b(64);

@@ -321,7 +321,8 @@ struct walker : walker_scalars {
   /// a nested one, run_children's own reference, the caller's released after its last child).
   constexpr bool runs_child_by_child(std::int32_t i) const {
     const layer& L = records[i];
-    return L.kind == node_kind::sequence && !L.flags.checkpoint && !L.flags.frozen && L.share_id == 0 && !trains_by_name(i) && !collecting();
+    return L.kind == node_kind::sequence && !L.flags.checkpoint && !L.flags.parts_are_blocks && !L.flags.frozen && L.share_id == 0 &&
+           !trains_by_name(i) && !collecting();
   }
   /// The scope walk(0, ...) starts from (run_micro_batches).
   constexpr scope root_scope() const { return scope{s.plan.train_only == nullptr, true, 0}; }
@@ -341,7 +342,7 @@ struct walker : walker_scalars {
   constexpr value walk_inner(std::int32_t i, const value& in, const scope& sc) {
     const layer& L = records[i];
     switch (L.kind) {
-      case node_kind::sequence: return run_children(i, in, sc);
+      case node_kind::sequence: return run_children(i, in, sc, L.flags.parts_are_blocks && s.plan.checkpoint_blocks);
       case node_kind::residual: {
         value y = run_children(i, in, sc);
         if (!(y.s == in.s)) shape_mismatch_between_layers();
@@ -404,8 +405,9 @@ struct walker : walker_scalars {
       const scope copy_scope = told_apart ? enter_copy(i, r, sc) : sc;
       copy_snapshot before{};
       if (measure) take_snapshot(i, before);
-      // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part
-      const bool segment = s.plan.checkpoint_blocks && can_checkpoint();
+      // checkpoint_blocks: one checkpoint per repetition (the whole block), not one per part,
+      // unless the block is several blocks (node_flags::parts_are_blocks: walk_inner checkpoints each)
+      const bool segment = s.plan.checkpoint_blocks && can_checkpoint() && !records[i + 1].flags.parts_are_blocks;
       const value next = segment ? run_segment(i, cur, copy_scope, true) : flat ? walk_consuming(i + 1, cur, copy_scope) : run_children(i, cur, copy_scope);
       if (count > 1 && !(next.s == in.s)) repeated_block_must_keep_its_shape();
       if (!flat || segment) s.release(cur);

@@ -83,7 +83,11 @@ struct op_traits<scale_op> {
   static constexpr detail::value lower(detail::layer_ctx& c, const scale_op& op, const detail::value& x) {
     if (op.rotary_tables_follow) c.s.note_cublas_call();
     if (op.identity) { c.s.retain(x.id); return x; }
-    return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing);
+    // Gemma's embedding scale multiplies by a 0-dim tensor (GemmaModel's torch.tensor(normalizer,
+    // dtype), made on the CPU; Gemma 3's embed_scale buffer), which MulBackward0 keeps for the
+    // embedding's gradient: one element more saved, a new allocation only on the CPU backend
+    const bool scalar_kept = op.rotary_tables_follow && c.s.on_cpu();
+    return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing, scalar_kept ? bytes_of(1, x.type) : 0);
   }
 };
 

@@ -225,28 +225,38 @@ constexpr void checkpoint_parts(model<N>& m, std::int32_t at, bool on) {
   for (std::int32_t p = at + 1; p < at + m.records[at].span; p += m.records[p].span) m.records[p].flags.checkpoint = on;
 }
 }  // namespace detail
-/// Gemma 3's decoder layers: repeats of gemma3_period layers (five sliding, one full), then the
-/// sliding rest, numbered as model.layers.N; with checkpoint_blocks each layer checkpointed.
-constexpr auto gemma3_groups(const llama_config& g) {
-  auto s = gemma3_block(g, true);
-  auto m = numbered_from(0, repeat(g.layers / gemma3_period, sequential(s, s, s, s, s, gemma3_block(g, false))), gemma3_period);
+/// Gemma 3's decoder layers, `layer(sliding)` each: repeats of gemma3_period layers (five
+/// sliding, one full), numbered as model.layers.N; with checkpoint_blocks (llama_config's or
+/// training's) each layer checkpointed, as transformers' GradientCheckpointingLayer does.
+template <class Layer>
+constexpr auto gemma3_groups(const llama_config& g, Layer layer) {
+  auto s = layer(true);
+  auto m = numbered_from(0, repeat(g.layers / gemma3_period, sequential(s, s, s, s, s, layer(false))), gemma3_period);
+  m.records[1].flags.parts_are_blocks = true;  // a repetition is six layers: training::checkpoint_blocks takes each
   detail::checkpoint_parts(m, 1, g.checkpoint_blocks);
   return m;
 }
-constexpr auto gemma3_rest(const llama_config& g) {
-  auto m = numbered_from(g.layers / gemma3_period * gemma3_period, repeat(g.layers % gemma3_period, gemma3_block(g, true)));
+/// ... and the sliding layers after the last whole period.
+template <class Layer>
+constexpr auto gemma3_rest(const llama_config& g, Layer layer) {
+  auto m = numbered_from(g.layers / gemma3_period * gemma3_period, repeat(g.layers % gemma3_period, layer(true)));
   m.records[1].flags.checkpoint = g.checkpoint_blocks;
   return m;
 }
-/// Gemma3ForCausalLM as `f` takes it (the model's type depends on whether the layers fill whole
-/// periods). Checkpointing each layer is llama_config::checkpoint_blocks here: training's
-/// checkpoint_blocks would take a repetition, six layers, as one block.
+/// Calls `f` with Gemma 3's decoder layers of `layer(sliding)` (the type depends on whether they
+/// fill whole periods).
+template <class Layer, class F>
+constexpr decltype(auto) visit_gemma3_layers(const llama_config& g, Layer layer, F&& f) {
+  if (!g.gemma3 || g.layers < 1) gpubudget::detail::invalid_layer_argument();
+  if (g.layers < gemma3_period) return f(gemma3_rest(g, layer));
+  if (g.layers % gemma3_period == 0) return f(gemma3_groups(g, layer));
+  return f(sequential(gemma3_groups(g, layer), gemma3_rest(g, layer)));
+}
+/// Gemma3ForCausalLM as `f` takes it. llama_config::checkpoint_blocks and
+/// training::checkpoint_blocks both checkpoint each decoder layer.
 template <class F>
 constexpr decltype(auto) visit_gemma3(const llama_config& g, F&& f) {
-  if (!g.gemma3 || g.layers < 1) gpubudget::detail::invalid_layer_argument();
-  if (g.layers < gemma3_period) return f(decoder_stack(g, gemma3_rest(g)));
-  if (g.layers % gemma3_period == 0) return f(decoder_stack(g, gemma3_groups(g)));
-  return f(decoder_stack(g, sequential(gemma3_groups(g), gemma3_rest(g))));
+  return visit_gemma3_layers(g, [&g](bool sliding) { return gemma3_block(g, sliding); }, [&](const auto& layers) { return f(decoder_stack(g, layers)); });
 }
 
 /// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
@@ -441,7 +451,7 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
   return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
 }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
-  if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 is not modelled yet (its four norms and q/k norms a layer, its sliding layers)");
+  if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
   return sequential(
       residual(named("input_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
                named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
@@ -578,6 +588,39 @@ constexpr auto llama_lora(const llama_config& g, const lora_config& l) { return 
 /// get_peft_model(task_type=SEQ_CLS) of LlamaForSequenceClassification (and kin): l.labels classes.
 constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, llama_lora_blocks(g, l), lora_score_head(g, l));
+}
+
+/// Gemma3DecoderLayer under get_peft_model: gemma3_block with its four norms and the q/k norms
+/// frozen, LoRA on the projections in l.targets; a sliding layer's window and local RoPE as there.
+constexpr auto gemma3_block_lora(const llama_config& g, const lora_config& l, bool sliding) {
+  const auto stored = unquantized_modules(l);
+  const auto norm = [&](const char* name) { return named(name, frozen(family_norm(g, stored))); };
+  const auto window = sliding && !g.kernel_window ? g.sliding_window : 0;
+  return sequential(
+      residual(norm("input_layernorm"),
+               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent,
+                                                 l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l), stored, g.rotary_dim,
+                                                 window, true, sliding)),
+               norm("post_attention_layernorm")),
+      residual(norm("pre_feedforward_layernorm"),
+               parallel(merge_kind::multiply, sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
+                        named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
+               named("mlp.down_proj", lora_linear_of(l, g.width, down_proj)), norm("post_feedforward_layernorm")));
+}
+namespace detail {
+[[noreturn]] inline void layers_to_transform_on_gemma3() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) on Gemma 3 is not modelled (its layers alternate sliding and full "
+                          "attention): adapt every layer");
+}
+}  // namespace detail
+/// get_peft_model of Gemma3ForCausalLM as `f` takes it (visit_gemma3's layers, gemma3_block_lora
+/// each, around lora_stack); every layer adapted.
+template <class F>
+constexpr decltype(auto) visit_gemma3_lora(const llama_config& g, const lora_config& l, F&& f) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_gemma3();
+  return visit_gemma3_layers(g, [&](bool sliding) { return gemma3_block_lora(g, l, sliding); },
+                             [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
 }
 
 namespace detail {
