@@ -21,7 +21,8 @@
 //     fine-tune's; PEFT's lora.Embedding on a token model's nn.Embedding and its grouped lora.Conv
 //     on a ResNeXt-style 3x3 of 32 groups, counted by the compiler.
 //  7. Gemma-3-1B under QLoRA (models::visit_gemma3_lora: its layers alternate five sliding-window
-//     layers and one full): PEFT's count by the compiler, the budget and largest micro-batch on an L4.
+//     layers and one full): PEFT's count by the compiler, the budget and largest micro-batch on an L4;
+//     OLMo-2-1B (models::olmo2_lora: norms after the sublayers, q/k norms over the projections) the same.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -84,6 +85,9 @@ static_assert(budget_totals(models::get_peft_model(own_attention, "query,value",
 // --- 7. Gemma 3 under PEFT, counted by the compiler -----------------------------------------------
 // r = 16 on all-linear, 26 layers x 16 x ((1152 + 1024) · 2 + (1152 + 256) · 2 + (1152 + 6912) · 3)
 static_assert(models::lora_counts(models::gemma3_1b(), {16, all_linear, 0, base_weights::nf4}).trainable == 13'045'760);
+// OLMo-2-0425-1B: 16 layers x 16 x ((2048 + 2048) · 4 + (2048 + 8192) · 3); its published 1,484,916,736 parameters
+static_assert(models::lora_counts(models::olmo2_1b(), {16, all_linear, 0, base_weights::nf4}).trainable == 12'058'624);
+static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
 
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
@@ -212,4 +216,8 @@ int main() {
               << " (the logits over a 262,144-token vocabulary are most of the peak)\n";
     return 0;
   });
+  const auto olmo = models::olmo2_lora(models::olmo2_1b(2048), g3_lora);
+  std::cout << "\n## OLMo-2-1B, QLoRA (NF4) r=16 on all-linear, 2k tokens, AMP bf16, every layer checkpointed, on an L4\n\n"
+            << markdown_table(budget_totals(olmo, g3_plan, devices::l4)) << "\nLargest micro-batch: " << max_micro_batch(olmo, g3_plan, devices::l4, {1, 64})
+            << "\n";
 }

@@ -264,6 +264,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
             if (g.gemma3) return evaluate_gemma3(g, t, d);
+            if (g.olmo2) return evaluate(models::olmo2(g), t, d);
             return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }, base, std::nullopt};
@@ -353,6 +354,8 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("qwen3-8b", models::qwen3_8b(40960)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
   z.push_back(llama_model("gemma-3-1b", models::gemma3_1b(32768)));
+  z.push_back(llama_model("olmo2-1b", models::olmo2_1b(4096)));
+  z.push_back(llama_model("olmo2-7b", models::olmo2_7b(4096)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));
   z.push_back(t5_model("t5-base", models::t5_base(512)));
   z.push_back(t5_model("t5-large", models::t5_large(512)));

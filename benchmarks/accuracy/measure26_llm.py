@@ -275,6 +275,43 @@ class Qwen3(Llama):
                 m.v(h).view(B, T, -1, self.hd).transpose(1, 2))
 
 
+class Olmo2RMSNorm(measure26.RMSNorm):
+    """Olmo2RMSNorm: LlamaRMSNorm's weight and eps, multiplied by the weight in fp32, then cast back."""
+
+    def forward(self, x):
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (self.weight * h).to(x.dtype)
+
+
+class Olmo2(Llama):
+    """Olmo2ForCausalLM (sdpa; transformers 5 models/olmo2/modeling_olmo2.py, op for op): no norm before the
+    attention or the MLP, post_attention_layernorm on the attention's output and post_feedforward_layernorm on
+    the MLP's, each before its residual add; q_norm over the whole q projection (heads * head_dim) and k_norm
+    over the whole k projection (kv_heads * head_dim) before the heads' view and RoPE; Olmo2RMSNorm
+    everywhere; untied head (OLMo-2-1124-7B). 8 q / 2 kv heads here (OLMo 2's released models: as many)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        d = self.embed.embedding_dim
+        for m in self.layers:
+            del m.n1, m.n2
+            m.npa, m.npf = Olmo2RMSNorm(d), Olmo2RMSNorm(d)
+            m.qn, m.kn = Olmo2RMSNorm(self.h * self.hd), Olmo2RMSNorm(self.kvh * self.hd)
+        self.norm = Olmo2RMSNorm(d)
+
+    def _qkv(self, m, h):
+        return m.qn(m.q(h)), m.kn(m.k(h)), m.v(h)
+
+    def _layer(self, m, x, cos, sin, mask=None):
+        B, T, _ = x.shape
+        q, k, v = self._heads(m, x, B, T)
+        q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
+        x = x + m.npa(m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd)))
+        return x + m.npf(self._mlp(m, x))
+
+
 class Phi3PartialRotary(Phi3):
     """Phi3ForCausalLM with partial_rotary_factor (Phi-4-mini: 0.75; transformers 5 modeling_phi3.py
     apply_rotary_pos_emb): cos and sin of head_dim · factor channels, the first rotary_dim channels of
@@ -379,6 +416,7 @@ QWEN2_SIZES = dict(LLAMA_SIZES)
 QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
 PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
+OLMO2_SIZES = dict(LLAMA_SIZES)
 T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
 ZOO_DESC = {
     "qwen2": "2-layer Qwen2-style decoder: %s, with bias on q_proj, k_proj, v_proj and lm_head tied to "
@@ -393,6 +431,8 @@ ZOO_DESC = {
             "chunked, up * silu(gate), 8 heads = kv heads, SDPA causal, untied head), width 256, ffn 688, vocab 32000",
     "phi3_partial_rotary": "the 2-layer Phi-3-style decoder with partial_rotary_factor 0.75 (Phi-4-mini's): RoPE on the "
                            "first 24 of 32 channels per head, cat with the rest",
+    "olmo2": "2-layer OLMo-2-style decoder: %s, norms after the attention and the MLP (none before), q_norm / k_norm "
+             "over the whole q and k projections, Olmo2RMSNorm (weight * h in fp32, cast back)" % LLAMA_DESC,
     "t5": "T5ForConditionalGeneration (t5_probe.py's T5: 2 + 2 layers, d_model 128, d_kv 32, 4 heads, d_ff 512, "
           "vocab 2000, relative position bias, dropout 0.1 everywhere, tied head), 64 source + 64 target tokens",
 }
@@ -402,9 +442,11 @@ ZOO_BUILD = {
     "gemma": lambda ckpt: Gemma(ckpt=ckpt),
     "phi3": lambda ckpt: Phi3(ckpt=ckpt),
     "phi3_partial_rotary": lambda ckpt: Phi3PartialRotary(ckpt=ckpt),
+    "olmo2": lambda ckpt: Olmo2(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
-ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "t5": T5_SIZES}
+ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "olmo2": OLMO2_SIZES,
+             "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -493,6 +535,12 @@ def _define_zoo_cases():
         name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")
         _zoo_case(name, "phi3_partial_rotary", precision)
         CASES[name].update(model="phi3", partial_rotary_factor=0.75)  # budgeted as the phi3 config it is
+    # OLMo 2 (added 2026-12-06, second stop): post-norms, q/k norms over the projections; full, checkpointed, LoRA
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("olmo2_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo2", precision)
+        _zoo_case("olmo2_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo2", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
+    _zoo_case("olmo2_2l_ckpt_b2_t64", "olmo2", "fp32", checkpoint="blocks")
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))

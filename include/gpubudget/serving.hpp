@@ -257,8 +257,10 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
 constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
   if (is_quantized(s.weights)) {
     const models::lora_config frozen{.rank = 0, .targets = 0, .dropout_percent = 0, .base = s.weights};
+    if (g.olmo2) return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::olmo2_block_lora(c, frozen); });
     return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::llama_block_lora(c, frozen); });
   }
+  if (g.olmo2) return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::olmo2_block(c); });
   return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
 }
 

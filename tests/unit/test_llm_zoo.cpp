@@ -24,6 +24,9 @@ static_assert(models::llama_parameter_count(models::qwen3_8b()) == 8'190'735'360
 static_assert(models::lora_counts(models::qwen3_8b(), {16, all_linear, 0, base_weights::same}).trainable == 43'646'976);
 // google/gemma-3-1b-it ("1B"): four norms and q/k norms a layer, the tied embedding once.
 static_assert(models::llama_parameter_count(models::gemma3_1b()) == 999'885'952);
+// allenai/OLMo-2-0425-1B and OLMo-2-1124-7B: q_norm, k_norm over the whole projections (2 · width a layer), untied head
+static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
+static_assert(models::llama_parameter_count(models::olmo2_7b()) == 7'298'617'344);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);
@@ -222,6 +225,32 @@ TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTor
   auto some = l;
   some.layers_to_transform = {0, 1, 2};
   CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 is not modelled"));
+}
+
+TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections, measured on PyTorch 2.6") {
+  // measure26_llm.py's olmo2_2l sizes: width 256, 8 q / 2 kv heads of 32, ffn 688, untied head, batch 2, 64 tokens
+  auto g = models::olmo2_1b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto full = budget_totals(models::olmo2(g), cpu, devices::a100_80gb);
+  CHECK(full.parameter_count == models::llama_parameter_count(g));
+  // q_norm over 8 · 32 channels and k_norm over 2 · 32 a layer, beside the two sublayer norms
+  auto plain = g;
+  plain.olmo2 = false;
+  CHECK(models::llama_parameter_count(g) - models::llama_parameter_count(plain) == 2 * (256 + 64));
+  // pytorch-2.6-cpu-llm.json: olmo2_2l_b2_t64 7,050,752 B saved, olmo2_2l_ckpt_b2_t64 689,664 B
+  CHECK(full.saved_activations == 7'050'752);
+  cpu.checkpoint_blocks = true;
+  CHECK(budget_totals(models::olmo2(g), cpu, devices::a100_80gb).saved_activations == 689'664);
+  cpu.checkpoint_blocks = false;
+  // LoRA r=8 on all-linear (olmo2_2l_lora_all_r8_b2_t64: 5,992,960 B saved), PEFT's count
+  const models::lora_config l{8, all_linear, 0, base_weights::same};
+  const auto lora = budget_totals(models::olmo2_lora(g, l), cpu, devices::a100_80gb);
+  CHECK(lora.trainable_count == models::lora_counts(g, l).trainable);
+  CHECK(lora.parameter_count == models::lora_counts(g, l).all);
+  CHECK(lora.saved_activations == 5'992'960);
+  // the Llama builder would put the norms before the sublayers: refused
+  CHECK_THROWS_WITH(models::llama(g), Catch::Contains("built by models::olmo2"));
 }
 
 TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {

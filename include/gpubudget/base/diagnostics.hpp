@@ -101,6 +101,10 @@ namespace gpubudget::detail {
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
 
 // The LLM zoo (issue D).
+[[noreturn]] inline void layer_order_is_built_by_its_own_builder() {
+  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers) or Gemma 3 (gemma3: alternating layers) is built by models::olmo2 or "
+       "models::visit_gemma3, not models::llama");
+}
 [[noreturn]] inline void fused_projections_are_built_by_phi3() { fail("gpubudget: a llama_config with fused_projections (Phi-3's qkv_proj, gate_up_proj) is built by models::phi3, not models::llama"); }
 
 }  // namespace gpubudget::detail

@@ -145,8 +145,8 @@ constexpr layer saved_embedding(std::int64_t num_embeddings, std::int64_t dim, b
 /// lora_attention_op::flags: DoRA, PEFT's input cast, and Qwen3's frozen q_norm / k_norm whose
 /// weights are stored as base_weights value (flags >> 8) - 1 (0: no q/k norm).
 /// lora_attention_op::flags: PEFT's DoRA and input cast; the q/k norms' weight type + 1 in bits
-/// 8-11 (0: none); their Gemma form ((1 + w), cast back) in bit 12.
-enum peft_flag : std::int64_t { peft_dora = 1, peft_cast_input = 2, qk_norm_gemma = 1 << 12 };
+/// 8-11 (0: none), their qk_norm_kind in bits 12-13.
+enum peft_flag : std::int64_t { peft_dora = 1, peft_cast_input = 2 };
 
 /// transformers' LlamaAttention (rotary, grouped-query, flash kernel, no biases but Qwen2's on
 /// q, k, v) with frozen q/k/v/o projections and LoRA adapters of rank `rank` on the
@@ -169,9 +169,10 @@ struct lora_attention_op {
   std::int64_t trained_biases = {};
 };
 
-constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, bool gemma_norms = false) {
+constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind) {
+  if (qk_norm.has_value() != (kind != qk_norm_kind::none)) detail::invalid_layer_argument();
   return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) |
-         (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | (gemma_norms ? std::int64_t{qk_norm_gemma} : 0) : 0);
+         (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0);
 }
 
 namespace detail {
@@ -208,9 +209,9 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, bias_of(k_proj));
     v = lora_projection(c, x, KVH * d, rank_for(op, v_proj), op.dropout, bt, 4, bias, false, bias_of(v_proj));
   }
-  if (const auto norms = (op.flags >> 8) & 0xF; norms != 0) {  // Qwen3's, Gemma 3's q_norm, k_norm: frozen, keys 8 and 9 (past the projections')
+  if (const auto norms = (op.flags >> 8) & 0xF; norms != 0) {  // Qwen3's, Gemma 3's, OLMo 2's q_norm, k_norm: frozen, keys 8 and 9 (past the projections')
     if (fused) invalid_layer_argument();
-    head_rms_norms(c, q, k, d, 8, static_cast<base_weights>(norms - 1), true, (op.flags & qk_norm_gemma) != 0);
+    head_rms_norms(c, q, k, d, 8, static_cast<base_weights>(norms - 1), true, static_cast<qk_norm_kind>((op.flags >> 12) & 3));
   }
   const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local);
   s.release(q);
@@ -250,18 +251,19 @@ struct op_traits<lora_attention_op> {
 /// Qwen3's frozen q_norm and k_norm, their weights stored as given (layers/attention.hpp qk_norm);
 /// `rotary_width`: the channels of a head RoPE rotates (0: all; Phi-3's partial_rotary_factor,
 /// attention option rotary_dims); `window`: a sliding window (attention option attention_window);
-/// `gemma_qk_norms`: those q/k norms in Gemma's form ((1 + w), cast back: attention option
-/// gemma_qk_norm; needs qk_norm); `local_rope`: the model's second RoPE tables (Gemma 3's
-/// sliding layers: attention option local_rope).
+/// `qk_kind`: which those q/k norms are (Qwen3's per head, Gemma 3's, OLMo 2's whole projection:
+/// attention options qk_norm, gemma_qk_norm, olmo2_qk_norm; none without qk_norm); `local_rope`:
+/// the model's second RoPE tables (Gemma 3's sliding layers: attention option local_rope).
 constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
                                std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
                                std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true,
                                std::int64_t trained_biases = 0, std::optional<base_weights> qk_norm = std::nullopt,
-                               std::int64_t rotary_width = 0, std::int64_t window = 0, bool gemma_qk_norms = false, bool local_rope = false) {
-  if (gemma_qk_norms && !qk_norm) detail::invalid_layer_argument();
+                               std::int64_t rotary_width = 0, std::int64_t window = 0, qk_norm_kind qk_kind = qk_norm_kind::none,
+                               bool local_rope = false) {
+  if (qk_norm && qk_kind == qk_norm_kind::none) qk_kind = qk_norm_kind::per_head;  // Qwen3's, the default
   return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base,
                                     pack_head_layout({head_width, rotary_width, window, local_rope}), qkv_bias,
-                                    lora_attention_flags(dora, cast_input, qk_norm, gemma_qk_norms), trained_biases});
+                                    lora_attention_flags(dora, cast_input, qk_norm, qk_kind), trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

@@ -162,6 +162,7 @@ enum class token_positions : std::int64_t {
   sequence_first = 16,               ///< nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (a bit beside the masks)
   rotary_qk_norm = 33,               ///< RoPE after an RMSNorm of each head's q and k (a bit beside rotary: Qwen3Attention's q_norm, k_norm)
   rotary_gemma_qk_norm = 97,         ///< the same with Gemma's RMSNorm ((1 + w), cast back: Gemma3Attention)
+  rotary_olmo2_qk_norm = 161,        ///< RoPE after an RMSNorm of the whole q and k projections (Olmo2Attention)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -211,6 +212,11 @@ inline constexpr qk_norm_t qk_norm{};
 /// cast back to q's type (Gemma3Attention's q_norm, k_norm: Gemma3RMSNorm; rms_norm_op::one_plus).
 struct gemma_qk_norm_t {};
 inline constexpr gemma_qk_norm_t gemma_qk_norm{};
+/// olmo2_qk_norm (with rotary): an RMSNorm over the whole q projection (heads · head_dim weights)
+/// and the whole k projection (kv_heads · head_dim), before the heads' view and RoPE, weighted in
+/// fp32 and cast back (Olmo2Attention: `self.q_norm(self.q_proj(x))`; Olmo2RMSNorm).
+struct olmo2_qk_norm_t {};
+inline constexpr olmo2_qk_norm_t olmo2_qk_norm{};
 /// local_rope (with rotary): the model's second RoPE tables, made beside the first in every forward
 /// (Gemma 3: rotary_emb_local, base 10,000, for its sliding-window layers; the full-attention ones
 /// read the global pair).
@@ -516,7 +522,12 @@ struct attention_dims {
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
 /// Does `op` normalize each head's q and k before RoPE (qk_norm)? With Gemma's RMSNorm (gemma_qk_norm)?
 constexpr bool has_qk_norm(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 32) != 0; }
-constexpr bool gemma_qk_norm_of(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 64) != 0; }
+/// Which q/k norm `op` runs (qk_norm, gemma_qk_norm, olmo2_qk_norm).
+constexpr qk_norm_kind qk_norm_of(const attention_op& op) {
+  const auto p = static_cast<std::int64_t>(op.positions);
+  if ((p & 32) == 0) return qk_norm_kind::none;
+  return p & 64 ? qk_norm_kind::per_head_gemma : p & 128 ? qk_norm_kind::whole_projection : qk_norm_kind::per_head;
+}
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -687,7 +698,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   } else {
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
-  if (has_qk_norm(op)) head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, gemma_qk_norm_of(op));  // q_norm (part 4), k_norm (5)
+  head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, qk_norm_of(op));  // q_norm (part 4), k_norm (5)
   const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope);
   s.release(q);
   s.release(k);
@@ -1127,6 +1138,7 @@ constexpr void apply_attention_option(attention_op& o, square_mask_t) { add_posi
 constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_positions(o, token_positions::sequence_first); }
 constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, gemma_qk_norm_t) { add_positions(o, token_positions::rotary_gemma_qk_norm); }
+constexpr void apply_attention_option(attention_op& o, olmo2_qk_norm_t) { add_positions(o, token_positions::rotary_olmo2_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

@@ -67,23 +67,30 @@ constexpr auto swiglu(std::int64_t hidden, std::int64_t width) { return gated_ml
 
 /// LlamaRMSNorm over the last dimension: a weight, no bias, stored as `weight` (`same`: the
 /// precision's parameter type; a frozen base loaded in 16 bit keeps its norms in 16 bit too).
+/// How an RMSNorm applies its weight to the normalized fp32 tensor h.
+enum class rms_weighting : std::int64_t {
+  cast_then_weight,    ///< LlamaRMSNorm: weight · h.to(input type)
+  one_plus_then_cast,  ///< GemmaRMSNorm, Gemma3RMSNorm: (h · (1 + weight.float())).type_as(x)
+  weight_then_cast,    ///< Olmo2RMSNorm: (weight · h).to(input type)
+};
+
 struct rms_norm_op {
   base_weights weight = base_weights::same;
-  /// Gemma's RMSNorm (GemmaRMSNorm, Gemma3RMSNorm): the normalized fp32 tensor times
-  /// (1 + weight.float()), cast back to the input's type, instead of weight · h.to(input type)
-  flag one_plus = {};
+  rms_weighting weighting = rms_weighting::cast_then_weight;
 };
 
 namespace detail {
-/// GemmaRMSNorm's end, `(h * (1.0 + self.weight.float())).type_as(x)` on the normalized fp32 `h`
-/// (consumed): 1 + w is a new [width] fp32 tensor that the product keeps beside h (its gradient
-/// reads both); the product is fp32, then cast to x's type (a new tensor under autocast).
-constexpr value one_plus_weighted(layer_ctx& c, const value& x, const value& h, std::int64_t width) {
+/// The end of an RMSNorm that weights in fp32 before the cast (GemmaRMSNorm's
+/// `(h * (1.0 + self.weight.float())).type_as(x)`, Olmo2RMSNorm's `(self.weight * h).to(input_dtype)`)
+/// on the normalized fp32 `h` (consumed): the product is fp32 whatever the weight's type, then
+/// cast to x's type (a new tensor under autocast). Gemma's 1 + w is a new [width] fp32 tensor the
+/// product keeps beside h (its gradient reads both); Olmo 2's weight is the parameter itself.
+constexpr value weighted_then_cast(layer_ctx& c, const value& x, const value& h, std::int64_t width, bool one_plus) {
   auto& s = c.s;
   value y = s.make(h.s, dtype::fp32, c.records(h));
   auto n = s.record(y);
   if (c.trainable) s.save(n, h);
-  if (h.requires_grad) s.save_new(n, bytes_of(width, dtype::fp32));  // 1 + w, read by h's gradient
+  if (one_plus && h.requires_grad) s.save_new(n, bytes_of(width, dtype::fp32));  // 1 + w, read by h's gradient
   s.grad_to(n, h);
   c.param_grads(n, width);
   if (c.trainable) s.backward_temp(n, s.bytes_of_value(h));
@@ -119,7 +126,7 @@ struct op_traits<rms_norm_op> {
     value h = broadcast_multiply(s, xf, r, xf.s);  // keeps h and r
     s.release(r);
     s.release(xf);
-    if (op.one_plus) return one_plus_weighted(c, x, h, width);
+    if (op.weighting != rms_weighting::cast_then_weight) return weighted_then_cast(c, x, h, width, op.weighting == rms_weighting::one_plus_then_cast);
     value hc = cast_to(s, h, x.type);  // .to(input_dtype)
     s.release(h);
     // weight * h: keeps h for the weight's gradient (computed at full size, then reduced); the
@@ -138,24 +145,32 @@ struct op_traits<rms_norm_op> {
 };
 
 constexpr layer rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight}); }
-/// Gemma's RMSNorm ((1 + weight) in fp32, cast back: rms_norm_op::one_plus).
-constexpr layer gemma_rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight, true}); }
+/// Gemma's RMSNorm ((1 + weight) in fp32, cast back: rms_weighting::one_plus_then_cast).
+constexpr layer gemma_rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight, rms_weighting::one_plus_then_cast}); }
+/// OLMo 2's RMSNorm (weight · h in fp32, cast back: rms_weighting::weight_then_cast).
+constexpr layer olmo2_rms_norm(base_weights weight = base_weights::same) { return as_layer(rms_norm_op{weight, rms_weighting::weight_then_cast}); }
+
+/// The q_norm / k_norm of an attention (attention options qk_norm, gemma_qk_norm, olmo2_qk_norm):
+/// an RMSNorm over each head's channels (Qwen3's; Gemma 3's with its weighting) or over the whole
+/// projection (OLMo 2's q_norm of heads · head_dim weights, k_norm of kv_heads · head_dim).
+enum class qk_norm_kind : std::int64_t { none, per_head, per_head_gemma, whole_projection };
 
 namespace detail {
 /// Qwen3Attention's q_norm or k_norm: rms_norm over each head's `head_dim` channels of a
 /// projection's output `x` ([tokens, heads·head_dim]), run on its [tokens, heads, head_dim] view
-/// (`self.q_norm(self.q_proj(x).view(*shape, -1, head_dim))`). Its weight is part `part` of the
-/// layer (gradient key param_key + part), stored as `weight`; `frozen` (or the part frozen by
+/// (`self.q_norm(self.q_proj(x).view(*shape, -1, head_dim))`; head_dim the whole width: OLMo 2's
+/// norm of the projection). Its weight is part `part` of the layer (gradient key param_key +
+/// part), stored as `weight`, applied as `weighting` says; `frozen` (or the part frozen by
 /// train_only): it trains not, and counts as frozen. Consumes nothing; returns a new
 /// [tokens, heads·head_dim] reference.
 constexpr value head_rms_norm(layer_ctx& c, const value& x, std::int64_t head_dim, std::int32_t part, base_weights weight, bool frozen,
-                              bool one_plus = false) {
+                              rms_weighting weighting = rms_weighting::cast_then_weight) {
   auto& s = c.s;
   if (x.s.rank != 2 || head_dim <= 0 || x.s[1] % head_dim != 0) shape_mismatch_between_layers();
   layer_ctx nc = c.sub(part);
   if (frozen || (part < 8 && ((c.frozen_parts >> part) & 1))) nc.trainable = false;
   value heads = s.view(x, make_shape(x.s[0], x.s[1] / head_dim, head_dim));
-  value y = op_traits<rms_norm_op>::lower(nc, rms_norm_op{weight, one_plus}, heads);
+  value y = op_traits<rms_norm_op>::lower(nc, rms_norm_op{weight, weighting}, heads);
   s.release(heads);
   c.absorb(nc, part);
   if (!nc.trainable) c.frozen_parameter_count = checked_add(c.frozen_parameter_count, nc.parameter_count);
@@ -163,14 +178,19 @@ constexpr value head_rms_norm(layer_ctx& c, const value& x, std::int64_t head_di
   s.release(y);
   return flat;
 }
-/// q_norm then k_norm (head_rms_norm, parts `first_part` and the next) in place of `q` and `k`
-/// (their old references released).
+/// q_norm then k_norm of `kind` (head_rms_norm, parts `first_part` and the next) in place of `q`
+/// and `k` (their old references released).
 constexpr void head_rms_norms(layer_ctx& c, value& q, value& k, std::int64_t head_dim, std::int32_t first_part, base_weights weight, bool frozen,
-                              bool one_plus) {
-  value qn = head_rms_norm(c, q, head_dim, first_part, weight, frozen, one_plus);
+                              qk_norm_kind kind) {
+  if (kind == qk_norm_kind::none) return;
+  const bool whole = kind == qk_norm_kind::whole_projection;
+  const auto weighting = kind == qk_norm_kind::per_head_gemma ? rms_weighting::one_plus_then_cast
+                         : whole                              ? rms_weighting::weight_then_cast
+                                                              : rms_weighting::cast_then_weight;
+  value qn = head_rms_norm(c, q, whole ? q.s[1] : head_dim, first_part, weight, frozen, weighting);
   c.s.release(q);
   q = qn;
-  value kn = head_rms_norm(c, k, head_dim, first_part + 1, weight, frozen, one_plus);
+  value kn = head_rms_norm(c, k, whole ? k.s[1] : head_dim, first_part + 1, weight, frozen, weighting);
   c.s.release(k);
   k = kn;
 }

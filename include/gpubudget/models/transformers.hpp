@@ -130,6 +130,10 @@ struct llama_config {
   /// Gemma 3's layers (gemma3): norms before and after the attention and the MLP, Gemma's q_norm and
   /// k_norm, and in every gemma3_period layers all but the last sliding-window layers on local RoPE
   bool gemma3 = false;
+  /// OLMo 2's layers (olmo2): an RMSNorm after the attention and after the MLP, none before
+  /// them; q_norm and k_norm over the whole q and k projections; Olmo2RMSNorm (weight · h in
+  /// fp32, cast back) everywhere
+  bool olmo2 = false;
   /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
   /// partial_rotary_factor · head_dim: the attention option rotary_dims)
   std::int64_t rotary_dim = 0;
@@ -150,12 +154,19 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
 /// names them (Phi-3: qkv_proj, o_proj); `extra`: further attention options.
 template <class... Extra>
 constexpr layer llama_attention(const llama_config& g, Extra... extra) {
+  if (g.olmo2) return llama_attention_with(g, olmo2_qk_norm, extra...);
   if (g.qk_norm) return llama_attention_with(g, qk_norm, extra...);
   return llama_attention_with(g, extra...);
 }
 
-/// The family's RMSNorm (Llama's, or Gemma's (1 + w): llama_config::gemma_norms), its weight stored as `w`.
-constexpr layer family_norm(const llama_config& g, base_weights w = base_weights::same) { return g.gemma_norms ? gemma_rms_norm(w) : rms_norm(w); }
+/// The family's RMSNorm (Llama's; Gemma's (1 + w): llama_config::gemma_norms; OLMo 2's), its weight stored as `w`.
+constexpr layer family_norm(const llama_config& g, base_weights w = base_weights::same) {
+  return g.gemma_norms ? gemma_rms_norm(w) : g.olmo2 ? olmo2_rms_norm(w) : rms_norm(w);
+}
+/// The q/k norms of the family's attention (none, Qwen3's, Gemma 3's, OLMo 2's).
+constexpr qk_norm_kind family_qk_norm(const llama_config& g) {
+  return g.olmo2 ? qk_norm_kind::whole_projection : g.gemma3 ? qk_norm_kind::per_head_gemma : g.qk_norm ? qk_norm_kind::per_head : qk_norm_kind::none;
+}
 
 /// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
 constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
@@ -192,7 +203,23 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
 /// (Phi-3's packed projections: phi3).
 constexpr auto llama(const llama_config& g) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
+  if (g.olmo2 || g.gemma3) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_stack(g, repeat(g.layers, llama_block(g)));
+}
+
+// --- OLMo 2 (transformers 5 models/olmo2/modeling_olmo2.py, Olmo2ForCausalLM) ---------------------
+
+/// Olmo2DecoderLayer: x + post_attention_layernorm(self_attn(x)), then
+/// x + post_feedforward_layernorm(mlp(x)): the norms after the sublayers, none before; the
+/// attention's q_norm and k_norm over the whole projections (olmo2_qk_norm).
+constexpr auto olmo2_block(const llama_config& g) {
+  return sequential(residual(named("self_attn", llama_attention(g)), named("post_attention_layernorm", family_norm(g))),
+                    residual(named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))), named("post_feedforward_layernorm", family_norm(g))));
+}
+/// OLMo 2: `layers` Olmo2DecoderLayers between the embedding and the LM head.
+constexpr auto olmo2(const llama_config& g) {
+  if (!g.olmo2) gpubudget::detail::invalid_layer_argument();
+  return llama_stack(g, repeat(g.layers, olmo2_block(g)));
 }
 
 // --- Gemma 3 (transformers 5 models/gemma3/modeling_gemma3.py, Gemma3ForCausalLM) ---------------
@@ -289,6 +316,7 @@ constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::
 /// 494,034,560 parameters (494,032,768 with its tied head, which adds none, + 896 x 2).
 constexpr auto llama_seq_cls(const llama_config& g, std::int64_t labels) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();
+  if (g.olmo2 || g.gemma3) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_seq_cls_stack(g, repeat(g.layers, llama_block(g)), labels);
 }
 /// Phi3ForSequenceClassification: Phi-3's packed layers under the same head.
@@ -381,12 +409,29 @@ constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
 /// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
 constexpr llama_config gemma_2b(std::int64_t seq = 8192) { return gemma_layers({256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0}); }
+/// OLMo-2-0425-1B: 1,484,916,736 parameters (the model card's 1.48B). allenai/OLMo-2-0425-1B
+/// config.json (model_type olmo2): vocab_size 100352, hidden_size 2048, 16 layers, 16 heads, 16
+/// key/value heads, intermediate_size 8192, max_position_embeddings 4096, tie_word_embeddings false.
+constexpr llama_config olmo2_1b(std::int64_t seq = 4096) {
+  llama_config g{100352, 2048, 16, 16, 16, 8192, 4096, seq, false, 0};
+  g.olmo2 = true;
+  return g;
+}
+/// OLMo-2-1124-7B: 7,298,617,344 parameters (the model card's 7.3B). allenai/OLMo-2-1124-7B
+/// config.json: vocab_size 100352, hidden_size 4096, 32 layers, 32 heads, 32 key/value heads,
+/// intermediate_size 11008, max_position_embeddings 4096, tie_word_embeddings false.
+constexpr llama_config olmo2_7b(std::int64_t seq = 4096) {
+  llama_config g{100352, 4096, 32, 32, 32, 11008, 4096, seq, false, 0};
+  g.olmo2 = true;
+  return g;
+}
 
 /// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, Qwen2's
 /// q, k, v biases and Qwen3's q_norm, k_norm (d each).
 constexpr std::int64_t llama_attention_parameter_count(const llama_config& g) {
   const auto q = g.heads * g.per_head(), kv = g.kv_heads * g.per_head();
-  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0) + (g.qk_norm || g.gemma3 ? 2 * g.per_head() : 0);
+  const auto norms = g.olmo2 ? q + kv : g.qk_norm || g.gemma3 ? 2 * g.per_head() : 0;  // OLMo 2's over the projections, the others' over a head
+  return 2 * g.width * q + 2 * g.width * kv + (g.qkv_bias ? q + 2 * kv : 0) + norms;
 }
 /// Embedding, final norm and (untied) LM head.
 constexpr std::int64_t llama_outside_parameter_count(const llama_config& g) {
@@ -450,19 +495,35 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
   if (!g.qkv_bias) return 0;
   return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
 }
+/// The family's self-attention under get_peft_model: frozen projections (and q/k norms), LoRA on
+/// those in l.targets; `window` and `local_rope` as the layer attends (gemma3_block_lora's).
+constexpr layer lora_self_attention(const llama_config& g, const lora_config& l, std::int64_t window, bool local_rope = false) {
+  const auto kind = family_qk_norm(g);
+  const auto stored = unquantized_modules(l);
+  return named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base,
+                                           g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
+                                           kind != qk_norm_kind::none ? std::optional<base_weights>(stored) : std::nullopt, g.rotary_dim, window, kind,
+                                           local_rope));
+}
+/// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
+constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
+  return parallel(merge_kind::multiply, sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
+                  named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj)));
+}
+/// ... and its down_proj.
+constexpr layer lora_down_proj(const llama_config& g, const lora_config& l) { return named("mlp.down_proj", lora_linear_of(l, g.width, down_proj)); }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
-  return sequential(
-      residual(named("input_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
-               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj),
-                                                 l.dropout_percent, l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
-                                                 g.qk_norm ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt, g.rotary_dim,
-                                                 g.kernel_window ? 0 : g.sliding_window))),
-      residual(named("post_attention_layernorm", frozen(family_norm(g, unquantized_modules(l)))),
-               parallel(merge_kind::multiply,
-                        sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
-                        named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
-               named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
+  if (g.olmo2) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora
+  const auto stored = unquantized_modules(l);
+  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l, g.kernel_window ? 0 : g.sliding_window)),
+                    residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l)));
+}
+/// Olmo2DecoderLayer under get_peft_model (olmo2_block's order, frozen norms).
+constexpr auto olmo2_block_lora(const llama_config& g, const lora_config& l) {
+  const auto stored = unquantized_modules(l);
+  return sequential(residual(lora_self_attention(g, l, g.kernel_window ? 0 : g.sliding_window), named("post_attention_layernorm", frozen(family_norm(g, stored)))),
+                    residual(lora_gate_up(g, l), lora_down_proj(g, l), named("post_feedforward_layernorm", frozen(family_norm(g, stored)))));
 }
 /// A LoRA fine-tune's LM head: frozen (tied: the embedding's table, counted once, as PEFT counts
 /// it) or in modules_to_save. bitsandbytes quantizes the Linear layers only: the head stays in
@@ -590,22 +651,20 @@ constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, llama_lora_blocks(g, l), lora_score_head(g, l));
 }
 
+/// get_peft_model of Olmo2ForCausalLM.
+constexpr auto olmo2_lora(const llama_config& g, const lora_config& l) {
+  if (!g.olmo2) gpubudget::detail::invalid_layer_argument();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  return lora_stack(g, l, detail::decoder_layer_runs(g, l, olmo2_block_lora(g, l), olmo2_block_lora(g, detail::without_layer_adapters(l))), lora_lm_head(g, l));
+}
+
 /// Gemma3DecoderLayer under get_peft_model: gemma3_block with its four norms and the q/k norms
 /// frozen, LoRA on the projections in l.targets; a sliding layer's window and local RoPE as there.
 constexpr auto gemma3_block_lora(const llama_config& g, const lora_config& l, bool sliding) {
-  const auto stored = unquantized_modules(l);
-  const auto norm = [&](const char* name) { return named(name, frozen(family_norm(g, stored))); };
-  const auto window = sliding && !g.kernel_window ? g.sliding_window : 0;
-  return sequential(
-      residual(norm("input_layernorm"),
-               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent,
-                                                 l.base, g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l), stored, g.rotary_dim,
-                                                 window, true, sliding)),
-               norm("post_attention_layernorm")),
-      residual(norm("pre_feedforward_layernorm"),
-               parallel(merge_kind::multiply, sequential(named("mlp.gate_proj", lora_linear_of(l, g.ffn, gate_proj)), named("mlp.act_fn", gate_activation(g))),
-                        named("mlp.up_proj", lora_linear_of(l, g.ffn, up_proj))),
-               named("mlp.down_proj", lora_linear_of(l, g.width, down_proj)), norm("post_feedforward_layernorm")));
+  const auto norm = [&](const char* name) { return named(name, frozen(family_norm(g, unquantized_modules(l)))); };
+  return sequential(residual(norm("input_layernorm"), lora_self_attention(g, l, sliding && !g.kernel_window ? g.sliding_window : 0, sliding),
+                             norm("post_attention_layernorm")),
+                    residual(norm("pre_feedforward_layernorm"), lora_gate_up(g, l), lora_down_proj(g, l), norm("post_feedforward_layernorm")));
 }
 namespace detail {
 [[noreturn]] inline void layers_to_transform_on_gemma3() {
