@@ -256,7 +256,8 @@ inline void apply_lora(built_case& b, const std::string& path, const std::string
   if (!llama_family.count(model_type)) throw not_expressible{"LoRA on model_type " + model_type + " (the zoo's LoRA is the Llama family's)"};
   std::ifstream in(path);
   const auto config = nlohmann::json::parse(in);
-  auto g = tools::detail::llama_from(hf::llama_family_config(config, path, model_type), b.options);
+  // the family's own reader (Gemma 3's and OLMo 2's layers are not llama_family_config's)
+  auto g = tools::detail::llama_from(hf::read_config(config, path).model.llama, b.options);
   if (g.sliding_window > g.context) g.sliding_window = g.context;
   const auto& l = s["lora"];
   std::string targets;

@@ -341,6 +341,16 @@ EXTRA_CASES = {
                                                    "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
     "hf_mistral_7b_b1_t4096_lora_bf16base": ["hf", {"cfg": "mistral-7b-v0.1.json", "batch": 1, "seq": 4096, "prec": "amp_bf16",
                                                     "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
+    # 2026-12-06, second stop (run_open_questions.sh 28): Gemma 3 under LoRA (op_rules.md L20: the 512-token
+    # window's mask on five of six layers at 1024 tokens, each layer checkpointed) and OLMo 2 (L22: post-norms,
+    # q/k norms over the projections), full and LoRA, on transformers' own models
+    "hf_gemma3_1b_b2_t1024_lora_bf16base": ["hf", {"cfg": "gemma-3-1b-it.json", "batch": 2, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                   "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_gemma3_1b_b2_t1024_lora_bf16base_ckpt": ["hf", {"cfg": "gemma-3-1b-it.json", "batch": 2, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                        "ckpt": True, "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_olmo2_1b_b4_t1024_bf16": ["hf", {"cfg": "olmo-2-0425-1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_olmo2_1b_b4_t1024_lora_bf16base": ["hf", {"cfg": "olmo-2-0425-1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                  "lora": {"r": 16, "targets": "all-linear"}}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

@@ -106,12 +106,18 @@
 #     k_norm: op_rules.md L16); Phi-3-mini with Phi-4-mini's partial_rotary_factor 0.75, LoRA, checkpointed (L17: does
 #     the torch.cat-made q make the attention output a copy under cuDNN too?); Phi-3-mini at 4096 tokens (window 2047)
 #     and Mistral-7B at 4096 (window 4096), LoRA on bf16 bases (L18: the float mask each layer's kernel keeps).
+#   28 (~3 min, prepared 2026-12-06 in a second session without a GPU): Gemma-3-1B under LoRA all-linear on a bf16
+#     base, b2 t1024 AMP bf16, whole and each layer checkpointed (op_rules.md L19-L20: the window's mask on the
+#     sliding layers, the local RoPE, per-layer checkpoints), OLMo-2-0425-1B full (AMP bf16, b4 t1024) and LoRA
+#     all-linear on a bf16 base (L22), traced. Estimates written before any run (H100 80GB, commit of that stop):
+#     live peak 14,178,718,720 / 8,858,461,696 / 36,476,379,648 / 17,320,780,288 B; reserved 15,510,536,192 /
+#     10,139,729,920 / 39,472,594,944 / 18,549,309,440 B.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27) ;; *) echo "usage: run_open_questions.sh 1-27 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28) ;; *) echo "usage: run_open_questions.sh 1-28 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -208,6 +214,8 @@ case "$call" in
     measure rnn 200 170 30 "$rnn" --trace "$work/traces" ;;
   27)
     measure rules27 230 200 45 hf_qwen3_0_6b_b4_t1024_bf16,hf_qwen3_0_6b_b4_t1024_lora_bf16base,hf_phi3_partial_b1_t2048_lora_bf16base_ckpt,hf_phi3_mini_b1_t4096_lora_bf16base,hf_mistral_7b_b1_t4096_lora_bf16base --trace "$work/traces" ;;
+  28)
+    measure rules28 200 170 45 hf_gemma3_1b_b2_t1024_lora_bf16base,hf_gemma3_1b_b2_t1024_lora_bf16base_ckpt,hf_olmo2_1b_b4_t1024_bf16,hf_olmo2_1b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
   5)
     timeout -k 5 "${GB_CALL5_LIMIT:-240}" python3 benchmarks/gpu/measure_cuda.py --trace "$work/traces" \
       --cases resnet18_b2_96_bf16,resnet18_b2_96_fp16,resnet18_b2_96_adamw_fused,bert_base_b2_t64_bf16,gpt2_small_b2_t64_adamw_fused,temporal_64_128_256_b2_t5 \
