@@ -354,6 +354,7 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("qwen3-8b", models::qwen3_8b(40960)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
   z.push_back(llama_model("gemma-3-1b", models::gemma3_1b(32768)));
+  z.push_back(llama_model("gemma-3-270m", models::gemma3_270m(32768)));
   z.push_back(llama_model("olmo2-1b", models::olmo2_1b(4096)));
   z.push_back(llama_model("olmo2-7b", models::olmo2_7b(4096)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));

@@ -24,6 +24,8 @@ static_assert(models::llama_parameter_count(models::qwen3_8b()) == 8'190'735'360
 static_assert(models::lora_counts(models::qwen3_8b(), {16, all_linear, 0, base_weights::same}).trainable == 43'646'976);
 // google/gemma-3-1b-it ("1B"): four norms and q/k norms a layer, the tied embedding once.
 static_assert(models::llama_parameter_count(models::gemma3_1b()) == 999'885'952);
+// google/gemma-3-270m ("270M"): 18 layers of width 640, the same 262,144-token table
+static_assert(models::llama_parameter_count(models::gemma3_270m()) == 268'098'176);
 // allenai/OLMo-2-0425-1B and OLMo-2-1124-7B: q_norm, k_norm over the whole projections (2 · width a layer), untied head
 static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
 static_assert(models::llama_parameter_count(models::olmo2_7b()) == 7'298'617'344);

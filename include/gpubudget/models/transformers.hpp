@@ -404,6 +404,15 @@ constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
   g.gemma3 = true;
   return g;
 }
+/// Gemma-3-270M: 268,098,176 parameters (the model card's 270M, 170M of them the embedding).
+/// google/gemma-3-270m config.json: vocab_size 262144, hidden_size 640, 18 layers, 4 heads, 1
+/// key/value head, head_dim 256, intermediate_size 2048, max_position_embeddings 32768,
+/// sliding_window 512, five sliding layers and one full in every six.
+constexpr llama_config gemma3_270m(std::int64_t seq = 32768) {
+  auto g = gemma_layers({262144, 640, 18, 4, 1, 2048, 32768, seq, false, 512});
+  g.gemma3 = true;
+  return g;
+}
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
