@@ -142,8 +142,6 @@ constexpr layer saved_embedding(std::int64_t num_embeddings, std::int64_t dim, b
   return as_layer(saved_embedding_op{num_embeddings, dim, stored});
 }
 
-/// lora_attention_op::flags: DoRA, PEFT's input cast, and Qwen3's frozen q_norm / k_norm whose
-/// weights are stored as base_weights value (flags >> 8) - 1 (0: no q/k norm).
 /// lora_attention_op::flags: PEFT's DoRA and input cast; the q/k norms' weight type + 1 in bits
 /// 8-11 (0: none), their qk_norm_kind in bits 12-13.
 enum peft_flag : std::int64_t { peft_dora = 1, peft_cast_input = 2 };
@@ -162,7 +160,7 @@ struct lora_attention_op {
   std::int64_t head_width = {};  ///< packed as attention_op's (head_layout)
   flag qkv_bias = {};  ///< frozen biases on q, k, v (Qwen2)
   /// peft_flag bits: PEFT's use_dora on every adapted projection, its _cast_input_dtype
-  /// (lora_projection); one word with Qwen3's q_norm / k_norm (a record holds max_op_fields)
+  /// (lora_projection); one word with the q/k norms' storage and kind (a record holds max_op_fields)
   std::int64_t flags = peft_cast_input;
   /// q_proj, k_proj, v_proj bits whose (Qwen2) biases train: PEFT's LoraConfig.bias "all" (every
   /// bias) or "lora_only" (those of adapted projections)

@@ -209,7 +209,7 @@ struct attention_window {
 struct qk_norm_t {};
 inline constexpr qk_norm_t qk_norm{};
 /// gemma_qk_norm (with rotary): qk_norm with Gemma's RMSNorm, (1 + weight) in fp32 and the result
-/// cast back to q's type (Gemma3Attention's q_norm, k_norm: Gemma3RMSNorm; rms_norm_op::one_plus).
+/// cast back to q's type (Gemma3Attention's q_norm, k_norm: Gemma3RMSNorm; rms_weighting::one_plus_then_cast).
 struct gemma_qk_norm_t {};
 inline constexpr gemma_qk_norm_t gemma_qk_norm{};
 /// olmo2_qk_norm (with rotary): an RMSNorm over the whole q projection (heads · head_dim weights)
@@ -520,14 +520,13 @@ struct attention_dims {
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
-/// Does `op` normalize each head's q and k before RoPE (qk_norm)? With Gemma's RMSNorm (gemma_qk_norm)?
-constexpr bool has_qk_norm(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 32) != 0; }
-/// Which q/k norm `op` runs (qk_norm, gemma_qk_norm, olmo2_qk_norm).
+/// Which q/k norm `op` runs before RoPE (qk_norm, gemma_qk_norm, olmo2_qk_norm; bits 32, 64, 128 of positions).
 constexpr qk_norm_kind qk_norm_of(const attention_op& op) {
   const auto p = static_cast<std::int64_t>(op.positions);
   if ((p & 32) == 0) return qk_norm_kind::none;
   return p & 64 ? qk_norm_kind::per_head_gemma : p & 128 ? qk_norm_kind::whole_projection : qk_norm_kind::per_head;
 }
+constexpr bool has_qk_norm(const attention_op& op) { return qk_norm_of(op) != qk_norm_kind::none; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?

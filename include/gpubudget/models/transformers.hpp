@@ -139,13 +139,15 @@ struct llama_config {
   std::int64_t rotary_dim = 0;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
+  /// The window SDPA is given as a mask (attention option attention_window): none where the kernel takes it.
+  constexpr std::int64_t mask_window() const { return kernel_window ? 0 : sliding_window; }
 };
 
 /// llama_attention with `extra` options.
 template <class... Extra>
 constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
   return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   rotary_dims(g.rotary_dim), attention_window(g.kernel_window ? 0 : g.sliding_window), qkv_bias(g.qkv_bias),
+                   rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
                    g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
 }
 
@@ -228,14 +230,17 @@ constexpr auto olmo2(const llama_config& g) {
 /// sliding-window layers, then one of full attention.
 inline constexpr std::int64_t gemma3_period = 6;
 
+/// `g`'s layers without a window (Gemma 3's full-attention layers).
+constexpr llama_config full_attention(llama_config g) {
+  g.sliding_window = 0;
+  return g;
+}
 /// Gemma3Attention: the family's rotary attention with Gemma's q_norm and k_norm on each head; a
 /// sliding layer attends within sliding_window and reads the local RoPE tables, a full one the
 /// global pair.
 constexpr layer gemma3_attention(const llama_config& g, bool sliding) {
   if (sliding) return llama_attention_with(g, gemma_qk_norm, local_rope);
-  auto full = g;
-  full.sliding_window = 0;
-  return llama_attention_with(full, gemma_qk_norm);
+  return llama_attention_with(full_attention(g), gemma_qk_norm);
 }
 /// Gemma3DecoderLayer: x + post_attention_layernorm(self_attn(input_layernorm(x))), then
 /// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))), each a Gemma RMSNorm.
@@ -395,45 +400,40 @@ constexpr llama_config gemma_layers(llama_config g) {
   g.gemma_norms = true;
   return g;
 }
+/// ... and Gemma 3's layers (gemma3) on top of those.
+constexpr llama_config gemma3_layers(llama_config g) {
+  g = gemma_layers(g);
+  g.gemma3 = true;
+  return g;
+}
 /// Gemma-3-1B: 999,885,952 parameters (the model card's 1B). google/gemma-3-1b-it config.json
 /// (model_type gemma3_text): vocab_size 262144, hidden_size 1152, 26 layers, 4 heads, 1 key/value
 /// head, head_dim 256, intermediate_size 6912, max_position_embeddings 32768, sliding_window 512,
 /// sliding_window_pattern 6, hidden_activation gelu_pytorch_tanh, tied embedding (× √hidden_size).
-constexpr llama_config gemma3_1b(std::int64_t seq = 32768) {
-  auto g = gemma_layers({262144, 1152, 26, 4, 1, 6912, 32768, seq, false, 512});
-  g.gemma3 = true;
-  return g;
-}
+constexpr llama_config gemma3_1b(std::int64_t seq = 32768) { return gemma3_layers({262144, 1152, 26, 4, 1, 6912, 32768, seq, false, 512}); }
 /// Gemma-3-270M: 268,098,176 parameters (the model card's 270M, 170M of them the embedding).
 /// google/gemma-3-270m config.json: vocab_size 262144, hidden_size 640, 18 layers, 4 heads, 1
 /// key/value head, head_dim 256, intermediate_size 2048, max_position_embeddings 32768,
 /// sliding_window 512, five sliding layers and one full in every six.
-constexpr llama_config gemma3_270m(std::int64_t seq = 32768) {
-  auto g = gemma_layers({262144, 640, 18, 4, 1, 2048, 32768, seq, false, 512});
-  g.gemma3 = true;
-  return g;
-}
+constexpr llama_config gemma3_270m(std::int64_t seq = 32768) { return gemma3_layers({262144, 640, 18, 4, 1, 2048, 32768, seq, false, 512}); }
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
 /// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
 constexpr llama_config gemma_2b(std::int64_t seq = 8192) { return gemma_layers({256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0}); }
+/// `g`'s sizes as OLMo 2's layers (olmo2).
+constexpr llama_config olmo2_layers(llama_config g) {
+  g.olmo2 = true;
+  return g;
+}
 /// OLMo-2-0425-1B: 1,484,916,736 parameters (the model card's 1.48B). allenai/OLMo-2-0425-1B
 /// config.json (model_type olmo2): vocab_size 100352, hidden_size 2048, 16 layers, 16 heads, 16
 /// key/value heads, intermediate_size 8192, max_position_embeddings 4096, tie_word_embeddings false.
-constexpr llama_config olmo2_1b(std::int64_t seq = 4096) {
-  llama_config g{100352, 2048, 16, 16, 16, 8192, 4096, seq, false, 0};
-  g.olmo2 = true;
-  return g;
-}
+constexpr llama_config olmo2_1b(std::int64_t seq = 4096) { return olmo2_layers({100352, 2048, 16, 16, 16, 8192, 4096, seq, false, 0}); }
 /// OLMo-2-1124-7B: 7,298,617,344 parameters (the model card's 7.3B). allenai/OLMo-2-1124-7B
 /// config.json: vocab_size 100352, hidden_size 4096, 32 layers, 32 heads, 32 key/value heads,
 /// intermediate_size 11008, max_position_embeddings 4096, tie_word_embeddings false.
-constexpr llama_config olmo2_7b(std::int64_t seq = 4096) {
-  llama_config g{100352, 4096, 32, 32, 32, 11008, 4096, seq, false, 0};
-  g.olmo2 = true;
-  return g;
-}
+constexpr llama_config olmo2_7b(std::int64_t seq = 4096) { return olmo2_layers({100352, 4096, 32, 32, 32, 11008, 4096, seq, false, 0}); }
 
 /// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, Qwen2's
 /// q, k, v biases and Qwen3's q_norm, k_norm (d each).
@@ -504,15 +504,16 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
   if (!g.qkv_bias) return 0;
   return l.bias == peft_bias::all ? qkv : l.bias == peft_bias::lora_only ? l.targets & qkv : 0;
 }
-/// The family's self-attention under get_peft_model: frozen projections (and q/k norms), LoRA on
-/// those in l.targets; `window` and `local_rope` as the layer attends (gemma3_block_lora's).
-constexpr layer lora_self_attention(const llama_config& g, const lora_config& l, std::int64_t window, bool local_rope = false) {
+/// The family's self-attention under get_peft_model: frozen projections (Phi-3's packed qkv_proj)
+/// and q/k norms, LoRA on those in l.targets; its window, head layout and `local_rope` (Gemma 3's
+/// sliding layers) as the layer attends.
+constexpr layer lora_self_attention(const llama_config& g, const lora_config& l, bool local_rope = false) {
   const auto kind = family_qk_norm(g);
-  const auto stored = unquantized_modules(l);
-  return named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base,
-                                           g.head_dim, g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
-                                           kind != qk_norm_kind::none ? std::optional<base_weights>(stored) : std::nullopt, g.rotary_dim, window, kind,
-                                           local_rope));
+  const auto projections = g.fused_projections ? std::int64_t{qkv_proj | o_proj} : std::int64_t{q_proj | k_proj | v_proj | o_proj};
+  return named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & projections, l.dropout_percent, l.base, g.head_dim,
+                                           g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
+                                           kind != qk_norm_kind::none ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt,
+                                           g.rotary_dim, g.mask_window(), kind, local_rope));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
@@ -525,13 +526,13 @@ constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
   if (g.olmo2) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora
   const auto stored = unquantized_modules(l);
-  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l, g.kernel_window ? 0 : g.sliding_window)),
+  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l)),
                     residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l)));
 }
 /// Olmo2DecoderLayer under get_peft_model (olmo2_block's order, frozen norms).
 constexpr auto olmo2_block_lora(const llama_config& g, const lora_config& l) {
   const auto stored = unquantized_modules(l);
-  return sequential(residual(lora_self_attention(g, l, g.kernel_window ? 0 : g.sliding_window), named("post_attention_layernorm", frozen(family_norm(g, stored)))),
+  return sequential(residual(lora_self_attention(g, l), named("post_attention_layernorm", frozen(family_norm(g, stored)))),
                     residual(lora_gate_up(g, l), lora_down_proj(g, l), named("post_feedforward_layernorm", frozen(family_norm(g, stored)))));
 }
 /// A LoRA fine-tune's LM head: frozen (tied: the embedding's table, counted once, as PEFT counts
@@ -671,7 +672,7 @@ constexpr auto olmo2_lora(const llama_config& g, const lora_config& l) {
 /// frozen, LoRA on the projections in l.targets; a sliding layer's window and local RoPE as there.
 constexpr auto gemma3_block_lora(const llama_config& g, const lora_config& l, bool sliding) {
   const auto norm = [&](const char* name) { return named(name, frozen(family_norm(g, unquantized_modules(l)))); };
-  return sequential(residual(norm("input_layernorm"), lora_self_attention(g, l, sliding && !g.kernel_window ? g.sliding_window : 0, sliding),
+  return sequential(residual(norm("input_layernorm"), lora_self_attention(sliding ? g : full_attention(g), l, sliding),
                              norm("post_attention_layernorm")),
                     residual(norm("pre_feedforward_layernorm"), lora_gate_up(g, l), lora_down_proj(g, l), norm("post_feedforward_layernorm")));
 }
@@ -810,10 +811,7 @@ constexpr auto t5_lora(const t5_config& t, const lora_config& l) {
 /// o_proj, the fused gate_up_proj and down_proj (`l.targets` of fused_all_linear).
 constexpr auto phi3_block_lora(const llama_config& g, const lora_config& l) {
   return sequential(
-      residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))),
-               named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (qkv_proj | o_proj), l.dropout_percent, l.base,
-                                                 g.head_dim, false, l.dora, l.cast_input, 0, std::nullopt, g.rotary_dim,
-                                                 g.kernel_window ? 0 : g.sliding_window))),
+      residual(named("input_layernorm", frozen(rms_norm(unquantized_modules(l)))), lora_self_attention(g, l)),
       residual(named("post_attention_layernorm", frozen(rms_norm(unquantized_modules(l)))), named("mlp.gate_up_proj", lora_linear_of(l, 2 * g.ffn, gate_up_proj)),
                named("mlp.activation_fn", silu_of_halves()), named("mlp.down_proj", lora_linear_of(l, g.width, down_proj))));
 }
@@ -831,11 +829,8 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
-  // Qwen3's q_norm, k_norm, a partial RoPE, a sliding window: llama_block_lora's
-  if (g.qk_norm || g.rotary_dim != 0 || (g.sliding_window != 0 && !g.kernel_window)) gpubudget::detail::invalid_layer_argument();
-  return sequential(
-      residual(named("input_layernorm", frozen(rms_norm())), named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & (q_proj | k_proj | v_proj | o_proj), l.dropout_percent, l.base, g.head_dim, false, l.dora, l.cast_input))),
-      residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
+  return sequential(residual(named("input_layernorm", frozen(rms_norm())), lora_self_attention(g, l)),
+                    residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
 /// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
