@@ -289,6 +289,13 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
             models::lora_counts(g, l)};
   }
   if ((l.targets & fused) != 0) throw lacks("qkv_proj or gate_up_proj (Phi-3's fused projections)");
+  if (g.olmo3) {
+    if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": OLMo 3's head here is causal-lm (Olmo3ForCausalLM)");
+    return {adapted([g, l](const model_options&, const training& t, const device& d) {
+              return models::visit_olmo3_lora(g, l, [&](const auto& m) { return evaluate(m, t, d); });
+            }),
+            models::lora_counts(g, l)};
+  }
   if (g.olmo2) {
     if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": OLMo 2's head here is causal-lm (Olmo2ForCausalLM)");
     return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::olmo2_lora(g, l), t, d); }),

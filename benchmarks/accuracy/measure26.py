@@ -154,13 +154,25 @@ class Llama(nn.Module):
         h = m.n1(x)
         q, k, v = self._heads(m, h, B, T)
         q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
-        if mask is not None and self.kvh != self.h:  # transformers' sdpa_attention_forward: no enable_gqa with a mask
-            k, v = _repeat_kv(k, self.h // self.kvh), _repeat_kv(v, self.h // self.kvh)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
-                                           enable_gqa=self.kvh != self.h and mask is None)
+        a = self._attend(q, k, v, mask)
         x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd))
         h = m.n2(x)
         return x + self._mlp(m, h)
+
+    def _attend(self, q, k, v, mask):
+        """SDPA as transformers' sdpa_attention_forward calls it: causal without a mask (grouped-query
+        heads through enable_gqa); with one, k and v repeated to every query head first (repeat_kv)."""
+        if mask is not None and self.kvh != self.h:
+            k, v = _repeat_kv(k, self.h // self.kvh), _repeat_kv(v, self.h // self.kvh)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
+                                              enable_gqa=self.kvh != self.h and mask is None)
+
+    def _rope_table(self, x, inv_freq):
+        """cos and sin [B, T, head_dim] of `inv_freq` in x's type (a model's rotary_emb, once per forward)."""
+        B, T = x.shape[:2]
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
 
     def _qkv(self, m, h):
         """The q, k, v projections (measure26_llm.py's Phi3 slices one fused qkv_proj)."""
@@ -181,6 +193,10 @@ class Llama(nn.Module):
         """SDPA's attn_mask, None for is_causal (measure26_llm.py's SlidingWindow makes transformers' window mask)."""
         return None
 
+    def _masked(self, i):
+        """Whether layer i reads the mask (measure26_llm.py's Olmo3: its sliding layers only)."""
+        return True
+
     def _mlp(self, m, h):
         """LlamaMLP (measure26_llm.py's Mixtral replaces it by the sparse MoE block)."""
         return m.down(F.silu(m.gate(h)) * m.up(h))
@@ -192,13 +208,10 @@ class Llama(nn.Module):
     def forward(self, ids):
         B, T = ids.shape
         x = self._embed(ids)
-        pos = torch.arange(T).float()
-        freqs = torch.outer(pos, self.inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
-        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        cos, sin = self._rope_table(x, self.inv_freq)
         mask = self._mask(B, T)
-        args = (cos, sin) if mask is None else (cos, sin, mask)
-        for m in self.layers:
+        for i, m in enumerate(self.layers):
+            args = (cos, sin) if mask is None or not self._masked(i) else (cos, sin, mask)
             if self.ckpt:
                 x = torch.utils.checkpoint.checkpoint(self._layer, m, x, *args, use_reentrant=False)
             else:

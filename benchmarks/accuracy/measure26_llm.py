@@ -307,7 +307,7 @@ class Olmo2(Llama):
         B, T, _ = x.shape
         q, k, v = self._heads(m, x, B, T)
         q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h)
+        a = self._attend(q, k, v, mask)
         x = x + m.npa(m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd)))
         return x + m.npf(self._mlp(m, x))
 
@@ -354,6 +354,22 @@ class SlidingWindow(Llama):
         return m.expand(B, -1, T, T)
 
 
+class Olmo3(Olmo2):
+    """Olmo3ForCausalLM (sdpa; transformers 5 models/olmo3/modular_olmo3.py, op for op): Olmo2's layers; in every
+    4 layers (Olmo3Config's default layer_types) three attend within a sliding window (transformers' window mask:
+    SlidingWindow's; with grouped-query heads and a mask, repeat_kv as sdpa_attention_forward does) and the
+    fourth is causal (is_causal); one RoPE table for every layer (Olmo3Model.rotary_emb)."""
+
+    def __init__(self, layers=5, window=32, **kw):
+        super().__init__(layers=layers, **kw)
+        self.window = window
+
+    _mask = SlidingWindow._mask
+
+    def _masked(self, i):
+        return (i + 1) % 4 != 0
+
+
 class Gemma3(Gemma):
     """Gemma3ForCausalLM (sdpa; transformers 5 models/gemma3/modeling_gemma3.py written op for op): Gemma's
     embedding scale, GeGLU and (1 + w) RMSNorm, with four norms a layer (input_layernorm,
@@ -384,22 +400,14 @@ class Gemma3(Gemma):
         B, T, _ = x.shape
         q, k, v = self._heads(m, m.n1(x), B, T)
         q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
-        if mask is not None and self.kvh != self.h:
-            k, v = measure26._repeat_kv(k, self.h // self.kvh), measure26._repeat_kv(v, self.h // self.kvh)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
-                                           enable_gqa=self.kvh != self.h and mask is None)
+        a = self._attend(q, k, v, mask)
         x = x + m.npa(m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd)))
         return x + m.npo(self._mlp(m, m.npf(x)))
 
     def forward(self, ids):
         B, T = ids.shape
         x = self._embed(ids)
-        pos = torch.arange(T).float()
-        tables = []
-        for inv in (self.inv_freq_global, self.inv_freq):
-            freqs = torch.outer(pos, inv)
-            emb = torch.cat((freqs, freqs), dim=-1).unsqueeze(0).expand(B, -1, -1)
-            tables.append((emb.cos().to(x.dtype), emb.sin().to(x.dtype)))
+        tables = [self._rope_table(x, inv) for inv in (self.inv_freq_global, self.inv_freq)]
         mask = self._mask(B, T)
         for i, m in enumerate(self.layers):
             sliding = (i + 1) % 6 != 0
@@ -417,6 +425,7 @@ QWEN3_SIZES = dict(LLAMA_SIZES, head_dim=64)
 GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_dim=128, ffn=688, context=2048)
 PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
 OLMO2_SIZES = dict(LLAMA_SIZES)
+OLMO3_SIZES = dict(LLAMA_SIZES, layers=5)
 T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
 ZOO_DESC = {
     "qwen2": "2-layer Qwen2-style decoder: %s, with bias on q_proj, k_proj, v_proj and lm_head tied to "
@@ -433,6 +442,10 @@ ZOO_DESC = {
                            "first 24 of 32 channels per head, cat with the rest",
     "olmo2": "2-layer OLMo-2-style decoder: %s, norms after the attention and the MLP (none before), q_norm / k_norm "
              "over the whole q and k projections, Olmo2RMSNorm (weight * h in fp32, cast back)" % LLAMA_DESC,
+    "olmo3": "5-layer OLMo-3-style decoder (Olmo3ForCausalLM written out): OLMo 2's layers (norms after the attention "
+             "and the MLP, q_norm / k_norm over the whole projections, Olmo2RMSNorm), layers 0-2 and 4 attending within a "
+             "sliding window of 32 tokens through SDPA (transformers 5's mask written out; repeat_kv with the mask), layer 3 "
+             "causal, one RoPE table; GQA 8 q / 2 kv heads, width 256, ffn 688, vocab 32000, untied head",
     "t5": "T5ForConditionalGeneration (t5_probe.py's T5: 2 + 2 layers, d_model 128, d_kv 32, 4 heads, d_ff 512, "
           "vocab 2000, relative position bias, dropout 0.1 everywhere, tied head), 64 source + 64 target tokens",
 }
@@ -443,10 +456,11 @@ ZOO_BUILD = {
     "phi3": lambda ckpt: Phi3(ckpt=ckpt),
     "phi3_partial_rotary": lambda ckpt: Phi3PartialRotary(ckpt=ckpt),
     "olmo2": lambda ckpt: Olmo2(ckpt=ckpt),
+    "olmo3": lambda ckpt: Olmo3(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
 ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "olmo2": OLMO2_SIZES,
-             "t5": T5_SIZES}
+             "olmo3": OLMO3_SIZES, "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -541,6 +555,14 @@ def _define_zoo_cases():
         _zoo_case("olmo2_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo2", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))
     _zoo_case("olmo2_2l_ckpt_b2_t64", "olmo2", "fp32", checkpoint="blocks")
+    # OLMo 3 (added 2026-12-07): OLMo 2's layers, a window on three of four (5 layers: a period and one more sliding)
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("olmo3_5l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo3", precision)
+        _zoo_case("olmo3_5l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo3", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
+    _zoo_case("olmo3_5l_ckpt_b2_t64", "olmo3", "fp32", checkpoint="blocks")
+    for name in [n for n in CASES if n.startswith("olmo3_")]:
+        CASES[name]["sliding_window"] = 32
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))

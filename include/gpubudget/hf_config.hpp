@@ -13,7 +13,7 @@
 // attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), qwen3 (q_norm, k_norm), gemma (GeGLU, head_dim,
 // (1 + w) norms, embedding x sqrt(hidden)), gemma3_text (models::visit_gemma3: four norms a layer,
 // q/k norms, sliding layers), olmo2 (models::olmo2: norms after the sublayers, q/k norms over the
-// projections), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
+// projections), olmo3 (models::visit_olmo3: olmo2's layers, three of four in a window), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
 // mixtral (models::mixtral: MoE MLPs), each with tie_word_embeddings; gpt2 (models::gpt: tied
 // head, learned positions, 4x MLP); bert (models::bert); t5 (models::t5, tied head, ReLU
 // feed-forward). A setting the builder cannot express (Llama's attention_bias or mlp_bias,
@@ -105,10 +105,30 @@ inline models::llama_config decoder_sizes(const nlohmann::json& c, const std::st
   return g;
 }
 
+/// Requires `layer_types`, where the config gives it, to be `period - 1` "sliding_attention" then
+/// one "full_attention", repeated (the alternation visit_alternating_layers builds).
+inline void require_alternating_layer_types(const nlohmann::json& c, const std::string& path, std::int64_t layers, std::int64_t period,
+                                            const char* described) {
+  if (!c.contains("layer_types") || c["layer_types"].is_null()) return;
+  const auto& types = c["layer_types"];
+  bool alternating = types.is_array() && static_cast<std::int64_t>(types.size()) == layers;
+  for (std::size_t i = 0; alternating && i < types.size(); ++i)
+    alternating = types[i] == (static_cast<std::int64_t>(i + 1) % period == 0 ? "full_attention" : "sliding_attention");
+  require(alternating, path, "layer_types", described);
+}
+/// OLMo 3's window (Olmo3Config: sliding_window 4096 where absent; layer_types three sliding then
+/// one full, repeated, where absent).
+inline std::int64_t olmo3_window(const nlohmann::json& c, const std::string& path, std::int64_t layers) {
+  require(!c.contains("sliding_window") || !c["sliding_window"].is_null(), path, "sliding_window", "a number of tokens (Olmo3Attention's sliding layers)");
+  require_alternating_layer_types(c, path, layers, models::olmo3_period, "three \"sliding_attention\" then one \"full_attention\", repeated");
+  return positive_or(c, path, "sliding_window", 4096);
+}
+
 /// The Llama family's keys; `model_type` decides the defaults transformers gives the others
 /// (Qwen2: q/k/v biases; Gemma: GeGLU, embedding scale, tied; Phi-3, Mixtral: as Llama).
 inline models::llama_config llama_family_config(const nlohmann::json& c, const std::string& path, const std::string& model_type) {
-  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2", qwen3 = model_type == "qwen3", olmo2 = model_type == "olmo2";
+  const bool gemma = model_type == "gemma", qwen2 = model_type == "qwen2", qwen3 = model_type == "qwen3", olmo3 = model_type == "olmo3";
+  const bool olmo2 = model_type == "olmo2" || olmo3;  // Olmo3DecoderLayer is Olmo2DecoderLayer
   models::llama_config g = decoder_sizes(c, path);
   // Qwen3Config's head_dim defaults to 128 (configuration_qwen3.py), not hidden_size / heads
   g.head_dim = gemma ? positive(c, path, "head_dim") : positive_or(c, path, "head_dim", qwen3 ? 128 : 0);
@@ -121,6 +141,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.fused_projections = model_type == "phi3";                     // Phi3Attention.qkv_proj, Phi3MLP.gate_up_proj
   g.qk_norm = qwen3;                                              // Qwen3Attention.q_norm, k_norm (RMSNorm over head_dim)
   g.olmo2 = olmo2;                                                // Olmo2DecoderLayer's norms after the sublayers, q/k norms over the projections
+  g.olmo3 = olmo3;                                                // ... and Olmo3Attention's windows on three layers of four
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
   require(!flag_or(c, path, "mlp_bias", false), path, "mlp_bias", "false");
   if (gemma) {  // transformers >= 4.39 runs gelu_pytorch_tanh whichever of the two the config names
@@ -148,6 +169,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   // create_sliding_window_causal_mask); Qwen2's and Qwen3's only with use_sliding_window, and
   // then from layer max_window_layers on (per-layer windows: not modelled)
   if (qwen2 || qwen3) require(!flag_or(c, path, "use_sliding_window", false), path, "use_sliding_window", "false");
+  else if (olmo3) g.sliding_window = olmo3_window(c, path, g.layers);
   else if (olmo2) require(!c.contains("sliding_window") || c["sliding_window"].is_null(), path, "sliding_window", "null (Olmo2Model's mask is causal)");
   else if (c.contains("sliding_window") && !c["sliding_window"].is_null()) g.sliding_window = positive(c, path, "sliding_window");
   if (g.sliding_window > g.context) g.sliding_window = 0;  // Phi-3-mini-128k's 262144 over 131072 positions: never reached
@@ -171,13 +193,7 @@ inline models::llama_config gemma3_config_of(const nlohmann::json& c, const std:
   g.activation = models::gated_activation::gelu_tanh, g.scaled_embedding = true, g.gemma_norms = true, g.gemma3 = true;
   require(!c.contains("hidden_activation") || c["hidden_activation"] == "gelu_pytorch_tanh", path, "hidden_activation", "\"gelu_pytorch_tanh\"");
   require(positive_or(c, path, "sliding_window_pattern", models::gemma3_period) == models::gemma3_period, path, "sliding_window_pattern", "6");
-  if (c.contains("layer_types") && !c["layer_types"].is_null()) {
-    const auto& types = c["layer_types"];
-    bool period = types.is_array() && static_cast<std::int64_t>(types.size()) == g.layers;
-    for (std::size_t i = 0; period && i < types.size(); ++i)
-      period = types[i] == ((i + 1) % models::gemma3_period == 0 ? "full_attention" : "sliding_attention");
-    require(period, path, "layer_types", "five \"sliding_attention\" then one \"full_attention\", repeated");
-  }
+  require_alternating_layer_types(c, path, g.layers, models::gemma3_period, "five \"sliding_attention\" then one \"full_attention\", repeated");
   for (const char* key : {"final_logit_softcapping", "attn_logit_softcapping"})
     require(!c.contains(key) || c[key].is_null(), path, key, "null");
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
@@ -308,14 +324,14 @@ struct config_file {
 /// The family's sizes of model_type `t` into `m` (an error naming an unsupported model_type).
 inline void read_family(const nlohmann::json& c, const std::string& path, const std::string& t, models::hf_model_config& m) {
   using models::hf_family;
-  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3" || t == "olmo2") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
+  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3" || t == "olmo2" || t == "olmo3") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
   else if (t == "gemma3_text") m.family = hf_family::decoder, m.llama = gemma3_config_of(c, path);
   else if (t == "gemma3") fail(path, "model_type 'gemma3' is Gemma3ForConditionalGeneration (a vision tower beside the text model): give its \"text_config\" as a config of model_type gemma3_text");
   else if (t == "mixtral") m.family = hf_family::mixtral, m.llama = llama_family_config(c, path, t), m.moe = moe_config_of(c, path);
   else if (t == "gpt2") m.family = hf_family::gpt2, m.gpt = gpt2_config_of(c, path);
   else if (t == "bert") m.family = hf_family::bert, m.bert = bert_config_of(c, path);
   else if (t == "t5") m.family = hf_family::t5, m.t5 = t5_config_of(c, path);
-  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, phi3, mixtral, gpt2, bert, t5)");
+  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, olmo3, phi3, mixtral, gpt2, bert, t5)");
 }
 
 /// The model a parsed config.json describes (`path` names it in errors); `task` overrides the

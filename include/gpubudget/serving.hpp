@@ -136,7 +136,8 @@ constexpr void check_serving(const models::llama_config& g, const serving& s) {
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
   if (s.weights != base_weights::same && !is_quantized(s.weights)) serving_weights_must_be_same_or_quantized();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
-  if (g.gemma3) fail("gpubudget: serving Gemma 3 is not modelled yet (its layers alternate sliding and full attention: the serving model repeats one layer)");
+  if (g.gemma3 || g.olmo3)
+    fail("gpubudget: serving Gemma 3 or OLMo 3 is not modelled yet (their layers alternate sliding and full attention: the serving model repeats one layer)");
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
 }
 

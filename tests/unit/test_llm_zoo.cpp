@@ -29,6 +29,8 @@ static_assert(models::llama_parameter_count(models::gemma3_270m()) == 268'098'17
 // allenai/OLMo-2-0425-1B and OLMo-2-1124-7B: q_norm, k_norm over the whole projections (2 · width a layer), untied head
 static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
 static_assert(models::llama_parameter_count(models::olmo2_7b()) == 7'298'617'344);
+// Olmo-3-1025-7B ("7B"): OLMo 2's layers at vocab_size 100278 (the windows hold no parameters)
+static_assert(models::llama_parameter_count(models::olmo3_7b()) == 7'298'011'136);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);
@@ -226,7 +228,7 @@ TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTor
   // layers_to_transform: the layers alternate, so a selection is refused
   auto some = l;
   some.layers_to_transform = {0, 1, 2};
-  CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 is not modelled"));
+  CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 or OLMo 3 is not modelled"));
 }
 
 TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections, measured on PyTorch 2.6") {
@@ -253,6 +255,54 @@ TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections,
   CHECK(lora.saved_activations == 5'992'960);
   // the Llama builder would put the norms before the sublayers: refused
   CHECK_THROWS_WITH(models::llama(g), Catch::Contains("built by models::olmo2"));
+}
+
+TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on PyTorch 2.6") {
+  // measure26_llm.py's olmo3_5l sizes: 5 layers (a period of 3 sliding + 1 full, then 1 sliding), window 32 at 64
+  // tokens, width 256, 8 q / 2 kv heads of 32, ffn 688, untied head, batch 2
+  auto g = models::olmo3_7b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 5, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto totals = [&](const models::llama_config& c, const training& t) {
+    return models::visit_olmo3(c, [&](const auto& m) { return budget_totals(m, t, devices::a100_80gb); });
+  };
+  const auto full = totals(g, cpu);
+  CHECK(full.parameter_count == models::llama_parameter_count(g));
+  // pytorch-2.6-cpu-llm.json olmo3_5l_b2_t64: 16,084,480 B saved; the same five layers all causal save another
+  // amount (op_rules.md L18: a mask, repeat_kv's copies of k and v, and on 2 kv heads another CPU kernel)
+  CHECK(full.saved_activations == 16'084'480);
+  auto causal = g;
+  causal.olmo3 = false, causal.sliding_window = 0;
+  CHECK(budget_totals(models::olmo2(causal), cpu, devices::a100_80gb).saved_activations != full.saved_activations);
+  // below the window transformers gives SDPA no mask (_ignore_causal_mask_sdpa): every layer as OLMo 2's
+  auto short_seq = g, short_causal = causal;
+  short_seq.seq = short_causal.seq = 24;
+  CHECK(totals(short_seq, cpu).saved_activations == budget_totals(models::olmo2(short_causal), cpu, devices::a100_80gb).saved_activations);
+  // olmo3_5l_ckpt_b2_t64: each layer checkpointed (GradientCheckpointingLayer), by either flag
+  auto ckpt = cpu;
+  ckpt.checkpoint_blocks = true;
+  CHECK(totals(g, ckpt).saved_activations == 1'086'976);
+  auto flagged = g;
+  flagged.checkpoint_blocks = true;
+  CHECK(totals(flagged, cpu).saved_activations == 1'086'976);
+  // four more layers (a second period) keep four more layer inputs, [2, 64, 256] fp32 each
+  auto nine = g;
+  nine.layers = 9;
+  CHECK(totals(nine, ckpt).saved_activations - totals(g, ckpt).saved_activations == 4 * 2 * 64 * 256 * 4);
+  // LoRA r=8 on all-linear (olmo3_5l_lora_all_r8_b2_t64: 13,834,752 B saved), PEFT's count
+  const models::lora_config l{8, all_linear, 0, base_weights::same};
+  const auto lora = models::visit_olmo3_lora(g, l, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb); });
+  CHECK(lora.trainable_count == models::lora_counts(g, l).trainable);
+  CHECK(lora.trainable_count == 179'840);  // 5 x 8 x ((256 + 256) · 2 + (256 + 64) · 2 + (256 + 688) · 3)
+  CHECK(lora.saved_activations == 13'834'752);
+  // the one-layer builders would repeat one window: refused, and so is a selection of layers
+  CHECK_THROWS_WITH(models::olmo2(g), Catch::Contains("is built by models::visit_olmo3"));
+  CHECK_THROWS_WITH(models::olmo2_lora(g, l), Catch::Contains("is built by models::visit_olmo3"));
+  CHECK_THROWS_WITH(models::llama(g), Catch::Contains("not models::llama"));
+  auto some = l;
+  some.layers_to_transform = {0, 1};
+  CHECK_THROWS_WITH(models::visit_olmo3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 or OLMo 3 is not modelled"));
+  CHECK_THROWS_WITH(serve(g, serving{.context = 1024, .concurrency = 1}, devices::h100_80gb), Catch::Contains("OLMo 3 is not modelled yet"));
 }
 
 TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {

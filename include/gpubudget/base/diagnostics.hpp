@@ -102,8 +102,12 @@ namespace gpubudget::detail {
 
 // The LLM zoo (issue D).
 [[noreturn]] inline void layer_order_is_built_by_its_own_builder() {
-  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers) or Gemma 3 (gemma3: alternating layers) is built by models::olmo2 or "
-       "models::visit_gemma3, not models::llama");
+  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers), OLMo 3 (olmo3) or Gemma 3 (gemma3: alternating layers) is built by "
+       "models::olmo2, models::visit_olmo3 or models::visit_gemma3, not models::llama");
+}
+[[noreturn]] inline void olmo3_layers_are_built_by_visit_olmo3() {
+  fail("gpubudget: a llama_config of OLMo 3 (olmo3: a sliding window on three layers of four) is built by models::visit_olmo3 (LoRA: "
+       "models::visit_olmo3_lora), not by OLMo 2's builders, which repeat one layer");
 }
 [[noreturn]] inline void fused_projections_are_built_by_phi3() { fail("gpubudget: a llama_config with fused_projections (Phi-3's qkv_proj, gate_up_proj) is built by models::phi3, not models::llama"); }
 

@@ -243,25 +243,35 @@ struct op_traits<lora_attention_op> {
   }
 };
 
-/// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op); `dora`:
-/// PEFT's DoRA on them; `cast_input`: PEFT >= 0.15's input cast (lora_projection);
-/// `trained_biases`: the q/k/v biases that train (lora_target bits; needs qkv_bias); `qk_norm`:
-/// Qwen3's frozen q_norm and k_norm, their weights stored as given (layers/attention.hpp qk_norm);
-/// `rotary_width`: the channels of a head RoPE rotates (0: all; Phi-3's partial_rotary_factor,
-/// attention option rotary_dims); `window`: a sliding window (attention option attention_window);
-/// `qk_kind`: which those q/k norms are (Qwen3's per head, Gemma 3's, OLMo 2's whole projection:
-/// attention options qk_norm, gemma_qk_norm, olmo2_qk_norm; none without qk_norm); `local_rope`:
-/// the model's second RoPE tables (Gemma 3's sliding layers: attention option local_rope).
-constexpr layer lora_attention(std::int64_t width, std::int64_t heads, std::int64_t kv_heads, std::int64_t rank,
-                               std::int64_t targets, std::int64_t dropout_percent = 0, base_weights base = base_weights::same,
-                               std::int64_t head_width = 0, bool qkv_bias = false, bool dora = false, bool cast_input = true,
-                               std::int64_t trained_biases = 0, std::optional<base_weights> qk_norm = std::nullopt,
-                               std::int64_t rotary_width = 0, std::int64_t window = 0, qk_norm_kind qk_kind = qk_norm_kind::none,
-                               bool local_rope = false) {
-  if (qk_norm && qk_kind == qk_norm_kind::none) qk_kind = qk_norm_kind::per_head;  // Qwen3's, the default
-  return as_layer(lora_attention_op{width, heads, kv_heads, rank, targets, dropout_percent, base,
-                                    pack_head_layout({head_width, rotary_width, window, local_rope}), qkv_bias,
-                                    lora_attention_flags(dora, cast_input, qk_norm, qk_kind), trained_biases});
+/// What lora_attention builds: LlamaAttention's shape, the adapters and the frozen parts.
+struct lora_attention_options {
+  std::int64_t width = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;           ///< grouped-query key/value heads (0: heads)
+  std::int64_t rank = 0;               ///< LoRA's r on every adapted projection
+  std::int64_t targets = 0;            ///< the adapted projections (lora_target bits: q_proj … o_proj, qkv_proj)
+  std::int64_t dropout_percent = 0;    ///< lora_dropout
+  base_weights base = base_weights::same;
+  std::int64_t head_width = 0;         ///< channels per head (0: width / heads)
+  bool qkv_bias = false;               ///< Qwen2's frozen q/k/v biases
+  bool dora = false;                   ///< PEFT's DoRA on the adapters
+  bool cast_input = true;              ///< PEFT >= 0.15's input cast (lora_projection)
+  std::int64_t trained_biases = 0;     ///< the q/k/v biases that train (lora_target bits; needs qkv_bias)
+  /// frozen q_norm and k_norm, their weights stored as given (layers/attention.hpp qk_norm)
+  std::optional<base_weights> qk_norm = std::nullopt;
+  /// which those q/k norms are (Qwen3's per head — the default with qk_norm —, Gemma 3's, OLMo 2's
+  /// whole projection: attention options qk_norm, gemma_qk_norm, olmo2_qk_norm)
+  qk_norm_kind qk_kind = qk_norm_kind::none;
+  std::int64_t rotary_width = 0;       ///< channels of a head RoPE rotates (0: all; attention option rotary_dims)
+  std::int64_t window = 0;             ///< a sliding window through SDPA's mask (attention option attention_window)
+  bool local_rope = false;             ///< the model's second RoPE tables (Gemma 3's sliding layers: attention option local_rope)
+};
+/// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op), as `o` says.
+constexpr layer lora_attention(const lora_attention_options& o) {
+  const auto qk_kind = o.qk_norm && o.qk_kind == qk_norm_kind::none ? qk_norm_kind::per_head : o.qk_kind;
+  return as_layer(lora_attention_op{o.width, o.heads, o.kv_heads, o.rank, o.targets, o.dropout_percent, o.base,
+                                    pack_head_layout({o.head_width, o.rotary_width, o.window, o.local_rope}), o.qkv_bias,
+                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind), o.trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

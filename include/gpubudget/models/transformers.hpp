@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/gpt.hpp>
@@ -134,6 +135,9 @@ struct llama_config {
   /// them; q_norm and k_norm over the whole q and k projections; Olmo2RMSNorm (weight · h in
   /// fp32, cast back) everywhere
   bool olmo2 = false;
+  /// OLMo 3's layers (visit_olmo3; olmo2 set too): OLMo 2's, and in every olmo3_period layers all
+  /// but the last within sliding_window, every layer on the one RoPE table
+  bool olmo3 = false;
   /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
   /// partial_rotary_factor · head_dim: the attention option rotary_dims)
   std::int64_t rotary_dim = 0;
@@ -221,6 +225,7 @@ constexpr auto olmo2_block(const llama_config& g) {
 /// OLMo 2: `layers` Olmo2DecoderLayers between the embedding and the LM head.
 constexpr auto olmo2(const llama_config& g) {
   if (!g.olmo2) gpubudget::detail::invalid_layer_argument();
+  if (g.olmo3) gpubudget::detail::olmo3_layers_are_built_by_visit_olmo3();
   return llama_stack(g, repeat(g.layers, olmo2_block(g)));
 }
 
@@ -256,39 +261,73 @@ template <std::size_t N>
 constexpr void checkpoint_parts(model<N>& m, std::int32_t at, bool on) {
   for (std::int32_t p = at + 1; p < at + m.records[at].span; p += m.records[p].span) m.records[p].flags.checkpoint = on;
 }
+/// One period: `layer(true)` (a sliding layer) once per index, then `layer(false)` (the full one).
+template <class Layer, std::size_t... Sliding>
+constexpr auto alternating_period(Layer layer, std::index_sequence<Sliding...>) {
+  const auto s = layer(true);
+  return sequential((static_cast<void>(Sliding), s)..., layer(false));
+}
 }  // namespace detail
-/// Gemma 3's decoder layers, `layer(sliding)` each: repeats of gemma3_period layers (five
-/// sliding, one full), numbered as model.layers.N; with checkpoint_blocks (llama_config's or
-/// training's) each layer checkpointed, as transformers' GradientCheckpointingLayer does.
-template <class Layer>
-constexpr auto gemma3_groups(const llama_config& g, Layer layer) {
-  auto s = layer(true);
-  auto m = numbered_from(0, repeat(g.layers / gemma3_period, sequential(s, s, s, s, s, layer(false))), gemma3_period);
-  m.records[1].flags.parts_are_blocks = true;  // a repetition is six layers: training::checkpoint_blocks takes each
+/// Decoder layers whose attention alternates (transformers' layer_types: Gemma 3, OLMo 3), `layer(sliding)`
+/// each: repeats of `Period` layers (Period - 1 sliding, then one full), numbered as model.layers.N;
+/// with checkpoint_blocks (llama_config's or training's) each layer checkpointed, as transformers'
+/// GradientCheckpointingLayer does.
+template <std::int64_t Period, class Layer>
+constexpr auto alternating_groups(const llama_config& g, Layer layer) {
+  static_assert(Period >= 2, "a period holds sliding layers and one full one");
+  auto m = numbered_from(0, repeat(g.layers / Period, detail::alternating_period(layer, std::make_index_sequence<Period - 1>{})), Period);
+  m.records[1].flags.parts_are_blocks = true;  // a repetition is a period of layers: training::checkpoint_blocks takes each
   detail::checkpoint_parts(m, 1, g.checkpoint_blocks);
   return m;
 }
 /// ... and the sliding layers after the last whole period.
-template <class Layer>
-constexpr auto gemma3_rest(const llama_config& g, Layer layer) {
-  auto m = numbered_from(g.layers / gemma3_period * gemma3_period, repeat(g.layers % gemma3_period, layer(true)));
+template <std::int64_t Period, class Layer>
+constexpr auto alternating_rest(const llama_config& g, Layer layer) {
+  auto m = numbered_from(g.layers / Period * Period, repeat(g.layers % Period, layer(true)));
   m.records[1].flags.checkpoint = g.checkpoint_blocks;
   return m;
 }
-/// Calls `f` with Gemma 3's decoder layers of `layer(sliding)` (the type depends on whether they
-/// fill whole periods).
+/// Calls `f` with `g.layers` alternating decoder layers of `layer(sliding)`, `Period` to a period
+/// (the type depends on whether they fill whole periods).
+template <std::int64_t Period, class Layer, class F>
+constexpr decltype(auto) visit_alternating_layers(const llama_config& g, Layer layer, F&& f) {
+  if (g.layers < 1) gpubudget::detail::invalid_layer_argument();
+  if (g.layers < Period) return f(alternating_rest<Period>(g, layer));
+  if (g.layers % Period == 0) return f(alternating_groups<Period>(g, layer));
+  return f(sequential(alternating_groups<Period>(g, layer), alternating_rest<Period>(g, layer)));
+}
+/// Calls `f` with Gemma 3's decoder layers of `layer(sliding)`: gemma3_period to a period.
 template <class Layer, class F>
 constexpr decltype(auto) visit_gemma3_layers(const llama_config& g, Layer layer, F&& f) {
-  if (!g.gemma3 || g.layers < 1) gpubudget::detail::invalid_layer_argument();
-  if (g.layers < gemma3_period) return f(gemma3_rest(g, layer));
-  if (g.layers % gemma3_period == 0) return f(gemma3_groups(g, layer));
-  return f(sequential(gemma3_groups(g, layer), gemma3_rest(g, layer)));
+  if (!g.gemma3) gpubudget::detail::invalid_layer_argument();
+  return visit_alternating_layers<gemma3_period>(g, layer, std::forward<F>(f));
 }
 /// Gemma3ForCausalLM as `f` takes it. llama_config::checkpoint_blocks and
 /// training::checkpoint_blocks both checkpoint each decoder layer.
 template <class F>
 constexpr decltype(auto) visit_gemma3(const llama_config& g, F&& f) {
   return visit_gemma3_layers(g, [&g](bool sliding) { return gemma3_block(g, sliding); }, [&](const auto& layers) { return f(decoder_stack(g, layers)); });
+}
+
+// --- OLMo 3 (transformers 5 models/olmo3/modular_olmo3.py, Olmo3ForCausalLM) ----------------------
+
+/// Olmo3Config's default layer_types: three sliding-window layers, then one of full attention.
+inline constexpr std::int64_t olmo3_period = 4;
+
+/// Olmo3DecoderLayer: Olmo2DecoderLayer whose attention, on a sliding layer, attends within
+/// sliding_window; Olmo3Model makes one RoPE table for every layer (its rotary_emb).
+constexpr auto olmo3_block(const llama_config& g, bool sliding) { return olmo2_block(sliding ? g : full_attention(g)); }
+/// Calls `f` with OLMo 3's decoder layers of `layer(sliding)`: olmo3_period to a period.
+template <class Layer, class F>
+constexpr decltype(auto) visit_olmo3_layers(const llama_config& g, Layer layer, F&& f) {
+  if (!g.olmo3 || !g.olmo2) gpubudget::detail::invalid_layer_argument();
+  return visit_alternating_layers<olmo3_period>(g, layer, std::forward<F>(f));
+}
+/// Olmo3ForCausalLM as `f` takes it. llama_config::checkpoint_blocks and
+/// training::checkpoint_blocks both checkpoint each decoder layer.
+template <class F>
+constexpr decltype(auto) visit_olmo3(const llama_config& g, F&& f) {
+  return visit_olmo3_layers(g, [&g](bool sliding) { return olmo3_block(g, sliding); }, [&](const auto& layers) { return f(decoder_stack(g, layers)); });
 }
 
 /// Phi3DecoderLayer (transformers 4.48 modeling_phi3.py): Llama's layer with one packed
@@ -426,6 +465,12 @@ constexpr llama_config olmo2_layers(llama_config g) {
   g.olmo2 = true;
   return g;
 }
+/// ... and OLMo 3's alternating windows (olmo3) on top of those.
+constexpr llama_config olmo3_layers(llama_config g) {
+  g = olmo2_layers(g);
+  g.olmo3 = true;
+  return g;
+}
 /// OLMo-2-0425-1B: 1,484,916,736 parameters (the model card's 1.48B). allenai/OLMo-2-0425-1B
 /// config.json (model_type olmo2): vocab_size 100352, hidden_size 2048, 16 layers, 16 heads, 16
 /// key/value heads, intermediate_size 8192, max_position_embeddings 4096, tie_word_embeddings false.
@@ -434,6 +479,12 @@ constexpr llama_config olmo2_1b(std::int64_t seq = 4096) { return olmo2_layers({
 /// config.json: vocab_size 100352, hidden_size 4096, 32 layers, 32 heads, 32 key/value heads,
 /// intermediate_size 11008, max_position_embeddings 4096, tie_word_embeddings false.
 constexpr llama_config olmo2_7b(std::int64_t seq = 4096) { return olmo2_layers({100352, 4096, 32, 32, 32, 11008, 4096, seq, false, 0}); }
+/// Olmo-3-1025-7B: 7,298,011,136 parameters (the model card's 7B). allenai/Olmo-3-1025-7B
+/// config.json (model_type olmo3; its values as public conversion and serving code quotes them,
+/// not read from the Hub here): vocab_size 100278, hidden_size 4096, 32 layers, 32 heads, 32
+/// key/value heads, intermediate_size 11008, max_position_embeddings 65536, sliding_window 4096 on
+/// three layers of four, tie_word_embeddings false.
+constexpr llama_config olmo3_7b(std::int64_t seq = 65536) { return olmo3_layers({100278, 4096, 32, 32, 32, 11008, 65536, seq, false, 4096}); }
 
 /// q, k, v, o of one layer: q and o width × heads·d, k and v width × kv_heads·d, Qwen2's
 /// q, k, v biases and Qwen3's q_norm, k_norm (d each).
@@ -510,10 +561,23 @@ constexpr std::int64_t trained_qkv_biases(const llama_config& g, const lora_conf
 constexpr layer lora_self_attention(const llama_config& g, const lora_config& l, bool local_rope = false) {
   const auto kind = family_qk_norm(g);
   const auto projections = g.fused_projections ? std::int64_t{qkv_proj | o_proj} : std::int64_t{q_proj | k_proj | v_proj | o_proj};
-  return named("self_attn", lora_attention(g.width, g.heads, g.kv_heads, l.rank, l.targets & projections, l.dropout_percent, l.base, g.head_dim,
-                                           g.qkv_bias, l.dora, l.cast_input, trained_qkv_biases(g, l),
-                                           kind != qk_norm_kind::none ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt,
-                                           g.rotary_dim, g.mask_window(), kind, local_rope));
+  return named("self_attn", lora_attention({.width = g.width,
+                                            .heads = g.heads,
+                                            .kv_heads = g.kv_heads,
+                                            .rank = l.rank,
+                                            .targets = l.targets & projections,
+                                            .dropout_percent = l.dropout_percent,
+                                            .base = l.base,
+                                            .head_width = g.head_dim,
+                                            .qkv_bias = g.qkv_bias,
+                                            .dora = l.dora,
+                                            .cast_input = l.cast_input,
+                                            .trained_biases = trained_qkv_biases(g, l),
+                                            .qk_norm = kind != qk_norm_kind::none ? std::optional<base_weights>(unquantized_modules(l)) : std::nullopt,
+                                            .qk_kind = kind,
+                                            .rotary_width = g.rotary_dim,
+                                            .window = g.mask_window(),
+                                            .local_rope = local_rope}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
@@ -664,6 +728,7 @@ constexpr auto llama_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// get_peft_model of Olmo2ForCausalLM.
 constexpr auto olmo2_lora(const llama_config& g, const lora_config& l) {
   if (!g.olmo2) gpubudget::detail::invalid_layer_argument();
+  if (g.olmo3) gpubudget::detail::olmo3_layers_are_built_by_visit_olmo3();
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   return lora_stack(g, l, detail::decoder_layer_runs(g, l, olmo2_block_lora(g, l), olmo2_block_lora(g, detail::without_layer_adapters(l))), lora_lm_head(g, l));
 }
@@ -677,8 +742,8 @@ constexpr auto gemma3_block_lora(const llama_config& g, const lora_config& l, bo
                     residual(norm("pre_feedforward_layernorm"), lora_gate_up(g, l), lora_down_proj(g, l), norm("post_feedforward_layernorm")));
 }
 namespace detail {
-[[noreturn]] inline void layers_to_transform_on_gemma3() {
-  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) on Gemma 3 is not modelled (its layers alternate sliding and full "
+[[noreturn]] inline void layers_to_transform_on_alternating_layers() {
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) on Gemma 3 or OLMo 3 is not modelled (their layers alternate sliding and full "
                           "attention): adapt every layer");
 }
 }  // namespace detail
@@ -687,9 +752,18 @@ namespace detail {
 template <class F>
 constexpr decltype(auto) visit_gemma3_lora(const llama_config& g, const lora_config& l, F&& f) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
-  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_gemma3();
+  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_alternating_layers();
   return visit_gemma3_layers(g, [&](bool sliding) { return gemma3_block_lora(g, l, sliding); },
                              [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
+}
+/// get_peft_model of Olmo3ForCausalLM as `f` takes it (visit_olmo3's layers, olmo2_block_lora on
+/// each with its window, around lora_stack); every layer adapted.
+template <class F>
+constexpr decltype(auto) visit_olmo3_lora(const llama_config& g, const lora_config& l, F&& f) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_alternating_layers();
+  return visit_olmo3_layers(g, [&](bool sliding) { return olmo2_block_lora(sliding ? g : full_attention(g), l); },
+                            [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
 }
 
 namespace detail {
