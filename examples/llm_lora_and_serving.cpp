@@ -24,7 +24,8 @@
 //     layers and one full): PEFT's count by the compiler, the budget and largest micro-batch on an L4;
 //     OLMo-2-1B (models::olmo2_lora: norms after the sublayers, q/k norms over the projections) the same;
 //     OLMo-3-7B at 8k tokens (models::visit_olmo3_lora: OLMo 2's layers, a 4096-token window on three
-//     of four) on an A100 40GB.
+//     of four) on an A100 40GB; Granite-3.1-2B (models::granite_lora: Llama's layers with
+//     GraniteModel's multipliers, each a tensor more and nothing saved) on a T4.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -90,6 +91,8 @@ static_assert(models::lora_counts(models::gemma3_1b(), {16, all_linear, 0, base_
 // OLMo-2-0425-1B: 16 layers x 16 x ((2048 + 2048) · 4 + (2048 + 8192) · 3); its published 1,484,916,736 parameters
 static_assert(models::lora_counts(models::olmo2_1b(), {16, all_linear, 0, base_weights::nf4}).trainable == 12'058'624);
 static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
+// granite-3.1-2b: 40 layers x 16 x ((2048 + 2048) · 2 + (2048 + 512) · 2 + (2048 + 8192) · 3)
+static_assert(models::lora_counts(models::granite3_2b(), {16, all_linear, 0, base_weights::nf4}).trainable == 28'180'480);
 // Olmo-3-1025-7B: 32 layers x 16 x ((4096 + 4096) · 4 + (4096 + 11008) · 3)
 static_assert(models::lora_counts(models::olmo3_7b(), {16, all_linear, 0, base_weights::nf4}).trainable == 39'976'960);
 
@@ -224,6 +227,11 @@ int main() {
   std::cout << "\n## OLMo-2-1B, QLoRA (NF4) r=16 on all-linear, 2k tokens, AMP bf16, every layer checkpointed, on an L4\n\n"
             << markdown_table(budget_totals(olmo, g3_plan, devices::l4)) << "\nLargest micro-batch: " << max_micro_batch(olmo, g3_plan, devices::l4, {1, 64})
             << "\n";
+  const auto granite = models::granite_lora(models::granite3_2b(4096), g3_lora);
+  const training t4_plan{.batch = 1, .precision = amp_fp16, .checkpoint_blocks = true};  // a T4 has no bf16
+  std::cout << "\n## Granite-3.1-2B, QLoRA (NF4) r=16 on all-linear, 4k tokens, AMP fp16, every layer checkpointed, on a T4\n\n"
+            << markdown_table(budget_totals(granite, t4_plan, devices::t4))
+            << "\nLargest micro-batch: " << max_micro_batch(granite, t4_plan, devices::t4, {1, 64}) << "\n";
   models::visit_olmo3_lora(models::olmo3_7b(8192), g3_lora, [&](const auto& net) {
     std::cout << "\n## OLMo-3-7B, QLoRA (NF4) r=16 on all-linear, 8k tokens (a 4096-token window on three layers of four), AMP bf16, every "
                  "layer checkpointed, on an A100 40GB\n\n"

@@ -296,6 +296,11 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
             }),
             models::lora_counts(g, l)};
   }
+  if (g.granite) {
+    if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": Granite's head here is causal-lm (GraniteForCausalLM)");
+    return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::granite_lora(g, l), t, d); }),
+            models::lora_counts(g, l)};
+  }
   if (g.olmo2) {
     if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": OLMo 2's head here is causal-lm (Olmo2ForCausalLM)");
     return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::olmo2_lora(g, l), t, d); }),

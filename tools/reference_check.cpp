@@ -284,7 +284,7 @@ using unsupported_case = std::function<usage_error(const std::string&)>;
 /// model with the case's sizes.
 std::string zoo_family_of(const std::string& model, case_config& cc, const unsupported_case& unsupported) {
   const std::map<std::string, std::string> small_models = {{"llama", "llama-2-7b"}, {"mixtral", "mixtral-8x7b"}, {"qwen2", "qwen2-0.5b"},
-                                                           {"qwen3", "qwen3-0.6b"}, {"gemma", "gemma-2b"}, {"gemma3", "gemma-3-1b"},   {"olmo2", "olmo2-1b"}, {"olmo3", "olmo3-7b"},     {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
+                                                           {"qwen3", "qwen3-0.6b"}, {"gemma", "gemma-2b"}, {"gemma3", "gemma-3-1b"},   {"olmo2", "olmo2-1b"}, {"olmo3", "olmo3-7b"}, {"granite", "granite-3.1-2b"},     {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
   cc.model = small_models.count(model) ? small_models.at(model) : model;
   std::string family;
   for (const auto& e : tools::zoo())

@@ -266,6 +266,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
             if (g.gemma3) return evaluate_gemma3(g, t, d);
             if (g.olmo3) return models::visit_olmo3(g, [&](const auto& m) { return evaluate(m, t, d); });
             if (g.olmo2) return evaluate(models::olmo2(g), t, d);
+            if (g.granite) return evaluate(models::granite(g), t, d);
             return g.fused_projections ? evaluate(models::phi3(g), t, d) : evaluate(models::llama(g), t, d);
           },
           [base](const model_options& o) { return o.get("ctx", base.context); }, base, std::nullopt};
@@ -359,6 +360,7 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("olmo2-1b", models::olmo2_1b(4096)));
   z.push_back(llama_model("olmo2-7b", models::olmo2_7b(4096)));
   z.push_back(llama_model("olmo3-7b", models::olmo3_7b(4096)));
+  z.push_back(llama_model("granite-3.1-2b", models::granite3_2b(4096)));
   z.push_back(t5_model("t5-small", models::t5_small(512)));
   z.push_back(t5_model("t5-base", models::t5_base(512)));
   z.push_back(t5_model("t5-large", models::t5_large(512)));

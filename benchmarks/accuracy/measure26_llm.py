@@ -188,6 +188,37 @@ class Qwen2(Llama):
             self.lm_head.weight = self.embed.weight
 
 
+class Granite(Llama):
+    """GraniteForCausalLM (sdpa; transformers 5 models/granite/modular_granite.py, op for op): Llama's layers with
+    GraniteModel's multipliers, each a Python number: the embeddings times embedding_multiplier, each sublayer's
+    output times residual_multiplier before its residual add, SDPA's scale attention_multiplier, and the logits
+    divided by logits_scaling; lm_head tied to embed_tokens (granite-3.x). The multipliers are granite-3.1-8b's."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.lm_head.weight = self.embed.weight
+        self.embedding_multiplier, self.residual_multiplier = 12.0, 0.22
+        self.attention_multiplier, self.logits_scaling = 0.0078125, 16.0
+
+    def _embed(self, ids):
+        return self.embed(ids) * self.embedding_multiplier
+
+    def _attend(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kvh != self.h,
+                                              scale=self.attention_multiplier)
+
+    def _layer(self, m, x, cos, sin, mask=None):
+        B, T, _ = x.shape
+        q, k, v = self._heads(m, m.n1(x), B, T)
+        q, k = self._rope(q, k, cos.unsqueeze(1), sin.unsqueeze(1))
+        a = self._attend(q, k, v, mask)
+        x = x + m.o(a.transpose(1, 2).contiguous().view(B, T, self.h * self.hd)) * self.residual_multiplier
+        return x + self._mlp(m, m.n2(x)) * self.residual_multiplier
+
+    def forward(self, ids):
+        return super().forward(ids) / self.logits_scaling
+
+
 class GemmaRMSNorm(nn.Module):
     """GemmaRMSNorm: normalized in fp32, scaled by (1 + weight) in fp32, cast back (weight init zeros)."""
 
@@ -426,6 +457,7 @@ GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_d
 PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
 OLMO2_SIZES = dict(LLAMA_SIZES)
 OLMO3_SIZES = dict(LLAMA_SIZES, layers=5)
+GRANITE_SIZES = dict(LLAMA_SIZES)
 T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
 ZOO_DESC = {
     "qwen2": "2-layer Qwen2-style decoder: %s, with bias on q_proj, k_proj, v_proj and lm_head tied to "
@@ -446,6 +478,9 @@ ZOO_DESC = {
              "and the MLP, q_norm / k_norm over the whole projections, Olmo2RMSNorm), layers 0-2 and 4 attending within a "
              "sliding window of 32 tokens through SDPA (transformers 5's mask written out; repeat_kv with the mask), layer 3 "
              "causal, one RoPE table; GQA 8 q / 2 kv heads, width 256, ffn 688, vocab 32000, untied head",
+    "granite": "2-layer Granite-style decoder: %s, with GraniteModel's multipliers (embeddings x 12, each sublayer's "
+               "output x 0.22 before its residual add, SDPA scale 1/128, logits / 16) and lm_head tied to embed_tokens "
+               "(granite-3.x)" % LLAMA_DESC.replace(", untied head", ""),
     "t5": "T5ForConditionalGeneration (t5_probe.py's T5: 2 + 2 layers, d_model 128, d_kv 32, 4 heads, d_ff 512, "
           "vocab 2000, relative position bias, dropout 0.1 everywhere, tied head), 64 source + 64 target tokens",
 }
@@ -457,10 +492,11 @@ ZOO_BUILD = {
     "phi3_partial_rotary": lambda ckpt: Phi3PartialRotary(ckpt=ckpt),
     "olmo2": lambda ckpt: Olmo2(ckpt=ckpt),
     "olmo3": lambda ckpt: Olmo3(ckpt=ckpt),
+    "granite": lambda ckpt: Granite(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
 ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "olmo2": OLMO2_SIZES,
-             "olmo3": OLMO3_SIZES, "t5": T5_SIZES}
+             "olmo3": OLMO3_SIZES, "granite": GRANITE_SIZES, "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -563,6 +599,12 @@ def _define_zoo_cases():
     _zoo_case("olmo3_5l_ckpt_b2_t64", "olmo3", "fp32", checkpoint="blocks")
     for name in [n for n in CASES if n.startswith("olmo3_")]:
         CASES[name]["sliding_window"] = 32
+    # Granite (added 2026-12-07): Llama's layers with GraniteModel's multipliers; full, checkpointed, LoRA
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("granite_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "granite", precision)
+        _zoo_case("granite_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "granite", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
+    _zoo_case("granite_2l_ckpt_b2_t64", "granite", "fp32", checkpoint="blocks")
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))

@@ -47,12 +47,12 @@ constexpr std::size_t total_records() {
   return n;
 }
 
-/// A composite record `head` followed by every part's records.
+/// A composite record `head` followed by every part's records. A sub-model may leave records
+/// past its root's span unused (models::lora_stack's room for layer runs): only the span is
+/// copied, and the unused records gather at the end, past the new root's span (never walked).
 template <class... Parts>
 constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&... parts) {
   model<1 + total_records<Parts...>()> m{};
-  head.span = static_cast<std::int32_t>(1 + total_records<Parts...>());
-  m.records[0] = head;
   std::size_t at = 1;
   boost::hana::for_each(boost::hana::make_tuple(parts...), [&](const auto& part) {
     using part_type = std::remove_cvref_t<decltype(part)>;
@@ -60,10 +60,14 @@ constexpr model<1 + total_records<Parts...>()> compose(layer head, const Parts&.
       m.records[at++] = part;
     } else if constexpr (op_description<part_type>) {
       m.records[at++] = as_layer(part);
-    } else {
-      for (const auto& r : part.records) m.records[at++] = r;
+    } else if constexpr (part_type::size > 0) {
+      const auto span = part.records[0].span;  // a leaf's may be 0: it is one record
+      const auto used = span >= 1 && static_cast<std::size_t>(span) < part_type::size ? static_cast<std::size_t>(span) : part_type::size;
+      for (std::size_t i = 0; i < used; ++i) m.records[at++] = part.records[i];
     }
   });
+  head.span = static_cast<std::int32_t>(at);
+  m.records[0] = head;
   return m;
 }
 

@@ -13,7 +13,8 @@
 // attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), qwen3 (q_norm, k_norm), gemma (GeGLU, head_dim,
 // (1 + w) norms, embedding x sqrt(hidden)), gemma3_text (models::visit_gemma3: four norms a layer,
 // q/k norms, sliding layers), olmo2 (models::olmo2: norms after the sublayers, q/k norms over the
-// projections), olmo3 (models::visit_olmo3: olmo2's layers, three of four in a window), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
+// projections), olmo3 (models::visit_olmo3: olmo2's layers, three of four in a window), granite
+// (models::granite: Llama's with its multipliers), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
 // mixtral (models::mixtral: MoE MLPs), each with tie_word_embeddings; gpt2 (models::gpt: tied
 // head, learned positions, 4x MLP); bert (models::bert); t5 (models::t5, tied head, ReLU
 // feed-forward). A setting the builder cannot express (Llama's attention_bias or mlp_bias,
@@ -142,6 +143,10 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   g.qk_norm = qwen3;                                              // Qwen3Attention.q_norm, k_norm (RMSNorm over head_dim)
   g.olmo2 = olmo2;                                                // Olmo2DecoderLayer's norms after the sublayers, q/k norms over the projections
   g.olmo3 = olmo3;                                                // ... and Olmo3Attention's windows on three layers of four
+  g.granite = model_type == "granite";                            // GraniteModel's multipliers: a tensor more each, nothing saved
+  if (g.granite)  // their values change no byte, but a config that does not give numbers is not Granite's
+    for (const char* key : {"embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"})
+      require(!c.contains(key) || c[key].is_number(), path, key, "a number");
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
   require(!flag_or(c, path, "mlp_bias", false), path, "mlp_bias", "false");
   if (gemma) {  // transformers >= 4.39 runs gelu_pytorch_tanh whichever of the two the config names
@@ -170,7 +175,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   // then from layer max_window_layers on (per-layer windows: not modelled)
   if (qwen2 || qwen3) require(!flag_or(c, path, "use_sliding_window", false), path, "use_sliding_window", "false");
   else if (olmo3) g.sliding_window = olmo3_window(c, path, g.layers);
-  else if (olmo2) require(!c.contains("sliding_window") || c["sliding_window"].is_null(), path, "sliding_window", "null (Olmo2Model's mask is causal)");
+  else if (olmo2 || g.granite) require(!c.contains("sliding_window") || c["sliding_window"].is_null(), path, "sliding_window", "null (the model's mask is causal)");
   else if (c.contains("sliding_window") && !c["sliding_window"].is_null()) g.sliding_window = positive(c, path, "sliding_window");
   if (g.sliding_window > g.context) g.sliding_window = 0;  // Phi-3-mini-128k's 262144 over 131072 positions: never reached
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
@@ -324,14 +329,16 @@ struct config_file {
 /// The family's sizes of model_type `t` into `m` (an error naming an unsupported model_type).
 inline void read_family(const nlohmann::json& c, const std::string& path, const std::string& t, models::hf_model_config& m) {
   using models::hf_family;
-  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3" || t == "olmo2" || t == "olmo3") m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
+  if (t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3" || t == "gemma" || t == "phi3" || t == "olmo2" || t == "olmo3" ||
+      t == "granite")
+    m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
   else if (t == "gemma3_text") m.family = hf_family::decoder, m.llama = gemma3_config_of(c, path);
   else if (t == "gemma3") fail(path, "model_type 'gemma3' is Gemma3ForConditionalGeneration (a vision tower beside the text model): give its \"text_config\" as a config of model_type gemma3_text");
   else if (t == "mixtral") m.family = hf_family::mixtral, m.llama = llama_family_config(c, path, t), m.moe = moe_config_of(c, path);
   else if (t == "gpt2") m.family = hf_family::gpt2, m.gpt = gpt2_config_of(c, path);
   else if (t == "bert") m.family = hf_family::bert, m.bert = bert_config_of(c, path);
   else if (t == "t5") m.family = hf_family::t5, m.t5 = t5_config_of(c, path);
-  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, olmo3, phi3, mixtral, gpt2, bert, t5)");
+  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, olmo3, granite, phi3, mixtral, gpt2, bert, t5)");
 }
 
 /// The model a parsed config.json describes (`path` names it in errors); `task` overrides the

@@ -155,9 +155,9 @@ template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scaled_embedding),
+  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scaled_embedding || g.granite),
                                                         repeat(g.layers, block(g)), models::family_norm(g, s.weights))
-                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scaled_embedding), repeat(g.layers, block(g)), models::family_norm(g));
+                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scaled_embedding || g.granite), repeat(g.layers, block(g)), models::family_norm(g));
   return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
 }
 
@@ -259,9 +259,11 @@ constexpr serving_budget serve(const models::llama_config& g, const serving& s, 
   if (is_quantized(s.weights)) {
     const models::lora_config frozen{.rank = 0, .targets = 0, .dropout_percent = 0, .base = s.weights};
     if (g.olmo2) return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::olmo2_block_lora(c, frozen); });
+    if (g.granite) return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::granite_block_lora(c, frozen); });
     return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::llama_block_lora(c, frozen); });
   }
   if (g.olmo2) return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::olmo2_block(c); });
+  if (g.granite) return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::granite_block(c); });
   return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
 }
 

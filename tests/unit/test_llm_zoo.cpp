@@ -29,6 +29,8 @@ static_assert(models::llama_parameter_count(models::gemma3_270m()) == 268'098'17
 // allenai/OLMo-2-0425-1B and OLMo-2-1124-7B: q_norm, k_norm over the whole projections (2 · width a layer), untied head
 static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
 static_assert(models::llama_parameter_count(models::olmo2_7b()) == 7'298'617'344);
+// ibm-granite/granite-3.1-2b-base ("2.5B"): Llama's layers, tied head; the multipliers hold no parameters
+static_assert(models::llama_parameter_count(models::granite3_2b()) == 2'533'531'648);
 // Olmo-3-1025-7B ("7B"): OLMo 2's layers at vocab_size 100278 (the windows hold no parameters)
 static_assert(models::llama_parameter_count(models::olmo3_7b()) == 7'298'011'136);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
@@ -303,6 +305,47 @@ TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on P
   some.layers_to_transform = {0, 1};
   CHECK_THROWS_WITH(models::visit_olmo3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 or OLMo 3 is not modelled"));
   CHECK_THROWS_WITH(serve(g, serving{.context = 1024, .concurrency = 1}, devices::h100_80gb), Catch::Contains("OLMo 3 is not modelled yet"));
+}
+
+TEST_CASE("Granite: Llama's layers with GraniteModel's multipliers, measured on PyTorch 2.6") {
+  // measure26_llm.py's granite_2l sizes: width 256, 8 q / 2 kv heads, ffn 688, tied head, batch 2, 64 tokens
+  auto g = models::granite3_2b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto full = budget_totals(models::granite(g), cpu, devices::a100_80gb);
+  CHECK(full.parameter_count == models::llama_parameter_count(g));
+  // pytorch-2.6-cpu-llm.json granite_2l_b2_t64: 6,393,344 B saved — what the same Llama saves: a product
+  // with a Python number (embedding_multiplier, residual_multiplier) or a quotient (logits_scaling) keeps nothing
+  CHECK(full.saved_activations == 6'393'344);
+  auto llama = g;
+  llama.granite = false;
+  CHECK(budget_totals(models::llama(llama), cpu, devices::a100_80gb).saved_activations == full.saved_activations);
+  cpu.checkpoint_blocks = true;  // granite_2l_ckpt_b2_t64
+  CHECK(budget_totals(models::granite(g), cpu, devices::a100_80gb).saved_activations == 689'664);
+  cpu.checkpoint_blocks = false;
+  // LoRA r=8 on all-linear (granite_2l_lora_all_r8_b2_t64: 5,531,648 B saved), PEFT's count
+  const models::lora_config l{8, all_linear, 0, base_weights::same};
+  const auto lora = budget_totals(models::granite_lora(g, l), cpu, devices::a100_80gb);
+  CHECK(lora.trainable_count == models::lora_counts(g, l).trainable);
+  CHECK(lora.saved_activations == 5'531'648);
+  // the Llama builders would leave the multipliers out: refused
+  CHECK_THROWS_WITH(models::llama(g), Catch::Contains("models::granite"));
+  CHECK_THROWS_WITH(models::llama_lora(g, l), Catch::Contains("models::granite"));
+}
+
+TEST_CASE("A LoRA model composes like any other: its unused records stay out of the composition") {
+  // lora_stack keeps room for the layer runs layers_to_transform may need; a composition around it
+  // (here: a scale after the head) copies only the records its root spans
+  auto g = models::qwen2_0_5b(64);
+  g.layers = 4;
+  models::lora_config l{8, q_proj | v_proj, 0, base_weights::same};
+  l.layers_to_transform = {1, 2};
+  const training plan{.batch = 1};
+  const auto alone = budget_totals(models::llama_lora(g, l), plan, devices::a100_80gb);
+  const auto composed = budget_totals(sequential(models::llama_lora(g, l), scale()), plan, devices::a100_80gb);
+  CHECK(composed.parameter_count == alone.parameter_count);
+  CHECK(composed.trainable_count == alone.trainable_count);
+  CHECK(composed.saved_activations == alone.saved_activations);
 }
 
 TEST_CASE("LoRA on Qwen2 and Gemma: the simulated models hold PEFT's counts") {

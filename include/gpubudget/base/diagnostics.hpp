@@ -102,8 +102,9 @@ namespace gpubudget::detail {
 
 // The LLM zoo (issue D).
 [[noreturn]] inline void layer_order_is_built_by_its_own_builder() {
-  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers), OLMo 3 (olmo3) or Gemma 3 (gemma3: alternating layers) is built by "
-       "models::olmo2, models::visit_olmo3 or models::visit_gemma3, not models::llama");
+  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers), OLMo 3 (olmo3), Gemma 3 (gemma3: alternating layers) or Granite "
+       "(granite: multipliers) is built by models::olmo2, models::visit_olmo3, models::visit_gemma3 or models::granite (LoRA: their _lora "
+       "builders), not models::llama");
 }
 [[noreturn]] inline void olmo3_layers_are_built_by_visit_olmo3() {
   fail("gpubudget: a llama_config of OLMo 3 (olmo3: a sliding window on three layers of four) is built by models::visit_olmo3 (LoRA: "

@@ -75,6 +75,9 @@ struct scale_op {
   /// transformers' rotary models compute their cos/sin tables here, after the (scaled) embedding:
   /// `inv_freq @ position_ids`, the forward's first cuBLAS call (its workspace: op_rules.md A3)
   flag rotary_tables_follow = {};
+  /// the multiplier is a Python number (Granite's embedding_multiplier), not a 0-dim tensor:
+  /// MulBackward0 keeps nothing
+  flag by_number = {};
 };
 
 template <>
@@ -86,7 +89,7 @@ struct op_traits<scale_op> {
     // Gemma's embedding scale multiplies by a 0-dim tensor (GemmaModel's torch.tensor(normalizer,
     // dtype), made on the CPU; Gemma 3's embed_scale buffer), which MulBackward0 keeps for the
     // embedding's gradient: one element more saved, a new allocation only on the CPU backend
-    const bool scalar_kept = op.rotary_tables_follow && c.s.on_cpu();
+    const bool scalar_kept = op.rotary_tables_follow && !op.by_number && c.s.on_cpu();
     return detail::pointwise(c.s, x, x.s, x.type, detail::keeps::nothing, scalar_kept ? bytes_of(1, x.type) : 0);
   }
 };
@@ -174,7 +177,8 @@ struct op_traits<gelu_new_op> {
 constexpr layer gelu_new() { return as_layer(gelu_new_op{}); }
 /// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
 constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
-/// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it.
-constexpr layer embedding_scale_then_rotary(bool applied) { return as_layer(scale_op{!applied, true}); }
+/// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it;
+/// `by_number`: the multiplier is a Python number (Granite), not Gemma's 0-dim tensor.
+constexpr layer embedding_scale_then_rotary(bool applied, bool by_number = false) { return as_layer(scale_op{!applied, true, by_number}); }
 
 }  // namespace gpubudget

@@ -135,6 +135,10 @@ struct llama_config {
   /// them; q_norm and k_norm over the whole q and k projections; Olmo2RMSNorm (weight · h in
   /// fp32, cast back) everywhere
   bool olmo2 = false;
+  /// Granite's multipliers (granite): embeddings × embedding_multiplier, each sublayer's output ×
+  /// residual_multiplier before its residual add, the logits ÷ logits_scaling — Python numbers,
+  /// so each a new tensor with nothing saved; Llama's layers otherwise
+  bool granite = false;
   /// OLMo 3's layers (visit_olmo3; olmo2 set too): OLMo 2's, and in every olmo3_period layers all
   /// but the last within sliding_window, every layer on the one RoPE table
   bool olmo3 = false;
@@ -174,6 +178,10 @@ constexpr qk_norm_kind family_qk_norm(const llama_config& g) {
   return g.olmo2 ? qk_norm_kind::whole_projection : g.gemma3 ? qk_norm_kind::per_head_gemma : g.qk_norm ? qk_norm_kind::per_head : qk_norm_kind::none;
 }
 
+/// The scale after the token embedding: Gemma's × √width (a 0-dim tensor), Granite's ×
+/// embedding_multiplier (a number), none for the others (an identity record).
+constexpr layer family_embedding_scale(const llama_config& g) { return embedding_scale_then_rotary(g.scaled_embedding || g.granite, g.granite); }
+
 /// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
 constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
 
@@ -189,28 +197,47 @@ constexpr auto llama_block(const llama_config& g) {
 
 /// The family's input and output around the decoder layers `blocks` (checkpointed as the caller
 /// flagged them): token embedding (× √width for Gemma), the blocks, final RMSNorm, LM head (tied to
-/// the embedding with tied_head); the logits [seq, vocab] are the output.
-template <std::size_t N>
-constexpr auto decoder_stack(const llama_config& g, model<N> blocks) {
+/// the embedding with tied_head), then `after` (Granite's logits scaling); the logits [seq, vocab]
+/// are the output.
+template <std::size_t N, class... After>
+constexpr auto decoder_stack(const llama_config& g, model<N> blocks, const After&... after) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
   if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
-  return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), embedding_scale_then_rotary(g.scaled_embedding),
-                    named("model.layers", blocks), named("model.norm", family_norm(g)), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})));
+  return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), family_embedding_scale(g),
+                    named("model.layers", blocks), named("model.norm", family_norm(g)), named("lm_head", shared(tie, linear_op{g.vocab, false, g.tied_head})),
+                    after...);
 }
 /// decoder_stack of one repeated block, each copy under torch.utils.checkpoint with checkpoint_blocks.
-template <std::size_t N>
-constexpr auto llama_stack(const llama_config& g, model<N> blocks) {
+template <std::size_t N, class... After>
+constexpr auto llama_stack(const llama_config& g, model<N> blocks, const After&... after) {
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return decoder_stack(g, blocks);
+  return decoder_stack(g, blocks, after...);
 }
 
 /// A Llama-style causal LM: `layers` decoder layers between the embedding and the LM head
 /// (Phi-3's packed projections: phi3).
 constexpr auto llama(const llama_config& g) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
-  if (g.olmo2 || g.gemma3) gpubudget::detail::layer_order_is_built_by_its_own_builder();
+  if (g.olmo2 || g.gemma3 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_stack(g, repeat(g.layers, llama_block(g)));
+}
+
+// --- Granite (transformers 5 models/granite/modular_granite.py, GraniteForCausalLM) ----------------
+
+/// GraniteDecoderLayer: LlamaDecoderLayer whose sublayers' outputs are multiplied by
+/// residual_multiplier before each residual add (`residual + hidden_states * m`: a new tensor,
+/// nothing saved); the attention's scaling (attention_multiplier) is SDPA's `scale`.
+constexpr auto granite_block(const llama_config& g) {
+  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", llama_attention(g)), named("residual_multiplier", scale())),
+                    residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))),
+                             named("residual_multiplier", scale())));
+}
+/// GraniteForCausalLM: `layers` GraniteDecoderLayers between the embedding (× embedding_multiplier)
+/// and the LM head, whose logits are divided by logits_scaling (a second logits tensor, nothing saved).
+constexpr auto granite(const llama_config& g) {
+  if (!g.granite) gpubudget::detail::invalid_layer_argument();
+  return llama_stack(g, repeat(g.layers, granite_block(g)), named("logits_scaling", scale()));
 }
 
 // --- OLMo 2 (transformers 5 models/olmo2/modeling_olmo2.py, Olmo2ForCausalLM) ---------------------
@@ -353,14 +380,14 @@ template <std::size_t N>
 constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::int64_t labels) {
   if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
-  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), embedding_scale_then_rotary(g.scaled_embedding),
+  return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), family_embedding_scale(g),
                     named("model.layers", blocks), named("model.norm", family_norm(g)), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
 }
 /// LlamaForSequenceClassification (and Mistral, Qwen2, Gemma): Qwen2-0.5B with 2 labels has
 /// 494,034,560 parameters (494,032,768 with its tied head, which adds none, + 896 x 2).
 constexpr auto llama_seq_cls(const llama_config& g, std::int64_t labels) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();
-  if (g.olmo2 || g.gemma3) gpubudget::detail::layer_order_is_built_by_its_own_builder();
+  if (g.olmo2 || g.gemma3 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_seq_cls_stack(g, repeat(g.layers, llama_block(g)), labels);
 }
 /// Phi3ForSequenceClassification: Phi-3's packed layers under the same head.
@@ -460,6 +487,17 @@ constexpr llama_config gemma3_270m(std::int64_t seq = 32768) { return gemma3_lay
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
 /// (GeGLU), tied embedding; GemmaModel scales the embeddings by √hidden_size.
 constexpr llama_config gemma_2b(std::int64_t seq = 8192) { return gemma_layers({256000, 2048, 18, 8, 1, 16384, 8192, seq, false, 0}); }
+/// `g`'s sizes as Granite's (granite; tied head, as granite-3.x ties it).
+constexpr llama_config granite_layers(llama_config g) {
+  g.granite = true;
+  g.tied_head = true;
+  return g;
+}
+/// Granite-3.1-2B: 2,533,531,648 parameters (the model card's 2.5B). ibm-granite/granite-3.1-2b-base
+/// config.json (model_type granite; its sizes as public conversion code quotes them, not read from the
+/// Hub here): vocab_size 49155, hidden_size 2048, 40 layers, 32 heads, 8 key/value heads,
+/// intermediate_size 8192, max_position_embeddings 131072, tie_word_embeddings true.
+constexpr llama_config granite3_2b(std::int64_t seq = 131072) { return granite_layers({49155, 2048, 40, 32, 8, 8192, 131072, seq, false, 0}); }
 /// `g`'s sizes as OLMo 2's layers (olmo2).
 constexpr llama_config olmo2_layers(llama_config g) {
   g.olmo2 = true;
@@ -588,10 +626,17 @@ constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
 constexpr layer lora_down_proj(const llama_config& g, const lora_config& l) { return named("mlp.down_proj", lora_linear_of(l, g.width, down_proj)); }
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
-  if (g.olmo2) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora
+  if (g.olmo2 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora, granite_lora
   const auto stored = unquantized_modules(l);
   return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l)),
                     residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l)));
+}
+/// GraniteDecoderLayer under get_peft_model (llama_block_lora's, each sublayer's output × residual_multiplier).
+constexpr auto granite_block_lora(const llama_config& g, const lora_config& l) {
+  const auto stored = unquantized_modules(l);
+  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l), named("residual_multiplier", scale())),
+                    residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l),
+                             named("residual_multiplier", scale())));
 }
 /// Olmo2DecoderLayer under get_peft_model (olmo2_block's order, frozen norms).
 constexpr auto olmo2_block_lora(const llama_config& g, const lora_config& l) {
@@ -650,8 +695,8 @@ constexpr lora_config without_layer_adapters(lora_config l) {
 /// `plain` on the others. Each run of consecutive layers of one kind is one repeat, numbered from
 /// its first layer (`model.layers.4` is copy 0 of a run starting there), so depth costs no
 /// records; one run (every layer adapted) is that repeat alone, several a sequence of them.
-/// Room for max_layer_runs runs: the records past the span are unused (drop_unused_records
-/// removes them from the model around it).
+/// Room for max_layer_runs runs: the records past the span are unused (a composition around it
+/// leaves them out: detail::compose).
 template <std::size_t B>
 constexpr model<1 + max_layer_runs * (1 + B)> decoder_layer_runs(const llama_config& g, const lora_config& l, const model<B>& adapted,
                                                                  const model<B>& plain) {
@@ -677,26 +722,14 @@ constexpr model<1 + max_layer_runs * (1 + B)> decoder_layer_runs(const llama_con
   return m;
 }
 
-/// Removes the unused records of the sub-model at `at` that has room for `capacity` records and
-/// uses its span: the records after it move up, the spans around it shrink, and the freed
-/// records at the end lie past the root's subtree (never walked).
-template <std::size_t N>
-constexpr void drop_unused_records(model<N>& m, std::size_t at, std::size_t capacity) {
-  const auto used = static_cast<std::size_t>(m.records[at].span), gap = capacity - used;
-  if (gap == 0) return;
-  for (std::size_t i = 0; i < at; ++i)
-    if (i + static_cast<std::size_t>(m.records[i].span) > at) m.records[i].span -= static_cast<std::int32_t>(gap);
-  for (std::size_t i = at + used; i + gap < N; ++i) m.records[i] = m.records[i + gap];
-  for (std::size_t i = N - gap; i < N; ++i) m.records[i] = layer{};
-}
 }  // namespace detail
 
 /// A LoRA fine-tune around its decoder layers `blocks` (detail::decoder_layer_runs): frozen
 /// embedding (× √width for Gemma; in modules_to_save: trained whole), final norm and `head`
-/// (lora_lm_head or lora_score_head). The model's unused records (of runs layers_to_transform did
-/// not need) are at its end.
-template <std::size_t N, class Head>
-constexpr auto lora_stack(const llama_config& g, const lora_config& l, const model<N>& blocks, const Head& head) {
+/// (lora_lm_head or lora_score_head), then `after` (Granite's logits scaling). The model's unused
+/// records (of runs layers_to_transform did not need) are at its end.
+template <std::size_t N, class Head, class... After>
+constexpr auto lora_stack(const llama_config& g, const lora_config& l, const model<N>& blocks, const Head& head, const After&... after) {
   if (g.seq > g.context || g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.modules_to_save & ~std::int64_t{save_lm_head | save_embed_tokens}) gpubudget::detail::unknown_module_to_save();
@@ -707,10 +740,8 @@ constexpr auto lora_stack(const llama_config& g, const lora_config& l, const mod
                       : l.targets & embed_tokens            ? lora_embedding(g.vocab, g.width, l.rank, stored, l.dora)
                                                             : frozen_embedding(g.vocab, g.width, stored, l.kbit_prepared);
   const auto input = tokens(g.seq);
-  const auto scale = embedding_scale_then_rotary(g.scaled_embedding);
-  auto m = sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(family_norm(g, stored))), head);
-  detail::drop_unused_records(m, 1 + gpubudget::detail::total_records<decltype(input), layer, decltype(scale)>(), N);
-  return m;
+  const auto scale = family_embedding_scale(g);
+  return sequential(input, named("model.embed_tokens", embed), scale, named("model.layers", blocks), named("model.norm", frozen(family_norm(g, stored))), head, after...);
 }
 /// The decoder layers of llama_lora.
 constexpr auto llama_lora_blocks(const llama_config& g, const lora_config& l) {
@@ -731,6 +762,14 @@ constexpr auto olmo2_lora(const llama_config& g, const lora_config& l) {
   if (g.olmo3) gpubudget::detail::olmo3_layers_are_built_by_visit_olmo3();
   if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   return lora_stack(g, l, detail::decoder_layer_runs(g, l, olmo2_block_lora(g, l), olmo2_block_lora(g, detail::without_layer_adapters(l))), lora_lm_head(g, l));
+}
+
+/// get_peft_model of GraniteForCausalLM: the logits ÷ logits_scaling after the head.
+constexpr auto granite_lora(const llama_config& g, const lora_config& l) {
+  if (!g.granite) gpubudget::detail::invalid_layer_argument();
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  const auto blocks = detail::decoder_layer_runs(g, l, granite_block_lora(g, l), granite_block_lora(g, detail::without_layer_adapters(l)));
+  return lora_stack(g, l, blocks, lora_lm_head(g, l), named("logits_scaling", scale()));
 }
 
 /// Gemma3DecoderLayer under get_peft_model: gemma3_block with its four norms and the q/k norms
