@@ -351,6 +351,14 @@ EXTRA_CASES = {
     "hf_olmo2_1b_b4_t1024_bf16": ["hf", {"cfg": "olmo-2-0425-1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
     "hf_olmo2_1b_b4_t1024_lora_bf16base": ["hf", {"cfg": "olmo-2-0425-1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
                                                   "lora": {"r": 16, "targets": "all-linear"}}],
+    # 2026-12-07 (run_open_questions.sh 29): OLMo 3 (op_rules.md L23: the 4096-token window's mask on three of four
+    # layers at 8192 tokens, one RoPE table) under LoRA on a bf16 base, and Granite (L24: the multipliers' tensors,
+    # the logits divided), full and LoRA, on transformers' own models
+    "hf_olmo3_7b_b1_t8192_lora_bf16base_ckpt": ["hf", {"cfg": "olmo-3-7b-like.json", "batch": 1, "seq": 8192, "prec": "amp_bf16", "base": "bf16",
+                                                      "ckpt": True, "lora": {"r": 16, "targets": "all-linear"}}],
+    "hf_granite_2b_b4_t1024_bf16": ["hf", {"cfg": "granite-3.1-2b-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_granite_2b_b4_t1024_lora_bf16base": ["hf", {"cfg": "granite-3.1-2b-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
+                                                    "lora": {"r": 16, "targets": "all-linear"}}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

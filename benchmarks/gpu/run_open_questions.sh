@@ -112,12 +112,18 @@
 #     all-linear on a bf16 base (L22), traced. Estimates written before any run (H100 80GB, commit of that stop):
 #     live peak 14,178,718,720 / 8,858,461,696 / 36,476,379,648 / 17,320,780,288 B; reserved 15,510,536,192 /
 #     10,139,729,920 / 39,472,594,944 / 18,549,309,440 B.
+#   29 (~4 min, prepared 2026-12-07 in a session without a GPU): an OLMo-3-7B-sized model under LoRA all-linear r=16 on a
+#     bf16 base, b1 t8192 AMP bf16, each layer checkpointed (op_rules.md L23: the 4096-token window's mask on 24 of 32
+#     layers, one RoPE table), and a Granite-3.1-2B-sized model (L24: the multipliers' tensors, the logits divided) full
+#     (AMP bf16, b4 t1024) and under LoRA all-linear on a bf16 base, traced (configs: hf-configs/olmo-3-7b-like.json,
+#     granite-3.1-2b-like.json). Estimates written before any run (H100 80GB, commit of that stop): live peak
+#     27,356,938,752 / 59,199,934,976 / 27,131,032,064 B; reserved 30,964,449,280 / 62,262,345,728 / 28,313,649,152 B.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28) ;; *) echo "usage: run_open_questions.sh 1-28 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29) ;; *) echo "usage: run_open_questions.sh 1-29 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -214,6 +220,8 @@ case "$call" in
     measure rnn 200 170 30 "$rnn" --trace "$work/traces" ;;
   27)
     measure rules27 230 200 45 hf_qwen3_0_6b_b4_t1024_bf16,hf_qwen3_0_6b_b4_t1024_lora_bf16base,hf_phi3_partial_b1_t2048_lora_bf16base_ckpt,hf_phi3_mini_b1_t4096_lora_bf16base,hf_mistral_7b_b1_t4096_lora_bf16base --trace "$work/traces" ;;
+  29)
+    measure rules29 230 200 60 hf_olmo3_7b_b1_t8192_lora_bf16base_ckpt,hf_granite_2b_b4_t1024_bf16,hf_granite_2b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
   28)
     measure rules28 200 170 45 hf_gemma3_1b_b2_t1024_lora_bf16base,hf_gemma3_1b_b2_t1024_lora_bf16base_ckpt,hf_olmo2_1b_b4_t1024_bf16,hf_olmo2_1b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
   5)
