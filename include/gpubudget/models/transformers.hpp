@@ -190,9 +190,11 @@ constexpr layer gate_activation(const llama_config& g) { return g.activation == 
 /// the same parameters, modelled as Llama's. Module names are transformers' (input_layernorm,
 /// self_attn, post_attention_layernorm, mlp.gate_proj, ...); the attention is one op whose
 /// projections are its parts self_attn.q_proj, k_proj, v_proj, o_proj (projection_names::llama).
-constexpr auto llama_block(const llama_config& g) {
-  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", llama_attention(g))),
-                    residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g)))));
+/// `after`: parts on each sublayer's output before its residual add (Granite's residual_multiplier).
+template <class... After>
+constexpr auto llama_block(const llama_config& g, const After&... after) {
+  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", llama_attention(g)), after...),
+                    residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))), after...));
 }
 
 /// The family's input and output around the decoder layers `blocks` (checkpointed as the caller
@@ -228,11 +230,7 @@ constexpr auto llama(const llama_config& g) {
 /// GraniteDecoderLayer: LlamaDecoderLayer whose sublayers' outputs are multiplied by
 /// residual_multiplier before each residual add (`residual + hidden_states * m`: a new tensor,
 /// nothing saved); the attention's scaling (attention_multiplier) is SDPA's `scale`.
-constexpr auto granite_block(const llama_config& g) {
-  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", llama_attention(g)), named("residual_multiplier", scale())),
-                    residual(named("post_attention_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))),
-                             named("residual_multiplier", scale())));
-}
+constexpr auto granite_block(const llama_config& g) { return llama_block(g, named("residual_multiplier", scale())); }
 /// GraniteForCausalLM: `layers` GraniteDecoderLayers between the embedding (× embedding_multiplier)
 /// and the LM head, whose logits are divided by logits_scaling (a second logits tensor, nothing saved).
 constexpr auto granite(const llama_config& g) {
@@ -624,19 +622,23 @@ constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
 }
 /// ... and its down_proj.
 constexpr layer lora_down_proj(const llama_config& g, const lora_config& l) { return named("mlp.down_proj", lora_linear_of(l, g.width, down_proj)); }
+namespace detail {
+/// LlamaDecoderLayer's order under get_peft_model, `after` on each sublayer's output (Granite's).
+template <class... After>
+constexpr auto llama_order_lora(const llama_config& g, const lora_config& l, const After&... after) {
+  const auto stored = unquantized_modules(l);
+  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l), after...),
+                    residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l), after...));
+}
+}  // namespace detail
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
   if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
   if (g.olmo2 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora, granite_lora
-  const auto stored = unquantized_modules(l);
-  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l)),
-                    residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l)));
+  return detail::llama_order_lora(g, l);
 }
 /// GraniteDecoderLayer under get_peft_model (llama_block_lora's, each sublayer's output × residual_multiplier).
 constexpr auto granite_block_lora(const llama_config& g, const lora_config& l) {
-  const auto stored = unquantized_modules(l);
-  return sequential(residual(named("input_layernorm", frozen(family_norm(g, stored))), lora_self_attention(g, l), named("residual_multiplier", scale())),
-                    residual(named("post_attention_layernorm", frozen(family_norm(g, stored))), lora_gate_up(g, l), lora_down_proj(g, l),
-                             named("residual_multiplier", scale())));
+  return detail::llama_order_lora(g, l, named("residual_multiplier", scale()));
 }
 /// Olmo2DecoderLayer under get_peft_model (olmo2_block's order, frozen norms).
 constexpr auto olmo2_block_lora(const llama_config& g, const lora_config& l) {
