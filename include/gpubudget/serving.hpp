@@ -155,9 +155,9 @@ template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scaled_embedding || g.granite),
+  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
                                                         repeat(g.layers, block(g)), models::family_norm(g, s.weights))
-                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scaled_embedding || g.granite), repeat(g.layers, block(g)), models::family_norm(g));
+                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scales_embedding()), repeat(g.layers, block(g)), models::family_norm(g));
   return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
 }
 

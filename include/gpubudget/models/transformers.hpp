@@ -147,6 +147,8 @@ struct llama_config {
   std::int64_t rotary_dim = 0;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
+  /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
+  constexpr bool scales_embedding() const { return scaled_embedding || granite; }
   /// The window SDPA is given as a mask (attention option attention_window): none where the kernel takes it.
   constexpr std::int64_t mask_window() const { return kernel_window ? 0 : sliding_window; }
 };
@@ -180,7 +182,7 @@ constexpr qk_norm_kind family_qk_norm(const llama_config& g) {
 
 /// The scale after the token embedding: Gemma's × √width (a 0-dim tensor), Granite's ×
 /// embedding_multiplier (a number), none for the others (an identity record).
-constexpr layer family_embedding_scale(const llama_config& g) { return embedding_scale_then_rotary(g.scaled_embedding || g.granite, g.granite); }
+constexpr layer family_embedding_scale(const llama_config& g) { return embedding_scale_then_rotary(g.scales_embedding(), g.granite); }
 
 /// The gated MLP's activation: SiLU (SwiGLU), or Gemma's gelu_pytorch_tanh (GeGLU).
 constexpr layer gate_activation(const llama_config& g) { return g.activation == gated_activation::gelu_tanh ? gelu() : silu(); }
