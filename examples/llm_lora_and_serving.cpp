@@ -25,7 +25,10 @@
 //     OLMo-2-1B (models::olmo2_lora: norms after the sublayers, q/k norms over the projections) the same;
 //     OLMo-3-7B at 8k tokens (models::visit_olmo3_lora: OLMo 2's layers, a 4096-token window on three
 //     of four) on an A100 40GB; Granite-3.1-2B (models::granite_lora: Llama's layers with
-//     GraniteModel's multipliers, each a tensor more and nothing saved) on a T4.
+//     GraniteModel's multipliers, each a tensor more and nothing saved) on a T4; Gemma-2-2B
+//     (models::visit_gemma2_lora: a window on every other layer, the logits soft-capped, whose tanh
+//     output is kept) on a T4, as a free Colab notebook runs it, and what attn_implementation "eager"
+//     (llama_config::eager_attention: the scores materialized) costs it.
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -93,6 +96,9 @@ static_assert(models::lora_counts(models::olmo2_1b(), {16, all_linear, 0, base_w
 static_assert(models::llama_parameter_count(models::olmo2_1b()) == 1'484'916'736);
 // granite-3.1-2b: 40 layers x 16 x ((2048 + 2048) · 2 + (2048 + 512) · 2 + (2048 + 8192) · 3)
 static_assert(models::lora_counts(models::granite3_2b(), {16, all_linear, 0, base_weights::nf4}).trainable == 28'180'480);
+// gemma-2-2b: 26 layers x 16 x ((2304 + 2048) · 2 + (2304 + 1024) · 2 + (2304 + 9216) · 3); its published 2,614,341,888
+static_assert(models::lora_counts(models::gemma2_2b(), {16, all_linear, 0, base_weights::nf4}).trainable == 20'766'720);
+static_assert(models::llama_parameter_count(models::gemma2_2b()) == 2'614'341'888);
 // Olmo-3-1025-7B: 32 layers x 16 x ((4096 + 4096) · 4 + (4096 + 11008) · 3)
 static_assert(models::lora_counts(models::olmo3_7b(), {16, all_linear, 0, base_weights::nf4}).trainable == 39'976'960);
 
@@ -239,4 +245,20 @@ int main() {
               << "\nLargest micro-batch: " << max_micro_batch(net, g3_plan, devices::a100_40gb, {1, 64}) << "\n";
     return 0;
   });
+  models::visit_gemma2_lora(models::gemma2_2b(2048), g3_lora, [&](const auto& net) {
+    std::cout << "\n## Gemma-2-2B, QLoRA (NF4) r=16 on all-linear, 2k tokens, AMP fp16, every layer checkpointed, on a T4\n\n"
+              << markdown_table(budget_totals(net, t4_plan, devices::t4))
+              << "\nLargest micro-batch: " << max_micro_batch(net, t4_plan, devices::t4, {1, 64})
+              << " (the 256,000-token logits, their soft cap and the loss's fp32 copy are most of the peak)\n";
+    return 0;
+  });
+  // attn_implementation "eager", as Gemma2ForCausalLM's training warning recommends: every layer keeps its soft-capped scores
+  auto gemma2_eager = models::gemma2_2b(2048);
+  gemma2_eager.eager_attention = gemma2_eager.attention_softcap = true;
+  const training t4_no_ckpt{.batch = 1, .precision = amp_fp16};
+  const auto saved_with = [&](const models::llama_config& g) {
+    return models::visit_gemma2_lora(g, g3_lora, [&](const auto& net) { return budget_totals(net, t4_no_ckpt, devices::t4).saved_activations; });
+  };
+  std::cout << "\nThe same without checkpointing, saved for backward: SDPA (transformers' default) " << format_bytes(saved_with(models::gemma2_2b(2048)))
+            << ", eager " << format_bytes(saved_with(gemma2_eager)) << "\n";
 }

@@ -72,7 +72,7 @@ inline std::vector<cli::option_spec> general_options() {
       {"checkpoint-blocks", false, "", "gradient-checkpoint every repetition inside repeated blocks (e.g. transformer layers)"},
       {"freeze-all-but", true, "NAMES", "train only the modules these comma-separated PyTorch module paths (or prefixes of them) select, e.g. layer4.2.conv3"},
       {"freeze-all", false, "", "freeze every parameter"},
-      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, olmo3, granite, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
+      {"hf-config", true, "FILE", "the model from a transformers config.json (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, olmo3, granite, phi3, mixtral, gpt2, bert, t5) instead of a zoo name; --seq etc. apply"},
       {"graph", true, "FILE", "the model from a JSON graph that tools/gpubudget-export wrote (any nn.Module; docs/export.md) instead of a zoo name"},
       {"teacher", true, "MODEL", "a distillation teacher (any zoo model, or a transformers config.json), run without grad before each micro-batch"},
       {"teacher-offload", false, "", "the teacher's weights live in host memory and are brought in for its forward"},

@@ -54,7 +54,7 @@ inline std::string family_of(const models::hf_model_config& m) {
 inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& name) {
   zoo_entry e{name, family_of(m), [m](const model_options& o, const training& t, const device& d) {
                 const auto sized = with_options(m, o);
-                if (sized.llama.gemma3 && sized.task == models::hf_task::causal_lm) return detail::evaluate_gemma3(sized.llama, t, d);
+                if (sized.llama.gemma_alternating() && sized.task == models::hf_task::causal_lm) return detail::evaluate_gemma_alternating(sized.llama, t, d);
                 return models::visit_hf_model(sized, [&](const auto& net) { return evaluate(net, t, d); });
               }};
   using models::hf_family;

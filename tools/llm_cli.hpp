@@ -306,6 +306,13 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
     return {adapted([g, l](const model_options&, const training& t, const device& d) { return evaluate(models::olmo2_lora(g, l), t, d); }),
             models::lora_counts(g, l)};
   }
+  if (g.gemma2) {
+    if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": Gemma 2's head here is causal-lm (Gemma2ForCausalLM)");
+    return {adapted([g, l](const model_options&, const training& t, const device& d) {
+              return models::visit_gemma2_lora(g, l, [&](const auto& m) { return evaluate(m, t, d); });
+            }),
+            models::lora_counts(g, l)};
+  }
   if (g.gemma3) {
     if (l.labels > 0) throw cli::usage_error("--lora on " + base.name + ": Gemma 3's head here is causal-lm (Gemma3ForCausalLM)");
     return {adapted([g, l](const model_options&, const training& t, const device& d) {

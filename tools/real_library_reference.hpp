@@ -252,7 +252,7 @@ inline training step_of(const nlohmann::json& s, std::int64_t batch) {
 
 /// PEFT's LoRA on an hf config of the Llama family (bf16 or other frozen base).
 inline void apply_lora(built_case& b, const std::string& path, const std::string& model_type, const nlohmann::json& s) {
-  const std::set<std::string> llama_family = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma3_text", "olmo2", "olmo3", "granite", "phi3"};
+  const std::set<std::string> llama_family = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "olmo2", "olmo3", "granite", "phi3"};
   if (!llama_family.count(model_type)) throw not_expressible{"LoRA on model_type " + model_type + " (the zoo's LoRA is the Llama family's)"};
   std::ifstream in(path);
   const auto config = nlohmann::json::parse(in);

@@ -284,7 +284,7 @@ using unsupported_case = std::function<usage_error(const std::string&)>;
 /// model with the case's sizes.
 std::string zoo_family_of(const std::string& model, case_config& cc, const unsupported_case& unsupported) {
   const std::map<std::string, std::string> small_models = {{"llama", "llama-2-7b"}, {"mixtral", "mixtral-8x7b"}, {"qwen2", "qwen2-0.5b"},
-                                                           {"qwen3", "qwen3-0.6b"}, {"gemma", "gemma-2b"}, {"gemma3", "gemma-3-1b"},   {"olmo2", "olmo2-1b"}, {"olmo3", "olmo3-7b"}, {"granite", "granite-3.1-2b"},     {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
+                                                           {"qwen3", "qwen3-0.6b"}, {"gemma", "gemma-2b"}, {"gemma2", "gemma-2-2b"}, {"gemma3", "gemma-3-1b"},   {"olmo2", "olmo2-1b"}, {"olmo3", "olmo3-7b"}, {"granite", "granite-3.1-2b"},     {"phi3", "phi-3-mini"},      {"t5", "t5-small"}};
   cc.model = small_models.count(model) ? small_models.at(model) : model;
   std::string family;
   for (const auto& e : tools::zoo())
@@ -336,6 +336,10 @@ void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_con
     cc.plan.model_allocator = true;  // reserved and device total from the caching allocator model
   } else {
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(optimizer), r);
+    // torch.backends.cpu.get_cpu_capability() where the case recorded it (the AVX512 Xeons' where it did not)
+    const std::string isa = string_field(c, "cpu_capability");
+    if (!isa.empty() && isa != "AVX512" && isa != "AVX2") throw unsupported("cpu_capability '" + isa + "' (AVX512 or AVX2)");
+    cc.plan.cpu_capability = isa == "AVX2" ? cpu_isa::avx2 : cpu_isa::avx512;
   }
   cc.plan.precision = pm;
   cc.plan.sdpa = backends.at(backend);
@@ -382,6 +386,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
   training_step_from_fields(c, r, cc, unsupported);
   const std::string attention = string_field(c, "attention");
   if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
+  else if (attention == "eager" && family == "llama") o[tools::hidden_eager_attention] = model == "gemma2" ? 2 : 1;  // Gemma 2: its softcap
   else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
   const std::string ckpt = string_field(c, "checkpoint");
   if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;

@@ -194,6 +194,9 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 inline const std::string hidden_rotary_dim = "_rotary-dim";
 /// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
 inline const std::string hidden_sliding_window = "_sliding-window";
+/// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
+/// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
+inline const std::string hidden_eager_attention = "_eager-attention";
 
 namespace detail {
 template <class F>
@@ -252,10 +255,13 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.head_dim = o.get("head-dim", g.head_dim);
   g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
+  if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
   return g;
 }
-/// Gemma 3 on `t` (models::visit_gemma3: training::checkpoint_blocks checkpoints each layer).
-inline evaluation evaluate_gemma3(const models::llama_config& g, const training& t, const device& d) {
+/// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks
+/// checkpoints each layer); the zoo and --hf-config share these instantiations.
+inline evaluation evaluate_gemma_alternating(const models::llama_config& g, const training& t, const device& d) {
+  if (g.gemma2) return models::visit_gemma2(g, [&](const auto& m) { return evaluate(m, t, d); });
   return models::visit_gemma3(g, [&](const auto& m) { return evaluate(m, t, d); });
 }
 /// A Llama-family zoo entry: models::llama, models::phi3 for Phi-3's packed projections, Gemma 3's layers.
@@ -263,7 +269,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
   return {name, "llama",
           [base](const model_options& o, const training& t, const device& d) {
             const auto g = llama_from(base, o);
-            if (g.gemma3) return evaluate_gemma3(g, t, d);
+            if (g.gemma_alternating()) return evaluate_gemma_alternating(g, t, d);
             if (g.olmo3) return models::visit_olmo3(g, [&](const auto& m) { return evaluate(m, t, d); });
             if (g.olmo2) return evaluate(models::olmo2(g), t, d);
             if (g.granite) return evaluate(models::granite(g), t, d);
@@ -355,6 +361,8 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("qwen3-0.6b", models::qwen3_0_6b(40960)));
   z.push_back(llama_model("qwen3-8b", models::qwen3_8b(40960)));
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
+  z.push_back(llama_model("gemma-2-2b", models::gemma2_2b(8192)));
+  z.push_back(llama_model("gemma-2-9b", models::gemma2_9b(8192)));
   z.push_back(llama_model("gemma-3-1b", models::gemma3_1b(32768)));
   z.push_back(llama_model("gemma-3-270m", models::gemma3_270m(32768)));
   z.push_back(llama_model("olmo2-1b", models::olmo2_1b(4096)));

@@ -159,9 +159,24 @@ class Llama(nn.Module):
         h = m.n2(x)
         return x + self._mlp(m, h)
 
+    eager = False  # attn_implementation="eager" (transformers 5's eager_attention_forward) instead of "sdpa"
+    softcap = None  # eager only: Gemma 2's attn_logit_softcapping
+
     def _attend(self, q, k, v, mask):
         """SDPA as transformers' sdpa_attention_forward calls it: causal without a mask (grouped-query
-        heads through enable_gqa); with one, k and v repeated to every query head first (repeat_kv)."""
+        heads through enable_gqa); with one, k and v repeated to every query head first (repeat_kv).
+        eager: transformers 5's eager_attention_forward, op for op: repeat_kv, q @ kᵀ times the scaling (a
+        Python number), Gemma 2's softcap (tanh(w / cap) * cap), the float mask added, softmax in fp32 cast
+        back to q's type, dropout (p 0: none), @ v."""
+        if self.eager:
+            n = self.h // self.kvh
+            k, v = (_repeat_kv(k, n), _repeat_kv(v, n)) if n > 1 else (k, v)
+            w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
+            if self.softcap is not None:
+                w = torch.tanh(w / self.softcap) * self.softcap
+            w = F.softmax(w + mask, dim=-1, dtype=torch.float32).to(q.dtype)
+            w = F.dropout(w, p=0.0, training=self.training)
+            return torch.matmul(w, v)
         if mask is not None and self.kvh != self.h:
             k, v = _repeat_kv(k, self.h // self.kvh), _repeat_kv(v, self.h // self.kvh)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
@@ -193,6 +208,26 @@ class Llama(nn.Module):
         """SDPA's attn_mask, None for is_causal (measure26_llm.py's SlidingWindow makes transformers' window mask)."""
         return None
 
+    def _eager_mask(self, B, T, dtype, window=None):
+        """transformers 5's eager_mask (masking_utils.py): the bool mask on broadcast indices, never skipped,
+        expanded to [B, 1, T, T], then torch.where(mask, tensor(0.0, dtype), finfo(dtype).min): a float mask in
+        the embeddings' type, made once per forward for every layer that reads it (causal, or within a window)."""
+        q_idx = torch.arange(T)[None, None, :, None]
+        kv_idx = torch.arange(T)[None, None, None, :]
+        m = torch.ones((), dtype=torch.bool) & (kv_idx <= q_idx)
+        if window is not None:
+            m = m & (kv_idx > q_idx - window)
+        return torch.where(m.expand(B, -1, T, T), torch.tensor(0.0, dtype=dtype), torch.finfo(dtype).min)
+
+    def _masks(self, B, T, dtype):
+        """(the masked layers' mask, every other layer's): SDPA's (_mask, None); eager's float masks, the
+        sliding one where the model has a window."""
+        if not self.eager:
+            return self._mask(B, T), None
+        full = self._eager_mask(B, T, dtype)
+        window = getattr(self, "window", None)
+        return (self._eager_mask(B, T, dtype, window) if window is not None else full), full
+
     def _masked(self, i):
         """Whether layer i reads the mask (measure26_llm.py's Olmo3: its sliding layers only)."""
         return True
@@ -209,9 +244,10 @@ class Llama(nn.Module):
         B, T = ids.shape
         x = self._embed(ids)
         cos, sin = self._rope_table(x, self.inv_freq)
-        mask = self._mask(B, T)
+        mask, full = self._masks(B, T, x.dtype)
         for i, m in enumerate(self.layers):
-            args = (cos, sin) if mask is None or not self._masked(i) else (cos, sin, mask)
+            layer_mask = mask if mask is not None and self._masked(i) else full
+            args = (cos, sin) if layer_mask is None else (cos, sin, layer_mask)
             if self.ckpt:
                 x = torch.utils.checkpoint.checkpoint(self._layer, m, x, *args, use_reentrant=False)
             else:
@@ -482,6 +518,8 @@ def measure_cases(names, cases, run, heap, res, out):
         t0 = time.time()
         r = run(cases[n], heap)
         r["seconds"] = round(time.time() - t0, 2)
+        # the ISA decides where a 16-bit GEMM runs (op_rules.md 2.6 #82): every case says which it ran on
+        r.setdefault("cpu_capability", torch.backends.cpu.get_cpu_capability())
         res["cases"].append(r)
         print("measured %-44s %6.1f s  saved %s  peak %s" % (n, r["seconds"], r.get("saved_bytes"),
                                                            r.get("step_peak_bytes", r.get("prefill_peak_bytes"))),

@@ -439,16 +439,41 @@ class Gemma3(Gemma):
         B, T = ids.shape
         x = self._embed(ids)
         tables = [self._rope_table(x, inv) for inv in (self.inv_freq_global, self.inv_freq)]
-        mask = self._mask(B, T)
+        mask, full = self._masks(B, T, x.dtype)
         for i, m in enumerate(self.layers):
             sliding = (i + 1) % 6 != 0
             cos, sin = tables[1] if sliding else tables[0]
-            args = (cos, sin, mask) if sliding and mask is not None else (cos, sin)
+            layer_mask = mask if sliding and mask is not None else full
+            args = (cos, sin) if layer_mask is None else (cos, sin, layer_mask)
             if self.ckpt:
                 x = torch.utils.checkpoint.checkpoint(self._layer, m, x, *args, use_reentrant=False)
             else:
                 x = self._layer(m, x, *args)
         return self.lm_head(self.norm(x))
+
+
+class Gemma2(Gemma3):
+    """Gemma2ForCausalLM (transformers 5 models/gemma2/modular_gemma2.py written op for op, with "sdpa", the
+    attn_implementation from_config and from_pretrained give it): Gemma 3's four (1 + w) norms a layer without q_norm
+    and k_norm; of every 2 layers (Gemma2Config's default layer_types) the first attends within a sliding window
+    (SlidingWindow's mask; repeat_kv with it) and the second is causal; one RoPE table (Gemma2Model.rotary_emb);
+    the logits soft-capped, tanh(logits / 30) * 30 (final_logit_softcapping). attn_logit_softcapping is eager's
+    only: sdpa_attention_forward takes no softcap."""
+
+    def __init__(self, layers=5, heads=4, kv_heads=2, **kw):
+        super().__init__(layers=layers, heads=heads, kv_heads=kv_heads, **kw)
+        for m in self.layers:
+            del m.qn, m.kn
+        del self.inv_freq_global
+
+    _heads = Llama._heads
+
+    def _masked(self, i):
+        return (i + 1) % 2 != 0
+
+    def forward(self, ids):
+        logits = Llama.forward(self, ids)
+        return torch.tanh(logits / 30.0) * 30.0
 
 
 QWEN2_SIZES = dict(LLAMA_SIZES)
@@ -457,6 +482,7 @@ GEMMA_SIZES = dict(vocab=32000, width=256, layers=2, heads=4, kv_heads=1, head_d
 PHI3_SIZES = dict(LLAMA_SIZES, kv_heads=8)
 OLMO2_SIZES = dict(LLAMA_SIZES)
 OLMO3_SIZES = dict(LLAMA_SIZES, layers=5)
+GEMMA2_SIZES = dict(GEMMA_SIZES, layers=5, kv_heads=2, head_dim=64)
 GRANITE_SIZES = dict(LLAMA_SIZES)
 T5_SIZES = dict(vocab=2000, width=128, head_width=32, ffn=512, layers=2, heads=4)
 ZOO_DESC = {
@@ -478,6 +504,10 @@ ZOO_DESC = {
              "and the MLP, q_norm / k_norm over the whole projections, Olmo2RMSNorm), layers 0-2 and 4 attending within a "
              "sliding window of 32 tokens through SDPA (transformers 5's mask written out; repeat_kv with the mask), layer 3 "
              "causal, one RoPE table; GQA 8 q / 2 kv heads, width 256, ffn 688, vocab 32000, untied head",
+    "gemma2": "5-layer Gemma-2-style decoder (Gemma2ForCausalLM written out: four (1 + w) norms a layer, layers 0, 2 "
+              "and 4 attending within a sliding window of 32 tokens through SDPA (transformers 5's mask; repeat_kv with "
+              "it), 1 and 3 causal, one RoPE table, GQA 4 q / 2 kv heads of 64, GeGLU, embeddings x sqrt(256), tied head, "
+              "logits tanh-softcapped at 30), width 256, ffn 688, vocab 32000",
     "granite": "2-layer Granite-style decoder: %s, with GraniteModel's multipliers (embeddings x 12, each sublayer's "
                "output x 0.22 before its residual add, SDPA scale 1/128, logits / 16) and lm_head tied to embed_tokens "
                "(granite-3.x)" % LLAMA_DESC.replace(", untied head", ""),
@@ -493,10 +523,11 @@ ZOO_BUILD = {
     "olmo2": lambda ckpt: Olmo2(ckpt=ckpt),
     "olmo3": lambda ckpt: Olmo3(ckpt=ckpt),
     "granite": lambda ckpt: Granite(ckpt=ckpt),
+    "gemma2": lambda ckpt: Gemma2(ckpt=ckpt),
     "t5": lambda ckpt: T5(2000, 128, 32, 512, 2, 4, 64),
 }
 ZOO_SIZES = {"qwen2": QWEN2_SIZES, "qwen3": QWEN3_SIZES, "phi3_partial_rotary": PHI3_SIZES, "gemma": GEMMA_SIZES, "phi3": PHI3_SIZES, "olmo2": OLMO2_SIZES,
-             "olmo3": OLMO3_SIZES, "granite": GRANITE_SIZES, "t5": T5_SIZES}
+             "olmo3": OLMO3_SIZES, "granite": GRANITE_SIZES, "gemma2": GEMMA2_SIZES, "t5": T5_SIZES}
 
 
 def _lora_on(model, targets, r, p):
@@ -542,6 +573,45 @@ def _gemma3_case(precision, seq, ckpt, lora):
                        make_batch=(lambda t: lambda: torch.randint(0, 32000, (2, t)))(seq))
     if lora:
         CASES[name]["lora"] = dict(r=8, targets=lora, dropout=0.0, base="fp32")
+
+
+def _eager(build, softcap=None):
+    """`build`'s model with attn_implementation="eager" (measure26.Llama.eager), Gemma 2's softcap on the scores."""
+    def made():
+        m = build()
+        m.eager, m.softcap = True, softcap
+        return m
+    return made
+
+
+def _eager_cases():
+    """The eager attention cases: each is its sdpa twin's case with eager attention ("attention": "eager")."""
+    for precision in ("fp32", "bf16_autocast"):
+        suffix = "_bf16" if precision != "fp32" else ""
+        _zoo_case("gemma2_5l_eager_b2_t256" + suffix, "gemma2", precision, seq=256)
+        _zoo_case("gemma2_5l_eager_lora_all_r8_b2_t256" + suffix, "gemma2", precision, lora=dict(r=8, targets="all-linear", dropout=0.0), seq=256)
+    _zoo_case("gemma2_5l_eager_ckpt_b2_t256", "gemma2", "fp32", checkpoint="blocks", seq=256)
+    for name in [n for n in CASES if n.startswith("gemma2_5l_eager")]:
+        c = CASES[name]
+        c["sliding_window"] = 32
+        lora = c.get("lora")
+        base = (lambda ck: lambda: Gemma2(ckpt=ck))(c["checkpoint"] != "none")
+        c["build"] = _lora_on(_eager(base, 50.0), TARGETS[lora["targets"]], lora["r"], lora["dropout"]) if lora else _eager(base, 50.0)
+        c["attention"] = "eager"
+        c["description"] += ", attn_implementation eager (attn_logit_softcapping 50)"
+    for precision in ("fp32", "bf16_autocast"):
+        name = "llama2l_eager_b2_t256" + ("_bf16" if precision != "fp32" else "")
+        CASES[name] = dict(case=name, description="%s, attn_implementation eager, %s, batch 2, seq 256"
+                           % (LLAMA_DESC, "CPU autocast bf16" if precision != "fp32" else "fp32"),
+                           model="llama", batch=2, image_size=None, seq=256, sizes=dict(LLAMA_SIZES), precision=precision,
+                           optimizer="adamw", optimizer_impl="for_loop", attention="eager", checkpoint="none", train_only=None,
+                           dropout=None, build=_eager(lambda: Llama()), make_batch=lambda: torch.randint(0, 32000, (2, 256)))
+    for precision in ("fp32", "bf16_autocast"):
+        sdpa = "gemma3_7l_b2_t64" + ("_bf16" if precision != "fp32" else "")
+        name = sdpa.replace("gemma3_7l_", "gemma3_7l_eager_").replace("_t64", "_t256")
+        CASES[name] = dict(CASES[sdpa], case=name, attention="eager", build=_eager(lambda: Gemma3()), seq=256,
+                           make_batch=lambda: torch.randint(0, 32000, (2, 256)),
+                           description=CASES[sdpa]["description"].replace("seq 64", "seq 256") + ", attn_implementation eager")
 
 
 def _define_zoo_cases():
@@ -605,6 +675,20 @@ def _define_zoo_cases():
         _zoo_case("granite_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "granite", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))
     _zoo_case("granite_2l_ckpt_b2_t64", "granite", "fp32", checkpoint="blocks")
+    # Gemma 2 (added 2026-12-07, second stop): Gemma 3's norms, no q/k norms, a window on every other layer, one RoPE
+    # table, softcapped logits; 5 layers (two periods and one sliding), window 32 at 64 tokens (the mask) and at 24
+    for precision in ("fp32", "bf16_autocast"):
+        _zoo_case("gemma2_5l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma2", precision)
+        _zoo_case("gemma2_5l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma2", precision,
+                  lora=dict(r=8, targets="all-linear", dropout=0.0))
+    _zoo_case("gemma2_5l_ckpt_b2_t64", "gemma2", "fp32", checkpoint="blocks")
+    _zoo_case("gemma2_5l_b2_t24", "gemma2", "fp32", seq=24)
+    for name in [n for n in CASES if n.startswith("gemma2_")]:
+        CASES[name]["sliding_window"] = 32
+    # attn_implementation="eager" (added 2026-12-07, second stop): transformers 5's eager_attention_forward and eager
+    # float masks on the 2-layer Llama (GQA 8 / 2: repeat_kv's copies), Gemma 2 (its attn_logit_softcapping, which only
+    # eager applies, as Gemma2ForCausalLM's training warning recommends) and Gemma 3 (one kv head)
+    _eager_cases()
     for precision in ("fp32", "bf16_autocast"):
         _zoo_case("gemma_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma", precision,
                   lora=dict(r=8, targets="all-linear", dropout=0.0))

@@ -359,6 +359,16 @@ EXTRA_CASES = {
     "hf_granite_2b_b4_t1024_bf16": ["hf", {"cfg": "granite-3.1-2b-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
     "hf_granite_2b_b4_t1024_lora_bf16base": ["hf", {"cfg": "granite-3.1-2b-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "base": "bf16",
                                                     "lora": {"r": 16, "targets": "all-linear"}}],
+    # 2026-12-07, second stop (run_open_questions.sh 30): Gemma 2 (op_rules.md L25: a 4096-token window on every other
+    # layer, one RoPE table, the logits soft-capped, with the attention transformers 5 picks when the config names none,
+    # recorded as attn_implementation), full at 1024 tokens and under LoRA at 8192 (the window's mask on 13 of 26 layers)
+    "hf_gemma2_2b_b2_t1024_bf16": ["hf", {"cfg": "gemma-2-2b-like.json", "batch": 2, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt": ["hf", {"cfg": "gemma-2-2b-like.json", "batch": 1, "seq": 8192, "prec": "amp_bf16", "base": "bf16",
+                                                       "ckpt": True, "lora": {"r": 16, "targets": "all-linear"}}],
+    # ... and with attn_implementation "eager" (op_rules.md L26: every layer's soft-capped scores kept), as the model's
+    # training warning recommends
+    "hf_gemma2_2b_b1_t2048_lora_bf16base_eager": ["hf", {"cfg": "gemma-2-2b-eager-like.json", "batch": 1, "seq": 2048, "prec": "amp_bf16",
+                                                        "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
@@ -730,8 +740,13 @@ def train(kind, spec, batch, dev, stats, dry):
 
 def _counts(model):
     ps = list(model.parameters())
-    return {"params": sum(p.numel() for p in ps), "trainable": sum(p.numel() for p in ps if p.requires_grad),
-            "param_bytes": sum(p.numel() * p.element_size() for p in ps)}
+    res = {"params": sum(p.numel() for p in ps), "trainable": sum(p.numel() for p in ps if p.requires_grad),
+           "param_bytes": sum(p.numel() * p.element_size() for p in ps)}
+    # the attention transformers chose where the config named none (Gemma 2's default: op_rules.md L25)
+    attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    if isinstance(attn, str):
+        res["attn_implementation"] = attn
+    return res
 
 
 def _device_fields(stats):

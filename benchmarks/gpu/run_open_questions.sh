@@ -118,12 +118,22 @@
 #     (AMP bf16, b4 t1024) and under LoRA all-linear on a bf16 base, traced (configs: hf-configs/olmo-3-7b-like.json,
 #     granite-3.1-2b-like.json). Estimates written before any run (H100 80GB, commit of that stop): live peak
 #     27,356,938,752 / 59,199,934,976 / 27,131,032,064 B; reserved 30,964,449,280 / 62,262,345,728 / 28,313,649,152 B.
+#   30 (~3 min, prepared 2026-12-07 in a second session without a GPU): a Gemma-2-2B-sized model (op_rules.md L25: a
+#     4096-token window on every other layer, one RoPE table, the logits soft-capped at 30; the attention transformers
+#     5.17 gives it when the config names none is recorded as attn_implementation — "sdpa" expected) full (AMP bf16, b2
+#     t1024) and under LoRA all-linear r=16 on a bf16 base at b1 t8192 (the window's mask on 13 of 26 layers), each
+#     layer checkpointed, and under the same LoRA at b1 t2048 with attn_implementation "eager" (L26: every layer's
+#     soft-capped scores kept, as the model's training warning recommends), traced (configs: hf-configs/gemma-2-2b-like.json,
+#     gemma-2-2b-eager-like.json). Estimates written before any run (H100 80GB, commit of that stop): live peak
+#     54,025,968,128 / 36,039,223,808 / 27,970,864,640 B; reserved 63,673,729,024 / 45,573,210,112 / 30,681,333,760 B.
+#     If attn_implementation comes back "eager" for the first two, L25's premise is wrong: their estimates are then low
+#     by the soft-capped score matrices.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29) ;; *) echo "usage: run_open_questions.sh 1-29 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30) ;; *) echo "usage: run_open_questions.sh 1-30 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -222,6 +232,8 @@ case "$call" in
     measure rules27 230 200 45 hf_qwen3_0_6b_b4_t1024_bf16,hf_qwen3_0_6b_b4_t1024_lora_bf16base,hf_phi3_partial_b1_t2048_lora_bf16base_ckpt,hf_phi3_mini_b1_t4096_lora_bf16base,hf_mistral_7b_b1_t4096_lora_bf16base --trace "$work/traces" ;;
   29)
     measure rules29 230 200 60 hf_olmo3_7b_b1_t8192_lora_bf16base_ckpt,hf_granite_2b_b4_t1024_bf16,hf_granite_2b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
+  30)
+    measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)
     measure rules28 200 170 45 hf_gemma3_1b_b2_t1024_lora_bf16base,hf_gemma3_1b_b2_t1024_lora_bf16base_ckpt,hf_olmo2_1b_b4_t1024_bf16,hf_olmo2_1b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
   5)

@@ -11,7 +11,8 @@
 //
 // The families built exactly: the Llama family (models::llama: RMSNorm, grouped-query rotary
 // attention, gated MLP) as llama, mistral, qwen2 (q/k/v biases), qwen3 (q_norm, k_norm), gemma (GeGLU, head_dim,
-// (1 + w) norms, embedding x sqrt(hidden)), gemma3_text (models::visit_gemma3: four norms a layer,
+// (1 + w) norms, embedding x sqrt(hidden)), gemma2 (models::visit_gemma2: four norms a layer, every
+// other layer sliding, soft-capped logits), gemma3_text (models::visit_gemma3: four norms a layer,
 // q/k norms, sliding layers), olmo2 (models::olmo2: norms after the sublayers, q/k norms over the
 // projections), olmo3 (models::visit_olmo3: olmo2's layers, three of four in a window), granite
 // (models::granite: Llama's with its multipliers), phi3 (its fused qkv_proj / gate_up_proj hold the same weights) and
@@ -81,6 +82,13 @@ inline std::string attention_of(const nlohmann::json& c, const std::string& path
   }
   require(false, path, key, names);
   return v;
+}
+
+/// The Llama family's attention from attn_implementation `impl`: SDPA; flash-attn 2, which takes a
+/// sliding window itself; or eager, the scores materialized (models::llama_config::eager_attention).
+inline void set_attention(models::llama_config& g, const std::string& impl) {
+  g.kernel_window = impl == "flash_attention_2";
+  g.eager_attention = impl == "eager";
 }
 
 /// The config's partial_rotary_factor (1 when absent or null), a number in (0, 1].
@@ -181,30 +189,60 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   // the decoders are budgeted with a fused attention kernel (models::llama_attention); eager's
   // materialized, repeat_kv'd scores are not modelled for them. flash_attention_2 takes the
   // sliding window as an argument: no mask (op_rules.md L18)
-  g.kernel_window = attention_of(c, path, {"sdpa", "flash_attention_2"}) == "flash_attention_2";
+  set_attention(g, attention_of(c, path, {"eager", "sdpa", "flash_attention_2"}));
   return g;
 }
 
-/// Gemma3TextConfig's keys (model_type gemma3_text: Gemma3ForCausalLM, google/gemma-3-1b-it), with
-/// its defaults where a key is absent (configuration_gemma3.py: head_dim 256, sliding_window 4096,
-/// tie_word_embeddings true); its period of five sliding layers and one full is required as
-/// gemma3_period, whether the config says it by sliding_window_pattern or by layer_types.
-inline models::llama_config gemma3_config_of(const nlohmann::json& c, const std::string& path) {
+/// A soft cap's key (final_logit_softcapping, attn_logit_softcapping): whether the config sets one
+/// (a positive number), `fallback` where the key is absent, none where it is null.
+inline bool softcap_of(const nlohmann::json& c, const std::string& path, const char* key, bool fallback) {
+  if (!c.contains(key)) return fallback;
+  if (c[key].is_null()) return false;
+  if (!c[key].is_number() || c[key].get<double>() <= 0) fail(path, std::string("\"") + key + "\" must be a positive number or null");
+  return true;
+}
+
+/// What Gemma2Config and Gemma3TextConfig share, with their defaults where a key is absent (head_dim
+/// 256, sliding_window 4096, tie_word_embeddings true; final_logit_softcapping 30.0 for Gemma 2, none
+/// for Gemma 3, whose released configs have none and which is built without one): Gemma's GeGLU,
+/// scaled embedding and (1 + w) norms, `period` required of layer_types.
+/// attn_logit_softcapping (Gemma 2's default 50.0, Gemma 3's none) is applied by eager attention alone
+/// (sdpa_attention_forward takes no softcap; flash-attn 2 caps inside the kernel, at no memory).
+inline models::llama_config gemma_alternating_config(const nlohmann::json& c, const std::string& path, std::int64_t period, const char* described,
+                                                     bool softcap_by_default) {
   models::llama_config g = decoder_sizes(c, path);
   g.head_dim = positive_or(c, path, "head_dim", 256);
   g.sliding_window = positive_or(c, path, "sliding_window", 4096);
   if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
   g.tied_head = flag_or(c, path, "tie_word_embeddings", true);
-  g.activation = models::gated_activation::gelu_tanh, g.scaled_embedding = true, g.gemma_norms = true, g.gemma3 = true;
+  g.activation = models::gated_activation::gelu_tanh, g.scaled_embedding = true, g.gemma_norms = true;
   require(!c.contains("hidden_activation") || c["hidden_activation"] == "gelu_pytorch_tanh", path, "hidden_activation", "\"gelu_pytorch_tanh\"");
-  require(positive_or(c, path, "sliding_window_pattern", models::gemma3_period) == models::gemma3_period, path, "sliding_window_pattern", "6");
-  require_alternating_layer_types(c, path, g.layers, models::gemma3_period, "five \"sliding_attention\" then one \"full_attention\", repeated");
-  for (const char* key : {"final_logit_softcapping", "attn_logit_softcapping"})
-    require(!c.contains(key) || c[key].is_null(), path, key, "null");
+  require_alternating_layer_types(c, path, g.layers, period, described);
+  g.logit_softcap = softcap_of(c, path, "final_logit_softcapping", softcap_by_default);
   require(!flag_or(c, path, "attention_bias", false), path, "attention_bias", "false");
-  require(!flag_or(c, path, "use_bidirectional_attention", false), path, "use_bidirectional_attention", "false");
   require(percent_or(c, path, "attention_dropout", 0) == 0, path, "attention_dropout", "0");
-  g.kernel_window = attention_of(c, path, {"sdpa", "flash_attention_2"}) == "flash_attention_2";
+  set_attention(g, attention_of(c, path, {"eager", "sdpa", "flash_attention_2"}));
+  g.attention_softcap = softcap_of(c, path, "attn_logit_softcapping", softcap_by_default) && g.eager_attention;
+  return g;
+}
+
+/// Gemma3TextConfig's keys (model_type gemma3_text: Gemma3ForCausalLM, google/gemma-3-1b-it)
+/// (configuration_gemma3.py's defaults: gemma_alternating_config); its period of five sliding
+/// layers and one full is required as gemma3_period, whether the config says it by
+/// sliding_window_pattern or by layer_types.
+inline models::llama_config gemma3_config_of(const nlohmann::json& c, const std::string& path) {
+  auto g = gemma_alternating_config(c, path, models::gemma3_period, "five \"sliding_attention\" then one \"full_attention\", repeated", false);
+  g.gemma3 = true;
+  require(!g.logit_softcap, path, "final_logit_softcapping", "null");
+  require(positive_or(c, path, "sliding_window_pattern", models::gemma3_period) == models::gemma3_period, path, "sliding_window_pattern", "6");
+  require(!flag_or(c, path, "use_bidirectional_attention", false), path, "use_bidirectional_attention", "false");
+  return g;
+}
+/// Gemma2Config's keys (model_type gemma2: Gemma2ForCausalLM, google/gemma-2-2b) (configuration_gemma2.py's
+/// defaults: gemma_alternating_config); a sliding layer then a full one, as gemma2_period.
+inline models::llama_config gemma2_config_of(const nlohmann::json& c, const std::string& path) {
+  auto g = gemma_alternating_config(c, path, models::gemma2_period, "\"sliding_attention\" then \"full_attention\", repeated", true);
+  g.gemma2 = true;
   return g;
 }
 
@@ -333,12 +371,13 @@ inline void read_family(const nlohmann::json& c, const std::string& path, const 
       t == "granite")
     m.family = hf_family::decoder, m.llama = llama_family_config(c, path, t);
   else if (t == "gemma3_text") m.family = hf_family::decoder, m.llama = gemma3_config_of(c, path);
+  else if (t == "gemma2") m.family = hf_family::decoder, m.llama = gemma2_config_of(c, path);
   else if (t == "gemma3") fail(path, "model_type 'gemma3' is Gemma3ForConditionalGeneration (a vision tower beside the text model): give its \"text_config\" as a config of model_type gemma3_text");
   else if (t == "mixtral") m.family = hf_family::mixtral, m.llama = llama_family_config(c, path, t), m.moe = moe_config_of(c, path);
   else if (t == "gpt2") m.family = hf_family::gpt2, m.gpt = gpt2_config_of(c, path);
   else if (t == "bert") m.family = hf_family::bert, m.bert = bert_config_of(c, path);
   else if (t == "t5") m.family = hf_family::t5, m.t5 = t5_config_of(c, path);
-  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma3_text, olmo2, olmo3, granite, phi3, mixtral, gpt2, bert, t5)");
+  else fail(path, "model_type '" + t + "' is not supported (supported: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, olmo3, granite, phi3, mixtral, gpt2, bert, t5)");
 }
 
 /// The model a parsed config.json describes (`path` names it in errors); `task` overrides the

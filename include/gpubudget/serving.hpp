@@ -136,8 +136,8 @@ constexpr void check_serving(const models::llama_config& g, const serving& s) {
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
   if (s.weights != base_weights::same && !is_quantized(s.weights)) serving_weights_must_be_same_or_quantized();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
-  if (g.gemma3 || g.olmo3)
-    fail("gpubudget: serving Gemma 3 or OLMo 3 is not modelled yet (their layers alternate sliding and full attention: the serving model repeats one layer)");
+  if (g.gemma_alternating() || g.olmo3)
+    fail("gpubudget: serving Gemma 2, Gemma 3 or OLMo 3 is not modelled yet (their layers alternate sliding and full attention: the serving model repeats one layer)");
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
 }
 
@@ -233,6 +233,7 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
   const auto prefill = s.prefill_chunk > 0 && s.prefill_chunk < s.context ? s.prefill_chunk : s.context;
   auto own_kernels = g;  // vLLM's attention kernels take the sliding window themselves: no mask
   own_kernels.kernel_window = true;
+  own_kernels.eager_attention = false;  // nor does vLLM run transformers' attn_implementation
   const auto p = prefill_budget(own_kernels, s, prefill, dev, block);
   add_weights(b, p, g, s);
   // the body's peak, or its output with the last positions' fp32 logits after it (the head runs

@@ -107,6 +107,11 @@ constexpr bool is_torch2(runtime_kind r) { return r != runtime_kind::torch1_13_c
 /// The back end a runtime runs on.
 constexpr backend_kind backend_of(runtime_kind r) { return r == runtime_kind::torch2_cuda ? backend_kind::cuda : backend_kind::cpu; }
 
+/// CPU back end only: the vector ISA PyTorch's CPU kernels dispatch to
+/// (torch.backends.cpu.get_cpu_capability()). It decides where a 16-bit GEMM runs (ops.hpp
+/// cpu_half_gemm_copy): oneDNN with AVX512, OpenBLAS's sbgemm without.
+enum class cpu_isa : std::uint8_t { avx512, avx2 };
+
 /// Which kernels F.scaled_dot_product_attention may run on CUDA, as
 /// torch.nn.attention.sdpa_kernel(backend) restricts them around a step; `automatic`: PyTorch's
 /// own choice (layers/attention.hpp, sdpa_kernel_for, says which it picks).
@@ -174,6 +179,9 @@ struct training {
   /// CPU back end only: intra-op threads (some oneDNN scratch is per thread). The reference
   /// measurements use 2.
   std::int64_t cpu_threads = 2;
+  /// CPU back end only: the CPU's ISA (cpu_isa). The reference measurements ran on AVX512 Xeons,
+  /// the LLM file's later cases on an AVX2 EPYC (each such case says "cpu_capability": "AVX2").
+  cpu_isa cpu_capability = cpu_isa::avx512;
   teacher_policy teacher{};
   /// Budget bf16 on a GPU without bf16 arithmetic (compute capability < 8.0: T4, V100), where
   /// PyTorch refuses or emulates it; without it such a budget is the error

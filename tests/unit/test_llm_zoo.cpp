@@ -33,6 +33,9 @@ static_assert(models::llama_parameter_count(models::olmo2_7b()) == 7'298'617'344
 static_assert(models::llama_parameter_count(models::granite3_2b()) == 2'533'531'648);
 // Olmo-3-1025-7B ("7B"): OLMo 2's layers at vocab_size 100278 (the windows hold no parameters)
 static_assert(models::llama_parameter_count(models::olmo3_7b()) == 7'298'011'136);
+// google/gemma-2-2b ("2.6B") and gemma-2-9b ("9B"): four norms a layer, no q/k norms, the tied embedding once
+static_assert(models::llama_parameter_count(models::gemma2_2b()) == 2'614'341'888);
+static_assert(models::llama_parameter_count(models::gemma2_9b()) == 9'241'705'984);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);
@@ -230,7 +233,7 @@ TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTor
   // layers_to_transform: the layers alternate, so a selection is refused
   auto some = l;
   some.layers_to_transform = {0, 1, 2};
-  CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 or OLMo 3 is not modelled"));
+  CHECK_THROWS_WITH(models::visit_gemma3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 2, Gemma 3 or OLMo 3 is not modelled"));
 }
 
 TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections, measured on PyTorch 2.6") {
@@ -303,8 +306,75 @@ TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on P
   CHECK_THROWS_WITH(models::llama(g), Catch::Contains("not models::llama"));
   auto some = l;
   some.layers_to_transform = {0, 1};
-  CHECK_THROWS_WITH(models::visit_olmo3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 3 or OLMo 3 is not modelled"));
+  CHECK_THROWS_WITH(models::visit_olmo3_lora(g, some, [](const auto&) { return 0; }), Catch::Contains("on Gemma 2, Gemma 3 or OLMo 3 is not modelled"));
   CHECK_THROWS_WITH(serve(g, serving{.context = 1024, .concurrency = 1}, devices::h100_80gb), Catch::Contains("OLMo 3 is not modelled yet"));
+}
+
+TEST_CASE("Gemma 2: four norms a layer, a window on every other layer, soft-capped logits, measured on PyTorch 2.6") {
+  // measure26_llm.py's gemma2_5l sizes: width 256, 4 q / 2 kv heads of 64, ffn 688, window 32, tied head, batch 2, 64 tokens
+  auto g = models::gemma2_2b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 5, g.heads = 4, g.kv_heads = 2, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto totals = [&](const models::llama_config& c) { return models::visit_gemma2(c, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb); }); };
+  // pytorch-2.6-cpu-llm.json gemma2_5l_b2_t64: 11,822,336 parameters, 33,462,788 B saved
+  const auto full = totals(g);
+  CHECK(full.parameter_count == models::llama_parameter_count(g));
+  CHECK(full.parameter_count == 11'822'336);
+  CHECK(full.saved_activations == 33'462'788);
+  // final_logit_softcapping keeps tanh's output: one fp32 [2, 64, 32000] tensor
+  auto uncapped = g;
+  uncapped.logit_softcap = false;
+  CHECK(full.saved_activations - totals(uncapped).saved_activations == 2 * 64 * 32000 * 4);
+  // below the window (gemma2_5l_b2_t24) no layer gets a mask
+  auto short_seq = g;
+  short_seq.seq = 24;
+  CHECK(totals(short_seq).saved_activations == 12'516'676);
+  cpu.checkpoint_blocks = true;  // gemma2_5l_ckpt_b2_t64: each layer checkpointed
+  CHECK(totals(g).saved_activations == 17'504'772);
+  cpu.checkpoint_blocks = false;
+  // LoRA r=8 on all-linear (gemma2_5l_lora_all_r8_b2_t64), PEFT's count: 5 x 8 x ((256 + 256) · 2 + (256 + 128) · 2 + (256 + 688) · 3)
+  const models::lora_config l{8, all_linear, 0, base_weights::same};
+  const auto lora = models::visit_gemma2_lora(g, l, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb); });
+  CHECK(lora.trainable_count == models::lora_counts(g, l).trainable);
+  CHECK(lora.trainable_count == 184'960);
+  CHECK(lora.saved_activations == 30'588'928);
+  // the one-layer builders would repeat one window and leave the cap out: refused, and so is serving
+  CHECK_THROWS_WITH(models::llama(g), Catch::Contains("models::visit_gemma2"));
+  CHECK_THROWS_WITH(models::llama_lora(g, l), Catch::Contains("visit_gemma2_lora"));
+  auto capped_llama = models::llama2_7b(64);
+  capped_llama.logit_softcap = true;
+  CHECK_THROWS_WITH(models::llama(capped_llama), Catch::Contains("logit_softcap"));
+  CHECK_THROWS_WITH(serve(g, serving{.context = 1024, .concurrency = 1}, devices::h100_80gb), Catch::Contains("Gemma 2, Gemma 3 or OLMo 3 is not modelled yet"));
+}
+
+TEST_CASE("attn_implementation eager: every layer's scores kept, measured on PyTorch 2.6") {
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  // measure26_llm.py's llama2l_eager_b2_t256: width 256, 8 q / 2 kv heads, ffn 688, 256 tokens
+  auto g = models::llama2_7b(256);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  auto eager = g;
+  eager.eager_attention = true;
+  const auto saved = [&](const models::llama_config& c) { return budget_totals(models::llama(c), cpu, devices::a100_80gb).saved_activations; };
+  CHECK(saved(eager) == 31'864'832);
+  cpu.precision = amp_bf16;  // llama2l_eager_b2_t256_bf16: the fp32 softmax output and its bf16 copy both kept
+  CHECK(saved(eager) == 47'740'928);
+  CHECK(saved(eager) > saved(g));
+  // Gemma 2 (gemma2_5l_eager_b2_t256, fp32) with attn_logit_softcapping: tanh keeps one [2, 4, 256, 256] fp32 more a layer
+  cpu.precision = fp32;
+  auto gemma = models::gemma2_2b(256);
+  gemma.vocab = 32000, gemma.width = 256, gemma.layers = 5, gemma.heads = 4, gemma.kv_heads = 2, gemma.head_dim = 64, gemma.ffn = 688;
+  gemma.context = 2048, gemma.sliding_window = 32, gemma.eager_attention = true, gemma.attention_softcap = true;
+  const auto gemma_saved = [&](const models::llama_config& c) {
+    return models::visit_gemma2(c, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb).saved_activations; });
+  };
+  CHECK(gemma_saved(gemma) == 153'291'780);
+  auto uncapped = gemma;
+  uncapped.attention_softcap = false;
+  CHECK(gemma_saved(gemma) - gemma_saved(uncapped) == 5 * 2 * 4 * 256 * 256 * 4);
+  // the cap without eager: SDPA keeps no scores to cap
+  auto sdpa_capped = gemma;
+  sdpa_capped.eager_attention = false;
+  CHECK_THROWS_WITH(gemma_saved(sdpa_capped), Catch::Contains("needs eager_attention"));
 }
 
 TEST_CASE("Granite: Llama's layers with GraniteModel's multipliers, measured on PyTorch 2.6") {

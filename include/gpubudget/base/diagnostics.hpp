@@ -102,9 +102,17 @@ namespace gpubudget::detail {
 
 // The LLM zoo (issue D).
 [[noreturn]] inline void layer_order_is_built_by_its_own_builder() {
-  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers), OLMo 3 (olmo3), Gemma 3 (gemma3: alternating layers) or Granite "
-       "(granite: multipliers) is built by models::olmo2, models::visit_olmo3, models::visit_gemma3 or models::granite (LoRA: their _lora "
-       "builders), not models::llama");
+  fail("gpubudget: a llama_config of OLMo 2 (olmo2: norms after the sublayers), OLMo 3 (olmo3), Gemma 2 or 3 (gemma2, gemma3: alternating layers) or "
+       "Granite (granite: multipliers) is built by models::olmo2, models::visit_olmo3, models::visit_gemma2, models::visit_gemma3 or models::granite "
+       "(LoRA: their _lora builders), not models::llama");
+}
+[[noreturn]] inline void attention_softcap_needs_eager_attention() {
+  fail("gpubudget: a llama_config with attention_softcap (Gemma 2's attn_logit_softcapping) needs eager_attention: SDPA and flash-attn "
+       "keep no scores to cap");
+}
+[[noreturn]] inline void logit_softcap_is_built_by_visit_gemma2() {
+  fail("gpubudget: a llama_config with logit_softcap (Gemma 2's final_logit_softcapping) is built by models::visit_gemma2 (LoRA: "
+       "models::visit_gemma2_lora), which caps the logits; the other builders would leave the cap out");
 }
 [[noreturn]] inline void olmo3_layers_are_built_by_visit_olmo3() {
   fail("gpubudget: a llama_config of OLMo 3 (olmo3: a sliding window on three layers of four) is built by models::visit_olmo3 (LoRA: "

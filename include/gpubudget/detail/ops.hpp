@@ -200,6 +200,17 @@ struct gemm_shape {
   bool a_transposed = false, b_transposed = false;
 };
 
+/// A 16-bit GEMM on the CPU (2.6). With AVX512 oneDNN runs it and holds nothing (2.6 #9 "bf16: no
+/// OpenBLAS part", #34). Without (training::cpu_capability avx2) oneDNN declines, and C = Aᵀ·B of
+/// row-major operands — a Linear's weight gradient, gradᵀ·x — runs in OpenBLAS's sbgemm, whose C is
+/// fp32: PyTorch's CPUBlas copies C into floats and back, m·n·4 bytes for the call; the other
+/// three layouts hold nothing (op_rules.md 2.6 #82, measured on an AMD EPYC: [32000, 256] from
+/// 128 rows, 32,768,840 B beside the bf16 result; fp16 the same).
+constexpr std::int64_t cpu_half_gemm_copy(const sim& s, const gemm_shape& g) {
+  if (s.plan.cpu_capability != cpu_isa::avx2 || !g.a_transposed || g.b_transposed) return 0;
+  return checked_mul(checked_mul(g.m, g.n), 4);
+}
+
 /// OpenBLAS's GEMM buffer: a constant transient in forward and in each backward GEMM. 1.13's
 /// OpenBLAS 0.3.21: 512 KiB once m·n·k > 64³ (op_rules.md §0.4). 2.6's OpenBLAS 0.3.29
 /// (DYNAMIC_ARCH, MAX_THREADS=128): the threaded level-3 driver's job table, 128 jobs of
@@ -211,10 +222,10 @@ struct gemm_shape {
 /// set and k ≥ 4, or m·n ≤ 1200 and k ≥ 32. PyTorch hands the row-major product to column-major
 /// BLAS as Cᵀ = Bᵀ·Aᵀ: BLAS's transa is B's layout, its transb A's (2.6 #59: a Linear's forward
 /// (x·Wᵀ) at 2 × 256 × 1152 holds none, its backward none up to 10^6; bmm's per matrix). A
-/// 16-bit GEMM (`t`: its output type; CPU autocast bf16) runs in oneDNN, not OpenBLAS: none
-/// (2.6 #9 "bf16: no OpenBLAS part", #34).
+/// 16-bit GEMM (`t`: its output type; CPU autocast bf16) holds no OpenBLAS buffer: cpu_half_gemm_copy.
 constexpr std::int64_t cpu_gemm_buffer(const sim& s, const gemm_shape& g, dtype t) {
-  if (!s.on_cpu() || t == dtype::bf16 || t == dtype::fp16) return 0;
+  if (!s.on_cpu()) return 0;
+  if (t == dtype::bf16 || t == dtype::fp16) return cpu_half_gemm_copy(s, g);
   const auto product = checked_mul(checked_mul(g.m, g.n), g.k);
   if (!s.torch26_cpu()) return product > 64 * 64 * 64 ? 512 * KiB : 0;
   if (product < 524288) return 0;
@@ -223,14 +234,16 @@ constexpr std::int64_t cpu_gemm_buffer(const sim& s, const gemm_shape& g, dtype 
   return small_kernel ? 0 : 2 * MiB;
 }
 
-/// The GEMM buffers of nn.Linear(in, out) on `rows` rows: forward x·Wᵀ, backward grad·W and
-/// gradᵀ·x (their BLAS transa clear: one rule for both).
+/// The GEMM buffers of nn.Linear(in, out) on `rows` rows: forward x·Wᵀ, backward grad·W and,
+/// when the weight trains, gradᵀ·x (one at a time: the larger).
 struct linear_gemm_buffers {
   std::int64_t forward = 0, backward = 0;
 };
-constexpr linear_gemm_buffers cpu_linear_gemm_buffers(const sim& s, std::int64_t rows, std::int64_t out, std::int64_t in, dtype t) {
+constexpr linear_gemm_buffers cpu_linear_gemm_buffers(const sim& s, std::int64_t rows, std::int64_t out, std::int64_t in, dtype t, bool weight_trains) {
   if (!s.on_cpu()) return {};
-  return {cpu_gemm_buffer(s, {rows, out, in, false, true}, t), cpu_gemm_buffer(s, {rows, in, out, false, false}, t)};
+  const auto grad_input = cpu_gemm_buffer(s, {rows, in, out, false, false}, t);
+  const auto grad_weight = weight_trains ? cpu_gemm_buffer(s, {out, in, rows, true, false}, t) : 0;
+  return {cpu_gemm_buffer(s, {rows, out, in, false, true}, t), grad_input > grad_weight ? grad_input : grad_weight};
 }
 
 /// CUDA's reduction kernel (ATen/native/cuda/Reduce.cuh, setReduceConfig) summing a contiguous
@@ -527,7 +540,7 @@ constexpr value linear_op(layer_ctx& c, const value& x, std::int64_t out_feature
   out[-1] = out_features;
   const auto weight_copy = autocast_weight_copy(c, weight, b);  // autocast casts the bias and weight, then the input
   value xin = cast_to(c.s, x, c.matmul_type(x.type));
-  const auto gemm = cpu_linear_gemm_buffers(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type));
+  const auto gemm = cpu_linear_gemm_buffers(c.s, checked_mul(c.s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), c.matmul_type(x.type), c.trainable);
   value y = with_params(c, xin, out, c.matmul_type(x.type), weight + b, /*saves_input=*/c.trainable, 0, gemm.forward, gemm.backward, weight, part,
                         /*weight_saved_always=*/false, /*second_elements=*/b, weight_copy);
   c.s.note_cublas_call();

@@ -167,10 +167,12 @@ struct lora_attention_op {
   std::int64_t trained_biases = {};
 };
 
-constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind) {
+constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind,
+                                            scores_impl scores = scores_impl::sdpa) {
   if (qk_norm.has_value() != (kind != qk_norm_kind::none)) detail::invalid_layer_argument();
   return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) |
-         (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0);
+         (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0) |
+         static_cast<std::int64_t>(scores) << 16;
 }
 
 namespace detail {
@@ -215,7 +217,10 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   s.release(q);
   s.release(k);
   const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local};
-  auto [o, kind] = windowed_sdpa(s, a, qr, kr, v, true, 0, promoted_type(mt, x.type) != mt);
+  const auto scores = static_cast<scores_impl>((op.flags >> 16) & 3);
+  auto [o, kind] = scores == scores_impl::sdpa ? windowed_sdpa(s, a, qr, kr, v, true, 0, promoted_type(mt, x.type) != mt)
+                                               : sdpa_output{eager_attention(s, a, qr, kr, v, x.type, scores == scores_impl::eager_softcap, heads_first, 0),
+                                                             sdpa_kernel::math};  // eager's output: [B, H, L, d], as the math path's
   if (sdpa_output_needs_copy(kind, false, heads_first)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);
     s.release(o);
@@ -265,13 +270,16 @@ struct lora_attention_options {
   std::int64_t rotary_width = 0;       ///< channels of a head RoPE rotates (0: all; attention option rotary_dims)
   std::int64_t window = 0;             ///< a sliding window through SDPA's mask (attention option attention_window)
   bool local_rope = false;             ///< the model's second RoPE tables (Gemma 3's sliding layers: attention option local_rope)
+  /// the scores through SDPA or transformers' eager_attention_forward (attention options eager_scores,
+  /// eager_softcapped_scores)
+  scores_impl scores = scores_impl::sdpa;
 };
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op), as `o` says.
 constexpr layer lora_attention(const lora_attention_options& o) {
   const auto qk_kind = o.qk_norm && o.qk_kind == qk_norm_kind::none ? qk_norm_kind::per_head : o.qk_kind;
   return as_layer(lora_attention_op{o.width, o.heads, o.kv_heads, o.rank, o.targets, o.dropout_percent, o.base,
                                     pack_head_layout({o.head_width, o.rotary_width, o.window, o.local_rope}), o.qkv_bias,
-                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind), o.trained_biases});
+                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores), o.trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

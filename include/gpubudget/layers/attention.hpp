@@ -163,6 +163,8 @@ enum class token_positions : std::int64_t {
   rotary_qk_norm = 33,               ///< RoPE after an RMSNorm of each head's q and k (a bit beside rotary: Qwen3Attention's q_norm, k_norm)
   rotary_gemma_qk_norm = 97,         ///< the same with Gemma's RMSNorm ((1 + w), cast back: Gemma3Attention)
   rotary_olmo2_qk_norm = 161,        ///< RoPE after an RMSNorm of the whole q and k projections (Olmo2Attention)
+  rotary_eager = 257,                ///< RoPE, then transformers' eager_attention_forward (attn_implementation "eager")
+  rotary_eager_softcap = 769,        ///< the same with the scores soft-capped (Gemma 2's attn_logit_softcapping)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -222,6 +224,18 @@ inline constexpr olmo2_qk_norm_t olmo2_qk_norm{};
 /// read the global pair).
 struct local_rope_t {};
 inline constexpr local_rope_t local_rope{};
+/// How a rotary attention computes its scores: SDPA (transformers 5's default attn_implementation),
+/// or transformers' eager_attention_forward (attn_implementation "eager"), Gemma 2's soft-capped.
+enum class scores_impl : std::int64_t { sdpa, eager, eager_softcap };
+/// eager_scores (with rotary): transformers' eager_attention_forward instead of SDPA (a config's
+/// attn_implementation "eager"): the [B, heads, Lq, Lk] scores materialized, masked by a float mask
+/// made once per forward, softmax in fp32 (detail::eager_attention). eager_softcapped_scores: the
+/// same with the scores soft-capped first, tanh(w / cap) · cap (Gemma 2's attn_logit_softcapping,
+/// which only the eager path applies).
+struct eager_scores_t {};
+inline constexpr eager_scores_t eager_scores{};
+struct eager_softcapped_scores_t {};
+inline constexpr eager_softcapped_scores_t eager_softcapped_scores{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -441,7 +455,7 @@ constexpr value merged_projection(layer_ctx& c, const value& x, std::int64_t out
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
-  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, in, mt);
+  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, in, mt, true);  // the merged weight's gradient
   value y = s.make(out, mt, true);
   s.transient(gemm.forward + cast, true);
   const auto n = s.record(y);
@@ -527,6 +541,11 @@ constexpr qk_norm_kind qk_norm_of(const attention_op& op) {
   return p & 64 ? qk_norm_kind::per_head_gemma : p & 128 ? qk_norm_kind::whole_projection : qk_norm_kind::per_head;
 }
 constexpr bool has_qk_norm(const attention_op& op) { return qk_norm_of(op) != qk_norm_kind::none; }
+/// How a rotary attention computes its scores (eager_scores, eager_softcapped_scores; bits 256, 512 of positions).
+constexpr scores_impl scores_of(const attention_op& op) {
+  const auto p = static_cast<std::int64_t>(op.positions);
+  return (p & 256) == 0 ? scores_impl::sdpa : (p & 512) != 0 ? scores_impl::eager_softcap : scores_impl::eager;
+}
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -674,12 +693,78 @@ constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value
   return {o, kind};
 }
 
+/// transformers' eager float mask of a layer (masking_utils.py eager_mask): the bool mask never
+/// skipped, then torch.where(mask, 0, finfo.min) in the embeddings' type `t`, [B, 1, Lq, Lk], made once
+/// per forward for every layer that reads it — one causal, one within the window where the model has
+/// sliding layers (create_sliding_window_causal_mask) — and alive to the forward's end (or, under
+/// checkpointing, to the recomputation's).
+constexpr value eager_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t) {
+  return s.shared_input(Lq, Lk, t, window > 0 ? 8 : 7, true);
+}
+
+/// transformers' eager_attention_forward on q, k, v after RoPE (consumed; q and k in the kernel type
+/// a.mt, `heads_first`: laid out [B, H, L, d] by a partial RoPE's cat): matmul(q, kᵀ) folds into bmm by
+/// reshapes that copy q (unless heads first) and k — repeat_kv's copy with grouped-query heads, the
+/// reshape's otherwise — and keeps both; `* scaling`, Gemma 2's softcap (÷ cap, tanh keeping its
+/// output, × cap) and `+ mask` are new score tensors keeping nothing; softmax(dtype=float32) of an
+/// fp32 copy (CUDA's half_to_float path takes fp16 as it is) keeps its fp32 output; `.to(q.dtype)` a
+/// 16-bit copy under autocast; dropout; matmul with v (repeat_kv's copy, or the reshape's) keeps the
+/// probabilities and v. Returns the [Lq, H·d] output laid out [B, H, L, d] (the caller's transpose
+/// copies it). Measured op by op on PyTorch 2.6 CPU (op_rules.md L26).
+constexpr value eager_attention(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, dtype hidden, bool softcap,
+                                bool heads_first, std::int64_t dropout) {
+  const value mask = eager_mask(s, a.window, a.Lq, a.Lk, hidden);
+  value qb = heads_first ? (s.retain(q.id), q) : copy(s, q, q.s);
+  value kb = heads_first && a.KVH == a.H ? (s.retain(k.id), k) : copy(s, k, make_shape(a.Lk, a.inner));
+  value vb = copy(s, v, make_shape(a.Lk, a.inner));
+  s.release(q), s.release(k), s.release(v);
+  value w = bmm(s, qb, kb, make_shape(a.H * a.Lq, a.Lk), a.mt, {a.Lq, a.Lk, a.d, false, true});
+  s.release(qb), s.release(kb);
+  const auto then = [&s](value x, keeps kept) {
+    value y = kept == keeps::output ? keep_output_activation(s, x) : pointwise(s, x, x.s, x.type, kept);
+    s.release(x);
+    return y;
+  };
+  w = then(w, keeps::nothing);  // * scaling
+  if (softcap) w = then(then(then(w, keeps::nothing), keeps::output), keeps::nothing);  // / cap, tanh, * cap
+  w = then(w, keeps::nothing);  // + mask
+  s.release(mask);
+  const bool fused_upcast = !s.on_cpu() && w.type == dtype::fp16;  // at::softmax's half_to_float
+  value p = fused_upcast ? s.make(w.s, dtype::fp32, w.requires_grad) : value{};
+  if (fused_upcast) {
+    const auto n = s.record(p);
+    s.save(n, p);
+    s.grad_to(n, w);
+  } else {
+    value w32 = cast_to(s, w, dtype::fp32);
+    p = keep_output_activation(s, w32);
+    s.release(w32);
+  }
+  s.release(w);
+  value p16 = cast_to(s, p, a.mt);
+  s.release(p);
+  value pd = attention_probs_dropout(s, p16, dropout);
+  s.release(p16);
+  value o = bmm(s, pd, vb, make_shape(a.Lq, a.inner), a.mt, {a.Lq, a.d, a.Lk});
+  s.release(pd), s.release(vb);
+  return o;
+}
+
 /// windowed_sdpa, then the output Linear (part 2).
 constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
                                  const value& v, bool causal, bool heads_first_q = false, bool k_cast = false) {
   const auto [o, kind] = windowed_sdpa(c.s, a, q, k, v, causal, op.dropout, k_cast);
   if (kind == sdpa_kernel::math) return output_projection(c, o, a.D, op.bias, 2);
   return flash_output_projection(c, o, a.D, op.bias, 2, kind, false, heads_first_q);
+}
+
+/// A rotary attention's scores (`how`: SDPA through windowed_sdpa, or eager_attention), then the
+/// output Linear (part 2) after the transpose's copy where there is one.
+constexpr value rotary_scores_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
+                                          const value& v, bool heads_first, dtype hidden) {
+  const auto how = scores_of(op);
+  if (how == scores_impl::sdpa) return sdpa_then_output(c, op, a, q, k, v, true, heads_first, promoted_type(a.mt, hidden) != a.mt);
+  return output_projection(c, eager_attention(c.s, a, q, k, v, hidden, how == scores_impl::eager_softcap, heads_first, op.dropout), a.D, op.bias, 2);
 }
 
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
@@ -701,8 +786,8 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope);
   s.release(q);
   s.release(k);
-  // transformers >= 4.48 passes enable_gqa=True, is_causal=True
-  return sdpa_then_output(c, op, a, r.q, r.k, v, true, r.heads_first, promoted_type(a.mt, x.type) != a.mt);
+  // transformers >= 4.48 passes enable_gqa=True, is_causal=True (SDPA)
+  return rotary_scores_then_output(c, op, a, r.q, r.k, v, r.heads_first, x.type);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with
@@ -1138,6 +1223,8 @@ constexpr void apply_attention_option(attention_op& o, sequence_first_t) { add_p
 constexpr void apply_attention_option(attention_op& o, qk_norm_t) { add_positions(o, token_positions::rotary_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, gemma_qk_norm_t) { add_positions(o, token_positions::rotary_gemma_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, olmo2_qk_norm_t) { add_positions(o, token_positions::rotary_olmo2_qk_norm); }
+constexpr void apply_attention_option(attention_op& o, eager_scores_t) { add_positions(o, token_positions::rotary_eager); }
+constexpr void apply_attention_option(attention_op& o, eager_softcapped_scores_t) { add_positions(o, token_positions::rotary_eager_softcap); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

@@ -145,7 +145,7 @@ constexpr value frozen_matmul(layer_ctx& c, const value& x, std::int64_t out_fea
   out[-1] = out_features;
   const dtype mt = c.matmul_type(x.type);
   value xin = cast_to(s, x, mt);
-  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt);
+  const auto gemm = cpu_linear_gemm_buffers(s, checked_mul(s.batch, x.s.numel() / x.s.last()), out_features, x.s.last(), mt, false);  // a frozen base
   // under autocast an fp32 base is cast to 16 bit for every call (not cached: no requires_grad)
   const auto wcast = c.amp() && !is_quantized(kind) && bt == dtype::fp32 ? bytes_of(weight, c.half_type()) : 0;
   const auto dequant = is_quantized(kind) ? bytes_of(weight, mt) : 0;

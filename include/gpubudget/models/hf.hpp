@@ -81,6 +81,10 @@ constexpr decltype(auto) visit_hf_decoder(const hf_model_config& m, F&& f) {
     if (m.task != hf_task::causal_lm) gpubudget::detail::fail("gpubudget: Gemma 3's head here is causal-lm (Gemma3ForCausalLM)");
     return visit_gemma3(g, f);
   }
+  if (g.gemma2) {
+    if (m.task != hf_task::causal_lm) gpubudget::detail::fail("gpubudget: Gemma 2's head here is causal-lm (Gemma2ForCausalLM)");
+    return visit_gemma2(g, f);
+  }
   if (g.granite) {
     if (m.task != hf_task::causal_lm) gpubudget::detail::fail("gpubudget: Granite's head here is causal-lm (GraniteForCausalLM)");
     return f(granite(g));

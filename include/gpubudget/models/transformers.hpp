@@ -115,6 +115,11 @@ struct llama_config {
   /// the attention kernel takes the window itself, no mask: flash-attn 2 (attn_implementation
   /// "flash_attention_2": its window_size argument) or vLLM's kernels
   bool kernel_window = false;
+  /// attn_implementation "eager": transformers' eager_attention_forward, the scores materialized
+  /// (attention option eager_scores) where SDPA keeps none; with attention_softcap Gemma 2's
+  /// attn_logit_softcapping on them (eager_softcapped_scores), which only the eager path applies
+  bool eager_attention = false;
+  bool attention_softcap = false;
   std::int64_t head_dim = 0;       ///< channels per head (0: width / heads)
   bool qkv_bias = false;           ///< q, k, v projections with a bias, o_proj without (Qwen2)
   bool tied_head = false;          ///< lm_head shares the token embedding's weight (tie_word_embeddings)
@@ -131,6 +136,12 @@ struct llama_config {
   /// Gemma 3's layers (gemma3): norms before and after the attention and the MLP, Gemma's q_norm and
   /// k_norm, and in every gemma3_period layers all but the last sliding-window layers on local RoPE
   bool gemma3 = false;
+  /// Gemma 2's layers (visit_gemma2): Gemma 3's four norms a layer without its q/k norms, in every
+  /// gemma2_period layers the first within sliding_window, every layer on the one RoPE table
+  bool gemma2 = false;
+  /// the logits soft-capped, tanh(logits / cap) · cap after the LM head (Gemma 2's
+  /// final_logit_softcapping; visit_gemma2 builds it): softcap_op, tanh's output kept
+  bool logit_softcap = false;
   /// OLMo 2's layers (olmo2): an RMSNorm after the attention and after the MLP, none before
   /// them; q_norm and k_norm over the whole q and k projections; Olmo2RMSNorm (weight · h in
   /// fp32, cast back) everywhere
@@ -149,16 +160,27 @@ struct llama_config {
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
   /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
   constexpr bool scales_embedding() const { return scaled_embedding || granite; }
+  /// Gemma 2's or Gemma 3's layers: four norms a layer, sliding and full attention alternating.
+  constexpr bool gemma_alternating() const { return gemma2 || gemma3; }
   /// The window SDPA is given as a mask (attention option attention_window): none where the kernel takes it.
   constexpr std::int64_t mask_window() const { return kernel_window ? 0 : sliding_window; }
 };
 
+/// How the family's attention computes its scores: SDPA, or eager (Gemma 2's soft-capped).
+constexpr scores_impl family_scores(const llama_config& g) {
+  if (g.attention_softcap && !g.eager_attention) gpubudget::detail::attention_softcap_needs_eager_attention();
+  return !g.eager_attention ? scores_impl::sdpa : g.attention_softcap ? scores_impl::eager_softcap : scores_impl::eager;
+}
 /// llama_attention with `extra` options.
 template <class... Extra>
 constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
-  return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
-                   rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
-                   g.fused_projections ? projection_names::phi3 : projection_names::llama, extra...);
+  const auto with = [&](auto... scores) {
+    return attention(g.width, heads(g.heads), attention_impl::flash, kv_heads(g.kv_heads), no_bias, rotary, head_dim(g.head_dim),
+                     rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
+                     g.fused_projections ? projection_names::phi3 : projection_names::llama, extra..., scores...);
+  };
+  const auto how = family_scores(g);
+  return how == scores_impl::sdpa ? with() : how == scores_impl::eager ? with(eager_scores) : with(eager_softcapped_scores);
 }
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
@@ -206,6 +228,7 @@ constexpr auto llama_block(const llama_config& g, const After&... after) {
 template <std::size_t N, class... After>
 constexpr auto decoder_stack(const llama_config& g, model<N> blocks, const After&... after) {
   if (g.seq > g.context) gpubudget::detail::invalid_layer_argument();
+  if (g.logit_softcap && !g.gemma2) gpubudget::detail::logit_softcap_is_built_by_visit_gemma2();
   if (g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
   const std::int32_t tie = g.tied_head ? 1 : 0;  // shared(0, ...): a plain sequence
   return sequential(tokens(g.seq), named("model.embed_tokens", shared(tie, embedding(g.vocab, g.width))), family_embedding_scale(g),
@@ -223,7 +246,7 @@ constexpr auto llama_stack(const llama_config& g, model<N> blocks, const After&.
 /// (Phi-3's packed projections: phi3).
 constexpr auto llama(const llama_config& g) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();  // packed outputs save more (phi3)
-  if (g.olmo2 || g.gemma3 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
+  if (g.olmo2 || g.gemma_alternating() || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_stack(g, repeat(g.layers, llama_block(g)));
 }
 
@@ -262,6 +285,9 @@ constexpr auto olmo2(const llama_config& g) {
 /// sliding-window layers, then one of full attention.
 inline constexpr std::int64_t gemma3_period = 6;
 
+/// Gemma 2's final_logit_softcapping after the LM head where llama_config::logit_softcap sets it (a
+/// record that is the identity otherwise: a config's null).
+constexpr layer gemma2_logit_softcap(const llama_config& g) { return named("final_logit_softcapping", softcap_if(g.logit_softcap)); }
 /// `g`'s layers without a window (Gemma 3's full-attention layers).
 constexpr llama_config full_attention(llama_config g) {
   g.sliding_window = 0;
@@ -269,15 +295,17 @@ constexpr llama_config full_attention(llama_config g) {
 }
 /// Gemma3Attention: the family's rotary attention with Gemma's q_norm and k_norm on each head; a
 /// sliding layer attends within sliding_window and reads the local RoPE tables, a full one the
-/// global pair.
-constexpr layer gemma3_attention(const llama_config& g, bool sliding) {
+/// global pair. Gemma2Attention (gemma2): the family's rotary attention on the one table, a
+/// sliding layer within sliding_window (its attn_logit_softcapping is eager attention's alone).
+constexpr layer gemma_attention(const llama_config& g, bool sliding) {
+  if (!g.gemma3) return llama_attention(sliding ? g : full_attention(g));
   if (sliding) return llama_attention_with(g, gemma_qk_norm, local_rope);
   return llama_attention_with(full_attention(g), gemma_qk_norm);
 }
-/// Gemma3DecoderLayer: x + post_attention_layernorm(self_attn(input_layernorm(x))), then
-/// x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))), each a Gemma RMSNorm.
-constexpr auto gemma3_block(const llama_config& g, bool sliding) {
-  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", gemma3_attention(g, sliding)),
+/// Gemma3DecoderLayer and Gemma2DecoderLayer: x + post_attention_layernorm(self_attn(input_layernorm(x))),
+/// then x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))), each a Gemma RMSNorm.
+constexpr auto gemma_block(const llama_config& g, bool sliding) {
+  return sequential(residual(named("input_layernorm", family_norm(g)), named("self_attn", gemma_attention(g, sliding)),
                              named("post_attention_layernorm", family_norm(g))),
                     residual(named("pre_feedforward_layernorm", family_norm(g)), named("mlp", gated_mlp(g.ffn, g.width, gate_activation(g))),
                              named("post_feedforward_layernorm", family_norm(g))));
@@ -333,7 +361,28 @@ constexpr decltype(auto) visit_gemma3_layers(const llama_config& g, Layer layer,
 /// training::checkpoint_blocks both checkpoint each decoder layer.
 template <class F>
 constexpr decltype(auto) visit_gemma3(const llama_config& g, F&& f) {
-  return visit_gemma3_layers(g, [&g](bool sliding) { return gemma3_block(g, sliding); }, [&](const auto& layers) { return f(decoder_stack(g, layers)); });
+  return visit_gemma3_layers(g, [&g](bool sliding) { return gemma_block(g, sliding); },
+                             [&](const auto& layers) { return f(decoder_stack(g, layers)); });
+}
+
+// --- Gemma 2 (transformers 5 models/gemma2/modular_gemma2.py, Gemma2ForCausalLM) ---------------
+
+/// Gemma 2's period (Gemma2Config's default layer_types, as every released config has them): a
+/// sliding-window layer, then one of full attention.
+inline constexpr std::int64_t gemma2_period = 2;
+/// Calls `f` with Gemma 2's decoder layers of `layer(sliding)`: gemma2_period to a period.
+template <class Layer, class F>
+constexpr decltype(auto) visit_gemma2_layers(const llama_config& g, Layer layer, F&& f) {
+  if (!g.gemma2 || g.gemma3) gpubudget::detail::invalid_layer_argument();
+  return visit_alternating_layers<gemma2_period>(g, layer, std::forward<F>(f));
+}
+/// Gemma2ForCausalLM as `f` takes it: visit_gemma2_layers' layers (gemma_block: four norms, no q/k
+/// norms, one RoPE table) in decoder_stack, the logits soft-capped (final_logit_softcapping).
+/// transformers 5 gives it "sdpa" unless attn_implementation says otherwise.
+template <class F>
+constexpr decltype(auto) visit_gemma2(const llama_config& g, F&& f) {
+  return visit_gemma2_layers(g, [&g](bool sliding) { return gemma_block(g, sliding); },
+                             [&](const auto& layers) { return f(decoder_stack(g, layers, gemma2_logit_softcap(g))); });
 }
 
 // --- OLMo 3 (transformers 5 models/olmo3/modular_olmo3.py, Olmo3ForCausalLM) ----------------------
@@ -379,6 +428,7 @@ constexpr auto phi3(const llama_config& g) { return llama_stack(g, repeat(g.laye
 template <std::size_t N>
 constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::int64_t labels) {
   if (g.seq > g.context || g.head_dim < 0 || labels < 1) gpubudget::detail::invalid_layer_argument();
+  if (g.logit_softcap) gpubudget::detail::logit_softcap_is_built_by_visit_gemma2();
   blocks.records[1].flags.checkpoint = g.checkpoint_blocks;  // the block under the repeat
   return sequential(tokens(g.seq), named("model.embed_tokens", embedding(g.vocab, g.width)), family_embedding_scale(g),
                     named("model.layers", blocks), named("model.norm", family_norm(g)), named("score", linear(labels, no_bias)), select_token(g.seq - 1));
@@ -387,7 +437,7 @@ constexpr auto llama_seq_cls_stack(const llama_config& g, model<N> blocks, std::
 /// 494,034,560 parameters (494,032,768 with its tied head, which adds none, + 896 x 2).
 constexpr auto llama_seq_cls(const llama_config& g, std::int64_t labels) {
   if (g.fused_projections) gpubudget::detail::fused_projections_are_built_by_phi3();
-  if (g.olmo2 || g.gemma3 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
+  if (g.olmo2 || g.gemma_alternating() || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();
   return llama_seq_cls_stack(g, repeat(g.layers, llama_block(g)), labels);
 }
 /// Phi3ForSequenceClassification: Phi-3's packed layers under the same head.
@@ -482,6 +532,22 @@ constexpr llama_config gemma3_1b(std::int64_t seq = 32768) { return gemma3_layer
 /// key/value head, head_dim 256, intermediate_size 2048, max_position_embeddings 32768,
 /// sliding_window 512, five sliding layers and one full in every six.
 constexpr llama_config gemma3_270m(std::int64_t seq = 32768) { return gemma3_layers({262144, 640, 18, 4, 1, 2048, 32768, seq, false, 512}); }
+/// ... and Gemma 2's layers (gemma2) and soft-capped logits on top of those.
+constexpr llama_config gemma2_layers(llama_config g) {
+  g = gemma_layers(g);
+  g.gemma2 = true;
+  g.logit_softcap = true;
+  return g;
+}
+/// Gemma-2-2B: 2,614,341,888 parameters (the model card's 2.6B). google/gemma-2-2b config.json
+/// (model_type gemma2): vocab_size 256000, hidden_size 2304, 26 layers, 8 heads, 4 key/value heads,
+/// head_dim 256, intermediate_size 9216, max_position_embeddings 8192, sliding_window 4096,
+/// final_logit_softcapping 30.0, attn_logit_softcapping 50.0, query_pre_attn_scalar 256, tied.
+constexpr llama_config gemma2_2b(std::int64_t seq = 8192) { return gemma2_layers({256000, 2304, 26, 8, 4, 9216, 8192, seq, false, 4096}); }
+/// Gemma-2-9B: 9,241,705,984 parameters (the model card's 9B). google/gemma-2-9b config.json:
+/// vocab_size 256000, hidden_size 3584, 42 layers, 16 heads, 8 key/value heads, head_dim 256,
+/// intermediate_size 14336, max_position_embeddings 8192, sliding_window 4096.
+constexpr llama_config gemma2_9b(std::int64_t seq = 8192) { return gemma2_layers({256000, 3584, 42, 16, 8, 14336, 8192, seq, false, 4096}); }
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
@@ -615,7 +681,8 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .qk_kind = kind,
                                             .rotary_width = g.rotary_dim,
                                             .window = g.mask_window(),
-                                            .local_rope = local_rope}));
+                                            .local_rope = local_rope,
+                                            .scores = family_scores(g)}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
@@ -634,7 +701,8 @@ constexpr auto llama_order_lora(const llama_config& g, const lora_config& l, con
 }
 }  // namespace detail
 constexpr auto llama_block_lora(const llama_config& g, const lora_config& l) {
-  if (g.gemma3) gpubudget::detail::fail("gpubudget: LoRA on Gemma 3 repeating one decoder layer: its layers alternate sliding and full attention (visit_gemma3_lora)");
+  if (g.gemma_alternating())
+    gpubudget::detail::fail("gpubudget: LoRA on Gemma 2 or 3 repeating one decoder layer: their layers alternate sliding and full attention (visit_gemma2_lora, visit_gemma3_lora)");
   if (g.olmo2 || g.granite) gpubudget::detail::layer_order_is_built_by_its_own_builder();  // olmo2_lora, granite_lora
   return detail::llama_order_lora(g, l);
 }
@@ -735,6 +803,7 @@ constexpr model<1 + max_layer_runs * (1 + B)> decoder_layer_runs(const llama_con
 template <std::size_t N, class Head, class... After>
 constexpr auto lora_stack(const llama_config& g, const lora_config& l, const model<N>& blocks, const Head& head, const After&... after) {
   if (g.seq > g.context || g.head_dim < 0) gpubudget::detail::invalid_layer_argument();
+  if (g.logit_softcap && !g.gemma2) gpubudget::detail::logit_softcap_is_built_by_visit_gemma2();
   if (l.rank <= 0 || l.rank > g.width) gpubudget::detail::lora_rank_must_be_positive_and_at_most_the_layer_width();
   if (l.modules_to_save & ~std::int64_t{save_lm_head | save_embed_tokens}) gpubudget::detail::unknown_module_to_save();
   if (l.kbit_prepared && !is_quantized(l.base)) gpubudget::detail::kbit_preparation_needs_a_quantized_base();
@@ -776,35 +845,50 @@ constexpr auto granite_lora(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, blocks, lora_lm_head(g, l), named("logits_scaling", scale()));
 }
 
-/// Gemma3DecoderLayer under get_peft_model: gemma3_block with its four norms and the q/k norms
-/// frozen, LoRA on the projections in l.targets; a sliding layer's window and local RoPE as there.
-constexpr auto gemma3_block_lora(const llama_config& g, const lora_config& l, bool sliding) {
+/// Gemma3DecoderLayer (and Gemma2DecoderLayer) under get_peft_model: gemma_block with its four norms
+/// and the q/k norms frozen, LoRA on the projections in l.targets; a sliding layer's window (and
+/// Gemma 3's local RoPE) as there.
+constexpr auto gemma_block_lora(const llama_config& g, const lora_config& l, bool sliding) {
   const auto norm = [&](const char* name) { return named(name, frozen(family_norm(g, unquantized_modules(l)))); };
-  return sequential(residual(norm("input_layernorm"), lora_self_attention(sliding ? g : full_attention(g), l, sliding),
+  return sequential(residual(norm("input_layernorm"), lora_self_attention(sliding ? g : full_attention(g), l, sliding && g.gemma3),
                              norm("post_attention_layernorm")),
                     residual(norm("pre_feedforward_layernorm"), lora_gate_up(g, l), lora_down_proj(g, l), norm("post_feedforward_layernorm")));
 }
 namespace detail {
 [[noreturn]] inline void layers_to_transform_on_alternating_layers() {
-  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) on Gemma 3 or OLMo 3 is not modelled (their layers alternate sliding and full "
+  gpubudget::detail::fail("gpubudget: LoRA's layers_to_transform (lora_config) on Gemma 2, Gemma 3 or OLMo 3 is not modelled (their layers alternate sliding and full "
                           "attention): adapt every layer");
 }
 }  // namespace detail
-/// get_peft_model of Gemma3ForCausalLM as `f` takes it (visit_gemma3's layers, gemma3_block_lora
+namespace detail {
+/// The checks visit_gemma2_lora, visit_gemma3_lora and visit_olmo3_lora share: targets the family
+/// has, every layer adapted.
+constexpr void check_alternating_lora(const lora_config& l) {
+  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (!l.layers_to_transform.all() || l.layers_pattern) layers_to_transform_on_alternating_layers();
+}
+}  // namespace detail
+/// get_peft_model of Gemma3ForCausalLM as `f` takes it (visit_gemma3's layers, gemma_block_lora
 /// each, around lora_stack); every layer adapted.
 template <class F>
 constexpr decltype(auto) visit_gemma3_lora(const llama_config& g, const lora_config& l, F&& f) {
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
-  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_alternating_layers();
-  return visit_gemma3_layers(g, [&](bool sliding) { return gemma3_block_lora(g, l, sliding); },
+  detail::check_alternating_lora(l);
+  return visit_gemma3_layers(g, [&](bool sliding) { return gemma_block_lora(g, l, sliding); },
                              [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
+}
+/// get_peft_model of Gemma2ForCausalLM as `f` takes it (visit_gemma2's layers, gemma_block_lora
+/// each, around lora_stack, the logits soft-capped); every layer adapted.
+template <class F>
+constexpr decltype(auto) visit_gemma2_lora(const llama_config& g, const lora_config& l, F&& f) {
+  detail::check_alternating_lora(l);
+  return visit_gemma2_layers(g, [&](bool sliding) { return gemma_block_lora(g, l, sliding); },
+                             [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l), gemma2_logit_softcap(g))); });
 }
 /// get_peft_model of Olmo3ForCausalLM as `f` takes it (visit_olmo3's layers, olmo2_block_lora on
 /// each with its window, around lora_stack); every layer adapted.
 template <class F>
 constexpr decltype(auto) visit_olmo3_lora(const llama_config& g, const lora_config& l, F&& f) {
-  if (l.targets <= 0 || (l.targets & ~std::int64_t{all_linear | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
-  if (!l.layers_to_transform.all() || l.layers_pattern) detail::layers_to_transform_on_alternating_layers();
+  detail::check_alternating_lora(l);
   return visit_olmo3_layers(g, [&](bool sliding) { return olmo2_block_lora(sliding ? g : full_attention(g), l); },
                             [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
 }
@@ -1015,7 +1099,7 @@ constexpr parameter_counts t5_lora_counts(const t5_config& t, const lora_config&
 
 /// All parameters of a Llama-style decoder: the closed form of models::llama.
 constexpr std::int64_t llama_parameter_count(const llama_config& g) {
-  const auto block = (g.gemma3 ? 4 : 2) * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;  // Gemma 3: four norms
+  const auto block = (g.gemma_alternating() ? 4 : 2) * g.width + llama_attention_parameter_count(g) + 3 * g.width * g.ffn;  // Gemma 3: four norms
   return llama_outside_parameter_count(g) + g.layers * block;
 }
 
