@@ -606,6 +606,12 @@ def _eager_cases():
                            model="llama", batch=2, image_size=None, seq=256, sizes=dict(LLAMA_SIZES), precision=precision,
                            optimizer="adamw", optimizer_impl="for_loop", attention="eager", checkpoint="none", train_only=None,
                            dropout=None, build=_eager(lambda: Llama()), make_batch=lambda: torch.randint(0, 32000, (2, 256)))
+    # Phi-3 with Phi-4-mini's partial RoPE: q and k laid out heads first by the cat, kv heads = heads (matmul's views)
+    for precision in ("fp32", "bf16_autocast"):
+        name = "phi3_partial_rotary_eager_2l_b2_t256" + ("_bf16" if precision != "fp32" else "")
+        _zoo_case(name, "phi3_partial_rotary", precision, seq=256)
+        CASES[name].update(model="phi3", partial_rotary_factor=0.75, attention="eager", build=_eager(lambda: Phi3PartialRotary()))
+        CASES[name]["description"] += ", attn_implementation eager"
     for precision in ("fp32", "bf16_autocast"):
         sdpa = "gemma3_7l_b2_t64" + ("_bf16" if precision != "fp32" else "")
         name = sdpa.replace("gemma3_7l_", "gemma3_7l_eager_").replace("_t64", "_t256")
