@@ -1264,7 +1264,9 @@ constexpr void apply_attention_option(attention_op& o, gpubudget::attention_drop
 /// width / heads), qkv_bias(true) (with no_bias: biases on q, k, v only, as Qwen2), qkv_bias(false)
 /// (q, k, v without a bias, the output projection with one: timm's qkv_bias=False), fused_qkv
 /// (flash: one packed q, k, v projection, as Phi-3 with rotary and timm's Attention without), a projection_names scheme (one that fits the attention_impl) naming the projections,
-/// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention).
+/// attention_adapters{...} (PEFT LoRA on the projections; not with rotary: lora_attention);
+/// with rotary (each implies it, as qk_norm does): eager_scores / eager_softcapped_scores
+/// (transformers' eager_attention_forward: the scores materialized and kept).
 template <class... Opts>
 constexpr layer attention(std::int64_t width, heads h, Opts... opts) {
   attention_op o{width, h.value, 0, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
