@@ -100,6 +100,17 @@ inline std::string loaded_dtype_note(const std::string& torch_dtype, const train
          "Trained in their own " + t + " weights: --precision " + t + " --no-master-weights.\n";
 }
 
+/// A Gemma 2 config budgeted with SDPA (transformers 5's default for it) trains, in practice, as its
+/// users are told to: Gemma2ForCausalLM warns that training is "strongly recommended" with eager
+/// attention, which keeps every layer's soft-capped scores (op_rules.md L26). A note under the
+/// tables says how to budget that.
+inline std::string gemma2_attention_note(const std::optional<models::llama_config>& g) {
+  if (!g || !g->gemma2 || g->eager_attention || g->kernel_window) return {};
+  return "\nNote: Gemma 2 is budgeted with SDPA, the attention transformers 5 gives it; its training warning recommends "
+         "attn_implementation \"eager\", whose soft-capped scores every layer keeps: to budget that, give --hf-config a config.json "
+         "with \"attn_implementation\": \"eager\".\n";
+}
+
 /// Does a --teacher value name a config.json (rather than a zoo model)?
 inline bool names_a_config(const std::string& s) { return s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0; }
 
