@@ -363,6 +363,7 @@ inline void add_transformer_models(std::vector<zoo_entry>& z) {
   z.push_back(llama_model("gemma-2b", models::gemma_2b(8192)));
   z.push_back(llama_model("gemma-2-2b", models::gemma2_2b(8192)));
   z.push_back(llama_model("gemma-2-9b", models::gemma2_9b(8192)));
+  z.push_back(llama_model("gemma-2-27b", models::gemma2_27b(8192)));
   z.push_back(llama_model("gemma-3-1b", models::gemma3_1b(32768)));
   z.push_back(llama_model("gemma-3-270m", models::gemma3_270m(32768)));
   z.push_back(llama_model("olmo2-1b", models::olmo2_1b(4096)));

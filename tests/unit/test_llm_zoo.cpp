@@ -36,6 +36,8 @@ static_assert(models::llama_parameter_count(models::olmo3_7b()) == 7'298'011'136
 // google/gemma-2-2b ("2.6B") and gemma-2-9b ("9B"): four norms a layer, no q/k norms, the tied embedding once
 static_assert(models::llama_parameter_count(models::gemma2_2b()) == 2'614'341'888);
 static_assert(models::llama_parameter_count(models::gemma2_9b()) == 9'241'705'984);
+// google/gemma-2-27b ("27B"): heads of 128 (32 · 128 ≠ 4608)
+static_assert(models::llama_parameter_count(models::gemma2_27b()) == 27'227'128'320);
 // T5ForConditionalGeneration (google-t5/t5-small ... t5-11b): the shared embedding once.
 static_assert(models::t5_parameter_count(models::t5_small()) == 60'506'624);
 static_assert(models::t5_parameter_count(models::t5_base()) == 222'903'552);

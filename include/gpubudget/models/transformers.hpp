@@ -548,6 +548,15 @@ constexpr llama_config gemma2_2b(std::int64_t seq = 8192) { return gemma2_layers
 /// vocab_size 256000, hidden_size 3584, 42 layers, 16 heads, 8 key/value heads, head_dim 256,
 /// intermediate_size 14336, max_position_embeddings 8192, sliding_window 4096.
 constexpr llama_config gemma2_9b(std::int64_t seq = 8192) { return gemma2_layers({256000, 3584, 42, 16, 8, 14336, 8192, seq, false, 4096}); }
+/// Gemma-2-27B: 27,227,128,320 parameters (the model card's 27B). google/gemma-2-27b's sizes as
+/// transformers' own convert_paligemma2_weights_to_hf.py gives its Gemma 2 "27b": hidden_size 4608,
+/// 46 layers, 32 heads, 16 key/value heads, head_dim 128 (32 · 128 ≠ 4608), intermediate_size 36864,
+/// query_pre_attn_scalar 4608 / 32 (no bytes); vocab_size 256000, sliding_window 4096.
+constexpr llama_config gemma2_27b(std::int64_t seq = 8192) {
+  llama_config g = gemma2_layers({256000, 4608, 46, 32, 16, 36864, 8192, seq, false, 4096});
+  g.head_dim = 128;
+  return g;
+}
 /// Gemma-2B: 2,506,172,416 parameters. google/gemma-2b config.json: vocab_size 256000,
 /// hidden_size 2048, 18 layers, 8 heads, 1 key/value head (multi-query), head_dim 256,
 /// intermediate_size 16384, max_position_embeddings 8192, hidden_act gelu_pytorch_tanh
