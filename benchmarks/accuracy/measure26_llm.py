@@ -620,6 +620,21 @@ def _eager_cases():
                            description=CASES[sdpa]["description"].replace("seq 64", "seq 256") + ", attn_implementation eager")
 
 
+def _family_cases(prefix, model, window=None):
+    """A zoo family's cases: full and under LoRA r=8 on all-linear, fp32 and CPU autocast bf16, and checkpointed in fp32
+    (`prefix`_b2_t64, _lora_all_r8_b2_t64, each _bf16, _ckpt_b2_t64); `window`: the model's sliding window."""
+    names = []
+    for precision in ("fp32", "bf16_autocast"):
+        suffix = "_bf16" if precision != "fp32" else ""
+        names += [prefix + "_b2_t64" + suffix, prefix + "_lora_all_r8_b2_t64" + suffix]
+        _zoo_case(names[-2], model, precision)
+        _zoo_case(names[-1], model, precision, lora=dict(r=8, targets="all-linear", dropout=0.0))
+    names.append(prefix + "_ckpt_b2_t64")
+    _zoo_case(names[-1], model, "fp32", checkpoint="blocks")
+    for name in names if window is not None else ():
+        CASES[name]["sliding_window"] = window
+
+
 def _define_zoo_cases():
     for model in ("qwen2", "gemma", "phi3", "t5"):
         for precision in ("fp32", "bf16_autocast"):
@@ -661,36 +676,17 @@ def _define_zoo_cases():
         name = "phi3_partial_rotary_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else "")
         _zoo_case(name, "phi3_partial_rotary", precision)
         CASES[name].update(model="phi3", partial_rotary_factor=0.75)  # budgeted as the phi3 config it is
-    # OLMo 2 (added 2026-12-06, second stop): post-norms, q/k norms over the projections; full, checkpointed, LoRA
-    for precision in ("fp32", "bf16_autocast"):
-        _zoo_case("olmo2_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo2", precision)
-        _zoo_case("olmo2_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo2", precision,
-                  lora=dict(r=8, targets="all-linear", dropout=0.0))
-    _zoo_case("olmo2_2l_ckpt_b2_t64", "olmo2", "fp32", checkpoint="blocks")
+    # OLMo 2 (added 2026-12-06, second stop): post-norms, q/k norms over the projections
+    _family_cases("olmo2_2l", "olmo2")
     # OLMo 3 (added 2026-12-07): OLMo 2's layers, a window on three of four (5 layers: a period and one more sliding)
-    for precision in ("fp32", "bf16_autocast"):
-        _zoo_case("olmo3_5l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo3", precision)
-        _zoo_case("olmo3_5l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "olmo3", precision,
-                  lora=dict(r=8, targets="all-linear", dropout=0.0))
-    _zoo_case("olmo3_5l_ckpt_b2_t64", "olmo3", "fp32", checkpoint="blocks")
-    for name in [n for n in CASES if n.startswith("olmo3_")]:
-        CASES[name]["sliding_window"] = 32
-    # Granite (added 2026-12-07): Llama's layers with GraniteModel's multipliers; full, checkpointed, LoRA
-    for precision in ("fp32", "bf16_autocast"):
-        _zoo_case("granite_2l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "granite", precision)
-        _zoo_case("granite_2l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "granite", precision,
-                  lora=dict(r=8, targets="all-linear", dropout=0.0))
-    _zoo_case("granite_2l_ckpt_b2_t64", "granite", "fp32", checkpoint="blocks")
+    _family_cases("olmo3_5l", "olmo3", window=32)
+    # Granite (added 2026-12-07): Llama's layers with GraniteModel's multipliers
+    _family_cases("granite_2l", "granite")
     # Gemma 2 (added 2026-12-07, second stop): Gemma 3's norms, no q/k norms, a window on every other layer, one RoPE
     # table, softcapped logits; 5 layers (two periods and one sliding), window 32 at 64 tokens (the mask) and at 24
-    for precision in ("fp32", "bf16_autocast"):
-        _zoo_case("gemma2_5l_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma2", precision)
-        _zoo_case("gemma2_5l_lora_all_r8_b2_t64%s" % ("_bf16" if precision != "fp32" else ""), "gemma2", precision,
-                  lora=dict(r=8, targets="all-linear", dropout=0.0))
-    _zoo_case("gemma2_5l_ckpt_b2_t64", "gemma2", "fp32", checkpoint="blocks")
+    _family_cases("gemma2_5l", "gemma2", window=32)
     _zoo_case("gemma2_5l_b2_t24", "gemma2", "fp32", seq=24)
-    for name in [n for n in CASES if n.startswith("gemma2_")]:
-        CASES[name]["sliding_window"] = 32
+    CASES["gemma2_5l_b2_t24"]["sliding_window"] = 32
     # attn_implementation="eager" (added 2026-12-07, second stop): transformers 5's eager_attention_forward and eager
     # float masks on the 2-layer Llama (GQA 8 / 2: repeat_kv's copies), Gemma 2 (its attn_logit_softcapping, which only
     # eager applies, as Gemma2ForCausalLM's training warning recommends) and Gemma 3 (one kv head)

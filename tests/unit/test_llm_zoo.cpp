@@ -70,6 +70,15 @@ static_assert(models::lora_counts(models::qwen2_7b(), {8, q_proj | v_proj, 0, ba
 static_assert(models::lora_counts(models::gemma_2b(), {8, q_proj | v_proj, 0, base_weights::same}).trainable == 921'600);
 static_assert(parse_lora_targets("w1,w2,w3,gate") == (w1 | w2 | w3 | router_gate));
 
+/// `g` (a family's flags and the sequence length) at measure26_llm.py's small sizes: vocab 32000, width 256,
+/// ffn 688, context 2048; `layers` layers of `heads` q / `kv_heads` key/value heads of `head_dim` (0: width / heads).
+static models::llama_config at_measured_sizes(models::llama_config g, std::int64_t layers, std::int64_t heads, std::int64_t kv_heads,
+                                              std::int64_t head_dim = 0) {
+  g.vocab = 32000, g.width = 256, g.ffn = 688, g.context = 2048;
+  g.layers = layers, g.heads = heads, g.kv_heads = kv_heads, g.head_dim = head_dim;
+  return g;
+}
+
 TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") {
   const auto phi = models::phi3_mini(128);
   for (const std::int64_t targets : {std::int64_t{qkv_proj | o_proj}, std::int64_t{fused_all_linear}, std::int64_t{gate_up_proj}}) {
@@ -240,8 +249,7 @@ TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTor
 
 TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections, measured on PyTorch 2.6") {
   // measure26_llm.py's olmo2_2l sizes: width 256, 8 q / 2 kv heads of 32, ffn 688, untied head, batch 2, 64 tokens
-  auto g = models::olmo2_1b(64);
-  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  auto g = at_measured_sizes(models::olmo2_1b(64), 2, 8, 2);
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto full = budget_totals(models::olmo2(g), cpu, devices::a100_80gb);
   CHECK(full.parameter_count == models::llama_parameter_count(g));
@@ -314,8 +322,8 @@ TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on P
 
 TEST_CASE("Gemma 2: four norms a layer, a window on every other layer, soft-capped logits, measured on PyTorch 2.6") {
   // measure26_llm.py's gemma2_5l sizes: width 256, 4 q / 2 kv heads of 64, ffn 688, window 32, tied head, batch 2, 64 tokens
-  auto g = models::gemma2_2b(64);
-  g.vocab = 32000, g.width = 256, g.layers = 5, g.heads = 4, g.kv_heads = 2, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
+  auto g = at_measured_sizes(models::gemma2_2b(64), 5, 4, 2, 64);
+  g.sliding_window = 32;
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto totals = [&](const models::llama_config& c) { return models::visit_gemma2(c, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb); }); };
   // pytorch-2.6-cpu-llm.json gemma2_5l_b2_t64: 11,822,336 parameters, 33,462,788 B saved
@@ -352,8 +360,7 @@ TEST_CASE("Gemma 2: four norms a layer, a window on every other layer, soft-capp
 TEST_CASE("attn_implementation eager: every layer's scores kept, measured on PyTorch 2.6") {
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   // measure26_llm.py's llama2l_eager_b2_t256: width 256, 8 q / 2 kv heads, ffn 688, 256 tokens
-  auto g = models::llama2_7b(256);
-  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  auto g = at_measured_sizes(models::llama2_7b(256), 2, 8, 2);
   auto eager = g;
   eager.eager_attention = true;
   const auto saved = [&](const models::llama_config& c) { return budget_totals(models::llama(c), cpu, devices::a100_80gb).saved_activations; };
@@ -363,9 +370,8 @@ TEST_CASE("attn_implementation eager: every layer's scores kept, measured on PyT
   CHECK(saved(eager) > saved(g));
   // Gemma 2 (gemma2_5l_eager_b2_t256, fp32) with attn_logit_softcapping: tanh keeps one [2, 4, 256, 256] fp32 more a layer
   cpu.precision = fp32;
-  auto gemma = models::gemma2_2b(256);
-  gemma.vocab = 32000, gemma.width = 256, gemma.layers = 5, gemma.heads = 4, gemma.kv_heads = 2, gemma.head_dim = 64, gemma.ffn = 688;
-  gemma.context = 2048, gemma.sliding_window = 32, gemma.eager_attention = true, gemma.attention_softcap = true;
+  auto gemma = at_measured_sizes(models::gemma2_2b(256), 5, 4, 2, 64);
+  gemma.sliding_window = 32, gemma.eager_attention = true, gemma.attention_softcap = true;
   const auto gemma_saved = [&](const models::llama_config& c) {
     return models::visit_gemma2(c, [&](const auto& m) { return budget_totals(m, cpu, devices::a100_80gb).saved_activations; });
   };
@@ -381,8 +387,7 @@ TEST_CASE("attn_implementation eager: every layer's scores kept, measured on PyT
 
 TEST_CASE("Granite: Llama's layers with GraniteModel's multipliers, measured on PyTorch 2.6") {
   // measure26_llm.py's granite_2l sizes: width 256, 8 q / 2 kv heads, ffn 688, tied head, batch 2, 64 tokens
-  auto g = models::granite3_2b(64);
-  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  auto g = at_measured_sizes(models::granite3_2b(64), 2, 8, 2);
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto full = budget_totals(models::granite(g), cpu, devices::a100_80gb);
   CHECK(full.parameter_count == models::llama_parameter_count(g));
