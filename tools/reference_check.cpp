@@ -27,6 +27,7 @@
 #include "cli_args.hpp"
 #include "llm_cli.hpp"
 #include "real_library_reference.hpp"
+#include "hf_config.hpp"
 #include "zoo_registry.hpp"
 
 namespace gpubudget::tools::reference_check {
@@ -188,6 +189,7 @@ struct case_config {
   std::optional<models::lora_config> lora;  ///< "lora": PEFT adapters on the frozen Llama
   std::optional<serving> decode;            ///< "kind": "decode": prefill + decode steps, no grad
   bool growing_cache = false;               ///< decode with torch.cat: the prompt's KV is written during the prefill
+  std::optional<tools::zoo_entry> hf;       ///< "hf_config": the model the --hf-config reader builds from the case's file
 };
 
 /// A case's "lora" object {r, targets, dropout, base} (measure26_llm.py) as the zoo's LoRA config.
@@ -374,14 +376,42 @@ void dropout_from_fields(const nlohmann::json& c, const std::string& model, cons
 /// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
 /// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
 /// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
-case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
+/// A case of transformers' own model (measure26_hf.py): "hf_config" names a config.json in the
+/// reference's hf-cpu-configs/ folder, built by the --hf-config reader as a user's file is; the
+/// loss is transformers' own (ForCausalLMLoss, the output object dropped).
+case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::string& configs, const unsupported_case& unsupported) {
+  case_config cc;
+  const auto file = configs + "/" + string_field(c, "hf_config");
+  if (string_field(c, "task") != "causal_lm") throw unsupported("task '" + string_field(c, "task") + "' (causal_lm)");
+  try {
+    auto m = tools::from_hf_config(file, models::hf_task::causal_lm);
+    cc.model = m.entry.name;
+    cc.hf = std::move(m.entry);
+  } catch (const std::invalid_argument& e) {
+    throw unsupported(e.what());
+  }
+  if (c.contains("seq") && c["seq"].is_number_integer()) cc.options.values["seq"] = c["seq"].get<std::int64_t>();
+  training_step_from_fields(c, r, cc, unsupported);
+  if (string_field(c, "loss") != "causal_lm") throw unsupported("loss '" + string_field(c, "loss") + "' (causal_lm)");
+  cc.plan.loss = loss_kind::causal_lm;
+  cc.plan.output_held = c.value("output_held", true);
+  const std::string ckpt = string_field(c, "checkpoint");
+  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;  // gradient_checkpointing_enable(): every decoder layer
+  else if (ckpt != "none") throw unsupported("checkpoint '" + ckpt + "'");
+  return cc;
+}
+
+case_config config_from_fields(const nlohmann::json& c, runtime_kind r, const std::string& configs) {
   auto unsupported = [&](const std::string& what) { return usage_error("case " + string_field(c, "case") + ": " + what); };
+  if (c.contains("hf_config")) return hf_config_case(c, r, configs, unsupported);
   case_config cc;
   const std::string model = string_field(c, "model");
   if (model.empty()) throw unsupported("no \"model\" field");
   const std::string family = zoo_family_of(model, cc, unsupported);
   auto& o = cc.options.values;
   size_options_from_fields(c, family, o, unsupported);
+  // the measuring scripts' decoders are written out without transformers' DynamicCache
+  if (family == "llama") o[tools::hidden_no_training_cache] = 1;
   if (llm_fields(c, r, model, family, cc, unsupported)) return cc;  // a decode case: no training step
   training_step_from_fields(c, r, cc, unsupported);
   const std::string attention = string_field(c, "attention");
@@ -407,7 +437,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r) {
 /// file's cases also get the device-side fields).
 std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::string& name, const case_config& cc, const std::vector<tools::zoo_entry>& z,
                                                                  const device& dev, bool cuda) {
-  const auto* entry = find_model(z, cc.model);
+  const auto* entry = cc.hf ? &*cc.hf : find_model(z, cc.model);
   if (!entry) throw usage_error("case " + name + ": unknown model " + cc.model);
   std::optional<models::llama_config> g;
   if (cc.lora || cc.decode) g = tools::llama_config_of(*entry, cc.options);
@@ -550,6 +580,12 @@ int check_library_reference(const nlohmann::json& j, const std::string& path, bo
   return report_check(path, check, known_misses, not_checked, rows, runtime_kind::torch2_cuda);
 }
 
+/// The folder of a reference file's "hf_config" files: hf-cpu-configs/ beside it.
+std::string hf_configs_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/hf-cpu-configs";
+}
+
 int check_reference_impl(const std::string& path, bool check, const std::set<std::string>& known_misses) {
   const auto j = load_reference_json(path);
   if (tools::real_libraries::is_library_file(j)) return check_library_reference(j, path, check, known_misses);
@@ -562,7 +598,7 @@ int check_reference_impl(const std::string& path, bool check, const std::set<std
   if (file.runtime == runtime_kind::torch1_13_cpu) {
     // the 1.13 file has no descriptive fields: its cases are registered (tools::reference_cases)
     for (const auto& rc : tools::reference_cases()) {
-      case_config cc{rc.model, rc.options, cpu_reference_step(rc.batch, rc.optimizer), rc.train_only, std::nullopt, std::nullopt, false};
+      case_config cc{rc.model, rc.options, cpu_reference_step(rc.batch, rc.optimizer), rc.train_only, std::nullopt, std::nullopt, false, std::nullopt};
       cc.plan.checkpoint_blocks = rc.checkpoint_blocks;
       todo.emplace_back(rc.name, cc);
     }
@@ -573,7 +609,7 @@ int check_reference_impl(const std::string& path, bool check, const std::set<std
   if (file.runtime != runtime_kind::torch1_13_cpu) {
     for (const auto& m : ref) {
       try {
-        todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime));
+        todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime, hf_configs_of(path)));
       } catch (const usage_error& e) {
         // a CUDA file measures configurations the estimator does not express yet: listed, not
         // checked; a CPU file must be expressible case by case

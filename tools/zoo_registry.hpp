@@ -197,6 +197,9 @@ inline const std::string hidden_sliding_window = "_sliding-window";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
 inline const std::string hidden_eager_attention = "_eager-attention";
+/// A reference case of a Llama-family model written out without transformers' DynamicCache
+/// (measure26*.py, measure_cuda.py): llama_config::use_cache false.
+inline const std::string hidden_no_training_cache = "_no-training-cache";
 
 namespace detail {
 template <class F>
@@ -256,6 +259,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
+  if (o.get(hidden_no_training_cache, 0) > 0) g.use_cache = false;
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks

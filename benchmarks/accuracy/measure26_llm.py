@@ -261,8 +261,9 @@ class Gemma(Llama):
 
 
 class Phi3(Llama):
-    """Phi3ForCausalLM (sdpa): one qkv_proj whose output is sliced into q, k, v (views), one
-    gate_up_proj chunked into gate and up, up * silu(gate), untied head."""
+    """Phi3ForCausalLM (sdpa): one qkv_proj whose output is sliced into q, k, v (views), RoPE through
+    torch.cat as modeling_phi3.py applies it, one gate_up_proj chunked into gate and up, up * silu(gate),
+    untied head. Written out without transformers 5's DynamicCache (measure26_hf.py runs the real one)."""
 
     def __init__(self, vocab=32000, d=256, layers=2, heads=8, kv_heads=8, ffn=688, ctx=2048, ckpt=False):
         super().__init__(vocab, d, layers, heads, kv_heads, ffn, ctx, ckpt)
@@ -279,6 +280,15 @@ class Phi3(Llama):
     def _mlp(self, m, h):
         gate, up = m.gate_up(h).chunk(2, dim=-1)
         return m.down(up * F.silu(gate))
+
+    def _rope(self, q, k, c, s):
+        """modeling_phi3.py's apply_rotary_pos_emb: the first rotary_dim channels rotated, then torch.cat
+        with the rest, also when that rest is empty (every channel rotated)."""
+        rd = c.shape[-1]
+        q_rot, q_pass = q[..., :rd], q[..., rd:]
+        k_rot, k_pass = k[..., :rd], k[..., rd:]
+        return (torch.cat([(q_rot * c) + (_rotate_half(q_rot) * s), q_pass], dim=-1),
+                torch.cat([(k_rot * c) + (_rotate_half(k_rot) * s), k_pass], dim=-1))
 
 
 
@@ -352,13 +362,6 @@ class Phi3PartialRotary(Phi3):
         super().__init__(**kw)
         rd = int(self.hd * factor)
         self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, rd, 2).float() / rd)), persistent=False)
-
-    def _rope(self, q, k, c, s):
-        rd = c.shape[-1]
-        q_rot, q_pass = q[..., :rd], q[..., rd:]
-        k_rot, k_pass = k[..., :rd], k[..., rd:]
-        return (torch.cat([(q_rot * c) + (_rotate_half(q_rot) * s), q_pass], dim=-1),
-                torch.cat([(k_rot * c) + (_rotate_half(k_rot) * s), k_pass], dim=-1))
 
 
 class SlidingWindow(Llama):

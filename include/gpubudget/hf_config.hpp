@@ -144,6 +144,7 @@ inline models::llama_config llama_family_config(const nlohmann::json& c, const s
   if (g.head_dim == 0 && g.width % g.heads != 0) fail(path, "\"num_attention_heads\" must divide \"hidden_size\" (or give \"head_dim\")");
   if (g.heads % g.kv_heads != 0) fail(path, "\"num_attention_heads\" must be a multiple of \"num_key_value_heads\"");
   g.tied_head = flag_or(c, path, "tie_word_embeddings", gemma);  // transformers' defaults: Gemma tied, the others untied
+  g.use_cache = flag_or(c, path, "use_cache", true);  // PretrainedConfig's default
   g.qkv_bias = qwen2;                                             // Qwen2Attention: q_proj, k_proj, v_proj with bias=True
   g.scaled_embedding = gemma;                                     // GemmaModel: hidden_states * hidden_size**0.5
   g.gemma_norms = gemma;                                          // GemmaRMSNorm: (1 + weight) in fp32, cast back

@@ -100,18 +100,23 @@ TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") 
 }
 
 TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {
-  // Against q_proj, k_proj, v_proj adapters on the unfused layers, each layer keeps: the whole
-  // [L, 3·3072] qkv output (SDPA saves v, a slice of it) instead of v alone, one [L, 8] adapter
-  // intermediate instead of three (`* scaling` saves no scalar in PyTorch 2.x, op_rules.md 2.6 #5).
-  auto unfused = models::phi3_mini(256);
-  unfused.fused_projections = false;
+  // Against q_proj, k_proj, v_proj adapters on the unfused layers, each layer keeps one [L, 8]
+  // adapter intermediate instead of three (`* scaling` saves no scalar in PyTorch 2.x, op_rules.md
+  // 2.6 #5); without the config's use_cache also the whole [L, 3·3072] qkv output (SDPA saves v, a
+  // slice of it) instead of v alone, where with it DynamicCache's torch.cat copies v (op_rules.md L27).
   const training plan{.batch = 2, .precision = pure_bf16};
-  const auto fused = budget_totals(models::phi3_lora(models::phi3_mini(256), {8, qkv_proj, 0, base_weights::same}), plan, devices::a100_80gb);
-  const auto separate = budget_totals(models::llama_lora(unfused, {8, q_proj | k_proj | v_proj, 0, base_weights::same}), plan, devices::a100_80gb);
-  CHECK(fused.trainable_count < separate.trainable_count);
   const std::int64_t bf16 = 2, rows = 2 * 256;
-  const auto per_layer = rows * 3 * 3072 * bf16 - rows * 3072 * bf16 - 2 * rows * 8 * bf16;
-  CHECK(fused.saved_activations - separate.saved_activations == 32 * per_layer);
+  for (const bool cache : {true, false}) {
+    auto phi = models::phi3_mini(256);
+    phi.use_cache = cache;
+    auto unfused = phi;
+    unfused.fused_projections = false;
+    const auto fused = budget_totals(models::phi3_lora(phi, {8, qkv_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+    const auto separate = budget_totals(models::llama_lora(unfused, {8, q_proj | k_proj | v_proj, 0, base_weights::same}), plan, devices::a100_80gb);
+    CHECK(fused.trainable_count < separate.trainable_count);
+    const auto packed_kept = cache ? 0 : rows * 3 * 3072 * bf16 - rows * 3072 * bf16;
+    CHECK(fused.saved_activations - separate.saved_activations == 32 * (packed_kept - 2 * rows * 8 * bf16));
+  }
 }
 
 TEST_CASE("Qwen2 and Gemma: the simulated models hold the published parameter counts") {
@@ -148,15 +153,17 @@ TEST_CASE("Phi-3's partial RoPE: narrower tables, and the attention output copie
   // measure26_llm.py's phi3_partial_rotary_2l sizes: 8 heads of 32 channels, 24 of them rotated
   auto g = models::phi3_mini(64);
   g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 8, g.ffn = 688;
+  g.use_cache = false;  // measure26_llm.py's Phi3 is written out without transformers' DynamicCache
   auto partial = g;
   partial.rotary_dim = 24;
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto full = budget_totals(models::phi3(g), cpu, devices::a100_80gb), part = budget_totals(models::phi3(partial), cpu, devices::a100_80gb);
   CHECK(part.parameter_count == full.parameter_count);
-  // per layer one more [2, 64, 8·32] fp32 tensor (the flash output's copy for o_proj), once the
-  // two [2, 64, 32 - 24] fp32 tables fewer
-  CHECK(part.saved_activations - full.saved_activations == 2 * (2 * 64 * 256 * 4) - 2 * (2 * 64 * 8 * 4));
+  // modeling_phi3.py's RoPE concatenates at either width (q and k laid out [B, H, T, d]: the flash
+  // output's copy for o_proj in both): the partial one keeps the two [2, 64, 32 - 24] fp32 tables fewer
+  CHECK(part.saved_activations - full.saved_activations == -2 * (2 * 64 * 8 * 4));
   CHECK(part.saved_activations == 6'655'488);  // pytorch-2.6-cpu-llm.json phi3_partial_rotary_2l_b2_t64
+  CHECK(full.saved_activations == 6'663'680);  // pytorch-2.6-cpu-llm.json phi3_2l_b2_t64
   // an odd or too wide rotary width is refused
   partial.rotary_dim = 33;
   CHECK_THROWS(budget_totals(models::phi3(partial), cpu, devices::a100_80gb));
@@ -458,19 +465,27 @@ TEST_CASE("LoRA on a tied head: the table is the embedding's, the activations th
 }
 
 // zoo_llm_probe.py fusedqkv (zoo_llm_probe_output-2.6.txt) and the reference case phi3_2l_b2_t64:
-// SDPA's saved v, a slice of the packed qkv_proj output, keeps all of it; under autocast the
-// packed projections cast their input once (qkv: not three times, gate_up: not twice).
-TEST_CASE("Phi-3's packed projections: the saved v keeps the whole qkv output; one autocast cast") {
-  const auto fused = models::phi3_mini(64);
+// without a cache SDPA's saved v, a slice of the packed qkv_proj output, keeps all of it; under
+// autocast the packed projections cast their input once (qkv: not three times, gate_up: not
+// twice). modeling_phi3.py's RoPE concatenates (q and k laid out [B, H, T, d]): the flash output's
+// copy for o_proj. transformers 5 with the config's use_cache (hf_phi3_b2_t64 of
+// pytorch-2.6-cpu-transformers.json): DynamicCache's torch.cat copies v, which SDPA keeps instead.
+TEST_CASE("Phi-3's packed projections: the saved v keeps the whole qkv output unless the cache copies it; one autocast cast") {
+  auto fused = models::phi3_mini(64);
+  fused.use_cache = false;
   auto separate = fused;
   separate.fused_projections = false;
   const std::int64_t rows = 64, width = 3072, kv = 3072, layers = 32;
   const auto saved = [](const auto& m, precision_mode p) {
     return budget_totals(m, training{.batch = 1, .precision = p, .runtime = runtime_kind::torch2_6_cpu}, devices::a100_80gb).saved_activations;
   };
-  CHECK(saved(models::phi3(fused), fp32) - saved(models::llama(separate), fp32) == layers * rows * (width + kv) * 4);
-  // bf16: + the whole bf16 projection, - two of the input's three bf16 copies (q/k/v), - one of two (gate/up)
-  CHECK(saved(models::phi3(fused), amp_bf16) - saved(models::llama(separate), amp_bf16) == layers * rows * ((width + kv) * 2 - 3 * width * 2));
+  CHECK(saved(models::phi3(fused), fp32) - saved(models::llama(separate), fp32) == layers * rows * (width + kv + width) * 4);
+  // bf16: + the whole bf16 projection and the output's copy, - two of the input's three bf16 copies (q/k/v), - one of two (gate/up)
+  CHECK(saved(models::phi3(fused), amp_bf16) - saved(models::llama(separate), amp_bf16) == layers * rows * ((width + kv + width) * 2 - 3 * width * 2));
+  auto cached = fused;
+  cached.use_cache = true;  // phi3_mini()'s own: the published config's use_cache
+  CHECK(models::phi3_mini(64).use_cache);
+  CHECK(saved(models::phi3(fused), fp32) - saved(models::phi3(cached), fp32) == layers * rows * (width + 2 * kv - kv) * 4);
 }
 
 TEST_CASE("T5: the simulated models hold the published parameter counts") {

@@ -167,12 +167,14 @@ struct lora_attention_op {
   std::int64_t trained_biases = {};
 };
 
+/// lora_attention_op::flags: bits 0-7 peft_flag, 8-11 the q/k norms' storage, 12-13 their kind,
+/// 16-17 the scores, 18 training_kv_cache.
 constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind,
-                                            scores_impl scores = scores_impl::sdpa) {
+                                            scores_impl scores = scores_impl::sdpa, bool training_cache = false) {
   if (qk_norm.has_value() != (kind != qk_norm_kind::none)) detail::invalid_layer_argument();
   return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) |
          (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0) |
-         static_cast<std::int64_t>(scores) << 16;
+         static_cast<std::int64_t>(scores) << 16 | std::int64_t{training_cache} << 18;
 }
 
 namespace detail {
@@ -204,6 +206,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, peft);
     q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
+    if ((op.flags >> 18) & 1) v = training_cache_copy(s, v);
   } else {
     q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, bias_of(q_proj));
     k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, bias_of(k_proj));
@@ -213,7 +216,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     if (fused) invalid_layer_argument();
     head_rms_norms(c, q, k, d, 8, static_cast<base_weights>(norms - 1), true, static_cast<qk_norm_kind>((op.flags >> 12) & 3));
   }
-  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local);
+  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local, fused);  // Phi-3's cat (rotary_op)
   s.release(q);
   s.release(k);
   const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local};
@@ -273,13 +276,14 @@ struct lora_attention_options {
   /// the scores through SDPA or transformers' eager_attention_forward (attention options eager_scores,
   /// eager_softcapped_scores)
   scores_impl scores = scores_impl::sdpa;
+  bool training_cache = false;         ///< k and v through a DynamicCache in training (attention option training_kv_cache)
 };
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op), as `o` says.
 constexpr layer lora_attention(const lora_attention_options& o) {
   const auto qk_kind = o.qk_norm && o.qk_kind == qk_norm_kind::none ? qk_norm_kind::per_head : o.qk_kind;
   return as_layer(lora_attention_op{o.width, o.heads, o.kv_heads, o.rank, o.targets, o.dropout_percent, o.base,
                                     pack_head_layout({o.head_width, o.rotary_width, o.window, o.local_rope}), o.qkv_bias,
-                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores), o.trained_biases});
+                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores, o.training_cache), o.trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

@@ -165,6 +165,7 @@ enum class token_positions : std::int64_t {
   rotary_olmo2_qk_norm = 161,        ///< RoPE after an RMSNorm of the whole q and k projections (Olmo2Attention)
   rotary_eager = 257,                ///< RoPE, then transformers' eager_attention_forward (attn_implementation "eager")
   rotary_eager_softcap = 769,        ///< the same with the scores soft-capped (Gemma 2's attn_logit_softcapping)
+  rotary_training_cache = 1025,      ///< RoPE, k and v through transformers >= 5's DynamicCache in a training forward (use_cache)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -236,6 +237,12 @@ struct eager_scores_t {};
 inline constexpr eager_scores_t eager_scores{};
 struct eager_softcapped_scores_t {};
 inline constexpr eager_softcapped_scores_t eager_softcapped_scores{};
+/// training_kv_cache (with rotary): the config's use_cache is true, so transformers >= 5 makes a
+/// DynamicCache in a training forward too and DynamicLayer.update's torch.cat copies k and v before
+/// the attention reads them (gradient checkpointing turns use_cache off). It changes what is kept
+/// where v was a view of a packed projection (Phi-3's qkv_proj): detail::training_cache_copy.
+struct training_kv_cache_t {};
+inline constexpr training_kv_cache_t training_kv_cache{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -546,6 +553,8 @@ constexpr scores_impl scores_of(const attention_op& op) {
   const auto p = static_cast<std::int64_t>(op.positions);
   return (p & 256) == 0 ? scores_impl::sdpa : (p & 512) != 0 ? scores_impl::eager_softcap : scores_impl::eager;
 }
+/// Does `op` run k and v through a DynamicCache in training (training_kv_cache; bit 1024 of positions)?
+constexpr bool has_training_cache(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1024) != 0; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -767,6 +776,18 @@ constexpr value rotary_scores_then_output(layer_ctx& c, const attention_op& op, 
   return output_projection(c, eager_attention(c.s, a, q, k, v, hidden, how == scores_impl::eager_softcap, heads_first, op.dropout), a.D, op.bias, 2);
 }
 
+/// v after transformers >= 5's DynamicCache.update in a training forward (training_kv_cache):
+/// torch.cat([empty, v], dim=-2), a new contiguous tensor that keeps nothing; the kernel then keeps
+/// the copy, not the packed projection v was a view of (Phi-3's qkv_proj: hf_phi3_b2_t64 of
+/// pytorch-2.6-cpu-transformers.json, op_rules.md L27). Under gradient checkpointing transformers
+/// sets use_cache=False: no copy in a checkpointed block or its re-run. Consumes `v`.
+constexpr value training_cache_copy(sim& s, const value& v) {
+  if (s.dropping_saves_for >= 0 || s.replay_cursor >= 0) return v;
+  value c = copy(s, v, v.s);
+  s.release(v);
+  return c;
+}
+
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
 /// native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at their
 /// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
@@ -779,11 +800,12 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     value packed = projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
     q = s.view(packed, make_shape(a.Lq, a.inner)), k = s.view(packed, make_shape(a.Lk, a.KVH * a.d)), v = s.view(packed, make_shape(a.Lk, a.KVH * a.d));
     s.release(packed);
+    if (has_training_cache(op)) v = training_cache_copy(s, v);
   } else {
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
   head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, qk_norm_of(op));  // q_norm (part 4), k_norm (5)
-  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope);
+  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope, op.names == projection_names::phi3);
   s.release(q);
   s.release(k);
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True (SDPA)
@@ -1225,6 +1247,7 @@ constexpr void apply_attention_option(attention_op& o, gemma_qk_norm_t) { add_po
 constexpr void apply_attention_option(attention_op& o, olmo2_qk_norm_t) { add_positions(o, token_positions::rotary_olmo2_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, eager_scores_t) { add_positions(o, token_positions::rotary_eager); }
 constexpr void apply_attention_option(attention_op& o, eager_softcapped_scores_t) { add_positions(o, token_positions::rotary_eager_softcap); }
+constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { add_positions(o, token_positions::rotary_training_cache); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

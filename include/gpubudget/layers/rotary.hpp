@@ -61,11 +61,14 @@ constexpr value rotate_all(sim& s, const value& q, const value& cos, const value
 /// head: returns q_embed (a new reference). Partial (rotary < head_dim: Phi-3's
 /// partial_rotary_factor, modeling_phi3.py): the same on the first `rotary` channels of each head
 /// (q[..., :rotary], a slice), then torch.cat with the rest, a new q-sized tensor in the promoted
-/// type, laid out [B, H, L, d] (rotated_qk::heads_first).
-constexpr value rotary_op(sim& s, const value& q, const value& cos, const value& sin, std::int64_t heads) {
+/// type, laid out [B, H, L, d] (rotated_qk::heads_first). `concatenates`: transformers' Phi-3
+/// (modeling_phi3.py apply_rotary_pos_emb) takes that path when it rotates every channel too (an
+/// empty q_pass): the result is torch.cat's, laid out [B, H, L, d] (hf_phi3_b2_t64 of
+/// pytorch-2.6-cpu-transformers.json: q and k come to SDPA from CatBackward0).
+constexpr value rotary_op(sim& s, const value& q, const value& cos, const value& sin, std::int64_t heads, bool concatenates = false) {
   if (heads <= 0 || q.s.rank != 2 || q.s[1] % heads != 0) shape_mismatch_between_layers();
   const auto rotary = cos.s[1], head_dim = q.s[1] / heads;
-  if (rotary == head_dim) return rotate_all(s, q, cos, sin);
+  if (rotary == head_dim && !concatenates) return rotate_all(s, q, cos, sin);
   value rot = s.view(q, make_shape(q.s[0], heads * rotary));  // q[..., :rotary] of each head
   value rotated = rotate_all(s, rot, cos, sin);
   s.release(rot);
@@ -93,18 +96,18 @@ struct rotated_qk {
 /// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
 /// nothing; returns new references.
 constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel,
-                               bool local = false) {
+                               bool local = false, bool concatenates = false) {
   if (head_dim <= 0 || rotary <= 0 || rotary > head_dim || rotary % 2 != 0) invalid_layer_argument();
   auto t = rotary_tables_for(s, q.s[0], rotary, hidden, local);
-  value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim);
+  value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim, concatenates);
   if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], rotary, hidden, local); }
-  value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim);
+  value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim, concatenates);
   s.release(t.cos);
   s.release(t.sin);
   value q16 = cast_to(s, qr, kernel), k16 = cast_to(s, kr, kernel);
   s.release(qr);
   s.release(kr);
-  return {q16, k16, rotary != head_dim};
+  return {q16, k16, rotary != head_dim || concatenates};
 }
 
 }  // namespace detail

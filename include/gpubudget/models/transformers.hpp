@@ -156,6 +156,10 @@ struct llama_config {
   /// channels of a head RoPE rotates, the rest concatenated back (0: all; Phi-3's
   /// partial_rotary_factor · head_dim: the attention option rotary_dims)
   std::int64_t rotary_dim = 0;
+  /// the config's use_cache (transformers' PretrainedConfig default: true): transformers >= 5 then
+  /// runs k and v through a DynamicCache in a training forward too (attention option
+  /// training_kv_cache); false for a model written out without one
+  bool use_cache = true;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
   /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
@@ -179,8 +183,9 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
                      rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
                      g.fused_projections ? projection_names::phi3 : projection_names::llama, extra..., scores...);
   };
+  const auto cached = [&](auto... scores) { return g.use_cache ? with(scores..., training_kv_cache) : with(scores...); };
   const auto how = family_scores(g);
-  return how == scores_impl::sdpa ? with() : how == scores_impl::eager ? with(eager_scores) : with(eager_softcapped_scores);
+  return how == scores_impl::sdpa ? cached() : how == scores_impl::eager ? cached(eager_scores) : cached(eager_softcapped_scores);
 }
 
 /// The family's self-attention: grouped-query rotary flash attention, no biases except
@@ -691,7 +696,8 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .rotary_width = g.rotary_dim,
                                             .window = g.mask_window(),
                                             .local_rope = local_rope,
-                                            .scores = family_scores(g)}));
+                                            .scores = family_scores(g),
+                                            .training_cache = g.use_cache}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {

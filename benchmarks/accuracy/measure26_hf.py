@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""transformers' own models on PyTorch 2.6 CPU: the `--hf-config` path held to the library as it is.
+
+    scripts/torch26-env run python3 benchmarks/accuracy/measure26_hf.py \\
+        --out benchmarks/accuracy/reference/pytorch-2.6-cpu-transformers.json
+    scripts/torch26-env run python3 benchmarks/accuracy/measure26_hf.py --write-configs
+    scripts/torch26-env run python3 benchmarks/accuracy/measure26_hf.py --list
+
+The other CPU references measure models written out op for op after transformers' code (the
+trixie root had no transformers). This one runs transformers itself (Debian forky's
+python3-transformers 5.12, which scripts/torch26-env installs into the root; pure Python on
+trixie's PyTorch 2.6): `AutoModelForCausalLM.from_config(config)` from a small config.json of each
+model_type the `--hf-config` reader takes, trained as users train it,
+
+    loss = model(input_ids=ids, labels=ids).loss      # ForCausalLMLoss; the output object dropped
+    loss.backward(); opt.step()                         # AdamW (for-loop, the CPU default)
+
+measured as measure26.py measures a step (measure.py's malloc shim heap reader; one warm-up step;
+peaks over zero_grad + forward + backward + step). saved_bytes is what autograd holds saved when
+model(input_ids=ids) returns (the model's own graph: no labels, so no loss), as in every reference.
+
+The configs (reference/hf-cpu-configs/NAME.json) are a published config.json of the family
+(tests/cli/data/hf/) with its sizes shrunk to what a CPU measures in seconds; `--write-configs`
+writes them from CONFIGS below, so the files and this script cannot drift apart. A case's
+"hf_config" names its file: `gpubudget --reference` builds the estimate from that file through the
+same reader as `--hf-config`, the loss as `--loss causal_lm --drop-output`.
+"""
+import copy
+import gc
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure  # noqa: E402
+
+if __name__ == "__main__":
+    measure.ensure_shim()
+
+import torch  # noqa: E402
+
+import measure26  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HF_TESTS = os.path.join(HERE, "..", "..", "tests", "cli", "data", "hf")
+CONFIG_DIR = os.path.join(HERE, "reference", "hf-cpu-configs")
+
+# A decoder small enough to measure in seconds, the Llama sizes of measure26_llm.py's cases.
+SMALL = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_attention_heads=8,
+             num_key_value_heads=2, vocab_size=32000, max_position_embeddings=2048)
+
+# NAME: (published config in tests/cli/data/hf, the sizes that replace its own)
+CONFIGS = {
+    "llama": ("llama-2-7b.json", SMALL),
+    "llama-eager": ("llama-2-7b.json", dict(SMALL, attn_implementation="eager")),
+    "mistral": ("mistral-7b-v0.1.json", dict(SMALL, sliding_window=32)),
+    "qwen2": ("qwen2-0.5b.json", dict(SMALL, max_window_layers=2)),
+    "qwen3": ("qwen3-0.6b.json", dict(SMALL, head_dim=64, max_window_layers=2)),
+    "gemma": ("gemma-2b.json", dict(SMALL, num_attention_heads=4, num_key_value_heads=1, head_dim=128)),
+    "gemma2": ("gemma2_2b_like.json", dict(SMALL, num_hidden_layers=4, num_attention_heads=4, head_dim=64,
+                                           sliding_window=32, query_pre_attn_scalar=64)),
+    "gemma2-eager": ("gemma2_2b_like.json", dict(SMALL, num_hidden_layers=4, num_attention_heads=4, head_dim=64,
+                                                 sliding_window=32, query_pre_attn_scalar=64,
+                                                 attn_implementation="eager")),
+    "gemma3": ("gemma-3-1b-it.json", dict(SMALL, num_hidden_layers=7, num_attention_heads=4, num_key_value_heads=1,
+                                          head_dim=64, sliding_window=32, query_pre_attn_scalar=64)),
+    "olmo2": ("olmo-2-0425-1b.json", SMALL),
+    "olmo3": ("olmo3_7b_like.json", dict(SMALL, num_hidden_layers=4, sliding_window=32)),
+    "granite": ("granite_3_1_2b_like.json", SMALL),
+    "phi3": ("phi-3-mini-4k-instruct.json", dict(SMALL, num_key_value_heads=8, original_max_position_embeddings=2048)),
+    "mixtral": ("mixtral-8x7b-v0.1.json", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
+}
+
+
+def config_dict(name):
+    """CONFIGS[name] as the config.json written to reference/hf-cpu-configs/NAME.json."""
+    src, sizes = CONFIGS[name]
+    with open(os.path.join(HF_TESTS, src)) as f:
+        d = json.load(f)
+    d = {k: v for k, v in d.items() if k not in ("torch_dtype", "dtype", "_name_or_path", "auto_map")}
+    d.update(copy.deepcopy(sizes))
+    if d.get("layer_types"):  # a published per-layer list follows the new layer count
+        d.pop("layer_types")
+    for k in ("pad_token_id", "bos_token_id", "eos_token_id"):  # ids of the published vocabulary
+        if isinstance(d.get(k), int) and d[k] >= d["vocab_size"]:
+            d[k] = None
+    return d
+
+
+def write_configs():
+    os.makedirs(CONFIG_DIR, exist_ok=True)
+    for name in CONFIGS:
+        with open(os.path.join(CONFIG_DIR, name + ".json"), "w") as f:
+            json.dump(config_dict(name), f, indent=2, sort_keys=True)
+            f.write("\n")
+        print("wrote", os.path.join(CONFIG_DIR, name + ".json"), file=sys.stderr)
+
+
+def build_model(cfg_name, checkpoint):
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    d = config_dict(cfg_name)
+    attn = d.pop("attn_implementation", None)
+    config = AutoConfig.for_model(d.pop("model_type"), **d)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation=attn) if attn else \
+        AutoModelForCausalLM.from_config(config)
+    if checkpoint:
+        model.gradient_checkpointing_enable()  # transformers' default: every decoder layer
+    return model
+
+
+CASES = {}
+
+
+def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64):
+    name = "hf_%s_b%d_t%d%s%s" % (cfg.replace("-", "_"), batch, seq, "_bf16" if precision != "fp32" else "",
+                                  "_ckpt" if checkpoint else "")
+    desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s" % (
+        "AutoModelForCausalLM", cfg, "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq,
+        ", gradient_checkpointing_enable()" if checkpoint else "")
+    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", batch=batch, seq=seq,
+                       precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                       checkpoint="blocks" if checkpoint else "none", loss="causal_lm", output_held=False,
+                       build=lambda: build_model(cfg, checkpoint),
+                       make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
+
+
+def _define_cases():
+    for cfg in CONFIGS:
+        _case(cfg)
+    for cfg in ("llama", "qwen2", "gemma2", "phi3"):
+        _case(cfg, precision="bf16_autocast")
+    for cfg in ("llama", "gemma3"):
+        _case(cfg, checkpoint=True)
+
+
+_define_cases()
+
+
+def _hf_forward(model, ids, autocast, labels):
+    with measure._autocast(autocast):
+        out = model(input_ids=ids, labels=ids if labels else None)
+        return out.loss if labels else out.logits
+
+
+def run_case(c, heap):
+    """One measured step: measure.measure_step's, the loss transformers' own (the output dropped)."""
+    torch.manual_seed(0)
+    model = c["build"]()
+    model.train()
+    ids = c["make_batch"]()
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
+    ac = torch.bfloat16 if c["precision"] == "bf16_autocast" else None
+
+    opt.zero_grad(set_to_none=True)  # warm-up: the optimizer state, lazily built structures
+    _hf_forward(model, ids, ac, True).backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    saved = sum(s.nbytes() for s in measure.live_saved_storages(model, lambda: _hf_forward(model, ids, ac, False)).values())
+    gc.collect()
+
+    base = heap.current()
+    heap.reset_peak()
+    opt.zero_grad(set_to_none=True)
+    loss = _hf_forward(model, ids, ac, True)
+    after_forward = heap.current() - base
+    loss.backward()
+    fwd_bwd_peak = heap.peak() - base
+    grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)
+    del loss
+    opt.step()
+    step_peak = heap.peak() - base
+    opt_state = sum(v.numel() * v.element_size() for st in opt.state.values() for k, v in st.items()
+                    if torch.is_tensor(v) and k != "step")
+    r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
+    r.update(dtype="float32", attn_implementation=model.config._attn_implementation,
+             params=sum(p.numel() for p in params), trainable=sum(p.numel() for p in trainable),
+             saved_bytes=saved, after_forward_bytes=after_forward, fwd_bwd_peak_bytes=fwd_bwd_peak,
+             step_peak_bytes=step_peak, grad_bytes=grad_bytes, opt_state_bytes=opt_state)
+    return r
+
+
+def main():
+    if "--write-configs" in sys.argv:
+        return write_configs()
+    args, names = measure26.select_cases(__doc__, CASES, lambda n, c: "%-34s %s" % (n, c["description"]))
+    if names is None:
+        return
+    import transformers
+
+    env = measure26._environment()
+    env["transformers"] = transformers.__version__
+    res = {"source": "transformers %s's own models on PyTorch %s (CPU) in a Debian trixie root (scripts/torch26-env), "
+                     "measured by benchmarks/accuracy/measure26_hf.py (measure26.py's step: malloc shim + "
+                     "saved_tensors_hooks; the loss transformers' own)" % (transformers.__version__, env["torch"]),
+           "environment": env, "cases": []}
+    measure26.measure_cases(names, CASES, run_case, measure.Heap(), res, args.out)
+
+
+if __name__ == "__main__":
+    main()
