@@ -410,8 +410,8 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r, const st
   const std::string family = zoo_family_of(model, cc, unsupported);
   auto& o = cc.options.values;
   size_options_from_fields(c, family, o, unsupported);
-  // the measuring scripts' decoders are written out without transformers' DynamicCache
-  if (family == "llama") o[tools::hidden_no_training_cache] = 1;
+  // the measuring scripts' decoders: written out without transformers' DynamicCache, [B, T, d] RoPE tables
+  if (family == "llama") o[tools::hidden_written_out] = 1;
   if (llm_fields(c, r, model, family, cc, unsupported)) return cc;  // a decode case: no training step
   training_step_from_fields(c, r, cc, unsupported);
   const std::string attention = string_field(c, "attention");

@@ -197,9 +197,11 @@ inline const std::string hidden_sliding_window = "_sliding-window";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
 inline const std::string hidden_eager_attention = "_eager-attention";
-/// A reference case of a Llama-family model written out without transformers' DynamicCache
-/// (measure26*.py, measure_cuda.py): llama_config::use_cache false.
-inline const std::string hidden_no_training_cache = "_no-training-cache";
+/// A reference case of a Llama-family model written out after transformers' code (measure26*.py,
+/// measure_cuda.py): no DynamicCache (llama_config::use_cache false), [B, T, d] RoPE tables
+/// (per_sample_rope) passed to checkpointed layers positionally (positional_layer_inputs), as
+/// those scripts' decoders make them.
+inline const std::string hidden_written_out = "_written-out";
 
 namespace detail {
 template <class F>
@@ -259,7 +261,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
-  if (o.get(hidden_no_training_cache, 0) > 0) g.use_cache = false;
+  if (o.get(hidden_written_out, 0) > 0) g.use_cache = false, g.per_sample_rope = true, g.positional_layer_inputs = true;
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks
@@ -285,6 +287,7 @@ inline zoo_entry llama_model(std::string name, models::llama_config base) {
 inline models::moe_config moe_from(const model_options& o, models::moe_config m = {}) {
   m.experts = o.get(hidden_experts, m.experts);
   m.top_k = o.get(hidden_top_k, m.top_k);
+  if (o.get(hidden_written_out, 0) > 0) m.impl = moe_impl::expert_modules;  // measure26_llm.py's Mixtral: 4.x's loop
   return m;
 }
 /// A T5 configuration with the size options of the command line applied (--layers: both stacks).

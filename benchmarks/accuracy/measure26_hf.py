@@ -68,6 +68,8 @@ CONFIGS = {
     "olmo3": ("olmo3_7b_like.json", dict(SMALL, num_hidden_layers=4, sliding_window=32)),
     "granite": ("granite_3_1_2b_like.json", SMALL),
     "phi3": ("phi-3-mini-4k-instruct.json", dict(SMALL, num_key_value_heads=8, original_max_position_embeddings=2048)),
+    "phi3-eager": ("phi-3-mini-4k-instruct.json", dict(SMALL, num_key_value_heads=8, original_max_position_embeddings=2048,
+                                                        attn_implementation="eager")),
     "mixtral": ("mixtral-8x7b-v0.1.json", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
 }
 
@@ -128,7 +130,7 @@ def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64):
 def _define_cases():
     for cfg in CONFIGS:
         _case(cfg)
-    for cfg in ("llama", "qwen2", "gemma2", "phi3"):
+    for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
     for cfg in ("llama", "gemma3"):
         _case(cfg, checkpoint=True)

@@ -552,7 +552,7 @@ struct sim : sim_scalars {
   /// checkpointed block receives them as inputs: it holds them (PyTorch 2.6: saves them, its
   /// NoopSaveInputs node, op_rules.md 2.6 #18) until its own backward has run.
   dyn_array<std::int64_t> shared_inputs{};   // quintuples: tokens, width, type, which, storage id
-  dyn_array<std::int32_t> segment_inputs{};  // pairs: segment, storage id (-1: released)
+  dyn_array<std::int32_t> segment_inputs{};  // triples: segment (-1: released), storage id, counted as saved (0/1)
   /// Bytes of the shared inputs (shared_input) that some node keeps for backward.
   constexpr std::int64_t shared_inputs_saved() const {
     std::int64_t bytes = 0;
@@ -566,8 +566,11 @@ struct sim : sim_scalars {
   /// `per_sample` false: one [tokens, width] tensor for the whole batch (a causal mask).
   /// `any_type`: the first one made serves every later use whatever its type (nn.TransformerEncoder
   /// converts its key padding mask once, in its input's dtype, for all its layers).
+  /// `by_keyword`: a checkpointed block gets it as a keyword argument (transformers'
+  /// GradientCheckpointingLayer binds kwargs in a functools.partial): held until the block's
+  /// recomputation, not saved through the checkpoint's NoopSaveInputs (op_rules.md L28).
   constexpr value shared_input(std::int64_t tokens, std::int64_t width, dtype t, std::int64_t which, bool per_sample = true,
-                               bool any_type = false) {
+                               bool any_type = false, bool by_keyword = false) {
     std::int32_t id = -1;
     for (std::size_t k = 0; k + 4 < shared_inputs.size(); k += 5)
       if (shared_inputs[k] == tokens && shared_inputs[k + 1] == width && (any_type || shared_inputs[k + 2] == static_cast<std::int64_t>(t)) &&
@@ -580,23 +583,25 @@ struct sim : sim_scalars {
       cache_until_forward_ends(id);
     }
     retain(id);
-    if (dropping_saves_for >= 0 && replay_cursor < 0) hold_for_segment(id);
+    if (dropping_saves_for >= 0 && replay_cursor < 0) hold_for_segment(id, !by_keyword);
     return value{id, sh, t, false};
   }
-  constexpr void hold_for_segment(std::int32_t id) {
-    for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2)
+  /// The checkpoint segment being forwarded holds `id` until its recomputation; `saved`: through
+  /// NoopSaveInputs, which saved-tensor hooks see (2.x; a positional argument).
+  constexpr void hold_for_segment(std::int32_t id, bool saved = true) {
+    for (std::size_t k = 0; k + 2 < segment_inputs.size(); k += 3)
       if (segment_inputs[k] == dropping_saves_for && segment_inputs[k + 1] == id) return;
-    segment_inputs.push_back(dropping_saves_for);
-    segment_inputs.push_back(id);
+    const bool counted = saved && torch2();
+    for (auto v : {dropping_saves_for, id, std::int32_t{counted}}) segment_inputs.push_back(v);
     retain(id);
-    if (torch2() && storages.data_[(id)].saved++ == 0) saved_total += storages.data_[(id)].bytes;
+    if (counted && storages.data_[(id)].saved++ == 0) saved_total += storages.data_[(id)].bytes;
   }
   /// Segment `seg`'s backward has run: it lets go of the shared inputs it held.
   constexpr void release_segment_inputs(std::int32_t seg) {
-    for (std::size_t k = 0; k + 1 < segment_inputs.size(); k += 2) {
+    for (std::size_t k = 0; k + 2 < segment_inputs.size(); k += 3) {
       if (segment_inputs[k] != seg) continue;
       auto& st = storages.data_[(segment_inputs[k + 1])];
-      if (torch2() && --st.saved == 0) saved_total -= st.bytes;
+      if (segment_inputs[k + 2] != 0 && --st.saved == 0) saved_total -= st.bytes;
       release(segment_inputs[k + 1]);
       segment_inputs[k] = -1;
     }

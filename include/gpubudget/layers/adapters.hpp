@@ -168,13 +168,15 @@ struct lora_attention_op {
 };
 
 /// lora_attention_op::flags: bits 0-7 peft_flag, 8-11 the q/k norms' storage, 12-13 their kind,
-/// 16-17 the scores, 18 training_kv_cache.
+/// 16-17 the scores, 18 training_kv_cache, 19 per_sample_rope_tables, 20 positional_layer_inputs.
 constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind,
-                                            scores_impl scores = scores_impl::sdpa, bool training_cache = false) {
+                                            scores_impl scores = scores_impl::sdpa, bool training_cache = false, bool per_sample_tables = false,
+                                            bool positional_inputs = false) {
   if (qk_norm.has_value() != (kind != qk_norm_kind::none)) detail::invalid_layer_argument();
   return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) |
          (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0) |
-         static_cast<std::int64_t>(scores) << 16 | std::int64_t{training_cache} << 18;
+         static_cast<std::int64_t>(scores) << 16 | std::int64_t{training_cache} << 18 | std::int64_t{per_sample_tables} << 19 |
+         std::int64_t{positional_inputs} << 20;
 }
 
 namespace detail {
@@ -216,10 +218,11 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     if (fused) invalid_layer_argument();
     head_rms_norms(c, q, k, d, 8, static_cast<base_weights>(norms - 1), true, static_cast<qk_norm_kind>((op.flags >> 12) & 3));
   }
-  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, local, fused);  // Phi-3's cat (rotary_op)
+  const bool keyword = ((op.flags >> 20) & 1) == 0;
+  const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, {local, fused, ((op.flags >> 19) & 1) != 0, keyword});  // Phi-3's cat (rotary_op)
   s.release(q);
   s.release(k);
-  const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local};
+  const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local, keyword};
   const auto scores = static_cast<scores_impl>((op.flags >> 16) & 3);
   auto [o, kind] = scores == scores_impl::sdpa ? windowed_sdpa(s, a, qr, kr, v, true, 0, promoted_type(mt, x.type) != mt)
                                                : sdpa_output{eager_attention(s, a, qr, kr, v, x.type, scores == scores_impl::eager_softcap, heads_first, 0),
@@ -277,13 +280,17 @@ struct lora_attention_options {
   /// eager_softcapped_scores)
   scores_impl scores = scores_impl::sdpa;
   bool training_cache = false;         ///< k and v through a DynamicCache in training (attention option training_kv_cache)
+  bool per_sample_rope_tables = false; ///< [B, T, d] RoPE tables (attention option per_sample_rope_tables)
+  bool positional_layer_inputs = false; ///< tables and masks passed positionally (attention option positional_layer_inputs)
 };
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op), as `o` says.
 constexpr layer lora_attention(const lora_attention_options& o) {
   const auto qk_kind = o.qk_norm && o.qk_kind == qk_norm_kind::none ? qk_norm_kind::per_head : o.qk_kind;
   return as_layer(lora_attention_op{o.width, o.heads, o.kv_heads, o.rank, o.targets, o.dropout_percent, o.base,
                                     pack_head_layout({o.head_width, o.rotary_width, o.window, o.local_rope}), o.qkv_bias,
-                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores, o.training_cache), o.trained_biases});
+                                    lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores, o.training_cache, o.per_sample_rope_tables,
+                                                         o.positional_layer_inputs),
+                                    o.trained_biases});
 }
 
 /// Parses PEFT's `target_modules` as a comma-separated list ("q_proj,v_proj", "all-linear")

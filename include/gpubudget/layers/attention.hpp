@@ -166,6 +166,8 @@ enum class token_positions : std::int64_t {
   rotary_eager = 257,                ///< RoPE, then transformers' eager_attention_forward (attn_implementation "eager")
   rotary_eager_softcap = 769,        ///< the same with the scores soft-capped (Gemma 2's attn_logit_softcapping)
   rotary_training_cache = 1025,      ///< RoPE, k and v through transformers >= 5's DynamicCache in a training forward (use_cache)
+  rotary_per_sample_tables = 2049,   ///< RoPE whose cos/sin tables are [B, T, d], one per sample (per_sample_rope_tables)
+  rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -243,6 +245,19 @@ inline constexpr eager_softcapped_scores_t eager_softcapped_scores{};
 /// where v was a view of a packed projection (Phi-3's qkv_proj): detail::training_cache_copy.
 struct training_kv_cache_t {};
 inline constexpr training_kv_cache_t training_kv_cache{};
+/// per_sample_rope_tables (with rotary): the model's cos and sin are [B, T, d], one table per
+/// sample — position_ids of the batch's shape (generate() derives them from the attention mask; a
+/// model written out so). Without it they are [1, T, d], shared by the batch: transformers' forward
+/// without position_ids (position_ids = cache_position.unsqueeze(0)), as a training loop calls it
+/// (op_rules.md L28).
+struct per_sample_rope_tables_t {};
+inline constexpr per_sample_rope_tables_t per_sample_rope_tables{};
+/// positional_layer_inputs (with rotary): the model's RoPE tables and attention masks reach a
+/// checkpointed layer as positional arguments, which the checkpoint saves (NoopSaveInputs: saved
+/// bytes). Without it they are keyword arguments, as transformers' decoder layers take them
+/// (position_embeddings=, attention_mask=): held until the layer's recomputation, not saved.
+struct positional_layer_inputs_t {};
+inline constexpr positional_layer_inputs_t positional_layer_inputs{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -538,6 +553,7 @@ struct attention_dims {
   std::int64_t rotary = 0; ///< channels of a head RoPE rotates (d unless rotary_dims)
   std::int64_t window = 0; ///< a sliding window's tokens (attention_window; 0: none)
   bool local_rope = false; ///< the second RoPE tables (local_rope)
+  bool keyword_inputs = true; ///< tables and masks reach a checkpointed layer by keyword (positional_layer_inputs: false)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
@@ -555,6 +571,8 @@ constexpr scores_impl scores_of(const attention_op& op) {
 }
 /// Does `op` run k and v through a DynamicCache in training (training_kv_cache; bit 1024 of positions)?
 constexpr bool has_training_cache(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1024) != 0; }
+/// Are `op`'s RoPE tables one per sample (per_sample_rope_tables; bit 2048 of positions)?
+constexpr bool has_per_sample_rope_tables(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 2048) != 0; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -612,7 +630,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
   if (window != 0 && (!is_rotary(op) || kv_src.id != x.id)) invalid_layer_argument();  // attention_window: causal self-attention
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local};
+  const bool keyword = (static_cast<std::int64_t>(op.positions) & 4096) == 0;
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -636,9 +655,9 @@ constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, c
 /// the batch), and in each SDPA call attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(),
 /// -inf, 0): a bool [B, 1, Lq, Lk] (freed) and the float mask [B, 1, Lq, Lk] in q's type `t`: the
 /// call's attn_mask (returned), which a fused kernel keeps for backward. {} without a mask.
-constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t) {
+constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t, bool by_keyword) {
   if (window <= 0 || Lk < window) return {};
-  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, false);
+  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, false, false, by_keyword);
   value inverted = s.make(make_shape(Lq, Lk), dtype::boolean, false);
   value mask = s.make(make_shape(Lq, Lk), t, false);
   s.release(inverted);
@@ -687,7 +706,7 @@ struct sdpa_output {
 /// (repeat_kv_for_mask; `k_cast`: autocast casts k for the kernel). Both rotary paths' call.
 constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, bool causal,
                                     std::int64_t dropout, bool k_cast) {
-  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt), kv[] = {k, v};
+  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt, a.keyword_inputs), kv[] = {k, v};
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
@@ -707,8 +726,8 @@ constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value
 /// per forward for every layer that reads it — one causal, one within the window where the model has
 /// sliding layers (create_sliding_window_causal_mask) — and alive to the forward's end (or, under
 /// checkpointing, to the recomputation's).
-constexpr value eager_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t) {
-  return s.shared_input(Lq, Lk, t, window > 0 ? 8 : 7, true);
+constexpr value eager_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t, bool by_keyword) {
+  return s.shared_input(Lq, Lk, t, window > 0 ? 8 : 7, true, false, by_keyword);
 }
 
 /// transformers' eager_attention_forward on q, k, v after RoPE (consumed; q and k in the kernel type
@@ -722,7 +741,7 @@ constexpr value eager_mask(sim& s, std::int64_t window, std::int64_t Lq, std::in
 /// copies it). Measured op by op on PyTorch 2.6 CPU (op_rules.md L26).
 constexpr value eager_attention(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, dtype hidden, bool softcap,
                                 bool heads_first, std::int64_t dropout) {
-  const value mask = eager_mask(s, a.window, a.Lq, a.Lk, hidden);
+  const value mask = eager_mask(s, a.window, a.Lq, a.Lk, hidden, a.keyword_inputs);
   value qb = heads_first ? (s.retain(q.id), q) : copy(s, q, q.s);
   value kb = heads_first && a.KVH == a.H ? (s.retain(k.id), k) : copy(s, k, make_shape(a.Lk, a.inner));
   value vb = copy(s, v, make_shape(a.Lk, a.inner));
@@ -805,7 +824,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
   head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, qk_norm_of(op));  // q_norm (part 4), k_norm (5)
-  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, a.local_rope, op.names == projection_names::phi3);
+  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, {a.local_rope, op.names == projection_names::phi3, has_per_sample_rope_tables(op), a.keyword_inputs});
   s.release(q);
   s.release(k);
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True (SDPA)
@@ -1248,6 +1267,8 @@ constexpr void apply_attention_option(attention_op& o, olmo2_qk_norm_t) { add_po
 constexpr void apply_attention_option(attention_op& o, eager_scores_t) { add_positions(o, token_positions::rotary_eager); }
 constexpr void apply_attention_option(attention_op& o, eager_softcapped_scores_t) { add_positions(o, token_positions::rotary_eager_softcap); }
 constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { add_positions(o, token_positions::rotary_training_cache); }
+constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t) { add_positions(o, token_positions::rotary_per_sample_tables); }
+constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

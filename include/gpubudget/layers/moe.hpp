@@ -13,17 +13,35 @@
 // Every expert's weights are parameters (total), each token runs top_k of them (active).
 // Routing is uniform by default: expert e gets ceil(T · k / E · capacity / 100) tokens (a
 // capacity factor above 100 % budgets an unbalanced router).
+//
+// transformers 5 (moe_impl::grouped_mm, its default experts_implementation): MixtralExperts holds
+// gate_up_proj [E, 2·ffn, D] and down_proj [E, D, ffn] as 3-D parameters and
+// integrations/moe.py's grouped_mm_experts_forward runs every (token, expert) pair at once:
+//   perm = sort(top_k_index.reshape(-1)); h = x[perm // k]       # [S = T·k, D], keeps the index
+//   wg = scores.reshape(-1)[perm]; h.masked_fill_(sentinel, 0)   # keeps perm, the [S, 1] bool mask
+//   p = grouped_mm(h, gate_up_projᵀ)                             # [S, 2·ffn], keeps h
+//   a = silu(p[:, :ffn]) * p[:, ffn:]                            # keeps p (the views' storage) and silu's output
+//   y = grouped_mm(a, down_projᵀ) * wg[:, None]                  # keeps a; the product keeps y and wg
+//   out = y[inverse perm].view(T, k, D).sum(1).to(x.dtype)       # keeps the inverse permutation
+// in the weights' type whatever autocast says (grouped_mm and its fallback, a torch.library custom
+// op, are not autocast ops: pytorch-2.6-cpu-transformers.json hf_mixtral_b2_t64_bf16 keeps fp32
+// experts), the router's scores left in fp32; the split between experts does not matter.
 #pragma once
 #include <gpubudget/detail/op_record.hpp>
 #include <gpubudget/layers/options.hpp>
 
 namespace gpubudget {
 
+/// How the experts run: transformers 4.x's nn.Linear modules looped over (expert_modules), or
+/// transformers 5's 3-D parameters through grouped_mm_experts_forward (grouped_mm).
+enum class moe_impl : std::int64_t { expert_modules, grouped_mm };
+
 struct moe_op {
   std::int64_t experts = {};
   std::int64_t top_k = {};
   std::int64_t ffn = {};               ///< each expert's SwiGLU intermediate size
   std::int64_t capacity_percent = {};  ///< tokens routed per expert vs uniform routing (100: uniform)
+  moe_impl impl = {};
 };
 
 namespace detail {
@@ -48,8 +66,9 @@ constexpr value moe_expert(layer_ctx& c, const value& h, std::int64_t ffn, std::
   return y;
 }
 
-/// The routing: gate, fp32 softmax, top-k, renormalization, cast back. Returns the [T, k] weights.
-constexpr value moe_router(layer_ctx& c, const moe_op& op, const value& x) {
+/// The routing: gate, fp32 softmax, top-k, renormalization, cast back (transformers 5's
+/// MixtralTopKRouter: none, `cast_back` false). Returns the [T, k] weights.
+constexpr value moe_router(layer_ctx& c, const moe_op& op, const value& x, bool cast_back = true) {
   auto& s = c.s;
   const auto T = x.s[0];
   value logits = linear_op(c, x, op.experts, false, 0);
@@ -64,9 +83,56 @@ constexpr value moe_router(layer_ctx& c, const moe_op& op, const value& x) {
   value wn = multiply(s, w, sum, w.s);  // w / sum: DivBackward keeps both operands
   s.release(w);
   s.release(sum);
+  if (!cast_back) return wn;
   value wc = cast_to(s, wn, x.type);
   s.release(wn);
   return wc;
+}
+
+/// One grouped_mm over the [S, in] rows `h` with the experts' [E, out, in] weight (parameter key
+/// `part`), in the weight's type (no autocast): keeps its input; the weight's gradient is the
+/// whole 3-D tensor (the fallback's zeros_like(weight)). Consumes nothing.
+constexpr value grouped_linear(layer_ctx& c, const value& h, std::int64_t experts, std::int64_t out_features, std::int32_t part) {
+  const auto weight = checked_mul(checked_mul(experts, out_features), h.s.last());
+  c.add_param(weight);
+  value in = cast_to(c.s, h, c.param_type());  // F.grouped_mm(input.to(weight.dtype), ...)
+  value y = with_params(c, in, make_shape(h.s[0], out_features), c.param_type(), weight, c.trainable, 0, 0, 0, 0, part);
+  c.s.note_cublas_call();
+  c.s.release(in);
+  return y;
+}
+
+/// transformers 5's experts (moe_impl::grouped_mm; the file comment): every (token, expert) pair
+/// in one [T·k, ·] tensor, in the weights' type. Consumes nothing.
+constexpr value moe_grouped(layer_ctx& c, const moe_op& op, const value& x) {
+  auto& s = c.s;
+  const auto T = x.s[0], D = x.s[1], S = checked_mul(T, op.top_k);
+  value w = moe_router(c, op, x, false);
+  const auto index = bytes_of(checked_mul(s.batch, S), dtype::int64), mask = bytes_of(checked_mul(s.batch, S), dtype::boolean);
+  // x[perm // k] keeps its index, masked_fill_ the sentinel mask; the gradient scattered into x's size
+  value h = pointwise(s, x, make_shape(S, D), x.type, keeps::nothing, index + mask, 0, s.bytes_of_value(x));
+  value wg = pointwise(s, w, make_shape(S, 1), w.type, keeps::nothing, index);  // scores[perm] keeps perm
+  s.release(w);
+  value p = grouped_linear(c, h, op.experts, 2 * op.ffn, 1);
+  s.release(h);
+  value gate = s.view(p, make_shape(S, op.ffn)), up = s.view(p, make_shape(S, op.ffn));
+  s.release(p);
+  value a = keep_input_activation(s, gate);  // silu keeps its input (p's storage)
+  s.release(gate);
+  value prod = multiply(s, a, up, a.s);  // keeps silu's output and up (p's storage)
+  s.release(a), s.release(up);
+  value y = grouped_linear(c, prod, op.experts, D, 2);
+  s.release(prod);
+  value yw = multiply(s, y, wg, y.s);  // * wg[:, None]: keeps both
+  s.release(y), s.release(wg);
+  // y[inverse perm] keeps the inverse permutation; .view(T, k, D).sum(1) keeps nothing
+  value back = pointwise(s, yw, yw.s, yw.type, keeps::nothing, index, 0, s.bytes_of_value(yw));
+  s.release(yw);
+  value out = reduce(s, back, make_shape(T, D));
+  s.release(back);
+  value cast = cast_to(s, out, x.type);
+  s.release(out);
+  return cast;
 }
 
 constexpr value moe_block(layer_ctx& c, const moe_op& op, const value& x) {
@@ -74,6 +140,7 @@ constexpr value moe_block(layer_ctx& c, const moe_op& op, const value& x) {
   if (x.s.rank != 2) shape_mismatch_between_layers();
   if (op.experts <= 0 || op.ffn <= 0 || op.capacity_percent <= 0) invalid_layer_argument();
   if (op.top_k < 1 || op.top_k > op.experts) moe_top_k_must_be_between_1_and_the_expert_count();
+  if (op.impl == moe_impl::grouped_mm) return moe_grouped(c, op, x);
   const auto T = x.s[0], D = x.s[1];
   value w = moe_router(c, op, x);
   const auto routed = (checked_mul(checked_mul(T, op.top_k), op.capacity_percent) + op.experts * 100 - 1) / (op.experts * 100);
@@ -121,10 +188,12 @@ struct op_traits<moe_op> {
 };
 
 /// A sparse MoE MLP over [tokens, width]: `experts` SwiGLU experts of intermediate size `ffn`,
-/// each token routed to `top_k` of them; `capacity_percent` scales the tokens per expert.
-constexpr layer moe(std::int64_t experts, std::int64_t top_k, std::int64_t ffn, std::int64_t capacity_percent = 100) {
+/// each token routed to `top_k` of them; `capacity_percent` scales the tokens per expert (the
+/// expert modules' loop; transformers 5's grouped experts run every pair at once: `impl`).
+constexpr layer moe(std::int64_t experts, std::int64_t top_k, std::int64_t ffn, std::int64_t capacity_percent = 100,
+                    moe_impl impl = moe_impl::expert_modules) {
   if (top_k < 1 || top_k > experts) detail::moe_top_k_must_be_between_1_and_the_expert_count();
-  return as_layer(moe_op{experts, top_k, ffn, capacity_percent});
+  return as_layer(moe_op{experts, top_k, ffn, capacity_percent, impl});
 }
 
 }  // namespace gpubudget

@@ -6,8 +6,9 @@
 // What autograd keeps (zoo_op_probe.py `rotary_q`, op_rules.md §7): only cos and sin (q * cos
 // keeps cos because cos needs no gradient; neg and cat keep nothing); the output is a new
 // q-sized tensor and the forward passes through 2·|q| of temporaries (q·cos and the rotated
-// half alive together with the product). cos and sin are [B, T, head_dim] in the hidden
-// states' type (fp32 under autocast; rotary_qk), computed once per forward before the decoder
+// half alive together with the product). cos and sin are [1, T, head_dim] in the hidden
+// states' type (fp32 under autocast; rotary_qk) — [B, T, head_dim] where position_ids have the
+// batch's shape (per_sample_rope_tables) —, computed once per forward before the decoder
 // layers (transformers >= 4.38) and passed to every layer: one pair per forward, saved by every
 // layer's products, and under checkpointing an input of every checkpointed layer (saved by its
 // NoopSaveInputs node in PyTorch 2.6: llama2l_ckpt_b2_t64 saves 2 × 16 KiB more than its
@@ -33,8 +34,12 @@ struct rotary_tables {
 };
 /// `local`: the second pair a model with two RoPEs makes (Gemma 3's rotary_emb_local, base 10,000,
 /// for its sliding-window layers beside the global one).
-constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t, bool local = false) {
-  return {s.shared_input(tokens, head_dim, t, local ? 5 : 0), s.shared_input(tokens, head_dim, t, local ? 6 : 1)};
+/// `per_sample`: [B, T, head_dim] tables (position_ids of the batch's shape); else [1, T, head_dim],
+/// one for the batch (transformers' forward without position_ids: attention option per_sample_rope_tables).
+/// `by_keyword`: a checkpointed layer gets them as a keyword argument (sim::shared_input).
+constexpr rotary_tables rotary_tables_for(sim& s, std::int64_t tokens, std::int64_t head_dim, dtype t, bool local, bool per_sample, bool by_keyword) {
+  return {s.shared_input(tokens, head_dim, t, local ? 5 : 0, per_sample, false, by_keyword),
+          s.shared_input(tokens, head_dim, t, local ? 6 : 1, per_sample, false, by_keyword)};
 }
 
 /// q * cos + rotate_half(q) * sin on `q` (a new reference).
@@ -95,12 +100,22 @@ struct rotated_qk {
 /// RMSNorm stay fp32), so q·cos is promoted to `hidden`; SDPA, on autocast's 16-bit list, casts the
 /// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
 /// nothing; returns new references.
+/// How a model applies RoPE: `local` its second tables (Gemma 3's sliding layers), `concatenates`
+/// Phi-3's torch.cat at full width (rotary_op), `per_sample_tables` [B, T, d] tables (rotary_tables_for).
+struct rope_style {
+  bool local = false, concatenates = false, per_sample_tables = false, keyword_inputs = false;
+};
+
 constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel,
-                               bool local = false, bool concatenates = false) {
+                               rope_style style = {}) {
   if (head_dim <= 0 || rotary <= 0 || rotary > head_dim || rotary % 2 != 0) invalid_layer_argument();
-  auto t = rotary_tables_for(s, q.s[0], rotary, hidden, local);
+  const bool concatenates = style.concatenates;
+  auto t = rotary_tables_for(s, q.s[0], rotary, hidden, style.local, style.per_sample_tables, style.keyword_inputs);
   value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim, concatenates);
-  if (k.s[0] != q.s[0]) { s.release(t.cos); s.release(t.sin); t = rotary_tables_for(s, k.s[0], rotary, hidden, local); }
+  if (k.s[0] != q.s[0]) {
+    s.release(t.cos), s.release(t.sin);
+    t = rotary_tables_for(s, k.s[0], rotary, hidden, style.local, style.per_sample_tables, style.keyword_inputs);
+  }
   value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim, concatenates);
   s.release(t.cos);
   s.release(t.sin);

@@ -160,6 +160,13 @@ struct llama_config {
   /// runs k and v through a DynamicCache in a training forward too (attention option
   /// training_kv_cache); false for a model written out without one
   bool use_cache = true;
+  /// [B, T, d] RoPE tables, one per sample (attention option per_sample_rope_tables): position_ids of
+  /// the batch's shape (generate() with an attention mask, a model written out so); transformers'
+  /// training forward without position_ids makes one [1, T, d] pair for the batch
+  bool per_sample_rope = false;
+  /// the RoPE tables and masks reach a checkpointed layer as positional arguments (attention option
+  /// positional_layer_inputs: saved by the checkpoint); transformers passes them by keyword (held, not saved)
+  bool positional_layer_inputs = false;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
   /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
@@ -183,7 +190,9 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
                      rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
                      g.fused_projections ? projection_names::phi3 : projection_names::llama, extra..., scores...);
   };
-  const auto cached = [&](auto... scores) { return g.use_cache ? with(scores..., training_kv_cache) : with(scores...); };
+  const auto inputs = [&](auto... more) { return g.positional_layer_inputs ? with(more..., positional_layer_inputs) : with(more...); };
+  const auto tables = [&](auto... more) { return g.per_sample_rope ? inputs(more..., per_sample_rope_tables) : inputs(more...); };
+  const auto cached = [&](auto... scores) { return g.use_cache ? tables(scores..., training_kv_cache) : tables(scores...); };
   const auto how = family_scores(g);
   return how == scores_impl::sdpa ? cached() : how == scores_impl::eager ? cached(eager_scores) : cached(eager_softcapped_scores);
 }
@@ -623,12 +632,15 @@ struct moe_config {
   std::int64_t experts = 8;             ///< num_local_experts
   std::int64_t top_k = 2;               ///< num_experts_per_tok
   std::int64_t capacity_percent = 100;  ///< tokens per expert vs uniform routing
+  /// transformers 5's MixtralExperts (3-D parameters, grouped_mm_experts_forward: its default
+  /// experts_implementation) or 4.x's expert modules (layers/moe.hpp)
+  moe_impl impl = moe_impl::grouped_mm;
 };
 
 /// MixtralDecoderLayer: the Llama attention, then x + moe(RMSNorm(x)).
 constexpr auto mixtral_block(const llama_config& g, const moe_config& m) {
   return sequential(residual(named("input_layernorm", rms_norm()), named("self_attn", llama_attention(g))),
-                    residual(named("post_attention_layernorm", rms_norm()), named("block_sparse_moe", moe(m.experts, m.top_k, g.ffn, m.capacity_percent))));
+                    residual(named("post_attention_layernorm", rms_norm()), named("block_sparse_moe", moe(m.experts, m.top_k, g.ffn, m.capacity_percent, m.impl))));
 }
 constexpr auto mixtral(const llama_config& g, const moe_config& m) { return llama_stack(g, repeat(g.layers, mixtral_block(g, m))); }
 
@@ -697,7 +709,9 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .window = g.mask_window(),
                                             .local_rope = local_rope,
                                             .scores = family_scores(g),
-                                            .training_cache = g.use_cache}));
+                                            .training_cache = g.use_cache,
+                                            .per_sample_rope_tables = g.per_sample_rope,
+                                            .positional_layer_inputs = g.positional_layer_inputs}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
@@ -1046,7 +1060,7 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return sequential(residual(named("input_layernorm", frozen(rms_norm())), lora_self_attention(g, l)),
-                    residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent)))));
+                    residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent, m.impl)))));
 }
 /// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
 /// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
