@@ -53,6 +53,7 @@ SMALL = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_at
 CONFIGS = {
     "llama": ("llama-2-7b.json", SMALL),
     "llama-eager": ("llama-2-7b.json", dict(SMALL, attn_implementation="eager")),
+    "llama-nocache": ("llama-2-7b.json", dict(SMALL, use_cache=False)),
     "mistral": ("mistral-7b-v0.1.json", dict(SMALL, sliding_window=32)),
     "qwen2": ("qwen2-0.5b.json", dict(SMALL, max_window_layers=2)),
     "qwen3": ("qwen3-0.6b.json", dict(SMALL, head_dim=64, max_window_layers=2)),
@@ -127,13 +128,27 @@ def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64):
                        make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
 
 
+def _inference_case(cfg, batch=2, seq=64):
+    """An eval forward as users run one: model.eval(), torch.no_grad(), out = model(input_ids=ids), the
+    output kept (its logits and, with the config's use_cache, past_key_values' DynamicCache)."""
+    name = "hf_%s_infer_b%d_t%d" % (cfg.replace("-", "_"), batch, seq)
+    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, eval forward under no_grad, fp32, batch %d, seq %d, " \
+           "the output kept" % (cfg, batch, seq)
+    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="inference", batch=batch,
+                       seq=seq, precision="fp32", build=lambda: build_model(cfg, False),
+                       make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
+
+
 def _define_cases():
     for cfg in CONFIGS:
-        _case(cfg)
+        if cfg != "llama-nocache":
+            _case(cfg)
     for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
     for cfg in ("llama", "gemma3"):
         _case(cfg, checkpoint=True)
+    for cfg in ("llama", "llama-nocache", "phi3", "gemma2", "llama-eager", "mixtral"):
+        _inference_case(cfg)
 
 
 _define_cases()
@@ -145,8 +160,35 @@ def _hf_forward(model, ids, autocast, labels):
         return out.loss if labels else out.logits
 
 
+def run_inference_case(c, heap):
+    """An eval forward (warmed up once): the live heap above the weights after it with the output kept,
+    and its peak."""
+    torch.manual_seed(0)
+    model = c["build"]()
+    model.eval()
+    ids = c["make_batch"]()
+    with torch.no_grad():
+        model(input_ids=ids)
+    gc.collect()
+    base = heap.current()
+    heap.reset_peak()
+    with torch.no_grad():
+        out = model(input_ids=ids)
+        after = heap.current() - base
+    peak = heap.peak() - base
+    cache = out.past_key_values
+    r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
+    r.update(dtype="float32", attn_implementation=model.config._attn_implementation, use_cache=model.config.use_cache,
+             params=sum(p.numel() for p in model.parameters()), after_forward_bytes=after, forward_peak_bytes=peak,
+             cache_bytes=0 if cache is None else sum(t.numel() * t.element_size() for l in cache.layers for t in (l.keys, l.values)))
+    del out, cache
+    return r
+
+
 def run_case(c, heap):
     """One measured step: measure.measure_step's, the loss transformers' own (the output dropped)."""
+    if c.get("kind") == "inference":
+        return run_inference_case(c, heap)
     torch.manual_seed(0)
     model = c["build"]()
     model.train()

@@ -369,6 +369,12 @@ EXTRA_CASES = {
     # training warning recommends
     "hf_gemma2_2b_b1_t2048_lora_bf16base_eager": ["hf", {"cfg": "gemma-2-2b-eager-like.json", "batch": 1, "seq": 2048, "prec": "amp_bf16",
                                                         "base": "bf16", "lora": {"r": 16, "targets": "all-linear"}}],
+    # 2026-12-07, third stop (run_open_questions.sh 31): transformers 5's MixtralExperts (op_rules.md L28: 3-D
+    # parameters through grouped_mm_experts_forward, in the weights' type whatever autocast says: fp32 expert
+    # activations under AMP with fp32 weights, bf16 with bf16 weights) on a small Mixtral from mixtral-8x7b's config
+    "hf_mixtral_small_b4_t1024_bf16": ["hf", {"cfg": "mixtral-small-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
+    "hf_mixtral_small_b4_t1024_bf16weights": ["hf", {"cfg": "mixtral-small-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
+                                                     "base": "bf16"}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

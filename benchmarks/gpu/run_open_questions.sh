@@ -127,13 +127,22 @@
 #     gemma-2-2b-eager-like.json). Estimates written before any run (H100 80GB, commit of that stop): live peak
 #     54,025,968,128 / 36,039,223,808 / 27,970,864,640 B; reserved 63,673,729,024 / 45,573,210,112 / 30,681,333,760 B.
 #     If attn_implementation comes back "eager" for the first two, L25's premise is wrong: their estimates are then low
-#     by the soft-capped score matrices.
+#     by the soft-capped score matrices. Re-estimated at the third stop of 2026-12-07 (op_rules.md L27-L29: RoPE tables
+#     [1, T, d], DynamicCache copies, the soft-cap's three records): live 54,040,123,904 / 36,039,223,808 /
+#     27,968,767,488 B; reserved 62,044,241,920 / 41,378,906,112 / 29,850,861,568 B.
+#   31 (~3 min, prepared 2026-12-07 in a third session without a GPU): transformers 5's MixtralExperts (op_rules.md L28:
+#     3-D parameters through grouped_mm_experts_forward; on CUDA F.grouped_mm(input.to(weight.dtype), ...), so the
+#     experts run in the weights' type whatever autocast says) on a small Mixtral (hf-configs/mixtral-small-like.json:
+#     mixtral-8x7b's config at width 1024, 8 layers, 8 experts top-2, 791,233,536 parameters), AMP bf16 b4 t1024 with
+#     fp32 weights (fp32 expert activations) and with bf16 weights (base bf16), traced. Estimates written before any
+#     run (H100 80GB, this stop): live 16,563,376,640 / 9,280,649,728 B; reserved 19,019,071,488 / 10,896,801,792 B.
+#     If F.grouped_mm refuses fp32 on CUDA the first case fails and its log says so: the fallback loop then runs it.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30) ;; *) echo "usage: run_open_questions.sh 1-30 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31) ;; *) echo "usage: run_open_questions.sh 1-31 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -232,6 +241,8 @@ case "$call" in
     measure rules27 230 200 45 hf_qwen3_0_6b_b4_t1024_bf16,hf_qwen3_0_6b_b4_t1024_lora_bf16base,hf_phi3_partial_b1_t2048_lora_bf16base_ckpt,hf_phi3_mini_b1_t4096_lora_bf16base,hf_mistral_7b_b1_t4096_lora_bf16base --trace "$work/traces" ;;
   29)
     measure rules29 230 200 60 hf_olmo3_7b_b1_t8192_lora_bf16base_ckpt,hf_granite_2b_b4_t1024_bf16,hf_granite_2b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
+  31)
+    measure rules31 200 170 60 hf_mixtral_small_b4_t1024_bf16,hf_mixtral_small_b4_t1024_bf16weights --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)

@@ -464,6 +464,7 @@ constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass
     r.after_forward = s.live;
     r.forward_peak = s.peak.bytes;
     s.release(out);
+    s.release_output_cache();
     w.release_auxiliary();
     return value{};
   }
@@ -472,7 +473,7 @@ constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass
     const auto& h = w.auxiliary[static_cast<std::size_t>(k)];
     loss = h.logvar.id >= 0 ? add_kl_divergence(s, loss, h.held, h.logvar) : add_auxiliary_loss(s, loss, h.held);
   }
-  if (!plan.output_held) s.release(out), out = value{}, w.release_auxiliary();  // dropped: only what the loss saved stays
+  if (!plan.output_held) s.release(out), out = value{}, s.release_output_cache(), w.release_auxiliary();  // dropped: only what the loss saved stays
   if (pass == 0) { r.after_forward = s.live; r.forward_peak = s.peak.bytes; }
   return loss;
 }
@@ -481,6 +482,7 @@ constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass
 /// starts from is the .grad tensors.
 constexpr void finish_backward(sim& s, walker& w, const value& out, const value& loss, step_result& r) {
   s.release(out);
+  s.release_output_cache();
   w.release_auxiliary();
   s.release(loss);
   r.live_after_backward = s.live;

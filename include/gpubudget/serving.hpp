@@ -154,6 +154,9 @@ constexpr std::int64_t cached_tokens(const models::llama_config& g, const servin
 template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
+  // the engine's KV cache is the serving budget's own term (kv_bytes_per_token): generate()'s
+  // DynamicCache copies are that cache, vLLM writes its paged one in place
+  g.use_cache = false;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
   const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
                                                         repeat(g.layers, block(g)), models::family_norm(g, s.weights))

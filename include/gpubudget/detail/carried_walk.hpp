@@ -29,7 +29,8 @@ struct array_member<dyn_array<T> Owner::*> {
 inline constexpr auto sim_arrays =
     std::tuple{&sim::storages,        &sim::autograd_nodes,   &sim::saved_ids,        &sim::edges,        &sim::segments,
                &sim::trace,           &sim::temporaries,      &sim::parameter_tensors, &sim::base_weight_tensors,
-               &sim::own_type_tensors, &sim::edge_cache,      &sim::forward_cache,    &sim::shared_inputs, &sim::segment_inputs};
+               &sim::own_type_tensors, &sim::edge_cache,      &sim::forward_cache,    &sim::shared_inputs, &sim::segment_inputs,
+               &sim::output_cache};
 static_assert(sizeof(sim) == sizeof(sim_scalars) + std::tuple_size_v<decltype(sim_arrays)> * sizeof(dyn_array<int>),
               "a sim member outside sim_scalars and sim_arrays would not be carried by a split walk");
 

@@ -540,6 +540,17 @@ struct sim : sim_scalars {
 
   /// Keeps `id` alive until the forward pass ends (autocast's weight-cast cache).
   dyn_array<std::int32_t> forward_cache{};
+  /// Tensors the model's output object holds beside the output itself (transformers'
+  /// past_key_values: its DynamicCache's k and v), released with the output.
+  dyn_array<std::int32_t> output_cache{};
+  constexpr void hold_with_output(std::int32_t id) {
+    retain(id);
+    output_cache.push_back(id);
+  }
+  constexpr void release_output_cache() {
+    for (auto id : output_cache) release(id);
+    output_cache.clear();
+  }
   constexpr void cache_until_forward_ends(std::int32_t id) { forward_cache.push_back(id); }
   constexpr void end_forward() {
     for (auto id : forward_cache) release(id);

@@ -208,7 +208,6 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
     value qkv = lora_projection(c, x, inner + 2 * KVH * d, op.rank, op.dropout, bt, 0, bias, false, peft);
     q = s.view(qkv, make_shape(L, inner)), k = s.view(qkv, make_shape(L, KVH * d)), v = s.view(qkv, make_shape(L, KVH * d));
     s.release(qkv);
-    if ((op.flags >> 18) & 1) v = training_cache_copy(s, v);
   } else {
     q = lora_projection(c, x, inner, rank_for(op, q_proj), op.dropout, bt, 0, bias, false, bias_of(q_proj));
     k = lora_projection(c, x, KVH * d, rank_for(op, k_proj), op.dropout, bt, 2, bias, false, bias_of(k_proj));
@@ -223,9 +222,12 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   s.release(q);
   s.release(k);
   const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local, keyword};
+  const bool cached = caches_kv(s, ((op.flags >> 18) & 1) != 0);  // DynamicCache's copies of k and v
+  const value kc = cached ? dynamic_cache_copy(s, kr) : kr, vc = cached ? dynamic_cache_copy(s, v) : v;
   const auto scores = static_cast<scores_impl>((op.flags >> 16) & 3);
-  auto [o, kind] = scores == scores_impl::sdpa ? windowed_sdpa(s, a, qr, kr, v, true, 0, promoted_type(mt, x.type) != mt)
-                                               : sdpa_output{eager_attention(s, a, qr, kr, v, x.type, scores == scores_impl::eager_softcap, heads_first, 0),
+  const eager_layout layout{heads_first, cached};
+  auto [o, kind] = scores == scores_impl::sdpa ? windowed_sdpa(s, a, qr, kc, vc, true, 0, promoted_type(mt, x.type) != mt)
+                                               : sdpa_output{eager_attention(s, a, qr, kc, vc, x.type, scores == scores_impl::eager_softcap, layout, 0),
                                                              sdpa_kernel::math};  // eager's output: [B, H, L, d], as the math path's
   if (sdpa_output_needs_copy(kind, false, heads_first)) {  // transpose(1, 2).contiguous()
     value oc = copy(s, o, o.s);

@@ -240,9 +240,9 @@ inline constexpr eager_scores_t eager_scores{};
 struct eager_softcapped_scores_t {};
 inline constexpr eager_softcapped_scores_t eager_softcapped_scores{};
 /// training_kv_cache (with rotary): the config's use_cache is true, so transformers >= 5 makes a
-/// DynamicCache in a training forward too and DynamicLayer.update's torch.cat copies k and v before
-/// the attention reads them (gradient checkpointing turns use_cache off). It changes what is kept
-/// where v was a view of a packed projection (Phi-3's qkv_proj): detail::training_cache_copy.
+/// DynamicCache in every forward, training and eval, and DynamicLayer.update's torch.cat copies k and
+/// v before the attention reads them; the model output's past_key_values holds the copies until the
+/// output is dropped (gradient checkpointing turns use_cache off): detail::dynamic_cache_copy.
 struct training_kv_cache_t {};
 inline constexpr training_kv_cache_t training_kv_cache{};
 /// per_sample_rope_tables (with rotary): the model's cos and sin are [B, T, d], one table per
@@ -730,21 +730,29 @@ constexpr value eager_mask(sim& s, std::int64_t window, std::int64_t Lq, std::in
   return s.shared_input(Lq, Lk, t, window > 0 ? 8 : 7, true, false, by_keyword);
 }
 
+/// How eager attention's operands come laid out: q and k [B, H, L, d] after a partial RoPE's cat
+/// (`qk_heads_first`), k and v so as DynamicCache's copies (`kv_heads_first`).
+struct eager_layout {
+  bool qk_heads_first = false, kv_heads_first = false;
+};
+
 /// transformers' eager_attention_forward on q, k, v after RoPE (consumed; q and k in the kernel type
-/// a.mt, `heads_first`: laid out [B, H, L, d] by a partial RoPE's cat): matmul(q, kᵀ) folds into bmm by
-/// reshapes that copy q (unless heads first) and k — repeat_kv's copy with grouped-query heads, the
-/// reshape's otherwise — and keeps both; `* scaling`, Gemma 2's softcap (÷ cap, tanh keeping its
+/// a.mt, laid out as `layout` says): matmul(q, kᵀ) folds into bmm by reshapes that copy q (unless
+/// heads first) and k — repeat_kv's copy with grouped-query heads, the reshape's unless heads first
+/// — and keeps both; `* scaling`, Gemma 2's softcap (÷ cap, tanh keeping its
 /// output, × cap) and `+ mask` are new score tensors keeping nothing; softmax(dtype=float32) of an
 /// fp32 copy (CUDA's half_to_float path takes fp16 as it is) keeps its fp32 output; `.to(q.dtype)` a
-/// 16-bit copy under autocast; dropout; matmul with v (repeat_kv's copy, or the reshape's) keeps the
-/// probabilities and v. Returns the [Lq, H·d] output laid out [B, H, L, d] (the caller's transpose
+/// 16-bit copy under autocast; dropout; matmul with v (repeat_kv's copy, the reshape's, or v itself
+/// heads first) keeps the probabilities and v. Returns the [Lq, H·d] output laid out [B, H, L, d] (the caller's transpose
 /// copies it). Measured op by op on PyTorch 2.6 CPU (op_rules.md L26).
 constexpr value eager_attention(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, dtype hidden, bool softcap,
-                                bool heads_first, std::int64_t dropout) {
+                                eager_layout layout, std::int64_t dropout) {
   const value mask = eager_mask(s, a.window, a.Lq, a.Lk, hidden, a.keyword_inputs);
-  value qb = heads_first ? (s.retain(q.id), q) : copy(s, q, q.s);
-  value kb = heads_first && a.KVH == a.H ? (s.retain(k.id), k) : copy(s, k, make_shape(a.Lk, a.inner));
-  value vb = copy(s, v, make_shape(a.Lk, a.inner));
+  // a [B, H, L, d] operand folds into bmm as a view; repeat_kv (grouped-query heads) and any other layout copy
+  const bool k_view = (layout.qk_heads_first || layout.kv_heads_first) && a.KVH == a.H, v_view = layout.kv_heads_first && a.KVH == a.H;
+  value qb = layout.qk_heads_first ? (s.retain(q.id), q) : copy(s, q, q.s);
+  value kb = k_view ? (s.retain(k.id), k) : copy(s, k, make_shape(a.Lk, a.inner));
+  value vb = v_view ? (s.retain(v.id), v) : copy(s, v, make_shape(a.Lk, a.inner));
   s.release(q), s.release(k), s.release(v);
   value w = bmm(s, qb, kb, make_shape(a.H * a.Lq, a.Lk), a.mt, {a.Lq, a.Lk, a.d, false, true});
   s.release(qb), s.release(kb);
@@ -789,21 +797,27 @@ constexpr value sdpa_then_output(layer_ctx& c, const attention_op& op, const att
 /// A rotary attention's scores (`how`: SDPA through windowed_sdpa, or eager_attention), then the
 /// output Linear (part 2) after the transpose's copy where there is one.
 constexpr value rotary_scores_then_output(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& q, const value& k,
-                                          const value& v, bool heads_first, dtype hidden) {
+                                          const value& v, bool heads_first, dtype hidden, bool kv_cached) {
   const auto how = scores_of(op);
   if (how == scores_impl::sdpa) return sdpa_then_output(c, op, a, q, k, v, true, heads_first, promoted_type(a.mt, hidden) != a.mt);
-  return output_projection(c, eager_attention(c.s, a, q, k, v, hidden, how == scores_impl::eager_softcap, heads_first, op.dropout), a.D, op.bias, 2);
+  const eager_layout layout{heads_first, kv_cached};
+  return output_projection(c, eager_attention(c.s, a, q, k, v, hidden, how == scores_impl::eager_softcap, layout, op.dropout), a.D, op.bias, 2);
 }
 
-/// v after transformers >= 5's DynamicCache.update in a training forward (training_kv_cache):
-/// torch.cat([empty, v], dim=-2), a new contiguous tensor that keeps nothing; the kernel then keeps
-/// the copy, not the packed projection v was a view of (Phi-3's qkv_proj: hf_phi3_b2_t64 of
-/// pytorch-2.6-cpu-transformers.json, op_rules.md L27). Under gradient checkpointing transformers
-/// sets use_cache=False: no copy in a checkpointed block or its re-run. Consumes `v`.
-constexpr value training_cache_copy(sim& s, const value& v) {
-  if (s.dropping_saves_for >= 0 || s.replay_cursor >= 0) return v;
-  value c = copy(s, v, v.s);
-  s.release(v);
+/// Does `op`'s layer run k and v through a DynamicCache here (training_kv_cache)? Not in a
+/// checkpointed block or its re-run: gradient checkpointing sets use_cache=False.
+constexpr bool caches_kv(const sim& s, bool training_cache) { return training_cache && s.dropping_saves_for < 0 && s.replay_cursor < 0; }
+
+/// k or v after transformers >= 5's DynamicCache.update (caches_kv): torch.cat([empty, x], dim=-2),
+/// a new [B, kv, T, d] tensor that keeps nothing, laid out heads first, held by the cache — the
+/// model output's past_key_values — until the output is dropped (sim::hold_with_output). A kernel
+/// then keeps the copy, not the packed projection v was a view of (Phi-3's qkv_proj: hf_phi3_b2_t64
+/// of pytorch-2.6-cpu-transformers.json); an eval forward holds every layer's pair (op_rules.md L27).
+/// Consumes `x`.
+constexpr value dynamic_cache_copy(sim& s, const value& x) {
+  value c = copy(s, x, x.s);
+  s.release(x);
+  s.hold_with_output(c.id);
   return c;
 }
 
@@ -819,7 +833,6 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     value packed = projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0);
     q = s.view(packed, make_shape(a.Lq, a.inner)), k = s.view(packed, make_shape(a.Lk, a.KVH * a.d)), v = s.view(packed, make_shape(a.Lk, a.KVH * a.d));
     s.release(packed);
-    if (has_training_cache(op)) v = training_cache_copy(s, v);
   } else {
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
@@ -827,8 +840,10 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
   const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, {a.local_rope, op.names == projection_names::phi3, has_per_sample_rope_tables(op), a.keyword_inputs});
   s.release(q);
   s.release(k);
+  const bool cached = caches_kv(s, has_training_cache(op));
+  const value kc = cached ? dynamic_cache_copy(s, r.k) : r.k, vc = cached ? dynamic_cache_copy(s, v) : v;
   // transformers >= 4.48 passes enable_gqa=True, is_causal=True (SDPA)
-  return rotary_scores_then_output(c, op, a, r.q, r.k, v, r.heads_first, x.type);
+  return rotary_scores_then_output(c, op, a, r.q, kc, vc, r.heads_first, x.type, cached);
 }
 
 /// Fused q and kv projections + scaled_dot_product_attention's flash kernel (2.6 CPU with

@@ -176,11 +176,11 @@ struct op_traits<gelu_new_op> {
 
 constexpr layer gelu_new() { return as_layer(gelu_new_op{}); }
 
-/// Soft-capping, `tanh(x / cap) * cap` with `cap` a Python number (transformers' Gemma 2
-/// final_logit_softcapping on the logits): three new tensors, of which autograd keeps tanh's output
-/// alone (DivBackward0 and MulBackward0 by a number keep nothing; op_rules.md L25). tanh is on
-/// neither autocast's fp32 list: it runs in the input's type. `identity`: a cap the configuration
-/// leaves out (the record stays, as scale_op's), x itself.
+/// Soft-capping's tanh, the middle of `tanh(x / cap) * cap` with `cap` a Python number
+/// (transformers' Gemma 2 final_logit_softcapping on the logits; softcap_if builds all three): of
+/// the three new tensors autograd keeps tanh's output alone (DivBackward0 and MulBackward0 by a
+/// number keep nothing; op_rules.md L25). tanh is on neither autocast's fp32 list: it runs in the
+/// input's type. `identity`: a cap the configuration leaves out (the record stays, as scale_op's).
 struct softcap_op {
   flag identity = {};
 };
@@ -189,22 +189,17 @@ template <>
 struct op_traits<softcap_op> {
   static constexpr const char* name = "softcap";
   static constexpr detail::value lower(detail::layer_ctx& c, const softcap_op& op, const detail::value& x) {
-    auto& s = c.s;
-    if (op.identity) { s.retain(x.id); return x; }
-    const detail::value scaled = detail::pointwise(s, x, x.s, x.type, detail::keeps::nothing);  // x / cap
-    const detail::value th = detail::keep_output_activation(s, scaled);
-    s.release(scaled);
-    detail::value y = detail::pointwise(s, th, th.s, th.type, detail::keeps::nothing);  // · cap
-    s.release(th);
-    return y;
+    if (op.identity) { c.s.retain(x.id); return x; }
+    return detail::keep_output_activation(c.s, x);
   }
-  static constexpr std::int64_t flops(const softcap_op& op, const shape&, const shape& out) { return op.identity ? 0 : checked_mul(3, out.numel()); }
+  static constexpr std::int64_t flops(const softcap_op& op, const shape&, const shape& out) { return op.identity ? 0 : out.numel(); }
 };
-
-/// softcap_op when `applied`, else the identity (Gemma 2's final_logit_softcapping, or a config's null).
-constexpr layer softcap_if(bool applied) { return as_layer(softcap_op{!applied}); }
 /// scale() when `applied`, else the identity (Gemma's embedding × √width in a Llama-family model).
 constexpr layer scale_if(bool applied) { return as_layer(scale_op{!applied}); }
+/// `x / c` or `x * c` by a Python number when `applied` (nothing kept), else the identity.
+constexpr layer scale_by_number_if(bool applied) { return as_layer(scale_op{!applied, false, true}); }
+/// softcap_op (soft-capping's tanh) when `applied`, else the identity.
+constexpr layer softcap_tanh_if(bool applied) { return as_layer(softcap_op{!applied}); }
 /// scale_if(applied) in a rotary model (Llama family): the rotary tables' matmul follows it;
 /// `by_number`: the multiplier is a Python number (Granite), not Gemma's 0-dim tensor.
 constexpr layer embedding_scale_then_rotary(bool applied, bool by_number = false) { return as_layer(scale_op{!applied, true, by_number}); }

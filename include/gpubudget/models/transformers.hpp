@@ -299,9 +299,14 @@ constexpr auto olmo2(const llama_config& g) {
 /// sliding-window layers, then one of full attention.
 inline constexpr std::int64_t gemma3_period = 6;
 
-/// Gemma 2's final_logit_softcapping after the LM head where llama_config::logit_softcap sets it (a
-/// record that is the identity otherwise: a config's null).
-constexpr layer gemma2_logit_softcap(const llama_config& g) { return named("final_logit_softcapping", softcap_if(g.logit_softcap)); }
+/// Gemma 2's final_logit_softcapping after the LM head where llama_config::logit_softcap sets it
+/// (else identities: a config's null): `logits = logits / cap`, `logits = torch.tanh(logits)`,
+/// `logits = logits * cap`, three records of the model's own sequence, as Gemma2ForCausalLM rebinds
+/// one name — each step's input freed when the next is made, two logits-sized tensors at a time (an
+/// eval forward: hf_gemma2_infer_b2_t64 of pytorch-2.6-cpu-transformers.json). Its visitors put
+/// these three after the LM head.
+constexpr layer logits_by_cap(const llama_config& g) { return named("final_logit_softcapping.scale", scale_by_number_if(g.logit_softcap)); }
+constexpr layer gemma2_logit_softcap(const llama_config& g) { return named("final_logit_softcapping", softcap_tanh_if(g.logit_softcap)); }
 /// `g`'s layers without a window (Gemma 3's full-attention layers).
 constexpr llama_config full_attention(llama_config g) {
   g.sliding_window = 0;
@@ -396,7 +401,7 @@ constexpr decltype(auto) visit_gemma2_layers(const llama_config& g, Layer layer,
 template <class F>
 constexpr decltype(auto) visit_gemma2(const llama_config& g, F&& f) {
   return visit_gemma2_layers(g, [&g](bool sliding) { return gemma_block(g, sliding); },
-                             [&](const auto& layers) { return f(decoder_stack(g, layers, gemma2_logit_softcap(g))); });
+                             [&](const auto& layers) { return f(decoder_stack(g, layers, logits_by_cap(g), gemma2_logit_softcap(g), logits_by_cap(g))); });
 }
 
 // --- OLMo 3 (transformers 5 models/olmo3/modular_olmo3.py, Olmo3ForCausalLM) ----------------------
@@ -911,7 +916,9 @@ template <class F>
 constexpr decltype(auto) visit_gemma2_lora(const llama_config& g, const lora_config& l, F&& f) {
   detail::check_alternating_lora(l);
   return visit_gemma2_layers(g, [&](bool sliding) { return gemma_block_lora(g, l, sliding); },
-                             [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l), gemma2_logit_softcap(g))); });
+                             [&](const auto& layers) {
+                               return f(lora_stack(g, l, layers, lora_lm_head(g, l), logits_by_cap(g), gemma2_logit_softcap(g), logits_by_cap(g)));
+                             });
 }
 /// get_peft_model of Olmo3ForCausalLM as `f` takes it (visit_olmo3's layers, olmo2_block_lora on
 /// each with its window, around lora_stack); every layer adapted.
