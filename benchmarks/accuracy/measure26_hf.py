@@ -54,6 +54,9 @@ CONFIGS = {
     "llama": ("llama-2-7b.json", SMALL),
     "llama-eager": ("llama-2-7b.json", dict(SMALL, attn_implementation="eager")),
     "llama-nocache": ("llama-2-7b.json", dict(SMALL, use_cache=False)),
+    # eight layers: the estimator walks three copies of a repeated layer and stands one record in for the rest; a
+    # 1024-token vocabulary, so that the cache outweighs the logits
+    "llama-8l": ("llama-2-7b.json", dict(SMALL, num_hidden_layers=8, vocab_size=1024)),
     "mistral": ("mistral-7b-v0.1.json", dict(SMALL, sliding_window=32)),
     "qwen2": ("qwen2-0.5b.json", dict(SMALL, max_window_layers=2)),
     "qwen3": ("qwen3-0.6b.json", dict(SMALL, head_dim=64, max_window_layers=2)),
@@ -136,18 +139,18 @@ def _inference_case(cfg, batch=2, seq=64):
            "the output kept" % (cfg, batch, seq)
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="inference", batch=batch,
                        seq=seq, precision="fp32", build=lambda: build_model(cfg, False),
-                       make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
+                       make_batch=lambda: torch.randint(0, config_dict(cfg)["vocab_size"], (batch, seq)))
 
 
 def _define_cases():
     for cfg in CONFIGS:
-        if cfg != "llama-nocache":
+        if cfg not in ("llama-nocache", "llama-8l"):
             _case(cfg)
     for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
     for cfg in ("llama", "gemma3"):
         _case(cfg, checkpoint=True)
-    for cfg in ("llama", "llama-nocache", "phi3", "gemma2", "llama-eager", "mixtral"):
+    for cfg in ("llama", "llama-nocache", "llama-8l", "phi3", "gemma2", "llama-eager", "mixtral"):
         _inference_case(cfg)
 
 

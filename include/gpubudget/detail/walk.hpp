@@ -457,14 +457,14 @@ struct walker : walker_scalars {
     std::int64_t live = 0, fixed = 0, rounded = 0, saved = 0, views = 0, shared_saved = 0;
     walk_totals totals{};
     std::int32_t nodes = 0;
-    std::size_t cache = 0, shared = 0;
+    std::size_t cache = 0, shared = 0, with_output = 0;
     dyn_array<record_stats> stats{};
   };
   constexpr void take_snapshot(std::int32_t i, copy_snapshot& b) const {
     b.live = s.live, b.fixed = s.live_fixed, b.rounded = s.live_rounded, b.saved = s.saved_total, b.views = s.host_view_bytes;
     b.shared_saved = s.shared_inputs_saved();
     b.totals = totals, b.nodes = static_cast<std::int32_t>(s.autograd_nodes.size_), b.cache = s.forward_cache.size();
-    b.shared = s.shared_inputs.size();
+    b.shared = s.shared_inputs.size(), b.with_output = s.output_cache.size();
     if (counting && !replaying && collect_stats)
       for (std::int32_t k = i + 1; k < i + records[i].span; ++k) b.stats.push_back(stats.data_[(k)]);
   }
@@ -490,10 +490,15 @@ struct walker : walker_scalars {
     // a model-wide input (a mask, once per forward) first saved in copy 2 (copy 1's input needed no
     // gradient: a frozen embedding under LoRA) is saved once, not once more a copy
     const auto saved = s.saved_total - b.saved - (s.shared_inputs_saved() - b.shared_saved);
-    add_phantom(i, retained - checked_mul(copies, cached.bytes), retained_rounded - checked_mul(copies, cached.rounded),
-                retained_fixed - checked_mul(copies, cached.fixed), checked_mul(copies, saved), checked_mul(copies, grads));
+    // what only the model's output holds (transformers' past_key_values: an eval forward's k and v)
+    // goes with the output, not with the phantom in backward
+    const auto with_output = held_only_by_output(b.with_output);
+    add_phantom(i, retained - checked_mul(copies, cached.bytes + with_output.bytes), retained_rounded - checked_mul(copies, cached.rounded + with_output.rounded),
+                retained_fixed - checked_mul(copies, cached.fixed + with_output.fixed), checked_mul(copies, saved), checked_mul(copies, grads));
     if (cached.bytes > 0)
       s.cache_until_forward_ends(s.allocate(checked_mul(copies, cached.bytes), false, checked_mul(copies, cached.rounded), checked_mul(copies, cached.fixed)));
+    if (with_output.bytes > 0)
+      s.output_cache.push_back(s.allocate(checked_mul(copies, with_output.bytes), false, checked_mul(copies, with_output.rounded), checked_mul(copies, with_output.fixed)));
   }
 
   /// The parameters and per-record statistics of `copies` more copies of repeat `i`'s block,
@@ -533,6 +538,16 @@ struct walker : walker_scalars {
     for (auto k = first + 4; k < s.shared_inputs.size(); k += 5)
       if (s.shared_inputs[k] == id) return true;
     return false;
+  }
+  /// Bytes of the tensors held with the model's output from entry `first` of sim::output_cache on
+  /// that nothing else holds (no node saved them).
+  constexpr held_bytes held_only_by_output(std::size_t first) const {
+    held_bytes h{};
+    for (auto k = first; k < s.output_cache.size(); ++k) {
+      const auto& st = s.storages.data_[(s.output_cache[k])];
+      if (st.alive && st.saved == 0 && st.refs == 1) h.bytes += st.bytes, h.rounded += st.rounded, h.fixed += st.fixed;
+    }
+    return h;
   }
   /// Bytes of the autocast cache's entries from `first` on that nothing else holds (no node saved
   /// them), the shared inputs made from entry `first_shared` on aside (made once, not per copy).
