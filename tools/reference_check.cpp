@@ -373,6 +373,15 @@ void dropout_from_fields(const nlohmann::json& c, const std::string& model, cons
   }
 }
 
+/// A case's "checkpoint": "blocks" (gradient_checkpointing_enable() or the zoo's checkpointed
+/// blocks: every block), "frames" (a temporal model's frames), "none" or absent.
+void checkpoint_from_fields(const nlohmann::json& c, const std::string& family, case_config& cc, const unsupported_case& unsupported) {
+  const std::string ckpt = string_field(c, "checkpoint");
+  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;
+  else if (ckpt == "frames" && family == "temporal") cc.options.values[tools::hidden_checkpoint_frames] = 1;
+  else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
+}
+
 /// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
 /// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
 /// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
@@ -403,9 +412,7 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   if (string_field(c, "loss") != "causal_lm") throw unsupported("loss '" + string_field(c, "loss") + "' (causal_lm)");
   cc.plan.loss = loss_kind::causal_lm;
   cc.plan.output_held = c.value("output_held", true);
-  const std::string ckpt = string_field(c, "checkpoint");
-  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;  // gradient_checkpointing_enable(): every decoder layer
-  else if (ckpt != "none") throw unsupported("checkpoint '" + ckpt + "'");
+  checkpoint_from_fields(c, "", cc, unsupported);
   return cc;
 }
 
@@ -426,10 +433,7 @@ case_config config_from_fields(const nlohmann::json& c, runtime_kind r, const st
   if (attention == "sdpa" && family == "gpt") o[tools::hidden_sdpa] = 1;
   else if (attention == "eager" && family == "llama") o[tools::hidden_eager_attention] = model == "gemma2" ? 2 : 1;  // Gemma 2: its softcap
   else if (attention == "sdpa" && family != "llama") throw unsupported("sdpa attention for " + model);
-  const std::string ckpt = string_field(c, "checkpoint");
-  if (ckpt == "blocks") cc.plan.checkpoint_blocks = true;
-  else if (ckpt == "frames" && family == "temporal") o[tools::hidden_checkpoint_frames] = 1;
-  else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
+  checkpoint_from_fields(c, family, cc, unsupported);
   dropout_from_fields(c, model, family, o, unsupported);
   if (c.contains("train_only") && c["train_only"].is_array()) {
     for (const auto& p : c["train_only"]) cc.train_only += (cc.train_only.empty() ? "" : ",") + p.get<std::string>();

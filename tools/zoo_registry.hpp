@@ -261,7 +261,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.rotary_dim = o.get(hidden_rotary_dim, g.rotary_dim);
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
-  if (o.get(hidden_written_out, 0) > 0) g.use_cache = false, g.per_sample_rope = true, g.positional_layer_inputs = true;
+  if (o.get(hidden_written_out, 0) > 0) g = models::hand_written_decoder(g);
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks

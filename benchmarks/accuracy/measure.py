@@ -574,12 +574,13 @@ def measure_case(name, heap, optimizer=None):
     return r
 
 
-def measure_step(model, batch, opt, heap, autocast=None, saved="hooks"):
+def measure_step(model, batch, opt, heap, autocast=None, saved="hooks", forward=_run_forward):
     """One measured training step of `model` on `batch` with optimizer `opt` (after a warm-up step),
     forward + loss under CPU autocast to `autocast` (None: fp32). saved: "hooks" (saved_tensors_hooks
     pass; null for a checkpointed model), "hooks_always" (the pass even for checkpointing), None
-    (report null), or a callable(model, batch) -> bytes. Returns the
-    reference fields."""
+    (report null), or a callable(model, batch) -> bytes. forward(model, batch, autocast) -> (output
+    kept through backward or None, loss): the loop's forward and loss (default: training_loss of the
+    output). Returns the reference fields."""
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     if saved == "hooks" and getattr(model, "ckpt", False):
@@ -589,7 +590,7 @@ def measure_step(model, batch, opt, heap, autocast=None, saved="hooks"):
 
     # warm-up step: creates the optimizer state (and any lazily built host structures)
     opt.zero_grad(set_to_none=True)
-    _, loss = _run_forward(model, batch, autocast)
+    _, loss = forward(model, batch, autocast)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
@@ -604,7 +605,7 @@ def measure_step(model, batch, opt, heap, autocast=None, saved="hooks"):
     base = heap.current()
     heap.reset_peak()
     opt.zero_grad(set_to_none=True)
-    out, loss = _run_forward(model, batch, autocast)
+    out, loss = forward(model, batch, autocast)
     after_forward = heap.current() - base
     loss.backward()
     fwd_bwd_peak = heap.peak() - base

@@ -196,36 +196,16 @@ def run_case(c, heap):
     model = c["build"]()
     model.train()
     ids = c["make_batch"]()
-    params = list(model.parameters())
-    trainable = [p for p in params if p.requires_grad]
+    trainable = [p for p in model.parameters() if p.requires_grad]
     opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
     ac = torch.bfloat16 if c["precision"] == "bf16_autocast" else None
 
-    opt.zero_grad(set_to_none=True)  # warm-up: the optimizer state, lazily built structures
-    _hf_forward(model, ids, ac, True).backward()
-    opt.step()
-    opt.zero_grad(set_to_none=True)
-    saved = sum(s.nbytes() for s in measure.live_saved_storages(model, lambda: _hf_forward(model, ids, ac, False)).values())
-    gc.collect()
+    def saved(m, batch):  # the model's own graph: no labels, the logits returned
+        return sum(s.nbytes() for s in measure.live_saved_storages(m, lambda: _hf_forward(m, batch, ac, False)).values())
 
-    base = heap.current()
-    heap.reset_peak()
-    opt.zero_grad(set_to_none=True)
-    loss = _hf_forward(model, ids, ac, True)
-    after_forward = heap.current() - base
-    loss.backward()
-    fwd_bwd_peak = heap.peak() - base
-    grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in trainable if p.grad is not None)
-    del loss
-    opt.step()
-    step_peak = heap.peak() - base
-    opt_state = sum(v.numel() * v.element_size() for st in opt.state.values() for k, v in st.items()
-                    if torch.is_tensor(v) and k != "step")
+    fields = measure.measure_step(model, ids, opt, heap, ac, saved, lambda m, batch, a: (None, _hf_forward(m, batch, a, True)))
     r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
-    r.update(dtype="float32", attn_implementation=model.config._attn_implementation,
-             params=sum(p.numel() for p in params), trainable=sum(p.numel() for p in trainable),
-             saved_bytes=saved, after_forward_bytes=after_forward, fwd_bwd_peak_bytes=fwd_bwd_peak,
-             step_peak_bytes=step_peak, grad_bytes=grad_bytes, opt_state_bytes=opt_state)
+    r.update(dtype="float32", attn_implementation=model.config._attn_implementation, **fields)
     return r
 
 

@@ -506,7 +506,7 @@ TEST_CASE("t5_lora injects adapters as PEFT does: every attention of both stacks
 TEST_CASE("layers_to_transform: adapters, counts and saved bytes on the listed layers only") {
   models::llama_config g{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
   // the probe's decoder is written out: [B, T, d] RoPE tables, no DynamicCache (op_rules.md L27, L28)
-  g.per_sample_rope = true, g.use_cache = false, g.positional_layer_inputs = true;
+  g = models::hand_written_decoder(g);
   const training plan{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   struct measured {
     models::layer_set layers;
@@ -567,7 +567,7 @@ TEST_CASE("bias=all / lora_only: Qwen2's q, k, v biases train") {
   models::llama_config g{32000, 256, 4, 8, 2, 688, 2048, 64, false, 0};
   g.qkv_bias = true;
   g.tied_head = true;
-  g.per_sample_rope = true, g.use_cache = false, g.positional_layer_inputs = true;  // the probe's written-out decoder
+  g = models::hand_written_decoder(g);  // the probe's written-out decoder
   struct measured {
     models::peft_bias bias;
     models::layer_set layers;

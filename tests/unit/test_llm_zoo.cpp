@@ -75,16 +75,12 @@ static_assert(parse_lora_targets("w1,w2,w3,gate") == (w1 | w2 | w3 | router_gate
 // measure26_llm.py's decoders are written out after transformers' code: no DynamicCache, RoPE
 // tables of the batch's shape passed to checkpointed layers positionally, 4.x's MoE experts
 // (op_rules.md L27, L28); transformers 5 itself does none of these (pytorch-2.6-cpu-transformers.json)
-static models::llama_config written_out(models::llama_config g) {
-  g.use_cache = false, g.per_sample_rope = true, g.positional_layer_inputs = true;
-  return g;
-}
 
 static models::llama_config at_measured_sizes(models::llama_config g, std::int64_t layers, std::int64_t heads, std::int64_t kv_heads,
                                               std::int64_t head_dim = 0) {
   g.vocab = 32000, g.width = 256, g.ffn = 688, g.context = 2048;
   g.layers = layers, g.heads = heads, g.kv_heads = kv_heads, g.head_dim = head_dim;
-  return written_out(g);
+  return models::hand_written_decoder(g);
 }
 
 TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") {
@@ -140,7 +136,7 @@ TEST_CASE("Qwen3: q_norm and k_norm keep what an RMSNorm keeps, and are parts tr
   // measure26_llm.py's qwen3_2l sizes: 8 q / 2 kv heads of 64 channels on width 256, batch 2, 64 tokens
   auto g = models::qwen3_0_6b(64);
   g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.head_dim = 64;
-  g = written_out(g);
+  g = models::hand_written_decoder(g);
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto with = budget_totals(models::llama(g), cpu, devices::a100_80gb);
   auto plain = g;
@@ -162,7 +158,7 @@ TEST_CASE("Phi-3's partial RoPE: narrower tables, and the attention output copie
   // measure26_llm.py's phi3_partial_rotary_2l sizes: 8 heads of 32 channels, 24 of them rotated
   auto g = models::phi3_mini(64);
   g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 8, g.ffn = 688;
-  g = written_out(g);  // measure26_llm.py's Phi3
+  g = models::hand_written_decoder(g);  // measure26_llm.py's Phi3
   auto partial = g;
   partial.rotary_dim = 24;
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
@@ -182,7 +178,7 @@ TEST_CASE("A sliding window through SDPA: transformers' mask from the window's l
   // measure26_llm.py's window*_kv8 sizes: 8 heads of 32 channels, batch 2, 64 tokens
   auto g = models::llama2_7b(64);
   g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 8, g.ffn = 688;
-  g = written_out(g);
+  g = models::hand_written_decoder(g);
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   auto saved_with_window = [&](std::int64_t window) {
     auto w = g;
@@ -223,7 +219,7 @@ TEST_CASE("Gemma 3 under training::checkpoint_blocks: each decoder layer a check
   // measure26_llm.py's gemma3_7l sizes: 4 q / 1 kv heads of 64 on width 256, window 32, batch 2, 64 tokens
   auto g = models::gemma3_1b(64);
   g.vocab = 32000, g.width = 256, g.heads = 4, g.kv_heads = 1, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
-  g = written_out(g);
+  g = models::hand_written_decoder(g);
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   auto ckpt = cpu;
   ckpt.checkpoint_blocks = true;
@@ -246,7 +242,7 @@ TEST_CASE("LoRA on Gemma 3: PEFT's counts, and the saved bytes measured on PyTor
   // measure26_llm.py's gemma3_7l sizes (above), every base weight frozen, r=8 on all-linear
   auto g = models::gemma3_1b(64);
   g.vocab = 32000, g.width = 256, g.layers = 7, g.heads = 4, g.kv_heads = 1, g.head_dim = 64, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
-  g = written_out(g);
+  g = models::hand_written_decoder(g);
   const models::lora_config l{8, all_linear, 0, base_weights::same};
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto totals = [&](const training& t) {
@@ -296,7 +292,7 @@ TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on P
   // tokens, width 256, 8 q / 2 kv heads of 32, ffn 688, untied head, batch 2
   auto g = models::olmo3_7b(64);
   g.vocab = 32000, g.width = 256, g.layers = 5, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048, g.sliding_window = 32;
-  g = written_out(g);
+  g = models::hand_written_decoder(g);
   training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto totals = [&](const models::llama_config& c, const training& t) {
     return models::visit_olmo3(c, [&](const auto& m) { return budget_totals(m, t, devices::a100_80gb); });

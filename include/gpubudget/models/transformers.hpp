@@ -177,6 +177,16 @@ struct llama_config {
   constexpr std::int64_t mask_window() const { return kernel_window ? 0 : sliding_window; }
 };
 
+/// `g` as a decoder written out by hand after transformers' modeling code (a user's port, or the
+/// project's measure26_llm.py): no DynamicCache (use_cache false), RoPE tables of the batch's
+/// shape (per_sample_rope) passed to checkpointed layers positionally (positional_layer_inputs).
+/// transformers 5 itself does none of the three (op_rules.md L27, L28). A Mixtral port's loop over
+/// expert modules is moe_config::impl's moe_impl::expert_modules.
+constexpr llama_config hand_written_decoder(llama_config g) {
+  g.use_cache = false, g.per_sample_rope = true, g.positional_layer_inputs = true;
+  return g;
+}
+
 /// How the family's attention computes its scores: SDPA, or eager (Gemma 2's soft-capped).
 constexpr scores_impl family_scores(const llama_config& g) {
   if (g.attention_softcap && !g.eager_attention) gpubudget::detail::attention_softcap_needs_eager_attention();
