@@ -322,6 +322,7 @@ void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_con
   precision_mode pm = fp32;
   if (precision == "bf16_autocast") pm = amp_bf16;
   else if (precision == "fp16_autocast") pm = amp_fp16;
+  else if (precision == "bf16") pm = pure_bf16;  // model.to(torch.bfloat16): the optimizer updates the bf16 weights
   else if (precision != "fp32") throw unsupported("precision '" + precision + "'");
   // torch.nn.attention.sdpa_kernel(backend) around the step: the SDPA kernels allowed
   const std::map<std::string, sdpa_backend> backends = {{"", sdpa_backend::automatic},      {"default", sdpa_backend::automatic},
@@ -344,6 +345,7 @@ void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_con
     cc.plan.cpu_capability = isa == "AVX2" ? cpu_isa::avx2 : cpu_isa::avx512;
   }
   cc.plan.precision = pm;
+  if (pm == pure_bf16) cc.plan.master_weights = false;  // measure26_hf.py's bf16 weights: no fp32 copy
   cc.plan.sdpa = backends.at(backend);
   const std::string impl = string_field(c, "optimizer_impl");
   if (impl == "foreach") cc.plan.step = step_impl::foreach;
@@ -402,9 +404,11 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   if (c.contains("seq") && c["seq"].is_number_integer()) cc.options.values["seq"] = c["seq"].get<std::int64_t>();
   if (string_field(c, "kind") == "inference") {  // an eval forward under no_grad, its output kept
     if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
-    if (string_field(c, "precision") != "fp32") throw unsupported("inference precision other than fp32");
+    const std::string precision = string_field(c, "precision");
+    if (precision != "fp32" && precision != "bf16") throw unsupported("inference precision '" + precision + "' (fp32 or bf16 weights)");
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), adamw, r);
     cc.plan.inference = true;
+    if (precision == "bf16") cc.plan.precision = pure_bf16, cc.plan.master_weights = false;
     return cc;
   }
   if (!string_field(c, "kind").empty()) throw unsupported("kind '" + string_field(c, "kind") + "'");

@@ -118,27 +118,36 @@ def build_model(cfg_name, checkpoint):
 CASES = {}
 
 
+PRECISIONS = {  # a case's precision: (name suffix, description, autocast dtype, the weights' dtype)
+    "fp32": ("", "fp32", None, torch.float32),
+    "bf16_autocast": ("_bf16", "CPU autocast bf16", torch.bfloat16, torch.float32),
+    # model.to(torch.bfloat16) (from_pretrained's torch_dtype=torch.bfloat16): AdamW updates the 16-bit
+    # weights directly, no master copy, its state bf16 too
+    "bf16": ("_bf16weights", "bf16 weights (model.to(torch.bfloat16)), no autocast", None, torch.bfloat16),
+}
+
+
 def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64):
-    name = "hf_%s_b%d_t%d%s%s" % (cfg.replace("-", "_"), batch, seq, "_bf16" if precision != "fp32" else "",
-                                  "_ckpt" if checkpoint else "")
+    suffix, how, _, weights = PRECISIONS[precision]
+    name = "hf_%s_b%d_t%d%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "")
     desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s" % (
-        "AutoModelForCausalLM", cfg, "CPU autocast bf16" if precision != "fp32" else "fp32", batch, seq,
-        ", gradient_checkpointing_enable()" if checkpoint else "")
+        "AutoModelForCausalLM", cfg, how, batch, seq, ", gradient_checkpointing_enable()" if checkpoint else "")
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", batch=batch, seq=seq,
                        precision=precision, optimizer="adamw", optimizer_impl="for_loop",
                        checkpoint="blocks" if checkpoint else "none", loss="causal_lm", output_held=False,
-                       build=lambda: build_model(cfg, checkpoint),
+                       build=lambda: build_model(cfg, checkpoint).to(weights),
                        make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
 
 
-def _inference_case(cfg, batch=2, seq=64):
+def _inference_case(cfg, batch=2, seq=64, precision="fp32"):
     """An eval forward as users run one: model.eval(), torch.no_grad(), out = model(input_ids=ids), the
     output kept (its logits and, with the config's use_cache, past_key_values' DynamicCache)."""
-    name = "hf_%s_infer_b%d_t%d" % (cfg.replace("-", "_"), batch, seq)
-    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, eval forward under no_grad, fp32, batch %d, seq %d, " \
-           "the output kept" % (cfg, batch, seq)
+    suffix, how, _, weights = PRECISIONS[precision]
+    name = "hf_%s_infer_b%d_t%d%s" % (cfg.replace("-", "_"), batch, seq, suffix)
+    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, eval forward under no_grad, %s, batch %d, seq %d, " \
+           "the output kept" % (cfg, how, batch, seq)
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="inference", batch=batch,
-                       seq=seq, precision="fp32", build=lambda: build_model(cfg, False),
+                       seq=seq, precision=precision, build=lambda: build_model(cfg, False).to(weights),
                        make_batch=lambda: torch.randint(0, config_dict(cfg)["vocab_size"], (batch, seq)))
 
 
@@ -151,6 +160,16 @@ def _define_cases():
     for cfg in ("llama", "gemma3"):
         _case(cfg, checkpoint=True)
     for cfg in ("llama", "llama-nocache", "llama-8l", "phi3", "gemma2", "llama-eager", "mixtral"):
+        _inference_case(cfg)
+    for cfg in ("llama", "qwen3", "gemma2", "gemma3", "phi3", "mixtral"):
+        _case(cfg, precision="bf16")
+    _case("llama", precision="bf16", checkpoint=True)
+    _case("qwen2", precision="bf16", batch=1, seq=256)
+    for cfg in ("olmo2", "olmo3", "granite"):  # OLMo 2's RoPE tables stay fp32, OLMo 3's do not
+        _case(cfg, precision="bf16")
+    for cfg in ("llama", "gemma2", "mixtral", "phi3", "gemma3", "mistral", "qwen3", "olmo2"):
+        _inference_case(cfg, precision="bf16")
+    for cfg in ("gemma3", "mistral", "olmo3"):
         _inference_case(cfg)
 
 
@@ -181,7 +200,8 @@ def run_inference_case(c, heap):
     peak = heap.peak() - base
     cache = out.past_key_values
     r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
-    r.update(dtype="float32", attn_implementation=model.config._attn_implementation, use_cache=model.config.use_cache,
+    r.update(dtype=str(next(model.parameters()).dtype).replace("torch.", ""), attn_implementation=model.config._attn_implementation,
+             use_cache=model.config.use_cache,
              params=sum(p.numel() for p in model.parameters()), after_forward_bytes=after, forward_peak_bytes=peak,
              cache_bytes=0 if cache is None else sum(t.numel() * t.element_size() for l in cache.layers for t in (l.keys, l.values)))
     del out, cache
@@ -198,14 +218,15 @@ def run_case(c, heap):
     ids = c["make_batch"]()
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
-    ac = torch.bfloat16 if c["precision"] == "bf16_autocast" else None
+    ac = PRECISIONS[c["precision"]][2]
 
     def saved(m, batch):  # the model's own graph: no labels, the logits returned
         return sum(s.nbytes() for s in measure.live_saved_storages(m, lambda: _hf_forward(m, batch, ac, False)).values())
 
     fields = measure.measure_step(model, ids, opt, heap, ac, saved, lambda m, batch, a: (None, _hf_forward(m, batch, a, True)))
     r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
-    r.update(dtype="float32", attn_implementation=model.config._attn_implementation, **fields)
+    r.update(dtype=str(next(model.parameters()).dtype).replace("torch.", ""), attn_implementation=model.config._attn_implementation,
+             **fields)
     return r
 
 

@@ -287,6 +287,31 @@ TEST_CASE("OLMo 2: norms after the sublayers and q/k norms over the projections,
   CHECK_THROWS_WITH(models::llama(g), Catch::Contains("built by models::olmo2"));
 }
 
+// transformers 5.12's own OLMo 2 with bf16 weights (pytorch-2.6-cpu-transformers.json, hf-cpu-configs/olmo2.json:
+// width 256, 2 layers, 8 q / 2 kv heads of 32, ffn 688, batch 2, 64 tokens; model.to(torch.bfloat16), AdamW on the
+// bf16 weights): Olmo2RotaryEmbedding returns its cos and sin in fp32, which the rotation's products keep (op_rules.md L30)
+TEST_CASE("OLMo 2 with bf16 weights keeps fp32 RoPE tables, as transformers 5.12 computes them") {
+  auto g = models::olmo2_1b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688, g.context = 2048;
+  training bf16{.batch = 2, .precision = pure_bf16, .master_weights = false, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  CHECK(budget_totals(models::olmo2(g), bf16, devices::a100_80gb).saved_activations == 5'166'592);  // hf_olmo2_b2_t64_bf16weights
+  // the same layers with the tables in the hidden states' type (OLMo 3's rotary embedding casts them): 2 tables of
+  // [1, 64, 32] at 2 bytes a channel instead of 4
+  auto cast_tables = [&](const auto& attention) {
+    return sequential(tokens(64), embedding(32000, 256), repeat(2, sequential(residual(attention, olmo2_rms_norm()))), olmo2_rms_norm(), linear(32000, no_bias));
+  };
+  const auto common = [](auto... more) { return attention(256, heads(8), attention_impl::flash, kv_heads(2), no_bias, rotary, olmo2_qk_norm, training_kv_cache, more...); };
+  const auto fp32_tables = budget_totals(cast_tables(common(fp32_rope_tables)), bf16, devices::a100_80gb).saved_activations;
+  const auto bf16_tables = budget_totals(cast_tables(common()), bf16, devices::a100_80gb).saved_activations;
+  CHECK(fp32_tables - bf16_tables == 2 * 64 * 32 * (4 - 2));
+  // with fp32 weights the hidden states are fp32 and so are the tables either way
+  training fp32 = bf16;
+  fp32.precision = precision_mode::fp32, fp32.master_weights = true;
+  CHECK(budget_totals(cast_tables(common(fp32_rope_tables)), fp32, devices::a100_80gb).saved_activations ==
+        budget_totals(cast_tables(common()), fp32, devices::a100_80gb).saved_activations);
+  CHECK(budget_totals(models::olmo2(g), fp32, devices::a100_80gb).saved_activations == 7'034'368);  // hf_olmo2_b2_t64
+}
+
 TEST_CASE("OLMo 3: OLMo 2's layers with a window on three of four, measured on PyTorch 2.6") {
   // measure26_llm.py's olmo3_5l sizes: 5 layers (a period of 3 sliding + 1 full, then 1 sliding), window 32 at 64
   // tokens, width 256, 8 q / 2 kv heads of 32, ffn 688, untied head, batch 2

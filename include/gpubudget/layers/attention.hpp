@@ -168,6 +168,7 @@ enum class token_positions : std::int64_t {
   rotary_training_cache = 1025,      ///< RoPE, k and v through transformers >= 5's DynamicCache in a training forward (use_cache)
   rotary_per_sample_tables = 2049,   ///< RoPE whose cos/sin tables are [B, T, d], one per sample (per_sample_rope_tables)
   rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
+  rotary_fp32_tables = 8193,         ///< RoPE whose cos/sin stay fp32 whatever the hidden states' type (fp32_rope_tables)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -258,6 +259,13 @@ inline constexpr per_sample_rope_tables_t per_sample_rope_tables{};
 /// (position_embeddings=, attention_mask=): held until the layer's recomputation, not saved.
 struct positional_layer_inputs_t {};
 inline constexpr positional_layer_inputs_t positional_layer_inputs{};
+/// fp32_rope_tables (with rotary): the model's rotary embedding returns cos and sin in fp32 as it
+/// computes them, not cast to the hidden states' type (transformers 5's Olmo2RotaryEmbedding; Llama's
+/// and the other families' return cos.to(x.dtype)). With 16-bit weights the rotation then runs in
+/// fp32 and its apply_rotary_pos_emb casts q and k back (`.to(q_type)`): the tables kept for backward
+/// are fp32 (hf_olmo2_b2_t64_bf16weights of pytorch-2.6-cpu-transformers.json; op_rules.md L30).
+struct fp32_rope_tables_t {};
+inline constexpr fp32_rope_tables_t fp32_rope_tables{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -573,6 +581,8 @@ constexpr scores_impl scores_of(const attention_op& op) {
 constexpr bool has_training_cache(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1024) != 0; }
 /// Are `op`'s RoPE tables one per sample (per_sample_rope_tables; bit 2048 of positions)?
 constexpr bool has_per_sample_rope_tables(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 2048) != 0; }
+/// Are `op`'s RoPE tables fp32 whatever the hidden states' type (fp32_rope_tables; bit 8192 of positions)?
+constexpr bool has_fp32_rope_tables(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 8192) != 0; }
 /// `op`'s masks as token_positions bits (causal_mask 2, key_padding_mask 4, square_mask 8); 0: none, or rotary.
 constexpr std::int64_t masks_of(const attention_op& op) { return static_cast<std::int64_t>(op.positions) & 14; }
 /// Is `op` nn.MultiheadAttention(batch_first=False) on [L, B, D] tokens (sequence_first)?
@@ -837,7 +847,7 @@ constexpr value rotary_attention(layer_ctx& c, const attention_op& op, const att
     q = projection(c, x, a.inner, in_bias, 0), k = projection(c, kv_src, a.KVH * a.d, in_bias, 1), v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
   }
   head_rms_norms(c, q, k, a.d, 4, base_weights::same, false, qk_norm_of(op));  // q_norm (part 4), k_norm (5)
-  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, {a.local_rope, op.names == projection_names::phi3, has_per_sample_rope_tables(op), a.keyword_inputs});
+  const auto r = rotary_qk(s, q, k, a.d, a.rotary, x.type, a.mt, {a.local_rope, op.names == projection_names::phi3, has_per_sample_rope_tables(op), a.keyword_inputs, has_fp32_rope_tables(op)});
   s.release(q);
   s.release(k);
   const bool cached = caches_kv(s, has_training_cache(op));
@@ -1284,6 +1294,7 @@ constexpr void apply_attention_option(attention_op& o, eager_softcapped_scores_t
 constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { add_positions(o, token_positions::rotary_training_cache); }
 constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t) { add_positions(o, token_positions::rotary_per_sample_tables); }
 constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
+constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

@@ -101,20 +101,22 @@ struct rotated_qk {
 /// rotated q and k to the kernel's type `kernel` (new copies; op_rules.md 2.6 #30). Consumes
 /// nothing; returns new references.
 /// How a model applies RoPE: `local` its second tables (Gemma 3's sliding layers), `concatenates`
-/// Phi-3's torch.cat at full width (rotary_op), `per_sample_tables` [B, T, d] tables (rotary_tables_for).
+/// Phi-3's torch.cat at full width (rotary_op), `per_sample_tables` [B, T, d] tables (rotary_tables_for),
+/// `fp32_tables` tables left fp32 whatever `hidden` is (OLMo 2's: attention option fp32_rope_tables).
 struct rope_style {
-  bool local = false, concatenates = false, per_sample_tables = false, keyword_inputs = false;
+  bool local = false, concatenates = false, per_sample_tables = false, keyword_inputs = false, fp32_tables = false;
 };
 
 constexpr rotated_qk rotary_qk(sim& s, const value& q, const value& k, std::int64_t head_dim, std::int64_t rotary, dtype hidden, dtype kernel,
                                rope_style style = {}) {
   if (head_dim <= 0 || rotary <= 0 || rotary > head_dim || rotary % 2 != 0) invalid_layer_argument();
   const bool concatenates = style.concatenates;
-  auto t = rotary_tables_for(s, q.s[0], rotary, hidden, style.local, style.per_sample_tables, style.keyword_inputs);
+  const dtype table = style.fp32_tables ? dtype::fp32 : hidden;
+  auto t = rotary_tables_for(s, q.s[0], rotary, table, style.local, style.per_sample_tables, style.keyword_inputs);
   value qr = rotary_op(s, q, t.cos, t.sin, q.s[1] / head_dim, concatenates);
   if (k.s[0] != q.s[0]) {
     s.release(t.cos), s.release(t.sin);
-    t = rotary_tables_for(s, k.s[0], rotary, hidden, style.local, style.per_sample_tables, style.keyword_inputs);
+    t = rotary_tables_for(s, k.s[0], rotary, table, style.local, style.per_sample_tables, style.keyword_inputs);
   }
   value kr = rotary_op(s, k, t.cos, t.sin, k.s[1] / head_dim, concatenates);
   s.release(t.cos);

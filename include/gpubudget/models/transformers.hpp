@@ -212,6 +212,8 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
 /// names them (Phi-3: qkv_proj, o_proj); `extra`: further attention options.
 template <class... Extra>
 constexpr layer llama_attention(const llama_config& g, Extra... extra) {
+  // OLMo 2's rotary embedding returns fp32 tables (OLMo 3's casts them: modeling_olmo3.py)
+  if (g.olmo2 && !g.olmo3) return llama_attention_with(g, olmo2_qk_norm, fp32_rope_tables, extra...);
   if (g.olmo2) return llama_attention_with(g, olmo2_qk_norm, extra...);
   if (g.qk_norm) return llama_attention_with(g, qk_norm, extra...);
   return llama_attention_with(g, extra...);
@@ -726,7 +728,8 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .scores = family_scores(g),
                                             .training_cache = g.use_cache,
                                             .per_sample_rope_tables = g.per_sample_rope,
-                                            .positional_layer_inputs = g.positional_layer_inputs}));
+                                            .positional_layer_inputs = g.positional_layer_inputs,
+                                            .fp32_rope_tables = g.olmo2 && !g.olmo3}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
