@@ -241,11 +241,11 @@ struct lora_run {
 
 /// The LoRA'd model of `base` (configuration `g`; `mixtral`: a Mixtral decoder's experts) under `l`, with
 /// PEFT's module names of that model: Phi-3's qkv_proj and gate_up_proj ("all-linear": its four
-/// modules; Qwen2's and Gemma's are Llama's), Mixtral's attention adapted (its experts' and router's adapters counted in the
-/// message, not simulated). A usage error for a name the model lacks.
+/// modules; Qwen2's and Gemma's are Llama's), Mixtral's attention adapted (all-linear: the attention in transformers 5; w1, w2,
+/// w3, gate name nothing there; on 4.x's expert modules their adapters are counted in the message, not simulated). A usage error for a name the model lacks.
 inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g, const std::optional<models::moe_config>& mixtral, models::lora_config l) {
   const std::int64_t separate = q_proj | k_proj | v_proj | gate_proj | up_proj, fused = qkv_proj | gate_up_proj,
-                     moe = w1 | w2 | w3 | router_gate, attention = q_proj | k_proj | v_proj | o_proj;
+                     moe = w1 | w2 | w3 | router_gate;
   const auto lacks = [&](const std::string& names) { return cli::usage_error("--lora: " + base.name + " has no module " + names); };
   // the adapted model is still the base's decoder: its configuration (and experts) travel along;
   // a LoRA setting the library refuses is --lora's error, not one of the model's sizes
@@ -268,8 +268,14 @@ inline lora_run lora_model(const zoo_entry& base, const models::llama_config& g,
   if ((l.targets & (gpt2_lora_modules | bert_lora_modules | t5_lora_modules)) != 0)
     throw lacks("c_attn, c_proj or c_fc (GPT-2's), query, key, value or dense (BERT's), q, k, v, o, wi or wo (T5's)");
   if (mixtral) {
-    if (l.targets == all_linear) l.targets = attention | moe;  // PEFT's all-linear: attention, experts and router
+    const bool transformers5 = mixtral->impl == moe_impl::grouped_mm;  // MixtralExperts' 3-D parameters
+    // PEFT's all-linear: the nn.Linear modules — attention alone in transformers 5, experts and router too in 4.x
+    if (l.targets == all_linear) l.targets = models::mixtral_lora_targets(*mixtral, l).targets;
     if ((l.targets & (gate_proj | up_proj | down_proj | fused)) != 0) throw lacks("gate_proj, up_proj, down_proj, qkv_proj or gate_up_proj (experts: w1, w2, w3)");
+    if (transformers5 && (l.targets & moe) != 0)
+      throw cli::usage_error("--lora: transformers 5's Mixtral has no w1, w2, w3 or gate modules (MixtralExperts holds 3-D gate_up_proj and down_proj "
+                             "parameters, MixtralTopKRouter a weight, which PEFT adapts through target_parameters: not modelled); adapt q_proj, "
+                             "k_proj, v_proj, o_proj (what all-linear adapts there)");
     if ((l.targets & moe) != 0)
       throw cli::usage_error("--lora: adapters on Mixtral's experts or router (w1, w2, w3, gate) are not simulated (PEFT's count: " +
                              std::to_string(models::mixtral_lora_counts(g, *mixtral, l).trainable) + " trainable parameters); adapt q_proj, k_proj, v_proj, o_proj");

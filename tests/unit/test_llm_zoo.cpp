@@ -54,10 +54,17 @@ static_assert(models::lora_counts(models::phi3_mini(), {8, fused_all_linear, 0, 
 // 46,702,792,704 + 3,407,872
 static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).trainable == 3'407'872);
 static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, q_proj | v_proj, 0, base_weights::same}).all == 46'706'200'576);
-// every expert's w1, w2, w3: 32 layers x 8 experts x 3 x 8 x (4096 + 14336)
-static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, w1 | w2 | w3, 0, base_weights::same}).trainable == 113'246'208);
+// transformers 4.x's expert modules (moe_impl::expert_modules), every expert's w1, w2, w3: 32 layers x 8 experts x 3 x 8 x (4096 + 14336)
+constexpr models::moe_config transformers4_experts{8, 2, 100, moe_impl::expert_modules};
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), transformers4_experts, {8, w1 | w2 | w3, 0, base_weights::same}).trainable == 113'246'208);
 // the router (block_sparse_moe.gate, 4096 -> 8): 32 x 8 x (4096 + 8)
-static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, router_gate, 0, base_weights::same}).trainable == 1'050'624);
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), transformers4_experts, {8, router_gate, 0, base_weights::same}).trainable == 1'050'624);
+// PEFT's all-linear (every nn.Linear but lm_head): in 4.x attention, experts and router; in transformers 5 (the
+// default, MixtralExperts' 3-D parameters and MixtralTopKRouter's weight are no Linears) the attention alone,
+// 32 x 8 x ((4096 + 4096) x 2 + (4096 + 1024) x 2)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), transformers4_experts, {8, all_linear, 0, base_weights::same}).trainable ==
+              6'815'744 + 113'246'208 + 1'050'624);
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, all_linear, 0, base_weights::same}).trainable == 6'815'744);
 static_assert(parse_lora_targets("qkv_proj,gate_up_proj") == (qkv_proj | gate_up_proj));
 // Qwen2 and Gemma (PEFT r·(in + out); q_proj width -> heads·head_dim, v_proj width -> kv_heads·head_dim):
 // Qwen2-0.5B q_proj, v_proj: 24 x 8 x ((896 + 896) + (896 + 128)); all params count the tied
@@ -100,7 +107,15 @@ TEST_CASE("LoRA on Phi-3 and Mixtral: the simulated models hold PEFT's counts") 
   // Phi-3's separate names and Mixtral's experts are errors, not a different model
   CHECK_THROWS_WITH(models::phi3_lora(phi, qv), Catch::Contains("unknown LoRA target module"));
   CHECK_THROWS_WITH(models::llama_lora(phi, qv), Catch::Contains("LoRA is modelled on Llama-family decoders"));
-  CHECK_THROWS_WITH(models::mixtral_lora(mix, {}, models::lora_config{8, w1, 0, base_weights::same}), Catch::Contains("unknown LoRA target module"));
+  // w1 names nothing in transformers 5's Mixtral; 4.x's expert Linears are counted, not simulated
+  CHECK_THROWS_WITH(models::mixtral_lora(mix, {}, models::lora_config{8, w1, 0, base_weights::same}), Catch::Contains("transformers 5's Mixtral has no such modules"));
+  CHECK_THROWS_WITH(models::mixtral_lora(mix, transformers4_experts, models::lora_config{8, w1, 0, base_weights::same}), Catch::Contains("unknown LoRA target module"));
+  CHECK_THROWS_WITH(models::mixtral_lora(mix, {}, models::lora_config{8, gate_proj, 0, base_weights::same}), Catch::Contains("unknown LoRA target module"));
+  // all-linear there: the attention's four projections, as q_proj,k_proj,v_proj,o_proj
+  const models::lora_config four{8, q_proj | k_proj | v_proj | o_proj, 0, base_weights::same};
+  CHECK(budget_totals(models::mixtral_lora(mix, {}, models::lora_config{8, all_linear, 0, base_weights::same}), training{.batch = 1, .precision = pure_bf16},
+                      devices::h200)
+            .total() == budget_totals(models::mixtral_lora(mix, {}, four), training{.batch = 1, .precision = pure_bf16}, devices::h200).total());
 }
 
 TEST_CASE("Phi-3's fused projections under LoRA: one adapter for q, k and v") {

@@ -1076,26 +1076,48 @@ constexpr auto phi3_lora_seq_cls(const llama_config& g, const lora_config& l) {
   return lora_stack(g, l, phi3_lora_blocks(g, l), lora_score_head(g, l));
 }
 
+namespace detail {
+[[noreturn]] inline void lora_on_transformers5_mixtral_experts_is_not_modelled() {
+  gpubudget::detail::fail("gpubudget: LoRA on Mixtral's w1, w2, w3 or gate: transformers 5's Mixtral has no such modules (MixtralExperts holds 3-D "
+                          "gate_up_proj and down_proj parameters, MixtralTopKRouter a weight, which PEFT adapts through target_parameters: "
+                          "not modelled); adapt q_proj, k_proj, v_proj, o_proj, or count transformers 4.x's expert modules (moe_impl::expert_modules)");
+}
+}  // namespace detail
+/// PEFT's target_modules on Mixtral `m` as the modules it adapts. "all-linear" is every nn.Linear
+/// but the head (PEFT's _maybe_include_all_linear_layers): in transformers 5 the attention
+/// projections alone (MixtralExperts and MixtralTopKRouter hold nn.Parameters, not Linears), in
+/// 4.x (moe_impl::expert_modules) those and every expert's w1, w2, w3 and the router's gate.
+/// Mixtral has no dense MLP (gate_proj, up_proj, down_proj) nor fused projections.
+constexpr lora_config mixtral_lora_targets(const moe_config& m, lora_config l) {
+  constexpr std::int64_t attention = q_proj | k_proj | v_proj | o_proj, experts = w1 | w2 | w3 | router_gate;
+  if ((l.targets & all_linear) == all_linear) l.targets = (l.targets & ~std::int64_t{all_linear}) | attention | (m.impl == moe_impl::grouped_mm ? 0 : experts);
+  if ((l.targets & ~std::int64_t{attention | experts | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
+  if (m.impl == moe_impl::grouped_mm && (l.targets & experts) != 0) detail::lora_on_transformers5_mixtral_experts_is_not_modelled();
+  return l;
+}
+
 /// MixtralDecoderLayer under PEFT with adapters on attention (q_proj, k_proj, v_proj, o_proj);
 /// the experts and the router stay frozen in the precision's parameter type.
 constexpr auto mixtral_block_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
   return sequential(residual(named("input_layernorm", frozen(rms_norm())), lora_self_attention(g, l)),
                     residual(named("post_attention_layernorm", frozen(rms_norm())), named("block_sparse_moe", frozen(moe(m.experts, m.top_k, g.ffn, m.capacity_percent, m.impl)))));
 }
-/// Mixtral with LoRA on its attention. Adapters on the experts (w1, w2, w3) or the router
-/// (gate) are counted (mixtral_lora_counts) but not simulated: unknown_lora_target_module here;
-/// so is a base stored other than in the precision's parameter type (the frozen experts are
-/// parameters of that type).
+/// Mixtral with LoRA on its attention (`l` resolved by mixtral_lora_targets). Adapters on 4.x's
+/// experts (w1, w2, w3) or router (gate) are counted (mixtral_lora_counts) but not simulated:
+/// unknown_lora_target_module here; so is a base stored other than in the precision's parameter
+/// type (the frozen experts are parameters of that type).
 constexpr auto mixtral_lora_blocks(const llama_config& g, const moe_config& m, const lora_config& l) {
   if (l.targets <= 0 || (l.targets & ~std::int64_t{q_proj | k_proj | v_proj | o_proj | embed_tokens}) != 0) gpubudget::detail::unknown_lora_target_module();
   if (l.base != base_weights::same) gpubudget::detail::lora_needs_a_plain_llama_config();
   return detail::decoder_layer_runs(g, l, mixtral_block_lora(g, m, l), mixtral_block_lora(g, m, detail::without_layer_adapters(l)));
 }
 constexpr auto mixtral_lora(const llama_config& g, const moe_config& m, const lora_config& l) {
-  return lora_stack(g, l, mixtral_lora_blocks(g, m, l), lora_lm_head(g, l));
+  const auto t = mixtral_lora_targets(m, l);
+  return lora_stack(g, t, mixtral_lora_blocks(g, m, t), lora_lm_head(g, t));
 }
 constexpr auto mixtral_lora_seq_cls(const llama_config& g, const moe_config& m, const lora_config& l) {
-  return lora_stack(g, l, mixtral_lora_blocks(g, m, l), lora_score_head(g, l));
+  const auto t = mixtral_lora_targets(m, l);
+  return lora_stack(g, t, mixtral_lora_blocks(g, m, t), lora_score_head(g, t));
 }
 
 /// Parameter counts as PEFT's print_trainable_parameters() reports them.
@@ -1200,9 +1222,11 @@ constexpr parameter_counts lora_counts(const llama_config& g, const lora_config&
   const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, dense, 0));
   return with_trained_biases(g, l, with_saved_modules(g, l, trainable, llama_parameter_count(g)));
 }
-/// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention, experts (w1, w2, w3 of every
-/// expert) and router (gate) adapters.
-constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& l) {
+/// PEFT's counts for LoRA `l` on Mixtral `g`, `m`: attention adapters, and on 4.x's expert modules
+/// (moe_impl::expert_modules) those of the experts (w1, w2, w3 of every expert) and router (gate);
+/// "all-linear" as mixtral_lora_targets resolves it.
+constexpr parameter_counts mixtral_lora_counts(const llama_config& g, const moe_config& m, const lora_config& lora) {
+  const auto l = mixtral_lora_targets(m, lora);
   const auto trainable = checked_mul(l.layers_to_transform.adapted_of(g.layers), lora_parameters_per_layer(g, l, m.experts));
   return with_trained_biases(g, l, with_saved_modules(g, l, trainable, mixtral_parameter_counts(g, m).total));
 }
