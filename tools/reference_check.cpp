@@ -175,6 +175,8 @@ double tolerance_percent(const std::string& field, runtime_kind r) {
   if (field == "device_total_fresh_bytes") return 5.0;
   if (field == "saved_bytes" || field == "kv_cache_bytes_per_token") return 2.0;
   if (field == "after_forward_bytes" || field == "prefill_peak_bytes" || field == "forward_peak_bytes") return 3.0;
+  if (field == "generate_peak_bytes" || field == "after_generate_bytes") return 3.0;  // generate(): a peak, and the cache it leaves
+  if (field == "cache_bytes") return 0.0;  // the cache's K and V storages, counted
   if (field == "fwd_bwd_peak_bytes" || field == "step_peak_bytes") return r == runtime_kind::torch1_13_cpu ? 5.0 : 3.0;
   return 0.0;
 }
@@ -190,6 +192,7 @@ struct case_config {
   std::optional<serving> decode;            ///< "kind": "decode": prefill + decode steps, no grad
   bool growing_cache = false;               ///< decode with torch.cat: the prompt's KV is written during the prefill
   std::optional<tools::zoo_entry> hf;       ///< "hf_config": the model the --hf-config reader builds from the case's file
+  bool hf_generate = false;                 ///< "kind": "generate": transformers' generate(), `decode` its serving (engine hf)
 };
 
 /// A case's "lora" object {r, targets, dropout, base} (measure26_llm.py) as the zoo's LoRA config.
@@ -384,6 +387,22 @@ void checkpoint_from_fields(const nlohmann::json& c, const std::string& family, 
   else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
 }
 
+/// measure26_hf.py's generate() case: `new` tokens after a `prompt`-token prompt for `batch`
+/// sequences, greedy, the model in fp32 — serving_engine::hf on the case's runtime.
+case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_config cc, const unsupported_case& unsupported) {
+  for (const char* k : {"batch", "prompt", "new"})
+    if (!c.contains(k) || !c[k].is_number_integer()) throw unsupported(std::string("generate without an integer \"") + k + "\"");
+  if (string_field(c, "precision") != "fp32") throw unsupported("generate precision '" + string_field(c, "precision") + "' (fp32)");
+  serving v{};
+  v.generated = c["new"].get<std::int64_t>();
+  v.context = c["prompt"].get<std::int64_t>() + v.generated;
+  v.concurrency = c["batch"].get<std::int64_t>();
+  v.precision = fp32, v.kv = dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
+  cc.decode = v;
+  cc.hf_generate = true;
+  return cc;
+}
+
 /// The configuration of a case from its descriptive fields (pytorch-2.6-cpu.json: model, batch,
 /// image_size, seq, sizes, precision, optimizer, optimizer_impl, attention, checkpoint, dropout,
 /// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
@@ -402,6 +421,7 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
     throw unsupported(e.what());
   }
   if (c.contains("seq") && c["seq"].is_number_integer()) cc.options.values["seq"] = c["seq"].get<std::int64_t>();
+  if (string_field(c, "kind") == "generate") return hf_generate_case(c, r, std::move(cc), unsupported);
   if (string_field(c, "kind") == "inference") {  // an eval forward under no_grad, its output kept
     if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
     const std::string precision = string_field(c, "precision");
@@ -457,6 +477,13 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   if (!entry) throw usage_error("case " + name + ": unknown model " + cc.model);
   std::optional<models::llama_config> g;
   if (cc.lora || cc.decode) g = tools::llama_config_of(*entry, cc.options);
+  if (cc.hf_generate) {  // generate()'s peak above the weights, and what its output's cache holds after it
+    const auto b = entry->experts ? serve(*g, *entry->experts, *cc.decode, dev) : serve(*g, *cc.decode, dev);
+    return {{"params", b.parameter_count},
+            {"generate_peak_bytes", b.workspace + b.kv_cache_bytes},
+            {"after_generate_bytes", b.kv_cache_bytes},
+            {"cache_bytes", b.kv_cache_bytes}};
+  }
   if (cc.decode) {
     const auto b = serve(*g, *cc.decode, dev);
     // a pre-allocated cache is resident before the prefill; a growing one fills during it

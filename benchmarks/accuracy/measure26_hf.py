@@ -76,6 +76,18 @@ CONFIGS = {
                                                         attn_implementation="eager")),
     "mixtral": ("mixtral-8x7b-v0.1.json", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
 }
+# generate(): eight layers, as many kv heads as heads and a 1024-token vocabulary, so that the cache outweighs the
+# logits; a 64-token window where the family has one (prompts of 512 tokens run past it)
+GEN = dict(SMALL, num_hidden_layers=8, num_key_value_heads=8, vocab_size=1024)
+CONFIGS.update({
+    "llama-gen": ("llama-2-7b.json", GEN),
+    "mistral-gen": ("mistral-7b-v0.1.json", dict(GEN, sliding_window=64)),
+    "gemma2-gen": ("gemma2_2b_like.json", dict(GEN, num_attention_heads=4, num_key_value_heads=4, head_dim=64, sliding_window=64,
+                                               query_pre_attn_scalar=64)),
+    "gemma3-gen": ("gemma-3-1b-it.json", dict(GEN, num_attention_heads=4, num_key_value_heads=4, head_dim=64, sliding_window=64,
+                                              query_pre_attn_scalar=64)),
+    "olmo3-gen": ("olmo3_7b_like.json", dict(GEN, sliding_window=64)),
+})
 
 
 def config_dict(name):
@@ -151,9 +163,20 @@ def _inference_case(cfg, batch=2, seq=64, precision="fp32"):
                        make_batch=lambda: torch.randint(0, config_dict(cfg)["vocab_size"], (batch, seq)))
 
 
+def _generate_case(cfg, batch=2, prompt=512, new=8):
+    """generate() as users call it: greedy, `new` tokens after a `prompt`-token prompt for `batch` sequences, the
+    output (sequences and past_key_values) kept."""
+    name = "hf_%s_b%d_p%d_n%d" % (cfg.replace("-", "_"), batch, prompt, new)
+    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, generate() of %d tokens after %d, batch %d, fp32, " \
+           "greedy" % (cfg, new, prompt, batch)
+    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="generate", batch=batch,
+                       prompt=prompt, new=new, precision="fp32", build=lambda: build_model(cfg, False),
+                       make_batch=lambda: torch.randint(3, config_dict(cfg)["vocab_size"], (batch, prompt)))
+
+
 def _define_cases():
     for cfg in CONFIGS:
-        if cfg not in ("llama-nocache", "llama-8l"):
+        if cfg not in ("llama-nocache", "llama-8l") and not cfg.endswith("-gen"):
             _case(cfg)
     for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
@@ -171,6 +194,9 @@ def _define_cases():
         _inference_case(cfg, precision="bf16")
     for cfg in ("gemma3", "mistral", "olmo3"):
         _inference_case(cfg)
+    for cfg in ("llama-gen", "mistral-gen", "gemma2-gen", "gemma3-gen", "olmo3-gen"):
+        _generate_case(cfg)
+        _inference_case(cfg, seq=512)  # generate()'s prefill alone
 
 
 _define_cases()
@@ -208,10 +234,40 @@ def run_inference_case(c, heap):
     return r
 
 
+def run_generate_case(c, heap):
+    """generate() (warmed up once with one new token): the live heap above the weights at its peak and after it
+    (the output kept), and the bytes of its cache's K and V storages."""
+    torch.manual_seed(0)
+    model = c["build"]()
+    model.eval()
+    ids = c["make_batch"]()
+    kw = dict(attention_mask=torch.ones_like(ids), do_sample=False, pad_token_id=0, return_dict_in_generate=True)
+    with torch.no_grad():
+        model.generate(ids, max_new_tokens=1, **kw)
+    gc.collect()
+    base = heap.current()
+    heap.reset_peak()
+    out = model.generate(ids, max_new_tokens=c["new"], min_new_tokens=c["new"], **kw)
+    peak, after = heap.peak() - base, heap.current() - base
+    storages = {}
+    for layer in out.past_key_values.layers:
+        for t in (layer.keys, layer.values):
+            storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+    r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
+    r.update(dtype=str(next(model.parameters()).dtype).replace("torch.", ""), attn_implementation=model.config._attn_implementation,
+             cache=type(out.past_key_values).__name__, layer_kinds=[type(l).__name__ for l in out.past_key_values.layers],
+             params=sum(p.numel() for p in model.parameters()), generate_peak_bytes=peak, after_generate_bytes=after,
+             cache_bytes=sum(storages.values()))
+    del out
+    return r
+
+
 def run_case(c, heap):
     """One measured step: measure.measure_step's, the loss transformers' own (the output dropped)."""
     if c.get("kind") == "inference":
         return run_inference_case(c, heap)
+    if c.get("kind") == "generate":
+        return run_generate_case(c, heap)
     torch.manual_seed(0)
     model = c["build"]()
     model.train()

@@ -27,12 +27,16 @@
 //  * usable        = the whole capacity (no memory fraction);
 //  * the prompts are prefilled together: the body's forward peak at batch `concurrency` while
 //    the DynamicCache fills (cache_utils.py DynamicLayer.update: `torch.cat([keys, key_states])`,
-//    a copy of every layer's K and V); the LM head on the last position only (generate passes
-//    `logits_to_keep=1`), its 16-bit logits and the fp32 copy generate takes of them
+//    a copy of every layer's K and V, which SDPA then reads), with the attention_mask generate()
+//    passes and the position_ids it derives from it ([B, T, d] RoPE tables, per-sample window
+//    masks); the LM head on the last position only (generate passes `logits_to_keep=1`), its
+//    16-bit logits and the fp32 copy generate takes of them
 //    (`outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`);
 //  * the cache ends at context - 1 tokens per sequence (the last token is sampled, never fed
 //    back), unpaged; each decode step's `torch.cat` holds one layer's old K (then V) next to the
-//    grown one;
+//    grown one; a sliding-window layer (DynamicSlidingWindowLayer: every layer of Mistral, the
+//    window layers of Gemma 2, Gemma 3 and OLMo 3) ends at its window, but holds the whole
+//    prompt's copy from the prefill to its first decode step (dynamic_cache_of);
 //  * the CUDA context and one cuBLAS workspace (no autograd thread).
 // Every term is linear in the number of sequences, so max_sequences is (usable − weights −
 // context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token.
@@ -136,8 +140,9 @@ constexpr void check_serving(const models::llama_config& g, const serving& s) {
   if (s.utilization_percent <= 0 || s.utilization_percent > 100) invalid_serving_setting();
   if (s.weights != base_weights::same && !is_quantized(s.weights)) serving_weights_must_be_same_or_quantized();
   if (g.sliding_window < 0 || g.sliding_window > g.context) sliding_window_larger_than_the_context();
-  if (g.gemma_alternating() || g.olmo3)
-    fail("gpubudget: serving Gemma 2, Gemma 3 or OLMo 3 is not modelled yet (their layers alternate sliding and full attention: the serving model repeats one layer)");
+  if ((g.gemma_alternating() || g.olmo3) && s.engine != serving_engine::hf)
+    fail("gpubudget: serving Gemma 2, Gemma 3 or OLMo 3 with vLLM is not modelled (its KV cache manager for layers that alternate sliding "
+         "and full attention); transformers' generate() is (serving_engine::hf)");
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
 }
 
@@ -147,21 +152,41 @@ constexpr std::int64_t cached_tokens(const models::llama_config& g, const servin
   return (held + s.block_size - 1) / s.block_size * s.block_size;
 }
 
+/// Calls `f` with `g`'s decoder layers, each as `block(g, sliding)` makes it: one layer repeated,
+/// or the sliding and full layers of Gemma 2, Gemma 3 and OLMo 3 in their order (their visitors).
+template <class Block, class F>
+constexpr decltype(auto) visit_serving_layers(const models::llama_config& g, Block block, F&& f) {
+  const auto layer = [&](bool sliding) { return block(g, sliding); };
+  if (g.gemma3) return models::visit_gemma3_layers(g, layer, f);
+  if (g.gemma2) return models::visit_gemma2_layers(g, layer, f);
+  if (g.olmo3) return models::visit_olmo3_layers(g, layer, f);
+  return f(repeat(g.layers, block(g, false)));
+}
+
 /// The prefill's forward peak (activations and temporaries) at `length` tokens through the
-/// decoder body (`block`: one decoder layer for a config); the LM head runs on the last position
+/// decoder body (`block(config, sliding)`: one decoder layer); the LM head runs on the last position
 /// of each sequence only (vLLM's LogitsProcessor gathers the sampled positions before lm_head),
 /// so its weights count, its logits are small.
 template <class Block>
 constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
   g.seq = length;
-  // the engine's KV cache is the serving budget's own term (kv_bytes_per_token): generate()'s
-  // DynamicCache copies are that cache, vLLM writes its paged one in place
-  g.use_cache = false;
+  // vLLM writes its paged KV cache in place (the budget's own term); generate()'s DynamicCache
+  // copies k and v in the prefill's forward (training_kv_cache), the copies SDPA then reads:
+  // the prefill's walk holds them with its output, whatever the config's use_cache says
+  // (generation_config.use_cache)
+  g.use_cache = s.engine == serving_engine::hf;
+  // generate() passes an attention_mask (vLLM's kernels take the window themselves) and derives
+  // position_ids of the batch's shape from it (_prepare_position_ids_for_generation: attention_mask
+  // cumsum): per-sample masks and RoPE tables
+  if (s.engine == serving_engine::hf) g.attention_mask_passed = g.per_sample_rope = true;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
-                                                        repeat(g.layers, block(g)), models::family_norm(g, s.weights))
-                                             : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scales_embedding()), repeat(g.layers, block(g)), models::family_norm(g));
-  return budget_totals(body, for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime), dev);
+  const auto plan = for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime);
+  return visit_serving_layers(g, block, [&](const auto& layers) {
+    const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
+                                                          layers, models::family_norm(g, s.weights))
+                                               : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scales_embedding()), layers, models::family_norm(g));
+    return budget_totals(body, plan, dev);
+  });
 }
 
 /// The solvers: what fits in `kv_available` bytes.
@@ -189,6 +214,31 @@ constexpr void add_weights(serving_budget& b, const memory_budget& p, const mode
   b.weights = p.parameters + p.buffers + bytes_of(head, is_quantized(s.weights) ? types.half : types.parameters);
 }
 
+/// What transformers 5's DynamicCache holds in generate() (cache_utils.py), for all sequences.
+/// A full-attention layer (DynamicLayer) keeps every token: `torch.cat([keys, key_states])`,
+/// rebinding keys before values are concatenated, so a decode step holds one layer's old K
+/// beside the grown one. A sliding-window layer (DynamicSlidingWindowLayer: every layer of a
+/// model with a window, the sliding ones of Gemma 2, Gemma 3, OLMo 3) concatenates K and V and
+/// keeps `full[:, :, -window + 1:]`, a view: after the prefill it holds the whole prompt's storage
+/// until its first decode step replaces it by a window-sized one (op_rules.md L31).
+struct dynamic_cache_bytes {
+  std::int64_t after_prefill = 0, after_decode = 0;  ///< the cache's storages then
+  std::int64_t first_step_copy = 0, last_step_copy = 0;  ///< what a decode step's concatenation holds besides
+};
+constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, const serving& s, std::int64_t layer_token_bytes) {
+  const auto prompt = s.context - s.generated, kept = s.context - 1;  // the last token is sampled, never fed back
+  const auto sliding = models::sliding_window_layers(g), full = g.layers - sliding;
+  const auto window = g.sliding_window > 0 && g.sliding_window < kept ? g.sliding_window : kept;
+  const auto per_sequence = [&](std::int64_t layers, std::int64_t tokens) { return checked_mul(checked_mul(layer_token_bytes, layers), checked_mul(tokens, s.concurrency)); };
+  dynamic_cache_bytes c{};
+  c.after_prefill = per_sequence(g.layers, prompt);
+  c.after_decode = per_sequence(full, kept) + per_sequence(sliding, window);
+  // a full layer's old K (half a layer's bytes) beside the new; a sliding layer's old K and V views beside its new pair
+  c.first_step_copy = std::max(full > 0 ? per_sequence(1, prompt) / 2 : 0, sliding > 0 ? per_sequence(1, std::min(window, prompt + 1)) : 0);
+  c.last_step_copy = std::max(full > 0 ? per_sequence(1, kept) / 2 : 0, sliding > 0 ? per_sequence(1, window) : 0);
+  return c;
+}
+
 /// transformers' generate() (serving_engine::hf; the file comment gives the sources).
 template <class Block>
 constexpr serving_budget generate_blocks(const models::llama_config& g, serving s, const device& dev, Block block) {
@@ -202,15 +252,13 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   b.cuda_context = dev.context;
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
-  auto held = [&](std::int64_t tokens) { return g.sliding_window > 0 && g.sliding_window < tokens ? g.sliding_window : tokens; };
-  b.kv_tokens_per_sequence = held(s.generated > 0 ? s.context - 1 : prompt);
-  b.kv_cache_bytes = checked_mul(checked_mul(b.kv_bytes_per_token, b.kv_tokens_per_sequence), s.concurrency);
-  const auto prompt_cache = checked_mul(checked_mul(b.kv_bytes_per_token, held(prompt)), s.concurrency);
+  const auto c = dynamic_cache_of(g, s, b.kv_bytes_per_token / g.layers);
+  b.kv_tokens_per_sequence = s.generated > 0 ? s.context - 1 : prompt;  // a full-attention layer's
+  b.kv_cache_bytes = s.generated > 0 ? c.after_decode : c.after_prefill;
   const auto types = types_of(s.precision);
   const auto logits = checked_mul(checked_mul(g.vocab, s.concurrency), bytes_per_element(types.parameters) + 4);  // the model's + an fp32 copy
-  const auto prefill = std::max(p.step_peak, checked_add(p.after_forward, logits)) + p.input_batch + prompt_cache;
-  const auto layer_k = s.generated > 0 ? b.kv_cache_bytes / (2 * g.layers) : 0;  // torch.cat's old K of one layer
-  const auto decode = checked_add(checked_add(b.kv_cache_bytes, layer_k), logits);
+  const auto prefill = std::max(p.step_peak, checked_add(p.after_forward, logits)) + p.input_batch;  // the walk holds c.after_prefill
+  const auto decode = s.generated > 0 ? checked_add(std::max(c.after_prefill + c.first_step_copy, c.after_decode + c.last_step_copy), logits) : 0;
   b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
   b.kv_available = b.usable - b.fixed();
   const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;
@@ -260,22 +308,29 @@ constexpr serving_budget serve_blocks(const models::llama_config& g, const servi
 /// weight into a temporary (4-bit) or quantizes its input into int8 with an int32 product (int8)
 /// — layers/adapters.hpp frozen_matmul, the same op QLoRA uses; the KV cache is unchanged.
 constexpr serving_budget serve(const models::llama_config& g, const serving& s, const device& dev) {
+  using models::llama_config;
   if (is_quantized(s.weights)) {
     const models::lora_config frozen{.rank = 0, .targets = 0, .dropout_percent = 0, .base = s.weights};
-    if (g.olmo2) return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::olmo2_block_lora(c, frozen); });
-    if (g.granite) return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::granite_block_lora(c, frozen); });
-    return detail::serve_blocks(g, s, dev, [frozen](const models::llama_config& c) { return models::llama_block_lora(c, frozen); });
+    if (g.gemma_alternating()) return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool sliding) { return models::gemma_block_lora(c, frozen, sliding); });
+    if (g.olmo2)
+      return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool sliding) {
+        return models::olmo2_block_lora(sliding || !c.olmo3 ? c : models::full_attention(c), frozen);  // OLMo 3's full layers: no window
+      });
+    if (g.granite) return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool) { return models::granite_block_lora(c, frozen); });
+    return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool) { return models::llama_block_lora(c, frozen); });
   }
-  if (g.olmo2) return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::olmo2_block(c); });
-  if (g.granite) return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::granite_block(c); });
-  return detail::serve_blocks(g, s, dev, [](const models::llama_config& c) { return models::llama_block(c); });
+  if (g.gemma_alternating()) return detail::serve_blocks(g, s, dev, [](const llama_config& c, bool sliding) { return models::gemma_block(c, sliding); });
+  if (g.olmo3) return detail::serve_blocks(g, s, dev, [](const llama_config& c, bool sliding) { return models::olmo3_block(c, sliding); });
+  if (g.olmo2) return detail::serve_blocks(g, s, dev, [](const llama_config& c, bool) { return models::olmo2_block(c); });
+  if (g.granite) return detail::serve_blocks(g, s, dev, [](const llama_config& c, bool) { return models::granite_block(c); });
+  return detail::serve_blocks(g, s, dev, [](const llama_config& c, bool) { return models::llama_block(c); });
 }
 
 /// The serving budget of a Mixtral-style decoder `g` with experts `m`: every expert's weights
 /// are loaded; the prefill routes its tokens as moe() does.
 constexpr serving_budget serve(const models::llama_config& g, const models::moe_config& m, const serving& s, const device& dev) {
   if (s.weights != base_weights::same) detail::quantized_experts_are_not_modelled();
-  return detail::serve_blocks(g, s, dev, [m](const models::llama_config& c) { return models::mixtral_block(c, m); });
+  return detail::serve_blocks(g, s, dev, [m](const models::llama_config& c, bool) { return models::mixtral_block(c, m); });
 }
 
 /// The part of a serving budget a fit check needs, as a structural type.

@@ -206,3 +206,29 @@ TEST_CASE("hf engine: generated tokens must leave a prompt") {
   none.generated = none.context;
   CHECK_THROWS_WITH(serve(models::llama3_8b(), none, devices::l4), Catch::Contains("generated tokens must be 0 or more and fewer than the context"));
 }
+
+// transformers 5's DynamicCache in generate() on models with a sliding window (op_rules.md L31,
+// pytorch-2.6-cpu-transformers.json hf_*_gen_b2_p512_n8, generate_peak_bytes within 0.11 %):
+// a window layer (DynamicSlidingWindowLayer) keeps a window after decoding, but after the prefill
+// it holds a view of the whole prompt's copy until its first decode step.
+TEST_CASE("hf engine: sliding-window layers hold the prompt after the prefill, a window after decoding") {
+  serving gen{.context = 16384, .concurrency = 2, .engine = serving_engine::hf, .generated = 256};
+  const auto mistral = models::mistral_7b();  // every layer within 4096 tokens
+  const auto b = serve(mistral, gen, devices::h200);
+  const auto per_token = kv_bytes_per_token(mistral, gen.kv);
+  CHECK(b.kv_cache_bytes == 2 * 4096 * per_token);
+  // the prefill's peak holds every layer's copy of the 16,128-token prompts
+  CHECK(b.workspace + b.kv_cache_bytes > 2 * std::int64_t{16128} * per_token);
+  // Gemma 3 (gemma3_1b: 26 layers, 22 within 512 tokens): 4 layers keep every token, 22 a window
+  const auto g3 = models::gemma3_1b();
+  CHECK(models::sliding_window_layers(g3) == 22);
+  gen.context = 8192, gen.generated = 512;
+  const auto layer_token = kv_bytes_per_token(g3, gen.kv) / g3.layers;
+  CHECK(serve(g3, gen, devices::l4).kv_cache_bytes == 2 * layer_token * (4 * 8191 + 22 * 512));
+  // Gemma 2 a window on every other layer, OLMo 3 on three of four
+  CHECK(models::sliding_window_layers(models::gemma2_2b()) == 13);
+  CHECK(models::sliding_window_layers(models::olmo3_7b()) == 24);
+  CHECK(models::sliding_window_layers(models::llama3_8b()) == 0);
+  // vLLM's manager of alternating windows is not modelled: an error, not a number
+  CHECK_THROWS_WITH(serve(g3, serving{.context = 8192}, devices::l4), Catch::Contains("with vLLM is not modelled"));
+}

@@ -394,10 +394,11 @@ struct walker : walker_scalars {
     const bool take = hand_over >= 0 && hand_over == in.id;
     hand_over = -1;
     bool taken = false;
-    // several modules a copy that continue the caller's nn.Sequential (modules_per_copy > 1): flat
-    // in PyTorch, so each copy's input lives no longer than its first module (flat_copies)
-    const bool flat = take && flat_copies(i);
-    if (flat) s.release(in), taken = true;
+    // several modules a copy that continue the caller's nn.Sequential (modules_per_copy > 1), or
+    // layers of the model's own loop: flat in PyTorch, so each copy's input lives no longer than
+    // its first module (flat_copies); only the former also drop the caller's reference
+    const bool flat = flat_copies(i) && (take || !L.flags.continues_sequence);
+    if (flat && take) s.release(in), taken = true;
     const bool told_apart = name_flags(i) & copies_told_apart;  // a name picks some copies: walk each
     for (std::int64_t r = 0; r < count; ++r) {
       // the allocator model replays every copy's requests in the process's order (op_rules.md A11)
@@ -434,11 +435,15 @@ struct walker : walker_scalars {
   /// Are repeat `i`'s copies runs of modules of the caller's own sequence: a continue_sequence
   /// repeat whose block is a plain sequence of several modules (numbered_from's modules_per_copy),
   /// nothing around it? A nested block holds its input until it returns (the caller's frame
-  /// keeps it); modules of one nn.Sequential do not (TCN's Chomp1d stacks, VGG's conv-ReLU runs).
+  /// keeps it); modules of one nn.Sequential do not (TCN's Chomp1d stacks, VGG's conv-ReLU runs),
+  /// nor do the layers of a period grouped for the walk (a body whose parts_are_blocks:
+  /// alternating_groups' Gemma 2, Gemma 3, OLMo 3 layers, which transformers runs in one
+  /// `for decoder_layer in self.layers` loop, each layer's input held by that loop alone).
   constexpr bool flat_copies(std::int32_t i) const {
     const layer& L = records[i];
     const std::int32_t body = i + 1;
-    if (!L.flags.continues_sequence || modules_per_copy(L) < 2 || body >= i + L.span || records[body].span + 1 != L.span) return false;
+    if (body >= i + L.span || records[body].span + 1 != L.span) return false;
+    if (!(L.flags.continues_sequence || records[body].flags.parts_are_blocks) || modules_per_copy(L) < 2) return false;
     const layer& B = records[body];
     return B.kind == node_kind::sequence && !B.flags.checkpoint && !B.flags.frozen && B.share_id == 0 && !trains_by_name(body) &&
            !(s.plan.checkpoint_blocks && can_checkpoint());

@@ -169,6 +169,7 @@ enum class token_positions : std::int64_t {
   rotary_per_sample_tables = 2049,   ///< RoPE whose cos/sin tables are [B, T, d], one per sample (per_sample_rope_tables)
   rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
   rotary_fp32_tables = 8193,         ///< RoPE whose cos/sin stay fp32 whatever the hidden states' type (fp32_rope_tables)
+  rotary_batch_attention_mask = 16385, ///< RoPE in a model called with attention_mask: its masks one per sample (batch_attention_mask)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -266,6 +267,14 @@ inline constexpr positional_layer_inputs_t positional_layer_inputs{};
 /// are fp32 (hf_olmo2_b2_t64_bf16weights of pytorch-2.6-cpu-transformers.json; op_rules.md L30).
 struct fp32_rope_tables_t {};
 inline constexpr fp32_rope_tables_t fp32_rope_tables{};
+/// batch_attention_mask (with rotary): the model is called with an attention_mask (generate() always
+/// passes one; a collated batch does). transformers' sdpa_mask then ANDs the padding mask in
+/// (padding_mask_function indexes the batch): a sliding-window mask is a bool [B, 1, Lq, Lk], one
+/// per sample, where without it the mask function on broadcast indices gives [1, 1, Lq, Lk]
+/// expanded over the batch (op_rules.md L31). A full causal mask is still skipped while no token is
+/// padded (_ignore_causal_mask_sdpa).
+struct batch_attention_mask_t {};
+inline constexpr batch_attention_mask_t batch_attention_mask{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -562,6 +571,7 @@ struct attention_dims {
   std::int64_t window = 0; ///< a sliding window's tokens (attention_window; 0: none)
   bool local_rope = false; ///< the second RoPE tables (local_rope)
   bool keyword_inputs = true; ///< tables and masks reach a checkpointed layer by keyword (positional_layer_inputs: false)
+  bool batch_mask = false;    ///< the model got an attention_mask: its sliding-window mask is one per sample (batch_attention_mask)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
@@ -640,8 +650,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
   if (window != 0 && (!is_rotary(op) || kv_src.id != x.id)) invalid_layer_argument();  // attention_window: causal self-attention
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
-  const bool keyword = (static_cast<std::int64_t>(op.positions) & 4096) == 0;
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword};
+  const bool keyword = (static_cast<std::int64_t>(op.positions) & 4096) == 0, batch_mask = (static_cast<std::int64_t>(op.positions) & 16384) != 0;
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -662,12 +672,12 @@ constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, c
 /// create_sliding_window_causal_mask, sdpa_mask; op_rules.md L18): none while the keys are fewer
 /// than the window (_ignore_causal_mask_sdpa: the call is is_causal); from there a bool [1, 1, Lq,
 /// Lk] made once per forward for every layer (the mask function on broadcast indices, expanded over
-/// the batch), and in each SDPA call attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(),
+/// the batch; [B, 1, Lq, Lk] where the model got an attention_mask: `per_sample`), and in each SDPA call attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(),
 /// -inf, 0): a bool [B, 1, Lq, Lk] (freed) and the float mask [B, 1, Lq, Lk] in q's type `t`: the
 /// call's attn_mask (returned), which a fused kernel keeps for backward. {} without a mask.
-constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t, bool by_keyword) {
+constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t, bool by_keyword, bool per_sample) {
   if (window <= 0 || Lk < window) return {};
-  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, false, false, by_keyword);
+  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, per_sample, false, by_keyword);
   value inverted = s.make(make_shape(Lq, Lk), dtype::boolean, false);
   value mask = s.make(make_shape(Lq, Lk), t, false);
   s.release(inverted);
@@ -716,7 +726,7 @@ struct sdpa_output {
 /// (repeat_kv_for_mask; `k_cast`: autocast casts k for the kernel). Both rotary paths' call.
 constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, bool causal,
                                     std::int64_t dropout, bool k_cast) {
-  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt, a.keyword_inputs), kv[] = {k, v};
+  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt, a.keyword_inputs, a.batch_mask), kv[] = {k, v};
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
@@ -1295,6 +1305,7 @@ constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { ad
 constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t) { add_positions(o, token_positions::rotary_per_sample_tables); }
 constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
 constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }
+constexpr void apply_attention_option(attention_op& o, batch_attention_mask_t) { add_positions(o, token_positions::rotary_batch_attention_mask); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

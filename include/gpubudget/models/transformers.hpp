@@ -167,6 +167,9 @@ struct llama_config {
   /// the RoPE tables and masks reach a checkpointed layer as positional arguments (attention option
   /// positional_layer_inputs: saved by the checkpoint); transformers passes them by keyword (held, not saved)
   bool positional_layer_inputs = false;
+  /// the model is called with an attention_mask (generate() always passes one; a collated batch
+  /// does): its sliding-window masks are one per sample (attention option batch_attention_mask)
+  bool attention_mask_passed = false;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
   /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
@@ -200,7 +203,8 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
                      rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
                      g.fused_projections ? projection_names::phi3 : projection_names::llama, extra..., scores...);
   };
-  const auto inputs = [&](auto... more) { return g.positional_layer_inputs ? with(more..., positional_layer_inputs) : with(more...); };
+  const auto masked = [&](auto... more) { return g.attention_mask_passed ? with(more..., batch_attention_mask) : with(more...); };
+  const auto inputs = [&](auto... more) { return g.positional_layer_inputs ? masked(more..., positional_layer_inputs) : masked(more...); };
   const auto tables = [&](auto... more) { return g.per_sample_rope ? inputs(more..., per_sample_rope_tables) : inputs(more...); };
   const auto cached = [&](auto... scores) { return g.use_cache ? tables(scores..., training_kv_cache) : tables(scores...); };
   const auto how = family_scores(g);
@@ -380,7 +384,9 @@ constexpr decltype(auto) visit_alternating_layers(const llama_config& g, Layer l
   if (g.layers < 1) gpubudget::detail::invalid_layer_argument();
   if (g.layers < Period) return f(alternating_rest<Period>(g, layer));
   if (g.layers % Period == 0) return f(alternating_groups<Period>(g, layer));
-  return f(sequential(alternating_groups<Period>(g, layer), alternating_rest<Period>(g, layer)));
+  // the rest continue transformers' one loop over the layers: each layer's input is held by that
+  // loop while the layer runs, no longer (continue_sequence; the periods' own: flat_copies)
+  return f(sequential(alternating_groups<Period>(g, layer), continue_sequence(alternating_rest<Period>(g, layer))));
 }
 /// Calls `f` with Gemma 3's decoder layers of `layer(sliding)`: gemma3_period to a period.
 template <class Layer, class F>
@@ -420,6 +426,14 @@ constexpr decltype(auto) visit_gemma2(const llama_config& g, F&& f) {
 
 /// Olmo3Config's default layer_types: three sliding-window layers, then one of full attention.
 inline constexpr std::int64_t olmo3_period = 4;
+/// How many of `g`'s decoder layers attend within its sliding window: every other one of Gemma 2's,
+/// five of six of Gemma 3's, three of four of OLMo 3's (and a last incomplete period's), every layer
+/// of a model with one window (Mistral), none without.
+constexpr std::int64_t sliding_window_layers(const llama_config& g) {
+  if (g.sliding_window <= 0) return 0;
+  const auto period = g.gemma3 ? gemma3_period : g.gemma2 ? gemma2_period : g.olmo3 ? olmo3_period : 1;
+  return period == 1 ? g.layers : g.layers - g.layers / period;
+}
 
 /// Olmo3DecoderLayer: Olmo2DecoderLayer whose attention, on a sliding layer, attends within
 /// sliding_window; Olmo3Model makes one RoPE table for every layer (its rotary_emb).
@@ -729,7 +743,8 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .training_cache = g.use_cache,
                                             .per_sample_rope_tables = g.per_sample_rope,
                                             .positional_layer_inputs = g.positional_layer_inputs,
-                                            .fp32_rope_tables = g.olmo2 && !g.olmo3}));
+                                            .fp32_rope_tables = g.olmo2 && !g.olmo3,
+                                            .batch_attention_mask = g.attention_mask_passed}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
