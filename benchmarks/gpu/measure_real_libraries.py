@@ -375,6 +375,13 @@ EXTRA_CASES = {
     "hf_mixtral_small_b4_t1024_bf16": ["hf", {"cfg": "mixtral-small-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16"}],
     "hf_mixtral_small_b4_t1024_bf16weights": ["hf", {"cfg": "mixtral-small-like.json", "batch": 4, "seq": 1024, "prec": "amp_bf16",
                                                      "base": "bf16"}],
+    # call 32 (op_rules.md L31): generate() past a sliding window, as transformers 5's DynamicSlidingWindowLayer holds the
+    # prompt's copy from the prefill to the first decode step (measured on the CPU: pytorch-2.6-cpu-transformers.json
+    # hf_*_gen_b2_p512_n8); Mistral every layer, Gemma 2 every other, Gemma 3 five of six, OLMo 3 three of four
+    "hf_mistral_7b_gen_b2_p6144_n64": ["gen", {"cfg": "mistral-7b-v0.1.json", "batch": 2, "prompt": 6144, "new": 64}],
+    "hf_gemma2_2b_gen_b4_p6144_n64": ["gen", {"cfg": "gemma-2-2b-like.json", "batch": 4, "prompt": 6144, "new": 64}],
+    "hf_gemma3_1b_gen_b4_p4096_n64": ["gen", {"cfg": "gemma-3-1b-it.json", "batch": 4, "prompt": 4096, "new": 64}],
+    "hf_olmo3_7b_gen_b1_p6144_n64": ["gen", {"cfg": "olmo-3-7b-like.json", "batch": 1, "prompt": 6144, "new": 64}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

@@ -137,12 +137,19 @@
 #     fp32 weights (fp32 expert activations) and with bf16 weights (base bf16), traced. Estimates written before any
 #     run (H100 80GB, this stop): live 16,563,376,640 / 9,280,649,728 B; reserved 19,019,071,488 / 10,896,801,792 B.
 #     If F.grouped_mm refuses fp32 on CUDA the first case fails and its log says so: the fallback loop then runs it.
+#   32 (~3 min, prepared 2026-12-07 in a fourth session without a GPU): generate() past a sliding window (op_rules.md
+#     L31: transformers 5's DynamicSlidingWindowLayer holds the prompt's whole copy from the prefill to its first decode
+#     step; [B, T, d] RoPE tables and per-sample window masks from generate()'s attention_mask), bf16, traced: Mistral-7B
+#     2 x (6144 + 64), Gemma-2-2B-sized 4 x (6144 + 64), Gemma-3-1B 4 x (4096 + 64), OLMo-3-7B-sized 1 x (6144 + 64).
+#     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): Mistral 17,669,136,384 /
+#     18,473,197,568 B; Gemma 2 9,867,780,608 / 10,671,841,792 B; Gemma 3 3,400,800,512 / 4,204,861,696 B; OLMo 3
+#     18,448,539,648 / 19,252,600,832 B.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31) ;; *) echo "usage: run_open_questions.sh 1-31 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32) ;; *) echo "usage: run_open_questions.sh 1-32 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -243,6 +250,8 @@ case "$call" in
     measure rules29 230 200 60 hf_olmo3_7b_b1_t8192_lora_bf16base_ckpt,hf_granite_2b_b4_t1024_bf16,hf_granite_2b_b4_t1024_lora_bf16base --trace "$work/traces" ;;
   31)
     measure rules31 200 170 60 hf_mixtral_small_b4_t1024_bf16,hf_mixtral_small_b4_t1024_bf16weights --trace "$work/traces" ;;
+  32)
+    measure rules32 240 210 60 hf_mistral_7b_gen_b2_p6144_n64,hf_gemma2_2b_gen_b4_p6144_n64,hf_gemma3_1b_gen_b4_p4096_n64,hf_olmo3_7b_gen_b1_p6144_n64 --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)
