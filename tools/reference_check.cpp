@@ -388,16 +388,18 @@ void checkpoint_from_fields(const nlohmann::json& c, const std::string& family, 
 }
 
 /// measure26_hf.py's generate() case: `new` tokens after a `prompt`-token prompt for `batch`
-/// sequences, greedy, the model in fp32 — serving_engine::hf on the case's runtime.
+/// sequences, greedy, the model in fp32 or bf16 — serving_engine::hf on the case's runtime.
 case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_config cc, const unsupported_case& unsupported) {
   for (const char* k : {"batch", "prompt", "new"})
     if (!c.contains(k) || !c[k].is_number_integer()) throw unsupported(std::string("generate without an integer \"") + k + "\"");
-  if (string_field(c, "precision") != "fp32") throw unsupported("generate precision '" + string_field(c, "precision") + "' (fp32)");
+  const std::string precision = string_field(c, "precision");
+  if (precision != "fp32" && precision != "bf16") throw unsupported("generate precision '" + precision + "' (fp32 or bf16 weights)");
   serving v{};
   v.generated = c["new"].get<std::int64_t>();
   v.context = c["prompt"].get<std::int64_t>() + v.generated;
   v.concurrency = c["batch"].get<std::int64_t>();
-  v.precision = fp32, v.kv = dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
+  const bool bf16 = precision == "bf16";  // model.to(torch.bfloat16): weights, activations and cache in bf16
+  v.precision = bf16 ? pure_bf16 : fp32, v.kv = bf16 ? dtype::bf16 : dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
   cc.decode = v;
   cc.hf_generate = true;
   return cc;
@@ -479,9 +481,10 @@ std::vector<std::pair<std::string, std::int64_t>> estimate_case(const std::strin
   if (cc.lora || cc.decode) g = tools::llama_config_of(*entry, cc.options);
   if (cc.hf_generate) {  // generate()'s peak above the weights, and what its output's cache holds after it
     const auto b = entry->experts ? serve(*g, *entry->experts, *cc.decode, dev) : serve(*g, *cc.decode, dev);
+    const auto sequences = bytes_of(checked_mul(cc.decode->concurrency, cc.decode->context), dtype::int64);  // the output's token ids
     return {{"params", b.parameter_count},
             {"generate_peak_bytes", b.workspace + b.kv_cache_bytes},
-            {"after_generate_bytes", b.kv_cache_bytes},
+            {"after_generate_bytes", b.kv_cache_bytes + sequences},
             {"cache_bytes", b.kv_cache_bytes}};
   }
   if (cc.decode) {

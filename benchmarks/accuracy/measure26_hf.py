@@ -163,14 +163,15 @@ def _inference_case(cfg, batch=2, seq=64, precision="fp32"):
                        make_batch=lambda: torch.randint(0, config_dict(cfg)["vocab_size"], (batch, seq)))
 
 
-def _generate_case(cfg, batch=2, prompt=512, new=8):
+def _generate_case(cfg, batch=2, prompt=512, new=8, precision="fp32"):
     """generate() as users call it: greedy, `new` tokens after a `prompt`-token prompt for `batch` sequences, the
     output (sequences and past_key_values) kept."""
-    name = "hf_%s_b%d_p%d_n%d" % (cfg.replace("-", "_"), batch, prompt, new)
-    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, generate() of %d tokens after %d, batch %d, fp32, " \
-           "greedy" % (cfg, new, prompt, batch)
+    suffix, how, _, weights = PRECISIONS[precision]
+    name = "hf_%s_b%d_p%d_n%d%s" % (cfg.replace("-", "_"), batch, prompt, new, suffix)
+    desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, generate() of %d tokens after %d, batch %d, %s, " \
+           "greedy" % (cfg, new, prompt, batch, how)
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="generate", batch=batch,
-                       prompt=prompt, new=new, precision="fp32", build=lambda: build_model(cfg, False),
+                       prompt=prompt, new=new, precision=precision, build=lambda: build_model(cfg, False).to(weights),
                        make_batch=lambda: torch.randint(3, config_dict(cfg)["vocab_size"], (batch, prompt)))
 
 
@@ -197,6 +198,8 @@ def _define_cases():
     for cfg in ("llama-gen", "mistral-gen", "gemma2-gen", "gemma3-gen", "olmo3-gen"):
         _generate_case(cfg)
         _inference_case(cfg, seq=512)  # generate()'s prefill alone
+    for cfg in ("llama-gen", "mistral-gen", "gemma3-gen"):  # from_pretrained(torch_dtype=torch.bfloat16), then generate()
+        _generate_case(cfg, precision="bf16")
 
 
 _define_cases()
