@@ -29,6 +29,10 @@
 //     (models::visit_gemma2_lora: a window on every other layer, the logits soft-capped, whose tanh
 //     output is kept) on a T4, as a free Colab notebook runs it, and what attn_implementation "eager"
 //     (llama_config::eager_attention: the scores materialized) costs it.
+//  8. transformers 5 as it runs: generate() of Gemma-3-1B on a T4 (serving_engine::hf; 22 of its 26
+//     layers keep a 512-token window, models::sliding_window_layers, after the prefill held every
+//     layer's copy of the whole prompt), and PEFT's all-linear on transformers 5's Mixtral, whose
+//     experts and router are no nn.Linear: the attention alone (models::mixtral_lora_targets).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
 #include <gpubudget/models/torchvision.hpp>
@@ -102,6 +106,11 @@ static_assert(models::llama_parameter_count(models::gemma2_2b()) == 2'614'341'88
 // Olmo-3-1025-7B: 32 layers x 16 x ((4096 + 4096) · 4 + (4096 + 11008) · 3)
 static_assert(models::lora_counts(models::olmo3_7b(), {16, all_linear, 0, base_weights::nf4}).trainable == 39'976'960);
 
+// --- 8. transformers 5's windows and Mixtral, checked by the compiler -------------------------------
+static_assert(models::sliding_window_layers(models::gemma3_1b()) == 22);  // five of every six, and the last two
+// all-linear on transformers 5's Mixtral-8x7B: q, k, v, o only, 32 x 8 x ((4096 + 4096) x 2 + (4096 + 1024) x 2)
+static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, all_linear, 0, base_weights::same}).trainable == 6'815'744);
+
 // --- 3. sliding window ---------------------------------------------------------------------------
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
 static_assert(mistral_16k.kv_tokens_per_sequence == 4096);
@@ -173,6 +182,11 @@ int main() {
               << format_bytes(q.weights) << " | " << q.max_sequences << " |\n";
   }
   std::cout << "\n## Mistral-7B, one 16k-token conversation on an L4 (sliding window 4096)\n\n" << markdown_table(mistral_16k);
+  // --- 8. transformers' own generate(): Gemma-3-1B, 4 x (7680 + 512) tokens in fp16 on a T4 (no bf16) ---
+  const serving gemma_generate{.context = 8192, .concurrency = 4, .precision = pure_fp16, .kv = dtype::fp16, .engine = serving_engine::hf,
+                               .generated = 512};
+  std::cout << "\n## Gemma-3-1B generate() on a T4: 4 x (7680 + 512) tokens, fp16 (4 full layers, 22 within 512 tokens)\n\n"
+            << markdown_table(serve(models::gemma3_1b(), gemma_generate, devices::t4));
 
   // --- 4. Mixtral-8x7B ------------------------------------------------------------------------
   const auto mx = models::mixtral_parameter_counts(models::mixtral_8x7b(), {});
