@@ -223,6 +223,7 @@ constexpr void add_weights(serving_budget& b, const memory_budget& p, const mode
 /// until its first decode step replaces it by a window-sized one (op_rules.md L31).
 struct dynamic_cache_bytes {
   std::int64_t after_prefill = 0, after_decode = 0;  ///< the cache's storages then
+  std::int64_t tokens_after_decode = 0;              ///< a sequence's tokens in its longest layer then
   std::int64_t first_step_copy = 0, last_step_copy = 0;  ///< what a decode step's concatenation holds besides
 };
 constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, const serving& s, std::int64_t layer_token_bytes) {
@@ -233,6 +234,7 @@ constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, co
   dynamic_cache_bytes c{};
   c.after_prefill = per_sequence(g.layers, prompt);
   c.after_decode = per_sequence(full, kept) + per_sequence(sliding, window);
+  c.tokens_after_decode = full > 0 ? kept : window;
   // a full layer's old K (half a layer's bytes) beside the new; a sliding layer's old K and V views beside its new pair
   c.first_step_copy = std::max(full > 0 ? per_sequence(1, prompt) / 2 : 0, sliding > 0 ? per_sequence(1, std::min(window, prompt + 1)) : 0);
   c.last_step_copy = std::max(full > 0 ? per_sequence(1, kept) / 2 : 0, sliding > 0 ? per_sequence(1, window) : 0);
@@ -253,7 +255,7 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
   const auto c = dynamic_cache_of(g, s, b.kv_bytes_per_token / g.layers);
-  b.kv_tokens_per_sequence = s.generated > 0 ? s.context - 1 : prompt;  // a full-attention layer's
+  b.kv_tokens_per_sequence = s.generated > 0 ? c.tokens_after_decode : prompt;  // after the prefill every layer holds the prompt
   b.kv_cache_bytes = s.generated > 0 ? c.after_decode : c.after_prefill;
   const auto types = types_of(s.precision);
   const auto logits = checked_mul(checked_mul(g.vocab, s.concurrency), bytes_per_element(types.parameters) + 4);  // the model's + an fp32 copy
@@ -314,7 +316,7 @@ constexpr serving_budget serve(const models::llama_config& g, const serving& s, 
     if (g.gemma_alternating()) return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool sliding) { return models::gemma_block_lora(c, frozen, sliding); });
     if (g.olmo2)
       return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool sliding) {
-        return models::olmo2_block_lora(sliding || !c.olmo3 ? c : models::full_attention(c), frozen);  // OLMo 3's full layers: no window
+        return c.olmo3 ? models::olmo3_block_lora(c, frozen, sliding) : models::olmo2_block_lora(c, frozen);
       });
     if (g.granite) return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool) { return models::granite_block_lora(c, frozen); });
     return detail::serve_blocks(g, s, dev, [frozen](const llama_config& c, bool) { return models::llama_block_lora(c, frozen); });

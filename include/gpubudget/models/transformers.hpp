@@ -948,12 +948,15 @@ constexpr decltype(auto) visit_gemma2_lora(const llama_config& g, const lora_con
                                return f(lora_stack(g, l, layers, lora_lm_head(g, l), logits_by_cap(g), gemma2_logit_softcap(g), logits_by_cap(g)));
                              });
 }
+/// Olmo3DecoderLayer under get_peft_model: olmo2_block_lora with the window on a sliding layer
+/// only (olmo3_block's rule).
+constexpr auto olmo3_block_lora(const llama_config& g, const lora_config& l, bool sliding) { return olmo2_block_lora(sliding ? g : full_attention(g), l); }
 /// get_peft_model of Olmo3ForCausalLM as `f` takes it (visit_olmo3's layers, olmo2_block_lora on
 /// each with its window, around lora_stack); every layer adapted.
 template <class F>
 constexpr decltype(auto) visit_olmo3_lora(const llama_config& g, const lora_config& l, F&& f) {
   detail::check_alternating_lora(l);
-  return visit_olmo3_layers(g, [&](bool sliding) { return olmo2_block_lora(sliding ? g : full_attention(g), l); },
+  return visit_olmo3_layers(g, [&](bool sliding) { return olmo3_block_lora(g, l, sliding); },
                             [&](const auto& layers) { return f(lora_stack(g, l, layers, lora_lm_head(g, l))); });
 }
 
