@@ -115,6 +115,20 @@ static_assert(models::mixtral_lora_counts(models::mixtral_8x7b(), {}, {8, all_li
 constexpr auto mistral_16k = serve(models::mistral_7b(), serving{.context = 16384, .prefill_chunk = 2048}, devices::l4);
 static_assert(mistral_16k.kv_tokens_per_sequence == 4096);
 
+// --- 9. a padded batch: generate() on 8 prompts of unequal lengths, left-padded ----------------------
+// With zeros in its attention_mask every layer's SDPA keeps a mask, a one-token query's too, and
+// transformers repeats Llama-3-8B's 8 kv heads to its 32 for it (repeat_kv): each decode step holds
+// 4 x a layer's K and V, where unpadded the concatenation held half a layer's (llama_config::padded_batch)
+constexpr models::llama_config padded(models::llama_config g) {
+  g.padded_batch = g.attention_mask_passed = true;
+  return g;
+}
+constexpr serving chat{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584};
+constexpr auto chat_unpadded = serve(models::llama3_8b(), chat, devices::h100_80gb);
+constexpr auto chat_padded = serve(padded(models::llama3_8b()), chat, devices::h100_80gb);
+constexpr std::int64_t llama3_layer = std::int64_t{4096} * 8 * 4095;  // 2 x 8 kv heads x 128 x 2 B a token, 8 x 4095 tokens
+static_assert(chat_padded.workspace - chat_unpadded.workspace == 4 * llama3_layer - llama3_layer / 2);
+
 int main() {
   // --- 1. LoRA fine-tuning (run time: a 7B model's step is more than one constant evaluation) ---
   const auto g = models::llama2_7b(2048);
@@ -187,6 +201,8 @@ int main() {
                                .generated = 512};
   std::cout << "\n## Gemma-3-1B generate() on a T4: 4 x (7680 + 512) tokens, fp16 (4 full layers, 22 within 512 tokens)\n\n"
             << markdown_table(serve(models::gemma3_1b(), gemma_generate, devices::t4));
+  std::cout << "\n## Llama-3-8B generate() on an H100: 8 x (512 + 3584) bf16 tokens, the prompts left-padded\n\n"
+            << markdown_table(chat_padded) << "\nUnpadded, the peak above the cache would be " << format_bytes(chat_unpadded.workspace) << "\n";
 
   // --- 4. Mixtral-8x7B ------------------------------------------------------------------------
   const auto mx = models::mixtral_parameter_counts(models::mixtral_8x7b(), {});

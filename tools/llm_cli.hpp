@@ -38,6 +38,9 @@ inline std::vector<cli::option_spec> llm_options() {
   return {
       {"lora", true, "r=N,targets=A,B", "LoRA adapters (Llama family, Phi-3, Mixtral, GPT-2): r=rank, targets= PEFT target_modules (default q_proj,v_proj; all-linear; embed_tokens (lora.Embedding on the token table); Phi-3: qkv_proj, gate_up_proj; GPT-2: c_attn (its default), c_proj, c_fc; BERT (--task seq-cls): query, value (its default), key, dense; T5: q, v (its default), k, o, wi, wo; any other model, torchvision's or --graph: targets= its nn.Linear, nn.Conv, nn.Embedding and nn.MultiheadAttention modules by PyTorch path or its end, no default), dropout=P, base=fp32|fp16|bf16, dora=true (PEFT use_dora), rslora=true (use_rslora: scaling only, no bytes), modules_to_save=lm_head,embed_tokens (trained whole, in the base's type; a --task seq-cls head's score always), prepare_kbit=true (with --quant: PEFT's prepare_model_for_kbit_training: embedding, norms and head in fp32, an fp32 residual stream, gradient checkpointing of every decoder layer), layers=0-3,8 (PEFT's layers_to_transform: adapters on those decoder layers only; Llama family, Phi-3, Mixtral; not with all-linear or embed_tokens), layers_pattern=layers, bias=all|lora_only (PEFT's bias: every bias trains, or those of the adapted modules; Qwen2's q, k, v biases; none on the Llama family's other models)"},
       {"quant", true, "Q", "with --lora or --serve: the (frozen) weights quantized (bitsandbytes): nf4 | nf4-dq (double quantization, QLoRA) | fp4 | int8"},
+      {"padded-batch", false, "",
+       "Llama family: the batch is padded (a collator pads the shorter sequences; the model gets an attention_mask with zeros): every layer's SDPA "
+       "gets a [B, 1, T, T] mask, k and v repeated to every head, and on CUDA no flash kernel (default: unpadded, transformers skips the mask)"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
       {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
@@ -425,6 +428,8 @@ inline void reject_with_serve(const cli::parsed_args& a) {
 inline void require_serve_for_its_flags(const cli::parsed_args& a) {
   for (const char* n : {"context", "concurrency", "kv-dtype", "engine", "new-tokens"})
     if (a.has(n) && !a.has("serve")) throw cli::usage_error(std::string("--") + n + " needs --serve");
+  if (a.has("serve") && a.has("padded-batch") && a.get("engine").value_or("vllm") != "hf")
+    throw cli::usage_error("--padded-batch with --serve is generate() on left-padded prompts: add --engine hf (vLLM schedules unpadded sequences)");
 }
 
 }  // namespace gpubudget::tools

@@ -74,6 +74,10 @@ inline void need_int(const library_file& f, const std::string& c, const nlohmann
   if (!s.contains(key) || !s[key].is_number_integer() || s[key].get<std::int64_t>() < 1)
     malformed(f, c, std::string("\"") + key + "\" must be a whole number >= 1");
 }
+/// An optional true/false key (absent: false).
+inline void need_bool(const library_file& f, const std::string& c, const nlohmann::json& s, const char* key) {
+  if (s.contains(key) && !s[key].is_boolean()) malformed(f, c, std::string("\"") + key + "\" must be true or false");
+}
 inline void need_choice(const library_file& f, const std::string& c, const nlohmann::json& s, const char* key, const std::set<std::string>& ok,
                         bool required) {
   if (!s.contains(key) && !required) return;
@@ -123,6 +127,7 @@ inline void check_model_keys(const library_file& f, const std::string& c, const 
   }
   need_int(f, c, s, "seq");
   need_choice(f, c, s, "arch", {"cls", "s2s", "causal"}, false);
+  need_bool(f, c, s, "padded");
   need_choice(f, c, s, "base", {"fp32", "fp16", "bf16"}, false);
   if (s.contains("ckpt") && !s["ckpt"].is_boolean() && s["ckpt"] != "reentrant")
     malformed(f, c, "\"ckpt\" must be true, false or \"reentrant\"");
@@ -130,7 +135,7 @@ inline void check_model_keys(const library_file& f, const std::string& c, const 
   // QLoRA (measure_real_libraries.py quantized_hf_model): bitsandbytes' storage of the base, and
   // PEFT's prepare_model_for_kbit_training; both need the adapters
   need_choice(f, c, s, "quant", {"nf4", "nf4-dq", "fp4", "int8"}, false);
-  if (s.contains("prepare_kbit") && !s["prepare_kbit"].is_boolean()) malformed(f, c, "\"prepare_kbit\" must be true or false");
+  need_bool(f, c, s, "prepare_kbit");
   if ((s.contains("quant") || s.contains("prepare_kbit")) && !s.contains("lora")) malformed(f, c, "\"quant\" and \"prepare_kbit\" need \"lora\"");
   if (s.value("prepare_kbit", false) && !s.contains("quant")) malformed(f, c, "\"prepare_kbit\" prepares a quantized base: give \"quant\"");
   need_config(f, c, s);
@@ -148,6 +153,7 @@ inline void check_spec(const library_file& f, const std::string& c, const nlohma
   } else if (out.kind == "gen") {
     need_config(f, c, s);
     for (const char* k : {"batch", "prompt", "new"}) need_int(f, c, s, k);
+    need_bool(f, c, s, "padded");
   } else if (out.kind == "cap" || out.kind == "max") {  // cap: one batch under the capped device; max: the search
     need_choice(f, c, s, "kind", {"tv", "hf", "graph"}, true);
     if (out.kind == "cap") need_int(f, c, s, "batch");
@@ -326,6 +332,10 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   // the decoders' loss is ForCausalLMLoss (logits.float() first); T5's and BERT's heads call
   // CrossEntropyLoss on the logits as they are
   if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
+  if (s.value("padded", false)) {  // the script's padded batch: attention_mask with zeros (--padded-batch)
+    if (!m.entry.llama) throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family)"};
+    b.options.values[padded_batch_option] = 1;
+  }
   if (s.contains("lora")) apply_lora(b, path, m.model_type, s);
   else train_16_bit_weights(b, s, m);
   return b;
@@ -348,6 +358,7 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const
   if (!m.entry.llama) throw not_expressible{"generate() of model_type " + m.model_type + " (the hf engine serves the Llama family)"};
   const auto prompt = s["prompt"].get<std::int64_t>(), fresh = s["new"].get<std::int64_t>();
   auto g = *m.entry.llama;
+  if (s.value("padded", false)) g.padded_batch = g.attention_mask_passed = true;  // left-padded prompts
   serving v{};
   v.context = prompt + fresh, v.generated = fresh, v.concurrency = s["batch"].get<std::int64_t>(), v.engine = serving_engine::hf;
   v.precision = m.torch_dtype == "float32" ? fp32 : m.torch_dtype == "float16" ? pure_fp16 : pure_bf16;

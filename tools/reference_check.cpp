@@ -387,19 +387,25 @@ void checkpoint_from_fields(const nlohmann::json& c, const std::string& family, 
   else if (ckpt != "none" && !ckpt.empty()) throw unsupported("checkpoint '" + ckpt + "'");
 }
 
+/// The weights of a no-grad case of measure26_hf.py (`what`: its kind): "fp32", or "bf16" —
+/// model.to(torch.bfloat16), weights and activations (and a cache) bf16 (pure_bf16).
+precision_mode weights_precision(const nlohmann::json& c, const char* what, const unsupported_case& unsupported) {
+  const std::string precision = string_field(c, "precision");
+  if (precision != "fp32" && precision != "bf16") throw unsupported(std::string(what) + " precision '" + precision + "' (fp32 or bf16 weights)");
+  return precision == "bf16" ? pure_bf16 : fp32;
+}
+
 /// measure26_hf.py's generate() case: `new` tokens after a `prompt`-token prompt for `batch`
 /// sequences, greedy, the model in fp32 or bf16 — serving_engine::hf on the case's runtime.
 case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_config cc, const unsupported_case& unsupported) {
   for (const char* k : {"batch", "prompt", "new"})
     if (!c.contains(k) || !c[k].is_number_integer()) throw unsupported(std::string("generate without an integer \"") + k + "\"");
-  const std::string precision = string_field(c, "precision");
-  if (precision != "fp32" && precision != "bf16") throw unsupported("generate precision '" + precision + "' (fp32 or bf16 weights)");
+  const auto weights = weights_precision(c, "generate", unsupported);
   serving v{};
   v.generated = c["new"].get<std::int64_t>();
   v.context = c["prompt"].get<std::int64_t>() + v.generated;
   v.concurrency = c["batch"].get<std::int64_t>();
-  const bool bf16 = precision == "bf16";  // model.to(torch.bfloat16): weights, activations and cache in bf16
-  v.precision = bf16 ? pure_bf16 : fp32, v.kv = bf16 ? dtype::bf16 : dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
+  v.precision = weights, v.kv = weights == pure_bf16 ? dtype::bf16 : dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
   cc.decode = v;
   cc.hf_generate = true;
   return cc;
@@ -423,14 +429,14 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
     throw unsupported(e.what());
   }
   if (c.contains("seq") && c["seq"].is_number_integer()) cc.options.values["seq"] = c["seq"].get<std::int64_t>();
+  if (c.value("padded_batch", false)) cc.options.values[tools::padded_batch_option] = 1;  // a collator's padding, left-padded prompts
   if (string_field(c, "kind") == "generate") return hf_generate_case(c, r, std::move(cc), unsupported);
   if (string_field(c, "kind") == "inference") {  // an eval forward under no_grad, its output kept
     if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");
-    const std::string precision = string_field(c, "precision");
-    if (precision != "fp32" && precision != "bf16") throw unsupported("inference precision '" + precision + "' (fp32 or bf16 weights)");
+    const auto weights = weights_precision(c, "inference", unsupported);
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), adamw, r);
     cc.plan.inference = true;
-    if (precision == "bf16") cc.plan.precision = pure_bf16, cc.plan.master_weights = false;
+    cc.plan.precision = weights, cc.plan.master_weights = weights != pure_bf16;
     return cc;
   }
   if (!string_field(c, "kind").empty()) throw unsupported("kind '" + string_field(c, "kind") + "'");

@@ -194,6 +194,9 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 inline const std::string hidden_rotary_dim = "_rotary-dim";
 /// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
 inline const std::string hidden_sliding_window = "_sliding-window";
+/// --padded-batch on a Llama-family model: the batch is padded, the model called with an
+/// attention_mask that has zeros (llama_config::padded_batch).
+inline const std::string padded_batch_option = "padded-batch";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
 inline const std::string hidden_eager_attention = "_eager-attention";
@@ -262,6 +265,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
   if (o.get(hidden_written_out, 0) > 0) g = models::hand_written_decoder(g);
+  if (o.get(padded_batch_option, 0) > 0) g.padded_batch = g.attention_mask_passed = true;
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks

@@ -87,6 +87,10 @@ CONFIGS.update({
     "gemma3-gen": ("gemma-3-1b-it.json", dict(GEN, num_attention_heads=4, num_key_value_heads=4, head_dim=64, sliding_window=64,
                                               query_pre_attn_scalar=64)),
     "olmo3-gen": ("olmo3_7b_like.json", dict(GEN, sliding_window=64)),
+    # grouped-query heads (4 to a kv head): a padded batch's masked SDPA repeats k and v to every head; a 512-token
+    # vocabulary, so that a decode step's LM head (2 x 512 x 256) stays below OpenBLAS's threaded GEMM and its buffer
+    "llama-gen-gqa": ("llama-2-7b.json", dict(GEN, num_key_value_heads=2, vocab_size=512)),
+    "mistral-gen-gqa": ("mistral-7b-v0.1.json", dict(GEN, num_key_value_heads=2, sliding_window=64)),
 })
 
 
@@ -139,15 +143,25 @@ PRECISIONS = {  # a case's precision: (name suffix, description, autocast dtype,
 }
 
 
-def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64):
+def padded_attention_mask(batch, seq):
+    """What DataCollatorWithPadding hands the model for `batch` sequences of `seq` tokens but the last, a quarter
+    shorter: ones, the last row's tail zeros (right padding)."""
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    mask[-1, seq - seq // 4:] = 0
+    return mask
+
+
+def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64, padded=False):
     suffix, how, _, weights = PRECISIONS[precision]
-    name = "hf_%s_b%d_t%d%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "")
-    desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s" % (
-        "AutoModelForCausalLM", cfg, how, batch, seq, ", gradient_checkpointing_enable()" if checkpoint else "")
+    name = "hf_%s_b%d_t%d%s%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "",
+                                    "_padded" if padded else "")
+    desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s%s" % (
+        "AutoModelForCausalLM", cfg, how, batch, seq, ", gradient_checkpointing_enable()" if checkpoint else "",
+        ", a padded batch (attention_mask, the last sequence's last quarter padding, labels -100 there)" if padded else "")
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", batch=batch, seq=seq,
                        precision=precision, optimizer="adamw", optimizer_impl="for_loop",
                        checkpoint="blocks" if checkpoint else "none", loss="causal_lm", output_held=False,
-                       build=lambda: build_model(cfg, checkpoint).to(weights),
+                       padded_batch=padded, build=lambda: build_model(cfg, checkpoint).to(weights),
                        make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
 
 
@@ -163,21 +177,22 @@ def _inference_case(cfg, batch=2, seq=64, precision="fp32"):
                        make_batch=lambda: torch.randint(0, config_dict(cfg)["vocab_size"], (batch, seq)))
 
 
-def _generate_case(cfg, batch=2, prompt=512, new=8, precision="fp32"):
+def _generate_case(cfg, batch=2, prompt=512, new=8, precision="fp32", padded=False):
     """generate() as users call it: greedy, `new` tokens after a `prompt`-token prompt for `batch` sequences, the
-    output (sequences and past_key_values) kept."""
+    output (sequences and past_key_values) kept. `padded`: the prompts of unequal lengths, left-padded as a
+    decoder's tokenizer pads them (padding_side="left"): the last one's first quarter padding."""
     suffix, how, _, weights = PRECISIONS[precision]
-    name = "hf_%s_b%d_p%d_n%d%s" % (cfg.replace("-", "_"), batch, prompt, new, suffix)
+    name = "hf_%s_b%d_p%d_n%d%s%s" % (cfg.replace("-", "_"), batch, prompt, new, suffix, "_padded" if padded else "")
     desc = "transformers AutoModelForCausalLM from hf-cpu-configs/%s.json, generate() of %d tokens after %d, batch %d, %s, " \
-           "greedy" % (cfg, new, prompt, batch, how)
+           "greedy%s" % (cfg, new, prompt, batch, how, ", the prompts left-padded (the last one's first quarter)" if padded else "")
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", kind="generate", batch=batch,
-                       prompt=prompt, new=new, precision=precision, build=lambda: build_model(cfg, False).to(weights),
+                       prompt=prompt, new=new, precision=precision, padded_batch=padded, build=lambda: build_model(cfg, False).to(weights),
                        make_batch=lambda: torch.randint(3, config_dict(cfg)["vocab_size"], (batch, prompt)))
 
 
 def _define_cases():
     for cfg in CONFIGS:
-        if cfg not in ("llama-nocache", "llama-8l") and not cfg.endswith("-gen"):
+        if cfg not in ("llama-nocache", "llama-8l") and "-gen" not in cfg:
             _case(cfg)
     for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
@@ -200,14 +215,34 @@ def _define_cases():
         _inference_case(cfg, seq=512)  # generate()'s prefill alone
     for cfg in ("llama-gen", "mistral-gen", "gemma3-gen"):  # from_pretrained(torch_dtype=torch.bfloat16), then generate()
         _generate_case(cfg, precision="bf16")
+    for cfg in ("llama", "mistral", "gemma2", "gemma3", "qwen2", "olmo3", "phi3", "mixtral"):  # a collated, padded batch
+        _case(cfg, padded=True)
+    _case("gemma2", precision="bf16_autocast", padded=True)
+    _case("llama", checkpoint=True, padded=True)
+    # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
+    # it outweighs the ~10 KB of Python objects the output holds besides)
+    _generate_case("llama-gen-gqa")
+    _generate_case("mistral-gen-gqa", batch=4)
+    for cfg in ("llama-gen", "llama-gen-gqa", "gemma3-gen"):
+        _generate_case(cfg, padded=True)
+    _generate_case("mistral-gen-gqa", batch=4, padded=True)
+    _generate_case("llama-gen-gqa", precision="bf16", padded=True)
+    # a short prompt, many new tokens: the last decode steps' peak above the prefill's (the attention's copies of the
+    # keys, or the LM head's GEMM buffer where there are none)
+    for padded in (False, True):
+        for precision in ("fp32", "bf16"):
+            _generate_case("llama-gen-gqa", prompt=64, new=448, padded=padded, precision=precision)
+    _generate_case("llama-gen", prompt=64, new=192)
 
 
 _define_cases()
 
 
-def _hf_forward(model, ids, autocast, labels):
+def _hf_forward(model, ids, autocast, labels, attention_mask=None):
+    """model(input_ids=ids, ...), with the collator's attention_mask and -100 labels at its padding where given."""
     with measure._autocast(autocast):
-        out = model(input_ids=ids, labels=ids if labels else None)
+        targets = None if not labels else ids if attention_mask is None else ids.masked_fill(attention_mask == 0, -100)
+        out = model(input_ids=ids, attention_mask=attention_mask, labels=targets)
         return out.loss if labels else out.logits
 
 
@@ -244,7 +279,11 @@ def run_generate_case(c, heap):
     model = c["build"]()
     model.eval()
     ids = c["make_batch"]()
-    kw = dict(attention_mask=torch.ones_like(ids), do_sample=False, pad_token_id=0, return_dict_in_generate=True)
+    mask = torch.ones_like(ids)
+    if c.get("padded_batch"):  # left padding: the last prompt a quarter shorter
+        mask[-1, :ids.shape[1] // 4] = 0
+        ids[-1, :ids.shape[1] // 4] = 0
+    kw = dict(attention_mask=mask, do_sample=False, pad_token_id=0, return_dict_in_generate=True)
     with torch.no_grad():
         model.generate(ids, max_new_tokens=1, **kw)
     gc.collect()
@@ -278,11 +317,12 @@ def run_case(c, heap):
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
     ac = PRECISIONS[c["precision"]][2]
+    mask = padded_attention_mask(*ids.shape) if c.get("padded_batch") else None
 
     def saved(m, batch):  # the model's own graph: no labels, the logits returned
-        return sum(s.nbytes() for s in measure.live_saved_storages(m, lambda: _hf_forward(m, batch, ac, False)).values())
+        return sum(s.nbytes() for s in measure.live_saved_storages(m, lambda: _hf_forward(m, batch, ac, False, mask)).values())
 
-    fields = measure.measure_step(model, ids, opt, heap, ac, saved, lambda m, batch, a: (None, _hf_forward(m, batch, a, True)))
+    fields = measure.measure_step(model, ids, opt, heap, ac, saved, lambda m, batch, a: (None, _hf_forward(m, batch, a, True, mask)))
     r = {k: v for k, v in c.items() if k not in ("build", "make_batch")}
     r.update(dtype=str(next(model.parameters()).dtype).replace("torch.", ""), attn_implementation=model.config._attn_implementation,
              **fields)

@@ -382,6 +382,13 @@ EXTRA_CASES = {
     "hf_gemma2_2b_gen_b4_p6144_n64": ["gen", {"cfg": "gemma-2-2b-like.json", "batch": 4, "prompt": 6144, "new": 64}],
     "hf_gemma3_1b_gen_b4_p4096_n64": ["gen", {"cfg": "gemma-3-1b-it.json", "batch": 4, "prompt": 4096, "new": 64}],
     "hf_olmo3_7b_gen_b1_p6144_n64": ["gen", {"cfg": "olmo-3-7b-like.json", "batch": 1, "prompt": 6144, "new": 64}],
+    # call 33 (op_rules.md L32): a padded batch (every layer's SDPA gets a mask; grouped-query k and v repeated to every
+    # head; on CUDA the efficient kernel keeps the mask) and generate()'s decode steps (left-padded prompts repeat a
+    # layer's K and V at each step); TinyLlama (32 heads, 4 kv heads), twins of the committed unpadded cases
+    "hf_tinyllama_b4_t1024_bf16_padded": ["hf", {"cfg": "tinyllama-1.1b.json", "batch": 4, "seq": 1024, "prec": "amp_bf16", "padded": True}],
+    "hf_tinyllama_gen_b16_p512_n128_padded": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 512, "new": 128, "padded": True}],
+    "hf_tinyllama_gen_b16_p64_n1984": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 64, "new": 1984}],
+    "hf_tinyllama_gen_b16_p64_n1984_padded": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 64, "new": 1984, "padded": True}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
@@ -622,6 +629,11 @@ def make_job(kind, spec, batch, dev, dry):
     if spec.get("arch") == "cls":
         labels = torch.randint(0, config.num_labels, (batch,), device=dev)
         return model, (ids, labels), lambda m, il: m(input_ids=il[0], labels=il[1]).loss
+    if spec.get("padded"):  # a collator's padded batch: the last sequence's last quarter padding, labels -100 there
+        mask = torch.ones_like(ids)
+        mask[-1, seq - seq // 4:] = 0
+        labels = ids.masked_fill(mask == 0, -100)
+        return model, (ids, mask, labels), lambda m, iml: m(input_ids=iml[0], attention_mask=iml[1], labels=iml[2]).loss
     return model, (ids,), lambda m, i: m(input_ids=i[0], labels=i[0]).loss
 
 
@@ -780,6 +792,9 @@ def generate(spec, dev, stats, dry):
     prompt, new = (DRY["prompt"], DRY["new"]) if dry else (spec["prompt"], spec["new"])
     ids = torch.randint(0, config.vocab_size, (batch, prompt), device=dev)
     mask = torch.ones_like(ids)
+    if spec.get("padded"):  # prompts of unequal lengths, left-padded: the last one's first quarter
+        mask[-1, :prompt // 4] = 0
+        ids[-1, :prompt // 4] = config.pad_token_id if config.pad_token_id is not None else 0
     stats.sync()
     weights = stats.allocated()
     stats.reset_peak()

@@ -144,12 +144,20 @@
 #     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): Mistral 17,669,136,384 /
 #     18,473,197,568 B; Gemma 2 9,867,780,608 / 10,671,841,792 B; Gemma 3 3,400,800,512 / 4,204,861,696 B; OLMo 3
 #     18,448,539,648 / 19,252,600,832 B.
+#   33 (~3 min, prepared 2026-12-07 in a fifth session without a GPU): padded batches (op_rules.md L32: with zeros in
+#     the attention_mask every layer's SDPA gets a mask, grouped-query k and v are repeated to every head, and on CUDA
+#     the efficient kernel keeps the mask; generate() on left-padded prompts repeats a layer's K and V at each decode
+#     step), TinyLlama (32 heads, 4 kv heads), traced: training AMP bf16 b4 t1024 padded (the committed unpadded twin:
+#     26,694,976,000 B), generate() 16 x (512 + 128) padded, and decode-bound 16 x (64 + 1984) unpadded and padded.
+#     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): training 27,525,446,144 /
+#     29,813,964,800 B (reserved 29,009,903,616); generate 2,835,599,360 / 3,639,660,544 B; decode-bound 2,991,329,280 /
+#     3,795,390,464 B and padded 3,242,864,640 / 4,046,925,824 B.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32) ;; *) echo "usage: run_open_questions.sh 1-32 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33) ;; *) echo "usage: run_open_questions.sh 1-33 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"
@@ -252,6 +260,8 @@ case "$call" in
     measure rules31 200 170 60 hf_mixtral_small_b4_t1024_bf16,hf_mixtral_small_b4_t1024_bf16weights --trace "$work/traces" ;;
   32)
     measure rules32 240 210 60 hf_mistral_7b_gen_b2_p6144_n64,hf_gemma2_2b_gen_b4_p6144_n64,hf_gemma3_1b_gen_b4_p4096_n64,hf_olmo3_7b_gen_b1_p6144_n64 --trace "$work/traces" ;;
+  33)
+    measure rules33 240 210 60 hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)

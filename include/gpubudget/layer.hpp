@@ -104,6 +104,10 @@ struct node_flags {
   /// the sequence as one (a repeat's copy of several decoder layers: Gemma 3's period of six,
   /// which transformers checkpoints layer by layer)
   bool parts_are_blocks = false;
+  /// sequence only: its parts are steps of one loop of the model's (transformers' `for decoder_layer
+  /// in self.layers`) that the walk grouped (a period of alternating layers): the group holds no input
+  /// of its own while its parts run (walker::flat_copies)
+  bool loop_steps = false;
 };
 
 /// Capacity of a record's op fields, in 8-byte words (the largest op, attention, has 12).

@@ -70,6 +70,10 @@ namespace detail {
 [[noreturn]] inline void generated_tokens_must_leave_a_prompt() {
   fail("gpubudget: serving: generated tokens must be 0 or more and fewer than the context (prompt = context - generated)");
 }
+[[noreturn]] inline void padded_batch_needs_the_hf_engine() {
+  fail("gpubudget: serving a padded batch (llama_config::padded_batch) is transformers' generate() (serving_engine::hf); "
+       "vLLM schedules unpadded sequences");
+}
 [[noreturn]] inline void invalid_serving_setting() {
   fail("gpubudget: serving settings: context, concurrency, block size, prefill sequences must be positive, utilization 1..100 percent");
 }
@@ -144,6 +148,7 @@ constexpr void check_serving(const models::llama_config& g, const serving& s) {
     fail("gpubudget: serving Gemma 2, Gemma 3 or OLMo 3 with vLLM is not modelled (its KV cache manager for layers that alternate sliding "
          "and full attention); transformers' generate() is (serving_engine::hf)");
   if (s.context > g.context && !s.beyond_positions) context_beyond_the_models_positions();
+  if (g.padded_batch && s.engine != serving_engine::hf) padded_batch_needs_the_hf_engine();
 }
 
 /// Tokens a sequence of `context` keeps in the cache, in whole blocks.
@@ -224,8 +229,27 @@ constexpr void add_weights(serving_budget& b, const memory_budget& p, const mode
 struct dynamic_cache_bytes {
   std::int64_t after_prefill = 0, after_decode = 0;  ///< the cache's storages then
   std::int64_t tokens_after_decode = 0;              ///< a sequence's tokens in its longest layer then
-  std::int64_t first_step_copy = 0, last_step_copy = 0;  ///< what a decode step's concatenation holds besides
+  /// what the first and the last decode step hold besides the cache: its concatenation's old
+  /// storages, or after them the attention's copies of the keys it reads (decode_attention_copies)
+  std::int64_t first_step_copy = 0, last_step_copy = 0;
 };
+
+/// What one decode step's attention holds besides the cache while it reads `key_bytes` of one
+/// layer's K (all sequences; V the same) in the cache's type `kv` (op_rules.md L32). A one-token
+/// query keeps its mask only in a padded batch (_ignore_causal_mask_sdpa: padding_mask.all());
+/// with a mask, grouped-query heads are repeated to every head (repeat_kv: use_gqa_in_sdpa needs
+/// none), K and V copies of H/KVH times theirs. Without one SDPA gets enable_gqa: CUDA's kernels
+/// read the grouped heads; 2.6 CPU's math path (sdpa_kernel_for) casts k and v to fp32, expands
+/// them to every head and scales the expanded k (sdpa_math_no_grad): three fp32 copies.
+constexpr std::int64_t decode_attention_copies(const models::llama_config& g, runtime_kind r, dtype kv, std::int64_t key_bytes) {
+  const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads, groups = g.heads / kv_heads;
+  if (groups == 1) return 0;
+  if (g.padded_batch) return checked_mul(2 * groups, key_bytes);
+  if (r != runtime_kind::torch2_6_cpu) return 0;
+  const auto fp32_keys = key_bytes / bytes_per_element(kv) * 4;
+  return (kv == dtype::fp32 ? 0 : 2 * fp32_keys) + checked_mul(3 * groups, fp32_keys);
+}
+
 constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, const serving& s, std::int64_t layer_token_bytes) {
   const auto prompt = s.context - s.generated, kept = s.context - 1;  // the last token is sampled, never fed back
   const auto sliding = models::sliding_window_layers(g), full = g.layers - sliding;
@@ -235,9 +259,12 @@ constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, co
   c.after_prefill = per_sequence(g.layers, prompt);
   c.after_decode = per_sequence(full, kept) + per_sequence(sliding, window);
   c.tokens_after_decode = full > 0 ? kept : window;
-  // a full layer's old K (half a layer's bytes) beside the new; a sliding layer's old K and V views beside its new pair
-  c.first_step_copy = std::max(full > 0 ? per_sequence(1, prompt) / 2 : 0, sliding > 0 ? per_sequence(1, std::min(window, prompt + 1)) : 0);
-  c.last_step_copy = std::max(full > 0 ? per_sequence(1, kept) / 2 : 0, sliding > 0 ? per_sequence(1, window) : 0);
+  // a full layer's old K (half a layer's bytes) beside the new; a sliding layer's old K and V views beside its new pair;
+  // then the attention's copies of what the layer returned: every token at the first step, at the last the longest layer's
+  const auto copies = [&](std::int64_t tokens) { return decode_attention_copies(g, s.runtime, s.kv, per_sequence(1, tokens) / 2); };
+  c.first_step_copy = std::max({full > 0 ? per_sequence(1, prompt) / 2 : 0, sliding > 0 ? per_sequence(1, std::min(window, prompt + 1)) : 0,
+                                copies(prompt + 1)});
+  c.last_step_copy = std::max({full > 0 ? per_sequence(1, kept) / 2 : 0, sliding > 0 ? per_sequence(1, window) : 0, copies(c.tokens_after_decode)});
   return c;
 }
 
@@ -260,7 +287,11 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   const auto types = types_of(s.precision);
   const auto logits = checked_mul(checked_mul(g.vocab, s.concurrency), bytes_per_element(types.parameters) + 4);  // the model's + an fp32 copy
   const auto prefill = std::max(p.step_peak, checked_add(p.after_forward, logits)) + p.input_batch;  // the walk holds c.after_prefill
-  const auto decode = s.generated > 0 ? checked_add(std::max(c.after_prefill + c.first_step_copy, c.after_decode + c.last_step_copy), logits) : 0;
+  // a decode step's LM head, one row a sequence (x·Wᵀ): on the CPU OpenBLAS's buffer, after the layers' copies are gone (a
+  // forward GEMM: no 16-bit copy of C on either ISA); the step's logits beside every moment of it
+  const auto head_gemm = cpu_gemm_buffer(s.runtime, cpu_isa::avx512, {s.concurrency, g.vocab, g.width, false, true}, types.parameters);
+  const auto step = std::max(c.after_prefill + std::max(c.first_step_copy, head_gemm), c.after_decode + std::max(c.last_step_copy, head_gemm));
+  const auto decode = s.generated > 0 ? checked_add(step, logits) : 0;
   b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
   b.kv_available = b.usable - b.fixed();
   const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;

@@ -212,6 +212,28 @@ TEST_CASE("A sliding window through SDPA: transformers' mask from the window's l
   CHECK(budget_totals(models::llama(fa2), cpu, devices::a100_80gb).saved_activations == saved_with_window(0));
 }
 
+// A collator's padded batch (op_rules.md L32): transformers skips a causal mask only while
+// padding_mask.all() (_ignore_causal_mask_sdpa), so every layer's SDPA gets a bool [B, 1, T, T] mask,
+// and with a mask sdpa_attention_forward repeats grouped-query k and v to every head (repeat_kv).
+TEST_CASE("A padded batch: every layer's SDPA gets a mask, and grouped-query k and v repeated") {
+  // pytorch-2.6-cpu-transformers.json hf_llama_b2_t64 and hf_llama_b2_t64_padded (transformers 5.12)
+  auto g = models::llama2_7b(64);
+  g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688;
+  auto padded = g;
+  padded.padded_batch = padded.attention_mask_passed = true;
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto saved = [](const models::llama_config& c, const training& t) { return budget_totals(models::llama(c), t, devices::h100_80gb).saved_activations; };
+  // the CPU: without a mask enable_gqa takes the math path (the [2, 8, 64, 64] probabilities kept); with one the
+  // flash kernel keeps the repeated k and v and the float mask instead
+  CHECK(saved(g, cpu) == 6'376'960);
+  CHECK(saved(padded, cpu) == 5'926'400);
+  // CUDA, bf16 autocast: cuDNN reads the grouped heads (k, v [128, 2 x 32]) without a mask; with one the efficient
+  // kernel keeps k and v repeated to 8 heads and the [2, 1, 64, 64] bf16 mask
+  const training cuda{.batch = 2, .precision = amp_bf16};
+  const std::int64_t kv = 128 * 2 * 32 * 2, repeated = 4 * kv, mask = 2 * 64 * 64 * 2;
+  CHECK(saved(padded, cuda) - saved(g, cuda) == g.layers * (2 * (repeated - kv) + mask));
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes

@@ -232,3 +232,26 @@ TEST_CASE("hf engine: sliding-window layers hold the prompt after the prefill, a
   // vLLM's manager of alternating windows is not modelled: an error, not a number
   CHECK_THROWS_WITH(serve(g3, serving{.context = 8192}, devices::l4), Catch::Contains("with vLLM is not modelled"));
 }
+
+// generate() on prompts of unequal lengths, left-padded (op_rules.md L32, pytorch-2.6-cpu-transformers.json
+// hf_llama_gen_gqa_*_padded within 2 %): a one-token query keeps its mask too (_ignore_causal_mask_sdpa needs
+// padding_mask.all()), so each decode step's attention repeats a layer's grouped-query keys and values to every head.
+TEST_CASE("hf engine: a padded batch's decode steps repeat grouped-query K and V to every head") {
+  const serving gen{.context = 8192, .concurrency = 8, .engine = serving_engine::hf, .generated = 7680};
+  auto g = models::llama3_8b();  // 32 heads, 8 kv heads
+  const auto plain = serve(g, gen, devices::h200);
+  g.padded_batch = g.attention_mask_passed = true;
+  const auto padded = serve(g, gen, devices::h200);
+  CHECK(padded.kv_cache_bytes == plain.kv_cache_bytes);
+  // the last step: CUDA's kernels read the grouped heads unpadded (the concatenation's old K, half a layer, beside the
+  // cache); padded, repeat_kv's K and V of 4 times a layer's 8 x 8191 tokens
+  const auto layer = kv_bytes_per_token(g, gen.kv) / g.layers * 8 * 8191;
+  CHECK(padded.workspace - plain.workspace == 4 * layer - layer / 2);
+  // as many kv heads as heads: nothing to repeat
+  auto mha = models::llama2_7b();
+  const auto mha_plain = serve(mha, serving{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584}, devices::h200);
+  mha.padded_batch = mha.attention_mask_passed = true;
+  CHECK(serve(mha, serving{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584}, devices::h200).workspace == mha_plain.workspace);
+  // vLLM schedules unpadded sequences: an error, not a number
+  CHECK_THROWS_WITH(serve(g, serving{.context = 8192}, devices::h200), Catch::Contains("vLLM schedules unpadded sequences"));
+}

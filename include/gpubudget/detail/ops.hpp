@@ -206,8 +206,8 @@ struct gemm_shape {
 /// fp32: PyTorch's CPUBlas copies C into floats and back, m·n·4 bytes for the call; the other
 /// three layouts hold nothing (op_rules.md 2.6 #82, measured on an AMD EPYC: [32000, 256] from
 /// 128 rows, 32,768,840 B beside the bf16 result; fp16 the same).
-constexpr std::int64_t cpu_half_gemm_copy(const sim& s, const gemm_shape& g) {
-  if (s.plan.cpu_capability != cpu_isa::avx2 || !g.a_transposed || g.b_transposed) return 0;
+constexpr std::int64_t cpu_half_gemm_copy(cpu_isa capability, const gemm_shape& g) {
+  if (capability != cpu_isa::avx2 || !g.a_transposed || g.b_transposed) return 0;
   return checked_mul(checked_mul(g.m, g.n), 4);
 }
 
@@ -223,16 +223,18 @@ constexpr std::int64_t cpu_half_gemm_copy(const sim& s, const gemm_shape& g) {
 /// BLAS as Cᵀ = Bᵀ·Aᵀ: BLAS's transa is B's layout, its transb A's (2.6 #59: a Linear's forward
 /// (x·Wᵀ) at 2 × 256 × 1152 holds none, its backward none up to 10^6; bmm's per matrix). A
 /// 16-bit GEMM (`t`: its output type; CPU autocast bf16) holds no OpenBLAS buffer: cpu_half_gemm_copy.
-constexpr std::int64_t cpu_gemm_buffer(const sim& s, const gemm_shape& g, dtype t) {
-  if (!s.on_cpu()) return 0;
-  if (t == dtype::bf16 || t == dtype::fp16) return cpu_half_gemm_copy(s, g);
+/// `rules`, `capability`: the plan's (training::rules(), cpu_capability).
+constexpr std::int64_t cpu_gemm_buffer(runtime_kind rules, cpu_isa capability, const gemm_shape& g, dtype t) {
+  if (backend_of(rules) != backend_kind::cpu) return 0;
+  if (t == dtype::bf16 || t == dtype::fp16) return cpu_half_gemm_copy(capability, g);
   const auto product = checked_mul(checked_mul(g.m, g.n), g.k);
-  if (!s.torch26_cpu()) return product > 64 * 64 * 64 ? 512 * KiB : 0;
+  if (rules != runtime_kind::torch2_6_cpu) return product > 64 * 64 * 64 ? 512 * KiB : 0;
   if (product < 524288) return 0;
   const bool blas_transa = g.b_transposed, blas_transb = g.a_transposed;
   const bool small_kernel = product <= 1000000 && (!blas_transa || (blas_transb ? g.k >= 4 : g.m * g.n <= 1200 && g.k >= 32));
   return small_kernel ? 0 : 2 * MiB;
 }
+constexpr std::int64_t cpu_gemm_buffer(const sim& s, const gemm_shape& g, dtype t) { return cpu_gemm_buffer(s.rules, s.plan.cpu_capability, g, t); }
 
 /// The GEMM buffers of nn.Linear(in, out) on `rows` rows: forward x·Wᵀ, backward grad·W and,
 /// when the weight trains, gradᵀ·x (one at a time: the larger).

@@ -436,14 +436,14 @@ struct walker : walker_scalars {
   /// repeat whose block is a plain sequence of several modules (numbered_from's modules_per_copy),
   /// nothing around it? A nested block holds its input until it returns (the caller's frame
   /// keeps it); modules of one nn.Sequential do not (TCN's Chomp1d stacks, VGG's conv-ReLU runs),
-  /// nor do the layers of a period grouped for the walk (a body whose parts_are_blocks:
+  /// nor do the layers of a period grouped for the walk (a body of node_flags::loop_steps:
   /// alternating_groups' Gemma 2, Gemma 3, OLMo 3 layers, which transformers runs in one
   /// `for decoder_layer in self.layers` loop, each layer's input held by that loop alone).
   constexpr bool flat_copies(std::int32_t i) const {
     const layer& L = records[i];
     const std::int32_t body = i + 1;
     if (body >= i + L.span || records[body].span + 1 != L.span) return false;
-    if (!(L.flags.continues_sequence || records[body].flags.parts_are_blocks) || modules_per_copy(L) < 2) return false;
+    if (!(L.flags.continues_sequence || records[body].flags.loop_steps) || modules_per_copy(L) < 2) return false;
     const layer& B = records[body];
     return B.kind == node_kind::sequence && !B.flags.checkpoint && !B.flags.frozen && B.share_id == 0 && !trains_by_name(body) &&
            !(s.plan.checkpoint_blocks && can_checkpoint());

@@ -169,15 +169,17 @@ struct lora_attention_op {
 
 /// lora_attention_op::flags: bits 0-7 peft_flag, 8-11 the q/k norms' storage, 12-13 their kind,
 /// 16-17 the scores, 18 training_kv_cache, 19 per_sample_rope_tables, 20 positional_layer_inputs,
-/// 21 fp32_rope_tables, 22 batch_attention_mask.
+/// 21 fp32_rope_tables, 22 batch_attention_mask, 23 padded_batch.
 constexpr std::int64_t lora_attention_flags(bool dora, bool cast_input, std::optional<base_weights> qk_norm, qk_norm_kind kind,
                                             scores_impl scores = scores_impl::sdpa, bool training_cache = false, bool per_sample_tables = false,
-                                            bool positional_inputs = false, bool fp32_tables = false, bool batch_mask = false) {
+                                            bool positional_inputs = false, bool fp32_tables = false, bool batch_mask = false,
+                                            bool padded = false) {
   if (qk_norm.has_value() != (kind != qk_norm_kind::none)) detail::invalid_layer_argument();
   return (dora ? std::int64_t{peft_dora} : 0) | (cast_input ? std::int64_t{peft_cast_input} : 0) |
          (qk_norm ? (static_cast<std::int64_t>(*qk_norm) + 1) << 8 | static_cast<std::int64_t>(kind) << 12 : 0) |
          static_cast<std::int64_t>(scores) << 16 | std::int64_t{training_cache} << 18 | std::int64_t{per_sample_tables} << 19 |
-         std::int64_t{positional_inputs} << 20 | std::int64_t{fp32_tables} << 21 | std::int64_t{batch_mask} << 22;
+         std::int64_t{positional_inputs} << 20 | std::int64_t{fp32_tables} << 21 | std::int64_t{batch_mask || padded} << 22 |
+         std::int64_t{padded} << 23;
 }
 
 namespace detail {
@@ -222,7 +224,7 @@ constexpr value lora_attention(layer_ctx& c, const lora_attention_op& op, const 
   const auto [qr, kr, heads_first] = rotary_qk(s, q, k, d, rotated, x.type, mt, {local, fused, ((op.flags >> 19) & 1) != 0, keyword, ((op.flags >> 21) & 1) != 0});  // Phi-3's cat (rotary_op)
   s.release(q);
   s.release(k);
-  const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local, keyword, ((op.flags >> 22) & 1) != 0};
+  const attention_dims a{D, H, KVH, d, L, L, mt, inner, rotated, window, local, keyword, ((op.flags >> 22) & 1) != 0, ((op.flags >> 23) & 1) != 0};
   const bool cached = caches_kv(s, ((op.flags >> 18) & 1) != 0);  // DynamicCache's copies of k and v
   const value kc = cached ? dynamic_cache_copy(s, kr) : kr, vc = cached ? dynamic_cache_copy(s, v) : v;
   const auto scores = static_cast<scores_impl>((op.flags >> 16) & 3);
@@ -287,6 +289,7 @@ struct lora_attention_options {
   bool positional_layer_inputs = false; ///< tables and masks passed positionally (attention option positional_layer_inputs)
   bool fp32_rope_tables = false;       ///< fp32 RoPE tables whatever the hidden states' type (attention option fp32_rope_tables)
   bool batch_attention_mask = false;   ///< called with an attention_mask: masks one per sample (attention option batch_attention_mask)
+  bool padded_batch = false;           ///< that attention_mask pads some sequence: no mask skipped (attention option padded_batch)
 };
 /// LlamaAttention with frozen projections and LoRA adapters (see lora_attention_op), as `o` says.
 constexpr layer lora_attention(const lora_attention_options& o) {
@@ -294,7 +297,8 @@ constexpr layer lora_attention(const lora_attention_options& o) {
   return as_layer(lora_attention_op{o.width, o.heads, o.kv_heads, o.rank, o.targets, o.dropout_percent, o.base,
                                     pack_head_layout({o.head_width, o.rotary_width, o.window, o.local_rope}), o.qkv_bias,
                                     lora_attention_flags(o.dora, o.cast_input, o.qk_norm, qk_kind, o.scores, o.training_cache, o.per_sample_rope_tables,
-                                                         o.positional_layer_inputs, o.fp32_rope_tables, o.batch_attention_mask),
+                                                         o.positional_layer_inputs, o.fp32_rope_tables, o.batch_attention_mask,
+                                                         o.padded_batch),
                                     o.trained_biases});
 }
 

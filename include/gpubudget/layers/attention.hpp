@@ -170,6 +170,7 @@ enum class token_positions : std::int64_t {
   rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
   rotary_fp32_tables = 8193,         ///< RoPE whose cos/sin stay fp32 whatever the hidden states' type (fp32_rope_tables)
   rotary_batch_attention_mask = 16385, ///< RoPE in a model called with attention_mask: its masks one per sample (batch_attention_mask)
+  rotary_padded_batch = 49153,       ///< the same, the mask padding some sequence: no call's mask skipped (padded_batch)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -201,7 +202,7 @@ struct rotary_dims {
 };
 /// attention_window(n) (with rotary; causal self-attention): each query attends to the n most recent
 /// tokens (transformers' sliding_window, Mistral, Phi-3, Qwen2 with use_sliding_window). Through
-/// SDPA transformers makes the window a mask once the keys reach it (sliding_window_mask); below
+/// SDPA transformers makes the window a mask once the keys reach it (transformers_sdpa_mask); below
 /// it the call is is_causal, as without a window. 0: none.
 struct attention_window {
   std::int64_t value = 0;
@@ -275,6 +276,13 @@ inline constexpr fp32_rope_tables_t fp32_rope_tables{};
 /// padded (_ignore_causal_mask_sdpa).
 struct batch_attention_mask_t {};
 inline constexpr batch_attention_mask_t batch_attention_mask{};
+/// padded_batch (with rotary; implies batch_attention_mask): the attention_mask pads some sequence (a
+/// collator's padded batch, DataCollatorWithPadding). _ignore_causal_mask_sdpa skips a mask only while
+/// padding_mask.all(), so every SDPA call gets a bool [B, 1, Lq, Lk] one — the full causal layers, and
+/// the sliding ones below their window — and with it repeat_kv's copies and, on CUDA, a kernel that
+/// takes a mask (op_rules.md L32).
+struct padded_batch_t {};
+inline constexpr padded_batch_t padded_batch{};
 
 struct attention_op {
   std::int64_t width = {};
@@ -572,6 +580,7 @@ struct attention_dims {
   bool local_rope = false; ///< the second RoPE tables (local_rope)
   bool keyword_inputs = true; ///< tables and masks reach a checkpointed layer by keyword (positional_layer_inputs: false)
   bool batch_mask = false;    ///< the model got an attention_mask: its sliding-window mask is one per sample (batch_attention_mask)
+  bool padded = false;        ///< that attention_mask pads some sequence: no call's mask is skipped (padded_batch)
 };
 
 constexpr bool is_rotary(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1) != 0; }
@@ -650,8 +659,9 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (rw != 0 && (!is_rotary(op) || rw < 0 || rw > d || rw % 2 != 0)) invalid_layer_argument();  // rotary_dims: RoPE's, even, at most d
   if (window != 0 && (!is_rotary(op) || kv_src.id != x.id)) invalid_layer_argument();  // attention_window: causal self-attention
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
-  const bool keyword = (static_cast<std::int64_t>(op.positions) & 4096) == 0, batch_mask = (static_cast<std::int64_t>(op.positions) & 16384) != 0;
-  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask};
+  const auto p = static_cast<std::int64_t>(op.positions);
+  const bool keyword = (p & 4096) == 0, batch_mask = (p & 16384) != 0, padded = (p & 32768) != 0;
+  return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask, padded};
 }
 
 /// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
@@ -668,18 +678,21 @@ constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, c
   return out;
 }
 
-/// transformers' sliding-window causal mask through SDPA (masking_utils.py
-/// create_sliding_window_causal_mask, sdpa_mask; op_rules.md L18): none while the keys are fewer
-/// than the window (_ignore_causal_mask_sdpa: the call is is_causal); from there a bool [1, 1, Lq,
-/// Lk] made once per forward for every layer (the mask function on broadcast indices, expanded over
-/// the batch; [B, 1, Lq, Lk] where the model got an attention_mask: `per_sample`), and in each SDPA call attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(),
-/// -inf, 0): a bool [B, 1, Lq, Lk] (freed) and the float mask [B, 1, Lq, Lk] in q's type `t`: the
-/// call's attn_mask (returned), which a fused kernel keeps for backward. {} without a mask.
-constexpr value sliding_window_mask(sim& s, std::int64_t window, std::int64_t Lq, std::int64_t Lk, dtype t, bool by_keyword, bool per_sample) {
-  if (window <= 0 || Lk < window) return {};
-  value model = s.shared_input(Lq, Lk, dtype::boolean, 4, per_sample, false, by_keyword);
+/// transformers' causal mask through SDPA (masking_utils.py create_causal_mask,
+/// create_sliding_window_causal_mask, sdpa_mask; op_rules.md L18, L32) for a layer of sliding window
+/// `a.window` (0: full attention): none while _ignore_causal_mask_sdpa skips it (no padding, and the keys
+/// fewer than the window or no window: the call is is_causal); else a bool [1, 1, Lq, Lk] made once per
+/// forward for every layer of its kind (the mask function on broadcast indices, expanded over the batch;
+/// [B, 1, Lq, Lk] where the model got an attention_mask: a.batch_mask), and in each SDPA call
+/// attention.cpp's convert_boolean_attn_mask, where(mask.logical_not(), -inf, 0): a bool [B, 1, Lq, Lk]
+/// (freed) and the float mask [B, 1, Lq, Lk] in q's type a.mt: the call's attn_mask (returned), which a
+/// fused kernel keeps for backward. {} without a mask.
+constexpr value transformers_sdpa_mask(sim& s, const attention_dims& a) {
+  if (!a.padded && (a.window <= 0 || a.Lk < a.window)) return {};
+  const auto Lq = a.Lq, Lk = a.Lk;
+  value model = s.shared_input(Lq, Lk, dtype::boolean, a.window > 0 ? 4 : 9, a.batch_mask, false, a.keyword_inputs);
   value inverted = s.make(make_shape(Lq, Lk), dtype::boolean, false);
-  value mask = s.make(make_shape(Lq, Lk), t, false);
+  value mask = s.make(make_shape(Lq, Lk), a.mt, false);
   s.release(inverted);
   s.release(model);
   return mask;
@@ -721,12 +734,12 @@ struct sdpa_output {
 /// scaled_dot_product_attention over separate q, k, v ([L, H·d] / [L, KVH·d]; consumed) through the
 /// backend sdp_utils picks (sdpa_kernel_for): the math path materializes the probabilities, a fused
 /// kernel keeps its log-sum-exp only (op_rules.md CT3, CT4). A sliding window (attention_dims::window)
-/// past its length adds the mask (sliding_window_mask), which rules CUDA's flash kernel out, a fused
+/// past its length, or a padded batch, adds the mask (transformers_sdpa_mask), which rules CUDA's flash kernel out, a fused
 /// kernel keeps and the math path adds as the causal mask; with it grouped-query heads are repeated
 /// (repeat_kv_for_mask; `k_cast`: autocast casts k for the kernel). Both rotary paths' call.
 constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, bool causal,
                                     std::int64_t dropout, bool k_cast) {
-  value mask = sliding_window_mask(s, a.window, a.Lq, a.Lk, a.mt, a.keyword_inputs, a.batch_mask), kv[] = {k, v};
+  value mask = transformers_sdpa_mask(s, a), kv[] = {k, v};
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
@@ -1306,6 +1319,7 @@ constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t)
 constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
 constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }
 constexpr void apply_attention_option(attention_op& o, batch_attention_mask_t) { add_positions(o, token_positions::rotary_batch_attention_mask); }
+constexpr void apply_attention_option(attention_op& o, padded_batch_t) { add_positions(o, token_positions::rotary_padded_batch); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

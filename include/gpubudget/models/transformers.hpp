@@ -170,6 +170,9 @@ struct llama_config {
   /// the model is called with an attention_mask (generate() always passes one; a collated batch
   /// does): its sliding-window masks are one per sample (attention option batch_attention_mask)
   bool attention_mask_passed = false;
+  /// that attention_mask pads some sequence (a collator's padded batch, DataCollatorWithPadding;
+  /// implies attention_mask_passed): every SDPA call then gets a mask (attention option padded_batch)
+  bool padded_batch = false;
 
   constexpr std::int64_t per_head() const { return head_dim > 0 ? head_dim : width / heads; }
   /// The embeddings are scaled before the first layer (Gemma's √width, Granite's embedding_multiplier).
@@ -203,7 +206,9 @@ constexpr layer llama_attention_with(const llama_config& g, Extra... extra) {
                      rotary_dims(g.rotary_dim), attention_window(g.mask_window()), qkv_bias(g.qkv_bias),
                      g.fused_projections ? projection_names::phi3 : projection_names::llama, extra..., scores...);
   };
-  const auto masked = [&](auto... more) { return g.attention_mask_passed ? with(more..., batch_attention_mask) : with(more...); };
+  const auto masked = [&](auto... more) {
+    return g.padded_batch ? with(more..., padded_batch) : g.attention_mask_passed ? with(more..., batch_attention_mask) : with(more...);
+  };
   const auto inputs = [&](auto... more) { return g.positional_layer_inputs ? masked(more..., positional_layer_inputs) : masked(more...); };
   const auto tables = [&](auto... more) { return g.per_sample_rope ? inputs(more..., per_sample_rope_tables) : inputs(more...); };
   const auto cached = [&](auto... scores) { return g.use_cache ? tables(scores..., training_kv_cache) : tables(scores...); };
@@ -367,6 +372,7 @@ constexpr auto alternating_groups(const llama_config& g, Layer layer) {
   static_assert(Period >= 2, "a period holds sliding layers and one full one");
   auto m = numbered_from(0, repeat(g.layers / Period, detail::alternating_period(layer, std::make_index_sequence<Period - 1>{})), Period);
   m.records[1].flags.parts_are_blocks = true;  // a repetition is a period of layers: training::checkpoint_blocks takes each
+  m.records[1].flags.loop_steps = true;        // ... which transformers runs in one loop over its layers
   detail::checkpoint_parts(m, 1, g.checkpoint_blocks);
   return m;
 }
@@ -744,7 +750,8 @@ constexpr layer lora_self_attention(const llama_config& g, const lora_config& l,
                                             .per_sample_rope_tables = g.per_sample_rope,
                                             .positional_layer_inputs = g.positional_layer_inputs,
                                             .fp32_rope_tables = g.olmo2 && !g.olmo3,
-                                            .batch_attention_mask = g.attention_mask_passed}));
+                                            .batch_attention_mask = g.attention_mask_passed,
+                                            .padded_batch = g.padded_batch}));
 }
 /// The family's gated MLP under get_peft_model up to down_proj: act(gate_proj(x)) · up_proj(x), LoRA Linears.
 constexpr auto lora_gate_up(const llama_config& g, const lora_config& l) {
