@@ -568,6 +568,8 @@ void configure_teacher(run_config& c) {
   const auto fam = tools::families();
   for (const auto& o : fam.at(c.teacher->family))
     if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
+  // the teacher reads the student's padded batch: a Llama-family teacher its masks too
+  if (c.opts.values.count(tools::padded_batch_option) && c.teacher->llama) topts.values[tools::padded_batch_option] = 1;
   training t{};
   t.batch = c.plan.micro();
   t.inference = true;

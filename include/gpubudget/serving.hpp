@@ -157,15 +157,10 @@ constexpr std::int64_t cached_tokens(const models::llama_config& g, const servin
   return (held + s.block_size - 1) / s.block_size * s.block_size;
 }
 
-/// Calls `f` with `g`'s decoder layers, each as `block(g, sliding)` makes it: one layer repeated,
-/// or the sliding and full layers of Gemma 2, Gemma 3 and OLMo 3 in their order (their visitors).
+/// Calls `f` with `g`'s decoder layers, each as `block(g, sliding)` makes it (models::visit_decoder_layers).
 template <class Block, class F>
 constexpr decltype(auto) visit_serving_layers(const models::llama_config& g, Block block, F&& f) {
-  const auto layer = [&](bool sliding) { return block(g, sliding); };
-  if (g.gemma3) return models::visit_gemma3_layers(g, layer, f);
-  if (g.gemma2) return models::visit_gemma2_layers(g, layer, f);
-  if (g.olmo3) return models::visit_olmo3_layers(g, layer, f);
-  return f(repeat(g.layers, block(g, false)));
+  return models::visit_decoder_layers(g, [&](bool sliding) { return block(g, sliding); }, f);
 }
 
 /// The prefill's forward peak (activations and temporaries) at `length` tokens through the

@@ -232,6 +232,10 @@ TEST_CASE("A padded batch: every layer's SDPA gets a mask, and grouped-query k a
   const training cuda{.batch = 2, .precision = amp_bf16};
   const std::int64_t kv = 128 * 2 * 32 * 2, repeated = 4 * kv, mask = 2 * 64 * 64 * 2;
   CHECK(saved(padded, cuda) - saved(g, cuda) == g.layers * (2 * (repeated - kv) + mask));
+  // flash_attention_2 unpads the batch into copies of its real tokens instead: not modelled, an error
+  auto fa2 = padded;
+  fa2.kernel_window = true;
+  CHECK_THROWS_WITH(saved(fa2, cuda), Catch::Contains("under flash_attention_2"));
 }
 
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {

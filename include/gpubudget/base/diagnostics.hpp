@@ -106,6 +106,10 @@ namespace gpubudget::detail {
        "Granite (granite: multipliers) is built by models::olmo2, models::visit_olmo3, models::visit_gemma2, models::visit_gemma3 or models::granite "
        "(LoRA: their _lora builders), not models::llama");
 }
+[[noreturn]] inline void padded_batch_under_flash_attention_2_is_not_modelled() {
+  fail("gpubudget: a padded batch (llama_config::padded_batch) under flash_attention_2 (kernel_window) is not modelled: transformers "
+       "unpads q, k and v into copies of the real tokens (_upad_input) instead of masking; use attn_implementation sdpa or eager");
+}
 [[noreturn]] inline void attention_softcap_needs_eager_attention() {
   fail("gpubudget: a llama_config with attention_softcap (Gemma 2's attn_logit_softcapping) needs eager_attention: SDPA and flash-attn "
        "keep no scores to cap");

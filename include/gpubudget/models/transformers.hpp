@@ -196,6 +196,7 @@ constexpr llama_config hand_written_decoder(llama_config g) {
 /// How the family's attention computes its scores: SDPA, or eager (Gemma 2's soft-capped).
 constexpr scores_impl family_scores(const llama_config& g) {
   if (g.attention_softcap && !g.eager_attention) gpubudget::detail::attention_softcap_needs_eager_attention();
+  if (g.padded_batch && g.kernel_window) gpubudget::detail::padded_batch_under_flash_attention_2_is_not_modelled();
   return !g.eager_attention ? scores_impl::sdpa : g.attention_softcap ? scores_impl::eager_softcap : scores_impl::eager;
 }
 /// llama_attention with `extra` options.
@@ -449,6 +450,15 @@ template <class Layer, class F>
 constexpr decltype(auto) visit_olmo3_layers(const llama_config& g, Layer layer, F&& f) {
   if (!g.olmo3 || !g.olmo2) gpubudget::detail::invalid_layer_argument();
   return visit_alternating_layers<olmo3_period>(g, layer, std::forward<F>(f));
+}
+/// Calls `f` with `g`'s decoder layers, `layer(sliding)` each: the sliding and full layers of
+/// Gemma 2, Gemma 3 and OLMo 3 in their order (their visitors), any other family's one layer repeated.
+template <class Layer, class F>
+constexpr decltype(auto) visit_decoder_layers(const llama_config& g, Layer layer, F&& f) {
+  if (g.gemma3) return visit_gemma3_layers(g, layer, f);
+  if (g.gemma2) return visit_gemma2_layers(g, layer, f);
+  if (g.olmo3) return visit_olmo3_layers(g, layer, f);
+  return f(repeat(g.layers, layer(false)));
 }
 /// Olmo3ForCausalLM as `f` takes it. llama_config::checkpoint_blocks and
 /// training::checkpoint_blocks both checkpoint each decoder layer.
