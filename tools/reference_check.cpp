@@ -416,13 +416,14 @@ case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_confi
 /// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
 /// A case of transformers' own model (measure26_hf.py): "hf_config" names a config.json in the
 /// reference's hf-cpu-configs/ folder, built by the --hf-config reader as a user's file is; the
-/// loss is transformers' own (ForCausalLMLoss, the output object dropped).
+/// loss is transformers' own (ForCausalLMLoss, or a classifier's CrossEntropyLoss; the output object dropped).
 case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::string& configs, const unsupported_case& unsupported) {
   case_config cc;
   const auto file = configs + "/" + string_field(c, "hf_config");
-  if (string_field(c, "task") != "causal_lm") throw unsupported("task '" + string_field(c, "task") + "' (causal_lm)");
+  const std::string task = string_field(c, "task");  // AutoModelForCausalLM, or AutoModelForSequenceClassification
+  if (task != "causal_lm" && task != "seq_cls") throw unsupported("task '" + task + "' (causal_lm or seq_cls)");
   try {
-    auto m = tools::from_hf_config(file, models::hf_task::causal_lm);
+    auto m = tools::from_hf_config(file, task == "seq_cls" ? models::hf_task::seq_cls : models::hf_task::causal_lm);
     cc.model = m.entry.name;
     cc.hf = std::move(m.entry);
   } catch (const std::invalid_argument& e) {
@@ -441,8 +442,10 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   }
   if (!string_field(c, "kind").empty()) throw unsupported("kind '" + string_field(c, "kind") + "'");
   training_step_from_fields(c, r, cc, unsupported);
-  if (string_field(c, "loss") != "causal_lm") throw unsupported("loss '" + string_field(c, "loss") + "' (causal_lm)");
-  cc.plan.loss = loss_kind::causal_lm;
+  // the model's own loss: ForCausalLMLoss, or the classifier's CrossEntropyLoss on its logits
+  const std::string loss = task == "seq_cls" ? "cross_entropy" : "causal_lm";
+  if (string_field(c, "loss") != loss) throw unsupported("loss '" + string_field(c, "loss") + "' (" + loss + ")");
+  cc.plan.loss = tools::loss_kind_named(loss);
   cc.plan.output_held = c.value("output_held", true);
   checkpoint_from_fields(c, "", cc, unsupported);
   return cc;

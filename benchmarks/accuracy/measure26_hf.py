@@ -75,7 +75,11 @@ CONFIGS = {
     "phi3-eager": ("phi-3-mini-4k-instruct.json", dict(SMALL, num_key_value_heads=8, original_max_position_embeddings=2048,
                                                         attn_implementation="eager")),
     "mixtral": ("mixtral-8x7b-v0.1.json", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
+    # an encoder fine-tuned as a classifier (GLUE's recipe: AutoModelForSequenceClassification, 2 labels), its dropout 0.1
+    "bert": ("bert-base-uncased.json", dict(hidden_size=256, intermediate_size=1024, num_hidden_layers=2, num_attention_heads=8,
+                                            architectures=["BertForSequenceClassification"])),
 }
+CLASSIFIERS = ("bert",)  # configs built by AutoModelForSequenceClassification
 # generate(): eight layers, as many kv heads as heads and a 1024-token vocabulary, so that the cache outweighs the
 # logits; a 64-token window where the family has one (prompts of 512 tokens run past it)
 GEN = dict(SMALL, num_hidden_layers=8, num_key_value_heads=8, vocab_size=1024)
@@ -119,13 +123,13 @@ def write_configs():
 
 
 def build_model(cfg_name, checkpoint):
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
 
     d = config_dict(cfg_name)
     attn = d.pop("attn_implementation", None)
     config = AutoConfig.for_model(d.pop("model_type"), **d)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation=attn) if attn else \
-        AutoModelForCausalLM.from_config(config)
+    auto = AutoModelForSequenceClassification if cfg_name in CLASSIFIERS else AutoModelForCausalLM
+    model = auto.from_config(config, attn_implementation=attn) if attn else auto.from_config(config)
     if checkpoint:
         model.gradient_checkpointing_enable()  # transformers' default: every decoder layer
     return model
@@ -152,17 +156,20 @@ def padded_attention_mask(batch, seq):
 
 
 def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64, padded=False):
+    classifier = cfg in CLASSIFIERS
     suffix, how, _, weights = PRECISIONS[precision]
     name = "hf_%s_b%d_t%d%s%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "",
                                     "_padded" if padded else "")
     desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s%s" % (
-        "AutoModelForCausalLM", cfg, how, batch, seq, ", gradient_checkpointing_enable()" if checkpoint else "",
-        ", a padded batch (attention_mask, the last sequence's last quarter padding, labels -100 there)" if padded else "")
-    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="causal_lm", batch=batch, seq=seq,
-                       precision=precision, optimizer="adamw", optimizer_impl="for_loop",
-                       checkpoint="blocks" if checkpoint else "none", loss="causal_lm", output_held=False,
+        "AutoModelForSequenceClassification" if classifier else "AutoModelForCausalLM", cfg, how, batch, seq,
+        ", gradient_checkpointing_enable()" if checkpoint else "",
+        ", a padded batch (attention_mask, the last sequence's last quarter padding%s)" % ("" if classifier else ", labels -100 there")
+        if padded else "")
+    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="seq_cls" if classifier else "causal_lm", batch=batch,
+                       seq=seq, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
+                       checkpoint="blocks" if checkpoint else "none", loss="cross_entropy" if classifier else "causal_lm", output_held=False,
                        padded_batch=padded, build=lambda: build_model(cfg, checkpoint).to(weights),
-                       make_batch=lambda: torch.randint(0, SMALL["vocab_size"], (batch, seq)))
+                       make_batch=lambda: torch.randint(0, min(SMALL["vocab_size"], config_dict(cfg)["vocab_size"]), (batch, seq)))
 
 
 def _inference_case(cfg, batch=2, seq=64, precision="fp32"):
@@ -192,7 +199,7 @@ def _generate_case(cfg, batch=2, prompt=512, new=8, precision="fp32", padded=Fal
 
 def _define_cases():
     for cfg in CONFIGS:
-        if cfg not in ("llama-nocache", "llama-8l") and "-gen" not in cfg:
+        if cfg not in ("llama-nocache", "llama-8l") and "-gen" not in cfg and cfg not in CLASSIFIERS:
             _case(cfg)
     for cfg in ("llama", "qwen2", "gemma2", "phi3", "mixtral"):
         _case(cfg, precision="bf16_autocast")
@@ -219,6 +226,7 @@ def _define_cases():
         _case(cfg, padded=True)
     _case("gemma2", precision="bf16_autocast", padded=True)
     _case("llama", checkpoint=True, padded=True)
+    _case("bert")  # an encoder fine-tuned as a classifier (--padded-batch is the Llama family's: a padded BERT is an error)
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")
@@ -239,9 +247,13 @@ _define_cases()
 
 
 def _hf_forward(model, ids, autocast, labels, attention_mask=None):
-    """model(input_ids=ids, ...), with the collator's attention_mask and -100 labels at its padding where given."""
+    """model(input_ids=ids, ...), with the collator's attention_mask and -100 labels at its padding where given; a
+    classifier's labels one class a sequence."""
     with measure._autocast(autocast):
-        targets = None if not labels else ids if attention_mask is None else ids.masked_fill(attention_mask == 0, -100)
+        if model.config.architectures and model.config.architectures[0].endswith("ForSequenceClassification"):
+            targets = torch.arange(ids.shape[0]) % model.config.num_labels if labels else None
+        else:
+            targets = None if not labels else ids if attention_mask is None else ids.masked_fill(attention_mask == 0, -100)
         out = model(input_ids=ids, attention_mask=attention_mask, labels=targets)
         return out.loss if labels else out.logits
 
