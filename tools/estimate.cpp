@@ -164,7 +164,8 @@ void configure_sizes(const cli::parsed_args& a, run_config& c) {
     c.opts.values[name] = cli::parse_integer("--" + name, val(name.c_str()), it->lo, it->hi);
   }
   if (a.has("padded-batch")) {
-    if (!c.entry->llama) throw usage_error("--padded-batch: " + c.model_arg + " is not a Llama-family decoder (transformers' attention masks are modelled for those only)");
+    if (!c.entry->llama && c.entry->family != "bert")
+      throw usage_error("--padded-batch: " + c.model_arg + " is neither a Llama-family decoder nor BERT (transformers' attention masks are modelled for those only)");
     c.opts.values[tools::padded_batch_option] = 1;
   }
   if (c.entry->max_seq) {

@@ -35,7 +35,7 @@ inline models::hf_model_config with_options(models::hf_model_config m, const mod
       if (!o.values.count("dropout") && !o.values.count("attn-dropout")) m.gpt.attention_dropout_percent = attn;
       break;
     }
-    case hf_family::bert: m.bert.seq = o.get("seq", m.bert.seq); break;
+    case hf_family::bert: m.bert = detail::bert_from(m.bert, o); break;
     case hf_family::t5: m.t5 = detail::t5_from(m.t5, o); break;
     case hf_family::mixtral: m.moe = detail::moe_from(o, m.moe); [[fallthrough]];
     default: m.llama = detail::llama_from(m.llama, o); break;

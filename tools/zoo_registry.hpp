@@ -194,8 +194,8 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 inline const std::string hidden_rotary_dim = "_rotary-dim";
 /// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
 inline const std::string hidden_sliding_window = "_sliding-window";
-/// --padded-batch on a Llama-family model: the batch is padded, the model called with an
-/// attention_mask that has zeros (llama_config::padded_batch).
+/// --padded-batch on a Llama-family model or BERT: the batch is padded, the model called with an
+/// attention_mask that has zeros (llama_config::padded_batch, bert_config::padded_batch).
 inline const std::string padded_batch_option = "padded-batch";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
@@ -235,9 +235,10 @@ inline zoo_entry gpt_model(std::string name, models::gpt_config base) {
   e.peft = gpt_peft([base](const model_options& o) { return gpt_from(base, o); });
   return e;
 }
-/// A BERT configuration with --seq applied.
+/// A BERT configuration with --seq and --padded-batch applied.
 inline models::bert_config bert_from(models::bert_config b, const model_options& o) {
   b.seq = o.get("seq", b.seq);
+  b.padded_batch = o.get(padded_batch_option, 0) > 0;
   return b;
 }
 inline zoo_entry bert_model(std::string name, models::bert_config base) {

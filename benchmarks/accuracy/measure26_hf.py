@@ -79,7 +79,10 @@ CONFIGS = {
     "bert": ("bert-base-uncased.json", dict(hidden_size=256, intermediate_size=1024, num_hidden_layers=2, num_attention_heads=8,
                                             architectures=["BertForSequenceClassification"])),
 }
-CLASSIFIERS = ("bert",)  # configs built by AutoModelForSequenceClassification
+# the same without attention dropout (attention_probs_dropout_prob 0, as some recipes set it): on the 2.6 CPU SDPA then
+# takes its flash kernel, which keeps a padded batch's mask, instead of the math path
+CONFIGS["bert-no-attention-dropout"] = (CONFIGS["bert"][0], dict(CONFIGS["bert"][1], attention_probs_dropout_prob=0.0))
+CLASSIFIERS = ("bert", "bert-no-attention-dropout")  # configs built by AutoModelForSequenceClassification
 # generate(): eight layers, as many kv heads as heads and a 1024-token vocabulary, so that the cache outweighs the
 # logits; a 64-token window where the family has one (prompts of 512 tokens run past it)
 GEN = dict(SMALL, num_hidden_layers=8, num_key_value_heads=8, vocab_size=1024)
@@ -226,7 +229,9 @@ def _define_cases():
         _case(cfg, padded=True)
     _case("gemma2", precision="bf16_autocast", padded=True)
     _case("llama", checkpoint=True, padded=True)
-    _case("bert")  # an encoder fine-tuned as a classifier (--padded-batch is the Llama family's: a padded BERT is an error)
+    for cfg in ("bert", "bert-no-attention-dropout"):  # an encoder fine-tuned as a classifier, on a collated batch and a padded one
+        _case(cfg)
+        _case(cfg, padded=True)
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")

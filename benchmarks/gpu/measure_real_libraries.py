@@ -389,6 +389,10 @@ EXTRA_CASES = {
     "hf_tinyllama_gen_b16_p512_n128_padded": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 512, "new": 128, "padded": True}],
     "hf_tinyllama_gen_b16_p64_n1984": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 64, "new": 1984}],
     "hf_tinyllama_gen_b16_p64_n1984_padded": ["gen", {"cfg": "tinyllama-1.1b.json", "batch": 16, "prompt": 64, "new": 1984, "padded": True}],
+    # op_rules.md L33: transformers 5's BERT on a padded batch keeps every layer's [B, 1, T, T] mask beside the
+    # efficient kernel's tensors; twin of the committed hf_bert_cls_b16_t512_fp16
+    "hf_bert_cls_b16_t512_fp16_padded": ["hf", {"cfg": "bert-base-uncased.json", "arch": "cls", "batch": 16, "seq": 512, "prec": "amp_fp16",
+                                                 "padded": True}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
@@ -626,12 +630,14 @@ def make_job(kind, spec, batch, dev, dry):
     model, config = hf_model(spec, dev, dry)
     seq = DRY["seq"] if dry else spec["seq"]
     ids = torch.randint(0, config.vocab_size, (batch, seq), device=dev)
+    mask = torch.ones_like(ids)
+    mask[-1, seq - seq // 4:] = 0  # a collator's padded batch: the last sequence's last quarter padding
     if spec.get("arch") == "cls":
         labels = torch.randint(0, config.num_labels, (batch,), device=dev)
+        if spec.get("padded"):
+            return model, (ids, mask, labels), lambda m, iml: m(input_ids=iml[0], attention_mask=iml[1], labels=iml[2]).loss
         return model, (ids, labels), lambda m, il: m(input_ids=il[0], labels=il[1]).loss
-    if spec.get("padded"):  # a collator's padded batch: the last sequence's last quarter padding, labels -100 there
-        mask = torch.ones_like(ids)
-        mask[-1, seq - seq // 4:] = 0
+    if spec.get("padded"):  # labels -100 at the padding
         labels = ids.masked_fill(mask == 0, -100)
         return model, (ids, mask, labels), lambda m, iml: m(input_ids=iml[0], attention_mask=iml[1], labels=iml[2]).loss
     return model, (ids,), lambda m, i: m(input_ids=i[0], labels=i[0]).loss

@@ -151,7 +151,9 @@
 #     26,694,976,000 B), generate() 16 x (512 + 128) padded, and decode-bound 16 x (64 + 1984) unpadded and padded.
 #     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): training 27,525,446,144 /
 #     29,813,964,800 B (reserved 29,009,903,616); generate 2,835,599,360 / 3,639,660,544 B; decode-bound 2,991,329,280 /
-#     3,795,390,464 B and padded 3,242,864,640 / 4,046,925,824 B.
+#     3,795,390,464 B and padded 3,242,864,640 / 4,046,925,824 B. Added 2026-12-08 (op_rules.md L33): transformers 5's
+#     BERT classifier AMP fp16 b16 t512 on a padded batch (the committed unpadded twin: 4,921,533,952 B); estimate
+#     5,042,890,752 / 6,147,604,480 B (reserved 5,343,543,296).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -261,7 +263,7 @@ case "$call" in
   32)
     measure rules32 240 210 60 hf_mistral_7b_gen_b2_p6144_n64,hf_gemma2_2b_gen_b4_p6144_n64,hf_gemma3_1b_gen_b4_p4096_n64,hf_olmo3_7b_gen_b1_p6144_n64 --trace "$work/traces" ;;
   33)
-    measure rules33 240 210 60 hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded --trace "$work/traces" ;;
+    measure rules33 240 210 60 hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded,hf_bert_cls_b16_t512_fp16_padded --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)

@@ -238,6 +238,46 @@ TEST_CASE("A padded batch: every layer's SDPA gets a mask, and grouped-query k a
   CHECK_THROWS_WITH(saved(fa2, cuda), Catch::Contains("under flash_attention_2"));
 }
 
+TEST_CASE("transformers 5's BERT on a padded batch keeps every layer's mask beside a fused kernel (op_rules.md L33)") {
+  // measure26_hf.py's bert and bert-no-attention-dropout: BertForSequenceClassification, width 256, 2 layers of 8
+  // heads, 2 x 64 tokens; transformers 5's default SDPA
+  models::bert_config b = models::bert_base(64);
+  b.width = 256, b.layers = 2, b.heads = 8, b.ffn = 1024, b.attention = attention_impl::separate_qkv_sdpa;
+  const auto saved = [](const models::bert_config& c, const training& t) {
+    return budget_totals(models::bert_seq_cls(c, 2, c.dropout_percent), t, devices::h100_80gb).saved_activations;
+  };
+  const auto pad = [](models::bert_config c) {
+    c.padded_batch = true;
+    return c;
+  };
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  // dropout 0.1: the 2.6 CPU's math path keeps the probabilities either way; the mask's add makes a score tensor it
+  // does not keep (measured: 6,701,568 B both)
+  CHECK(saved(b, cpu) == 6'696'960);
+  CHECK(saved(pad(b), cpu) == saved(b, cpu));
+  // no attention dropout: the flash kernel, which keeps each layer's float [2, 1, 64, 64] mask (measured +65,536 B)
+  auto no_dropout = b;
+  no_dropout.attention_dropout_percent = 0;
+  CHECK(saved(pad(no_dropout), cpu) - saved(no_dropout, cpu) == 2 * (2 * 64 * 64 * 4));
+  // CUDA, fp16 autocast: flash without a mask, the efficient kernel keeping the fp16 mask with one
+  const training cuda{.batch = 2, .precision = amp_fp16};
+  CHECK(saved(pad(b), cuda) - saved(b, cuda) == 2 * (2 * 64 * 64 * 2));
+  // under PEFT's LoRA the same attention, the same mask
+  models::lora_config lora{8, bert_query | bert_value, 10, base_weights::same};
+  lora.labels = 2;
+  const auto lora_saved = [&](const models::bert_config& c) {
+    return budget_totals(models::bert_lora_seq_cls(c, lora, 10), cuda, devices::h100_80gb).saved_activations;
+  };
+  CHECK(lora_saved(pad(b)) - lora_saved(b) == 2 * (2 * 64 * 64 * 2));
+  // transformers 4's eager attention adds its [B, 1, 1, T] mask padded or not: nothing changes
+  auto eager = b;
+  eager.attention = attention_impl::separate_qkv;
+  CHECK(saved(pad(eager), cuda) == saved(eager, cuda));
+  // the option on an attention that is neither: an error, not a silent no-op
+  CHECK_THROWS_WITH(budget_totals(sequential(tokens(64), embedding(100, 64), attention(64, heads(4), attention_impl::flash, padded_batch)), cuda, devices::h100_80gb),
+                    Catch::Contains("padded_batch is transformers' mask"));
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes

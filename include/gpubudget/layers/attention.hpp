@@ -110,6 +110,10 @@ namespace detail {
   fail("gpubudget: sequence_first is nn.MultiheadAttention(batch_first=False)'s layout: it takes attention_impl::torch_mha "
        "or torch_mha_weights (in cross_attention: torch_mha)");
 }
+[[noreturn]] inline void padded_batch_needs_a_transformers_sdpa_attention() {
+  fail("gpubudget: padded_batch is transformers' mask of a padded batch: it takes rotary attention (the Llama family) or "
+       "attention_impl::separate_qkv_sdpa (transformers 5's BERT); on another attention it is not modelled");
+}
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask or square_mask: SDPA's flash kernel takes no attn_mask "
        "(PyTorch raises \"No available kernel\"); choose efficient, cudnn, math or automatic");
@@ -170,7 +174,7 @@ enum class token_positions : std::int64_t {
   rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
   rotary_fp32_tables = 8193,         ///< RoPE whose cos/sin stay fp32 whatever the hidden states' type (fp32_rope_tables)
   rotary_batch_attention_mask = 16385, ///< RoPE in a model called with attention_mask: its masks one per sample (batch_attention_mask)
-  rotary_padded_batch = 49153,       ///< the same, the mask padding some sequence: no call's mask skipped (padded_batch)
+  padded_batch_mask = 49152,         ///< its mask padding some sequence: no call's mask skipped (padded_batch; with rotary or on separate_qkv_sdpa)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -276,11 +280,14 @@ inline constexpr fp32_rope_tables_t fp32_rope_tables{};
 /// padded (_ignore_causal_mask_sdpa).
 struct batch_attention_mask_t {};
 inline constexpr batch_attention_mask_t batch_attention_mask{};
-/// padded_batch (with rotary; implies batch_attention_mask): the attention_mask pads some sequence (a
-/// collator's padded batch, DataCollatorWithPadding). _ignore_causal_mask_sdpa skips a mask only while
-/// padding_mask.all(), so every SDPA call gets a bool [B, 1, Lq, Lk] one — the full causal layers, and
-/// the sliding ones below their window — and with it repeat_kv's copies and, on CUDA, a kernel that
-/// takes a mask (op_rules.md L32).
+/// padded_batch (with rotary, or on separate_qkv_sdpa; implies batch_attention_mask): the attention_mask
+/// pads some sequence (a collator's padded batch, DataCollatorWithPadding). _ignore_causal_mask_sdpa
+/// skips a mask only while padding_mask.all(), so every SDPA call gets a bool [B, 1, Lq, Lk] one — the
+/// full causal layers, and the sliding ones below their window — and with it repeat_kv's copies and,
+/// on CUDA, a kernel that takes a mask (op_rules.md L32). transformers 5's BERT (separate_qkv_sdpa)
+/// likewise: create_bidirectional_mask is skipped only while nothing is padded, and its mask is the
+/// full [B, 1, Lq, Lk] (bidirectional_mask_function's [1, 1, Lq, 1] & the padding's [B, 1, 1, Lk];
+/// op_rules.md L33).
 struct padded_batch_t {};
 inline constexpr padded_batch_t padded_batch{};
 
@@ -661,6 +668,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
   const auto p = static_cast<std::int64_t>(op.positions);
   const bool keyword = (p & 4096) == 0, batch_mask = (p & 16384) != 0, padded = (p & 32768) != 0;
+  if (padded && !is_rotary(op) && op.impl != attention_impl::separate_qkv_sdpa) padded_batch_needs_a_transformers_sdpa_attention();
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask, padded};
 }
 
@@ -1169,7 +1177,7 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
   value q = projection(c, x, a.inner, in_bias, 0);
   value k = projection(c, kv_src, a.KVH * a.d, in_bias, 1);
   value v = projection(c, kv_src, a.KVH * a.d, in_bias, 3);
-  return sdpa_then_output(c, op, a, q, k, v, masks_of(op) != 0);
+  return sdpa_then_output(c, op, a, q, k, v, masks_of(op) != 0 || a.padded);
 }
 
 /// The heads per_head_attention holds at once before it concatenates them.
@@ -1319,7 +1327,7 @@ constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t)
 constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
 constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }
 constexpr void apply_attention_option(attention_op& o, batch_attention_mask_t) { add_positions(o, token_positions::rotary_batch_attention_mask); }
-constexpr void apply_attention_option(attention_op& o, padded_batch_t) { add_positions(o, token_positions::rotary_padded_batch); }
+constexpr void apply_attention_option(attention_op& o, padded_batch_t) { add_positions(o, token_positions::padded_batch_mask); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

@@ -34,15 +34,29 @@ struct bert_config {
   /// separate_qkv: transformers 4's eager BertSelfAttention (the zoo's bert-base, the CPU and CUDA
   /// reference cases); separate_qkv_sdpa: transformers 5's default attn_implementation="sdpa".
   attention_impl attention = attention_impl::separate_qkv;
+  /// the batch is padded (a collator pads the shorter sequences, DataCollatorWithPadding: the
+  /// attention_mask has zeros): transformers 5's SDPA (separate_qkv_sdpa) then gets a [B, 1, T, T]
+  /// mask in every layer (attention option padded_batch); transformers 4's eager attention adds its
+  /// [B, 1, 1, T] additive mask padded or not, so there it changes nothing
+  bool padded_batch = false;
 };
+
+/// BertAttention's attention op (self.query, .key, .value, output.dense) with `extra` options (LoRA
+/// adapters), masked where the batch is padded (bert_config::padded_batch).
+template <class... Extra>
+constexpr layer bert_attention(const bert_config& b, Extra... extra) {
+  const auto with = [&](auto... more) {
+    return attention(b.width, heads(b.heads), b.attention, attention_dropout(b.attention_dropout_percent), projection_names::bert, extra..., more...);
+  };
+  return b.padded_batch && b.attention == attention_impl::separate_qkv_sdpa ? with(padded_batch) : with();
+}
 
 /// BertLayer: post-norm. LN(x + dropout(attn(x))) with separate q, k, v projections
 /// (attention_impl::separate_qkv) and materialized scores, then LN(h + dropout(Linear(GELU(Linear(h))))).
 /// Module names are transformers' BertLayer's; the attention op holds attention.self.query, .key,
 /// .value and attention.output.dense as its parts (projection_names::bert).
 constexpr auto bert_layer(const bert_config& b) {
-  return sequential(residual(named("attention", attention(b.width, heads(b.heads), b.attention,
-                                                          attention_dropout(b.attention_dropout_percent), projection_names::bert)),
+  return sequential(residual(named("attention", bert_attention(b)),
                              named("attention.output.dropout", dropout(b.dropout_percent))),
                     named("attention.output.LayerNorm", layer_norm()),
                     residual(named("intermediate.dense", linear(b.ffn)), named("intermediate.intermediate_act_fn", gelu()),
@@ -1033,8 +1047,7 @@ constexpr auto bert_layer_lora(const bert_config& b, const lora_config& l, std::
   const auto part = [&](std::int64_t bit, attention_adapter_parts p) { return t & bit ? std::int64_t{p} : 0; };
   const attention_adapters adapters{l.rank, part(bert_query, adapt_q) | part(bert_key, adapt_k) | part(bert_value, adapt_v) | part(bert_dense, adapt_out),
                                     l.dropout_percent, base_weights::same, l.dora, l.cast_input};
-  return sequential(residual(named("attention", attention(b.width, heads(b.heads), b.attention, attention_dropout(b.attention_dropout_percent),
-                                                          projection_names::bert, adapters)),
+  return sequential(residual(named("attention", bert_attention(b, adapters)),
                              named("attention.output.dropout", dropout(b.dropout_percent))),
                     named("attention.output.LayerNorm", frozen(layer_norm())),
                     residual(named("intermediate.dense", lora_linear(b.ffn, dense_rank, l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
