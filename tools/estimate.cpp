@@ -164,8 +164,12 @@ void configure_sizes(const cli::parsed_args& a, run_config& c) {
     c.opts.values[name] = cli::parse_integer("--" + name, val(name.c_str()), it->lo, it->hi);
   }
   if (a.has("padded-batch")) {
-    if (!c.entry->llama && c.entry->family != "bert")
-      throw usage_error("--padded-batch: " + c.model_arg + " is neither a Llama-family decoder nor BERT (transformers' attention masks are modelled for those only)");
+    const bool from_hf = c.entry->name.rfind("hf:", 0) == 0;
+    if (c.entry->family == "gpt" && !from_hf)
+      throw usage_error("--padded-batch: " + c.model_arg + " is the project's reference GPT, which takes no attention mask; transformers' GPT-2 "
+                        "is --hf-config with its config.json");
+    if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt")
+      throw usage_error("--padded-batch: " + c.model_arg + " is not a Llama-family decoder, BERT or GPT-2 (transformers' attention masks are modelled for those only)");
     c.opts.values[tools::padded_batch_option] = 1;
   }
   if (c.entry->max_seq) {

@@ -333,8 +333,8 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   // CrossEntropyLoss on the logits as they are
   if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
   if (s.value("padded", false)) {  // the script's padded batch: attention_mask with zeros (--padded-batch)
-    if (!m.entry.llama && m.entry.family != "bert")
-      throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family and BERT)"};
+    if (!m.entry.llama && m.entry.family != "bert" && m.entry.family != "gpt")
+      throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family, BERT and GPT-2)"};
     b.options.values[padded_batch_option] = 1;
   }
   if (s.contains("lora")) apply_lora(b, path, m.model_type, s);

@@ -194,8 +194,8 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 inline const std::string hidden_rotary_dim = "_rotary-dim";
 /// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
 inline const std::string hidden_sliding_window = "_sliding-window";
-/// --padded-batch on a Llama-family model or BERT: the batch is padded, the model called with an
-/// attention_mask that has zeros (llama_config::padded_batch, bert_config::padded_batch).
+/// --padded-batch on a Llama-family model, BERT or transformers' GPT-2: the batch is padded, the model
+/// called with an attention_mask that has zeros (llama_config::, bert_config::, gpt_config::padded_batch).
 inline const std::string padded_batch_option = "padded-batch";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
@@ -227,6 +227,7 @@ inline models::gpt_config gpt_from(models::gpt_config g, const model_options& o)
   g.attention_dropout_percent = o.get("attn-dropout", g.dropout_percent);  // GPT-2: attn_pdrop = resid_pdrop
   if (o.get(hidden_sdpa, 0) != 0) g.attention = attention_impl::flash;
   g.seq = o.get("seq", g.seq);
+  g.padded_batch = o.get(padded_batch_option, 0) > 0;
   return g;
 }
 inline zoo_entry gpt_model(std::string name, models::gpt_config base) {

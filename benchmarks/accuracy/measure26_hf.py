@@ -82,6 +82,11 @@ CONFIGS = {
 # the same without attention dropout (attention_probs_dropout_prob 0, as some recipes set it): on the 2.6 CPU SDPA then
 # takes its flash kernel, which keeps a padded batch's mask, instead of the math path
 CONFIGS["bert-no-attention-dropout"] = (CONFIGS["bert"][0], dict(CONFIGS["bert"][1], attention_probs_dropout_prob=0.0))
+# GPT-2 (its own keys; gelu_new, learned positions, a tied head), fine-tuned as a causal LM; its dropout 0.1
+GPT2_SMALL = dict(n_embd=256, n_layer=2, n_head=8, vocab_size=32000, n_positions=1024, n_ctx=1024)
+CONFIGS["gpt2"] = ("gpt2.json", GPT2_SMALL)
+CONFIGS["gpt2-eager"] = ("gpt2.json", dict(GPT2_SMALL, attn_implementation="eager"))
+CONFIGS["gpt2-no-attention-dropout"] = ("gpt2.json", dict(GPT2_SMALL, attn_pdrop=0.0))  # the 2.6 CPU's flash kernel
 CLASSIFIERS = ("bert", "bert-no-attention-dropout")  # configs built by AutoModelForSequenceClassification
 # generate(): eight layers, as many kv heads as heads and a 1024-token vocabulary, so that the cache outweighs the
 # logits; a 64-token window where the family has one (prompts of 512 tokens run past it)
@@ -232,6 +237,10 @@ def _define_cases():
     for cfg in ("bert", "bert-no-attention-dropout"):  # an encoder fine-tuned as a classifier, on a collated batch and a padded one
         _case(cfg)
         _case(cfg, padded=True)
+    for cfg in ("gpt2", "gpt2-eager", "gpt2-no-attention-dropout"):  # GPT-2 as transformers 5 loads it: SDPA (its default), eager
+        _case(cfg)
+        _case(cfg, padded=True)
+    _case("gpt2", precision="bf16_autocast")
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")

@@ -301,6 +301,8 @@ inline models::gpt_config gpt2_config_of(const nlohmann::json& c, const std::str
   // sdpa (the default) and flash_attention_2 run a fused kernel with the dropout inside it
   // (modeling_gpt2.py: attention_interface(..., dropout=self.attn_dropout.p if self.training))
   g.attention = attention_of(c, path, {"eager", "sdpa", "flash_attention_2"}) == "eager" ? attention_impl::split_qkv : attention_impl::flash;
+  g.packed_c_attn = true;  // GPT2Attention.c_attn: one Conv1D(3 * n_embd, n_embd), split into q, k, v
+  g.use_cache = flag_or(c, path, "use_cache", true);  // GPT2Config's default: a DynamicCache in every forward
   g.linear_head = true;  // GPT2LMHeadModel.lm_head = nn.Linear(n_embd, vocab_size, bias=False), tied (transformers-graphs/gpt2-*.json: aten.linear)
   return g;
 }

@@ -214,8 +214,10 @@ static_assert(shufflenet.saved_activations > 0 && require_fits<shufflenet>);
 // dumps (gpubudget-export --aten-graph): the budget of the model --hf-config builds for the same
 // configuration, to the byte, in their own loss (ForCausalLMLoss) under AMP bf16 on an H100
 constexpr training causal_lm_plan{.batch = 2, .precision = amp_bf16, .optimizer = adamw, .loss = loss_kind::causal_lm};
+// (dumped with use_cache=False: torch.export refuses the DynamicCache, so no cache copies; one c_attn)
 constexpr models::gpt_config gpt2_2l{.layers = 2, .dropout_percent = 10, .seq = 64, .attention_dropout_percent = 10,
-                                     .attention = attention_impl::flash, .linear_head = true, .gelu_new = true};  // GPT2Config() with n_layer 2
+                                     .attention = attention_impl::flash, .linear_head = true, .gelu_new = true,
+                                     .packed_c_attn = true};  // GPT2Config() with n_layer 2
 constexpr auto exported_gpt2 = budget_totals(exported::gpt2_sdpa, causal_lm_plan, devices::h100_80gb);
 static_assert(exported_gpt2.parameter_count == exported::gpt2_sdpa_parameters);
 static_assert(same_budget(exported_gpt2, budget_totals(models::gpt(gpt2_2l), causal_lm_plan, devices::h100_80gb)));

@@ -278,6 +278,50 @@ TEST_CASE("transformers 5's BERT on a padded batch keeps every layer's mask besi
                     Catch::Contains("padded_batch is transformers' mask"));
 }
 
+TEST_CASE("transformers 5's GPT-2: one c_attn, the DynamicCache's k and v, and a padded batch's causal mask (op_rules.md L33)") {
+  // measure26_hf.py's gpt2: GPT2LMHeadModel, width 256, 2 layers of 8 heads, 2 x 64 tokens, dropout 0.1, SDPA
+  models::gpt_config g{32000, 1024, 256, 2, 8, 10, 64, false};
+  g.attention_dropout_percent = 10, g.attention = attention_impl::flash, g.linear_head = true, g.gelu_new = true, g.packed_c_attn = true;
+  g.use_cache = true;
+  const auto saved = [](const models::gpt_config& c, const training& t) { return budget_totals(models::gpt(c), t, devices::h100_80gb).saved_activations; };
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  training cpu_bf16 = cpu;
+  cpu_bf16.precision = amp_bf16;
+  // one Conv1D c_attn: under autocast one bf16 copy of its input, where q and kv Linears of their own (the
+  // reference GPT) cast it twice (measured: hf_gpt2_b2_t64_bf16 26,024,448 B saved; the same in fp32)
+  auto q_kv = g;
+  q_kv.packed_c_attn = false;
+  CHECK(saved(g, cpu_bf16) == 26'024'448);
+  CHECK(saved(q_kv, cpu_bf16) - saved(g, cpu_bf16) == 2 * (2 * 64 * 256 * 2));
+  CHECK(saved(q_kv, cpu) == saved(g, cpu));
+  const auto pad = [](models::gpt_config c) {
+    c.padded_batch = true;
+    return c;
+  };
+  // padded, dropout 0.1: the CPU's math path, nothing more kept (measured 9,837,056 B both); no attention
+  // dropout: the flash kernel keeps each layer's float [2, 1, 64, 64] mask (measured +65,536 B)
+  CHECK(saved(pad(g), cpu) == saved(g, cpu));
+  auto no_dropout = g;
+  no_dropout.attention_dropout_percent = 0;
+  CHECK(saved(pad(no_dropout), cpu) - saved(no_dropout, cpu) == 2 * (2 * 64 * 64 * 4));
+  // that kernel keeps the k and v that DynamicCache.update copied, not views of c_attn's output (measured
+  // 8,796,672 B); without a cache (use_cache false) k and v are views of the output q keeps whole
+  CHECK(saved(no_dropout, cpu) == 8'796'672);
+  auto uncached = no_dropout;
+  uncached.use_cache = false;
+  CHECK(saved(no_dropout, cpu) - saved(uncached, cpu) == 2 * 2 * (2 * 64 * 256 * 4));
+  // the cache is transformers' GPT-2's: on another attention the option is an error
+  CHECK_THROWS_WITH(budget_totals(sequential(tokens(64), embedding(100, 64), attention(64, heads(4), attention_impl::flash, training_kv_cache)), cpu, devices::h100_80gb),
+                    Catch::Contains("training_kv_cache is transformers' DynamicCache"));
+  // CUDA, bf16 autocast: the efficient kernel in flash's place, keeping the bf16 mask
+  const training cuda{.batch = 2, .precision = amp_bf16};
+  CHECK(saved(pad(g), cuda) - saved(g, cuda) == 2 * (2 * 64 * 64 * 2));
+  // the eager attention adds a [B, 1, T, T] mask padded or not
+  auto eager = g;
+  eager.attention = attention_impl::split_qkv;
+  CHECK(saved(pad(eager), cuda) == saved(eager, cuda));
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes

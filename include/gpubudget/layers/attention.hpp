@@ -64,7 +64,9 @@ constexpr bool is_torch_mha(attention_impl i) { return i == attention_impl::torc
 enum class projection_names : std::int64_t {
   none = 0,         ///< the projections are not selectable one by one
   llama = 1,        ///< transformers' LlamaAttention (also Qwen2, Gemma, Mixtral): q_proj, k_proj, v_proj, o_proj (rotary flash)
-  gpt2 = 2,         ///< transformers' GPT2Attention: c_attn (q, k and v), c_proj (split_qkv or flash)
+  gpt2 = 2,         ///< transformers' GPT2Attention: c_attn (q, k and v), c_proj (split_qkv or flash); the module
+                    ///< structure too: one Conv1D c_attn whose q, k, v are views of its output (nanoGPT's
+                    ///< c_attn alike), so under autocast one 16-bit copy of the input
   bert = 3,         ///< transformers' BertAttention: self.query, self.key, self.value, output.dense (separate_qkv)
   torchvision = 4,  ///< nn.MultiheadAttention: out_proj (q, k and v are one parameter, in_proj_weight; torch_mha)
   t5 = 5,           ///< transformers' T5Attention (SelfAttention, EncDecAttention): q, k, v, o (t5)
@@ -72,6 +74,8 @@ enum class projection_names : std::int64_t {
                     ///< structure itself: one packed projection whose q, k, v are views (fused_qkv)
   separate = 7,     ///< four nn.Linear: q, k, v, out unless parts_named gives the model's own names
                     ///< (an exported attention: gpubudget-export writes them; separate_qkv or separate_qkv_sdpa)
+  gpt2_q_kv = 8,    ///< GPT-2's names over a q Linear and a packed k, v Linear of their own (the project's
+                    ///< reference GPT, models::gpt: under autocast each casts its input)
 };
 
 /// The projections of an attention op that LoRA adapters can sit on, as bits (the op's parts:
@@ -111,8 +115,13 @@ namespace detail {
        "or torch_mha_weights (in cross_attention: torch_mha)");
 }
 [[noreturn]] inline void padded_batch_needs_a_transformers_sdpa_attention() {
-  fail("gpubudget: padded_batch is transformers' mask of a padded batch: it takes rotary attention (the Llama family) or "
-       "attention_impl::separate_qkv_sdpa (transformers 5's BERT); on another attention it is not modelled");
+  fail("gpubudget: padded_batch is transformers' mask of a padded batch: it takes rotary attention (the Llama family), "
+       "attention_impl::separate_qkv_sdpa (transformers 5's BERT) or flash with projection_names::gpt2 (its GPT-2); on another "
+       "attention it is not modelled");
+}
+[[noreturn]] inline void training_kv_cache_needs_a_transformers_decoder() {
+  fail("gpubudget: training_kv_cache is transformers' DynamicCache in a training forward: it takes rotary attention (the Llama family) "
+       "or flash with projection_names::gpt2 (its GPT-2's SDPA)");
 }
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask or square_mask: SDPA's flash kernel takes no attn_mask "
@@ -169,12 +178,12 @@ enum class token_positions : std::int64_t {
   rotary_olmo2_qk_norm = 161,        ///< RoPE after an RMSNorm of the whole q and k projections (Olmo2Attention)
   rotary_eager = 257,                ///< RoPE, then transformers' eager_attention_forward (attn_implementation "eager")
   rotary_eager_softcap = 769,        ///< the same with the scores soft-capped (Gemma 2's attn_logit_softcapping)
-  rotary_training_cache = 1025,      ///< RoPE, k and v through transformers >= 5's DynamicCache in a training forward (use_cache)
+  kv_training_cache = 1024,          ///< k and v through transformers >= 5's DynamicCache in a training forward (use_cache; RoPE, or GPT-2's)
   rotary_per_sample_tables = 2049,   ///< RoPE whose cos/sin tables are [B, T, d], one per sample (per_sample_rope_tables)
   rotary_positional_inputs = 4097,   ///< RoPE whose tables and masks a checkpointed layer gets positionally (positional_layer_inputs)
   rotary_fp32_tables = 8193,         ///< RoPE whose cos/sin stay fp32 whatever the hidden states' type (fp32_rope_tables)
   rotary_batch_attention_mask = 16385, ///< RoPE in a model called with attention_mask: its masks one per sample (batch_attention_mask)
-  padded_batch_mask = 49152,         ///< its mask padding some sequence: no call's mask skipped (padded_batch; with rotary or on separate_qkv_sdpa)
+  padded_batch_mask = 49152,         ///< its mask padding some sequence: no call's mask skipped (padded_batch)
 };
 
 /// Attention options (torch_mha): nn.MultiheadAttention called with the causal attn_mask (is_causal=True,
@@ -246,7 +255,7 @@ struct eager_scores_t {};
 inline constexpr eager_scores_t eager_scores{};
 struct eager_softcapped_scores_t {};
 inline constexpr eager_softcapped_scores_t eager_softcapped_scores{};
-/// training_kv_cache (with rotary): the config's use_cache is true, so transformers >= 5 makes a
+/// training_kv_cache (with rotary, or on flash named gpt2: transformers' GPT-2): the config's use_cache is true, so transformers >= 5 makes a
 /// DynamicCache in every forward, training and eval, and DynamicLayer.update's torch.cat copies k and
 /// v before the attention reads them; the model output's past_key_values holds the copies until the
 /// output is dropped (gradient checkpointing turns use_cache off): detail::dynamic_cache_copy.
@@ -280,14 +289,14 @@ inline constexpr fp32_rope_tables_t fp32_rope_tables{};
 /// padded (_ignore_causal_mask_sdpa).
 struct batch_attention_mask_t {};
 inline constexpr batch_attention_mask_t batch_attention_mask{};
-/// padded_batch (with rotary, or on separate_qkv_sdpa; implies batch_attention_mask): the attention_mask
+/// padded_batch (with rotary, on separate_qkv_sdpa, or on flash named gpt2; implies batch_attention_mask): the attention_mask
 /// pads some sequence (a collator's padded batch, DataCollatorWithPadding). _ignore_causal_mask_sdpa
 /// skips a mask only while padding_mask.all(), so every SDPA call gets a bool [B, 1, Lq, Lk] one — the
 /// full causal layers, and the sliding ones below their window — and with it repeat_kv's copies and,
 /// on CUDA, a kernel that takes a mask (op_rules.md L32). transformers 5's BERT (separate_qkv_sdpa)
 /// likewise: create_bidirectional_mask is skipped only while nothing is padded, and its mask is the
 /// full [B, 1, Lq, Lk] (bidirectional_mask_function's [1, 1, Lq, 1] & the padding's [B, 1, 1, Lk];
-/// op_rules.md L33).
+/// op_rules.md L33), and its GPT-2 (flash, projection_names::gpt2) the causal one.
 struct padded_batch_t {};
 inline constexpr padded_batch_t padded_batch{};
 
@@ -668,19 +677,24 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
   const auto p = static_cast<std::int64_t>(op.positions);
   const bool keyword = (p & 4096) == 0, batch_mask = (p & 16384) != 0, padded = (p & 32768) != 0;
-  if (padded && !is_rotary(op) && op.impl != attention_impl::separate_qkv_sdpa) padded_batch_needs_a_transformers_sdpa_attention();
+  const bool transformers_sdpa = is_rotary(op) || op.impl == attention_impl::separate_qkv_sdpa ||
+                                 (op.impl == attention_impl::flash && op.names == projection_names::gpt2);
+  if (padded && !transformers_sdpa) padded_batch_needs_a_transformers_sdpa_attention();
+  if (has_training_cache(op) && !is_rotary(op) && !(op.impl == attention_impl::flash && op.names == projection_names::gpt2)) training_kv_cache_needs_a_transformers_decoder();
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask, padded};
 }
 
-/// The q and the packed k, v projections of split_qkv and flash (GPT-2's c_attn): two
-/// projections, or under one adapter over q, k and v (adapt_qkv) one frozen c_attn and its
-/// adapter, q and kv views of its output.
-constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_dims& a, const value& x, const value& kv_src, bool bias) {
+/// The q and the packed k, v projections of split_qkv and flash: two projections, or where the
+/// model has one c_attn (transformers' GPT-2, projection_names::gpt2; or one adapter over q, k and
+/// v, adapt_qkv: a frozen c_attn and its adapter) one projection, q and kv views of its output.
+constexpr std::array<value, 2> q_and_kv(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src, bool bias) {
   const auto ad = unpack_adapters(c.adapters);
-  if (!(ad.parts & adapt_qkv)) return {projection(c, x, a.inner, bias, 0), projection(c, kv_src, 2 * a.KVH * a.d, bias, 1)};
+  const bool adapted = (ad.parts & adapt_qkv) != 0;
+  if (!adapted && op.names != projection_names::gpt2) return {projection(c, x, a.inner, bias, 0), projection(c, kv_src, 2 * a.KVH * a.d, bias, 1)};
   if (x.id != kv_src.id) invalid_layer_argument();  // one c_attn reads one input
-  value qkv = lora_projection(c, x, a.inner + 2 * a.KVH * a.d, ad.rank, ad.dropout, static_cast<std::int64_t>(ad.base), 0, bias, false,
-                              {ad.dora, ad.cast_input});
+  const auto width = a.inner + 2 * a.KVH * a.d;
+  value qkv = adapted ? lora_projection(c, x, width, ad.rank, ad.dropout, static_cast<std::int64_t>(ad.base), 0, bias, false, {ad.dora, ad.cast_input})
+                      : projection(c, x, width, bias, 0);
   std::array<value, 2> out{c.s.view(qkv, make_shape(a.Lq, a.inner)), c.s.view(qkv, make_shape(a.Lk, 2 * a.KVH * a.d))};
   c.s.release(qkv);
   return out;
@@ -862,6 +876,16 @@ constexpr value dynamic_cache_copy(sim& s, const value& x) {
   return c;
 }
 
+/// GPT-2's k and v, views of the packed c_attn output `kv` (consumed), each copied by transformers >= 5's
+/// DynamicLayer.update (dynamic_cache_copy): a fused kernel keeps the copies, not c_attn's output
+/// (op_rules.md L33; hf_gpt2_no_attention_dropout_b2_t64 of pytorch-2.6-cpu-transformers.json).
+constexpr std::array<value, 2> cached_k_and_v(sim& s, const attention_dims& a, const value& kv) {
+  const auto shape = make_shape(a.Lk, a.KVH * a.d);
+  std::array<value, 2> out{dynamic_cache_copy(s, s.view(kv, shape)), dynamic_cache_copy(s, s.view(kv, shape))};
+  s.release(kv);
+  return out;
+}
+
 /// transformers' LlamaAttention: q, k, v projections; RoPE on q and k; a flash kernel with
 /// native grouped-query support (flash-attn 2, or SDPA with enable_gqa) keeps q, k, v at their
 /// own head counts, the output and a per-row fp32 log-sum-exp (2.6 CPU: the math path).
@@ -898,17 +922,25 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   if (fused && a.Lq != a.Lk) invalid_layer_argument();  // a packed projection reads one input
   value packed = fused ? projection(c, x, a.inner + 2 * a.KVH * a.d, in_bias, 0) : value{};
   const auto [q, kv] = fused ? std::array<value, 2>{s.view(packed, make_shape(a.Lq, a.inner)), s.view(packed, make_shape(a.Lk, 2 * a.KVH * a.d))}
-                             : q_and_kv(c, a, x, kv_src, in_bias);
+                             : q_and_kv(c, op, a, x, kv_src, in_bias);
   if (fused) s.release(packed);
-  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout);
+  if (caches_kv(s, has_training_cache(op))) {  // GPT-2's k and v through transformers >= 5's DynamicCache
+    const auto [k, v] = cached_k_and_v(s, a, kv);
+    return sdpa_then_output(c, op, a, q, k, v, true);
+  }
+  value mask = transformers_sdpa_mask(s, a);  // a padded batch's (GPT-2: op_rules.md L33); none otherwise
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
-    value o = sdpa_math(s, q, k, k, a.H, masks_of(op) != 0, op.dropout, a.mt);
-    s.release(k), s.release(q), s.release(kv);
+    value o = sdpa_math(s, q, k, k, a.H, masks_of(op) != 0 || mask.id >= 0, op.dropout, a.mt);
+    s.release(k), s.release(q), s.release(kv), s.release(mask);
     return output_projection(c, o, a.D, op.bias, 2);
   }
+  mask = mask_for_kernel(s, mask, kind);
   const value qkv[] = {q, kv};  // k and v: views of one projection
-  return flash_output_projection(c, flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind), a.D, op.bias, 2, kind);
+  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
+  s.release(mask);
+  return flash_output_projection(c, o, a.D, op.bias, 2, kind);
 }
 
 /// nn.MultiheadAttention(batch_first=True) returns `attn_output.transpose(1, 0)`: the [L, B, D]
@@ -1143,7 +1175,7 @@ constexpr value materialized_attention(layer_ctx& c, const attention_op& op, con
   const bool t5 = op.impl == attention_impl::t5;  // softmax(scores.float())
   const bool separate = t5 || op.impl == attention_impl::separate_qkv;  // k and v Linears of their own
   const auto [q, k] = separate ? std::array<value, 2>{projection(c, x, a.inner, in_bias, 0), projection(c, kv_src, a.KVH * a.d, in_bias, 1)}
-                                : q_and_kv(c, a, x, kv_src, in_bias);
+                                : q_and_kv(c, op, a, x, kv_src, in_bias);
   value v = separate ? projection(c, kv_src, a.KVH * a.d, in_bias, 3) : k;  // else both views of one kv
   if (!separate) s.retain(v.id);
   // q @ k.transpose(-2, -1): both transposed views are reshaped for bmm, i.e. copied
@@ -1255,7 +1287,8 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::none: return true;
     case projection_names::llama:
     case projection_names::phi3: return op.impl == attention_impl::flash;  // one packed q, k, v projection
-    case projection_names::gpt2: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !is_rotary(op));
+    case projection_names::gpt2:
+    case projection_names::gpt2_q_kv: return op.impl == attention_impl::split_qkv || (op.impl == attention_impl::flash && !is_rotary(op));
     case projection_names::bert:
     case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
     case projection_names::torchvision: return is_torch_mha(op.impl);
@@ -1273,7 +1306,8 @@ struct op_traits<attention_op> {
     switch (op.names) {
       case projection_names::llama:
         return detail::has_qk_norm(op) ? detail::nth_part(detail::qwen3_projections, k, parts) : detail::nth_part(detail::llama_projections, k, parts);
-      case projection_names::gpt2: return detail::nth_part(detail::gpt2_projections, k, parts);
+      case projection_names::gpt2:
+      case projection_names::gpt2_q_kv: return detail::nth_part(detail::gpt2_projections, k, parts);
       case projection_names::bert: return detail::nth_part(detail::bert_projections, k, parts);
       case projection_names::torchvision: return detail::nth_part(detail::torchvision_projections, k, parts);
       case projection_names::t5: return detail::nth_part(detail::t5_projections, k, parts);
@@ -1322,7 +1356,7 @@ constexpr void apply_attention_option(attention_op& o, gemma_qk_norm_t) { add_po
 constexpr void apply_attention_option(attention_op& o, olmo2_qk_norm_t) { add_positions(o, token_positions::rotary_olmo2_qk_norm); }
 constexpr void apply_attention_option(attention_op& o, eager_scores_t) { add_positions(o, token_positions::rotary_eager); }
 constexpr void apply_attention_option(attention_op& o, eager_softcapped_scores_t) { add_positions(o, token_positions::rotary_eager_softcap); }
-constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { add_positions(o, token_positions::rotary_training_cache); }
+constexpr void apply_attention_option(attention_op& o, training_kv_cache_t) { add_positions(o, token_positions::kv_training_cache); }
 constexpr void apply_attention_option(attention_op& o, per_sample_rope_tables_t) { add_positions(o, token_positions::rotary_per_sample_tables); }
 constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t) { add_positions(o, token_positions::rotary_positional_inputs); }
 constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }

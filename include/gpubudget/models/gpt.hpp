@@ -29,13 +29,42 @@ struct gpt_config {
   /// NewGELUActivation, the tanh formula written out: gelu_new()) rather than nn.GELU (the
   /// reference's GPT, and activation_function "gelu"): three more tensors of the MLP's width kept.
   bool gelu_new = false;
+  /// The attention's q, k, v come from one c_attn (transformers' GPT2Attention: a Conv1D of width
+  /// 3·n_embd, split into views; projection_names::gpt2) rather than the reference's q and kv
+  /// Linears (projection_names::gpt2_q_kv). The same weights and fp32 bytes; under autocast one
+  /// 16-bit copy of the block's input instead of two.
+  bool packed_c_attn = false;
+  /// the batch is padded (a collator's padding: the attention_mask has zeros): transformers 5's SDPA
+  /// (attention_impl::flash with packed_c_attn) then gets the causal mask AND the padding, [B, 1, T, T],
+  /// in every layer (attention option padded_batch); its eager attention (split_qkv) adds a
+  /// [B, 1, T, T] mask padded or not, so there it changes nothing
+  bool padded_batch = false;
+  /// transformers >= 5 runs k and v through a DynamicCache in a training forward too (the config's
+  /// use_cache, GPT2Config's default): on its SDPA path (attention_impl::flash with packed_c_attn) a
+  /// fused kernel then keeps those copies instead of views of c_attn's output (attention option
+  /// training_kv_cache); the eager attention copies k and v for its products anyway
+  bool use_cache = false;
+
+  constexpr projection_names attention_names() const { return packed_c_attn ? projection_names::gpt2 : projection_names::gpt2_q_kv; }
+  /// transformers' SDPA path (packed_c_attn, attention_impl::flash): the one where a padded batch and
+  /// the DynamicCache change what is kept.
+  constexpr bool transformers_sdpa() const { return packed_c_attn && attention == attention_impl::flash; }
 };
 
+/// GPT2Attention's op (attn.c_attn, attn.c_proj) with `extra` options (LoRA adapters), masked where
+/// the batch is padded, its k and v cached (gpt_config::transformers_sdpa).
+template <class... Extra>
+constexpr layer gpt_attention(const gpt_config& g, Extra... extra) {
+  const auto with = [&](auto... more) {
+    return attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), g.attention_names(), extra..., more...);
+  };
+  const auto cached = [&](auto... more) { return g.transformers_sdpa() && g.use_cache ? with(training_kv_cache, more...) : with(more...); };
+  return g.transformers_sdpa() && g.padded_batch ? cached(padded_batch) : cached();
+}
 /// GPT2Block with transformers' module names; the attention op holds attn.c_attn (q, k and v)
-/// and attn.c_proj as its parts (projection_names::gpt2).
+/// and attn.c_proj as its parts (gpt_config::attention_names).
 constexpr auto gpt_block(const gpt_config& g) {
-  return sequential(residual(named("ln_1", layer_norm()),
-                             named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), projection_names::gpt2)),
+  return sequential(residual(named("ln_1", layer_norm()), named("attn", gpt_attention(g)),
                              named("attn.resid_dropout", dropout(g.dropout_percent))),
                     residual(named("ln_2", layer_norm()), named("mlp.c_fc", linear(4 * g.width)), named("mlp.act", g.gelu_new ? gelu_new() : gelu()),
                              named("mlp.c_proj", linear(g.width)), named("mlp.dropout", dropout(g.dropout_percent))));

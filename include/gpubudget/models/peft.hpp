@@ -145,7 +145,7 @@ constexpr void for_each_module_path(const layer* records, F on) {
 /// The attention_adapter_parts of the projections whose weights are `parts` (the op's parameter
 /// parts: q 1, k 2, output 4, v 8; GPT-2's c_attn is q and the packed k, v together).
 constexpr std::int64_t adapter_parts_of(projection_names names, std::uint8_t parts) {
-  if (names == projection_names::gpt2) return ((parts & 3) != 0 ? std::int64_t{adapt_qkv} : 0) | ((parts & 4) != 0 ? std::int64_t{adapt_out} : 0);
+  if (names == projection_names::gpt2 || names == projection_names::gpt2_q_kv) return ((parts & 3) != 0 ? std::int64_t{adapt_qkv} : 0) | ((parts & 4) != 0 ? std::int64_t{adapt_out} : 0);
   return parts & (adapt_q | adapt_k | adapt_out | adapt_v);
 }
 

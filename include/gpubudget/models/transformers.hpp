@@ -1018,7 +1018,7 @@ constexpr auto gpt_block_lora(const gpt_config& g, const lora_config& l, std::in
                                     l.dora, l.cast_input};
   return sequential(
       residual(named("ln_1", frozen(layer_norm())),
-               named("attn", attention(g.width, heads(g.heads), g.attention, attention_dropout(g.attention_dropout_percent), projection_names::gpt2, adapters)),
+               named("attn", gpt_attention(g, adapters)),
                named("attn.resid_dropout", dropout(g.dropout_percent))),
       residual(named("ln_2", frozen(layer_norm())), named("mlp.c_fc", lora_linear(4 * g.width, rank_if(c_fc), l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
                named("mlp.act", g.gelu_new ? gelu_new() : gelu()), named("mlp.c_proj", lora_linear(g.width, rank_if(c_proj), l.dropout_percent, base_weights::same, l.dora, l.cast_input, true)),
