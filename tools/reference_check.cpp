@@ -416,14 +416,16 @@ case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_confi
 /// train_only, loss), on runtime `r`. Throws usage_error naming what it cannot express.
 /// A case of transformers' own model (measure26_hf.py): "hf_config" names a config.json in the
 /// reference's hf-cpu-configs/ folder, built by the --hf-config reader as a user's file is; the
-/// loss is transformers' own (ForCausalLMLoss, or a classifier's CrossEntropyLoss; the output object dropped).
+/// loss is transformers' own (ForCausalLMLoss, or a classifier's or T5's CrossEntropyLoss; the output object dropped).
 case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::string& configs, const unsupported_case& unsupported) {
   case_config cc;
   const auto file = configs + "/" + string_field(c, "hf_config");
-  const std::string task = string_field(c, "task");  // AutoModelForCausalLM, or AutoModelForSequenceClassification
-  if (task != "causal_lm" && task != "seq_cls") throw unsupported("task '" + task + "' (causal_lm or seq_cls)");
+  // AutoModelForCausalLM, AutoModelForSequenceClassification or AutoModelForSeq2SeqLM
+  const std::string task = string_field(c, "task");
+  if (task != "causal_lm" && task != "seq_cls" && task != "seq2seq") throw unsupported("task '" + task + "' (causal_lm, seq_cls or seq2seq)");
+  const auto hf_task = task == "seq_cls" ? models::hf_task::seq_cls : task == "seq2seq" ? models::hf_task::seq2seq : models::hf_task::causal_lm;
   try {
-    auto m = tools::from_hf_config(file, task == "seq_cls" ? models::hf_task::seq_cls : models::hf_task::causal_lm);
+    auto m = tools::from_hf_config(file, hf_task);
     cc.model = m.entry.name;
     cc.hf = std::move(m.entry);
   } catch (const std::invalid_argument& e) {
@@ -442,8 +444,8 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   }
   if (!string_field(c, "kind").empty()) throw unsupported("kind '" + string_field(c, "kind") + "'");
   training_step_from_fields(c, r, cc, unsupported);
-  // the model's own loss: ForCausalLMLoss, or the classifier's CrossEntropyLoss on its logits
-  const std::string loss = task == "seq_cls" ? "cross_entropy" : "causal_lm";
+  // the model's own loss: ForCausalLMLoss, or the classifier's (T5's) CrossEntropyLoss on its logits
+  const std::string loss = task == "causal_lm" ? "causal_lm" : "cross_entropy";
   if (string_field(c, "loss") != loss) throw unsupported("loss '" + string_field(c, "loss") + "' (" + loss + ")");
   cc.plan.loss = tools::loss_kind_named(loss);
   cc.plan.output_held = c.value("output_held", true);

@@ -87,7 +87,13 @@ GPT2_SMALL = dict(n_embd=256, n_layer=2, n_head=8, vocab_size=32000, n_positions
 CONFIGS["gpt2"] = ("gpt2.json", GPT2_SMALL)
 CONFIGS["gpt2-eager"] = ("gpt2.json", dict(GPT2_SMALL, attn_implementation="eager"))
 CONFIGS["gpt2-no-attention-dropout"] = ("gpt2.json", dict(GPT2_SMALL, attn_pdrop=0.0))  # the 2.6 CPU's flash kernel
-CLASSIFIERS = ("bert", "bert-no-attention-dropout")  # configs built by AutoModelForSequenceClassification
+CLASSIFIERS = ("bert", "bert-no-attention-dropout")
+# T5 (its own keys; relative position buckets, ReLU, a tied head scaled by d_model^-0.5) as
+# AutoModelForSeq2SeqLM: the labels are the input ids, the decoder's input ids their shift right
+CONFIGS["t5"] = ("t5-small.json", dict(d_model=256, d_ff=1024, d_kv=32, num_heads=8, num_layers=2, num_decoder_layers=2,
+                                       vocab_size=32000))
+CONFIGS["t5-no-dropout"] = ("t5-small.json", dict(CONFIGS["t5"][1], dropout_rate=0.0))
+SEQ2SEQ = ("t5", "t5-no-dropout")  # configs built by AutoModelForSequenceClassification
 # generate(): eight layers, as many kv heads as heads and a 1024-token vocabulary, so that the cache outweighs the
 # logits; a 64-token window where the family has one (prompts of 512 tokens run past it)
 GEN = dict(SMALL, num_hidden_layers=8, num_key_value_heads=8, vocab_size=1024)
@@ -131,12 +137,13 @@ def write_configs():
 
 
 def build_model(cfg_name, checkpoint):
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     d = config_dict(cfg_name)
     attn = d.pop("attn_implementation", None)
     config = AutoConfig.for_model(d.pop("model_type"), **d)
-    auto = AutoModelForSequenceClassification if cfg_name in CLASSIFIERS else AutoModelForCausalLM
+    auto = (AutoModelForSequenceClassification if cfg_name in CLASSIFIERS else AutoModelForSeq2SeqLM if cfg_name in SEQ2SEQ
+            else AutoModelForCausalLM)
     model = auto.from_config(config, attn_implementation=attn) if attn else auto.from_config(config)
     if checkpoint:
         model.gradient_checkpointing_enable()  # transformers' default: every decoder layer
@@ -164,18 +171,21 @@ def padded_attention_mask(batch, seq):
 
 
 def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64, padded=False):
-    classifier = cfg in CLASSIFIERS
+    classifier, seq2seq = cfg in CLASSIFIERS, cfg in SEQ2SEQ
     suffix, how, _, weights = PRECISIONS[precision]
     name = "hf_%s_b%d_t%d%s%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "",
                                     "_padded" if padded else "")
     desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s%s" % (
-        "AutoModelForSequenceClassification" if classifier else "AutoModelForCausalLM", cfg, how, batch, seq,
+        "AutoModelForSequenceClassification" if classifier else "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM", cfg,
+        how, batch, seq,
         ", gradient_checkpointing_enable()" if checkpoint else "",
         ", a padded batch (attention_mask, the last sequence's last quarter padding%s)" % ("" if classifier else ", labels -100 there")
         if padded else "")
-    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json", task="seq_cls" if classifier else "causal_lm", batch=batch,
+    CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json",
+                       task="seq_cls" if classifier else "seq2seq" if seq2seq else "causal_lm", batch=batch,
                        seq=seq, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
-                       checkpoint="blocks" if checkpoint else "none", loss="cross_entropy" if classifier else "causal_lm", output_held=False,
+                       checkpoint="blocks" if checkpoint else "none", loss="cross_entropy" if classifier or seq2seq else "causal_lm",
+                       output_held=False,
                        padded_batch=padded, build=lambda: build_model(cfg, checkpoint).to(weights),
                        make_batch=lambda: torch.randint(0, min(SMALL["vocab_size"], config_dict(cfg)["vocab_size"]), (batch, seq)))
 
@@ -241,6 +251,9 @@ def _define_cases():
         _case(cfg)
         _case(cfg, padded=True)
     _case("gpt2", precision="bf16_autocast")
+    for cfg in SEQ2SEQ:  # T5 as transformers 5 loads it, fine-tuned with labels = its input ids
+        _case(cfg)
+    _case("t5", precision="bf16_autocast")
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")
@@ -268,7 +281,11 @@ def _hf_forward(model, ids, autocast, labels, attention_mask=None):
             targets = torch.arange(ids.shape[0]) % model.config.num_labels if labels else None
         else:
             targets = None if not labels else ids if attention_mask is None else ids.masked_fill(attention_mask == 0, -100)
-        out = model(input_ids=ids, attention_mask=attention_mask, labels=targets)
+        if model.config.is_encoder_decoder:  # without labels the decoder's input ids given as the labels would make them
+            out = model(input_ids=ids, attention_mask=attention_mask, labels=targets,
+                        decoder_input_ids=None if labels else model._shift_right(ids))
+        else:
+            out = model(input_ids=ids, attention_mask=attention_mask, labels=targets)
         return out.loss if labels else out.logits
 
 

@@ -185,9 +185,12 @@ constexpr value append_loss(sim& s, const value& out) {
     per_element = cast_to(s, log_probs, dtype::fp32);
     s.release(log_probs);
     nll_keeps_input = true;
-  } else if (s.plan.loss == loss_kind::cross_entropy) {
+  } else if (s.plan.loss == loss_kind::cross_entropy && s.types.cpu_fp32_op(out.type) == out.type) {
     per_element = pointwise(s, out, out.s, out.type, keeps::output);  // log_softmax keeps its output
-  } else if (s.plan.loss == loss_kind::causal_lm) {
+  } else if (s.plan.loss == loss_kind::causal_lm || s.plan.loss == loss_kind::cross_entropy) {
+    // ForCausalLMLoss's logits.float(); and F.cross_entropy under CPU autocast, whose fp32 list has it
+    // (autocast_mode.cpp KERNEL_CPU(cross_entropy_loss, fp32): an fp32 copy, log_softmax and nll_loss
+    // in fp32; op_rules.md L35)
     value x32 = cast_to(s, out, dtype::fp32);
     per_element = pointwise(s, x32, x32.s, dtype::fp32, keeps::output);  // log_softmax keeps its output
     s.release(x32);

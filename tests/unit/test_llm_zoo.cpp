@@ -322,6 +322,22 @@ TEST_CASE("transformers 5's GPT-2: one c_attn, the DynamicCache's k and v, and a
   CHECK(saved(pad(eager), cuda) == saved(eager, cuda));
 }
 
+TEST_CASE("T5's own CrossEntropyLoss under CPU autocast runs in fp32 (autocast_mode.cpp's CPU fp32 list; op_rules.md L35)") {
+  // measure26_hf.py's t5: T5ForConditionalGeneration, d_model 256, 2 + 2 layers of 8 heads of 32, 2 x 64 tokens
+  const models::t5_config t{32000, 256, 32, 1024, 2, 2, 8, 32, 10, 64, 64};
+  training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  cpu.loss = loss_kind::cross_entropy, cpu.output_held = false;
+  training cpu_bf16 = cpu;
+  cpu_bf16.precision = amp_bf16;
+  const auto bf16 = budget_totals(models::t5(t), cpu_bf16, devices::h100_80gb);
+  CHECK(bf16.saved_activations == 37'494'784);  // measured, to the byte
+  // after forward the loss keeps fp32 log-probabilities of the [128, 32000] bf16 logits: an fp32 copy's
+  // log_softmax (measured 54,321,712 B after forward; the bf16 log_softmax it was taken for kept half)
+  const std::int64_t log_probs = 2 * 64 * 32000 * 4;
+  CHECK(bf16.after_forward - bf16.saved_activations >= log_probs);
+  CHECK(bf16.after_forward == 54'181'730);
+}
+
 TEST_CASE("Gemma: multi-query attention with 256-channel heads, GeGLU and the embedding scale") {
   const auto g = models::gemma_2b(128);
   // one key/value head of head_dim 256: the KV cache per token is 2 x 18 layers x 256 x 2 bytes
