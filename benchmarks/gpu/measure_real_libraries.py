@@ -393,6 +393,10 @@ EXTRA_CASES = {
     # efficient kernel's tensors; twin of the committed hf_bert_cls_b16_t512_fp16
     "hf_bert_cls_b16_t512_fp16_padded": ["hf", {"cfg": "bert-base-uncased.json", "arch": "cls", "batch": 16, "seq": 512, "prec": "amp_fp16",
                                                  "padded": True}],
+    # op_rules.md L34: transformers 5's GPT-2 (one c_attn; its SDPA kernel keeps the DynamicCache's copies of k and v),
+    # unpadded and padded
+    "hf_gpt2_b8_t512_bf16": ["hf", {"cfg": "gpt2.json", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
+    "hf_gpt2_b8_t512_bf16_padded": ["hf", {"cfg": "gpt2.json", "batch": 8, "seq": 512, "prec": "amp_bf16", "padded": True}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",

@@ -144,7 +144,7 @@
 #     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): Mistral 17,669,136,384 /
 #     18,473,197,568 B; Gemma 2 9,867,780,608 / 10,671,841,792 B; Gemma 3 3,400,800,512 / 4,204,861,696 B; OLMo 3
 #     18,448,539,648 / 19,252,600,832 B.
-#   33 (~3 min, prepared 2026-12-07 in a fifth session without a GPU): padded batches (op_rules.md L32: with zeros in
+#   33 (~4 min, prepared 2026-12-07 in a fifth session without a GPU, extended 2026-12-08): padded batches (op_rules.md L32: with zeros in
 #     the attention_mask every layer's SDPA gets a mask, grouped-query k and v are repeated to every head, and on CUDA
 #     the efficient kernel keeps the mask; generate() on left-padded prompts repeats a layer's K and V at each decode
 #     step), TinyLlama (32 heads, 4 kv heads), traced: training AMP bf16 b4 t1024 padded (the committed unpadded twin:
@@ -153,7 +153,9 @@
 #     29,813,964,800 B (reserved 29,009,903,616); generate 2,835,599,360 / 3,639,660,544 B; decode-bound 2,991,329,280 /
 #     3,795,390,464 B and padded 3,242,864,640 / 4,046,925,824 B. Added 2026-12-08 (op_rules.md L33): transformers 5's
 #     BERT classifier AMP fp16 b16 t512 on a padded batch (the committed unpadded twin: 4,921,533,952 B); estimate
-#     5,042,890,752 / 6,147,604,480 B (reserved 5,343,543,296).
+#     5,042,890,752 / 6,147,604,480 B (reserved 5,343,543,296). Also (op_rules.md L34) transformers 5's GPT-2 AMP bf16
+#     b8 t512, unpadded and padded: 7,712,077,824 / 8,882,290,688 B (reserved 8,078,229,504) and 7,767,665,664 /
+#     8,907,456,512 B (reserved 8,103,395,328).
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
 # call 5 when it follows another call in the same device command.
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
@@ -263,7 +265,7 @@ case "$call" in
   32)
     measure rules32 240 210 60 hf_mistral_7b_gen_b2_p6144_n64,hf_gemma2_2b_gen_b4_p6144_n64,hf_gemma3_1b_gen_b4_p4096_n64,hf_olmo3_7b_gen_b1_p6144_n64 --trace "$work/traces" ;;
   33)
-    measure rules33 240 210 60 hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded,hf_bert_cls_b16_t512_fp16_padded --trace "$work/traces" ;;
+    measure rules33 300 270 60 hf_bert_cls_b16_t512_fp16_padded,hf_gpt2_b8_t512_bf16,hf_gpt2_b8_t512_bf16_padded,hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)
