@@ -120,7 +120,7 @@ static_assert(mistral_16k.kv_tokens_per_sequence == 4096);
 // transformers repeats Llama-3-8B's 8 kv heads to its 32 for it (repeat_kv): each decode step holds
 // 4 x a layer's K and V, where unpadded the concatenation held half a layer's (llama_config::padded_batch)
 constexpr models::llama_config padded(models::llama_config g) {
-  g.padded_batch = g.attention_mask_passed = true;
+  g.padded_batch = true;
   return g;
 }
 constexpr serving chat{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584};

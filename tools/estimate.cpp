@@ -168,8 +168,9 @@ void configure_sizes(const cli::parsed_args& a, run_config& c) {
     if (c.entry->family == "gpt" && !from_hf)
       throw usage_error("--padded-batch: " + c.model_arg + " is the project's reference GPT, which takes no attention mask; transformers' GPT-2 "
                         "is --hf-config with its config.json");
-    if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt")
-      throw usage_error("--padded-batch: " + c.model_arg + " is not a Llama-family decoder, BERT or GPT-2 (transformers' attention masks are modelled for those only)");
+    // T5's attention is eager only: its mask goes into the position bias padded or not (op_rules.md L35), nothing changes
+    if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt" && c.entry->family != "t5")
+      throw usage_error("--padded-batch: " + c.model_arg + " is not a Llama-family decoder, BERT, GPT-2 or T5 (transformers' attention masks are modelled for those only)");
     c.opts.values[tools::padded_batch_option] = 1;
   }
   if (c.entry->max_seq) {

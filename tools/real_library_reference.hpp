@@ -333,8 +333,8 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   // CrossEntropyLoss on the logits as they are
   if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
   if (s.value("padded", false)) {  // the script's padded batch: attention_mask with zeros (--padded-batch)
-    if (!m.entry.llama && m.entry.family != "bert" && m.entry.family != "gpt")
-      throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family, BERT and GPT-2)"};
+    if (!m.entry.llama && m.entry.family != "bert" && m.entry.family != "gpt" && m.entry.family != "t5")
+      throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family, BERT, GPT-2 and T5)"};
     b.options.values[padded_batch_option] = 1;
   }
   if (s.contains("lora")) apply_lora(b, path, m.model_type, s);
@@ -359,7 +359,7 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const
   if (!m.entry.llama) throw not_expressible{"generate() of model_type " + m.model_type + " (the hf engine serves the Llama family)"};
   const auto prompt = s["prompt"].get<std::int64_t>(), fresh = s["new"].get<std::int64_t>();
   auto g = *m.entry.llama;
-  if (s.value("padded", false)) g.padded_batch = g.attention_mask_passed = true;  // left-padded prompts
+  if (s.value("padded", false)) g.padded_batch = true;  // left-padded prompts
   serving v{};
   v.context = prompt + fresh, v.generated = fresh, v.concurrency = s["batch"].get<std::int64_t>(), v.engine = serving_engine::hf;
   v.precision = m.torch_dtype == "float32" ? fp32 : m.torch_dtype == "float16" ? pure_fp16 : pure_bf16;

@@ -267,7 +267,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   g.sliding_window = o.get(hidden_sliding_window, g.sliding_window);
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
   if (o.get(hidden_written_out, 0) > 0) g = models::hand_written_decoder(g);
-  if (o.get(padded_batch_option, 0) > 0) g.padded_batch = g.attention_mask_passed = true;
+  if (o.get(padded_batch_option, 0) > 0) g.padded_batch = true;
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks

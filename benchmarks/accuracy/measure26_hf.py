@@ -254,6 +254,7 @@ def _define_cases():
     for cfg in SEQ2SEQ:  # T5 as transformers 5 loads it, fine-tuned with labels = its input ids
         _case(cfg)
     _case("t5", precision="bf16_autocast")
+    _case("t5", padded=True)
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")

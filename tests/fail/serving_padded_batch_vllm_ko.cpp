@@ -8,7 +8,7 @@ using namespace gpubudget;
 
 constexpr models::llama_config padded() {
   auto g = models::llama3_8b();
-  g.padded_batch = g.attention_mask_passed = true;
+  g.padded_batch = true;
   return g;
 }
 static_assert(serve(padded(), serving{.context = 4096}, devices::h100_80gb).kv_cache_bytes > 0);

@@ -220,7 +220,7 @@ TEST_CASE("A padded batch: every layer's SDPA gets a mask, and grouped-query k a
   auto g = models::llama2_7b(64);
   g.vocab = 32000, g.width = 256, g.layers = 2, g.heads = 8, g.kv_heads = 2, g.ffn = 688;
   auto padded = g;
-  padded.padded_batch = padded.attention_mask_passed = true;
+  padded.padded_batch = true;
   const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
   const auto saved = [](const models::llama_config& c, const training& t) { return budget_totals(models::llama(c), t, devices::h100_80gb).saved_activations; };
   // the CPU: without a mask enable_gqa takes the math path (the [2, 8, 64, 64] probabilities kept); with one the

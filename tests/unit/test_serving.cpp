@@ -240,7 +240,7 @@ TEST_CASE("hf engine: a padded batch's decode steps repeat grouped-query K and V
   const serving gen{.context = 8192, .concurrency = 8, .engine = serving_engine::hf, .generated = 7680};
   auto g = models::llama3_8b();  // 32 heads, 8 kv heads
   const auto plain = serve(g, gen, devices::h200);
-  g.padded_batch = g.attention_mask_passed = true;
+  g.padded_batch = true;
   const auto padded = serve(g, gen, devices::h200);
   CHECK(padded.kv_cache_bytes == plain.kv_cache_bytes);
   // the last step: CUDA's kernels read the grouped heads unpadded (the concatenation's old K, half a layer, beside the
@@ -250,7 +250,7 @@ TEST_CASE("hf engine: a padded batch's decode steps repeat grouped-query K and V
   // as many kv heads as heads: nothing to repeat
   auto mha = models::llama2_7b();
   const auto mha_plain = serve(mha, serving{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584}, devices::h200);
-  mha.padded_batch = mha.attention_mask_passed = true;
+  mha.padded_batch = true;
   CHECK(serve(mha, serving{.context = 4096, .concurrency = 8, .engine = serving_engine::hf, .generated = 3584}, devices::h200).workspace == mha_plain.workspace);
   // vLLM schedules unpadded sequences: an error, not a number
   CHECK_THROWS_WITH(serve(g, serving{.context = 8192}, devices::h200), Catch::Contains("vLLM schedules unpadded sequences"));
