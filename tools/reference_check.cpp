@@ -318,6 +318,13 @@ void size_options_from_fields(const nlohmann::json& c, const std::string& family
   }
 }
 
+/// torch.backends.cpu.get_cpu_capability() where the case recorded it (the AVX512 Xeons' where it did not).
+cpu_isa cpu_isa_of(const nlohmann::json& c, const unsupported_case& unsupported) {
+  const std::string isa = string_field(c, "cpu_capability");
+  if (!isa.empty() && isa != "AVX512" && isa != "AVX2") throw unsupported("cpu_capability '" + isa + "' (AVX512 or AVX2)");
+  return isa == "AVX2" ? cpu_isa::avx2 : cpu_isa::avx512;
+}
+
 /// A case's training step (cc.plan) on runtime `r`: "precision", "sdpa_backend", "optimizer",
 /// "batch" and "optimizer_impl".
 void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_config& cc, const unsupported_case& unsupported) {
@@ -342,10 +349,7 @@ void training_step_from_fields(const nlohmann::json& c, runtime_kind r, case_con
     cc.plan.model_allocator = true;  // reserved and device total from the caching allocator model
   } else {
     cc.plan = cpu_reference_step(c["batch"].get<std::int64_t>(), opts.at(optimizer), r);
-    // torch.backends.cpu.get_cpu_capability() where the case recorded it (the AVX512 Xeons' where it did not)
-    const std::string isa = string_field(c, "cpu_capability");
-    if (!isa.empty() && isa != "AVX512" && isa != "AVX2") throw unsupported("cpu_capability '" + isa + "' (AVX512 or AVX2)");
-    cc.plan.cpu_capability = isa == "AVX2" ? cpu_isa::avx2 : cpu_isa::avx512;
+    cc.plan.cpu_capability = cpu_isa_of(c, unsupported);
   }
   cc.plan.precision = pm;
   if (pm == pure_bf16) cc.plan.master_weights = false;  // measure26_hf.py's bf16 weights: no fp32 copy
@@ -406,6 +410,7 @@ case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_confi
   v.context = c["prompt"].get<std::int64_t>() + v.generated;
   v.concurrency = c["batch"].get<std::int64_t>();
   v.precision = weights, v.kv = weights == pure_bf16 ? dtype::bf16 : dtype::fp32, v.runtime = r, v.engine = serving_engine::hf;
+  v.cpu_capability = cpu_isa_of(c, unsupported);
   cc.decode = v;
   cc.hf_generate = true;
   return cc;

@@ -101,6 +101,8 @@ struct serving {
   /// The runtime whose op rules the prefill follows (the CPU ones hold it against
   /// reference/pytorch-2.6-cpu-llm.json's decode cases).
   runtime_kind runtime = runtime_kind::torch2_cuda;
+  /// A CPU runtime's ISA (training::cpu_capability): which 16-bit GEMMs copy their operand.
+  cpu_isa cpu_capability = cpu_isa::avx512;
   serving_engine engine = serving_engine::vllm;
   /// hf: new tokens per sequence; the prompt is the other context - generated tokens (0: a
   /// prefill only). vLLM's budget does not depend on it.
@@ -180,7 +182,8 @@ constexpr memory_budget prefill_budget(models::llama_config g, const serving& s,
   // cumsum): per-sample masks and RoPE tables
   if (s.engine == serving_engine::hf) g.attention_mask_passed = g.per_sample_rope = true;
   if (g.context < length) g.context = length;  // beyond_positions: RoPE has no position table
-  const auto plan = for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime);
+  auto plan = for_runtime(training{.batch = s.prefill_sequences, .precision = s.precision, .inference = true}, s.runtime);
+  plan.cpu_capability = s.cpu_capability;
   return visit_serving_layers(g, block, [&](const auto& layers) {
     const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
                                                           layers, models::family_norm(g, s.weights))
@@ -284,7 +287,7 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   const auto prefill = std::max(p.step_peak, checked_add(p.after_forward, logits)) + p.input_batch;  // the walk holds c.after_prefill
   // a decode step's LM head, one row a sequence (x·Wᵀ): on the CPU OpenBLAS's buffer, after the layers' copies are gone (a
   // forward GEMM: no 16-bit copy of C on either ISA); the step's logits beside every moment of it
-  const auto head_gemm = cpu_gemm_buffer(s.runtime, cpu_isa::avx512, {s.concurrency, g.vocab, g.width, false, true}, types.parameters);
+  const auto head_gemm = cpu_gemm_buffer(s.runtime, s.cpu_capability, {s.concurrency, g.vocab, g.width, false, true}, types.parameters);
   const auto step = std::max(c.after_prefill + std::max(c.first_step_copy, head_gemm), c.after_decode + std::max(c.last_step_copy, head_gemm));
   const auto decode = s.generated > 0 ? checked_add(step, logits) : 0;
   b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
