@@ -87,7 +87,10 @@ GPT2_SMALL = dict(n_embd=256, n_layer=2, n_head=8, vocab_size=32000, n_positions
 CONFIGS["gpt2"] = ("gpt2.json", GPT2_SMALL)
 CONFIGS["gpt2-eager"] = ("gpt2.json", dict(GPT2_SMALL, attn_implementation="eager"))
 CONFIGS["gpt2-no-attention-dropout"] = ("gpt2.json", dict(GPT2_SMALL, attn_pdrop=0.0))  # the 2.6 CPU's flash kernel
-CLASSIFIERS = ("bert", "bert-no-attention-dropout")
+# decoders fine-tuned as classifiers (the last non-padding token's logits; a pad token set, as users set it to batch)
+CONFIGS["gpt2-cls"] = ("gpt2.json", dict(GPT2_SMALL, architectures=["GPT2ForSequenceClassification"], pad_token_id=0))
+CONFIGS["qwen2-cls"] = ("qwen2-0.5b-seq-cls-3.json", dict(SMALL, max_window_layers=2, pad_token_id=0))
+CLASSIFIERS = ("bert", "bert-no-attention-dropout", "gpt2-cls", "qwen2-cls")
 # T5 (its own keys; relative position buckets, ReLU, a tied head scaled by d_model^-0.5) as
 # AutoModelForSeq2SeqLM: the labels are the input ids, the decoder's input ids their shift right
 CONFIGS["t5"] = ("t5-small.json", dict(d_model=256, d_ff=1024, d_kv=32, num_heads=8, num_layers=2, num_decoder_layers=2,
@@ -255,6 +258,9 @@ def _define_cases():
         _case(cfg)
     _case("t5", precision="bf16_autocast")
     _case("t5", padded=True)
+    for cfg in ("gpt2-cls", "qwen2-cls"):  # decoders as classifiers, on a collated batch and a padded one
+        _case(cfg)
+        _case(cfg, padded=True)
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")
