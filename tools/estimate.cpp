@@ -142,6 +142,18 @@ std::int64_t configure_model(const cli::parsed_args& a, const std::vector<tools:
   return batch;
 }
 
+/// --padded-batch and --attention-mask name transformers' attention_mask: the Llama family, BERT,
+/// transformers' GPT-2 and T5 (eager only: its mask goes into the position bias padded or not,
+/// op_rules.md L35; nothing changes) take it.
+void require_transformers_masks(const run_config& c, const std::string& flag) {
+  const bool from_hf = c.entry->name.rfind("hf:", 0) == 0;
+  if (c.entry->family == "gpt" && !from_hf)
+    throw usage_error("--" + flag + ": " + c.model_arg + " is the project's reference GPT, which takes no attention mask; transformers' GPT-2 "
+                      "is --hf-config with its config.json");
+  if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt" && c.entry->family != "t5")
+    throw usage_error("--" + flag + ": " + c.model_arg + " is not a Llama-family decoder, BERT, GPT-2 or T5 (transformers' attention masks are modelled for those only)");
+}
+
 /// Size options: only those of the model's family, each in its range; the family's own limits.
 void configure_sizes(const cli::parsed_args& a, run_config& c) {
   const auto val = [&](const char* n) { return *a.get(n); };
@@ -163,16 +175,11 @@ void configure_sizes(const cli::parsed_args& a, run_config& c) {
     }
     c.opts.values[name] = cli::parse_integer("--" + name, val(name.c_str()), it->lo, it->hi);
   }
-  if (a.has("padded-batch")) {
-    const bool from_hf = c.entry->name.rfind("hf:", 0) == 0;
-    if (c.entry->family == "gpt" && !from_hf)
-      throw usage_error("--padded-batch: " + c.model_arg + " is the project's reference GPT, which takes no attention mask; transformers' GPT-2 "
-                        "is --hf-config with its config.json");
-    // T5's attention is eager only: its mask goes into the position bias padded or not (op_rules.md L35), nothing changes
-    if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt" && c.entry->family != "t5")
-      throw usage_error("--padded-batch: " + c.model_arg + " is not a Llama-family decoder, BERT, GPT-2 or T5 (transformers' attention masks are modelled for those only)");
-    c.opts.values[tools::padded_batch_option] = 1;
-  }
+  for (const auto& flag : {tools::padded_batch_option, tools::attention_mask_option})
+    if (a.has(flag.c_str())) {
+      require_transformers_masks(c, flag);
+      c.opts.values[flag] = 1;
+    }
   if (c.entry->max_seq) {
     const auto max = c.entry->max_seq(c.opts);
     const bool given = c.opts.values.count("seq") != 0;
@@ -574,8 +581,9 @@ void configure_teacher(run_config& c) {
   const auto fam = tools::families();
   for (const auto& o : fam.at(c.teacher->family))
     if (c.opts.values.count(o.name)) topts.values[o.name] = c.opts.values.at(o.name);
-  // the teacher reads the student's padded batch: a Llama-family teacher its masks too
-  if (c.opts.values.count(tools::padded_batch_option) && c.teacher->llama) topts.values[tools::padded_batch_option] = 1;
+  // the teacher reads the student's batch and attention_mask: a Llama-family teacher its masks too
+  for (const auto& flag : {tools::padded_batch_option, tools::attention_mask_option})
+    if (c.opts.values.count(flag) && c.teacher->llama) topts.values[flag] = 1;
   training t{};
   t.batch = c.plan.micro();
   t.inference = true;

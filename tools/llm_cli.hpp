@@ -42,6 +42,9 @@ inline std::vector<cli::option_spec> llm_options() {
        "Llama family, BERT, GPT-2 (--hf-config) and T5: the batch is padded (a collator pads the shorter sequences; the model gets an attention_mask "
        "with zeros): every layer's SDPA gets a [B, 1, T, T] mask, (Llama family) k and v repeated to every head, and on CUDA no flash kernel "
        "(default: unpadded, transformers skips the mask; eager attention, as T5's and the zoo's bert-base, adds its mask padded or not)"},
+      {"attention-mask", false, "",
+       "the model is called with an attention_mask that pads nothing (a collator's or a tokenizer's output passed whole): a Llama-family "
+       "model's sliding-window masks are then one per sample, [B, 1, T, T] (default: no attention_mask; --padded-batch implies one)"},
       {"serve", false, "", "a serving budget (Llama family): weights, prefill workspace, KV cache; max tokens / sequences / context"},
       {"context", true, "N", "with --serve: tokens per sequence (default: the model's positions; more needs --ctx)"},
       {"concurrency", true, "N", "with --serve: sequences served at once, 1 to 1048576 (default 1)"},
@@ -431,6 +434,8 @@ inline void require_serve_for_its_flags(const cli::parsed_args& a) {
     if (a.has(n) && !a.has("serve")) throw cli::usage_error(std::string("--") + n + " needs --serve");
   if (a.has("serve") && a.has("padded-batch") && a.get("engine").value_or("vllm") != "hf")
     throw cli::usage_error("--padded-batch with --serve is generate() on left-padded prompts: add --engine hf (vLLM schedules unpadded sequences)");
+  if (a.has("serve") && a.has("attention-mask"))
+    throw cli::usage_error("--attention-mask is a training or --inference forward's: generate() (--engine hf) always passes one, vLLM none");
 }
 
 }  // namespace gpubudget::tools

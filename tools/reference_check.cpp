@@ -438,6 +438,7 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   }
   if (c.contains("seq") && c["seq"].is_number_integer()) cc.options.values["seq"] = c["seq"].get<std::int64_t>();
   if (c.value("padded_batch", false)) cc.options.values[tools::padded_batch_option] = 1;  // a collator's padding, left-padded prompts
+  if (c.value("attention_mask_passed", false)) cc.options.values[tools::attention_mask_option] = 1;  // a mask of ones
   if (string_field(c, "kind") == "generate") return hf_generate_case(c, r, std::move(cc), unsupported);
   if (string_field(c, "kind") == "inference") {  // an eval forward under no_grad, its output kept
     if (!c.contains("batch") || !c["batch"].is_number_integer()) throw unsupported("no batch");

@@ -197,6 +197,11 @@ inline const std::string hidden_sliding_window = "_sliding-window";
 /// --padded-batch on a Llama-family model, BERT or transformers' GPT-2: the batch is padded, the model
 /// called with an attention_mask that has zeros (llama_config::, bert_config::, gpt_config::padded_batch).
 inline const std::string padded_batch_option = "padded-batch";
+/// --attention-mask on a Llama-family model: the model is called with an attention_mask that pads
+/// nothing (a collator's or a tokenizer's output passed whole): its sliding-window masks one per
+/// sample (llama_config::attention_mask_passed; op_rules.md L31). BERT, GPT-2 and T5 skip or build
+/// theirs alike with or without it.
+inline const std::string attention_mask_option = "attention-mask";
 /// A reference case's attention "eager" on a Llama-family model: 1, eager_attention_forward; 2, with
 /// Gemma 2's attn_logit_softcapping (measure26_llm.py's eager cases).
 inline const std::string hidden_eager_attention = "_eager-attention";
@@ -268,6 +273,7 @@ inline models::llama_config llama_from(models::llama_config g, const model_optio
   if (const auto eager = o.get(hidden_eager_attention, 0); eager > 0) g.eager_attention = true, g.attention_softcap = eager == 2;
   if (o.get(hidden_written_out, 0) > 0) g = models::hand_written_decoder(g);
   if (o.get(padded_batch_option, 0) > 0) g.padded_batch = true;
+  if (o.get(attention_mask_option, 0) > 0) g.attention_mask_passed = true;
   return g;
 }
 /// Gemma 2 or Gemma 3 on `t` (models::visit_gemma2, visit_gemma3: training::checkpoint_blocks

@@ -173,23 +173,25 @@ def padded_attention_mask(batch, seq):
     return mask
 
 
-def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64, padded=False):
+def _case(cfg, precision="fp32", checkpoint=False, batch=2, seq=64, padded=False, mask=False):
+    """`padded`: a collator's padded batch; `mask`: an attention_mask of ones passed (a collator's or a tokenizer's
+    output given whole, nothing padded)."""
     classifier, seq2seq = cfg in CLASSIFIERS, cfg in SEQ2SEQ
     suffix, how, _, weights = PRECISIONS[precision]
-    name = "hf_%s_b%d_t%d%s%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "",
-                                    "_padded" if padded else "")
-    desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s%s" % (
+    name = "hf_%s_b%d_t%d%s%s%s%s" % (cfg.replace("-", "_"), batch, seq, suffix, "_ckpt" if checkpoint else "",
+                                      "_padded" if padded else "", "_mask" if mask else "")
+    desc = "transformers %s from hf-cpu-configs/%s.json, %s, batch %d, seq %d%s%s%s" % (
         "AutoModelForSequenceClassification" if classifier else "AutoModelForSeq2SeqLM" if seq2seq else "AutoModelForCausalLM", cfg,
         how, batch, seq,
         ", gradient_checkpointing_enable()" if checkpoint else "",
         ", a padded batch (attention_mask, the last sequence's last quarter padding%s)" % ("" if classifier else ", labels -100 there")
-        if padded else "")
+        if padded else "", ", an attention_mask of ones (nothing padded)" if mask else "")
     CASES[name] = dict(case=name, description=desc, hf_config=cfg + ".json",
                        task="seq_cls" if classifier else "seq2seq" if seq2seq else "causal_lm", batch=batch,
                        seq=seq, precision=precision, optimizer="adamw", optimizer_impl="for_loop",
                        checkpoint="blocks" if checkpoint else "none", loss="cross_entropy" if classifier or seq2seq else "causal_lm",
                        output_held=False,
-                       padded_batch=padded, build=lambda: build_model(cfg, checkpoint).to(weights),
+                       padded_batch=padded, attention_mask_passed=padded or mask, build=lambda: build_model(cfg, checkpoint).to(weights),
                        make_batch=lambda: torch.randint(0, min(SMALL["vocab_size"], config_dict(cfg)["vocab_size"]), (batch, seq)))
 
 
@@ -261,6 +263,8 @@ def _define_cases():
     for cfg in ("gpt2-cls", "qwen2-cls"):  # decoders as classifiers, on a collated batch and a padded one
         _case(cfg)
         _case(cfg, padded=True)
+    for cfg in ("llama", "mistral", "gemma2", "gemma3", "olmo3", "bert"):  # an attention_mask of ones (nothing padded)
+        _case(cfg, mask=True)
     # grouped-query heads; batched prompts of unequal lengths (Mistral's window cache is small: four sequences, so that
     # it outweighs the ~10 KB of Python objects the output holds besides)
     _generate_case("llama-gen-gqa")
@@ -367,7 +371,8 @@ def run_case(c, heap):
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = measure.make_optimizer(c["optimizer"], trainable, c["optimizer_impl"])
     ac = PRECISIONS[c["precision"]][2]
-    mask = padded_attention_mask(*ids.shape) if c.get("padded_batch") else None
+    mask = (padded_attention_mask(*ids.shape) if c.get("padded_batch") else
+            torch.ones(ids.shape, dtype=torch.int64) if c.get("attention_mask_passed") else None)
 
     def saved(m, batch):  # the model's own graph: no labels, the logits returned
         return sum(s.nbytes() for s in measure.live_saved_storages(m, lambda: _hf_forward(m, batch, ac, False, mask)).values())
