@@ -296,7 +296,7 @@ inline constexpr batch_attention_mask_t batch_attention_mask{};
 /// on CUDA, a kernel that takes a mask (op_rules.md L32). transformers 5's BERT (separate_qkv_sdpa)
 /// likewise: create_bidirectional_mask is skipped only while nothing is padded, and its mask is the
 /// full [B, 1, Lq, Lk] (bidirectional_mask_function's [1, 1, Lq, 1] & the padding's [B, 1, 1, Lk];
-/// op_rules.md L33), and its GPT-2 (flash, projection_names::gpt2) the causal one.
+/// op_rules.md L33), and its GPT-2 (flash, projection_names::gpt2) the causal one (L34).
 struct padded_batch_t {};
 inline constexpr padded_batch_t padded_batch{};
 
@@ -878,7 +878,7 @@ constexpr value dynamic_cache_copy(sim& s, const value& x) {
 
 /// GPT-2's k and v, views of the packed c_attn output `kv` (consumed), each copied by transformers >= 5's
 /// DynamicLayer.update (dynamic_cache_copy): a fused kernel keeps the copies, not c_attn's output
-/// (op_rules.md L33; hf_gpt2_no_attention_dropout_b2_t64 of pytorch-2.6-cpu-transformers.json).
+/// (op_rules.md L34; hf_gpt2_no_attention_dropout_b2_t64 of pytorch-2.6-cpu-transformers.json).
 constexpr std::array<value, 2> cached_k_and_v(sim& s, const attention_dims& a, const value& kv) {
   const auto shape = make_shape(a.Lk, a.KVH * a.d);
   std::array<value, 2> out{dynamic_cache_copy(s, s.view(kv, shape)), dynamic_cache_copy(s, s.view(kv, shape))};
@@ -928,7 +928,7 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
     const auto [k, v] = cached_k_and_v(s, a, kv);
     return sdpa_then_output(c, op, a, q, k, v, true);
   }
-  value mask = transformers_sdpa_mask(s, a);  // a padded batch's (GPT-2: op_rules.md L33); none otherwise
+  value mask = transformers_sdpa_mask(s, a);  // a padded batch's (GPT-2: op_rules.md L34); none otherwise
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, mask.id >= 0);
   if (kind == sdpa_kernel::math) {
     value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
