@@ -236,6 +236,19 @@ int main() {
   const auto bert = budget_totals(models::bert_lora_seq_cls(models::bert_base(512), bert_adapters, 10), training{.batch = 16, .precision = amp_fp16}, devices::t4);
   std::cout << "\nBERT-base, 2 classes, 512 tokens, micro-batch 16, LoRA r=8 on query, value: trainable params: " << bert.trainable_count
             << " || all params: " << bert.parameter_count << "; " << format_bytes(bert.total()) << " on a T4, " << (fits(bert) ? "fits" : "does not fit") << "\n";
+  // A collator's padded batch on transformers 5's BERT (its default SDPA): every layer's SDPA keeps
+  // the [16, 1, 512, 512] fp16 mask beside the efficient kernel's tensors (bert_config::padded_batch)
+  auto bert5 = models::bert_base(512);
+  bert5.attention = attention_impl::separate_qkv_sdpa;
+  auto bert5_padded = bert5;
+  bert5_padded.padded_batch = true;
+  const training glue{.batch = 16, .precision = amp_fp16};
+  const auto glue_unpadded = budget_totals(models::bert_seq_cls(bert5, 2, 10), glue, devices::h100_80gb);
+  const auto glue_padded = budget_totals(models::bert_seq_cls(bert5_padded, 2, 10), glue, devices::h100_80gb);
+  std::cout << "BERT-base under transformers 5, 2 classes, 16 x 512 tokens, AMP fp16 on an H100: saved for backward "
+            << format_bytes(glue_unpadded.saved_activations) << " on equal-length sequences, " << format_bytes(glue_padded.saved_activations)
+            << " on a padded batch\n";
+  if (glue_padded.saved_activations - glue_unpadded.saved_activations != std::int64_t{12} * 16 * 512 * 512 * 2) return 1;
 
   // --- 6. LoRA by name on ViT-B/16 --------------------------------------------------------------
   const auto vit_full = models::vit_b_16(224, 1000);
