@@ -614,6 +614,9 @@ constexpr scores_impl scores_of(const attention_op& op) {
 }
 /// Does `op` run k and v through a DynamicCache in training (training_kv_cache; bit 1024 of positions)?
 constexpr bool has_training_cache(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 1024) != 0; }
+/// Is `op` transformers' GPT-2 attention through SDPA (flash on one c_attn, projection_names::gpt2),
+/// which takes a padded batch's mask and the DynamicCache's copies (op_rules.md L34)?
+constexpr bool is_gpt2_sdpa(const attention_op& op) { return op.impl == attention_impl::flash && op.names == projection_names::gpt2; }
 /// Are `op`'s RoPE tables one per sample (per_sample_rope_tables; bit 2048 of positions)?
 constexpr bool has_per_sample_rope_tables(const attention_op& op) { return (static_cast<std::int64_t>(op.positions) & 2048) != 0; }
 /// Are `op`'s RoPE tables fp32 whatever the hidden states' type (fp32_rope_tables; bit 8192 of positions)?
@@ -677,10 +680,8 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   if (local && !is_rotary(op)) invalid_layer_argument();  // local_rope: RoPE's
   const auto p = static_cast<std::int64_t>(op.positions);
   const bool keyword = (p & 4096) == 0, batch_mask = (p & 16384) != 0, padded = (p & 32768) != 0;
-  const bool transformers_sdpa = is_rotary(op) || op.impl == attention_impl::separate_qkv_sdpa ||
-                                 (op.impl == attention_impl::flash && op.names == projection_names::gpt2);
-  if (padded && !transformers_sdpa) padded_batch_needs_a_transformers_sdpa_attention();
-  if (has_training_cache(op) && !is_rotary(op) && !(op.impl == attention_impl::flash && op.names == projection_names::gpt2)) training_kv_cache_needs_a_transformers_decoder();
+  if (padded && !is_rotary(op) && op.impl != attention_impl::separate_qkv_sdpa && !is_gpt2_sdpa(op)) padded_batch_needs_a_transformers_sdpa_attention();
+  if (has_training_cache(op) && !is_rotary(op) && !is_gpt2_sdpa(op)) training_kv_cache_needs_a_transformers_decoder();
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask, padded};
 }
 
