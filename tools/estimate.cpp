@@ -142,15 +142,14 @@ std::int64_t configure_model(const cli::parsed_args& a, const std::vector<tools:
   return batch;
 }
 
-/// --padded-batch and --attention-mask name transformers' attention_mask: the Llama family, BERT,
-/// transformers' GPT-2 and T5 (eager only: its mask goes into the position bias padded or not,
-/// op_rules.md L35; nothing changes) take it.
+/// --padded-batch and --attention-mask name transformers' attention_mask (tools::takes_attention_mask);
+/// the zoo's gpt models are the project's reference GPT, not transformers'.
 void require_transformers_masks(const run_config& c, const std::string& flag) {
   const bool from_hf = c.entry->name.rfind("hf:", 0) == 0;
   if (c.entry->family == "gpt" && !from_hf)
     throw usage_error("--" + flag + ": " + c.model_arg + " is the project's reference GPT, which takes no attention mask; transformers' GPT-2 "
                       "is --hf-config with its config.json");
-  if (!c.entry->llama && c.entry->family != "bert" && c.entry->family != "gpt" && c.entry->family != "t5")
+  if (!tools::takes_attention_mask(*c.entry))
     throw usage_error("--" + flag + ": " + c.model_arg + " is not a Llama-family decoder, BERT, GPT-2 or T5 (transformers' attention masks are modelled for those only)");
 }
 

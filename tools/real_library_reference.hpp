@@ -333,7 +333,7 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   // CrossEntropyLoss on the logits as they are
   if (task == models::hf_task::causal_lm) b.plan.loss = loss_kind::causal_lm;
   if (s.value("padded", false)) {  // the script's padded batch: attention_mask with zeros (--padded-batch)
-    if (!m.entry.llama && m.entry.family != "bert" && m.entry.family != "gpt" && m.entry.family != "t5")
+    if (!takes_attention_mask(m.entry))
       throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family, BERT, GPT-2 and T5)"};
     b.options.values[padded_batch_option] = 1;
   }

@@ -99,6 +99,10 @@ struct zoo_entry {
   /// models exported from ATen dumps compute theirs in forward).
   std::string default_loss{};
 };
+/// Does `e` model transformers' attention_mask (--padded-batch, --attention-mask)? The Llama family,
+/// BERT, GPT-2 and T5 (eager only: its mask goes into the position bias padded or not, op_rules.md
+/// L35, so nothing changes there).
+inline bool takes_attention_mask(const zoo_entry& e) { return e.llama || e.family == "bert" || e.family == "gpt" || e.family == "t5"; }
 
 /// A loss by its name (--loss, a graph file's "loss"): mean_square, cross_entropy, causal_lm;
 /// any other name (the names are checked where they are read) is the mean square.
@@ -194,8 +198,8 @@ inline const std::string hidden_experts = "_experts", hidden_top_k = "_top-k";
 inline const std::string hidden_rotary_dim = "_rotary-dim";
 /// ... and with a sliding window (its "sliding_window": llama_config::sliding_window).
 inline const std::string hidden_sliding_window = "_sliding-window";
-/// --padded-batch on a Llama-family model, BERT or transformers' GPT-2: the batch is padded, the model
-/// called with an attention_mask that has zeros (llama_config::, bert_config::, gpt_config::padded_batch).
+/// --padded-batch (takes_attention_mask): the batch is padded, the model called with an attention_mask
+/// that has zeros (llama_config::, bert_config::, gpt_config::padded_batch; T5: no change).
 inline const std::string padded_batch_option = "padded-batch";
 /// --attention-mask on a Llama-family model: the model is called with an attention_mask that pads
 /// nothing (a collator's or a tokenizer's output passed whole): its sliding-window masks one per
