@@ -151,6 +151,8 @@ void require_transformers_masks(const run_config& c, const std::string& flag) {
                       "is --hf-config with its config.json");
   if (!tools::takes_attention_mask(*c.entry))
     throw usage_error("--" + flag + ": " + c.model_arg + " is not a Llama-family decoder, BERT, GPT-2 or T5 (transformers' attention masks are modelled for those only)");
+  if (flag == tools::padded_batch_option && !c.entry->padded_batch_unmodelled.empty())
+    throw usage_error("--" + flag + ": " + c.model_arg + ": " + c.entry->padded_batch_unmodelled);
 }
 
 /// Size options: only those of the model's family, each in its range; the family's own limits.

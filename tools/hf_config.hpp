@@ -71,6 +71,10 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (m.task == models::hf_task::seq_cls && m.family == hf_family::bert)
     e.peft = detail::bert_classifier_peft([m](const model_options& o) { return with_options(m, o).bert; }, m.classifier_dropout_percent);
   if (m.family == hf_family::t5) e.peft = detail::t5_peft([m](const model_options& o) { return with_options(m, o).t5; });
+  if (m.family == hf_family::t5 && m.t5.sdpa)
+    e.padded_batch_unmodelled = "T5's SDPA attention (transformers >= 5.13) would take where(attention_mask, position_bias, min), [B, heads, Lq, Lk], "
+                                "in every call: not modelled; a config.json with \"attn_implementation\": \"eager\" budgets the eager attention, "
+                                "which adds the mask padded or not";
   // the other heads of GPT-2 and BERT by module name (models::get_peft_model): GPT-2's classifier
   // (PEFT's SEQ_CLS keeps `score` in modules_to_save), BERT's masked LM, either base model
   if (!e.peft && (m.family == hf_family::gpt2 || m.family == hf_family::bert)) {
@@ -88,14 +92,17 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
 /// The model a transformers config.json describes, with the head `task` names (default: the
 /// one its "architectures" names); std::invalid_argument ("--hf-config: FILE: ...") naming the
 /// file and the key when it cannot. Its name is "hf:MODEL_TYPE", with the task when the head is
-/// not the family's language-model head (causal-lm; T5's seq2seq).
-inline hf_model from_hf_config(const std::string& path, std::optional<models::hf_task> task = std::nullopt) {
+/// not the family's language-model head (causal-lm; T5's seq2seq). `transformers_version`: the
+/// release that runs it (a reference file's; "" for the current one: hf::for_transformers_version).
+inline hf_model from_hf_config(const std::string& path, std::optional<models::hf_task> task = std::nullopt,
+                               const std::string& transformers_version = "") {
   hf::config_file f;
   try {
     f = hf::load_config(path, task);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--hf-config: ") + e.what());
   }
+  hf::for_transformers_version(f.model, transformers_version);
   const auto t = f.model.task;
   const bool lm = t == models::hf_task::causal_lm || t == models::hf_task::seq2seq;
   const std::string name = "hf:" + f.model_type + (lm ? "" : std::string(" ") + models::hf_task_name(t));

@@ -60,6 +60,7 @@ struct library_file {
   std::string path, configs;  ///< configs: the folder of the hf specs' config files
   std::string graphs;         ///< the folder of the graph specs' exported graphs (tools/gpubudget-export)
   std::string gpu, alloc_conf;
+  std::string transformers;  ///< environment.transformers: the release its hf specs ran
   double cap_gib = 16.0;
   std::vector<library_case> cases;
 };
@@ -183,6 +184,7 @@ inline library_file read_library_file(const nlohmann::json& j, const std::string
   const auto env = j.contains("environment") ? j["environment"] : nlohmann::json::object();
   f.gpu = detail::text_at(env, "gpu");
   f.alloc_conf = detail::text_at(env, "PYTORCH_CUDA_ALLOC_CONF");
+  f.transformers = detail::text_at(env, "transformers");
   if (j.contains("cap_gib")) {
     if (!j["cap_gib"].is_number() || j["cap_gib"].get<double>() <= 0) throw cli::usage_error("--reference: " + path + ": \"cap_gib\" must be a positive number");
     f.cap_gib = j["cap_gib"].get<double>();
@@ -323,7 +325,7 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   const auto task = arch == "cls" ? models::hf_task::seq_cls : arch == "s2s" ? models::hf_task::seq2seq : models::hf_task::causal_lm;
   hf_model m;
   try {
-    m = from_hf_config(path, task);
+    m = from_hf_config(path, task, f.transformers);
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }
@@ -352,7 +354,7 @@ namespace detail {
 inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
   hf_model m;
   try {
-    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>(), models::hf_task::causal_lm);  // AutoModelForCausalLM
+    m = from_hf_config(f.configs + "/" + s["cfg"].get<std::string>(), models::hf_task::causal_lm, f.transformers);  // AutoModelForCausalLM
   } catch (const std::invalid_argument& e) {
     throw not_expressible{e.what()};
   }

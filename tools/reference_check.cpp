@@ -50,6 +50,7 @@ struct reference_file {
   std::vector<measured> cases;
   runtime_kind runtime = runtime_kind::torch1_13_cpu;
   std::string gpu;  ///< a CUDA file's environment.gpu (torch.cuda.get_device_properties().name), if any
+  std::string transformers;  ///< environment.transformers: the release its transformers cases ran
 };
 
 /// The catalog device a CUDA file's GPU name stands for: the one all of whose name's words appear
@@ -107,6 +108,7 @@ reference_file read_reference(const nlohmann::json& j, const std::string& path) 
   const auto& env = j.contains("environment") && j["environment"].is_object() ? j["environment"] : nlohmann::json::object();
   const bool cuda = env.contains("device") && env["device"].is_string() && env["device"].get<std::string>() == "cuda";
   if (cuda && env.contains("gpu") && env["gpu"].is_string()) out.gpu = env["gpu"].get<std::string>();
+  if (env.contains("transformers") && env["transformers"].is_string()) out.transformers = env["transformers"].get<std::string>();
   if (cuda && torch.rfind("2.", 0) == 0) out.runtime = runtime_kind::torch2_cuda;
   else if (cuda) throw usage_error("--reference: " + path + " was measured with PyTorch " + torch + " on CUDA; the estimator has CUDA rules for 2.x only");
   else if (torch.rfind("1.13", 0) == 0 || torch.empty()) out.runtime = runtime_kind::torch1_13_cpu;
@@ -422,7 +424,8 @@ case_config hf_generate_case(const nlohmann::json& c, runtime_kind r, case_confi
 /// A case of transformers' own model (measure26_hf.py): "hf_config" names a config.json in the
 /// reference's hf-cpu-configs/ folder, built by the --hf-config reader as a user's file is; the
 /// loss is transformers' own (ForCausalLMLoss, or a classifier's or T5's CrossEntropyLoss; the output object dropped).
-case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::string& configs, const unsupported_case& unsupported) {
+case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::string& configs, const std::string& transformers,
+                           const unsupported_case& unsupported) {
   case_config cc;
   const auto file = configs + "/" + string_field(c, "hf_config");
   // AutoModelForCausalLM, AutoModelForSequenceClassification or AutoModelForSeq2SeqLM
@@ -430,7 +433,7 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   if (task != "causal_lm" && task != "seq_cls" && task != "seq2seq") throw unsupported("task '" + task + "' (causal_lm, seq_cls or seq2seq)");
   const auto hf_task = task == "seq_cls" ? models::hf_task::seq_cls : task == "seq2seq" ? models::hf_task::seq2seq : models::hf_task::causal_lm;
   try {
-    auto m = tools::from_hf_config(file, hf_task);
+    auto m = tools::from_hf_config(file, hf_task, transformers);
     cc.model = m.entry.name;
     cc.hf = std::move(m.entry);
   } catch (const std::invalid_argument& e) {
@@ -459,9 +462,9 @@ case_config hf_config_case(const nlohmann::json& c, runtime_kind r, const std::s
   return cc;
 }
 
-case_config config_from_fields(const nlohmann::json& c, runtime_kind r, const std::string& configs) {
+case_config config_from_fields(const nlohmann::json& c, runtime_kind r, const std::string& configs, const std::string& transformers) {
   auto unsupported = [&](const std::string& what) { return usage_error("case " + string_field(c, "case") + ": " + what); };
-  if (c.contains("hf_config")) return hf_config_case(c, r, configs, unsupported);
+  if (c.contains("hf_config")) return hf_config_case(c, r, configs, transformers, unsupported);
   case_config cc;
   const std::string model = string_field(c, "model");
   if (model.empty()) throw unsupported("no \"model\" field");
@@ -676,7 +679,7 @@ int check_reference_impl(const std::string& path, bool check, const std::set<std
   if (file.runtime != runtime_kind::torch1_13_cpu) {
     for (const auto& m : ref) {
       try {
-        todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime, hf_configs_of(path)));
+        todo.emplace_back(m.name, config_from_fields(m.raw, file.runtime, hf_configs_of(path), file.transformers));
       } catch (const usage_error& e) {
         // a CUDA file measures configurations the estimator does not express yet: listed, not
         // checked; a CPU file must be expressible case by case

@@ -98,6 +98,9 @@ struct zoo_entry {
   /// The model's own loss, --loss's default where set (a --graph file's "loss": transformers'
   /// models exported from ATen dumps compute theirs in forward).
   std::string default_loss{};
+  /// Why a padded batch (--padded-batch) is not modelled on this model, empty where it is (T5
+  /// through SDPA: models::t5's named error, said before the model is built).
+  std::string padded_batch_unmodelled{};
 };
 /// Does `e` model transformers' attention_mask (--padded-batch, --attention-mask)? The Llama family,
 /// BERT, GPT-2 and T5 (eager only: its mask goes into the position bias padded or not, op_rules.md
@@ -317,6 +320,7 @@ inline models::t5_config t5_from(models::t5_config t, const model_options& o) {
   t.decoder_layers = o.get("layers", t.decoder_layers);
   t.heads = o.get("heads", t.heads);
   t.ffn = o.get("ffn", t.ffn);
+  t.padded_batch = o.get(padded_batch_option, 0) > 0;
   return t;
 }
 inline zoo_entry t5_model(std::string name, models::t5_config base) {

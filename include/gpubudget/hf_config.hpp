@@ -273,6 +273,9 @@ inline models::t5_config t5_config_of(const nlohmann::json& c, const std::string
   require(flag_or(c, path, "tie_word_embeddings", true), path, "tie_word_embeddings", "true (lm_head tied to the shared embedding)");
   require(flag_or(c, path, "is_encoder_decoder", true), path, "is_encoder_decoder", "true");
   t.seq = t.target_seq = 512;  // n_positions of the original checkpoints: the pre-training length
+  // transformers >= 5.17 runs T5Attention through SDPA by default (PR #47014); "eager" as 5.12 and 4.x did
+  t.sdpa = attention_of(c, path, {"eager", "sdpa"}) == "sdpa";
+  t.use_cache = flag_or(c, path, "use_cache", true);  // T5Config's default
   return t;
 }
 
@@ -401,6 +404,24 @@ inline config_file read_config(const nlohmann::json& c, const std::string& path,
   const bool own = c.contains("classifier_dropout") && c["classifier_dropout"].is_number();  // BertForSequenceClassification
   f.model.classifier_dropout_percent = own ? percent_or(c, path, "classifier_dropout", 0) : f.model.bert.dropout_percent;
   return f;
+}
+
+/// The first transformers release whose T5Attention runs through SDPA (attn_implementation "sdpa",
+/// its default from then on): PR #47014, merged 2026-07-30. Measured: 5.12.1 ran T5 eager
+/// (pytorch-2.6-cpu-transformers.json), 5.17.0 ran SDPA (cuda-h200/hf_t5_small_b16_t512_bf16.json.gz);
+/// 5.13, the first release after the merge, is taken as the first with it (op_rules.md L37).
+inline constexpr int t5_sdpa_since[] = {5, 13};
+
+/// A description as transformers `version` ("MAJOR.MINOR[.PATCH]", as a reference file's
+/// environment records it; "" for the current one) builds it: before t5_sdpa_since, T5 eager.
+inline void for_transformers_version(models::hf_model_config& m, const std::string& version) {
+  if (version.empty() || m.family != models::hf_family::t5) return;
+  int major = 0, minor = 0;
+  std::size_t k = 0;
+  while (k < version.size() && version[k] >= '0' && version[k] <= '9') major = major * 10 + (version[k++] - '0');
+  if (k < version.size() && version[k] == '.') ++k;
+  while (k < version.size() && version[k] >= '0' && version[k] <= '9') minor = minor * 10 + (version[k++] - '0');
+  if (major < t5_sdpa_since[0] || (major == t5_sdpa_since[0] && minor < t5_sdpa_since[1])) m.t5.sdpa = false;
 }
 
 /// read_config of the file at `path`.

@@ -717,6 +717,53 @@ TEST_CASE("T5: saved bytes against PyTorch 2.6 CPU") {
   }
 }
 
+// transformers >= 5.13's T5 through SDPA (op_rules.md L37, read off the H200 trace of t5-small b16 x 512 under
+// AMP bf16): the self-attentions' masks are the position bias's strided view, so CUDA runs the math path; the
+// decoder's k and v are copied by the EncoderDecoderCache and held by the output until the loop drops it.
+TEST_CASE("T5 through SDPA: the decoder's cache copies, held by the output (op_rules.md L37)") {
+  auto t = models::t5_small(64);
+  t.sdpa = true;
+  auto uncached = t;
+  uncached.use_cache = false;
+  training step{.batch = 2, .precision = amp_bf16};
+  step.output_held = true;
+  const auto cached_b = budget_totals(models::t5(t), step, devices::h100_80gb);
+  const auto uncached_b = budget_totals(models::t5(uncached), step, devices::h100_80gb);
+  // the self-attention's bf16 k and v: copies the output holds (the math path keeps its own fp32 ones); the
+  // cross-attention's copies are what cuDNN keeps in place of the projections' outputs (the same bytes)
+  const std::int64_t copies = t.decoder_layers * 2 * (2 * 64 * t.heads * t.head_width * 2);
+  CHECK(cached_b.after_forward - uncached_b.after_forward == copies);
+  CHECK(cached_b.saved_activations == uncached_b.saved_activations);
+}
+
+TEST_CASE("T5 through SDPA on CUDA: every self-attention takes the math path (op_rules.md L37)") {
+  auto eager = models::t5_small(256);
+  eager.dropout_percent = 0;  // no dropout: the 2.6 CPU's flash kernel takes the strided mask (no stride rule there)
+  eager.layers = eager.decoder_layers = 2;
+  auto sdpa = eager;
+  sdpa.sdpa = true;
+  const training cuda{.batch = 2};
+  const training cpu{.batch = 2, .runtime = runtime_kind::torch2_6_cpu, .backend = backend_kind::cpu};
+  const auto saved = [&](const models::t5_config& t, const training& p) { return budget_totals(models::t5(t), p, devices::h100_80gb).saved_activations; };
+  // what CUDA and the CPU differ in outside the attention, taken out with the eager twin's difference
+  const auto attention_delta = (saved(sdpa, cuda) - saved(sdpa, cpu)) - (saved(eager, cuda) - saved(eager, cpu));
+  // fp32, B 2, L 256, 8 heads of 64, per self-attention: CUDA's math path keeps q·√s's and kᵀ·√s's reshape copies
+  // and v's copy (3 X) and the probabilities P, and the o Linear the transpose's copy of the output (X); the CPU's
+  // flash kernel keeps q, k, v (3 X), its output, which the o Linear reads as it is (X), the log-sum-exp and its
+  // mask: the encoder's shared bias once, each decoder layer's where(). Cross-attention: the same on both.
+  const std::int64_t B = 2, H = 8, L = 256, P = B * H * L * L * 4, lse = B * H * L * 4, mask = H * L * L * 4;
+  CHECK(attention_delta == 4 * (P - lse) - 3 * mask);
+}
+
+TEST_CASE("T5 through SDPA: a padded batch is a named error, eager takes it (op_rules.md L35, L37)") {
+  auto t = models::t5_small(64);
+  t.padded_batch = true;
+  CHECK_NOTHROW(budget_totals(models::t5(t), training{.batch = 2}, devices::h100_80gb));
+  t.sdpa = true;
+  CHECK_THROWS_WITH(budget_totals(models::t5(t), training{.batch = 2}, devices::h100_80gb),
+                    Catch::Contains("a padded batch through T5's SDPA attention (transformers >= 5.13) is not modelled"));
+}
+
 TEST_CASE("T5 under a checkpointed decoder: the encoder output stays for the re-run") {
   auto t = models::t5_small(64);
   const auto plain = budget_totals(models::t5(t), training{.batch = 2}, devices::a100_80gb);

@@ -53,6 +53,10 @@ enum class attention_impl : std::int64_t {
   /// (masked_fill(tril == 0, -inf)) on materialized scores; torch.cat of the heads; the output
   /// Linear (per_head_attention).
   per_head = 7,
+  /// transformers' T5Attention through sdpa_attention_forward (attn_implementation "sdpa", the default
+  /// since PR #47014, in transformers 5.17; 5.12 ran t5): t5's projections, the position bias passed
+  /// to SDPA as a float attn_mask (t5_sdpa_attention). causal_mask marks the decoder's self-attention.
+  t5_sdpa = 8,
 };
 
 /// Is `i` nn.MultiheadAttention (with or without the weights returned)?
@@ -103,7 +107,8 @@ namespace detail {
 [[noreturn]] inline void attention_masks_need_torch_mha_self_attention() {
   fail("gpubudget: causal_mask, square_mask and key_padding_mask are nn.MultiheadAttention's masks: they take attention_impl::torch_mha "
        "or torch_mha_weights, self-attention (across two tensors: key_padding_mask alone, on torch_mha), no rotary, and one of "
-       "causal_mask and square_mask; causal_mask alone (SDPA's is_causal) also takes separate_qkv_sdpa and flash");
+       "causal_mask and square_mask; causal_mask alone (SDPA's is_causal) also takes separate_qkv_sdpa and flash, and t5_sdpa (T5's "
+       "decoder self-attention)");
 }
 [[noreturn]] inline void torch_mha_cross_attention_needs_sdpa() {
   fail("gpubudget: nn.MultiheadAttention across two tensors (attention_impl::torch_mha with kv_tokens(n), or in cross_attention) "
@@ -120,8 +125,8 @@ namespace detail {
        "attention it is not modelled");
 }
 [[noreturn]] inline void training_kv_cache_needs_a_transformers_decoder() {
-  fail("gpubudget: training_kv_cache is transformers' DynamicCache in a training forward: it takes rotary attention (the Llama family) "
-       "or flash with projection_names::gpt2 (its GPT-2's SDPA)");
+  fail("gpubudget: training_kv_cache is transformers' DynamicCache in a training forward: it takes rotary attention (the Llama family), "
+       "flash with projection_names::gpt2 (its GPT-2's SDPA) or attention_impl::t5_sdpa (T5's decoder)");
 }
 [[noreturn]] inline void sdpa_flash_takes_no_attention_mask() {
   fail("gpubudget: training::sdpa = sdpa_backend::flash with a key_padding_mask or square_mask: SDPA's flash kernel takes no attn_mask "
@@ -469,9 +474,13 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   const auto Lq = q.s[0], Lk = k.s[0], D = q.s[1];
   value qs = pointwise(s, q, q.s, q.type, keeps::nothing, scalar_operand_saved(s));   // q * sqrt(scale)
   value ks = pointwise(s, k, make_shape(Lk, D), k.type, keeps::nothing, scalar_operand_saved(s));  // kᵀ * sqrt(scale), all heads
-  value scores = bmm(s, qs, ks, make_shape(H * Lq, Lk), mt, {Lq, Lk, D / H, false, true});
-  s.release(qs);
-  s.release(ks);
+  // matmul folds [B, H, L, d] into bmm's batch by reshapes, which copy the scaled q and kᵀ (laid out as
+  // their projections, heads second) when B > 1: bmm keeps the copies, the scaled tensors live to the
+  // call's end (cuda-h200/hf_t5_small_b16_t512_bf16: clone under reshape_symint under _matmul_impl)
+  const bool folds = s.batch > 1;
+  value qb = folds ? copy(s, qs, qs.s) : qs, kb = folds ? copy(s, ks, ks.s) : ks;
+  value scores = bmm(s, qb, kb, make_shape(H * Lq, Lk), mt, {Lq, Lk, D / H, false, true});
+  if (folds) s.release(qb), s.release(kb);
   if (causal) {  // attn + causal mask: a new tensor, nothing kept
     value masked = pointwise(s, scores, scores.s, scores.type, keeps::nothing);
     s.release(scores);
@@ -481,14 +490,17 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   s.release(scores);
   value pd = attention_probs_dropout(s, p, dropout_percent);
   s.release(p);
+  // the probabilities it returns beside the output, cast back to the inputs' type (attn.to(origin_dtype),
+  // evaluated first), alive until the call returns
+  value weights = q16.type != mt ? s.make(pd.s, q16.type, false) : value{};
   // v expanded to all heads, made contiguous for bmm (or read in place, keeping its base)
   value vx = v_as_bmm_view ? s.view(v, make_shape(Lk, D)) : copy(s, v, make_shape(Lk, D));
   value o = bmm(s, pd, vx, make_shape(Lq, D), mt, {Lq, D / H, Lk});
   s.release(pd);
   s.release(vx);
-  s.release(q), s.release(k), s.release(v);
   value out = cast_to(s, o, out_type);
-  s.release(o);
+  s.release(o), s.release(weights), s.release(qs), s.release(ks);
+  s.release(q), s.release(k), s.release(v);
   return out;
 }
 
@@ -635,7 +647,8 @@ constexpr void add_positions(attention_op& o, token_positions p) {
 /// (causal_mask) on hand-written q, k, v projections too (separate_qkv_sdpa, flash). Across two
 /// tensors (nn.TransformerDecoderLayer's multihead_attn) the memory's key padding mask alone.
 constexpr void check_masks(const attention_op& op, const value& x, const value& kv_src) {
-  const bool sdpa_causal = (op.impl == attention_impl::separate_qkv_sdpa || op.impl == attention_impl::flash) && masks_of(op) == 2;
+  const bool sdpa_causal =
+      (op.impl == attention_impl::separate_qkv_sdpa || op.impl == attention_impl::flash || op.impl == attention_impl::t5_sdpa) && masks_of(op) == 2;
   const bool memory_padding = op.impl == attention_impl::torch_mha && masks_of(op) == 4 && kv_src.id != x.id;
   if (memory_padding) return;
   if ((!is_torch_mha(op.impl) && !sdpa_causal) || kv_src.id != x.id || op.kv_tokens != 0) attention_masks_need_torch_mha_self_attention();
@@ -648,7 +661,8 @@ constexpr void check_masks(const attention_op& op, const value& x, const value& 
 /// nothing else; none on Karpathy's per-head modules (3·H Linears).
 constexpr void check_adapters(const attention_op& op) {
   const auto a = unpack_adapters(op.adapters);
-  const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::separate_qkv_sdpa;
+  const bool separate = op.impl == attention_impl::separate_qkv || op.impl == attention_impl::t5 || op.impl == attention_impl::t5_sdpa ||
+                        op.impl == attention_impl::separate_qkv_sdpa;
   const bool mha = is_torch_mha(op.impl);
   if (is_rotary(op) || op.impl == attention_impl::per_head || (mha != (a.parts == adapt_merged)) || (mha && a.dora) || (separate && (a.parts & adapt_qkv)) || (!separate && !mha && (a.parts & adapt_v)))
     attention_adapters_do_not_fit_the_attention_impl();
@@ -681,7 +695,7 @@ constexpr attention_dims check_attention(const layer_ctx& c, const attention_op&
   const auto p = static_cast<std::int64_t>(op.positions);
   const bool keyword = (p & 4096) == 0, batch_mask = (p & 16384) != 0, padded = (p & 32768) != 0;
   if (padded && !is_rotary(op) && op.impl != attention_impl::separate_qkv_sdpa && !is_gpt2_sdpa(op)) padded_batch_needs_a_transformers_sdpa_attention();
-  if (has_training_cache(op) && !is_rotary(op) && !is_gpt2_sdpa(op)) training_kv_cache_needs_a_transformers_decoder();
+  if (has_training_cache(op) && !is_rotary(op) && !is_gpt2_sdpa(op) && op.impl != attention_impl::t5_sdpa) training_kv_cache_needs_a_transformers_decoder();
   return {D, H, KVH, d, x.s[0], kv_src.s[0], c.matmul_type(x.type), checked_mul(H, d), rw > 0 ? rw : d, window, local, keyword, batch_mask, padded};
 }
 
@@ -1213,6 +1227,79 @@ constexpr value separate_sdpa_attention(layer_ctx& c, const attention_op& op, co
   return sdpa_then_output(c, op, a, q, k, v, masks_of(op) != 0 || a.padded);
 }
 
+/// The tensors transformers' T5 stacks share among their layers (sim::shared_input's `which`): the
+/// encoder's and the decoder's position bias, the cross-attention's zeros.
+inline constexpr std::int64_t t5_encoder_bias = 10, t5_decoder_bias = 11, t5_cross_zeros = 12;
+
+/// The attn_mask T5's sdpa_attention_forward hands SDPA (transformers' integrations/sdpa_attention.py,
+/// create_position_bias_mask; modeling_t5.py T5Stack), each [1, H, Lq, Lk], batch-independent:
+/// - self-attention: the stack's position bias (compute_bias: relative_attention_bias's embedding
+///   output [Lq, Lk, H] permuted, in the table's type `bias_type`), made by the first layer and passed
+///   to every other, alive to the forward's end (a shared input);
+/// - the decoder's (`causal`) per call where(arange(Lq)[:, None] >= arange(Lk)[None, :], bias, min):
+///   a bool [Lq, Lk] (which WhereBackward0 keeps while the bias trains) and a new [1, H, Lq, Lk] in the
+///   bias's type, alive while SDPA runs;
+/// - cross-attention: torch.zeros in q's type, made by the first decoder layer, shared likewise;
+/// - under autocast scaled_dot_product_attention casts a mask in another type to q's (a new copy).
+/// Returns {the mask SDPA reads, the call's own tensor to release after it ({} if none)}.
+constexpr std::array<value, 2> t5_sdpa_mask(sim& s, const attention_dims& a, bool cross, bool causal, dtype bias_type, bool bias_trains) {
+  const auto width = checked_mul(a.H, a.Lk);
+  const auto batch_free = [&](dtype t, bool rg) { return value{s.allocate(bytes_of(checked_mul(a.Lq, width), t)), make_shape(a.Lq, width), t, rg && !s.no_grad}; };
+  if (cross) return {s.shared_input(a.Lq, width, a.mt, t5_cross_zeros, false), {}};
+  value source = s.shared_input(a.Lq, width, bias_type, causal ? t5_decoder_bias : t5_encoder_bias, false);
+  if (causal) {  // WhereBackward0 keeps the bool condition while the bias trains
+    const value tril{s.allocate(bytes_of(checked_mul(a.Lq, a.Lk), dtype::boolean)), make_shape(a.Lq, a.Lk), dtype::boolean, false};
+    value masked = batch_free(bias_type, bias_trains);
+    s.save(s.record(masked), tril);
+    s.release(tril), s.release(source);
+    source = masked;
+  }
+  if (source.type == a.mt) return {source, {}};
+  return {batch_free(a.mt, false), source};
+}
+
+/// transformers' T5Attention with attn_implementation "sdpa" (attention_impl::t5_sdpa; PR #47014):
+/// the q, k and v Linears; in the decoder (training_kv_cache) k and v through the
+/// EncoderDecoderCache (dynamic_cache_copy: copies the output's past_key_values holds);
+/// scaled_dot_product_attention(q, k, v, attn_mask = t5_sdpa_mask, dropout_p, scale = 1). The
+/// self-attention's mask is the bias's permuted view, its last dimension of stride H, which CUDA's
+/// fused kernels refuse (sdp_utils_cpp.h check_last_dim_stride_equals_1_dense: "GPU backends require
+/// attn_mask's last dimension to have stride 1 while the CPU does not"): the math path, which adds
+/// the mask in place (attn.add_), keeps no mask. The cross-attention's contiguous zeros go to the
+/// kernel sdp_utils picks (cuDNN for 16-bit inputs on an H100), which keeps the mask. Then
+/// transpose(1, 2).contiguous() and the output Linear. Read off the H200 trace
+/// cuda-h200/hf_t5_small_b16_t512_bf16.json.gz (transformers 5.17, op_rules.md L37).
+constexpr value t5_sdpa_attention(layer_ctx& c, const attention_op& op, const attention_dims& a, const value& x, const value& kv_src) {
+  auto& s = c.s;
+  if (!s.torch2()) {  // PyTorch 1.13 has no SDPA (nor does transformers 5 run on it): T5's eager attention
+    attention_op eager = op;
+    eager.impl = attention_impl::t5;
+    return materialized_attention(c, eager, a, x, kv_src);
+  }
+  const bool cross = kv_src.id != x.id;
+  value q = projection(c, x, a.inner, false, 0);
+  value k = projection(c, kv_src, a.KVH * a.d, false, 1);
+  value v = projection(c, kv_src, a.KVH * a.d, false, 3);
+  if (caches_kv(s, has_training_cache(op))) k = dynamic_cache_copy(s, k), v = dynamic_cache_copy(s, v);
+  const auto [mask, held] = t5_sdpa_mask(s, a, cross, masks_of(op) == 2, c.param_type(), c.trainable);
+  const auto kind = cross || s.on_cpu() ? sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, true) : sdpa_kernel::math;
+  if (kind == sdpa_kernel::math) {
+    value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt);
+    s.release(q), s.release(k), s.release(v), s.release(mask), s.release(held);
+    return output_projection(c, o, a.D, op.bias, 2);
+  }
+  value kernel_mask = mask;
+  if (kind == sdpa_kernel::efficient && a.Lk % 16 != 0) {  // mask_for_kernel's padding, of a batch-independent mask
+    const auto padded = checked_mul(checked_mul(a.Lq, a.H), (a.Lk + 15) / 16 * 16);
+    kernel_mask = value{s.allocate(bytes_of(padded, mask.type)), mask.s, mask.type, false};
+    s.release(mask);
+  }
+  const value qkv[] = {q, k, v};
+  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, kernel_mask);
+  s.release(kernel_mask), s.release(held);
+  return flash_output_projection(c, o, a.D, op.bias, 2, kind);
+}
+
 /// The heads per_head_attention holds at once before it concatenates them.
 inline constexpr std::int64_t max_separate_heads = 64;
 
@@ -1264,6 +1351,7 @@ constexpr value multi_head_attention(layer_ctx& c, const attention_op& op, const
   if (op.impl == attention_impl::flash) return is_rotary(op) ? rotary_attention(c, op, a, x, kv_src) : flash_attention(c, op, a, x, kv_src);
   if (is_torch_mha(op.impl)) return torch_mha_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::separate_qkv_sdpa) return separate_sdpa_attention(c, op, a, x, kv_src);
+  if (op.impl == attention_impl::t5_sdpa) return t5_sdpa_attention(c, op, a, x, kv_src);
   if (op.impl == attention_impl::per_head) return per_head_attention(c, op, a, x);
   return materialized_attention(c, op, a, x, kv_src);
 }
@@ -1293,7 +1381,7 @@ constexpr bool projection_names_fit(const attention_op& op) {
     case projection_names::bert:
     case projection_names::separate: return op.impl == attention_impl::separate_qkv || op.impl == attention_impl::separate_qkv_sdpa;
     case projection_names::torchvision: return is_torch_mha(op.impl);
-    case projection_names::t5: return op.impl == attention_impl::t5;
+    case projection_names::t5: return op.impl == attention_impl::t5 || op.impl == attention_impl::t5_sdpa;
   }
   return false;
 }
@@ -1363,6 +1451,8 @@ constexpr void apply_attention_option(attention_op& o, positional_layer_inputs_t
 constexpr void apply_attention_option(attention_op& o, fp32_rope_tables_t) { add_positions(o, token_positions::rotary_fp32_tables); }
 constexpr void apply_attention_option(attention_op& o, batch_attention_mask_t) { add_positions(o, token_positions::rotary_batch_attention_mask); }
 constexpr void apply_attention_option(attention_op& o, padded_batch_t) { add_positions(o, token_positions::padded_batch_mask); }
+/// One of the options above chosen at run time (token_positions::plain: none): a model's settings.
+constexpr void apply_attention_option(attention_op& o, token_positions p) { add_positions(o, p); }
 constexpr void apply_attention_option(attention_op& o, local_rope_t) {
   auto l = unpack_head_layout(o.head_width);
   l.local_rope = true;

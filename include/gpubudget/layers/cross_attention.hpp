@@ -80,12 +80,16 @@ inline constexpr bool cross_attention_option = std::is_same_v<Opt, attention_imp
                                                std::is_same_v<Opt, head_dim> || std::is_same_v<Opt, projection_names> ||
                                                std::is_same_v<Opt, gpubudget::attention_dropout> || std::is_same_v<Opt, attention_adapters> ||
                                                std::is_same_v<Opt, qkv_bias> || std::is_same_v<Opt, kv_width> ||
-                                               std::is_same_v<Opt, sequence_first_t> || std::is_same_v<Opt, key_padding_mask_t>;
+                                               std::is_same_v<Opt, sequence_first_t> || std::is_same_v<Opt, key_padding_mask_t> ||
+                                               std::is_same_v<Opt, training_kv_cache_t> || std::is_same_v<Opt, token_positions>;
 /// The memory's key_padding_mask (nn.TransformerDecoderLayer's memory_key_padding_mask) and sequence_first
 /// are nn.MultiheadAttention's: attention_impl::torch_mha.
 constexpr cross_attention_op as_cross_attention(const attention_op& a) {
   if (is_sequence_first(a) && a.impl != attention_impl::torch_mha) sequence_first_needs_torch_mha();
   if (masks_of(a) != 0 && (a.impl != attention_impl::torch_mha || masks_of(a) != 4)) memory_mask_needs_torch_mha();
+  // T5's EncDecAttention caches its k and v (t5_sdpa); no other position setting applies across two tensors
+  if (has_training_cache(a) && a.impl != attention_impl::t5_sdpa) training_kv_cache_needs_a_transformers_decoder();
+  if ((static_cast<std::int64_t>(a.positions) & ~std::int64_t{4 | 16 | 1024}) != 0) invalid_layer_argument();
   return {a.width, a.heads, a.kv_tokens, a.impl, a.bias, a.dropout, a.head_width, a.names, a.adapters, a.qkv_bias, 0, a.positions};
 }
 constexpr void apply_attention_option(attention_op&, kv_width) {}  // cross_attention's own (apply_cross_width)
@@ -106,12 +110,14 @@ constexpr void apply_cross_width(cross_attention_op& o, const Opt& opt) {
 /// to_q / to_k / to_v without bias, to_out with one), kv_width(n) (a memory of another width: SD's 768),
 /// head_dim(n), attention_dropout(percent), a projection_names scheme, attention_adapters{...} (as attention's),
 /// sequence_first (attention_impl::torch_mha: nn.MultiheadAttention(batch_first=False), nn.TransformerDecoderLayer's default),
-/// key_padding_mask (torch_mha: memory_key_padding_mask, a [B, kv_tokens] bool mask of the memory's padded tokens).
+/// key_padding_mask (torch_mha: memory_key_padding_mask, a [B, kv_tokens] bool mask of the memory's padded tokens),
+/// training_kv_cache (attention_impl::t5_sdpa: T5's EncoderDecoderCache in a training forward; or the
+/// token_positions value a model chooses at run time).
 template <class... Opts>
 constexpr layer cross_attention(std::int64_t width, heads h, kv_tokens encoder_tokens, Opts... opts) {
   static_assert((detail::cross_attention_option<Opts> && ...),
                 "gpubudget: cross_attention takes an attention_impl, no_bias, head_dim, attention_dropout, projection_names, "
-                "attention_adapters, qkv_bias, kv_width, sequence_first or key_padding_mask");
+                "attention_adapters, qkv_bias, kv_width, sequence_first, key_padding_mask or training_kv_cache");
   attention_op a{width, h.value, encoder_tokens.value, attention_impl::split_qkv, 0, true, token_positions::plain, 0, 0, qkv_bias_kind::as_output, projection_names::none, 0};
   (detail::apply_attention_option(a, opts), ...);  // attention's options, checked as attention checks them
   if (!detail::projection_names_fit(a)) detail::projection_names_do_not_fit_the_attention_impl();

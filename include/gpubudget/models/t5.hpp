@@ -24,16 +24,43 @@ struct t5_config {
   std::int64_t dropout_percent = 10;  ///< dropout_rate · 100
   std::int64_t seq = 512;           ///< encoder tokens per sample
   std::int64_t target_seq = 512;    ///< decoder tokens per sample
+  /// attn_implementation "sdpa": T5Attention through transformers' sdpa_attention_forward, the
+  /// default since PR #47014 (transformers 5.17 ran it; 5.12 had eager only, as v4.48 did).
+  bool sdpa = false;
+  /// use_cache (T5Config's default): with sdpa, the decoder's k and v go through the
+  /// EncoderDecoderCache in a training forward too (its copies, held by the output's past_key_values).
+  bool use_cache = true;
+  /// The batch is padded (the collator's attention_mask has zeros): eager adds its mask into the
+  /// position bias padded or not (no change, op_rules.md L35); through SDPA every call's mask would be
+  /// where(attention_mask, bias, min), one per sample — not modelled (a named error).
+  bool padded_batch = false;
 };
+
+namespace detail {
+[[noreturn]] inline void t5_padded_batch_through_sdpa_is_not_modelled() {
+  gpubudget::detail::fail("gpubudget: a padded batch through T5's SDPA attention (transformers >= 5.13) is not modelled: every call's mask "
+                          "is then where(attention_mask, position_bias, min), [B, heads, Lq, Lk] per sample; budget the eager attention "
+                          "(config.json \"attn_implementation\": \"eager\", which adds the mask padded or not) or an unpadded batch");
+}
+/// A T5 attention's implementation and its token_positions: t5, or t5_sdpa with the decoder's
+/// causal self-attention (causal_mask) and its cache (training_kv_cache, use_cache).
+constexpr attention_impl t5_attention_impl(const t5_config& t) { return t.sdpa ? attention_impl::t5_sdpa : attention_impl::t5; }
+constexpr token_positions t5_positions(const t5_config& t, bool decoder, bool self) {
+  if (!t.sdpa || !decoder) return token_positions::plain;
+  const auto causal = self ? static_cast<std::int64_t>(token_positions::causal_mask) : 0;
+  const auto cache = t.use_cache ? static_cast<std::int64_t>(token_positions::kv_training_cache) : 0;
+  return static_cast<token_positions>(causal | cache);
+}
+}  // namespace detail
 
 /// T5LayerSelfAttention: x + dropout(o(attention(LN(x)))), scores + position bias; `Table`:
 /// the stack's bucket table lives here (the first layer). Module names are transformers'
 /// (modeling_t5.py): layer_norm, SelfAttention (its q, k, v, o: projection_names::t5,
 /// relative_attention_bias), dropout.
 template <bool Table>
-constexpr auto t5_self_attention(const t5_config& t) {
-  const auto att = named("SelfAttention", attention(t.width, heads(t.heads), attention_impl::t5, no_bias, head_dim(t.head_width),
-                                                    attention_dropout(t.dropout_percent), projection_names::t5));
+constexpr auto t5_self_attention(const t5_config& t, bool decoder) {
+  const auto att = named("SelfAttention", attention(t.width, heads(t.heads), detail::t5_attention_impl(t), no_bias, head_dim(t.head_width),
+                                                    attention_dropout(t.dropout_percent), projection_names::t5, detail::t5_positions(t, decoder, true)));
   if constexpr (Table)
     return residual(named("layer_norm", rms_norm()), named("SelfAttention.relative_attention_bias", relative_position_bias(t.buckets, t.heads)), att,
                     named("dropout", dropout(t.dropout_percent)));
@@ -50,16 +77,17 @@ constexpr auto t5_feed_forward(const t5_config& t) {
 /// T5LayerCrossAttention: x + dropout(o(attention(LN(x), encoder output))).
 constexpr auto t5_cross_attention(const t5_config& t) {
   return residual(named("layer_norm", rms_norm()),
-                  named("EncDecAttention", cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), attention_impl::t5, no_bias, head_dim(t.head_width),
-                                                           attention_dropout(t.dropout_percent), projection_names::t5)),
+                  named("EncDecAttention", cross_attention(t.width, heads(t.heads), kv_tokens(t.seq), detail::t5_attention_impl(t), no_bias,
+                                                           head_dim(t.head_width), attention_dropout(t.dropout_percent), projection_names::t5,
+                                                           detail::t5_positions(t, true, false))),
                   named("dropout", dropout(t.dropout_percent)));
 }
 
 template <bool Table>
-constexpr auto t5_encoder_block(const t5_config& t) { return sequential(named("layer.0", t5_self_attention<Table>(t)), named("layer.1", t5_feed_forward(t))); }
+constexpr auto t5_encoder_block(const t5_config& t) { return sequential(named("layer.0", t5_self_attention<Table>(t, false)), named("layer.1", t5_feed_forward(t))); }
 template <bool Table>
 constexpr auto t5_decoder_block(const t5_config& t) {
-  return sequential(named("layer.0", t5_self_attention<Table>(t)), named("layer.1", t5_cross_attention(t)), named("layer.2", t5_feed_forward(t)));
+  return sequential(named("layer.0", t5_self_attention<Table>(t, true)), named("layer.1", t5_cross_attention(t)), named("layer.2", t5_feed_forward(t)));
 }
 
 /// A T5 stack: its tokens, the shared embedding (shared(1, ...): one table for both stacks and
@@ -78,6 +106,7 @@ constexpr auto t5_stack(const t5_config& t, std::int64_t tokens_per_sample, std:
 /// T5ForConditionalGeneration: encoder on `seq` tokens, decoder on `target_seq` tokens
 /// attending to it, logits [target_seq, vocab] from the tied head.
 constexpr auto t5(const t5_config& t) {
+  if (t.sdpa && t.padded_batch) detail::t5_padded_batch_through_sdpa_is_not_modelled();
   const auto encoder = t5_stack(t, t.seq, t.layers, t5_encoder_block<true>(t), t5_encoder_block<false>(t));
   const auto decoder = t5_stack(t, t.target_seq, t.decoder_layers, t5_decoder_block<true>(t), t5_decoder_block<false>(t));
   // tie_word_embeddings: sequence_output * d_model**-0.5, then the shared table as the head
