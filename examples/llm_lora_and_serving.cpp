@@ -249,6 +249,20 @@ int main() {
             << format_bytes(glue_unpadded.saved_activations) << " on equal-length sequences, " << format_bytes(glue_padded.saved_activations)
             << " on a padded batch\n";
   if (glue_padded.saved_activations - glue_unpadded.saved_activations != std::int64_t{12} * 16 * 512 * 512 * 2) return 1;
+  // T5-small as transformers 5.17 runs it, through SDPA (t5_config::sdpa; transformers before 5.13: eager): the
+  // position-bias masks send CUDA's self-attentions to SDPA's math path, cuDNN takes the cross-attention
+  auto t5_sdpa = models::t5_small(512);
+  t5_sdpa.sdpa = true;
+  training t5_step{.batch = 16, .precision = amp_bf16, .loss = loss_kind::cross_entropy};
+  t5_step.output_held = false;  // model(input_ids=..., labels=...).loss: the output dropped after the loss
+  const auto t5_eager_b = budget_totals(models::t5(models::t5_small(512)), t5_step, devices::h100_80gb);
+  const auto t5_sdpa_b = budget_totals(models::t5(t5_sdpa), t5_step, devices::h100_80gb);
+  std::cout << "T5-small, 16 x 512 tokens, AMP bf16 on an H100: live peak " << format_bytes(t5_eager_b.peak_tensor_bytes()) << " eager (transformers 4 to 5.12), "
+            << format_bytes(t5_sdpa_b.peak_tensor_bytes()) << " through SDPA (5.13 on)\n";
+  // measured on an H200, transformers 5.17 (benchmarks/accuracy/reference/cuda-h200/real-libraries-h200.json,
+  // hf_t5_small_b16_t512_bf16): max_memory_allocated 10,873,681,408 B, of which two 32 MiB cuBLAS workspaces
+  const std::int64_t t5_measured = 10'873'681'408 - 2 * 32 * 1024 * 1024;
+  if (t5_sdpa_b.peak_tensor_bytes() < t5_measured * 999 / 1000 || t5_sdpa_b.peak_tensor_bytes() > t5_measured * 1001 / 1000) return 1;
 
   // --- 6. LoRA by name on ViT-B/16 --------------------------------------------------------------
   const auto vit_full = models::vit_b_16(224, 1000);
