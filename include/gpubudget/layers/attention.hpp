@@ -768,9 +768,26 @@ struct sdpa_output {
   sdpa_kernel kind;  ///< the kernel that made it (whether the model's transpose copies it: sdpa_output_needs_copy)
 };
 
+/// One scaled_dot_product_attention call through kernel `kind` on q and separate k, v ([L, H·d] /
+/// [L, KVH·d]) with attn_mask `mask` ({}: none), all consumed: the math path (sdpa_math; `causal`: a
+/// causal mask added as a new score tensor) materializes the probabilities, a fused kernel keeps its
+/// log-sum-exp and the mask (the efficient kernel's padded copy: mask_for_kernel) (op_rules.md CT3, CT4).
+constexpr sdpa_output sdpa_call(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, value mask, sdpa_kernel kind,
+                                bool causal, std::int64_t dropout) {
+  if (kind == sdpa_kernel::math) {
+    value o = sdpa_math(s, q, k, v, a.H, causal, dropout, a.mt);
+    s.release(q), s.release(k), s.release(v), s.release(mask);
+    return {o, kind};
+  }
+  mask = mask_for_kernel(s, mask, kind);
+  const value qkv[] = {q, k, v};
+  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
+  s.release(mask);
+  return {o, kind};
+}
+
 /// scaled_dot_product_attention over separate q, k, v ([L, H·d] / [L, KVH·d]; consumed) through the
-/// backend sdp_utils picks (sdpa_kernel_for): the math path materializes the probabilities, a fused
-/// kernel keeps its log-sum-exp only (op_rules.md CT3, CT4). A sliding window (attention_dims::window)
+/// backend sdp_utils picks (sdpa_kernel_for, sdpa_call). A sliding window (attention_dims::window)
 /// past its length, or a padded batch, adds the mask (transformers_sdpa_mask), which rules CUDA's flash kernel out, a fused
 /// kernel keeps and the math path adds as the causal mask; with it grouped-query heads are repeated
 /// (repeat_kv_for_mask; `k_cast`: autocast casts k for the kernel). Both rotary paths' call.
@@ -779,16 +796,7 @@ constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value
   value mask = transformers_sdpa_mask(s, a), kv[] = {k, v};
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
-  if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, kv[0], kv[1], a.H, causal, dropout, a.mt);
-    s.release(q), s.release(kv[0]), s.release(kv[1]), s.release(mask);
-    return {o, kind};
-  }
-  mask = mask_for_kernel(s, mask, kind);
-  const value qkv[] = {q, kv[0], kv[1]};
-  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
-  s.release(mask);
-  return {o, kind};
+  return sdpa_call(s, a, q, kv[0], kv[1], mask, kind, causal, dropout);
 }
 
 /// transformers' eager float mask of a layer (masking_utils.py eager_mask): the bool mask never
@@ -1283,21 +1291,15 @@ constexpr value t5_sdpa_attention(layer_ctx& c, const attention_op& op, const at
   if (caches_kv(s, has_training_cache(op))) k = dynamic_cache_copy(s, k), v = dynamic_cache_copy(s, v);
   const auto [mask, held] = t5_sdpa_mask(s, a, cross, masks_of(op) == 2, c.param_type(), c.trainable);
   const auto kind = cross || s.on_cpu() ? sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, true) : sdpa_kernel::math;
-  if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, k, v, a.H, false, op.dropout, a.mt);
-    s.release(q), s.release(k), s.release(v), s.release(mask), s.release(held);
-    return output_projection(c, o, a.D, op.bias, 2);
-  }
   value kernel_mask = mask;
   if (kind == sdpa_kernel::efficient && a.Lk % 16 != 0) {  // mask_for_kernel's padding, of a batch-independent mask
-    const auto padded = checked_mul(checked_mul(a.Lq, a.H), (a.Lk + 15) / 16 * 16);
-    kernel_mask = value{s.allocate(bytes_of(padded, mask.type)), mask.s, mask.type, false};
+    const auto padded = (a.Lk + 15) / 16 * 16;
+    kernel_mask = value{s.allocate(bytes_of(checked_mul(checked_mul(a.Lq, a.H), padded), mask.type)), make_shape(a.Lq, a.H * padded), mask.type, false};
     s.release(mask);
   }
-  const value qkv[] = {q, k, v};
-  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, kernel_mask);
-  s.release(kernel_mask), s.release(held);
-  return flash_output_projection(c, o, a.D, op.bias, 2, kind);
+  const auto out = sdpa_call(s, a, q, k, v, kernel_mask, kind, false, op.dropout);  // the mask added in place (attn.add_)
+  s.release(held);
+  return flash_output_projection(c, out.o, a.D, op.bias, 2, kind);
 }
 
 /// The heads per_head_attention holds at once before it concatenates them.
