@@ -397,6 +397,11 @@ EXTRA_CASES = {
     # unpadded and padded
     "hf_gpt2_b8_t512_bf16": ["hf", {"cfg": "gpt2.json", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
     "hf_gpt2_b8_t512_bf16_padded": ["hf", {"cfg": "gpt2.json", "batch": 8, "seq": 512, "prec": "amp_bf16", "padded": True}],
+    # call 34 (op_rules.md L37): T5 through SDPA on configurations the rule was not read off, and eager T5 on CUDA
+    "hf_t5_small_b8_t512_fp32": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 8, "seq": 512, "prec": "fp32"}],
+    "hf_t5_base_b8_t512_bf16": ["hf", {"cfg": "t5-base.json", "arch": "s2s", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
+    "hf_t5_small_b32_t256_bf16": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 32, "seq": 256, "prec": "amp_bf16"}],
+    "hf_t5_small_b16_t512_bf16_eager": ["hf", {"cfg": "t5-small-eager.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16"}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
