@@ -768,19 +768,24 @@ struct sdpa_output {
   sdpa_kernel kind;  ///< the kernel that made it (whether the model's transpose copies it: sdpa_output_needs_copy)
 };
 
-/// One scaled_dot_product_attention call through kernel `kind` on q and separate k, v ([L, H·d] /
-/// [L, KVH·d]) with attn_mask `mask` ({}: none), all consumed: the math path (sdpa_math; `causal`: a
-/// causal mask added as a new score tensor) materializes the probabilities, a fused kernel keeps its
-/// log-sum-exp and the mask (the efficient kernel's padded copy: mask_for_kernel) (op_rules.md CT3, CT4).
-constexpr sdpa_output sdpa_call(sim& s, const attention_dims& a, const value& q, const value& k, const value& v, value mask, sdpa_kernel kind,
-                                bool causal, std::int64_t dropout) {
+/// One scaled_dot_product_attention call through kernel `kind` on `qkv` — q and separate k, v ([L, H·d] /
+/// [L, KVH·d]), or q and one packed [Lk, 2·KVH·d] projection whose k and v are views (K = 2) — with
+/// attn_mask `mask` ({}: none), all consumed: the math path (sdpa_math; `causal`: a causal mask added as
+/// a new score tensor) materializes the probabilities, a fused kernel keeps its inputs, log-sum-exp and
+/// the mask (the efficient kernel's padded copy: mask_for_kernel) (op_rules.md CT3, CT4).
+template <std::size_t K>
+constexpr sdpa_output sdpa_call(sim& s, const attention_dims& a, const value (&qkv)[K], value mask, sdpa_kernel kind, bool causal,
+                                std::int64_t dropout) {
+  static_assert(K == 2 || K == 3, "q with separate k and v, or with one packed kv");
   if (kind == sdpa_kernel::math) {
-    value o = sdpa_math(s, q, k, v, a.H, causal, dropout, a.mt);
-    s.release(q), s.release(k), s.release(v), s.release(mask);
+    const value k = K == 2 ? s.view(qkv[1], make_shape(a.Lk, a.KVH * a.d)) : qkv[1];
+    value o = sdpa_math(s, qkv[0], k, K == 2 ? k : qkv[K - 1], a.H, causal, dropout, a.mt);
+    if (K == 2) s.release(k);
+    for (const auto& t : qkv) s.release(t);
+    s.release(mask);
     return {o, kind};
   }
   mask = mask_for_kernel(s, mask, kind);
-  const value qkv[] = {q, k, v};
   value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
   s.release(mask);
   return {o, kind};
@@ -796,7 +801,8 @@ constexpr sdpa_output windowed_sdpa(sim& s, const attention_dims& a, const value
   value mask = transformers_sdpa_mask(s, a), kv[] = {k, v};
   if (mask.id >= 0 && a.KVH != a.H) repeat_kv_for_mask(s, kv, a.inner, a.KVH == 1, k_cast);
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, mask.id >= 0 ? a.H : a.KVH, a.d, dropout, mask.id >= 0);
-  return sdpa_call(s, a, q, kv[0], kv[1], mask, kind, causal, dropout);
+  const value qkv[] = {q, kv[0], kv[1]};
+  return sdpa_call(s, a, qkv, mask, kind, causal, dropout);
 }
 
 /// transformers' eager float mask of a layer (masking_utils.py eager_mask): the bool mask never
@@ -953,17 +959,9 @@ constexpr value flash_attention(layer_ctx& c, const attention_op& op, const atte
   }
   value mask = transformers_sdpa_mask(s, a);  // a padded batch's (GPT-2: op_rules.md L34); none otherwise
   const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, mask.id >= 0);
-  if (kind == sdpa_kernel::math) {
-    value k = s.view(kv, make_shape(a.Lk, a.KVH * a.d));
-    value o = sdpa_math(s, q, k, k, a.H, masks_of(op) != 0 || mask.id >= 0, op.dropout, a.mt);
-    s.release(k), s.release(q), s.release(kv), s.release(mask);
-    return output_projection(c, o, a.D, op.bias, 2);
-  }
-  mask = mask_for_kernel(s, mask, kind);
   const value qkv[] = {q, kv};  // k and v: views of one projection
-  value o = flash_kernel(s, qkv, make_shape(a.Lq, a.inner), a.mt, a.H, kind, mask);
-  s.release(mask);
-  return flash_output_projection(c, o, a.D, op.bias, 2, kind);
+  const auto out = sdpa_call(s, a, qkv, mask, kind, masks_of(op) != 0 || mask.id >= 0, op.dropout);
+  return flash_output_projection(c, out.o, a.D, op.bias, 2, kind);
 }
 
 /// nn.MultiheadAttention(batch_first=True) returns `attn_output.transpose(1, 0)`: the [L, B, D]
@@ -1297,7 +1295,8 @@ constexpr value t5_sdpa_attention(layer_ctx& c, const attention_op& op, const at
     kernel_mask = value{s.allocate(bytes_of(checked_mul(checked_mul(a.Lq, a.H), padded), mask.type)), make_shape(a.Lq, a.H * padded), mask.type, false};
     s.release(mask);
   }
-  const auto out = sdpa_call(s, a, q, k, v, kernel_mask, kind, false, op.dropout);  // the mask added in place (attn.add_)
+  const value qkv[] = {q, k, v};
+  const auto out = sdpa_call(s, a, qkv, kernel_mask, kind, false, op.dropout);  // the mask added in place (attn.add_)
   s.release(held);
   return flash_output_projection(c, out.o, a.D, op.bias, 2, kind);
 }
