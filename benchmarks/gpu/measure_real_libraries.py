@@ -402,6 +402,8 @@ EXTRA_CASES = {
     "hf_t5_base_b8_t512_bf16": ["hf", {"cfg": "t5-base.json", "arch": "s2s", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
     "hf_t5_small_b32_t256_bf16": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 32, "seq": 256, "prec": "amp_bf16"}],
     "hf_t5_small_b16_t512_bf16_eager": ["hf", {"cfg": "t5-small-eager.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16"}],
+    # ... and on a padded batch, which the estimator refuses through SDPA (every call's where(attention_mask, bias, min))
+    "hf_t5_small_b16_t512_bf16_padded": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16", "padded": True}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",
                                                   "kwargs": CLIP_B32_TEXT, "prec": "amp_fp16", "start": 256}],
     "maxbatch16_masked_encoder_w512_t256_bf16": ["max", {"kind": "graph", "graph": "masked_encoder_w512.json",
