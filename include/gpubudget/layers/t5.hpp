@@ -9,10 +9,12 @@ namespace gpubudget {
 /// from the position bias that every layer of the stack adds to its scores; the embedding
 /// lookup keeps the [L, L] int64 bucket indices (L: the stack's tokens). The add into the
 /// scores is the materialized attention's scaling step (the same bytes: a new score-sized
-/// tensor, nothing saved). Not budgeted (a known gap, docs/llm.md): the bias tensor itself,
-/// which transformers builds once per stack with the attention mask added, [batch, heads, Lq,
-/// Lk] fp32 (one in the encoder, two in the decoder: self and cross), alive during that stack's
-/// forward only (nothing saves it): 64 MiB each for t5-small at batch 8 and 512 tokens.
+/// tensor, nothing saved). Under eager attention (attention_impl::t5) not budgeted (a known gap,
+/// docs/llm.md): the bias tensor itself, which transformers builds once per stack with the
+/// attention mask added, [batch, heads, Lq, Lk] fp32 (one in the encoder, two in the decoder: self
+/// and cross), alive during that stack's forward only (nothing saves it): 64 MiB each for t5-small
+/// at batch 8 and 512 tokens. Through SDPA (attention_impl::t5_sdpa) the bias is [1, heads, Lq, Lk]
+/// and budgeted with each call's mask (t5_sdpa_mask, op_rules.md L37).
 struct relative_position_bias_op {
   std::int64_t buckets = {};  ///< relative_attention_num_buckets (32)
   std::int64_t heads = {};
