@@ -456,16 +456,19 @@ constexpr value sdpa_math_no_grad(sim& s, const value& q16, const value& k16, co
 }
 
 /// SDPA's math path (2.6 CPU with dropout_p > 0 or enable_gqa, op_rules.md 2.6 #11, #12):
-/// q·√s and kᵀ·√s (k expanded to all H heads) copies, the scores, a causal mask's add, the fp32
+/// q·√s and kᵀ·√s (k expanded to all H heads) copies, the scores, a mask's add, the fp32
 /// softmax output, the dropout mask and dropped probabilities, v expanded to all heads and
 /// copied; q @ kᵀ keeps both scaled copies, softmax its output, @ v the probabilities and v's
-/// copy. `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). `v_as_bmm_view`:
+/// copy. `mask_added`: is_causal's mask or an attn_mask added to the scores as a new tensor (the
+/// 2.6 CPU's measured cases; without grad, is_causal's float [Lq, Lk] mask, sdpa_math_no_grad);
+/// false where no mask is added, or where it is added in place (T5's, op_rules.md L37).
+/// `q` is [Lq, D]; `k`, `v` [Lk, KVH·d] (views of one tensor when `v` is `k`). `v_as_bmm_view`:
 /// v is laid out [Lk, B·H, d] (nn.MultiheadAttention's view of its packed projection), so bmm's
 /// reshape is an alias and the saved v keeps the whole packed projection (2.6 CPU, measured:
 /// tests/export `encoder_stack_*`, +2·|v| over a copy). Consumes nothing; returns the [Lq, D] output.
-constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool causal,
+constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const value& v16, std::int64_t H, bool mask_added,
                           std::int64_t dropout_percent, dtype out_type, bool v_as_bmm_view = false) {
-  if (s.no_grad) return sdpa_math_no_grad(s, q16, k16, v16, H, causal, out_type);
+  if (s.no_grad) return sdpa_math_no_grad(s, q16, k16, v16, H, mask_added, out_type);
   // the CPU math kernel computes 16-bit inputs in fp32 (fp32 copies of q, k, v; the output cast
   // back), which is why its softmax output is fp32 under bf16 autocast too (op_rules.md 2.6 #11)
   const dtype mt = dtype::fp32;
@@ -481,7 +484,7 @@ constexpr value sdpa_math(sim& s, const value& q16, const value& k16, const valu
   value qb = folds ? copy(s, qs, qs.s) : qs, kb = folds ? copy(s, ks, ks.s) : ks;
   value scores = bmm(s, qb, kb, make_shape(H * Lq, Lk), mt, {Lq, Lk, D / H, false, true});
   if (folds) s.release(qb), s.release(kb);
-  if (causal) {  // attn + causal mask: a new tensor, nothing kept
+  if (mask_added) {  // attn + the mask: a new tensor, nothing kept
     value masked = pointwise(s, scores, scores.s, scores.type, keeps::nothing);
     s.release(scores);
     scores = masked;
@@ -770,16 +773,16 @@ struct sdpa_output {
 
 /// One scaled_dot_product_attention call through kernel `kind` on `qkv` — q and separate k, v ([L, H·d] /
 /// [L, KVH·d]), or q and one packed [Lk, 2·KVH·d] projection whose k and v are views (K = 2) — with
-/// attn_mask `mask` ({}: none), all consumed: the math path (sdpa_math; `causal`: a causal mask added as
-/// a new score tensor) materializes the probabilities, a fused kernel keeps its inputs, log-sum-exp and
-/// the mask (the efficient kernel's padded copy: mask_for_kernel) (op_rules.md CT3, CT4).
+/// attn_mask `mask` ({}: none), all consumed: the math path (sdpa_math; `mask_added`: is_causal's mask or
+/// the attn_mask added as a new score tensor) materializes the probabilities, a fused kernel keeps its
+/// inputs, log-sum-exp and the mask (the efficient kernel's padded copy: mask_for_kernel) (op_rules.md CT3, CT4).
 template <std::size_t K>
-constexpr sdpa_output sdpa_call(sim& s, const attention_dims& a, const value (&qkv)[K], value mask, sdpa_kernel kind, bool causal,
+constexpr sdpa_output sdpa_call(sim& s, const attention_dims& a, const value (&qkv)[K], value mask, sdpa_kernel kind, bool mask_added,
                                 std::int64_t dropout) {
   static_assert(K == 2 || K == 3, "q with separate k and v, or with one packed kv");
   if (kind == sdpa_kernel::math) {
     const value k = K == 2 ? s.view(qkv[1], make_shape(a.Lk, a.KVH * a.d)) : qkv[1];
-    value o = sdpa_math(s, qkv[0], k, K == 2 ? k : qkv[K - 1], a.H, causal, dropout, a.mt);
+    value o = sdpa_math(s, qkv[0], k, K == 2 ? k : qkv[K - 1], a.H, mask_added, dropout, a.mt);
     if (K == 2) s.release(k);
     for (const auto& t : qkv) s.release(t);
     s.release(mask);
