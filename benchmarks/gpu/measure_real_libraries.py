@@ -402,6 +402,8 @@ EXTRA_CASES = {
     "hf_t5_base_b8_t512_bf16": ["hf", {"cfg": "t5-base.json", "arch": "s2s", "batch": 8, "seq": 512, "prec": "amp_bf16"}],
     "hf_t5_small_b32_t256_bf16": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 32, "seq": 256, "prec": "amp_bf16"}],
     "hf_t5_small_b16_t512_bf16_eager": ["hf", {"cfg": "t5-small-eager.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16"}],
+    # ... checkpointed (gradient_checkpointing_enable: use_cache off, cross-attention's zeros made to require grad)
+    "hf_t5_small_b16_t512_bf16_ckpt": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16", "ckpt": True}],
     # ... and on a padded batch, which the estimator refuses through SDPA (every call's where(attention_mask, bias, min))
     "hf_t5_small_b16_t512_bf16_padded": ["hf", {"cfg": "t5-small.json", "arch": "s2s", "batch": 16, "seq": 512, "prec": "amp_bf16", "padded": True}],
     "maxbatch16_clip_text_b32_t77_fp16": ["max", {"kind": "graph", "graph": "clip_text_b32.json", "factory": "tests.export.custom_models:clip_text_tower",

@@ -156,14 +156,16 @@
 #     5,042,890,752 / 6,147,604,480 B (reserved 5,343,543,296). Also (op_rules.md L34) transformers 5's GPT-2 AMP bf16
 #     b8 t512, unpadded and padded: 7,712,077,824 / 8,882,290,688 B (reserved 8,078,229,504) and 7,767,665,664 /
 #     8,907,456,512 B (reserved 8,103,395,328).
-#   34 (~2 min, prepared 2026-12-08 in a sixth session without a GPU): T5 as transformers 5.17 runs it, through SDPA
+#   34 (~3 min, prepared 2026-12-08 in a sixth session without a GPU): T5 as transformers 5.17 runs it, through SDPA
 #     (op_rules.md L37, read off call 1's trace of t5-small b16 x 512 AMP bf16 only), on configurations it was not read
 #     off, traced: t5-small fp32 b8 x 512 (no autocast: the math path in fp32, cross-attention on the efficient
 #     kernel), t5-base AMP bf16 b8 x 512 (12 heads, 12 + 12 layers), t5-small AMP bf16 b32 x 256, and t5-small with
 #     attn_implementation "eager" b16 x 512 (the eager rules' first CUDA run). Estimates written before any run (H100
 #     80GB, this stop; max_memory_allocated / reserved / device): fp32 6,586,374,656 / 7,365,197,824 / 8,169,259,008 B;
 #     t5-base 15,620,476,928 / 16,114,515,968 / 16,918,577,152 B; b32 x 256 9,054,270,464 / 10,550,771,712 /
-#     11,354,832,896 B; eager 11,168,979,968 / 12,578,717,696 / 13,382,778,880 B. And t5-small b16 x 512 on a padded
+#     11,354,832,896 B; eager 11,168,979,968 / 12,578,717,696 / 13,382,778,880 B; checkpointed (gradient_checkpointing_enable
+#     sets the cross-attention's zeros to require grad: does cuDNN still take them?) 4,980,776,960 / 6,786,383,872 /
+#     7,590,445,056 B. And t5-small b16 x 512 on a padded
 #     batch, which the estimator refuses through SDPA (named error; its trace settles the rule). The configs t5-base.json and
 #     t5-small-eager.json go with the results into the reference file's hf-configs/.
 # Everything lands in $OUT as open-questions<CALL>.tgz. GB_CALL5_LIMIT (seconds, default 240) shortens
@@ -277,7 +279,7 @@ case "$call" in
   33)
     measure rules33 300 270 60 hf_bert_cls_b16_t512_fp16_padded,hf_gpt2_b8_t512_bf16,hf_gpt2_b8_t512_bf16_padded,hf_tinyllama_b4_t1024_bf16_padded,hf_tinyllama_gen_b16_p512_n128_padded,hf_tinyllama_gen_b16_p64_n1984,hf_tinyllama_gen_b16_p64_n1984_padded --trace "$work/traces" ;;
   34)
-    measure rules34 150 120 40 hf_t5_small_b8_t512_fp32,hf_t5_base_b8_t512_bf16,hf_t5_small_b32_t256_bf16,hf_t5_small_b16_t512_bf16_eager,hf_t5_small_b16_t512_bf16_padded --trace "$work/traces" ;;
+    measure rules34 180 150 40 hf_t5_small_b8_t512_fp32,hf_t5_base_b8_t512_bf16,hf_t5_small_b32_t256_bf16,hf_t5_small_b16_t512_bf16_eager,hf_t5_small_b16_t512_bf16_ckpt,hf_t5_small_b16_t512_bf16_padded --trace "$work/traces" ;;
   30)
     measure rules30 230 200 45 hf_gemma2_2b_b2_t1024_bf16,hf_gemma2_2b_b1_t8192_lora_bf16base_ckpt,hf_gemma2_2b_b1_t2048_lora_bf16base_eager --trace "$work/traces" ;;
   28)
