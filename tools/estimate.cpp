@@ -647,7 +647,7 @@ int run(const cli::parsed_args& given) {
     std::cout << side_by_side(c, views);
   }
   if (c.format == "md") std::cout << tools::loaded_dtype_note(c.hf_torch_dtype, c.plan, a.has("lora"));
-  if (c.format == "md") std::cout << tools::gemma2_attention_note(c.entry->llama);
+  if (c.format == "md") std::cout << tools::gemma2_attention_note(c.entry->llama) << c.entry->budget_note;
   if (c.format == "md" && a.has("largest-batch")) {
     std::cout << "\n";
     for (const auto& v : views) std::cout << largest_batch_line(v);

@@ -101,6 +101,9 @@ struct zoo_entry {
   /// Why a padded batch (--padded-batch) is not modelled on this model, empty where it is (T5
   /// through SDPA: models::t5's named error, said before the model is built).
   std::string padded_batch_unmodelled{};
+  /// A note printed under the markdown tables: what this budget assumes that a user's setup may not
+  /// (T5 through SDPA, which transformers before 5.13 does not run); empty: none.
+  std::string budget_note{};
 };
 /// Does `e` model transformers' attention_mask (--padded-batch, --attention-mask)? The Llama family,
 /// BERT, GPT-2 and T5 (eager only: its mask goes into the position bias padded or not, op_rules.md
