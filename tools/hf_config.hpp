@@ -71,14 +71,12 @@ inline zoo_entry entry_of(const models::hf_model_config& m, const std::string& n
   if (m.task == models::hf_task::seq_cls && m.family == hf_family::bert)
     e.peft = detail::bert_classifier_peft([m](const model_options& o) { return with_options(m, o).bert; }, m.classifier_dropout_percent);
   if (m.family == hf_family::t5) e.peft = detail::t5_peft([m](const model_options& o) { return with_options(m, o).t5; });
-  if (m.family == hf_family::t5 && m.t5.sdpa)
-    e.padded_batch_unmodelled = "T5's SDPA attention (transformers >= 5.13) would take where(attention_mask, position_bias, min), [B, heads, Lq, Lk], "
-                                "in every call: not modelled; a config.json with \"attn_implementation\": \"eager\" budgets the eager attention, "
-                                "which adds the mask padded or not";
-  if (m.family == hf_family::t5 && m.t5.sdpa)
+  if (m.family == hf_family::t5 && m.t5.sdpa) {  // transformers >= 5.13's T5 (op_rules.md L37)
+    e.padded_batch_unmodelled = std::string(models::detail::t5_padded_batch_through_sdpa).substr(std::string("gpubudget: ").size());
     e.budget_note = "\nNote: T5 is budgeted through SDPA, as transformers >= 5.13 runs it (op_rules.md L37); transformers 5.12 and older "
-                    "run its eager attention, which keeps every layer's probabilities (fp32, and a 16-bit copy under autocast): to budget that, give --hf-config a "
-                    "config.json with \"attn_implementation\": \"eager\".\n";
+                    "run its eager attention, which keeps every layer's probabilities (fp32, and a 16-bit copy under autocast): to budget that, "
+                    "give --hf-config a config.json with \"attn_implementation\": \"eager\".\n";
+  }
   // the other heads of GPT-2 and BERT by module name (models::get_peft_model): GPT-2's classifier
   // (PEFT's SEQ_CLS keeps `score` in modules_to_save), BERT's masked LM, either base model
   if (!e.peft && (m.family == hf_family::gpt2 || m.family == hf_family::bert)) {

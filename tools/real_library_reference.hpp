@@ -337,7 +337,7 @@ inline built_case build_hf(const library_file& f, const nlohmann::json& s, std::
   if (s.value("padded", false)) {  // the script's padded batch: attention_mask with zeros (--padded-batch)
     if (!takes_attention_mask(m.entry))
       throw not_expressible{"a padded batch of model_type " + m.model_type + " (modelled for the Llama family, BERT, GPT-2 and T5)"};
-    if (!m.entry.padded_batch_unmodelled.empty()) throw not_expressible{"a padded batch: " + m.entry.padded_batch_unmodelled};
+    if (!m.entry.padded_batch_unmodelled.empty()) throw not_expressible{m.entry.padded_batch_unmodelled};
     b.options.values[padded_batch_option] = 1;
   }
   if (s.contains("lora")) apply_lora(b, path, m.model_type, s);

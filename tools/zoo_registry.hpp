@@ -106,8 +106,8 @@ struct zoo_entry {
   std::string budget_note{};
 };
 /// Does `e` model transformers' attention_mask (--padded-batch, --attention-mask)? The Llama family,
-/// BERT, GPT-2 and T5 (eager only: its mask goes into the position bias padded or not, op_rules.md
-/// L35, so nothing changes there).
+/// BERT, GPT-2 and T5 (eager: its mask goes into the position bias padded or not, op_rules.md L35, so
+/// nothing changes there; through SDPA a padded batch is refused: zoo_entry::padded_batch_unmodelled).
 inline bool takes_attention_mask(const zoo_entry& e) { return e.llama || e.family == "bert" || e.family == "gpt" || e.family == "t5"; }
 
 /// A loss by its name (--loss, a graph file's "loss"): mean_square, cross_entropy, causal_lm;

@@ -375,9 +375,11 @@ enum class sdpa_kernel : std::uint8_t { cpu_flash, cudnn, flash, efficient, math
 /// size divisible by 4 (fp32) or 8 (16 bit), and in 2.11 no grouped-query heads (the H100 run's
 /// llama2l_sdpa_efficient_b2_t64_bf16: "No available kernel"). op_rules.md CT3. An `attn_mask`
 /// rules flash out (check_for_attn_mask); cuDNN (check_attn_mask_shape) and efficient take one
-/// (read from sdp_utils.cpp, not measured on a GPU: op_rules.md 2.6 #76).
+/// (read from sdp_utils.cpp, not measured on a GPU: op_rules.md 2.6 #76) whose last dimension has
+/// stride 1: a strided one (`mask_strided`: T5's permuted position bias) rules every CUDA fused kernel
+/// out (sdp_utils_cpp.h check_last_dim_stride_equals_1_dense; the CPU has no such check: op_rules.md L37).
 constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
-                                      std::int64_t dropout_percent, bool attn_mask = false) {
+                                      std::int64_t dropout_percent, bool attn_mask = false, bool mask_strided = false) {
   const bool gqa = kv_heads != heads;
   // enable_gqa takes the CPU math path without grad too: a no-grad prefill's SDPA holds the [B, H, L, L]
   // scores and probabilities (measure26_llm.py decode cases; op_rules.md LLM features #L2)
@@ -389,6 +391,7 @@ constexpr sdpa_kernel sdpa_kernel_for(const sim& s, dtype t, std::int64_t heads,
     case sdpa_backend::math: return sdpa_kernel::math;
     case sdpa_backend::automatic: break;
   }
+  if (attn_mask && mask_strided) return sdpa_kernel::math;
   const bool half = t == dtype::fp16 || t == dtype::bf16;
   if (half && head_dim % 8 == 0 && head_dim <= 128) return sdpa_kernel::cudnn;
   if (half && head_dim <= 256 && !attn_mask) return sdpa_kernel::flash;  // check_for_attn_mask: flash takes none
@@ -757,10 +760,14 @@ constexpr void repeat_kv_for_mask(sim& s, value (&kv)[2], std::int64_t width, bo
 
 /// The attn_mask `mask` as kernel `kind` takes it: the efficient kernel pads a last dimension that
 /// is not a multiple of 16 (attention.cpp pad_bias<mem_eff_alignment>: at::pad, then a slice that
-/// keeps the padded tensor). Consumes `mask`; returns the mask the kernel reads.
+/// keeps the padded tensor), a copy as large as the mask's storage with that dimension padded (one
+/// per sample or batch-independent, as the mask is). Consumes `mask`; returns the mask the kernel reads.
 constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
-  if (mask.id < 0 || kind != sdpa_kernel::efficient || mask.s.last() % 16 == 0) return mask;
-  value padded = s.make(make_shape(mask.s[0], (mask.s.last() + 15) / 16 * 16), mask.type, false);
+  const auto last = mask.s.last();
+  if (mask.id < 0 || kind != sdpa_kernel::efficient || last % 16 == 0) return mask;
+  const auto padded_last = (last + 15) / 16 * 16;
+  const auto bytes = checked_mul(s.storages.data_[mask.id].bytes / last, padded_last);
+  value padded{s.allocate(bytes), make_shape(mask.s[0], padded_last), mask.type, false};
   s.release(mask);
   return padded;
 }
@@ -1252,10 +1259,10 @@ inline constexpr std::int64_t t5_encoder_bias = 10, t5_decoder_bias = 11, t5_cro
 /// - under autocast scaled_dot_product_attention casts a mask in another type to q's (a new copy).
 /// Returns {the mask SDPA reads, the call's own tensor to release after it ({} if none)}.
 constexpr std::array<value, 2> t5_sdpa_mask(sim& s, const attention_dims& a, bool cross, bool causal, dtype bias_type, bool bias_trains) {
-  const auto width = checked_mul(a.H, a.Lk);
-  const auto batch_free = [&](dtype t, bool rg) { return value{s.allocate(bytes_of(checked_mul(a.Lq, width), t)), make_shape(a.Lq, width), t, rg && !s.no_grad}; };
-  if (cross) return {s.shared_input(a.Lq, width, a.mt, t5_cross_zeros, false), {}};
-  value source = s.shared_input(a.Lq, width, bias_type, causal ? t5_decoder_bias : t5_encoder_bias, false);
+  const auto rows = checked_mul(a.H, a.Lq);  // [1, H, Lq, Lk] as [H·Lq, Lk]
+  const auto batch_free = [&](dtype t, bool rg) { return value{s.allocate(bytes_of(checked_mul(rows, a.Lk), t)), make_shape(rows, a.Lk), t, rg && !s.no_grad}; };
+  if (cross) return {s.shared_input(rows, a.Lk, a.mt, t5_cross_zeros, false), {}};
+  value source = s.shared_input(rows, a.Lk, bias_type, causal ? t5_decoder_bias : t5_encoder_bias, false);
   if (causal) {  // WhereBackward0 keeps the bool condition while the bias trains
     const value tril{s.allocate(bytes_of(checked_mul(a.Lq, a.Lk), dtype::boolean)), make_shape(a.Lq, a.Lk), dtype::boolean, false};
     value masked = batch_free(bias_type, bias_trains);
@@ -1291,15 +1298,10 @@ constexpr value t5_sdpa_attention(layer_ctx& c, const attention_op& op, const at
   value v = projection(c, kv_src, a.KVH * a.d, false, 3);
   if (caches_kv(s, has_training_cache(op))) k = dynamic_cache_copy(s, k), v = dynamic_cache_copy(s, v);
   const auto [mask, held] = t5_sdpa_mask(s, a, cross, masks_of(op) == 2, c.param_type(), c.trainable);
-  const auto kind = cross || s.on_cpu() ? sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, true) : sdpa_kernel::math;
-  value kernel_mask = mask;
-  if (kind == sdpa_kernel::efficient && a.Lk % 16 != 0) {  // mask_for_kernel's padding, of a batch-independent mask
-    const auto padded = (a.Lk + 15) / 16 * 16;
-    kernel_mask = value{s.allocate(bytes_of(checked_mul(checked_mul(a.Lq, a.H), padded), mask.type)), make_shape(a.Lq, a.H * padded), mask.type, false};
-    s.release(mask);
-  }
+  // the self-attentions' mask is the bias's permuted view; cross-attention's zeros are contiguous
+  const auto kind = sdpa_kernel_for(s, a.mt, a.H, a.KVH, a.d, op.dropout, true, !cross);
   const value qkv[] = {q, k, v};
-  const auto out = sdpa_call(s, a, qkv, kernel_mask, kind, false, op.dropout);  // the mask added in place (attn.add_)
+  const auto out = sdpa_call(s, a, qkv, mask, kind, false, op.dropout);  // the mask added in place (attn.add_)
   s.release(held);
   return flash_output_projection(c, out.o, a.D, op.bias, 2, kind);
 }

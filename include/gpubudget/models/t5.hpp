@@ -37,11 +37,13 @@ struct t5_config {
 };
 
 namespace detail {
-[[noreturn]] inline void t5_padded_batch_through_sdpa_is_not_modelled() {
-  gpubudget::detail::fail("gpubudget: a padded batch through T5's SDPA attention (transformers >= 5.13) is not modelled: every call's mask "
-                          "is then where(attention_mask, position_bias, min), [B, heads, Lq, Lk] per sample; budget the eager attention "
-                          "(config.json \"attn_implementation\": \"eager\", which adds the mask padded or not) or an unpadded batch");
-}
+/// What a padded batch through T5's SDPA attention would take, and why it is refused (the named error
+/// t5_padded_batch_through_sdpa_is_not_modelled; tools/ say the same before building the model).
+inline constexpr const char t5_padded_batch_through_sdpa[] =
+    "gpubudget: a padded batch through T5's SDPA attention (transformers >= 5.13) is not modelled: every call's mask "
+    "is then where(attention_mask, position_bias, min), [B, heads, Lq, Lk] per sample; budget the eager attention "
+    "(config.json \"attn_implementation\": \"eager\", which adds the mask padded or not) or an unpadded batch";
+[[noreturn]] inline void t5_padded_batch_through_sdpa_is_not_modelled() { gpubudget::detail::fail(t5_padded_batch_through_sdpa); }
 /// A T5 attention's implementation and its token_positions: t5, or t5_sdpa with the decoder's
 /// causal self-attention (causal_mask) and its cache (training_kv_cache, use_cache).
 constexpr attention_impl t5_attention_impl(const t5_config& t) { return t.sdpa ? attention_impl::t5_sdpa : attention_impl::t5; }
