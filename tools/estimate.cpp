@@ -495,7 +495,8 @@ std::string largest_batch_line(const tools::budget_view& v) {
 int run_serve(const cli::parsed_args& a, const run_config& c) {
   const auto moe = tools::mixtral_config_of(*c.entry, c.opts);
   const auto g = moe ? *moe : llm_config("--serve", c);
-  const auto r = tools::parse_serve(a, g, c.precision);
+  auto r = tools::parse_serve(a, g, c.precision);
+  r.s.allocator = c.plan.allocator;  // --alloc-conf
   std::vector<serving_budget> out;
   for (const auto& d : c.devices) {
     try {

@@ -413,6 +413,10 @@ inline serve_request parse_serve(const cli::parsed_args& a, const models::llama_
   if (r.s.engine == serving_engine::hf && !a.has("new-tokens"))
     throw cli::usage_error("--engine hf needs --new-tokens N (the tokens generate() adds to each sequence's prompt)");
   if (a.has("new-tokens") && r.s.engine != serving_engine::hf) throw cli::usage_error("--new-tokens needs --engine hf (vLLM's budget does not depend on it)");
+  // generate() on CUDA through the caching allocator model (estimate.cpp gives --alloc-conf's settings)
+  r.s.model_allocator = r.s.engine == serving_engine::hf;
+  if (a.has("alloc-conf") && r.s.engine != serving_engine::hf)
+    throw cli::usage_error("--alloc-conf with --serve needs --engine hf (vLLM's budget takes gpu_memory_utilization, not the caching allocator model)");
   if (a.has("new-tokens")) {
     r.s.generated = cli::parse_integer("--new-tokens", *a.get("new-tokens"), 1, 1 << 24);
     if (r.s.generated >= r.s.context)

@@ -209,14 +209,17 @@ inline library_file read_library_file(const nlohmann::json& j, const std::string
 /// The one place the file's PYTORCH_CUDA_ALLOC_CONF reaches the estimate: the caching allocator
 /// model, with the settings the run had (as the CLI's --alloc-conf gives them). A setting the
 /// model does not know is a usage error naming it.
-inline void apply_alloc_conf(training& t, const std::string& conf) {
-  t.model_allocator = true;
-  if (conf.empty()) return;
+inline allocator_settings file_allocator_settings(const std::string& conf) {
+  if (conf.empty()) return {};
   try {
-    t.allocator = alloc_conf(conf);
+    return alloc_conf(conf);
   } catch (const std::invalid_argument& e) {
     throw cli::usage_error(std::string("the file's PYTORCH_CUDA_ALLOC_CONF: ") + e.what());
   }
+}
+inline void apply_alloc_conf(training& t, const std::string& conf) {
+  t.model_allocator = true;
+  t.allocator = file_allocator_settings(conf);
 }
 
 /// A case the estimator can run: the zoo entry, its sizes and the training step.
@@ -351,7 +354,9 @@ namespace detail {
 /// A gen spec: generate() of `new` tokens after `prompt` for `batch` sequences, the config's
 /// model in its torch_dtype (bf16 if none), as serving_engine::hf budgets it. The file's
 /// alloc_peak is max_memory_allocated over generate (weights, cache, workspace and the one
-/// cuBLAS workspace of an inference process); its device_used the process's whole footprint.
+/// cuBLAS workspace of an inference process); reserved_peak max_memory_reserved (the caching
+/// allocator model's replay of the prefill and the decode steps, with the file's
+/// PYTORCH_CUDA_ALLOC_CONF); its device_used the process's whole footprint.
 inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const library_file& f, const nlohmann::json& s, const device& measured) {
   hf_model m;
   try {
@@ -365,12 +370,13 @@ inline std::vector<std::pair<std::string, std::int64_t>> estimate_generate(const
   if (s.value("padded", false)) g.padded_batch = true;  // left-padded prompts
   serving v{};
   v.context = prompt + fresh, v.generated = fresh, v.concurrency = s["batch"].get<std::int64_t>(), v.engine = serving_engine::hf;
+  v.model_allocator = true, v.allocator = file_allocator_settings(f.alloc_conf);
   v.precision = m.torch_dtype == "float32" ? fp32 : m.torch_dtype == "float16" ? pure_fp16 : pure_bf16;
   v.kv = m.torch_dtype == "float32" ? dtype::fp32 : m.torch_dtype == "float16" ? dtype::fp16 : dtype::bf16;
   if (g.context < v.context) throw not_expressible{"a context beyond the model's positions"};
   const auto b = m.entry.experts ? serve(g, *m.entry.experts, v, measured) : serve(g, v, measured);
   const auto allocated = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
-  return {{"params", b.parameter_count}, {"alloc_peak", allocated}, {"device_used", b.total()}};
+  return {{"params", b.parameter_count}, {"alloc_peak", allocated}, {"reserved_peak", b.reserved_peak}, {"device_used", b.total()}};
 }
 }  // namespace detail
 

@@ -243,7 +243,7 @@ constexpr void check_divides(const training& plan) {
 }
 constexpr void check_device(const device& dev) {
   if (dev.capacity <= 0) device_capacity_must_be_positive();
-  if (dev.context < 0 || dev.cublas_workspace < 0) device_memory_terms_must_not_be_negative();
+  if (dev.context < 0 || dev.cublas_workspace < 0 || dev.inference_context < 0) device_memory_terms_must_not_be_negative();
 }
 
 /// Does the model hold a repeat<N>(block), which training::checkpoint_blocks checkpoints?
@@ -317,6 +317,7 @@ constexpr bool replay_model_to(caching_allocator& a, const replay_tape& t, const
   if (past_oom) a.lift_cap_after_oom();
   for (auto bytes : t.base_weight_tensors) a.malloc(bytes);  // from_pretrained's weights, then the adapters
   for (auto e : t.parameter_tensors) a.malloc(bytes_of(e < 0 ? -e : e, t.parameter_type));
+  if (setup.decode.head_weight > 0) a.malloc(setup.decode.head_weight);  // generate()'s LM head, outside the prefill's walk
   for (auto bytes : t.own_type_tensors) a.malloc(bytes);  // PEFT's modules_to_save copies, made after the adapters
   a.malloc(setup.buffers), a.malloc(setup.input_batch);
   return past_oom || !a.out_of_memory();
@@ -338,6 +339,7 @@ constexpr pass_start begin_pass(caching_allocator& a, int pass) {
 
 /// The optimizer step's settings for the replay (optimizer_step).
 constexpr optimizer_step::settings optimizer_replay_settings(const training& plan) {
+  if (plan.inference) return {};  // no optimizer: the step allocates nothing
   const auto temps = plan.optimizer == optimizer_kind::adam || plan.optimizer == optimizer_kind::adamw
                          ? (plan.step == step_impl::for_loop ? 2 : plan.step == step_impl::fused ? 0 : plan.torch2() ? 1 : 2) : 0;
   return {is_8bit(plan.optimizer) ? 0 : optimizer_state_bytes_per_param(plan.optimizer), temps, plan.step == step_impl::foreach,
@@ -398,12 +400,37 @@ constexpr replay_result replay_run(const replay_tape& t, const training& plan, c
   return r;
 }
 
+/// generate() through the caching allocator model (replay_setup::decode): model.to, the prefill
+/// (the inference forward's storages, its output cache kept), then the decode steps.
+constexpr replay_result replay_generate(const replay_tape& t, const training& plan, const replay_setup& setup, std::int64_t cap) {
+  caching_allocator a(plan.allocator, cap);
+  replay_result r{};
+  if (replay_model_to(a, t, setup, false)) {
+    const auto p = begin_pass(a, 0);
+    step_replay steps(t, a, setup);
+    steps.run(true);
+    r.after_forward = a.allocated() - p.resident;
+    dyn_array<std::int32_t> cache{};
+    for (auto id : t.output_cache) cache.push_back(steps.handles()[static_cast<std::size_t>(id)]);
+    if (cache.size_ != 2 * static_cast<std::size_t>(setup.decode.layers)) generate_cache_is_not_a_k_and_v_per_layer();
+    decode_replay(a, setup.decode).run(cache);
+    r.fwd_bwd_peak = r.step_peak = a.allocated_peak() - p.resident, r.total_peak = a.allocated_peak();
+  }
+  r.reserved_peak = a.reserved_peak(), r.out_of_memory = a.out_of_memory();
+  return r;
+}
+
 /// The run through the caching allocator model, uncapped and, when that passes the cap, capped
 /// (allocator_replay.hpp); for the batch search's probes (setup.fits_only) capped alone, going on
 /// uncapped after an OOM.
 constexpr replay_result replay_allocator(const sim& s, const training& plan, const replay_setup& setup) {
   dyn_array<tape_storage> storages{};
   const auto t = tape_of(s, storages);
+  if (setup.decode.active) {
+    auto r = replay_generate(t, plan, setup, 0);
+    if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = replay_generate(t, plan, setup, setup.cap).out_of_memory;
+    return r;
+  }
   if (setup.fits_only && setup.cap > 0) return replay_run(t, plan, setup, setup.cap, true);
   auto r = replay_run(t, plan, setup, 0, false);
   if (setup.cap > 0 && r.reserved_peak > setup.cap) r.out_of_memory = replay_run(t, plan, setup, setup.cap, false).out_of_memory;
@@ -425,9 +452,10 @@ constexpr void check_step_inputs(const std::array<layer, N>& records, const trai
   if (plan.checkpoint_blocks && !has_repeated_block(records)) checkpoint_blocks_needs_a_repeated_block();
 }
 
-/// Is a training step replayed through the caching allocator model? On CUDA, with
-/// training::model_allocator, for training (an inference budget keeps the flat reserve).
-constexpr bool replays_allocator(const training& plan) { return plan.model_allocator && !plan.on_cpu() && !plan.inference; }
+/// Is a step replayed through the caching allocator model? On CUDA, with training::model_allocator:
+/// a training step, or an inference forward (its passes, one forward each; generate()'s prefill and
+/// decode steps with replay_setup::decode, op_rules.md A22).
+constexpr bool replays_allocator(const training& plan) { return plan.model_allocator && !plan.on_cpu(); }
 
 /// Sets `s` up for one training step of `plan` over `records` records: the policy, the tensor
 /// types, what is counted, and which moments are reported (a trace, a timeline `recorder`) or
@@ -467,7 +495,7 @@ constexpr value finish_forward(sim& s, walker& w, const training& plan, int pass
     r.after_forward = s.live;
     r.forward_peak = s.peak.bytes;
     s.release(out);
-    s.release_output_cache();
+    if (!s.log_allocator) s.release_output_cache();  // the replay keeps it: a generate() decodes with it (decode_stream)
     w.release_auxiliary();
     return value{};
   }
@@ -637,15 +665,21 @@ constexpr replay_setup replay_setup_for(const device& dev) {
   return replay_setup{.cublas_workspace = dev.cublas_workspace, .cublas_handles = 2, .cap = dev.capacity - dev.context};
 }
 
+/// The totals of `m` as `plan` on `dev`, replayed (with training::model_allocator) as `setup` says.
+template <std::size_t N>
+constexpr memory_budget totals_replayed(const model<N>& m, const training& plan, const device& dev, const replay_setup& setup) {
+  memory_budget b{};
+  fill_budget(b, simulate_step<N>(m.records, plan, nullptr, nullptr, nullptr, &setup), plan, dev);
+  return b;
+}
+
 /// budget_totals without the divisibility check (max_micro_batch's probes: `fits_only`, see
 /// replay_setup).
 template <std::size_t N>
 constexpr memory_budget totals_any_micro_batch(const model<N>& m, const training& plan, const device& dev, bool fits_only = false) {
-  memory_budget b{};
   auto setup = replay_setup_for(dev);
   setup.fits_only = fits_only;
-  fill_budget(b, simulate_step<N>(m.records, plan, nullptr, nullptr, nullptr, &setup), plan, dev);
-  return b;
+  return totals_replayed(m, plan, dev, setup);
 }
 
 }  // namespace detail

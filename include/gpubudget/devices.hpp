@@ -28,7 +28,15 @@ struct device {
   /// file and date), or are they the cited defaults above (`source` says so)?
   bool measured = false;
   std::string_view source = "cited defaults: context 500 MB (seed 002), capacity from PyTorch OOM messages";
+  /// What a process that only runs forwards holds outside the caching allocator (generate() under
+  /// inference_mode: no autograd device thread, no backward or optimizer kernels loaded); 0: not
+  /// measured, `context` stands for it (inference_context_of).
+  std::int64_t inference_context = 0;
 };
+
+/// The non-allocator bytes of an inference process on `d` (device::inference_context where
+/// measured, else the training process's context).
+constexpr std::int64_t inference_context_of(const device& d) { return d.inference_context > 0 ? d.inference_context : d.context; }
 
 /// A user-defined device: capacity and context in bytes.
 constexpr device custom_device(std::string_view name, std::int64_t capacity, std::int64_t context = 500 * MB) {
@@ -73,7 +81,12 @@ inline constexpr device a100_80gb{"A100 80GB", gib(79.15), default_context, 8 * 
 ///    above their reserved peak; its one-thread context probe, no autograd thread: 723 MB);
 ///  * cuBLAS workspace: 32 MiB per handle inside the allocator (probe "cublas": the first
 ///    matmul's allocation; two handles in a training step: the main thread and autograd's device
-///    thread, the traces' two 33,554,432 B blocks).
+///    thread, the traces' two 33,554,432 B blocks);
+///  * inference context: the generate() processes' device_used - memory_reserved(), 706.81 MiB
+///    (Qwen2-7B in real-libraries-h100.json and in its expandable twin; TinyLlama's 704.81 MiB):
+///    60 MiB under a training process's, the backward's and the optimizer's kernels never loaded
+///    (CUDA's lazy module loading; the context probe's stages: 681.6 MiB after the first cuBLAS
+///    matmul).
 inline constexpr device h100_80gb{"H100 80GB",
                                   85017493504,
                                   766 * MiB + 832 * KiB,
@@ -81,7 +94,8 @@ inline constexpr device h100_80gb{"H100 80GB",
                                   90,
                                   catalog_gpu::h100_80gb,
                                   true,
-                                  "measured: pytorch-2.11-cuda-h100-80gb-hbm3.json + real-libraries-h100.json (2026-11-24)"};
+                                  "measured: pytorch-2.11-cuda-h100-80gb-hbm3.json + real-libraries-h100.json (2026-11-24)",
+                                  706 * MiB + 832 * KiB};
 /// H200 (141 GB HBM3e), measured (benchmarks/accuracy/reference/cuda-h200/real-libraries-h200.json,
 /// 2026-11-26, the same PyTorch 2.11 + CUDA 13.0 + cuDNN 9.19 as the H100's files):
 ///  * capacity: torch.cuda.get_device_properties().total_memory, 150,109,880,320 B;

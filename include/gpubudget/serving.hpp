@@ -107,6 +107,12 @@ struct serving {
   /// hf: new tokens per sequence; the prompt is the other context - generated tokens (0: a
   /// prefill only). vLLM's budget does not depend on it.
   std::int64_t generated = 0;
+  /// hf on CUDA: generate() run through the caching allocator model (the prefill's storages,
+  /// then every decode step's concatenations: detail::decode_stream), whose reserved peak above
+  /// the tensors is the budget's allocator reserve. Off by default: a decode step per generated
+  /// token is run-time work (the command line turns it on).
+  bool model_allocator = false;
+  allocator_settings allocator{};  ///< with model_allocator: PYTORCH_CUDA_ALLOC_CONF's settings
 };
 
 /// The memory of serving: what is fixed, the KV cache asked for, and what fits.
@@ -115,6 +121,9 @@ struct serving_budget {
   std::int64_t parameter_count = 0, weights = 0;   ///< parameters and their bytes
   std::int64_t workspace = 0;                      ///< prefill's activation peak (inference forward peak)
   std::int64_t cuda_context = 0, cublas_workspace = 0;
+  /// hf with serving::model_allocator: the caching allocator model's max_memory_reserved over
+  /// generate() (0: not modelled) and what it holds above the peak's tensors
+  std::int64_t reserved_peak = 0, allocator_reserve = 0;
   std::int64_t kv_bytes_per_token = 0;             ///< all layers, K and V
   std::int64_t kv_tokens_per_sequence = 0;         ///< min(context, window) in whole blocks
   std::int64_t kv_cache_bytes = 0;                 ///< for `concurrency` sequences
@@ -126,7 +135,7 @@ struct serving_budget {
   serving_engine engine = serving_engine::vllm;
 
   constexpr std::int64_t fixed() const { return weights + workspace + cuda_context + cublas_workspace; }
-  constexpr std::int64_t total() const { return fixed() + kv_cache_bytes; }
+  constexpr std::int64_t total() const { return fixed() + kv_cache_bytes + allocator_reserve; }
   constexpr bool fits() const { return total() <= usable; }
 };
 
@@ -169,8 +178,11 @@ constexpr decltype(auto) visit_serving_layers(const models::llama_config& g, Blo
 /// decoder body (`block(config, sliding)`: one decoder layer); the LM head runs on the last position
 /// of each sequence only (vLLM's LogitsProcessor gathers the sampled positions before lm_head),
 /// so its weights count, its logits are small.
+/// With `decode` (serving::model_allocator), the prefill is replayed through the caching allocator
+/// model and generate()'s decode steps after it (the budget's reserved_peak).
 template <class Block>
-constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block) {
+constexpr memory_budget prefill_budget(models::llama_config g, const serving& s, std::int64_t length, const device& dev, Block block,
+                                       const detail::decode_stream& decode = {}) {
   g.seq = length;
   // vLLM writes its paged KV cache in place (the budget's own term); generate()'s DynamicCache
   // copies k and v in the prefill's forward (training_kv_cache), the copies SDPA then reads:
@@ -188,7 +200,13 @@ constexpr memory_budget prefill_budget(models::llama_config g, const serving& s,
     const auto body = is_quantized(s.weights) ? sequential(tokens(g.seq), frozen_embedding(g.vocab, g.width, s.weights), scale_if(g.scales_embedding()),
                                                           layers, models::family_norm(g, s.weights))
                                                : sequential(tokens(g.seq), embedding(g.vocab, g.width), scale_if(g.scales_embedding()), layers, models::family_norm(g));
-    return budget_totals(body, plan, dev);
+    if (!decode.active) return budget_totals(body, plan, dev);
+    auto replayed = plan;
+    replayed.model_allocator = true, replayed.allocator = s.allocator;
+    auto setup = detail::replay_setup_for(dev);
+    setup.cublas_handles = 1, setup.decode = decode;  // no autograd thread: one cuBLAS handle
+    setup.cap = dev.capacity - inference_context_of(dev);
+    return detail::totals_replayed(body, replayed, dev, setup);
   });
 }
 
@@ -266,6 +284,26 @@ constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, co
   return c;
 }
 
+/// generate()'s decode steps as the caching allocator replay takes them (serving::model_allocator
+/// on CUDA; inactive otherwise): the DynamicCache's layers, the LM head and the logits.
+constexpr decode_stream decode_stream_of(const models::llama_config& g, const serving& s) {
+  if (!s.model_allocator || s.runtime != runtime_kind::torch2_cuda) return {};
+  const auto types = types_of(s.precision);
+  const auto per_layer_token = kv_bytes_per_token(g, s.kv) / g.layers / 2;  // one layer's K, one sequence
+  const auto period = g.gemma3 ? models::gemma3_period : g.gemma2 ? models::gemma2_period : g.olmo3 ? models::olmo3_period : 1;
+  decode_stream d{};
+  d.active = true;
+  d.steps = s.generated > 0 ? s.generated - 1 : 0;
+  d.prompt = s.context - s.generated;
+  d.token_bytes = checked_mul(per_layer_token, s.concurrency);
+  d.window = g.sliding_window > 0 ? g.sliding_window : 0;
+  d.layers = static_cast<std::int32_t>(g.layers), d.full_every = static_cast<std::int32_t>(period);
+  d.head_weight = g.tied_head ? 0 : bytes_of(checked_mul(g.vocab, g.width), is_quantized(s.weights) ? types.half : types.parameters);
+  d.logits = bytes_of(checked_mul(g.vocab, s.concurrency), types.parameters);
+  d.logits_fp32 = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  return d;
+}
+
 /// transformers' generate() (serving_engine::hf; the file comment gives the sources).
 template <class Block>
 constexpr serving_budget generate_blocks(const models::llama_config& g, serving s, const device& dev, Block block) {
@@ -274,9 +312,9 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   b.engine = serving_engine::hf;
   const auto prompt = s.context - s.generated;
   s.prefill_sequences = s.concurrency;
-  const auto p = prefill_budget(g, s, prompt, dev, block);
+  const auto p = prefill_budget(g, s, prompt, dev, block, decode_stream_of(g, s));
   add_weights(b, p, g, s);
-  b.cuda_context = dev.context;
+  b.cuda_context = inference_context_of(dev);  // a generate() process loads no backward kernels
   b.cublas_workspace = dev.cublas_workspace;
   b.kv_bytes_per_token = kv_bytes_per_token(g, s.kv);
   const auto c = dynamic_cache_of(g, s, b.kv_bytes_per_token / g.layers);
@@ -291,6 +329,11 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   const auto step = std::max(c.after_prefill + std::max(c.first_step_copy, head_gemm), c.after_decode + std::max(c.last_step_copy, head_gemm));
   const auto decode = s.generated > 0 ? checked_add(step, logits) : 0;
   b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
+  if (p.allocator_modelled) {
+    b.reserved_peak = p.reserved_peak;
+    const auto tensors = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
+    b.allocator_reserve = b.reserved_peak > tensors ? b.reserved_peak - tensors : 0;
+  }
   b.kv_available = b.usable - b.fixed();
   const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;
   const auto room = b.usable - b.weights - b.cuda_context - b.cublas_workspace;
@@ -393,6 +436,8 @@ inline std::string markdown_table(const serving_budget& b) {
   out += row("KV cache per token", format_bytes(b.kv_bytes_per_token));
   out += row("KV cache asked for", format_bytes(b.kv_cache_bytes) + " (" + std::to_string(b.concurrency) + " x " +
                                         std::to_string(b.kv_tokens_per_sequence) + " tokens)");
+  if (b.reserved_peak > 0)
+    out += row("Allocator reserve (caching allocator model)", format_bytes(b.allocator_reserve) + " (reserved peak " + format_bytes(b.reserved_peak) + ")");
   out += row("**Device total**", "**" + format_bytes(b.total()) + "** of " + format_bytes(b.usable) + " usable");
   out += row("Max concurrent tokens", std::to_string(b.max_concurrent_tokens));
   out += row("Max sequences of this context", std::to_string(b.max_sequences));

@@ -99,6 +99,10 @@ namespace gpubudget::detail {
 [[noreturn]] inline void master_weights_off_needs_16_bit_parameters() { fail("gpubudget: master_weights = false needs 16-bit parameters (pure_fp16 or pure_bf16): with fp32 or AMP the parameters are fp32 and there is no master copy to leave out"); }
 [[noreturn]] inline void parallel_layouts_keep_master_weights() { fail("gpubudget: master_weights = false is not modelled in the parallel layouts (ZeRO, FSDP and Megatron keep fp32 master weights)"); }
 [[noreturn]] inline void device_memory_terms_must_not_be_negative() { fail("gpubudget: device context and cuBLAS workspace must not be negative (bytes >= 0)"); }
+/// generate()'s replay (serving::model_allocator) decodes with the prefill's DynamicCache: a K and a V per decoder layer.
+[[noreturn]] inline void generate_cache_is_not_a_k_and_v_per_layer() {
+  fail("gpubudget: generate()'s allocator replay: the prefill's forward holds no DynamicCache of one K and one V per decoder layer");
+}
 
 // The LLM zoo (issue D).
 [[noreturn]] inline void layer_order_is_built_by_its_own_builder() {

@@ -20,6 +20,31 @@
 
 namespace gpubudget::detail {
 
+/// transformers' generate() after its prefill (serving_engine::hf), as the caching allocator sees
+/// it: the LM head's weight (the prefill's walk budgets the body), every forward's logits, and each
+/// decode step's DynamicCache concatenations (cache_utils.py DynamicLayer.update: `torch.cat`
+/// makes a layer's grown K, then its grown V, each replacing the one before; a sliding-window
+/// layer's storage holds min(window, tokens) tokens). The steps' requests of the small pool
+/// (one token's activations, input_ids and the attention mask grown by a column) are left out:
+/// the prefill's small segments serve them.
+struct decode_stream {
+  bool active = false;
+  std::int64_t steps = 0;        ///< decode forwards after the prefill (new tokens - 1)
+  std::int64_t prompt = 0;       ///< tokens each layer caches after the prefill
+  std::int64_t token_bytes = 0;  ///< one layer's K (or V) per token, every sequence
+  std::int64_t window = 0;       ///< a sliding layer's window (0: none)
+  std::int32_t layers = 0;
+  std::int32_t full_every = 1;   ///< with a window: every full_every-th layer attends fully (1: none does)
+  std::int64_t head_weight = 0;  ///< lm_head.weight, allocated with the model (0: tied to the embedding)
+  /// Each forward's logits of the last position (16-bit, held by the output until the loop's
+  /// `del outputs`) and generate's fp32 copy of them
+  std::int64_t logits = 0, logits_fp32 = 0;
+  /// Is layer `i` a sliding-window layer (Gemma 2/3, OLMo 3: layer_types' period; Mistral: all)?
+  constexpr bool sliding(std::int32_t i) const { return window > 0 && (full_every <= 1 || (i + 1) % full_every != 0); }
+  /// Tokens layer `i`'s storage holds once it has cached `tokens`.
+  constexpr std::int64_t held(std::int32_t i, std::int64_t tokens) const { return sliding(i) && window < tokens ? window : tokens; }
+};
+
 /// What the replay needs besides the walk.
 struct replay_setup {
   std::int64_t cublas_workspace = 0;  ///< per handle (devices.hpp)
@@ -31,6 +56,7 @@ struct replay_setup {
   /// measurement's.
   bool fits_only = false;
   std::int64_t buffers = 0, input_batch = 0;
+  decode_stream decode{};  ///< generate()'s decode steps after an inference forward (active: the forward is its prefill)
 };
 
 struct replay_result {
@@ -73,6 +99,9 @@ struct replay_tape {
   /// The storages sorted by when they are freed (sort_frees), where a frozen tape keeps them;
   /// empty: each step_replay sorts them itself.
   tape_span<std::int32_t> free_begin{}, freed{};
+  /// An inference forward's tensors held with its output (the DynamicCache's K and V of each
+  /// layer, in order), alive when the forward ends
+  tape_span<std::int32_t> output_cache{};
 };
 
 /// Counting sort of `storages` by freed_at: `freed[free_begin[k] .. free_begin[k + 1])` are the
@@ -99,7 +128,8 @@ constexpr replay_tape tape_of(const sim& s, dyn_array<tape_storage>& storages) {
   for (const auto& st : s.storages) storages.push_back(tape_storage{request_of(st), st.freed_at});
   auto span = [](const dyn_array<std::int64_t>& a) { return tape_span<std::int64_t>{a.data_, a.size_}; };
   return replay_tape{{storages.data_, storages.size_}, span(s.temporaries), span(s.base_weight_tensors), span(s.parameter_tensors),
-                     span(s.own_type_tensors), s.first_cublas_at, s.backward_starts_at, s.types.parameters};
+                     span(s.own_type_tensors), s.first_cublas_at, s.backward_starts_at, s.types.parameters, {}, {},
+                     {s.output_cache.data_, s.output_cache.size_}};
 }
 
 /// One pass of the step's storages through the allocator; `handles[k]` keeps each block.
@@ -158,8 +188,9 @@ class step_replay {
     pos_ = p;
     copy_elements(handle_.data_, handles.data_, handles.size_);
   }
-  /// Allocated bytes when backward started (forward and the loss done).
-  constexpr std::int64_t allocated_after_forward() const { return pos_.allocated_after_forward; }
+  /// Allocated bytes when backward started (forward and the loss done); an inference forward's at
+  /// its end (its output and what the output holds still allocated).
+  constexpr std::int64_t allocated_after_forward() const { return s_.backward_starts_at >= 0 ? pos_.allocated_after_forward : a_.allocated(); }
   /// zero_grad(set_to_none=True) and the step's other survivors: every storage still held.
   constexpr void release_survivors() {
     for (std::size_t k = 0; k < s_.storages.size(); ++k)
@@ -289,6 +320,37 @@ class optimizer_step {
   constexpr void free_temps() {
     for (auto t : temps_) a_.free(t);
     temps_.clear();
+  }
+};
+
+/// generate()'s loop after the prefill's storages (decode_stream): `cache` holds the blocks of
+/// each layer's K and V (the prefill's output cache, in order), which every decode step replaces.
+class decode_replay {
+ public:
+  constexpr decode_replay(caching_allocator& a, const decode_stream& d) : a_(a), d_(d) {}
+  /// The prefill's logits, then every decode step; `cache`'s blocks end as the last step's.
+  constexpr void run(dyn_array<std::int32_t>& cache) {
+    logits();
+    for (std::int64_t t = 0; t < d_.steps; ++t) {
+      const auto tokens = d_.prompt + t + 1;
+      for (std::int32_t i = 0; i < d_.layers; ++i)
+        for (std::size_t kv = 0; kv < 2; ++kv) {
+          auto& h = cache.data_[2 * static_cast<std::size_t>(i) + kv];
+          const auto grown = a_.malloc(checked_mul(d_.held(i, tokens), d_.token_bytes));
+          a_.free(h), h = grown;
+        }
+      logits();
+    }
+  }
+
+ private:
+  caching_allocator& a_;
+  const decode_stream& d_;
+  /// A forward's logits (held by its output), generate's fp32 copy, both gone when the loop's
+  /// iteration ends (`del outputs`; the copy's scores give the next token).
+  constexpr void logits() {
+    const auto held = a_.malloc(d_.logits), copy = a_.malloc(d_.logits_fp32);
+    a_.free(copy), a_.free(held);
   }
 };
 
