@@ -31,7 +31,8 @@
 //     (llama_config::eager_attention: the scores materialized) costs it.
 //  8. transformers 5 as it runs: generate() of Gemma-3-1B on a T4 (serving_engine::hf; 22 of its 26
 //     layers keep a 512-token window, models::sliding_window_layers, after the prefill held every
-//     layer's copy of the whole prompt), and PEFT's all-linear on transformers 5's Mixtral, whose
+//     layer's copy of the whole prompt), Qwen2-7B's on an H100 through the caching allocator model
+//     (serving::model_allocator) held to its measured device total, and PEFT's all-linear on transformers 5's Mixtral, whose
 //     experts and router are no nn.Linear: the attention alone (models::mixtral_lora_targets).
 #include <gpubudget/gpubudget.hpp>
 #include <gpubudget/models/peft.hpp>
@@ -201,6 +202,15 @@ int main() {
                                .generated = 512};
   std::cout << "\n## Gemma-3-1B generate() on a T4: 4 x (7680 + 512) tokens, fp16 (4 full layers, 22 within 512 tokens)\n\n"
             << markdown_table(serve(models::gemma3_1b(), gemma_generate, devices::t4));
+  // the same through the caching allocator model (serving::model_allocator: the prefill and every
+  // decode step replayed), Qwen2-7B as measured on an H100 (transformers 5.17; benchmarks/accuracy/
+  // reference/cuda-h100/real-libraries-h100.json, hf_qwen2_7b_gen_b8_p1024_n128: device_used
+  // 18,210,422,784 B, max_memory_reserved 17,469,276,160 B)
+  const serving qwen_generate{.context = 1152, .concurrency = 8, .engine = serving_engine::hf, .generated = 128, .model_allocator = true};
+  const auto qwen = serve(models::qwen2_7b(), qwen_generate, devices::h100_80gb);
+  std::cout << "\n## Qwen2-7B generate() on an H100: 8 x (1024 + 128) bf16 tokens, the caching allocator modelled\n\n" << markdown_table(qwen);
+  const std::int64_t qwen_measured = 18'210'422'784;
+  if (qwen.total() < qwen_measured * 97 / 100 || qwen.total() > qwen_measured * 103 / 100) return 1;
   std::cout << "\n## Llama-3-8B generate() on an H100: 8 x (512 + 3584) bf16 tokens, the prompts left-padded\n\n"
             << markdown_table(chat_padded) << "\nUnpadded, the peak above the cache would be " << format_bytes(chat_unpadded.workspace) << "\n";
 

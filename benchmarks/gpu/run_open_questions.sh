@@ -143,7 +143,10 @@
 #     2 x (6144 + 64), Gemma-2-2B-sized 4 x (6144 + 64), Gemma-3-1B 4 x (4096 + 64), OLMo-3-7B-sized 1 x (6144 + 64).
 #     Estimates written before any run (H100 80GB, this stop; max_memory_allocated / device): Mistral 17,669,136,384 /
 #     18,473,197,568 B; Gemma 2 9,867,780,608 / 10,671,841,792 B; Gemma 3 3,400,800,512 / 4,204,861,696 B; OLMo 3
-#     18,448,539,648 / 19,252,600,832 B.
+#     18,448,539,648 / 19,252,600,832 B. Since 2026-12-08 (a seventh session, op_rules.md A22: generate() through the
+#     caching allocator model, the inference context 706.81 MiB; estimates written before any run, max_memory_reserved /
+#     device): Mistral 18,142,461,952 / 18,883,608,576 B; Gemma 2 10,720,641,024 / 11,461,787,648 B; Gemma 3
+#     3,808,428,032 / 4,549,574,656 B; OLMo 3 19,597,885,440 / 20,339,032,064 B.
 #   33 (~4 min, prepared 2026-12-07 in a fifth session without a GPU, extended 2026-12-08): padded batches (op_rules.md L32: with zeros in
 #     the attention_mask every layer's SDPA gets a mask, grouped-query k and v are repeated to every head, and on CUDA
 #     the efficient kernel keeps the mask; generate() on left-padded prompts repeats a layer's K and V at each decode
@@ -155,7 +158,11 @@
 #     BERT classifier AMP fp16 b16 t512 on a padded batch (the committed unpadded twin: 4,921,533,952 B); estimate
 #     5,042,890,752 / 6,147,604,480 B (reserved 5,343,543,296). Also (op_rules.md L34) transformers 5's GPT-2 AMP bf16
 #     b8 t512, unpadded and padded: 7,712,077,824 / 8,882,290,688 B (reserved 8,078,229,504) and 7,767,665,664 /
-#     8,907,456,512 B (reserved 8,103,395,328).
+#     8,907,456,512 B (reserved 8,103,395,328). Since 2026-12-08 (op_rules.md A22; max_memory_reserved / device, written
+#     before any run): generate 16 x (512 + 128) padded 2,961,178,624 / 3,702,325,248 B; decode-bound 16 x (64 + 1984)
+#     3,829,399,552 / 4,570,546,176 B (the decode's grown K and V leave their old blocks: a 799 MiB reserve over a
+#     704 MiB cache, the first measurement of A22's decode steps) and padded 11,007,950,848 / 11,749,097,472 B (repeat_kv's
+#     K and V grow by 64 KiB a step past 10 MiB: each 2 MiB size class leaves two cached segments behind).
 #   34 (~3 min, prepared 2026-12-08 in a sixth session without a GPU): T5 as transformers 5.17 runs it, through SDPA
 #     (op_rules.md L37, read off call 1's trace of t5-small b16 x 512 AMP bf16 only), on configurations it was not read
 #     off, traced: t5-small fp32 b8 x 512 (no autocast: the math path in fp32, cross-attention on the efficient
@@ -173,7 +180,7 @@
 #     run(command="bash benchmarks/gpu/run_open_questions.sh 1", timeout_s=480)
 set -uo pipefail
 call="${1:-}"
-case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33) ;; *) echo "usage: run_open_questions.sh 1-33 (the device call to run)" >&2; exit 2 ;; esac
+case "$call" in 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34) ;; *) echo "usage: run_open_questions.sh 1-34 (the device call to run)" >&2; exit 2 ;; esac
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 out="${OUT:-$repo/benchmarks/accuracy/out}"

@@ -37,9 +37,13 @@
 //    grown one; a sliding-window layer (DynamicSlidingWindowLayer: every layer of Mistral, the
 //    window layers of Gemma 2, Gemma 3 and OLMo 3) ends at its window, but holds the whole
 //    prompt's copy from the prefill to its first decode step (dynamic_cache_of);
-//  * the CUDA context and one cuBLAS workspace (no autograd thread).
+//  * the CUDA context (device::inference_context where measured: a generate() process loads no
+//    backward or optimizer kernels) and one cuBLAS workspace (no autograd thread);
+//  * with serving::model_allocator (CUDA): the caching allocator model's replay of the prefill and
+//    every decode step (op_rules.md A22), whose reserved peak above the tensors is allocator_reserve.
 // Every term is linear in the number of sequences, so max_sequences is (usable − weights −
-// context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token.
+// context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token (the
+// allocator's reserve, which is not linear, counted per sequence as it is at `concurrency`).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -301,6 +305,8 @@ constexpr decode_stream decode_stream_of(const models::llama_config& g, const se
   d.head_weight = g.tied_head ? 0 : bytes_of(checked_mul(g.vocab, g.width), is_quantized(s.weights) ? types.half : types.parameters);
   d.logits = bytes_of(checked_mul(g.vocab, s.concurrency), types.parameters);
   d.logits_fp32 = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
+  const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads;
+  d.repeated_kv = g.padded_batch && g.heads > kv_heads ? g.heads / kv_heads : 0;  // as decode_attention_copies
   return d;
 }
 
@@ -335,7 +341,8 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
     b.allocator_reserve = b.reserved_peak > tensors ? b.reserved_peak - tensors : 0;
   }
   b.kv_available = b.usable - b.fixed();
-  const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;
+  // the allocator's reserve (when modelled) counted per sequence as it is at this concurrency
+  const auto per_sequence = (b.workspace + b.kv_cache_bytes + b.allocator_reserve + s.concurrency - 1) / s.concurrency;
   const auto room = b.usable - b.weights - b.cuda_context - b.cublas_workspace;
   b.max_sequences = room > 0 ? room / per_sequence : 0;
   b.max_concurrent_tokens = checked_mul(b.max_sequences, s.context);

@@ -255,3 +255,40 @@ TEST_CASE("hf engine: a padded batch's decode steps repeat grouped-query K and V
   // vLLM schedules unpadded sequences: an error, not a number
   CHECK_THROWS_WITH(serve(g, serving{.context = 8192}, devices::h200), Catch::Contains("vLLM schedules unpadded sequences"));
 }
+
+// generate() through the caching allocator model (serving::model_allocator; op_rules.md A22): the
+// prefill's forward replayed, then every decode step's DynamicCache concatenations. Measured on the
+// H100 by accuracy.reference_cuda_real_libraries (TinyLlama 16 x (512 + 128): reserved -0.28 %).
+TEST_CASE("hf engine: the caching allocator model's reserve") {
+  const auto g = models::qwen2_0_5b();  // 24 layers, 2 kv heads of 64
+  serving gen{.context = 128, .concurrency = 8, .engine = serving_engine::hf, .generated = 64};
+  const auto flat = serve(g, gen, devices::h100_80gb);
+  CHECK(flat.reserved_peak == 0);
+  CHECK(flat.allocator_reserve == 0);
+  gen.model_allocator = true;
+  const auto b = serve(g, gen, devices::h100_80gb);
+  // the same tensors; the allocator holds at least them at its peak, and the device total adds the rest
+  CHECK(b.workspace == flat.workspace);
+  CHECK(b.reserved_peak >= b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace);
+  CHECK(b.allocator_reserve == b.reserved_peak - (b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace));
+  CHECK(b.total() == flat.total() + b.allocator_reserve);
+  // a generate() process loads no backward kernels: the H100's measured inference context; the H200's is not measured
+  CHECK(b.cuda_context == devices::h100_80gb.inference_context);
+  CHECK(devices::h100_80gb.inference_context < devices::h100_80gb.context);
+  CHECK(serve(g, gen, devices::h200).cuda_context == devices::h200.context);
+
+  // after a short prompt, each decode step's grown K and V leave the old blocks behind: a long
+  // generation reserves more above its tensors than the same prompt's short one
+  gen.context = 2048, gen.generated = 1984;
+  const auto decode_bound = serve(g, gen, devices::h100_80gb);
+  CHECK(decode_bound.allocator_reserve > b.allocator_reserve);
+  // PYTORCH_CUDA_ALLOC_CONF reaches the replay: expandable segments map what the cache grows into
+  gen.allocator = alloc_conf("expandable_segments:True");
+  CHECK(serve(g, gen, devices::h100_80gb).allocator_reserve < decode_bound.allocator_reserve);
+
+  // a padded batch repeats each layer's grown K and V to every head at every step (L32): more requests that grow
+  gen.allocator = {};
+  auto padded = g;
+  padded.padded_batch = true;
+  CHECK(serve(padded, gen, devices::h100_80gb).reserved_peak > decode_bound.reserved_peak);
+}

@@ -39,6 +39,9 @@ struct decode_stream {
   /// Each forward's logits of the last position (16-bit, held by the output until the loop's
   /// `del outputs`) and generate's fp32 copy of them
   std::int64_t logits = 0, logits_fp32 = 0;
+  /// A padded batch's decode step repeats a layer's grown K and V to every head for its masked
+  /// SDPA (repeat_kv, op_rules.md L32): two blocks of this many times the layer's K (0: none)
+  std::int64_t repeated_kv = 0;
   /// Is layer `i` a sliding-window layer (Gemma 2/3, OLMo 3: layer_types' period; Mistral: all)?
   constexpr bool sliding(std::int32_t i) const { return window > 0 && (full_every <= 1 || (i + 1) % full_every != 0); }
   /// Tokens layer `i`'s storage holds once it has cached `tokens`.
@@ -333,12 +336,18 @@ class decode_replay {
     logits();
     for (std::int64_t t = 0; t < d_.steps; ++t) {
       const auto tokens = d_.prompt + t + 1;
-      for (std::int32_t i = 0; i < d_.layers; ++i)
+      for (std::int32_t i = 0; i < d_.layers; ++i) {
+        const auto bytes = checked_mul(d_.held(i, tokens), d_.token_bytes);
         for (std::size_t kv = 0; kv < 2; ++kv) {
           auto& h = cache.data_[2 * static_cast<std::size_t>(i) + kv];
-          const auto grown = a_.malloc(checked_mul(d_.held(i, tokens), d_.token_bytes));
+          const auto grown = a_.malloc(bytes);
           a_.free(h), h = grown;
         }
+        if (d_.repeated_kv > 0) {  // repeat_kv's K and V for the layer's SDPA, gone when it returns
+          const auto k = a_.malloc(checked_mul(d_.repeated_kv, bytes)), v = a_.malloc(checked_mul(d_.repeated_kv, bytes));
+          a_.free(v), a_.free(k);
+        }
+      }
       logits();
     }
   }
