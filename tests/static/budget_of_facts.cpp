@@ -50,6 +50,14 @@ constexpr auto lora_split = budget_totals_of<lora, lora_plan, devices::a100_80gb
 static_assert(lora_split.base_weight_bytes > 0 && lora_split.allocator_modelled);
 static_assert(same_budget(lora_split, budget_totals(lora, lora_plan, devices::a100_80gb)));
 
+// an inference forward is replayed too (op_rules.md A22): no optimizer state, its passes until the
+// cache settles; the small Llama's eval forward holds its DynamicCache copies with the output
+constexpr auto tiny = models::llama(tiny_llama);
+constexpr training eval_plan{.batch = 4, .precision = precision_mode::pure_bf16, .inference = true, .model_allocator = true};
+constexpr auto eval_split = budget_totals_of<tiny, eval_plan, devices::a100_80gb>();
+static_assert(eval_split.allocator_modelled && eval_split.reserved_peak >= eval_split.allocated_total_peak);
+static_assert(same_budget(eval_split, budget_totals(tiny, eval_plan, devices::a100_80gb)));
+
 // without the allocator model it is budget_totals (the flat reserve)
 constexpr training flat{.batch = 64};
 static_assert(!budget_totals_of<net, flat, devices::t4>().allocator_modelled);
