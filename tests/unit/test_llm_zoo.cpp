@@ -755,6 +755,19 @@ TEST_CASE("T5 through SDPA on CUDA: every self-attention takes the math path (op
   CHECK(attention_delta == 4 * (P - lse) - 3 * mask);
 }
 
+// The masks T5's SDPA reads are the same for every sample (sim::make_batch_free): the batch search's lines
+// (max_micro_batch, check.hpp estimate_micro_batch) then see only bytes that grow with the micro-batch grow,
+// and traced at 7 every line's per-sample part divides evenly (a [1, H, Lq, Lk] mask counted per sample would not).
+TEST_CASE("T5 through SDPA: its masks do not grow with the micro-batch") {
+  auto t = models::t5_small(256);
+  t.layers = t.decoder_layers = 2;
+  t.sdpa = true;
+  for (const auto precision : {fp32, amp_bf16}) {
+    const auto e = detail::estimate_micro_batch(models::t5(t), training{.batch = 7, .precision = precision}, devices::h100_80gb, 7, 100);
+    CHECK(e.exact);
+  }
+}
+
 TEST_CASE("T5 through SDPA: a padded batch is a named error, eager takes it (op_rules.md L35, L37)") {
   auto t = models::t5_small(64);
   t.padded_batch = true;

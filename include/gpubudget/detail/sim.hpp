@@ -360,6 +360,12 @@ struct sim : sim_scalars {
   constexpr value make(const shape& s, dtype t, bool requires_grad) {
     return value{allocate(bytes_of_value(s, t)), s, t, requires_grad && !no_grad};
   }
+  /// A new tensor the same for every sample (a mask, a position bias): `bytes` in all, none of
+  /// which grows with the micro-batch (allocate's `fixed`, which max_micro_batch's line reads);
+  /// `s` is its shape as its consumers read it.
+  constexpr value make_batch_free(std::int64_t bytes, const shape& s, dtype t, bool requires_grad) {
+    return value{allocate(bytes, false, -1, bytes), s, t, requires_grad && !no_grad};
+  }
   /// A view of `v` (same storage, one more reference).
   constexpr value view(const value& v, const shape& s) {
     retain(v.id);
@@ -589,7 +595,9 @@ struct sim : sim_scalars {
         id = static_cast<std::int32_t>(shared_inputs[k + 4]), t = static_cast<dtype>(shared_inputs[k + 2]);
     const shape sh = make_shape(tokens, width);
     if (id < 0) {
-      id = allocate(per_sample ? bytes_of_value(sh, t) : bytes_of(sh.numel(), t));  // the forward's own reference, dropped when it ends
+      // the forward's own reference, dropped when it ends; one for the whole batch does not grow with it
+      const auto bytes = per_sample ? bytes_of_value(sh, t) : bytes_of(sh.numel(), t);
+      id = allocate(bytes, false, -1, per_sample ? 0 : bytes);
       for (auto v : {tokens, width, static_cast<std::int64_t>(t), which, static_cast<std::int64_t>(id)}) shared_inputs.push_back(v);
       cache_until_forward_ends(id);
     }

@@ -766,8 +766,9 @@ constexpr value mask_for_kernel(sim& s, const value& mask, sdpa_kernel kind) {
   const auto last = mask.s.last();
   if (mask.id < 0 || kind != sdpa_kernel::efficient || last % 16 == 0) return mask;
   const auto padded_last = (last + 15) / 16 * 16;
-  const auto bytes = checked_mul(s.storages.data_[mask.id].bytes / last, padded_last);
-  value padded{s.allocate(bytes), make_shape(mask.s[0], padded_last), mask.type, false};
+  const auto& source = s.storages.data_[mask.id];
+  const auto bytes = checked_mul(source.bytes / last, padded_last), fixed = checked_mul(source.fixed / last, padded_last);
+  value padded{s.allocate(bytes, false, -1, fixed), make_shape(mask.s[0], padded_last), mask.type, false};
   s.release(mask);
   return padded;
 }
@@ -1260,11 +1261,11 @@ inline constexpr std::int64_t t5_encoder_bias = 10, t5_decoder_bias = 11, t5_cro
 /// Returns {the mask SDPA reads, the call's own tensor to release after it ({} if none)}.
 constexpr std::array<value, 2> t5_sdpa_mask(sim& s, const attention_dims& a, bool cross, bool causal, dtype bias_type, bool bias_trains) {
   const auto rows = checked_mul(a.H, a.Lq);  // [1, H, Lq, Lk] as [H·Lq, Lk]
-  const auto batch_free = [&](dtype t, bool rg) { return value{s.allocate(bytes_of(checked_mul(rows, a.Lk), t)), make_shape(rows, a.Lk), t, rg && !s.no_grad}; };
+  const auto batch_free = [&](dtype t, bool rg) { return s.make_batch_free(bytes_of(checked_mul(rows, a.Lk), t), make_shape(rows, a.Lk), t, rg); };
   if (cross) return {s.shared_input(rows, a.Lk, a.mt, t5_cross_zeros, false), {}};
   value source = s.shared_input(rows, a.Lk, bias_type, causal ? t5_decoder_bias : t5_encoder_bias, false);
   if (causal) {  // WhereBackward0 keeps the bool condition while the bias trains
-    const value tril{s.allocate(bytes_of(checked_mul(a.Lq, a.Lk), dtype::boolean)), make_shape(a.Lq, a.Lk), dtype::boolean, false};
+    const value tril = s.make_batch_free(bytes_of(checked_mul(a.Lq, a.Lk), dtype::boolean), make_shape(a.Lq, a.Lk), dtype::boolean, false);
     value masked = batch_free(bias_type, bias_trains);
     s.save(s.record(masked), tril);
     s.release(tril), s.release(source);

@@ -129,7 +129,7 @@ constexpr value add_position_bias(layer_ctx& c, const window_dims& a, const valu
   // the attention mask [nW, N, N] in x's type, the same for every sample, alive until the
   // return; attn.view(B, nW, ...) + mask: a new tensor
   const auto mask_bytes = bytes_of(a.nW * a.N * a.N, x_type);
-  mask = value{s.allocate(mask_bytes, false, -1, mask_bytes), {}, x_type, false};
+  mask = s.make_batch_free(mask_bytes, {}, x_type, false);
   s.transient(mask_bytes, true);  // attn_mask.unsqueeze(1) - attn_mask.unsqueeze(2) before masked_fill
   value masked = pointwise(s, attn, attn.s, attn.type == dtype::fp32 || x_type == dtype::fp32 ? dtype::fp32 : attn.type, keeps::nothing);
   s.release(attn);
@@ -211,10 +211,10 @@ constexpr value attend_windows(layer_ctx& c, const window_dims& a, const value& 
 /// gradient reaches cpb_mlp); returns the bias, alive until the attention returns.
 constexpr value continuous_position_bias(sim& s, const window_dims& a, std::int64_t bias_bytes, value& hidden, value& sigmoid) {
   const auto hidden_bytes = cpb_hidden_bytes(a), table_bytes = bytes_of((2 * a.w - 1) * (2 * a.w - 1) * a.heads, dtype::fp32);
-  hidden = value{s.allocate(hidden_bytes, false, -1, hidden_bytes), {}, dtype::fp32, false};
+  hidden = s.make_batch_free(hidden_bytes, {}, dtype::fp32, false);
   s.transient(table_bytes + 2 * bias_bytes, true);  // the Linear's output, the gather and its contiguous copy
-  sigmoid = value{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
-  return value{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
+  sigmoid = s.make_batch_free(bias_bytes, {}, dtype::fp32, false);
+  return s.make_batch_free(bias_bytes, {}, dtype::fp32, false);
 }
 
 constexpr value window_attention(layer_ctx& c, const window_attention_op& op, const value& x) {
@@ -234,7 +234,7 @@ constexpr value window_attention(layer_ctx& c, const window_attention_op& op, co
   const auto bias_bytes = bytes_of(a.N * a.N * a.heads, dtype::fp32);
   value hidden{}, sigmoid{};
   value bias_copy = op.v2 ? continuous_position_bias(s, a, bias_bytes, hidden, sigmoid)
-                          : value{s.allocate(bias_bytes, false, -1, bias_bytes), {}, dtype::fp32, false};
+                          : s.make_batch_free(bias_bytes, {}, dtype::fp32, false);
   if (!op.v2) s.transient(bias_bytes, true);
   value xp = pointwise(s, x, a.padded_map(), x.type, keeps::nothing);  // F.pad: a copy
   if (a.shifted) xp = roll(s, xp);
