@@ -109,7 +109,7 @@ inline std::string side_by_side(const run_config& c, const std::vector<tools::bu
 inline nlohmann::ordered_json serving_json(const serving_budget& b, const device& d) {
   return {{"device", d.name}, {"capacity", b.capacity}, {"usable", b.usable}, {"weights", b.weights}, {"workspace", b.workspace},
           {"cuda_context", b.cuda_context}, {"cublas_workspace", b.cublas_workspace}, {"kv_cache_bytes", b.kv_cache_bytes},
-          {"reserved_peak", b.reserved_peak}, {"allocator_reserve", b.allocator_reserve}, {"device_total", b.total()}, {"max_concurrent_tokens", b.max_concurrent_tokens}, {"max_sequences", b.max_sequences},
+          {"reserved_peak", b.reserved_peak}, {"allocator_reserve", b.allocator_reserve}, {"allocator_capped", b.allocator_capped}, {"device_total", b.total()}, {"max_concurrent_tokens", b.max_concurrent_tokens}, {"max_sequences", b.max_sequences},
           {"max_context", b.max_context}, {"fits", b.fits()}};
 }
 

@@ -42,8 +42,9 @@
 //  * with serving::model_allocator (CUDA): the caching allocator model's replay of the prefill and
 //    every decode step (op_rules.md A22), whose reserved peak above the tensors is allocator_reserve.
 // Every term is linear in the number of sequences, so max_sequences is (usable − weights −
-// context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token (the
-// allocator's reserve, which is not linear, counted per sequence as it is at `concurrency`).
+// context − cuBLAS) / the bytes per sequence; max_context scales the same bytes per token. With
+// the allocator model, max_sequences is then held to it (allocator_max_sequences: the most the
+// capped allocator runs, at most the line's); max_context is the line's.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -128,6 +129,10 @@ struct serving_budget {
   /// hf with serving::model_allocator: the caching allocator model's max_memory_reserved over
   /// generate() (0: not modelled) and what it holds above the peak's tensors
   std::int64_t reserved_peak = 0, allocator_reserve = 0;
+  /// ... where the cache would outgrow the device (capacity less the context): the reserved peak
+  /// is that limit (PyTorch frees its cached segments and retries before an OOM), and whether
+  /// the run under the limit still ran out of memory
+  bool allocator_capped = false, allocator_out_of_memory = false;
   std::int64_t kv_bytes_per_token = 0;             ///< all layers, K and V
   std::int64_t kv_tokens_per_sequence = 0;         ///< min(context, window) in whole blocks
   std::int64_t kv_cache_bytes = 0;                 ///< for `concurrency` sequences
@@ -140,7 +145,7 @@ struct serving_budget {
 
   constexpr std::int64_t fixed() const { return weights + workspace + cuda_context + cublas_workspace; }
   constexpr std::int64_t total() const { return fixed() + kv_cache_bytes + allocator_reserve; }
-  constexpr bool fits() const { return total() <= usable; }
+  constexpr bool fits() const { return !allocator_out_of_memory && total() <= usable; }
 };
 
 /// KV cache bytes per token over all layers: 2 · layers · kv_heads · head_dim · bytes(kv).
@@ -288,6 +293,17 @@ constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, co
   return c;
 }
 
+/// The caching allocator model's terms of a generate() whose prefill budget `p` replayed it: past
+/// the device's limit the run's reserved peak is that limit (the capped replay decides the OOM).
+constexpr void add_allocator_reserve(serving_budget& b, const memory_budget& p, const device& dev) {
+  const auto limit = dev.capacity - inference_context_of(dev);
+  b.allocator_capped = p.reserved_peak > limit;
+  b.allocator_out_of_memory = p.allocator_out_of_memory;
+  b.reserved_peak = b.allocator_capped ? limit : p.reserved_peak;
+  const auto tensors = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
+  b.allocator_reserve = b.reserved_peak > tensors ? b.reserved_peak - tensors : 0;
+}
+
 /// generate()'s decode steps as the caching allocator replay takes them (serving::model_allocator
 /// on CUDA; inactive otherwise): the DynamicCache's layers, the LM head and the logits.
 constexpr decode_stream decode_stream_of(const models::llama_config& g, const serving& s) {
@@ -335,14 +351,11 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   const auto step = std::max(c.after_prefill + std::max(c.first_step_copy, head_gemm), c.after_decode + std::max(c.last_step_copy, head_gemm));
   const auto decode = s.generated > 0 ? checked_add(step, logits) : 0;
   b.workspace = std::max(prefill, decode) - b.kv_cache_bytes;
-  if (p.allocator_modelled) {
-    b.reserved_peak = p.reserved_peak;
-    const auto tensors = b.weights + b.workspace + b.kv_cache_bytes + b.cublas_workspace;
-    b.allocator_reserve = b.reserved_peak > tensors ? b.reserved_peak - tensors : 0;
-  }
+  if (p.allocator_modelled) add_allocator_reserve(b, p, dev);
   b.kv_available = b.usable - b.fixed();
-  // the allocator's reserve (when modelled) counted per sequence as it is at this concurrency
-  const auto per_sequence = (b.workspace + b.kv_cache_bytes + b.allocator_reserve + s.concurrency - 1) / s.concurrency;
+  // the tensors' line (the allocator's reserve is no cost per sequence: under the device's limit it frees its cache
+  // and retries; serve_blocks holds the answer to the allocator model, allocator_max_sequences)
+  const auto per_sequence = (b.workspace + b.kv_cache_bytes + s.concurrency - 1) / s.concurrency;
   const auto room = b.usable - b.weights - b.cuda_context - b.cublas_workspace;
   b.max_sequences = room > 0 ? room / per_sequence : 0;
   b.max_concurrent_tokens = checked_mul(b.max_sequences, s.context);
@@ -352,11 +365,30 @@ constexpr serving_budget generate_blocks(const models::llama_config& g, serving 
   return b;
 }
 
+/// With the caching allocator model (serving::model_allocator), the line's answer `linear` held to
+/// the model: the most sequences, at most `linear`, whose generate() the allocator runs under the
+/// device's limit (by bisection below `linear` when it does not).
+template <class Block>
+constexpr std::int64_t allocator_max_sequences(const models::llama_config& g, serving s, const device& dev, Block block, std::int64_t linear) {
+  const auto runs = [&](std::int64_t n) { return s.concurrency = n, generate_blocks(g, s, dev, block).fits(); };
+  if (linear <= 0 || runs(linear)) return linear;
+  std::int64_t lo = 0, hi = linear;  // lo runs (0: nothing to run), hi does not
+  while (hi - lo > 1) {
+    const auto mid = lo + (hi - lo) / 2;
+    (runs(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 /// The serving budget of `g` whose decoder layers `block(g)` builds.
 template <class Block>
 constexpr serving_budget serve_blocks(const models::llama_config& g, const serving& s, const device& dev, Block block) {
   check_serving(g, s);
-  if (s.engine == serving_engine::hf) return generate_blocks(g, s, dev, block);
+  if (s.engine == serving_engine::hf) {
+    auto b = generate_blocks(g, s, dev, block);
+    if (b.reserved_peak > 0) b.max_sequences = allocator_max_sequences(g, s, dev, block, b.max_sequences), b.max_concurrent_tokens = checked_mul(b.max_sequences, s.context);
+    return b;
+  }
   serving_budget b{};
   b.context = s.context;
   b.concurrency = s.concurrency;
@@ -444,7 +476,10 @@ inline std::string markdown_table(const serving_budget& b) {
   out += row("KV cache asked for", format_bytes(b.kv_cache_bytes) + " (" + std::to_string(b.concurrency) + " x " +
                                         std::to_string(b.kv_tokens_per_sequence) + " tokens)");
   if (b.reserved_peak > 0)
-    out += row("Allocator reserve (caching allocator model)", format_bytes(b.allocator_reserve) + " (reserved peak " + format_bytes(b.reserved_peak) + ")");
+    out += row("Allocator reserve (caching allocator model)",
+               format_bytes(b.allocator_reserve) + " (reserved peak " + format_bytes(b.reserved_peak) +
+                   (b.allocator_capped ? std::string(b.allocator_out_of_memory ? ": the device's limit, and still out of memory"
+                                                                               : ": the device's limit; PyTorch frees its cache and retries") : "") + ")");
   out += row("**Device total**", "**" + format_bytes(b.total()) + "** of " + format_bytes(b.usable) + " usable");
   out += row("Max concurrent tokens", std::to_string(b.max_concurrent_tokens));
   out += row("Max sequences of this context", std::to_string(b.max_sequences));

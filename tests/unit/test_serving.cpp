@@ -291,4 +291,23 @@ TEST_CASE("hf engine: the caching allocator model's reserve") {
   auto padded = g;
   padded.padded_batch = true;
   CHECK(serve(padded, gen, devices::h100_80gb).reserved_peak > decode_bound.reserved_peak);
+
+  // near a device's limit (60 x 16 MiB K and V a layer at the end, past 10 MiB): uncapped the cache
+  // would outgrow a 4 GiB device; under its limit PyTorch frees the cache and retries, so the run
+  // reserves the limit and fits
+  const auto small = custom_device("4 GiB", 4 * GiB);
+  gen.concurrency = 60;
+  const auto capped = serve(g, gen, small);
+  CHECK(capped.allocator_capped);
+  CHECK_FALSE(capped.allocator_out_of_memory);
+  CHECK(capped.fits());
+  CHECK(capped.total() == small.capacity);
+  // max_sequences is the most the capped allocator runs: that many fit, one more does not
+  REQUIRE(capped.max_sequences > 60);
+  gen.concurrency = capped.max_sequences;
+  CHECK(serve(g, gen, small).fits());
+  gen.concurrency = capped.max_sequences + 1;
+  const auto over = serve(g, gen, small);
+  CHECK_FALSE(over.fits());
+  CHECK(over.allocator_out_of_memory);
 }
