@@ -158,6 +158,10 @@ constexpr std::int64_t kv_bytes_per_token(const models::llama_config& g, dtype k
 
 namespace detail {
 
+/// What the caching allocator of a generate() process on `dev` may reserve: the capacity less
+/// what the process holds outside it (PyTorch frees its cache and retries before passing it).
+constexpr std::int64_t generate_allocator_limit(const device& dev) { return dev.capacity - inference_context_of(dev); }
+
 constexpr void check_serving(const models::llama_config& g, const serving& s) {
   if (s.context <= 0 || s.concurrency <= 0 || s.block_size <= 0 || s.prefill_chunk < 0 || s.prefill_sequences <= 0) invalid_serving_setting();
   if (s.generated < 0 || s.generated >= s.context) generated_tokens_must_leave_a_prompt();
@@ -214,7 +218,7 @@ constexpr memory_budget prefill_budget(models::llama_config g, const serving& s,
     replayed.model_allocator = true, replayed.allocator = s.allocator;
     auto setup = detail::replay_setup_for(dev);
     setup.cublas_handles = 1, setup.decode = decode;  // no autograd thread: one cuBLAS handle
-    setup.cap = dev.capacity - inference_context_of(dev);
+    setup.cap = generate_allocator_limit(dev);
     return detail::totals_replayed(body, replayed, dev, setup);
   });
 }
@@ -266,10 +270,16 @@ struct dynamic_cache_bytes {
 /// none), K and V copies of H/KVH times theirs. Without one SDPA gets enable_gqa: CUDA's kernels
 /// read the grouped heads; 2.6 CPU's math path (sdpa_kernel_for) casts k and v to fp32, expands
 /// them to every head and scales the expanded k (sdpa_math_no_grad): three fp32 copies.
+/// How many times a padded batch's decode step repeats a layer's K (and V) for its masked SDPA
+/// (repeat_kv to every head: the groups of grouped-query heads; 0 unpadded or without groups).
+constexpr std::int64_t padded_kv_repeats(const models::llama_config& g) {
+  const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads, groups = g.heads / kv_heads;
+  return g.padded_batch && groups > 1 ? groups : 0;
+}
 constexpr std::int64_t decode_attention_copies(const models::llama_config& g, runtime_kind r, dtype kv, std::int64_t key_bytes) {
   const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads, groups = g.heads / kv_heads;
   if (groups == 1) return 0;
-  if (g.padded_batch) return checked_mul(2 * groups, key_bytes);
+  if (g.padded_batch) return checked_mul(2 * padded_kv_repeats(g), key_bytes);
   if (r != runtime_kind::torch2_6_cpu) return 0;
   const auto fp32_keys = key_bytes / bytes_per_element(kv) * 4;
   return (kv == dtype::fp32 ? 0 : 2 * fp32_keys) + checked_mul(3 * groups, fp32_keys);
@@ -296,7 +306,7 @@ constexpr dynamic_cache_bytes dynamic_cache_of(const models::llama_config& g, co
 /// The caching allocator model's terms of a generate() whose prefill budget `p` replayed it: past
 /// the device's limit the run's reserved peak is that limit (the capped replay decides the OOM).
 constexpr void add_allocator_reserve(serving_budget& b, const memory_budget& p, const device& dev) {
-  const auto limit = dev.capacity - inference_context_of(dev);
+  const auto limit = generate_allocator_limit(dev);
   b.allocator_capped = p.reserved_peak > limit;
   b.allocator_out_of_memory = p.allocator_out_of_memory;
   b.reserved_peak = b.allocator_capped ? limit : p.reserved_peak;
@@ -310,19 +320,17 @@ constexpr decode_stream decode_stream_of(const models::llama_config& g, const se
   if (!s.model_allocator || s.runtime != runtime_kind::torch2_cuda) return {};
   const auto types = types_of(s.precision);
   const auto per_layer_token = kv_bytes_per_token(g, s.kv) / g.layers / 2;  // one layer's K, one sequence
-  const auto period = g.gemma3 ? models::gemma3_period : g.gemma2 ? models::gemma2_period : g.olmo3 ? models::olmo3_period : 1;
   decode_stream d{};
   d.active = true;
   d.steps = s.generated > 0 ? s.generated - 1 : 0;
   d.prompt = s.context - s.generated;
   d.token_bytes = checked_mul(per_layer_token, s.concurrency);
   d.window = g.sliding_window > 0 ? g.sliding_window : 0;
-  d.layers = static_cast<std::int32_t>(g.layers), d.full_every = static_cast<std::int32_t>(period);
+  d.layers = static_cast<std::int32_t>(g.layers), d.full_every = static_cast<std::int32_t>(models::sliding_window_period(g));
   d.head_weight = g.tied_head ? 0 : bytes_of(checked_mul(g.vocab, g.width), is_quantized(s.weights) ? types.half : types.parameters);
   d.logits = bytes_of(checked_mul(g.vocab, s.concurrency), types.parameters);
   d.logits_fp32 = bytes_of(checked_mul(g.vocab, s.concurrency), dtype::fp32);
-  const auto kv_heads = g.kv_heads > 0 ? g.kv_heads : g.heads;
-  d.repeated_kv = g.padded_batch && g.heads > kv_heads ? g.heads / kv_heads : 0;  // as decode_attention_copies
+  d.repeated_kv = padded_kv_repeats(g);
   return d;
 }
 

@@ -447,12 +447,17 @@ constexpr decltype(auto) visit_gemma2(const llama_config& g, F&& f) {
 
 /// Olmo3Config's default layer_types: three sliding-window layers, then one of full attention.
 inline constexpr std::int64_t olmo3_period = 4;
+/// The layers of a period whose last attends fully, the others within the sliding window
+/// (visit_alternating_layers): Gemma 3's, Gemma 2's, OLMo 3's; 1 for one kind of layer throughout.
+constexpr std::int64_t sliding_window_period(const llama_config& g) {
+  return g.gemma3 ? gemma3_period : g.gemma2 ? gemma2_period : g.olmo3 ? olmo3_period : 1;
+}
 /// How many of `g`'s decoder layers attend within its sliding window: every other one of Gemma 2's,
 /// five of six of Gemma 3's, three of four of OLMo 3's (and a last incomplete period's), every layer
 /// of a model with one window (Mistral), none without.
 constexpr std::int64_t sliding_window_layers(const llama_config& g) {
   if (g.sliding_window <= 0) return 0;
-  const auto period = g.gemma3 ? gemma3_period : g.gemma2 ? gemma2_period : g.olmo3 ? olmo3_period : 1;
+  const auto period = sliding_window_period(g);
   return period == 1 ? g.layers : g.layers - g.layers / period;
 }
 
